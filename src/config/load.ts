@@ -1,0 +1,349 @@
+/**
+ * Load experiment presets in the reference's TOML format.
+ *
+ * Behaviour follows the reference loader (yc_bench/config/loader.py):
+ *  - an argument ending in `.toml` or containing a path separator is a file path,
+ *    anything else names a built-in preset in the package's `presets/` directory;
+ *  - `extends = "name"` deep-merges the named built-in preset underneath the file
+ *    (the file wins; tables merge recursively; arrays and scalars are replaced).
+ *
+ * Deliberate differences from the reference:
+ *  - `extends` chains are resolved recursively (a base may itself extend another
+ *    preset), with cycle detection; the reference resolves only one level;
+ *  - unknown keys are errors (pydantic silently ignores them), NaN/Infinity are
+ *    rejected, and a zero divisor in the derived parameters is a clear error;
+ *  - there are NO environment-variable overrides (the reference applies
+ *    YC_BENCH_MODEL, YC_BENCH_TEMPERATURE, ... last). A run is fully described
+ *    by its preset file, which keeps runs reproducible.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, extname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ErrorObject, SchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { parse as parseToml } from 'smol-toml';
+import { deriveWorld, formatFixedPy, salaryShareTotal } from './derive.js';
+import { DIST_FIELDS } from './types.js';
+import type { DistType, ExperimentConfig, WorldConfig, WorldInput } from './types.js';
+
+/** A preset that could not be read, merged or validated; `issues` lists every problem found. */
+export class PresetError extends Error {
+  /** Label of the offending source (a file path as given, or a built-in preset name). */
+  readonly source: string;
+  /** The individual problems, each prefixed with a JSON pointer where one applies. */
+  readonly issues: readonly string[];
+
+  /** Build the error; the message is `preset "<source>": <issue>; <issue>...`. */
+  constructor(source: string, issues: readonly string[]) {
+    super(`preset "${source}": ${issues.join('; ')}`);
+    this.name = 'PresetError';
+    this.source = source;
+    this.issues = issues;
+  }
+}
+
+/** A TOML table as produced by the parser (before validation). */
+type Table = Record<string, unknown>;
+
+/** The shape ajv guarantees after validation with defaults, before derivation. */
+type ValidatedRaw = Omit<ExperimentConfig, 'world'> & { world: WorldInput; extends?: string };
+
+const PACKAGE_NAME = 'ycgym';
+const DIST_TYPES = Object.keys(DIST_FIELDS);
+
+let cachedRoot: string | undefined;
+
+/** Absolute path of the package root (the nearest ancestor of this module with a package.json named "ycgym"). */
+export function packageRoot(): string {
+  if (cachedRoot !== undefined) return cachedRoot;
+  const start = dirname(fileURLToPath(import.meta.url));
+  let dir = start;
+  for (;;) {
+    const pkgPath = join(dir, 'package.json');
+    if (existsSync(pkgPath)) {
+      const pkg: unknown = JSON.parse(readFileSync(pkgPath, 'utf8'));
+      if (isTable(pkg) && pkg['name'] === PACKAGE_NAME) {
+        cachedRoot = dir;
+        return dir;
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`cannot find the ${PACKAGE_NAME} package root above ${start}`);
+    dir = parent;
+  }
+}
+
+/** Absolute path of the built-in presets directory. */
+export function presetDir(): string {
+  return join(packageRoot(), 'presets');
+}
+
+/** Absolute path of the preset JSON Schema file. */
+export function schemaPath(): string {
+  return join(packageRoot(), 'schema', 'preset.schema.json');
+}
+
+/** Names of the built-in presets (file names in presets/ without `.toml`), sorted. */
+export function listPresets(): string[] {
+  return readdirSync(presetDir())
+    .filter((f) => f.endsWith('.toml') && f.length > '.toml'.length)
+    .map((f) => f.slice(0, -'.toml'.length))
+    .sort();
+}
+
+/** Load a built-in preset by name, or a TOML file by path, into a validated config (a fresh copy each call). */
+export function loadPreset(nameOrPath: string): ExperimentConfig {
+  if (isFilePath(nameOrPath)) {
+    const abs = resolve(nameOrPath);
+    if (!existsSync(abs)) throw new PresetError(nameOrPath, [`config file not found: ${abs}`]);
+    const text = readFileSync(abs, 'utf8');
+    const raw = resolveExtends(parseTomlText(text, nameOrPath), nameOrPath, builtinRaw, []);
+    return configFromRaw(raw, nameOrPath);
+  }
+  let cfg = builtinConfigCache.get(nameOrPath);
+  if (cfg === undefined) {
+    const raw = resolveExtends(builtinRaw(nameOrPath), nameOrPath, builtinRaw, [nameOrPath]);
+    cfg = deepFreeze(configFromRaw(raw, nameOrPath));
+    builtinConfigCache.set(nameOrPath, cfg);
+  }
+  return structuredClone(cfg);
+}
+
+/**
+ * Parse, merge and validate preset TOML text; `resolveBase(name)` returns the TOML text of a preset named by `extends`.
+ * `sourceLabel` names the text in error messages.
+ */
+export function loadPresetFromText(
+  text: string,
+  sourceLabel: string,
+  resolveBase: (name: string) => string,
+): ExperimentConfig {
+  const getBase = (name: string): Table => parseTomlText(resolveBase(name), name);
+  const raw = resolveExtends(parseTomlText(text, sourceLabel), sourceLabel, getBase, []);
+  return configFromRaw(raw, sourceLabel);
+}
+
+/** Validate an already merged raw preset object (one with `extends` is rejected), fill defaults and derive parameters. */
+export function configFromRaw(raw: unknown, sourceLabel: string): ExperimentConfig {
+  if (isTable(raw) && Object.hasOwn(raw, 'extends')) {
+    throw new PresetError(sourceLabel, ['/extends: not resolved here; use loadPreset or loadPresetFromText']);
+  }
+  // ajv fills defaults in place, so never let it touch the caller's (or a cached) object.
+  const data: unknown = structuredClone(raw);
+  const validate = presetValidator();
+  if (!validate(data)) {
+    const issues = formatAjvErrors(validate.errors ?? []);
+    throw new PresetError(sourceLabel, issues.length > 0 ? issues : ['invalid preset']);
+  }
+  const { world: rawWorld, ...rest } = data;
+
+  let world: WorldConfig;
+  try {
+    world = deriveWorld(rawWorld);
+  } catch (err) {
+    if (err instanceof RangeError) throw new PresetError(sourceLabel, [err.message]);
+    throw err;
+  }
+
+  // Same check, same order and same message as the reference's _salary_shares_sum_to_one.
+  const total = salaryShareTotal(world);
+  if (Math.abs(total - 1.0) > 1e-6) {
+    throw new PresetError(sourceLabel, [
+      `/world: salary tier shares must sum to 1.0, got ${formatFixedPy(total, 6)}`,
+    ]);
+  }
+
+  return {
+    name: rest.name,
+    description: rest.description,
+    agent: rest.agent,
+    loop: rest.loop,
+    sim: rest.sim,
+    world,
+    fixes: rest.fixes,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Internals
+// ---------------------------------------------------------------------------
+
+const builtinRawCache = new Map<string, Table>();
+const builtinConfigCache = new Map<string, ExperimentConfig>();
+let validator: ValidateFunction<ValidatedRaw> | undefined;
+
+/** Python's `Path(p).suffix == ".toml" or os.sep in p or "/" in p`. */
+function isFilePath(nameOrPath: string): boolean {
+  return extname(nameOrPath) === '.toml' || nameOrPath.includes(sep) || nameOrPath.includes('/');
+}
+
+/** Parsed (deep-frozen, cached) TOML of a built-in preset; unknown names list the available presets. */
+function builtinRaw(name: string): Table {
+  const hit = builtinRawCache.get(name);
+  if (hit !== undefined) return hit;
+  const available = listPresets();
+  if (!available.includes(name)) {
+    const list = `[${available.map((n) => `'${n}'`).join(', ')}]`;
+    throw new PresetError(name, [
+      `Unknown preset '${name}'. Available presets: ${list}. Pass a file path ending in .toml for a custom config.`,
+    ]);
+  }
+  const table = deepFreeze(parseTomlText(readFileSync(join(presetDir(), `${name}.toml`), 'utf8'), name));
+  builtinRawCache.set(name, table);
+  return table;
+}
+
+/** Parse TOML text into a table, turning syntax errors into PresetErrors. */
+function parseTomlText(text: string, label: string): Table {
+  try {
+    return parseToml(text);
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    throw new PresetError(label, [`TOML syntax error: ${msg}`]);
+  }
+}
+
+/** Merge the `extends` chain of `raw` (resolving bases with `getBase`), detecting cycles; `chain` holds the names visited. */
+function resolveExtends(
+  raw: Table,
+  label: string,
+  getBase: (name: string) => Table,
+  chain: readonly string[],
+): Table {
+  if (!Object.hasOwn(raw, 'extends')) return raw;
+  const baseName = raw['extends'];
+  if (typeof baseName !== 'string') throw new PresetError(label, ['/extends: must be string']);
+  if (chain.includes(baseName)) {
+    throw new PresetError(label, [`extends cycle: ${[...chain, baseName].join(' -> ')}`]);
+  }
+  const base = resolveExtends(getBase(baseName), baseName, getBase, [...chain, baseName]);
+  const own: Table = {};
+  for (const [key, value] of Object.entries(raw)) if (key !== 'extends') setOwn(own, key, value);
+  return deepMerge(base, own);
+}
+
+/**
+ * The reference's `_deep_merge`: a new table with `override` on top of `base`, tables merged recursively.
+ *
+ * One refinement keeps strict key checking usable: when a file switches a `world.dist.*` spec
+ * to another family, the base's parameters that the new family does not have are dropped
+ * (pydantic ignores them silently; here they would be "unknown key" errors). Parameters the new
+ * family does have are still inherited, exactly as in the reference.
+ */
+function deepMerge(base: Table, override: Table, path: readonly string[] = []): Table {
+  const out: Table = {};
+  for (const [key, value] of Object.entries(familyCompatible(base, override, path))) setOwn(out, key, value);
+  for (const [key, value] of Object.entries(override)) {
+    const prev = Object.hasOwn(out, key) ? out[key] : undefined;
+    setOwn(out, key, isTable(prev) && isTable(value) ? deepMerge(prev, value, [...path, key]) : value);
+  }
+  return out;
+}
+
+/** For a `world.dist.<name>` spec whose family the override changes, the base without the old family's extra keys. */
+function familyCompatible(base: Table, override: Table, path: readonly string[]): Table {
+  if (path.length !== 3 || path[0] !== 'world' || path[1] !== 'dist') return base;
+  const newType = override['type'];
+  if (typeof newType !== 'string' || newType === base['type'] || !Object.hasOwn(DIST_FIELDS, newType)) return base;
+  const allowed = DIST_FIELDS[newType as DistType];
+  const kept: Table = {};
+  for (const [key, value] of Object.entries(base)) if (allowed.includes(key)) setOwn(kept, key, value);
+  return kept;
+}
+
+/** Define an own data property (safe even for a key named `__proto__`). */
+function setOwn(obj: Table, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A TOML table: a non-null, non-array, non-date object. */
+function isTable(v: unknown): v is Table {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+
+/** Compile (once) the preset schema with defaults, strict numbers and the discriminator extension. */
+function presetValidator(): ValidateFunction<ValidatedRaw> {
+  if (validator !== undefined) return validator;
+  const schema: unknown = JSON.parse(readFileSync(schemaPath(), 'utf8'));
+  if (!isTable(schema)) throw new Error(`${schemaPath()}: not a JSON object`);
+  const ajv = new Ajv2020({
+    allErrors: true,
+    useDefaults: true,
+    discriminator: true,
+    strict: true,
+    strictNumbers: true,
+    allowUnionTypes: true,
+  });
+  validator = ajv.compile<ValidatedRaw>(schema as SchemaObject);
+  return validator;
+}
+
+/** Escape one JSON-pointer segment. */
+function pointerSegment(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Render one ajv error as `<json pointer>: <problem>`. */
+function formatAjvError(e: ErrorObject): string {
+  const params: Record<string, unknown> = e.params;
+  const at = (path: string): string => (path === '' ? '/' : path);
+  const expected = DIST_TYPES.map((t) => JSON.stringify(t)).join(', ');
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return `${e.instancePath}/${pointerSegment(String(params['additionalProperty']))}: unknown key`;
+    case 'discriminator': {
+      const tag = String(params['tag']);
+      if (params['error'] === 'tag') return `${e.instancePath}/${tag}: must be a string, one of ${expected}`;
+      return `${e.instancePath}/${tag}: unknown distribution type ${JSON.stringify(params['tagValue'])}; expected one of ${expected}`;
+    }
+    case 'const':
+      return `${at(e.instancePath)}: must be ${JSON.stringify(params['allowedValue'])}`;
+    default:
+      return `${at(e.instancePath)}: ${e.message ?? `failed ${e.keyword}`}`;
+  }
+}
+
+/**
+ * Render all ajv errors: unknown keys first (a typo also shows up as a missing key), missing
+ * keys of one table grouped into one issue, everything else in ajv's order, duplicates dropped.
+ */
+function formatAjvErrors(errors: readonly ErrorObject[]): string[] {
+  const unknown: string[] = [];
+  // Entries are either finished messages or the path of a table whose missing keys are grouped.
+  const ordered: Array<{ text: string } | { missingAt: string }> = [];
+  const missing = new Map<string, string[]>();
+  for (const e of errors) {
+    if (e.keyword === 'additionalProperties') {
+      unknown.push(formatAjvError(e));
+    } else if (e.keyword === 'required') {
+      const params: Record<string, unknown> = e.params;
+      let keys = missing.get(e.instancePath);
+      if (keys === undefined) {
+        keys = [];
+        missing.set(e.instancePath, keys);
+        ordered.push({ missingAt: e.instancePath });
+      }
+      keys.push(String(params['missingProperty']));
+    } else {
+      ordered.push({ text: formatAjvError(e) });
+    }
+  }
+  const rendered = ordered.map((entry) => {
+    if ('text' in entry) return entry.text;
+    const path = entry.missingAt;
+    const keys = missing.get(path) ?? [];
+    const [only] = keys;
+    if (keys.length === 1 && only !== undefined) return `${path}/${pointerSegment(only)}: missing required key`;
+    return `${path === '' ? '/' : path}: missing required keys: ${keys.join(', ')}`;
+  });
+  return [...new Set([...unknown, ...rendered])];
+}
+
+/** Freeze an object graph in place and return it. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}

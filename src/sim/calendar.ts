@@ -1,0 +1,267 @@
+/**
+ * Simulated wall clock and business calendar.
+ *
+ * Instants are integer microseconds since 1970-01-01T00:00:00 (naive UTC, like the reference's
+ * SQLite-stored datetimes). Every conversion between business hours (Decimal) and instants follows
+ * the reference's `core/business_time.py` operation by operation, including its float round trips.
+ */
+import { D, DZERO, decFromFloat, type Dec } from './decimal.js';
+
+/** Microseconds per second / hour / day. */
+export const US_PER_SEC = 1_000_000;
+export const US_PER_HOUR = 3_600_000_000;
+export const US_PER_DAY = 86_400_000_000;
+
+const D3600 = D(3600);
+
+/** Working day bounds in hours (the reference hard-codes 09:00-18:00). */
+export interface BusinessCalendar {
+  readonly startHour: number;
+  readonly endHour: number;
+}
+
+/** The reference's hard-coded calendar (Mon-Fri 09:00-18:00). */
+export const DEFAULT_CALENDAR: BusinessCalendar = { startHour: 9, endHour: 18 };
+
+/** Days since epoch -> [year, month (1-12), day]. Proleptic Gregorian (Hinnant's algorithm). */
+export function civilFromDays(z0: number): [number, number, number] {
+  const z = z0 + 719468;
+  const era = Math.floor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365);
+  const y = yoe + era * 400;
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  return [m <= 2 ? y + 1 : y, m, d];
+}
+
+/** [year, month (1-12), day] -> days since epoch. */
+export function daysFromCivil(y0: number, m: number, d: number): number {
+  const y = m <= 2 ? y0 - 1 : y0;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (m > 2 ? m - 3 : m + 9) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+/** Instant (µs) from calendar fields. */
+export function makeInstant(y: number, mo: number, d: number, h = 0, mi = 0, s = 0, us = 0): number {
+  return daysFromCivil(y, mo, d) * US_PER_DAY + h * US_PER_HOUR + mi * 60 * US_PER_SEC + s * US_PER_SEC + us;
+}
+
+/** Day number (days since epoch) of an instant. */
+export function dayOf(t: number): number {
+  return Math.floor(t / US_PER_DAY);
+}
+
+/** Python `weekday()`: Monday = 0 ... Sunday = 6. */
+export function weekday(t: number): number {
+  return (((dayOf(t) + 3) % 7) + 7) % 7;
+}
+
+/** True on Monday-Friday. */
+export function isWeekday(t: number): boolean {
+  return weekday(t) < 5;
+}
+
+/** Same day at hour:00:00.000000. */
+export function atHour(t: number, hour: number): number {
+  return dayOf(t) * US_PER_DAY + hour * US_PER_HOUR;
+}
+
+function two(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+/** Python `datetime.isoformat()` of a naive datetime (microseconds only when non-zero). */
+export function isoformat(t: number): string {
+  const day = dayOf(t);
+  const [y, mo, d] = civilFromDays(day);
+  let rem = t - day * US_PER_DAY;
+  const h = Math.floor(rem / US_PER_HOUR);
+  rem -= h * US_PER_HOUR;
+  const mi = Math.floor(rem / (60 * US_PER_SEC));
+  rem -= mi * 60 * US_PER_SEC;
+  const s = Math.floor(rem / US_PER_SEC);
+  const us = rem - s * US_PER_SEC;
+  const ys = String(y).padStart(4, '0');
+  const base = `${ys}-${two(mo)}-${two(d)}T${two(h)}:${two(mi)}:${two(s)}`;
+  return us === 0 ? base : `${base}.${String(us).padStart(6, '0')}`;
+}
+
+/** Parse `YYYY-MM-DD` (ISO date) to midnight. Returns null when malformed. */
+export function parseIsoDate(s: string): number | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s);
+  if (!m) return null;
+  return validDate(Number(m[1]), Number(m[2]), Number(m[3]));
+}
+
+/** Parse `MM/DD/YYYY` like Python's `strptime(s, "%m/%d/%Y")` (1-2 digit month/day). */
+export function parseMdy(s: string): number | null {
+  const m = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(s);
+  if (!m) return null;
+  return validDate(Number(m[3]), Number(m[1]), Number(m[2]));
+}
+
+/** Parse `YYYY-MM` like `strptime(s, "%Y-%m")`, to the first of the month. */
+export function parseYm(s: string): number | null {
+  const m = /^(\d{4})-(\d{1,2})$/.exec(s);
+  if (!m) return null;
+  return validDate(Number(m[1]), Number(m[2]), 1);
+}
+
+function validDate(y: number, mo: number, d: number): number | null {
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || y < 1) return null;
+  const t = makeInstant(y, mo, d);
+  const [y2, mo2, d2] = civilFromDays(dayOf(t));
+  if (y2 !== y || mo2 !== mo || d2 !== d) return null;
+  return t;
+}
+
+/** Python `timedelta(seconds=float(x))` in µs: integer part exact, fraction via the C `accum` path, half-even. */
+export function timedeltaSecondsToUs(seconds: number): number {
+  const ip = Math.trunc(seconds);
+  const frac = seconds - ip;
+  let us = ip * US_PER_SEC;
+  if (frac === 0) return us;
+  const fus = frac * 1e6;
+  const ip2 = Math.trunc(fus);
+  us += ip2;
+  const leftover = fus - ip2;
+  if (leftover === 0) return us;
+  let whole = Math.round(Math.abs(leftover)) * Math.sign(leftover); // C round(): half away from zero
+  if (Math.abs(whole - leftover) === 0.5) {
+    // exactly halfway: CPython rounds to make the total even
+    const candidate = us + whole;
+    if (candidate % 2 !== 0) whole = whole - Math.sign(leftover);
+  }
+  return us + whole;
+}
+
+/** Python `td.total_seconds()` for a µs delta. */
+export function totalSeconds(deltaUs: number): number {
+  return deltaUs / US_PER_SEC;
+}
+
+/** Decimal hours of a µs delta, computed as the reference does: `Decimal(str(td.total_seconds())) / 3600`. */
+export function deltaHours(deltaUs: number): Dec {
+  return decFromFloat(deltaUs / US_PER_SEC).div(D3600);
+}
+
+function isBusinessTime(t: number, cal: BusinessCalendar): boolean {
+  if (!isWeekday(t)) return false;
+  const tod = t - dayOf(t) * US_PER_DAY;
+  return tod >= cal.startHour * US_PER_HOUR && tod < cal.endHour * US_PER_HOUR;
+}
+
+function nextWeekdayStart(t: number, cal: BusinessCalendar): number {
+  let cur = atHour(t, cal.startHour);
+  while (!isWeekday(cur)) cur = atHour(cur + US_PER_DAY, cal.startHour);
+  return cur;
+}
+
+/** The reference's `next_business_time`: t itself when inside business hours, else the next opening. */
+export function nextBusinessTime(t: number, cal: BusinessCalendar = DEFAULT_CALENDAR): number {
+  if (isBusinessTime(t, cal)) return t;
+  if (!isWeekday(t)) return nextWeekdayStart(t, cal);
+  const dayStart = atHour(t, cal.startHour);
+  if (t < dayStart) return dayStart;
+  return nextWeekdayStart(t + US_PER_DAY, cal);
+}
+
+/** The reference's `add_business_hours` (an exact fit lands on 18:00). */
+export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = DEFAULT_CALENDAR): number {
+  if (hours.isNegative() && !hours.isZero()) throw new Error(`Cannot add negative business hours: ${hours.toString()}`);
+  if (hours.isZero()) return nextBusinessTime(t, cal);
+  let cur = nextBusinessTime(t, cal);
+  let remaining = hours;
+  for (;;) {
+    const dayEnd = atHour(cur, cal.endHour);
+    const available = deltaHours(dayEnd - cur);
+    if (remaining.lte(available)) {
+      return cur + timedeltaSecondsToUs(remaining.mul(D3600).toNumber());
+    }
+    remaining = remaining.sub(available);
+    cur = nextBusinessTime(dayEnd, cal);
+    if (!remaining.gt(0)) return cur;
+  }
+}
+
+function intervalSameDayQuirk(start: number, end: number, cal: BusinessCalendar): Dec {
+  if (end <= start) return DZERO;
+  if (!isWeekday(start)) return DZERO;
+  const lo = Math.max(start, atHour(start, cal.startHour));
+  // Quirk: the end clip uses the END instant's day, so a segment ending at midnight is clipped at 24:00.
+  const hi = Math.min(end, atHour(end, cal.endHour));
+  if (hi <= lo) return DZERO;
+  return deltaHours(hi - lo);
+}
+
+function intervalSameDayCorrect(start: number, end: number, cal: BusinessCalendar): Dec {
+  if (end <= start) return DZERO;
+  if (!isWeekday(start)) return DZERO;
+  const lo = Math.max(start, atHour(start, cal.startHour));
+  const hi = Math.min(end, atHour(start, cal.endHour));
+  if (hi <= lo) return DZERO;
+  return deltaHours(hi - lo);
+}
+
+/**
+ * Business hours between t0 and t1 as the progress flush counts them (Decimal hours).
+ * Faithful mode reproduces the reference's midnight-clip bug; `correct` counts only 09:00-18:00.
+ */
+export function businessHoursBetween(t0: number, t1: number, correct = false, cal: BusinessCalendar = DEFAULT_CALENDAR): Dec {
+  if (t1 <= t0) return DZERO;
+  let cur = t0;
+  let total = DZERO;
+  const seg = correct ? intervalSameDayCorrect : intervalSameDayQuirk;
+  while (cur < t1) {
+    const nextMidnight = (dayOf(cur) + 1) * US_PER_DAY;
+    const segEnd = Math.min(nextMidnight, t1);
+    const h = seg(cur, segEnd, cal);
+    if (!h.isZero()) total = total.add(h);
+    cur = segEnd;
+  }
+  return total;
+}
+
+/** First weekday of t's month at the opening hour. */
+export function firstBusinessOfMonth(t: number, cal: BusinessCalendar = DEFAULT_CALENDAR): number {
+  const [y, mo] = civilFromDays(dayOf(t));
+  let first = makeInstant(y, mo, 1, cal.startHour);
+  while (!isWeekday(first)) first = atHour(first + US_PER_DAY, cal.startHour);
+  return first;
+}
+
+/** First day of the month after t's month (midnight). */
+export function nextMonthStart(t: number): number {
+  const [y, mo] = civilFromDays(dayOf(t));
+  return mo === 12 ? makeInstant(y + 1, 1, 1) : makeInstant(y, mo + 1, 1);
+}
+
+/** The reference's `iter_monthly_payroll_boundaries`: payroll instants b with start < b <= end (cursor stops at end). */
+export function payrollBoundaries(start: number, end: number, cal: BusinessCalendar = DEFAULT_CALENDAR): number[] {
+  if (end <= start) return [];
+  const [y, mo] = civilFromDays(dayOf(start));
+  let cursor = makeInstant(y, mo, 1, cal.startHour);
+  const out: number[] = [];
+  while (cursor < end) {
+    const b = firstBusinessOfMonth(cursor, cal);
+    if (start < b && b <= end) out.push(b);
+    cursor = nextMonthStart(cursor) + cal.startHour * US_PER_HOUR;
+  }
+  return out;
+}
+
+/** Python `datetime.replace(year=y+n)` for the horizon (Feb 29 has no image in a non-leap year: error, like Python). */
+export function addYears(t: number, years: number): number {
+  const day = dayOf(t);
+  const [y, mo, d] = civilFromDays(day);
+  const tod = t - day * US_PER_DAY;
+  const r = validDate(y + years, mo, d);
+  if (r === null) throw new Error('day is out of range for month');
+  return r + tod;
+}

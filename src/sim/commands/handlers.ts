@@ -1,0 +1,659 @@
+/**
+ * Command handlers: each validates, applies and renders one agent command exactly as the reference's
+ * `cli/*_commands.py` does. A handler either returns its JSON result or throws `CommandError`
+ * before changing anything (the reference rolls the whole command back on any error).
+ */
+import { addBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../calendar.js';
+import { D, DZERO, decFromFloat, dmax, toFloat } from '../decimal.js';
+import { activeTasks, advanceTime, F, fetchNextEvent, recalculateEtas, type Ctx, type Out, type UuidFn } from '../engine.js';
+import { pyFormatFixed, pyRound } from '../pyfloat.js';
+import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type Task } from '../types.js';
+import { generateReplacementTask } from '../world.js';
+import type { ParsedOptions } from './spec.js';
+
+/** A rejected command: rendered as `{"error": message}` with the given exit code, state untouched. */
+export class CommandError extends Error {
+  constructor(message: string, readonly exit = 1) {
+    super(message);
+  }
+}
+
+/** Everything a handler needs. */
+export interface HandlerCtx extends Ctx {
+  readonly uuid: UuidFn;
+  /** Resolve a UUID string (any Python-accepted form) to an entity id of the given kind. */
+  readonly fromUuid: (kind: 'task' | 'employee', hex: string) => number | null;
+}
+
+type Obj = { [k: string]: Out };
+
+function str(opts: ParsedOptions, k: string): string {
+  return String(opts[k]);
+}
+
+/** Python `UUID(s)` acceptance: optional braces/urn prefix, dashes removed, 32 hex digits. */
+export function parseUuidHex(s: string): string | null {
+  let h = s.trim();
+  h = h.replace(/^urn:/, '').replace(/^uuid:/, '');
+  h = h.replace(/^\{|\}$/g, '').replace(/-/g, '');
+  return /^[0-9a-fA-F]{32}$/.test(h) ? h.toLowerCase() : null;
+}
+
+const STATUS_RANK: Record<string, number> = { market: 0, planned: 1, active: 2 };
+
+/** Reference `_resolve_task`: by UUID, else by title preferring market < planned < active < others, then rowid. */
+export function resolveTask(ctx: HandlerCtx, ident: string, byTitle: Map<string, number[]>): Task | null {
+  const hex = parseUuidHex(ident);
+  if (hex !== null) {
+    const id = ctx.fromUuid('task', hex);
+    return id === null ? null : (ctx.state.tasks[id] ?? null);
+  }
+  const ids = byTitle.get(ident);
+  if (!ids || ids.length === 0) return null;
+  let best: Task | null = null;
+  for (const id of ids) {
+    const t = ctx.state.tasks[id] as Task;
+    if (best === null || (STATUS_RANK[t.status] ?? 9) < (STATUS_RANK[best.status] ?? 9)) best = t;
+  }
+  return best;
+}
+
+function resolveEmployee(ctx: HandlerCtx, ident: string): Employee | null {
+  const hex = parseUuidHex(ident);
+  if (hex !== null) {
+    const id = ctx.fromUuid('employee', hex);
+    return id === null ? null : (ctx.state.employees[id] ?? null);
+  }
+  return ctx.state.employees.find((e) => e.name === ident) ?? null;
+}
+
+function clientName(ctx: Ctx, t: Task): string | null {
+  return t.clientId !== null ? (ctx.state.clients[t.clientId]?.name ?? null) : null;
+}
+
+function progressPct(t: Task): number {
+  let req = 0;
+  let done = 0;
+  for (const r of t.reqs) req += toFloat(r.required);
+  for (const r of t.reqs) done += toFloat(r.completed);
+  return req > 0 ? (done / req) * 100 : 0.0;
+}
+
+function sortedNames(ctx: Ctx, t: Task): string[] {
+  return t.assignments.map((a) => ctx.state.employees[a.employeeId]?.name ?? 'unknown').sort();
+}
+
+/** Clients ordered by name (the reference's `order_by(Client.name)`; SQLite compares bytes). */
+function clientsByName(ctx: Ctx) {
+  return [...ctx.state.clients].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** `sim init`: only one simulation per environment (the reference refuses a second init). */
+export function simInit(): Obj {
+  throw new CommandError('A simulation already exists. Only one simulation per database is supported.');
+}
+
+/** `sim resume`: advance to the next event (one advance: every advance yields a wake event). */
+export function simResume(ctx: HandlerCtx): Obj {
+  const { state } = ctx;
+  if (!state.tasks.some((t) => t.status === 'active')) {
+    throw new CommandError('No active tasks. Accept and dispatch a task before calling sim resume. Use: market browse → task accept → task dispatch → sim resume');
+  }
+  const oldTime = state.simTime;
+  const wakes: Out[] = [];
+  let balance = 0;
+  let payrolls = 0;
+  let events = 0;
+  let checkpoint: string | null = null;
+  for (;;) {
+    const ev = fetchNextEvent(state, state.horizonEnd);
+    if (ev === null) break;
+    checkpoint = ev.type;
+    const r = advanceTime(ctx, ev.at, ctx.uuid);
+    events += r.eventsProcessed;
+    payrolls += r.payrollsApplied;
+    balance += r.balanceDelta;
+    wakes.push(...r.wakeEvents);
+    if (r.bankrupt || r.horizonReached) break;
+    if (r.wakeEvents.length > 0) break;
+    if (!state.tasks.some((t) => t.status === 'active')) break;
+  }
+  const bankrupt = state.fundsCents < 0;
+  const horizon = state.simTime >= state.horizonEnd;
+  const now = isoformat(state.simTime);
+  return {
+    ok: true,
+    old_sim_time: ctx.cfg.fixes.resume_old_sim_time ? isoformat(oldTime) : now,
+    new_sim_time: now,
+    checkpoint_event_type: checkpoint,
+    events_processed: events,
+    payrolls_applied: payrolls,
+    balance_delta: balance,
+    wake_events: wakes,
+    bankrupt,
+    horizon_reached: horizon,
+    terminal_reason: bankrupt ? 'bankruptcy' : horizon ? 'horizon_end' : null,
+  };
+}
+
+/** Monthly payroll total in cents. */
+export function monthlyPayroll(ctx: Ctx): number {
+  let s = 0;
+  for (const e of ctx.state.employees) s += e.salaryCents;
+  return s;
+}
+
+/** Next payroll instant as `company status` reports it (always next month unless the fix is on). */
+export function nextPayroll(ctx: Ctx): number {
+  const t = ctx.state.simTime;
+  if (ctx.cfg.fixes.next_payroll) {
+    const thisMonth = firstBusinessOfMonth(t);
+    if (thisMonth > t) return thisMonth;
+  }
+  return firstBusinessOfMonth(nextMonthStart(t));
+}
+
+/** `company status`. */
+export function companyStatus(ctx: HandlerCtx): Obj {
+  const { state } = ctx;
+  const prestige: Obj = {};
+  for (const d of DOMAINS_ALPHA) prestige[d] = F(toFloat(state.prestige[d]));
+  const counts = { active: 0, planned: 0, completed: 0, cancelled: 0 };
+  for (const t of state.tasks) {
+    if (!t.owned) continue;
+    if (t.status === 'active') counts.active++;
+    else if (t.status === 'planned') counts.planned++;
+    else if (t.status === 'completed_success' || t.status === 'completed_fail') counts.completed++;
+    else if (t.status === 'cancelled') counts.cancelled++;
+  }
+  const payroll = monthlyPayroll(ctx);
+  return {
+    company_id: ctx.uuid('company', 0),
+    company_name: state.companyName,
+    funds_cents: state.fundsCents,
+    prestige,
+    sim_time: isoformat(state.simTime),
+    horizon_end: isoformat(state.horizonEnd),
+    tasks: counts,
+    employees: state.employees.length,
+    next_payroll: isoformat(nextPayroll(ctx)),
+    monthly_payroll_cents: payroll,
+    risk: {
+      months_runway: payroll > 0 ? F(pyRound(state.fundsCents / payroll, 2)) : null,
+      bankrupt: state.fundsCents < 0,
+    },
+  };
+}
+
+/** `employee list`. */
+export function employeeList(ctx: HandlerCtx): Obj {
+  const { state } = ctx;
+  const active = activeTasks(state);
+  const employees: Out[] = state.employees.map((e) => {
+    const rates: Obj = {};
+    for (const d of DOMAINS_ALPHA) rates[d] = F(pyRound(toFloat(e.rates[d]), 2));
+    return {
+      name: e.name,
+      tier: e.tier,
+      salary_cents: e.salaryCents,
+      skill_rates: rates,
+      active_tasks: active.filter((t) => t.assignments.some((a) => a.employeeId === e.id)).map((t) => t.title),
+    };
+  });
+  return { count: employees.length, employees };
+}
+
+/** Prestige per domain truncated to int, as `market browse` compares it. */
+function intPrestige(ctx: Ctx): Record<Domain, number> {
+  const p = ctx.state.prestige;
+  return {
+    research: Math.trunc(toFloat(p.research)),
+    inference: Math.trunc(toFloat(p.inference)),
+    data_environment: Math.trunc(toFloat(p.data_environment)),
+    training: Math.trunc(toFloat(p.training)),
+  };
+}
+
+/** Market tasks a company can see: sorted by reward descending (ties by rowid), passing prestige and trust gates. */
+export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: number } = {}): Task[] {
+  const pm = intPrestige(ctx);
+  const maxP = Math.max(pm.research, pm.inference, pm.data_environment, pm.training);
+  const out: Task[] = [];
+  for (const t of ctx.state.tasks) {
+    if (t.status !== 'market' || t.requiredPrestige > maxP) continue;
+    if (filter.rewardMin !== undefined && t.rewardCents < filter.rewardMin) continue;
+    if (filter.domain !== undefined && !t.reqs.some((r) => r.domain === filter.domain)) continue;
+    if (!t.reqs.every((r) => pm[r.domain] >= t.requiredPrestige)) continue;
+    if (t.requiredTrust > 0 && t.clientId !== null) {
+      const c = ctx.state.clients[t.clientId];
+      if ((c ? toFloat(c.trust) : 0.0) < t.requiredTrust) continue;
+    }
+    out.push(t);
+  }
+  out.sort((a, b) => b.rewardCents - a.rewardCents || a.id - b.id);
+  return out;
+}
+
+/** `market browse [--domain D] [--reward-min-cents N] [--limit N] [--offset N]`. */
+export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): Obj {
+  const limit = opts['limit'] !== undefined ? Number(opts['limit']) : ctx.cfg.world.market_browse_default_limit;
+  const offset = opts['offset'] !== undefined ? Number(opts['offset']) : 0;
+  const filter: { domain?: Domain; rewardMin?: number } = {};
+  if (opts['domain'] !== undefined) filter.domain = opts['domain'] as Domain;
+  if (opts['reward_min_cents'] !== undefined) filter.rewardMin = Number(opts['reward_min_cents']);
+  const all = browsable(ctx, filter);
+  const tasks: Out[] = [];
+  let skipped = 0;
+  for (const t of all) {
+    if (skipped < offset) {
+      skipped++;
+      continue;
+    }
+    tasks.push({
+      task_id: t.title,
+      client_name: clientName(ctx, t),
+      required_prestige: t.requiredPrestige,
+      required_trust: t.requiredTrust,
+      reward_funds_cents: t.rewardCents,
+      reward_prestige_delta: F(toFloat(t.rewardPrestigeDelta)),
+      skill_boost_pct: F(toFloat(t.skillBoostPct)),
+      requirements: t.reqs.map((r) => ({ domain: r.domain, required_qty: F(toFloat(r.required)) })),
+    });
+    if (tasks.length >= limit) break;
+  }
+  return { total: ctx.cfg.fixes.market_browse_total ? all.length : tasks.length, offset, limit, tasks };
+}
+
+/** `task accept --task-id ID`. */
+export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>, addTask: (t: Task) => void): Obj {
+  const { state, cfg } = ctx;
+  const w = cfg.world;
+  const ident = str(opts, 'task_id');
+  const task = resolveTask(ctx, ident, byTitle);
+  if (!task) throw new CommandError(`Task '${ident}' not found.`);
+  if (task.status !== 'market') throw new CommandError(`Task ${ident} is not in market status (current: ${task.status}).`);
+  for (const r of task.reqs) {
+    const p = toFloat(state.prestige[r.domain]);
+    if (task.requiredPrestige > p) {
+      throw new CommandError(`Company prestige in ${r.domain} (${pyFormatFixed(p, 1)}) does not meet task requirement (${task.requiredPrestige}).`);
+    }
+  }
+  const client = task.clientId !== null ? state.clients[task.clientId] : undefined;
+  let trust = 0.0;
+  if (client) {
+    trust = toFloat(client.trust);
+    if (task.requiredTrust > 0 && trust < task.requiredTrust) {
+      throw new CommandError(`Client trust with ${client.name} (${pyFormatFixed(trust, 1)}) does not meet task requirement (${task.requiredTrust}).`);
+    }
+  }
+  const isRat = client !== undefined && client.loyalty < -0.3;
+  if (!isRat && client) {
+    const reduction = w.trust_work_reduction_max * (trust / w.trust_max);
+    for (const r of task.reqs) r.required = D(Math.max(200, Math.trunc(toFloat(r.required) * (1 - reduction))));
+  }
+  let maxQty = -Infinity;
+  for (const r of task.reqs) maxQty = Math.max(maxQty, toFloat(r.required));
+  const acceptedAt = state.simTime;
+  const bizDays = Math.max(w.deadline_min_biz_days, Math.trunc(maxQty / w.deadline_qty_per_day));
+  const deadline = addBusinessHours(acceptedAt, D(bizDays).mul(D(w.workday_end_hour - w.workday_start_hour)));
+  task.advertisedRewardCents = task.rewardCents;
+  if (isRat && client) {
+    const inflation = Math.max(3.0, w.scope_creep_max * Math.abs(client.loyalty));
+    for (const r of task.reqs) r.required = D(Math.trunc(Math.min(25000, Math.max(200, toFloat(r.required) * (1 + inflation)))));
+  }
+  // Generation counts tasks of this slot accepted in earlier commands (autoflush is off in the reference).
+  let generation = 0;
+  for (const t of state.tasks) if (t.marketSlot === task.marketSlot && t.owned) generation++;
+  task.status = 'planned';
+  task.owned = true;
+  task.acceptedAt = acceptedAt;
+  task.deadline = deadline;
+  const sorted = clientsByName(ctx);
+  let clientIndex = 0;
+  if (task.clientId !== null) {
+    const i = sorted.findIndex((c) => c.id === task.clientId);
+    if (i >= 0) clientIndex = i;
+  }
+  const counter = task.marketSlot * 1000 + generation;
+  const gen = generateReplacementTask(state.seed, counter, task.requiredPrestige, clientIndex, w, client ? client.specialties : null);
+  const repClient = sorted.length > 0 ? sorted[gen.client_index % sorted.length] : undefined;
+  let reward = gen.reward_funds_cents;
+  if (cfg.fixes.replacement_client_multiplier && repClient) reward = Math.trunc(reward * repClient.rewardMultiplier);
+  let title = gen.title;
+  if (cfg.fixes.replacement_unique_titles) title = `Task-R${++state.replacementSerial}`;
+  const reqs = DOMAINS_ALPHA.filter((d) => gen.requirements.some(([dd]) => dd === d)).map((d) => ({
+    domain: d,
+    required: D((gen.requirements.find(([dd]) => dd === d) as [Domain, number])[1]),
+    completed: DZERO,
+  }));
+  const rep: Task = {
+    id: state.tasks.length,
+    title,
+    clientId: repClient ? repClient.id : null,
+    status: 'market',
+    requiredPrestige: gen.required_prestige,
+    rewardCents: reward,
+    rewardPrestigeDelta: D(pyFormatFixed(gen.reward_prestige_delta, 3)),
+    skillBoostPct: D(pyFormatFixed(gen.skill_boost_pct, 4)),
+    acceptedAt: null,
+    deadline: null,
+    completedAt: null,
+    success: null,
+    milestonePct: 0,
+    requiredTrust: gen.required_trust,
+    advertisedRewardCents: null,
+    marketSlot: task.marketSlot,
+    owned: false,
+    reqs,
+    assignments: [],
+  };
+  addTask(rep);
+  return { task_id: task.title, status: task.status, accepted_at: isoformat(acceptedAt), deadline: isoformat(deadline), replacement_task_id: rep.title };
+}
+
+function requireOwnedTask(ctx: HandlerCtx, ident: string, byTitle: Map<string, number[]>, allowed: readonly string[], what: string): Task {
+  const task = resolveTask(ctx, ident, byTitle);
+  if (!task) throw new CommandError(`Task '${ident}' not found.`);
+  if (!allowed.includes(task.status)) throw new CommandError(`Task ${ident} ${what} (current: ${task.status}).`);
+  if (!task.owned) throw new CommandError(`Task ${ident} does not belong to your company.`);
+  return task;
+}
+
+/** `task assign --task-id ID --employees A,B`. */
+export function taskAssign(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): Obj {
+  const { state } = ctx;
+  const names = str(opts, 'employees').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const task = requireOwnedTask(ctx, str(opts, 'task_id'), byTitle, ['planned', 'active'], 'must be planned or active to assign');
+  // Validate everything first: the reference rolls back a partially applied assign on the first unknown name.
+  const emps: Employee[] = [];
+  for (const n of names) {
+    const e = resolveEmployee(ctx, n);
+    if (!e) throw new CommandError(`Employee '${n}' not found.`);
+    emps.push(e);
+  }
+  const added = new Set<number>();
+  for (const e of emps) {
+    if (task.assignments.some((a) => a.employeeId === e.id)) continue;
+    if (added.has(e.id)) {
+      // The reference adds the same row twice (autoflush off) and the flush fails on the primary key.
+      throw new CommandError('(sqlite3.IntegrityError) UNIQUE constraint failed: task_assignments.task_id, task_assignments.employee_id');
+    }
+    added.add(e.id);
+  }
+  const newly: string[] = [];
+  for (const e of emps) {
+    if (task.assignments.some((a) => a.employeeId === e.id)) continue;
+    task.assignments.push({ employeeId: e.id, assignedAt: state.simTime });
+    newly.push(e.name);
+  }
+  if (task.status === 'active') {
+    const impacted = new Set<number>();
+    for (const e of emps) for (const t of state.tasks) if (t.status === 'active' && t.assignments.some((a) => a.employeeId === e.id)) impacted.add(t.id);
+    if (impacted.size > 0) recalculateEtas(ctx, state.simTime, impacted);
+  }
+  return { task_id: task.title, status: task.status, newly_assigned: newly, total_assigned: sortedNames(ctx, task) };
+}
+
+/** `task assign-all`: always disabled in the reference. */
+export function taskAssignAll(): Obj {
+  throw new CommandError('assign-all is not available. Use `task assign --task-id <ID> --employees Emp_1,Emp_4,Emp_7` to assign specific employees.');
+}
+
+/** `task dispatch --task-id ID`. */
+export function taskDispatch(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): Obj {
+  const { state } = ctx;
+  const task = requireOwnedTask(ctx, str(opts, 'task_id'), byTitle, ['planned'], 'must be planned to dispatch');
+  if (task.assignments.length === 0) {
+    throw new CommandError('No employees assigned. Use `task assign-all` or `task assign --employee-id Emp_1` first.');
+  }
+  task.status = 'active';
+  const impacted = new Set<number>([task.id]);
+  const emps = new Set(task.assignments.map((a) => a.employeeId));
+  for (const t of state.tasks) if (t.id !== task.id && t.status === 'active' && t.assignments.some((a) => emps.has(a.employeeId))) impacted.add(t.id);
+  recalculateEtas(ctx, state.simTime, impacted);
+  return { task_id: task.title, status: task.status, assignment_count: task.assignments.length, assigned_employees: sortedNames(ctx, task) };
+}
+
+/** `task list [--status S]`: owned tasks by accepted_at descending. */
+export function taskList(ctx: HandlerCtx, opts: ParsedOptions): Obj {
+  const { state } = ctx;
+  let status: string | null = null;
+  if (opts['status'] !== undefined) {
+    status = str(opts, 'status');
+    if (!(TASK_STATUSES as readonly string[]).includes(status)) {
+      throw new CommandError(`Invalid status: ${status}. Valid: [${TASK_STATUSES.map((s) => `'${s}'`).join(', ')}]`);
+    }
+  }
+  const tasks = state.tasks.filter((t) => t.owned && (status === null || t.status === status));
+  tasks.sort((a, b) => {
+    if (a.acceptedAt === null || b.acceptedAt === null) return a.acceptedAt === null ? (b.acceptedAt === null ? a.id - b.id : 1) : -1;
+    return b.acceptedAt - a.acceptedAt || a.id - b.id;
+  });
+  const rows: Out[] = tasks.map((t) => ({
+    task_id: t.title,
+    title: t.title,
+    status: t.status,
+    client_name: clientName(ctx, t),
+    progress_pct: F(pyRound(progressPct(t), 2)),
+    deadline: t.deadline !== null ? isoformat(t.deadline) : null,
+    at_risk: t.deadline !== null && t.status === 'active' && state.simTime > t.deadline,
+  }));
+  return { count: rows.length, tasks: rows };
+}
+
+/** `task inspect --task-id ID`. */
+export function taskInspect(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): Obj {
+  const ident = str(opts, 'task_id');
+  const t = resolveTask(ctx, ident, byTitle);
+  if (!t) throw new CommandError(`Task '${ident}' not found.`);
+  const assignments = t.assignments
+    .map((a) => ({ employee: ctx.state.employees[a.employeeId]?.name ?? 'unknown', assigned_at: isoformat(a.assignedAt) }))
+    // The reference returns these in random (UUID) order; we order by assignment time, then name.
+    .sort((a, b) => (a.assigned_at < b.assigned_at ? -1 : a.assigned_at > b.assigned_at ? 1 : a.employee < b.employee ? -1 : a.employee > b.employee ? 1 : 0));
+  return {
+    task_id: t.title,
+    title: t.title,
+    status: t.status,
+    client_name: clientName(ctx, t),
+    required_prestige: t.requiredPrestige,
+    required_trust: t.requiredTrust,
+    reward_funds_cents: t.rewardCents,
+    reward_prestige_delta: F(toFloat(t.rewardPrestigeDelta)),
+    skill_boost_pct: F(toFloat(t.skillBoostPct)),
+    accepted_at: t.acceptedAt !== null ? isoformat(t.acceptedAt) : null,
+    deadline: t.deadline !== null ? isoformat(t.deadline) : null,
+    completed_at: t.completedAt !== null ? isoformat(t.completedAt) : null,
+    success: t.success,
+    progress_pct: F(pyRound(progressPct(t), 2)),
+    requirements: t.reqs.map((r) => ({
+      domain: r.domain,
+      required_qty: F(toFloat(r.required)),
+      completed_qty: F(toFloat(r.completed)),
+      remaining_qty: F(toFloat(r.required.sub(r.completed))),
+    })),
+    assignments,
+  };
+}
+
+/** `task cancel --task-id ID --reason R`: broken in the reference on SQLite; implemented behind `fixes.task_cancel`. */
+export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): Obj {
+  const { state, cfg } = ctx;
+  const w = cfg.world;
+  const ident = str(opts, 'task_id');
+  const task = requireOwnedTask(ctx, ident, byTitle, ['planned', 'active'], 'cannot be cancelled');
+  if (!cfg.fixes.task_cancel) {
+    throw new CommandError(
+      "task cancel failed: the reference crashes here on SQLite (AttributeError: Comparator object has no attribute 'astext') and rolls back; nothing was changed. The preset switch fixes.task_cancel enables the intended cancel semantics.",
+    );
+  }
+  const penalty = decFromFloat(w.penalty_cancel_multiplier).mul(task.rewardPrestigeDelta);
+  let trustDelta = 0.0;
+  if (task.clientId !== null) {
+    const c = state.clients[task.clientId];
+    if (c) {
+      const old = toFloat(c.trust);
+      const next = Math.max(w.trust_min, old - w.trust_cancel_penalty);
+      trustDelta = next - old;
+      c.trust = decFromFloat(pyRound(next, 3));
+    }
+  }
+  const changes: Obj = {};
+  const pmin = decFromFloat(w.prestige_min);
+  for (const r of task.reqs) {
+    const old = state.prestige[r.domain];
+    const nv = dmax(pmin, old.sub(penalty));
+    state.prestige[r.domain] = nv;
+    changes[r.domain] = { old: F(toFloat(old)), new: F(toFloat(nv)), delta: F(toFloat(old.sub(nv))) };
+  }
+  task.status = 'cancelled';
+  state.events = state.events.filter((e) => e.taskId !== task.id);
+  const freed = new Set(task.assignments.map((a) => a.employeeId));
+  const impacted = new Set<number>();
+  for (const t of state.tasks) if (t.id !== task.id && t.status === 'active' && t.assignments.some((a) => freed.has(a.employeeId))) impacted.add(t.id);
+  if (impacted.size > 0) recalculateEtas(ctx, state.simTime, impacted);
+  return {
+    task_id: task.title,
+    status: task.status,
+    reason: str(opts, 'reason'),
+    cancel_penalty_per_domain: F(toFloat(penalty)),
+    prestige_changes: changes,
+    trust_delta: F(trustDelta),
+    bankrupt: state.fundsCents < 0,
+  };
+}
+
+/** `client list`. */
+export function clientList(ctx: HandlerCtx): Obj {
+  const clients: Out[] = clientsByName(ctx).map((c) => ({
+    client_id: ctx.uuid('client', c.id),
+    name: c.name,
+    trust_level: F(toFloat(c.trust)),
+    tier: c.tier,
+    specialties: [...c.specialties],
+  }));
+  return { count: clients.length, clients };
+}
+
+/** `client history`. */
+export function clientHistory(ctx: HandlerCtx): Obj {
+  const rows: Out[] = clientsByName(ctx).map((c) => {
+    let ok = 0;
+    let fail = 0;
+    for (const t of ctx.state.tasks) {
+      if (!t.owned || t.clientId !== c.id) continue;
+      if (t.status === 'completed_success') ok++;
+      else if (t.status === 'completed_fail') fail++;
+    }
+    const total = ok + fail;
+    return {
+      client_name: c.name,
+      trust_level: F(toFloat(c.trust)),
+      tasks_succeeded: ok,
+      tasks_failed: fail,
+      failure_rate_pct: F(total > 0 ? pyRound((fail / total) * 100, 1) : 0.0),
+    };
+  });
+  return { count: rows.length, client_history: rows };
+}
+
+function badDate(s: string): CommandError {
+  return new CommandError(`Invalid value: Invalid date format: ${s}. Use MM/DD/YYYY.`, 2);
+}
+
+/** `finance ledger [--from D] [--to D] [--category C]`. */
+export function financeLedger(ctx: HandlerCtx, opts: ParsedOptions): Obj {
+  let from: number | null = null;
+  let to: number | null = null;
+  if (opts['from_date'] !== undefined) {
+    from = parseMdy(str(opts, 'from_date'));
+    if (from === null) throw badDate(str(opts, 'from_date'));
+  }
+  if (opts['to_date'] !== undefined) {
+    to = parseMdy(str(opts, 'to_date'));
+    if (to === null) throw badDate(str(opts, 'to_date'));
+  }
+  let cat: string | null = null;
+  if (opts['category'] !== undefined) {
+    cat = str(opts, 'category');
+    if (!(LEDGER_CATEGORIES as readonly string[]).includes(cat)) {
+      throw new CommandError(`Invalid category: ${cat}. Valid: [${LEDGER_CATEGORIES.map((c) => `'${c}'`).join(', ')}]`);
+    }
+  }
+  const entries: Out[] = [];
+  let total = 0;
+  for (const e of ctx.state.ledger) {
+    if (from !== null && e.at < from) continue;
+    if (to !== null && e.at > to) continue;
+    if (cat !== null && e.category !== cat) continue;
+    total += e.amountCents;
+    entries.push({
+      id: ctx.uuid('ledger', e.id),
+      occurred_at: isoformat(e.at),
+      category: e.category,
+      amount_cents: e.amountCents,
+      ref_type: e.refType,
+      ref_id: e.refId === null || e.refType === null ? null : ctx.uuid(e.refType, e.refId),
+    });
+  }
+  return { count: entries.length, total_amount_cents: total, entries };
+}
+
+/** `report monthly`: empty in the reference; computed from the ledger under `fixes.report_monthly`. */
+export function reportMonthly(ctx: HandlerCtx, opts: ParsedOptions): Obj {
+  let from: number | null = null;
+  let to: number | null = null;
+  for (const [k, set] of [['from_month', (v: number) => (from = v)], ['to_month', (v: number) => (to = v)]] as const) {
+    if (opts[k] !== undefined) {
+      const v = parseYm(str(opts, k));
+      if (v === null) throw new CommandError(`Invalid value: Invalid month format: ${str(opts, k)}. Use YYYY-MM.`, 2);
+      set(v);
+    }
+  }
+  if (!ctx.cfg.fixes.report_monthly) return { count: 0, months: [] };
+  const { state } = ctx;
+  const months: Out[] = [];
+  let funds = state.initialFundsCents;
+  let i = 0;
+  const ledger = state.ledger;
+  for (let m = dayOf(state.startTime) * 86_400_000_000; m <= state.simTime; m = nextMonthStart(m)) {
+    const [y, mo] = civilFromDays(dayOf(m));
+    const monthStart = makeInstant(y, mo, 1);
+    const end = nextMonthStart(monthStart);
+    let revenue = 0;
+    let cost = 0;
+    while (i < ledger.length && (ledger[i]?.at ?? Infinity) < end) {
+      const e = ledger[i++] as (typeof ledger)[number];
+      if (e.amountCents >= 0) revenue += e.amountCents;
+      else cost += -e.amountCents;
+      funds += e.amountCents;
+    }
+    if ((from !== null && monthStart < from) || (to !== null && monthStart > to)) continue;
+    months.push({
+      month_start: isoformat(monthStart).slice(0, 10),
+      revenue_cents: revenue,
+      cost_cents: cost,
+      return_cents: revenue - cost,
+      ending_funds_cents: funds,
+    });
+  }
+  return { count: months.length, months };
+}
+
+/** `scratchpad read|write|append|clear`. */
+export function scratchpad(ctx: HandlerCtx, name: string, opts: ParsedOptions): Obj {
+  const { state } = ctx;
+  if (name === 'read') return { content: state.scratchpad };
+  if (name === 'write') {
+    state.scratchpad = str(opts, 'content');
+    return { ok: true, content: state.scratchpad };
+  }
+  if (name === 'append') {
+    const c = str(opts, 'content');
+    state.scratchpad = state.scratchpad ? `${state.scratchpad}\n${c}` : c;
+    return { ok: true, content: state.scratchpad };
+  }
+  state.scratchpad = '';
+  return { ok: true };
+}

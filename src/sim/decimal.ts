@@ -1,0 +1,38 @@
+/**
+ * Decimal arithmetic configured like Python's default `decimal` context
+ * (28 significant digits, ROUND_HALF_EVEN), isolated from decimal.js's global constructor.
+ */
+import { Decimal as DecimalJs } from 'decimal.js';
+
+/** The project's Decimal constructor: precision 28, half-even, like Python's default context. */
+export const Dec = DecimalJs.clone({ precision: 28, rounding: DecimalJs.ROUND_HALF_EVEN, toExpNeg: -40, toExpPos: 40 });
+/** A Decimal value from the project's constructor. */
+export type Dec = InstanceType<typeof Dec>;
+
+/** Decimal from an integer or exact decimal string. */
+export function D(v: number | string): Dec {
+  return new Dec(v);
+}
+
+/** Decimal zero. */
+export const DZERO: Dec = new Dec(0);
+
+/** Python `Decimal(str(x))` for a float x (shortest round-trip digits, identical in JS and Python). */
+export function decFromFloat(x: number): Dec {
+  return new Dec(String(x));
+}
+
+/** Python `float(d)`: correctly rounded conversion to a double. */
+export function toFloat(d: Dec): number {
+  return d.toNumber();
+}
+
+/** Larger of two Decimals; on equality returns the first (Python `max` semantics). */
+export function dmax(a: Dec, b: Dec): Dec {
+  return b.gt(a) ? b : a;
+}
+
+/** Smaller of two Decimals; on equality returns the first (Python `min` semantics). */
+export function dmin(a: Dec, b: Dec): Dec {
+  return b.lt(a) ? b : a;
+}

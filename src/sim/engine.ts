@@ -1,0 +1,505 @@
+/**
+ * The discrete-event engine: progress flush, effective rates, ETA solving, the event queue,
+ * payroll, decay and completion handling, following the reference's `core/` package step by step.
+ */
+import type { ExperimentConfig } from '../config/types.js';
+import { addBusinessHours, businessHoursBetween, isoformat, payrollBoundaries, US_PER_SEC } from './calendar.js';
+import { D, DZERO, Dec, decFromFloat, dmax, dmin, toFloat } from './decimal.js';
+import { pyFormatFixed, pyRound } from './pyfloat.js';
+import { pyPow } from './pymath.js';
+import { EVENT_PRIORITY, type Domain, type EventType, type SimEvent, type SimState, type Task } from './types.js';
+
+/** Engine context: the mutable state and its immutable configuration. */
+export interface Ctx {
+  readonly state: SimState;
+  readonly cfg: ExperimentConfig;
+}
+
+/** Employees beyond this many (best first) contribute nothing to a task-domain (reference `_EFFICIENT_TEAM_SIZE`). */
+export const EFFICIENT_TEAM_SIZE = 4;
+
+/** A Python float that must print with a decimal point (`899.0`) in JSON output. */
+export class PyFloat {
+  constructor(readonly value: number) {}
+}
+/** Wrap a number as a Python float for output. */
+export function F(x: number): PyFloat {
+  return new PyFloat(x);
+}
+/** JSON-like output value; floats are tagged so text output matches Python's `json.dumps`. */
+export type Out = null | boolean | number | string | PyFloat | Out[] | { [k: string]: Out };
+
+// ---------------------------------------------------------------------------------------------
+// Rates and progress
+
+/** Active tasks in rowid order. */
+export function activeTasks(state: SimState): Task[] {
+  const out: Task[] = [];
+  for (const t of state.tasks) if (t.status === 'active') out.push(t);
+  return out;
+}
+
+/** Effective per-domain rates of every active task: rate/k split, top-4 sum (reference `compute_effective_rates`). */
+export function effectiveRates(state: SimState, active: Task[] = activeTasks(state)): Map<number, Map<Domain, Dec>> {
+  const counts = new Map<number, number>();
+  for (const t of active) for (const a of t.assignments) counts.set(a.employeeId, (counts.get(a.employeeId) ?? 0) + 1);
+  const out = new Map<number, Map<Domain, Dec>>();
+  for (const t of active) {
+    const m = new Map<Domain, Dec>();
+    for (const r of t.reqs) {
+      const contributions: Dec[] = [];
+      for (const a of t.assignments) {
+        const k = counts.get(a.employeeId) ?? 0;
+        if (k <= 0) continue;
+        const emp = state.employees[a.employeeId];
+        const base = emp ? emp.rates[r.domain] : DZERO;
+        contributions.push(k === 1 ? base : base.div(k));
+      }
+      contributions.sort((x, y) => y.cmp(x));
+      let total = DZERO;
+      for (let i = 0; i < contributions.length && i < EFFICIENT_TEAM_SIZE; i++) total = total.add(contributions[i] as Dec);
+      m.set(r.domain, total);
+    }
+    out.set(t.id, m);
+  }
+  return out;
+}
+
+/** Move progress of active tasks from t0 to t1 (reference `flush_progress`, with its hours quirk unless fixed). */
+export function flushProgress(ctx: Ctx, t0: number, t1: number): void {
+  const active = activeTasks(ctx.state);
+  if (active.length === 0) return;
+  const hours = businessHoursBetween(t0, t1, ctx.cfg.fixes.progress_flush_hours);
+  if (!hours.gt(0)) return;
+  const rates = effectiveRates(ctx.state, active);
+  for (const t of active) {
+    const m = rates.get(t.id);
+    for (const r of t.reqs) {
+      const rate = m?.get(r.domain) ?? DZERO;
+      let after = r.completed.add(rate.mul(hours));
+      if (after.gt(r.required)) after = r.required;
+      if (after.isNegative() && !after.isZero()) after = DZERO;
+      r.completed = after;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// ETA solving and the event queue
+
+/** Completion instant: now + max over domains of remaining/rate business hours; null if a domain cannot progress. */
+export function solveCompletion(task: Task, now: number, rates: Map<Domain, Dec> | undefined): number | null {
+  if (task.reqs.length === 0) return null;
+  let maxHours = DZERO;
+  for (const r of task.reqs) {
+    const remaining = r.required.sub(r.completed);
+    if (!remaining.gt(0)) continue;
+    const rate = rates?.get(r.domain) ?? DZERO;
+    if (!rate.gt(0)) return null;
+    const h = remaining.div(rate);
+    if (h.gt(maxHours)) maxHours = h;
+  }
+  if (!maxHours.gt(0)) return now;
+  return addBusinessHours(now, maxHours);
+}
+
+/** Instant at which Σdone ≥ threshold·Σrequired (piecewise-linear solve); null if unreachable. */
+export function solveMilestone(task: Task, now: number, rates: Map<Domain, Dec> | undefined, threshold: number): number | null {
+  if (task.reqs.length === 0) return null;
+  let totalRequired = DZERO;
+  for (const r of task.reqs) totalRequired = totalRequired.add(r.required);
+  if (!totalRequired.gt(0)) return now;
+  const target = decFromFloat(threshold).mul(totalRequired);
+  let current = DZERO;
+  for (const r of task.reqs) current = current.add(dmin(r.required, r.completed));
+  if (current.gte(target)) return now;
+  const doms = task.reqs.map((r) => {
+    const remaining = r.required.sub(r.completed);
+    const rate = rates?.get(r.domain) ?? DZERO;
+    let cap: Dec | null;
+    if (remaining.gt(0) && !rate.gt(0)) cap = null;
+    else if (!remaining.gt(0)) cap = DZERO;
+    else cap = remaining.div(rate);
+    return { completed: r.completed, required: r.required, rate, cap };
+  });
+  const bpSet: Dec[] = [];
+  for (const d of doms) if (d.cap !== null && d.cap.gt(0) && !bpSet.some((b) => b.eq(d.cap as Dec))) bpSet.push(d.cap);
+  bpSet.sort((a, b) => a.cmp(b));
+  let h = DZERO;
+  let sum = current;
+  const slopeAt = (hh: Dec): Dec => {
+    let s = DZERO;
+    for (const d of doms) if (d.cap !== null && d.cap.gt(hh)) s = s.add(d.rate);
+    return s;
+  };
+  for (const bp of bpSet) {
+    const slope = slopeAt(h);
+    if (!slope.gt(0)) {
+      if (sum.gte(target)) return addBusinessHours(now, h);
+      h = bp;
+      sum = DZERO;
+      for (const d of doms) sum = sum.add(dmin(d.required, d.completed.add(d.rate.mul(h))));
+      continue;
+    }
+    const dh = target.sub(sum).div(slope);
+    if (h.add(dh).lte(bp)) return addBusinessHours(now, h.add(dh));
+    sum = sum.add(slope.mul(bp.sub(h)));
+    h = bp;
+  }
+  const slope = slopeAt(h);
+  if (slope.gt(0)) {
+    const needed = target.sub(sum);
+    if (!needed.gt(0)) return addBusinessHours(now, h);
+    return addBusinessHours(now, h.add(needed.div(slope)));
+  }
+  if (sum.gte(target)) return addBusinessHours(now, h);
+  return null;
+}
+
+/** Insert an event; an unconsumed event with the same dedupe key is returned instead (reference `insert_event`). */
+export function insertEvent(state: SimState, type: EventType, at: number, taskId: number | null, milestonePct: number | null, dedupeKey: string | null): SimEvent {
+  if (dedupeKey !== null) {
+    const existing = state.events.find((e) => e.dedupeKey === dedupeKey);
+    if (existing) return existing;
+  }
+  const ev: SimEvent = { seq: state.nextEventSeq++, type, at, taskId, milestonePct, dedupeKey };
+  state.events.push(ev);
+  return ev;
+}
+
+/** Next unconsumed event at or before `upTo`, ordered by (time, priority, insertion). */
+export function fetchNextEvent(state: SimState, upTo: number): SimEvent | null {
+  let best: SimEvent | null = null;
+  for (const e of state.events) {
+    if (e.at > upTo) continue;
+    if (
+      best === null ||
+      e.at < best.at ||
+      (e.at === best.at && (EVENT_PRIORITY[e.type] < EVENT_PRIORITY[best.type] || (EVENT_PRIORITY[e.type] === EVENT_PRIORITY[best.type] && e.seq < best.seq)))
+    ) {
+      best = e;
+    }
+  }
+  return best;
+}
+
+function consumeEvent(state: SimState, ev: SimEvent): void {
+  const i = state.events.indexOf(ev);
+  if (i >= 0) state.events.splice(i, 1);
+}
+
+/** Re-solve completion and next-milestone events for impacted active tasks (all active when null). */
+export function recalculateEtas(ctx: Ctx, now: number, impacted: Set<number> | null): void {
+  const { state } = ctx;
+  const ids: number[] = impacted === null ? activeTasks(state).map((t) => t.id) : [...impacted].sort((a, b) => a - b);
+  if (ids.length === 0) return;
+  const idSet = new Set(ids);
+  state.events = state.events.filter((e) => !((e.type === 'task_completed' || e.type === 'task_half_progress') && e.taskId !== null && idSet.has(e.taskId)));
+  const rates = effectiveRates(state);
+  const milestones = [...ctx.cfg.world.task_progress_milestones].sort((a, b) => a - b);
+  for (const tid of ids) {
+    const task = state.tasks[tid];
+    if (!task || task.status !== 'active') continue;
+    const tr = rates.get(tid);
+    const done = solveCompletion(task, now, tr);
+    if (done !== null) insertEvent(state, 'task_completed', done, tid, null, `task:${tid}:completed`);
+    const emitted = task.milestonePct;
+    for (const m of milestones) {
+      const pct = Math.trunc(m * 100);
+      if (pct <= emitted) continue;
+      const at = solveMilestone(task, now, tr, m);
+      if (at !== null) {
+        insertEvent(state, 'task_half_progress', at, tid, pct, `task:${tid}:milestone:${pct}`);
+        break;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Money, decay, completion
+
+/** Append a ledger row and move funds by the same amount. */
+export function book(state: SimState, at: number, category: SimState['ledger'][number]['category'], amount: number, refType: 'employee' | 'task', refId: number): void {
+  state.ledger.push({ id: state.ledger.length, at, category, amountCents: amount, refType, refId });
+  state.fundsCents += amount;
+}
+
+function applyPayroll(ctx: Ctx, at: number): boolean {
+  const { state } = ctx;
+  for (const e of state.employees) book(state, at, 'monthly_payroll', -Math.trunc(e.salaryCents), 'employee', e.id);
+  return state.fundsCents < 0;
+}
+
+function applyPrestigeDecay(ctx: Ctx, days: number): void {
+  const w = ctx.cfg.world;
+  if (w.prestige_decay_per_day <= 0 || days <= 0) return;
+  const decay = decFromFloat(w.prestige_decay_per_day * days);
+  const floor = decFromFloat(w.prestige_min);
+  const p = ctx.state.prestige;
+  for (const d of Object.keys(p) as Domain[]) p[d] = dmax(floor, p[d].sub(decay));
+}
+
+function applyTrustDecay(ctx: Ctx, days: number): void {
+  const w = ctx.cfg.world;
+  if (w.trust_decay_per_day <= 0 || days <= 0) return;
+  const decay = decFromFloat(w.trust_decay_per_day * days);
+  const floor = decFromFloat(w.trust_min);
+  for (const c of ctx.state.clients) c.trust = dmax(floor, c.trust.sub(decay));
+}
+
+/** Result of a completion handler, before it is rendered as a wake event. */
+interface CompletionResult {
+  success: boolean;
+  fundsDelta: number;
+  listedReward: number;
+  trustDelta: number;
+  bankrupt: boolean;
+  appliedBumps: number;
+}
+
+function tierMidpoints(ctx: Ctx): Record<string, number> {
+  const w = ctx.cfg.world;
+  return {
+    junior: Math.floor((w.salary_junior.min_cents + w.salary_junior.max_cents) / 2),
+    mid: Math.floor((w.salary_mid.min_cents + w.salary_mid.max_cents) / 2),
+    senior: Math.floor((w.salary_senior.min_cents + w.salary_senior.max_cents) / 2),
+  };
+}
+
+function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult {
+  const { state } = ctx;
+  const w = ctx.cfg.world;
+  for (const r of task.reqs) r.completed = r.required;
+  task.completedAt = now;
+  const success = task.deadline !== null && now <= task.deadline;
+  let fundsDelta = 0;
+  let appliedBumps = 0;
+  if (success) {
+    task.status = 'completed_success';
+    task.success = true;
+    book(state, now, 'task_reward', task.rewardCents, 'task', task.id);
+    fundsDelta = task.rewardCents;
+    const pmax = decFromFloat(w.prestige_max);
+    const inc = decFromFloat(toFloat(task.rewardPrestigeDelta));
+    for (const r of task.reqs) state.prestige[r.domain] = dmin(pmax, state.prestige[r.domain].add(inc));
+    if (task.skillBoostPct.gt(0)) {
+      const pct = decFromFloat(toFloat(task.skillBoostPct));
+      const cap = decFromFloat(w.skill_rate_max);
+      for (const r of task.reqs) {
+        const emps = task.assignments.map((a) => state.employees[a.employeeId]).filter((e) => e !== undefined);
+        const ranked = emps.map((e, i) => ({ e, i })).sort((x, y) => y.e.rates[r.domain].cmp(x.e.rates[r.domain]) || x.i - y.i);
+        for (const { e } of ranked.slice(0, EFFICIENT_TEAM_SIZE)) {
+          const rate = e.rates[r.domain];
+          e.rates[r.domain] = dmin(rate.add(rate.mul(pct)), cap);
+        }
+      }
+    }
+    if (w.salary_bump_pct > 0) {
+      const mids = tierMidpoints(ctx);
+      for (const a of task.assignments) {
+        const e = state.employees[a.employeeId];
+        if (e && e.salaryCents < w.salary_max_cents) {
+          const bump = Math.trunc((mids[e.tier] ?? 0) * w.salary_bump_pct);
+          const next = Math.min(w.salary_max_cents, e.salaryCents + bump);
+          appliedBumps += next - e.salaryCents;
+          e.salaryCents = next;
+        }
+      }
+    }
+  } else {
+    task.status = 'completed_fail';
+    task.success = false;
+    const penalty = decFromFloat(w.penalty_fail_multiplier).mul(task.rewardPrestigeDelta);
+    const pmin = decFromFloat(w.prestige_min);
+    for (const r of task.reqs) state.prestige[r.domain] = dmax(pmin, state.prestige[r.domain].sub(penalty));
+    if (w.penalty_fail_funds_pct > 0) {
+      const advertised = task.advertisedRewardCents || task.rewardCents;
+      const cents = Math.trunc(advertised * w.penalty_fail_funds_pct);
+      book(state, now, ctx.cfg.fixes.fail_penalty_category ? 'task_fail_penalty' : 'task_reward', -cents, 'task', task.id);
+      fundsDelta = -cents;
+    }
+  }
+  let trustDelta = 0.0;
+  if (task.clientId !== null) {
+    const client = state.clients[task.clientId];
+    if (client) {
+      const old = toFloat(client.trust);
+      let next: number;
+      if (success) {
+        const ratio = old / w.trust_max;
+        const gain = w.trust_gain_base * pyPow(1 - ratio, w.trust_gain_diminishing_power);
+        next = Math.min(w.trust_max, old + gain);
+      } else {
+        next = Math.max(w.trust_min, old - w.trust_fail_penalty);
+      }
+      trustDelta = next - old;
+      client.trust = decFromFloat(pyRound(next, 3));
+    }
+    if (w.trust_cross_client_decay > 0) {
+      for (const other of state.clients) {
+        if (other.id === task.clientId) continue;
+        const o = toFloat(other.trust);
+        if (o > w.trust_min) other.trust = decFromFloat(pyRound(Math.max(w.trust_min, o - w.trust_cross_client_decay), 3));
+      }
+    }
+  }
+  return {
+    success,
+    fundsDelta,
+    listedReward: task.advertisedRewardCents || task.rewardCents,
+    trustDelta,
+    bankrupt: state.fundsCents < 0,
+    appliedBumps,
+  };
+}
+
+/** Deterministic UUID-shaped identifier of an entity (the reference uses random uuid4s). */
+export type UuidFn = (kind: string, id: number) => string;
+
+function dispatchEvent(ctx: Ctx, ev: SimEvent, now: number, uuid: UuidFn): { [k: string]: Out } {
+  const { state } = ctx;
+  const w = ctx.cfg.world;
+  if (ev.type === 'task_half_progress') {
+    const task = ev.taskId !== null ? state.tasks[ev.taskId] : undefined;
+    const pct = ev.milestonePct ?? 50;
+    if (task) task.milestonePct = Math.max(task.milestonePct, pct);
+    recalculateEtas(ctx, now, null);
+    return { type: 'task_half', task_id: uuid('task', ev.taskId ?? -1), milestone_pct: pct, handled: task !== undefined };
+  }
+  if (ev.type === 'task_completed') {
+    const task = state.tasks[ev.taskId ?? -1];
+    if (!task) throw new Error(`task_completed event for unknown task ${ev.taskId}`);
+    const res = handleTaskComplete(ctx, task, now);
+    // The handler's rows are flushed and released before the ETA pass reloads them (quantized).
+    quantizeState(state);
+    recalculateEtas(ctx, now, null);
+    const client = task.clientId !== null ? state.clients[task.clientId] : undefined;
+    let margin: string | null = null;
+    if (task.deadline !== null && task.completedAt !== null) {
+      const hoursDiff = (task.deadline - task.completedAt) / US_PER_SEC / 3600;
+      margin = `${hoursDiff >= 0 ? 'ahead by' : 'late by'} ${pyFormatFixed(Math.abs(hoursDiff), 0)}h`;
+    }
+    let bumpTotal = 0;
+    let n = 0;
+    for (const a of task.assignments) {
+      const e = state.employees[a.employeeId];
+      if (!e) continue;
+      n++;
+      if (res.success && !ctx.cfg.fixes.salary_bump_total) bumpTotal += Math.trunc(e.salaryCents * w.salary_bump_pct);
+    }
+    if (ctx.cfg.fixes.salary_bump_total) bumpTotal = res.appliedBumps;
+    return {
+      type: 'task_completed',
+      task_id: uuid('task', task.id),
+      task_title: task.title,
+      client_name: client ? client.name : null,
+      success: res.success,
+      funds_delta: res.fundsDelta,
+      listed_reward: res.listedReward,
+      trust_delta: F(res.trustDelta),
+      deadline_margin: margin,
+      employees_assigned: n,
+      salary_bump_total_cents: bumpTotal,
+      bankrupt: res.bankrupt,
+    };
+  }
+  if (ev.type === 'horizon_end') return { type: 'horizon_end', reached: true };
+  if (ev.type === 'bankruptcy') return { type: 'bankruptcy', bankrupt: true };
+  return { type: 'unknown', event_type: ev.type };
+}
+
+/** Outcome of one `advance_time` call. */
+export interface AdvanceResult {
+  eventsProcessed: number;
+  payrollsApplied: number;
+  balanceDelta: number;
+  bankrupt: boolean;
+  horizonReached: boolean;
+  wakeEvents: { [k: string]: Out }[];
+}
+
+/** Reference `advance_time`: process payroll and events up to `target`; payroll always ends the call. */
+export function advanceTime(ctx: Ctx, target: number, uuid: UuidFn): AdvanceResult {
+  const { state } = ctx;
+  let cur = state.simTime;
+  const startFunds = state.fundsCents;
+  const res: AdvanceResult = { eventsProcessed: 0, payrollsApplied: 0, balanceDelta: 0, bankrupt: false, horizonReached: false, wakeEvents: [] };
+  const payrolls = payrollBoundaries(cur, target);
+  let pi = 0;
+  for (;;) {
+    const nextPayroll = pi < payrolls.length ? (payrolls[pi] as number) : null;
+    const nextEvent = fetchNextEvent(state, target);
+    let action: 'payroll' | 'event' | 'target' = 'target';
+    let at = target;
+    if (nextEvent !== null && (nextEvent.at < at || (nextEvent.at === at))) {
+      action = 'event';
+      at = nextEvent.at;
+    }
+    if (nextPayroll !== null && nextPayroll <= target && (nextPayroll < at || nextPayroll === at)) {
+      action = 'payroll';
+      at = nextPayroll;
+    }
+    if (at > cur) {
+      const days = (at - cur) / US_PER_SEC / 86400.0;
+      flushProgress(ctx, cur, at);
+      applyPrestigeDecay(ctx, days);
+      applyTrustDecay(ctx, days);
+      // The reference flushes these rows and drops its references; SQLAlchemy's weak identity map then
+      // reloads them from SQLite, i.e. quantized, before anything reads them again.
+      quantizeState(state);
+      cur = at;
+    }
+    if (action === 'target') break;
+    if (action === 'payroll') {
+      const bankrupt = applyPayroll(ctx, cur);
+      res.payrollsApplied++;
+      pi++;
+      res.wakeEvents.push({ type: 'monthly_payroll', funds_after: state.fundsCents });
+      if (bankrupt) {
+        insertEvent(state, 'bankruptcy', cur, null, null, `bankruptcy:${isoformat(cur)}`);
+        res.bankrupt = true;
+      }
+      break;
+    }
+    const ev = nextEvent as SimEvent;
+    const wake = dispatchEvent(ctx, ev, cur, uuid);
+    consumeEvent(state, ev);
+    res.eventsProcessed++;
+    res.wakeEvents.push(wake);
+    if (ev.type === 'horizon_end') {
+      res.horizonReached = true;
+      break;
+    }
+    if (ev.type === 'bankruptcy' || wake['bankrupt'] === true) {
+      res.bankrupt = true;
+      break;
+    }
+  }
+  state.simTime = cur;
+  res.balanceDelta = state.fundsCents - startFunds;
+  return res;
+}
+
+/** Decimal quantization the reference's SQLite storage applies (`Decimal('%.{s}f' % float(x))`). */
+export function quantize(x: Dec, scale: number): Dec {
+  if (x.decimalPlaces() <= scale) return x;
+  return D(pyFormatFixed(toFloat(x), scale));
+}
+
+/** Apply storage quantization to every Numeric column (called at each command boundary). */
+export function quantizeState(state: SimState): void {
+  const p = state.prestige;
+  for (const d of Object.keys(p) as Domain[]) p[d] = quantize(p[d], 3);
+  for (const c of state.clients) c.trust = quantize(c.trust, 3);
+  for (const e of state.employees) for (const d of Object.keys(e.rates) as Domain[]) e.rates[d] = quantize(e.rates[d], 4);
+  for (const t of state.tasks) {
+    if (t.status !== 'active' && t.status !== 'planned') continue;
+    for (const r of t.reqs) {
+      r.required = quantize(r.required, 4);
+      r.completed = quantize(r.completed, 4);
+    }
+  }
+}
+
+export { Dec };

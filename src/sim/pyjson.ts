@@ -1,0 +1,210 @@
+/**
+ * Python `json.dumps` compatible text output (ensure_ascii, `indent=2` or compact), and a parser that
+ * keeps the int/float distinction of JSON number tokens, so outputs can be compared with the reference exactly.
+ */
+import { PyFloat, type Out } from './engine.js';
+import { pyRepr } from './pyfloat.js';
+
+function encodeString(s: string): string {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x22) out += '\\"';
+    else if (c === 0x5c) out += '\\\\';
+    else if (c === 0x0a) out += '\\n';
+    else if (c === 0x0d) out += '\\r';
+    else if (c === 0x09) out += '\\t';
+    else if (c === 0x08) out += '\\b';
+    else if (c === 0x0c) out += '\\f';
+    else if (c < 0x20 || c > 0x7e) out += '\\u' + c.toString(16).padStart(4, '0');
+    else out += s[i];
+  }
+  return out + '"';
+}
+
+function floatText(x: number): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (x === Infinity) return 'Infinity';
+  if (x === -Infinity) return '-Infinity';
+  return pyRepr(x);
+}
+
+function intText(x: number): string {
+  if (!Number.isFinite(x)) return floatText(x);
+  if (Number.isInteger(x)) return Math.abs(x) < 1e21 ? x.toFixed(0) : BigInt(x).toString();
+  return pyRepr(x);
+}
+
+/** Python `json.dumps(v, indent=indent)` (ensure_ascii=True); `indent` null gives the compact `", "`/`": "` form. */
+export function pyJsonDumps(v: Out, indent: number | null = 2): string {
+  const parts: string[] = [];
+  const write = (x: Out, level: number): void => {
+    if (x === null) parts.push('null');
+    else if (x === true) parts.push('true');
+    else if (x === false) parts.push('false');
+    else if (typeof x === 'number') parts.push(intText(x));
+    else if (typeof x === 'string') parts.push(encodeString(x));
+    else if (x instanceof PyFloat) parts.push(floatText(x.value));
+    else if (Array.isArray(x)) {
+      if (x.length === 0) {
+        parts.push('[]');
+        return;
+      }
+      if (indent === null) {
+        parts.push('[');
+        x.forEach((e, i) => {
+          if (i > 0) parts.push(', ');
+          write(e, level + 1);
+        });
+        parts.push(']');
+        return;
+      }
+      const pad = '\n' + ' '.repeat(indent * (level + 1));
+      parts.push('[');
+      x.forEach((e, i) => {
+        parts.push(i > 0 ? ',' + pad : pad);
+        write(e, level + 1);
+      });
+      parts.push('\n' + ' '.repeat(indent * level) + ']');
+    } else {
+      const keys = Object.keys(x);
+      if (keys.length === 0) {
+        parts.push('{}');
+        return;
+      }
+      if (indent === null) {
+        parts.push('{');
+        keys.forEach((k, i) => {
+          if (i > 0) parts.push(', ');
+          parts.push(encodeString(k), ': ');
+          write(x[k] as Out, level + 1);
+        });
+        parts.push('}');
+        return;
+      }
+      const pad = '\n' + ' '.repeat(indent * (level + 1));
+      parts.push('{');
+      keys.forEach((k, i) => {
+        parts.push(i > 0 ? ',' + pad : pad, encodeString(k), ': ');
+        write(x[k] as Out, level + 1);
+      });
+      parts.push('\n' + ' '.repeat(indent * level) + '}');
+    }
+  };
+  write(v, 0);
+  return parts.join('');
+}
+
+/** Convert tagged output to plain JSON values (floats become numbers). */
+export function toPlain(v: Out): unknown {
+  if (v instanceof PyFloat) return v.value;
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v !== null && typeof v === 'object') {
+    const o: Record<string, unknown> = {};
+    for (const k of Object.keys(v)) o[k] = toPlain(v[k] as Out);
+    return o;
+  }
+  return v;
+}
+
+/** Parse JSON text keeping float tokens (with `.`, `e` or `E`) as PyFloat so int/float types compare exactly. */
+export function parseTyped(text: string): Out {
+  let i = 0;
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i] as string)) i++;
+  };
+  const value = (): Out => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const o: { [k: string]: Out } = {};
+      ws();
+      if (text[i] === '}') {
+        i++;
+        return o;
+      }
+      for (;;) {
+        ws();
+        const k = value();
+        if (typeof k !== 'string') throw new SyntaxError(`bad key at ${i}`);
+        ws();
+        if (text[i] !== ':') throw new SyntaxError(`expected : at ${i}`);
+        i++;
+        o[k] = value();
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === '}') {
+          i++;
+          return o;
+        }
+        throw new SyntaxError(`expected , or } at ${i}`);
+      }
+    }
+    if (c === '[') {
+      i++;
+      const a: Out[] = [];
+      ws();
+      if (text[i] === ']') {
+        i++;
+        return a;
+      }
+      for (;;) {
+        a.push(value());
+        ws();
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
+        if (text[i] === ']') {
+          i++;
+          return a;
+        }
+        throw new SyntaxError(`expected , or ] at ${i}`);
+      }
+    }
+    if (c === '"') {
+      const start = i;
+      i++;
+      while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+      i++;
+      return JSON.parse(text.slice(start, i)) as string;
+    }
+    const m = /^-?(?:\d+)(\.\d+)?([eE][+-]?\d+)?|^true|^false|^null|^NaN|^-?Infinity/.exec(text.slice(i, i + 400));
+    if (!m) throw new SyntaxError(`unexpected token at ${i}`);
+    i += m[0].length;
+    if (m[0] === 'true') return true;
+    if (m[0] === 'false') return false;
+    if (m[0] === 'null') return null;
+    if (m[0] === 'NaN') return new PyFloat(NaN);
+    if (m[0].endsWith('Infinity')) return new PyFloat(m[0].startsWith('-') ? -Infinity : Infinity);
+    const n = Number(m[0]);
+    return m[1] !== undefined || m[2] !== undefined ? new PyFloat(n) : n;
+  };
+  const v = value();
+  ws();
+  if (i !== text.length) throw new SyntaxError(`trailing data at ${i}`);
+  return v;
+}
+
+/** Deep equality of tagged values: floats equal only floats of the same value, ints only ints. */
+export function typedEqual(a: Out, b: Out): boolean {
+  if (a instanceof PyFloat || b instanceof PyFloat) {
+    return a instanceof PyFloat && b instanceof PyFloat && (a.value === b.value || (Number.isNaN(a.value) && Number.isNaN(b.value)));
+  }
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => typedEqual(x, b[i] as Out));
+  }
+  if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object') {
+    const ka = Object.keys(a);
+    const kb = Object.keys(b);
+    if (ka.length !== kb.length) return false;
+    for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return false;
+    return ka.every((k) => typedEqual(a[k] as Out, b[k] as Out));
+  }
+  return a === b;
+}

@@ -1,0 +1,1009 @@
+/**
+ * Bit-exact ports of the glibc libm functions CPython's `math` module and float `**` call:
+ * `exp`, `log`, `pow`, `sin`, `cos` (plus `sqrt`, which IEEE 754 already makes exact).
+ *
+ * Why: V8's Math.log/exp/pow/sin/cos are fdlibm ports and differ from glibc in the last bit for
+ * roughly 3-10% of arguments (measured), which would make `random.gauss`, `gammavariate`, ...
+ * diverge from CPython. These ports reproduce glibc 2.28+ (`sysdeps/ieee754/dbl-64`: the ARM
+ * optimized-routines exp/log/pow and the IBM sin/cos) EXACTLY as compiled in the x86_64
+ * `__*_fma` ifunc variants that glibc selects on every CPU with FMA+AVX2 (and which match the
+ * aarch64 build, where FMA contraction is also on). Every fused multiply-add the compiler emitted
+ * (read from the disassembly of Debian glibc 2.36 libm.so.6) is reproduced with an exactly
+ * rounded software {@link fma}; the lookup tables are byte-identical copies of glibc's.
+ *
+ * Not covered: CPUs without FMA running glibc's SSE2 variants, macOS/Windows libms, and `sin`/`cos`
+ * for |x| >= 105414350 use glibc's `__branred` (ported too, no FMA in glibc's build of it).
+ */
+
+const F64 = new Float64Array(1);
+const U32 = new Uint32Array(F64.buffer);
+/** Index of the high 32-bit word of a double inside U32 (1 on little-endian hosts). */
+const HI = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
+const LO = 1 - HI;
+
+function asDouble(hi: number, lo: number): number {
+  U32[HI] = hi;
+  U32[LO] = lo;
+  return F64[0] as number;
+}
+
+/** Parse a C99 hexadecimal float literal exactly (used for glibc's constants). */
+function hexf(s: string): number {
+  const m = /^(-?)0x([0-9a-f])\.([0-9a-f]*)p([-+]?\d+)$/i.exec(s);
+  if (!m) throw new Error(`bad hex float ${s}`);
+  const frac = m[3] as string;
+  const mant = parseInt((m[2] as string) + frac, 16); // <= 53 bits: exact
+  const e = Number(m[4]) - 4 * frac.length;
+  // two-step scaling keeps every intermediate a normal, exact power-of-two product
+  const v = mant * 2 ** Math.trunc(e / 2) * 2 ** (e - Math.trunc(e / 2));
+  return m[1] === '-' ? -v : v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exactly rounded fused multiply-add in software.
+// ---------------------------------------------------------------------------------------------
+
+const SPLITTER = 134217729; // 2^27 + 1 (Veltkamp)
+const FMA_BIG = 2 ** 995;
+const FMA_TINY = 2 ** -960;
+
+/**
+ * fma(a, b, c) = a*b + c with a single rounding (round-half-even), like the x86 vfmadd instruction.
+ * Algorithm: Dekker's exact product, TwoSum, then Boldo-Melquiond's round-to-odd trick; operands whose
+ * partial products could overflow/underflow go through an exact BigInt evaluation instead.
+ */
+export function fma(a: number, b: number, c: number): number {
+  const p = a * b;
+  const ap = Math.abs(p);
+  if (!(ap < FMA_BIG && (ap > FMA_TINY || p === 0) && Math.abs(a) < FMA_BIG && Math.abs(b) < FMA_BIG && Math.abs(c) < FMA_BIG)) {
+    return fmaSlow(a, b, c);
+  }
+  if (p === 0) return p + c;
+  // exact product p + pe = a*b
+  let t = SPLITTER * a;
+  const ah = t - (t - a);
+  const al = a - ah;
+  t = SPLITTER * b;
+  const bh = t - (t - b);
+  const bl = b - bh;
+  const pe = ah * bh - p + ah * bl + al * bh + al * bl;
+  // TwoSum(c, p) -> th + tl
+  const th = c + p;
+  const bv = th - c;
+  const tl = c - (th - bv) + (p - bv);
+  // v = round_to_odd(tl + pe)
+  let v = tl + pe;
+  const vb = v - tl;
+  const ve = tl - (v - vb) + (pe - vb);
+  if (ve !== 0) {
+    F64[0] = v;
+    const lo = U32[LO] as number;
+    if ((lo & 1) === 0) {
+      // v is even and inexact: the odd neighbour towards the exact value is the round-to-odd result
+      if (ve > 0 === v > 0) {
+        // away from zero
+        if (lo === 0xffffffff) {
+          U32[LO] = 0;
+          U32[HI] = (U32[HI] as number) + 1;
+        } else U32[LO] = lo + 1;
+      } else if (lo === 0) {
+        U32[LO] = 0xffffffff;
+        U32[HI] = (U32[HI] as number) - 1;
+      } else U32[LO] = lo - 1;
+      v = F64[0] as number;
+    }
+  }
+  return th + v;
+}
+
+/** Exact BigInt fma for operands outside the safe range of the fast algorithm (and non-finite ones). */
+function fmaSlow(a: number, b: number, c: number): number {
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return a * b + c;
+  if (!Number.isFinite(c)) return c; // finite a*b (even if it overflows as a double) + inf/nan
+  if (a === 0 || b === 0) return a * b + c;
+  if (c === 0) return a * b; // exact product rounded once (sign of zero per IEEE)
+  const da = decompose(a);
+  const db = decompose(b);
+  const dc = decompose(c);
+  const pm = da.m * db.m;
+  const pe = da.e + db.e;
+  const e = Math.min(pe, dc.e);
+  const sum = (pm << BigInt(pe - e)) + (dc.m << BigInt(dc.e - e));
+  if (sum === 0n) return 0; // exact cancellation: +0 in round-to-nearest
+  return bigTimesPow2(sum, e);
+}
+
+function decompose(x: number): { m: bigint; e: number } {
+  F64[0] = x;
+  const hi = U32[HI] as number;
+  const lo = U32[LO] as number;
+  const bexp = (hi >>> 20) & 0x7ff;
+  let m = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
+  let e = -1074;
+  if (bexp !== 0) {
+    m |= 1n << 52n;
+    e = bexp - 1075;
+  }
+  return { m: x < 0 ? -m : m, e };
+}
+
+/** Correctly rounded (half-even) double nearest to n * 2^e. */
+function bigTimesPow2(n: bigint, e: number): number {
+  const neg = n < 0n;
+  let m = neg ? -n : n;
+  const bits = m.toString(2).length;
+  // target exponent of the result's last mantissa bit
+  let lsb = e + bits - 53;
+  if (lsb < -1074) lsb = -1074; // subnormal range
+  const sh = lsb - e;
+  if (sh > 0) {
+    const s = BigInt(sh);
+    const q = m >> s;
+    const rem = m - (q << s);
+    const half = 1n << (s - 1n);
+    m = rem > half || (rem === half && (q & 1n) === 1n) ? q + 1n : q;
+    e = lsb;
+  }
+  // m now fits in 54 bits: Number(m) is exact; scale by 2^e in two exact steps
+  const h = Math.trunc(e / 2);
+  const v = Number(m) * 2 ** h * 2 ** (e - h);
+  return neg ? -v : v;
+}
+
+/** -(a*b) + c with one rounding (x86 vfnmadd). */
+function fnma(a: number, b: number, c: number): number {
+  return fma(-a, b, c);
+}
+
+// ---------------------------------------------------------------------------------------------
+// exp  (glibc sysdeps/ieee754/dbl-64/e_exp.c, __exp_fma)
+// ---------------------------------------------------------------------------------------------
+
+const EXP_INVLN2N = hexf('0x1.71547652b82fep+7');
+const EXP_NEGLN2HIN = hexf('-0x1.62e42fefa0000p-8');
+const EXP_NEGLN2LON = hexf('-0x1.cf79abc9e3b3ap-47');
+const EXP_SHIFT = hexf('0x1.8p52');
+const EXP_C2 = hexf('0x1.ffffffffffdbdp-2');
+const EXP_C3 = hexf('0x1.555555555543cp-3');
+const EXP_C4 = hexf('0x1.55555cf172b91p-5');
+const EXP_C5 = hexf('0x1.1111167a4d017p-7');
+const P2_1009 = 2 ** 1009;
+const P2_M1022 = 2 ** -1022;
+
+function expSpecial(tmp: number, sbHi: number, sbLo: number, kiLo: number): number {
+  if ((kiLo & 0x80000000) === 0) {
+    // k > 0: the exponent of scale might have overflowed
+    const scale = asDouble((sbHi - (1009 << 20)) >>> 0, sbLo);
+    return P2_1009 * fma(scale, tmp, scale);
+  }
+  // k < 0: care in the subnormal range
+  const scale = asDouble((sbHi + (1022 << 20)) >>> 0, sbLo);
+  const st = scale * tmp;
+  let y = scale + st;
+  if (y < 1.0) {
+    let lo = scale - y + st;
+    const hi = 1.0 + y;
+    lo = 1.0 - hi + y + lo;
+    y = lo + hi - 1.0;
+    if (y === 0) y = 0;
+  }
+  return P2_M1022 * y;
+}
+
+/** glibc `exp(x)` bit for bit (FMA build). */
+export function glibcExp(x: number): number {
+  F64[0] = x;
+  let abstop = ((U32[HI] as number) >>> 20) & 0x7ff;
+  if (abstop - 0x3c9 < 0 || abstop - 0x3c9 >= 0x3f) {
+    if (abstop - 0x3c9 < 0) return 1.0 + x; // tiny x (also 0)
+    if (abstop >= 0x409) {
+      if (x === -Infinity) return 0.0;
+      if (abstop >= 0x7ff) return 1.0 + x;
+      return x < 0 ? 0.0 : Infinity;
+    }
+    abstop = 0; // large |x|: handled by expSpecial
+  }
+  const kd0 = fma(x, EXP_INVLN2N, EXP_SHIFT);
+  F64[0] = kd0;
+  const kiLo = U32[LO] as number;
+  const kd = kd0 - EXP_SHIFT;
+  const r = fma(kd, EXP_NEGLN2LON, fma(kd, EXP_NEGLN2HIN, x));
+  const i = kiLo & 127;
+  const sbHi = ((EXP_SB_HI[i] as number) + (kiLo << 13)) >>> 0;
+  const sbLo = EXP_SB_LO[i] as number;
+  const r2 = r * r;
+  const tmp = fma(r2 * r2, fma(r, EXP_C5, EXP_C4), fma(fma(r, EXP_C3, EXP_C2), r2, (EXP_TAIL[i] as number) + r));
+  if (abstop === 0) return expSpecial(tmp, sbHi, sbLo, kiLo);
+  const scale = asDouble(sbHi, sbLo);
+  return fma(scale, tmp, scale);
+}
+
+// ---------------------------------------------------------------------------------------------
+// log  (glibc sysdeps/ieee754/dbl-64/e_log.c, __log_fma)
+// ---------------------------------------------------------------------------------------------
+
+const LOG_LN2HI = hexf('0x1.62e42fefa3800p-1');
+const LOG_LN2LO = hexf('0x1.ef35793c76730p-45');
+const LOG_A0 = hexf('-0x1.0000000000001p-1');
+const LOG_A1 = hexf('0x1.555555551305bp-2');
+const LOG_A2 = hexf('-0x1.fffffffeb4590p-3');
+const LOG_A3 = hexf('0x1.999b324f10111p-3');
+const LOG_A4 = hexf('-0x1.55575e506c89fp-3');
+const LOG_B0 = hexf('-0x1.0000000000000p-1');
+const LOG_B1 = hexf('0x1.5555555555577p-2');
+const LOG_B2 = hexf('-0x1.ffffffffffdcbp-3');
+const LOG_B3 = hexf('0x1.999999995dd0cp-3');
+const LOG_B4 = hexf('-0x1.55555556745a7p-3');
+const LOG_B5 = hexf('0x1.24924a344de30p-3');
+const LOG_B6 = hexf('-0x1.fffffa4423d65p-4');
+const LOG_B7 = hexf('0x1.c7184282ad6cap-4');
+const LOG_B8 = hexf('-0x1.999eb43b068ffp-4');
+const LOG_B9 = hexf('0x1.78182f7afd085p-4');
+const LOG_B10 = hexf('-0x1.5521375d145cdp-4');
+const P2_27 = 2 ** 27;
+const P2_52 = 2 ** 52;
+
+/** glibc `log(x)` bit for bit (FMA build); log(0) = -inf, log(<0) = NaN (no exceptions). */
+export function glibcLog(x: number): number {
+  if (x >= 0.9375 && x < 1.064697265625) {
+    // |x - 1| small: dedicated polynomial
+    if (x === 1.0) return 0;
+    const r = x - 1.0;
+    const r2 = r * r;
+    const r3 = r * r2;
+    const p = fma(
+      fma(fma(r3, LOG_B10, fma(r2, LOG_B9, fma(r, LOG_B8, LOG_B7))), r3, fma(r2, LOG_B6, fma(r, LOG_B5, LOG_B4))),
+      r3,
+      fma(r2, LOG_B3, fma(r, LOG_B2, LOG_B1)),
+    );
+    const rhi = fma(r, P2_27, r) - r * P2_27; // r*2^27 is exact
+    const rlo = r - rhi;
+    const rhi2 = rhi * rhi; // exact (rhi has <= 27 significant bits)
+    const hi = fma(rhi2, LOG_B0, r);
+    let lo = fma(rhi2, LOG_B0, r - hi);
+    lo = fma(LOG_B0 * rlo, rhi + r, lo);
+    return hi + fma(p, r3, lo);
+  }
+  F64[0] = x;
+  let hx = U32[HI] as number;
+  let lx = U32[LO] as number;
+  const top = hx >>> 16;
+  if (top - 0x10 < 0 || top - 0x10 >= 0x7fe0) {
+    if (x === 0) return -Infinity;
+    if (x === Infinity) return x;
+    if (!(x > 0)) return NaN;
+    // subnormal: normalize
+    F64[0] = x * P2_52;
+    hx = ((U32[HI] as number) - (52 << 20)) >>> 0;
+    lx = U32[LO] as number;
+  }
+  const tmpHi = (hx - 0x3fe60000) | 0;
+  const i = (tmpHi >> 13) & 127;
+  const k = tmpHi >> 20;
+  const z = asDouble((hx - (tmpHi & 0xfff00000)) >>> 0, lx);
+  const r = fma(z, LOG_INVC[i] as number, -1.0);
+  const w = fma(k, LOG_LN2HI, LOG_LOGC[i] as number);
+  const hi = w + r;
+  const lo = fma(k, LOG_LN2LO, w - hi + r);
+  const r2 = r * r;
+  return fma(r * r2, fma(fma(r, LOG_A4, LOG_A3), r2, fma(r, LOG_A2, LOG_A1)), fma(r2, LOG_A0, lo)) + hi;
+}
+
+// ---------------------------------------------------------------------------------------------
+// pow  (glibc sysdeps/ieee754/dbl-64/e_pow.c, __pow_fma)
+// ---------------------------------------------------------------------------------------------
+
+const POW_LN2HI = hexf('0x1.62e42fefa3800p-1');
+const POW_LN2LO = hexf('0x1.ef35793c76730p-45');
+const POW_A0 = hexf('-0x1.0000000000000p-1');
+const POW_A1 = hexf('-0x1.5555555555560p-1');
+const POW_A2 = hexf('0x1.0000000000006p-1');
+const POW_A3 = hexf('0x1.999999959554ep-1');
+const POW_A4 = hexf('-0x1.555555529a47ap-1');
+const POW_A5 = hexf('-0x1.2495b9b4845e9p+0');
+const POW_A6 = hexf('0x1.0002b8b263fc3p+0');
+const SIGN_BIAS = 0x800 << 7;
+
+let logTail = 0;
+/** log(x) as hi + tail (returned hi, tail in `logTail`), x given by its bit pattern. */
+function powLogInline(hx: number, lx: number): number {
+  const tmpHi = (hx - 0x3fe69555) | 0;
+  const i = (tmpHi >> 13) & 127;
+  const k = tmpHi >> 20;
+  const z = asDouble((hx - (tmpHi & 0xfff00000)) >>> 0, lx);
+  const j = 3 * i;
+  const invc = POW_TAB[j] as number;
+  const t1 = fma(k, POW_LN2HI, POW_TAB[j + 1] as number);
+  const lo1 = fma(k, POW_LN2LO, POW_TAB[j + 2] as number);
+  const r = fma(z, invc, -1.0);
+  const ar = r * POW_A0;
+  const p1 = fma(r, POW_A2, POW_A1);
+  const p3 = fma(r, POW_A4, POW_A3);
+  const t2 = r + t1;
+  const ar2 = r * ar;
+  const lo2 = t1 - t2 + r;
+  const ar3 = r * ar2;
+  const lo3 = fma(ar, r, -ar2);
+  const p5 = fma(r, POW_A6, POW_A5);
+  const hi = t2 + ar2;
+  const lo4 = t2 - hi + ar2;
+  const q = fma(ar2, fma(p5, ar2, p3), p1);
+  const lo = fma(ar3, q, lo1 + lo2 + lo3 + lo4);
+  const y = hi + lo;
+  logTail = hi - y + lo;
+  return y;
+}
+
+function powExpInline(x: number, xtail: number, signBias: number): number {
+  F64[0] = x;
+  let abstop = ((U32[HI] as number) >>> 20) & 0x7ff;
+  if (abstop - 0x3c9 < 0 || abstop - 0x3c9 >= 0x3f) {
+    if (abstop - 0x3c9 < 0) {
+      const one = 1.0 + x;
+      return signBias !== 0 ? -one : one;
+    }
+    if (abstop >= 0x409) {
+      if (x < 0) return signBias !== 0 ? -0.0 : 0.0;
+      return signBias !== 0 ? -Infinity : Infinity;
+    }
+    abstop = 0;
+  }
+  const kd0 = fma(x, EXP_INVLN2N, EXP_SHIFT);
+  F64[0] = kd0;
+  const kiLo = U32[LO] as number;
+  const kd = kd0 - EXP_SHIFT;
+  const r = xtail + fma(kd, EXP_NEGLN2LON, fma(kd, EXP_NEGLN2HIN, x));
+  const i = kiLo & 127;
+  const sbHi = ((EXP_SB_HI[i] as number) + ((kiLo + signBias) << 13)) >>> 0;
+  const sbLo = EXP_SB_LO[i] as number;
+  const r2 = r * r;
+  const tmp = fma(r2 * r2, fma(r, EXP_C5, EXP_C4), fma(fma(r, EXP_C3, EXP_C2), r2, (EXP_TAIL[i] as number) + r));
+  if (abstop === 0) return powExpSpecial(tmp, sbHi, sbLo, kiLo);
+  const scale = asDouble(sbHi, sbLo);
+  return fma(scale, tmp, scale);
+}
+
+function powExpSpecial(tmp: number, sbHi: number, sbLo: number, kiLo: number): number {
+  if ((kiLo & 0x80000000) === 0) {
+    const scale = asDouble((sbHi - (1009 << 20)) >>> 0, sbLo);
+    return P2_1009 * fma(scale, tmp, scale);
+  }
+  const hiAdj = (sbHi + (1022 << 20)) >>> 0;
+  const scale = asDouble(hiAdj, sbLo);
+  const st = scale * tmp;
+  let y = scale + st;
+  if (Math.abs(y) < 1.0) {
+    const one = y < 0.0 ? -1.0 : 1.0;
+    let lo = scale - y + st;
+    const hi = one + y;
+    lo = one - hi + y + lo;
+    y = lo + hi - one;
+    if (y === 0) y = (hiAdj & 0x80000000) !== 0 ? -0.0 : 0.0;
+  }
+  return P2_M1022 * y;
+}
+
+/** 0: not an integer, 1: odd integer, 2: even integer (y finite, non-zero). */
+function checkint(y: number): number {
+  if (!Number.isInteger(y)) return 0;
+  if (Math.abs(y) >= 2 ** 53) return 2;
+  return y % 2 === 0 ? 2 : 1;
+}
+
+/** glibc `pow(x, y)` bit for bit (FMA build); IEEE special values as glibc, no exceptions/errno. */
+export function glibcPow(x: number, y: number): number {
+  F64[0] = x;
+  let hx = U32[HI] as number;
+  let lx = U32[LO] as number;
+  F64[0] = y;
+  const hy = U32[HI] as number;
+  let topx = hx >>> 20;
+  const topy = hy >>> 20;
+  let signBias = 0;
+  if (topx - 1 < 0 || topx - 1 >= 0x7fe || (topy & 0x7ff) - 0x3be < 0 || (topy & 0x7ff) - 0x3be >= 0x80) {
+    if (y === 0 || !Number.isFinite(y)) {
+      if (y === 0) return 1.0;
+      if (x === 1.0) return 1.0;
+      if (x !== x || y !== y) return x + y;
+      const ax = Math.abs(x);
+      if (ax === 1.0) return 1.0;
+      if (ax < 1.0 === y > 0) return 0.0;
+      return y * y;
+    }
+    if (x === 0 || !Number.isFinite(x)) {
+      let x2 = x * x;
+      let sign = false;
+      if ((x < 0 || (x === 0 && 1 / x < 0)) && checkint(y) === 1) {
+        x2 = -x2;
+        sign = true;
+      }
+      if (x === 0 && y < 0) return sign ? -Infinity : Infinity;
+      return y < 0 ? 1 / x2 : x2;
+    }
+    if (x < 0) {
+      const yint = checkint(y);
+      if (yint === 0) return NaN;
+      if (yint === 1) signBias = SIGN_BIAS;
+      hx &= 0x7fffffff;
+      topx &= 0x7ff;
+    }
+    const ety = topy & 0x7ff;
+    if (ety - 0x3be < 0 || ety - 0x3be >= 0x80) {
+      const ax = Math.abs(x);
+      if (ax === 1.0) return 1.0;
+      if (ety < 0x3be) return ax > 1.0 ? 1.0 + y : 1.0 - y;
+      return ax > 1.0 === topy < 0x800 ? Infinity : 0.0;
+    }
+    if (topx === 0) {
+      F64[0] = x * P2_52;
+      hx = (((U32[HI] as number) & 0x7fffffff) - (52 << 20)) >>> 0;
+      lx = U32[LO] as number;
+    }
+  }
+  const lhi = powLogInline(hx, lx);
+  const ltail = logTail;
+  const ehi = y * lhi;
+  const elo = fma(y, ltail, fma(lhi, y, -ehi));
+  return powExpInline(ehi, elo, signBias);
+}
+
+// ---------------------------------------------------------------------------------------------
+// sin / cos  (glibc sysdeps/ieee754/dbl-64/s_sin.c, __sin_fma / __cos_fma, and branred.c)
+// ---------------------------------------------------------------------------------------------
+
+const SN3 = hexf('-0x1.5555555555515p-3');
+const SN5 = hexf('0x1.11110e829872fp-7');
+const CS2 = 0.5;
+const CS4 = hexf('-0x1.5555555555535p-5');
+const CS6 = hexf('0x1.6c16bedd9e239p-10');
+const S1 = hexf('-0x1.5555555555555p-3');
+const S2 = hexf('0x1.1111111110ECEp-7');
+const S3 = hexf('-0x1.A01A019DB08B8p-13');
+const S4 = hexf('0x1.71DE27B9A7ED9p-19');
+const S5 = hexf('-0x1.ADDFFC2FCDF59p-26');
+const BIG = hexf('0x1.8000000000000p45');
+const HP0 = hexf('0x1.921FB54442D18p0');
+const HP1 = hexf('0x1.1A62633145C07p-54');
+const MP1 = hexf('0x1.921FB58000000p0');
+const MP2 = hexf('-0x1.DDE973C000000p-27');
+const PP3 = hexf('-0x1.CB3B398000000p-55');
+const PP4 = hexf('-0x1.d747f23e32ed7p-83');
+const HPINV = hexf('0x1.45F306DC9C883p-1');
+const TOINT = hexf('0x1.8000000000000p52');
+
+function taylorSin(xx: number, x: number, dx: number): number {
+  const poly = fma(fma(fma(fma(S5, xx, S4), xx, S3), xx, S2), xx, S1);
+  return x + fma(xx, fma(poly, x, -(0.5 * dx)), dx);
+}
+
+function doCos(x: number, dx: number): number {
+  if (x < 0) dx = -dx;
+  const ax = Math.abs(x);
+  const u = BIG + ax;
+  F64[0] = u;
+  const k = (U32[LO] as number) << 2;
+  const xr = ax - (u - BIG) + dx;
+  const xx = xr * xr;
+  const s = fma(xr * xx, fma(xx, SN5, SN3), xr);
+  const c = xx * fma(xx, fma(xx, CS6, CS4), CS2);
+  const sn = SINCOS_TAB[k] as number;
+  const ssn = SINCOS_TAB[k + 1] as number;
+  const cs = SINCOS_TAB[k + 2] as number;
+  const ccs = SINCOS_TAB[k + 3] as number;
+  const cor = fnma(s, sn, fnma(c, cs, fnma(s, ssn, ccs)));
+  return cs + cor;
+}
+
+function doSin(x: number, dx: number): number {
+  const xold = x;
+  if (Math.abs(x) < 0.126) return taylorSin(x * x, x, dx);
+  if (x <= 0) dx = -dx;
+  const ax = Math.abs(x);
+  const u = BIG + ax;
+  F64[0] = u;
+  const k = (U32[LO] as number) << 2;
+  const xr = ax - (u - BIG);
+  const xx = xr * xr;
+  const s = xr + fma(xr * xx, fma(xx, SN5, SN3), dx);
+  const c = fma(xr, dx, xx * fma(xx, fma(xx, CS6, CS4), CS2));
+  const sn = SINCOS_TAB[k] as number;
+  const ssn = SINCOS_TAB[k + 1] as number;
+  const cs = SINCOS_TAB[k + 2] as number;
+  const ccs = SINCOS_TAB[k + 3] as number;
+  const cor = fma(s, cs, fnma(c, sn, fma(s, ccs, ssn)));
+  const res = Math.abs(sn + cor);
+  return xold < 0 || (xold === 0 && 1 / xold < 0) ? -res : res;
+}
+
+let redA = 0;
+let redDa = 0;
+
+/** Range reduction for |x| < 105414350: sets redA/redDa, returns the quadrant n & 3. */
+function reduceSincos(x: number): number {
+  const t = fma(x, HPINV, TOINT);
+  const xn = t - TOINT;
+  F64[0] = t;
+  const n = (U32[LO] as number) & 3;
+  const y = fnma(xn, MP2, fnma(xn, MP1, x));
+  const t2 = fnma(xn, PP3, y);
+  let db = fnma(xn, PP3, y - t2);
+  const b = fnma(xn, PP4, t2);
+  db = db + fnma(xn, PP4, t2 - b);
+  redA = b;
+  redDa = db;
+  return n;
+}
+
+function doSincos(a: number, da: number, n: number): number {
+  const v = (n & 1) !== 0 ? doCos(a, da) : doSin(a, da);
+  return (n & 2) !== 0 ? -v : v;
+}
+
+/** glibc `sin(x)` bit for bit (FMA build); NaN for +-inf/NaN (no exceptions). */
+export function glibcSin(x: number): number {
+  F64[0] = x;
+  const k = (U32[HI] as number) & 0x7fffffff;
+  if (k < 0x3e500000) return x;
+  if (k < 0x3feb6000) return doSin(x, 0);
+  if (k < 0x400368fd) {
+    const v = doCos(HP0 - Math.abs(x), HP1);
+    return x < 0 ? -Math.abs(v) : Math.abs(v);
+  }
+  if (k < 0x419921fb) {
+    const n = reduceSincos(x);
+    return doSincos(redA, redDa, n);
+  }
+  if (k < 0x7ff00000) {
+    const n = branred(x);
+    return doSincos(redA, redDa, n);
+  }
+  return NaN;
+}
+
+/** glibc `cos(x)` bit for bit (FMA build); NaN for +-inf/NaN (no exceptions). */
+export function glibcCos(x: number): number {
+  F64[0] = x;
+  const k = (U32[HI] as number) & 0x7fffffff;
+  if (k < 0x3e400000) return 1.0;
+  if (k < 0x3feb6000) return doCos(x, 0);
+  if (k < 0x400368fd) {
+    const y = HP0 - Math.abs(x);
+    const a = y + HP1;
+    const da = y - a + HP1;
+    return doSin(a, da);
+  }
+  if (k < 0x419921fb) {
+    const n = reduceSincos(x);
+    return doSincos(redA, redDa, n + 1);
+  }
+  if (k < 0x7ff00000) {
+    const n = branred(x);
+    return doSincos(redA, redDa, n + 1);
+  }
+  return NaN;
+}
+
+// branred.c (compiled WITHOUT fma contraction in glibc: plain double arithmetic)
+const BR_TM600 = 2 ** -600;
+const BR_TM24 = 2 ** -24;
+const BR_BIG = hexf('0x1.8p52');
+const BR_BIG1 = hexf('0x1.8p54');
+const BR_MP2 = asDouble(0xbe4dde97, 0x40000000);
+const TOVERP: readonly number[] = [
+  10680707.0, 7228996.0, 1387004.0, 2578385.0, 16069853.0, 12639074.0, 9804092.0, 4427841.0, 16666979.0, 11263675.0,
+  12935607.0, 2387514.0, 4345298.0, 14681673.0, 3074569.0, 13734428.0, 16653803.0, 1880361.0, 10960616.0, 8533493.0,
+  3062596.0, 8710556.0, 7349940.0, 6258241.0, 3772886.0, 3769171.0, 3798172.0, 8675211.0, 12450088.0, 3874808.0,
+  9961438.0, 366607.0, 15675153.0, 9132554.0, 7151469.0, 3571407.0, 2607881.0, 12013382.0, 4155038.0, 6285869.0,
+  7677882.0, 13102053.0, 15825725.0, 473591.0, 9065106.0, 15363067.0, 6271263.0, 9264392.0, 5636912.0, 4652155.0,
+  7056368.0, 13614112.0, 10155062.0, 1944035.0, 9527646.0, 15080200.0, 6658437.0, 6231200.0, 6832269.0, 16767104.0,
+  5075751.0, 3212806.0, 1398474.0, 7579849.0, 6349435.0, 12618859.0, 4703257.0, 12806093.0, 14477321.0, 2786137.0,
+  12875403.0, 9837734.0, 14528324.0, 13719321.0, 343717.0,
+];
+
+let brB = 0;
+let brBb = 0;
+/** One half of __branred: reduces x1 * 2/pi; sets brB/brBb, returns the integral part. */
+function branredPart(x1: number): number {
+  const r = [0, 0, 0, 0, 0, 0];
+  F64[0] = x1;
+  let k = ((U32[HI] as number) >>> 20) & 2047;
+  k = Math.trunc((k - 450) / 24);
+  if (k < 0) k = 0;
+  let gor = asDouble((0x63f00000 - ((k * 24) << 20)) >>> 0, 0); // 2^576 / 2^(24k)
+  for (let i = 0; i < 6; i++) {
+    r[i] = x1 * (TOVERP[k + i] as number) * gor;
+    gor *= BR_TM24;
+  }
+  let sum = 0;
+  for (let i = 0; i < 3; i++) {
+    const s = (r[i] as number) + BR_BIG - BR_BIG;
+    sum += s;
+    r[i] = (r[i] as number) - s;
+  }
+  let t = 0;
+  for (let i = 0; i < 6; i++) t += r[5 - i] as number;
+  let bb = (r[0] as number) - t + (r[1] as number) + (r[2] as number) + (r[3] as number) + (r[4] as number) + (r[5] as number);
+  let s = t + BR_BIG - BR_BIG;
+  sum += s;
+  t -= s;
+  const b = t + bb;
+  bb = t - b + bb;
+  s = sum + BR_BIG1 - BR_BIG1;
+  sum -= s;
+  brB = b;
+  brBb = bb;
+  return sum;
+}
+
+/** glibc __branred: x = n*pi/2 + (redA + redDa); returns n & 3. */
+function branred(xIn: number): number {
+  const x = xIn * BR_TM600;
+  let t = x * SPLITTER;
+  const x1 = t - (t - x);
+  const x2 = x - x1;
+  const sum1 = branredPart(x1);
+  const b1 = brB;
+  const bb1 = brBb;
+  const sum2 = branredPart(x2);
+  const b2 = brB;
+  const bb2 = brBb;
+  let sum = sum1 + sum2;
+  let b = b1 + b2;
+  let bb = Math.abs(b1) > Math.abs(b2) ? b1 - b + b2 : b2 - b + b1;
+  if (b > 0.5) {
+    b -= 1.0;
+    sum += 1.0;
+  } else if (b < -0.5) {
+    b += 1.0;
+    sum -= 1.0;
+  }
+  let s = b + (bb + bb1 + bb2);
+  t = b - s + bb + (bb1 + bb2);
+  b = s * SPLITTER;
+  const t1 = b - (b - s);
+  const t2 = s - t1;
+  b = s * HP0;
+  bb = t1 * MP1 - b + t1 * BR_MP2 + t2 * MP1 + (t2 * BR_MP2 + s * HP1 + t * HP0);
+  s = b + bb;
+  t = b - s + bb;
+  redA = s;
+  redDa = t;
+  return (sum | 0) & 3;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPython wrappers (Modules/mathmodule.c, Objects/floatobject.c float_pow)
+// ---------------------------------------------------------------------------------------------
+
+/** Python `math.log(x)` (one argument, float x): ValueError('math domain error') for x <= 0. */
+export function pyLog(x: number): number {
+  if (x !== x) return x;
+  if (x <= 0) throw new Error('ValueError: math domain error');
+  return glibcLog(x);
+}
+
+/** Python `math.exp(x)`: OverflowError('math range error') when the result overflows. */
+export function pyExp(x: number): number {
+  const r = glibcExp(x);
+  if (r === Infinity && Number.isFinite(x)) throw new Error('OverflowError: math range error');
+  return r;
+}
+
+/** Python `math.sqrt(x)` (IEEE sqrt is correctly rounded everywhere): ValueError for x < 0. */
+export function pySqrt(x: number): number {
+  if (x < 0) throw new Error('ValueError: math domain error');
+  return Math.sqrt(x);
+}
+
+/** Python `math.sin(x)`: ValueError('math domain error') for +-inf. */
+export function pySin(x: number): number {
+  if (x === Infinity || x === -Infinity) throw new Error('ValueError: math domain error');
+  return glibcSin(x);
+}
+
+/** Python `math.cos(x)`: ValueError('math domain error') for +-inf. */
+export function pyCos(x: number): number {
+  if (x === Infinity || x === -Infinity) throw new Error('ValueError: math domain error');
+  return glibcCos(x);
+}
+
+/** Python `x ** y` for floats (CPython 3.11 float_pow special cases, then glibc pow); negative ** fractional throws. */
+export function pyPow(x: number, y: number): number {
+  if (y === 0) return 1.0;
+  if (x !== x) return x;
+  if (y !== y) return x === 1.0 ? 1.0 : y;
+  if (y === Infinity || y === -Infinity) {
+    const ax = Math.abs(x);
+    if (ax === 1.0) return 1.0;
+    if (y > 0 === ax > 1.0) return Math.abs(y);
+    return 0.0;
+  }
+  const yOdd = Number.isInteger(y) && Math.abs(y) < 2 ** 53 && y % 2 !== 0;
+  if (x === Infinity || x === -Infinity) {
+    if (y > 0) return yOdd ? x : Math.abs(x);
+    return yOdd ? (x < 0 ? -0.0 : 0.0) : 0.0;
+  }
+  if (x === 0) {
+    if (y < 0) throw new Error('ZeroDivisionError: 0.0 cannot be raised to a negative power');
+    return yOdd ? x : 0.0;
+  }
+  let negate = false;
+  let base = x;
+  if (base < 0) {
+    if (y !== Math.floor(y)) throw new Error('pyPow: negative base with fractional exponent gives a complex result');
+    base = -base;
+    negate = yOdd;
+  }
+  if (base === 1.0) return negate ? -1.0 : 1.0;
+  const r = glibcPow(base, y);
+  if (r === Infinity) throw new Error("OverflowError: (34, 'Numerical result out of range')");
+  return negate ? -r : r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tables: byte-identical copies of glibc's __exp_data.tab, __log_data.tab, __pow_log_data.tab
+// and __sincostab (checked against both the glibc 2.36 sources and libm.so.6).
+// ---------------------------------------------------------------------------------------------
+
+function hexWords(s: string): Uint32Array {
+  const n = s.length / 8;
+  const out = new Uint32Array(n);
+  for (let i = 0; i < n; i++) out[i] = parseInt(s.slice(8 * i, 8 * i + 8), 16);
+  return out;
+}
+
+function hexDoubles(s: string): Float64Array {
+  const w = hexWords(s);
+  const out = new Float64Array(w.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = asDouble(w[2 * i] as number, w[2 * i + 1] as number);
+  return out;
+}
+
+const EXP_TAB_HEX =
+  '00000000000000003ff00000000000003c9b3b4f1a88bf6e3feff63da9fb3335bc7160139cd8dc5d3fefec9a3e778061'
+  + 'bc905e7a108766d13fefe315e86e7f853c8cd2523567f6133fefd9b0d3158574bc8bce8023f98efa3fefd06b29ddf6de'
+  + '3c60f74e61e6c8613fefc74518759bc83c90a3e45b33d3993fefbe3ecac6f3833c979aa65d837b6d3fefb5586cf9890f'
+  + '3c8eb51a92fdeffc3fefac922b7247f73c3ebe3d702f9cd13fefa3ec32d3d1a2bc6a033489906e0b3fef9b66affed31b'
+  + 'bc9556522a2fbd0e3fef9301d0125b51bc5080ef8c4eea553fef8abdc06c31ccbc91c923b9d5f4163fef829aaea92de0'
+  + '3c80d3e3e95c55af3fef7a98c8a58e51bc801b15eaa593483fef72b83c7d517bbc8f1ff055de323d3fef6af9388c8dea'
+  + '3c8b898c3f1353bf3fef635beb6fcb75bc96d99c7611eb263fef5be084045cd43c9aecf73e3a2f603fef54873168b9aa'
+  + 'bc8fe782cb86389d3fef4d5022fcd91d3c8a6f4144a6c38d3fef463b88628cd63c807a05b0e4047d3fef3f49917ddc96'
+  + '3c968efde3a8a8943fef387a6e7562383c875e18f274487d3fef31ce4fb2a63f3c80472b981fe7f23fef2b4565e27cdd'
+  + 'bc96b87b3f71085e3fef24dfe1f563813c82f7e16d09ab313fef1e9df51fdee1bc3d219b1a6fbffa3fef187fd0dad990'
+  + '3c8b3782720c0ab43fef1285a6e4030b3c6e149289cecb8f3fef0cafa93e2f563c834d754db0abb63fef06fe0a31b715'
+  + '3c864201e2ac744c3fef0170fc4cd8313c8fdd395dd3f84a3feefc08b26416ffbc86a3803b8e5b043feef6c55f929ff1'
+  + 'bc924aedcc4b50683feef1a7373aa9cbbc9907f81b512d8e3feeecae6d05d866bc71d1e83e9436d23feee7db34e59ff7'
+  + 'bc991919b3ce1b153feee32dc313a8e53c859f48a72a4c6d3feedea64c123422bc9312607a28698a3feeda4504ac801c'
+  + 'bc58a78f4817895b3feed60a21f72e2abc7c2c9b67499a1b3feed1f5d950a8973c4363ed60c2ac113feece086061892d'
+  + '3c9666093b0664ef3feeca41ed1d00573c6ecce1daa103793feec6a2b5c13cd03c93ff8e3f0f12303feec32af0d7d3de'
+  + '3c7690cebb7aafb03feebfdad5362a273c931dbdeb54e0773feebcb299fddd0dbc8f94340071a38e3feeb9b2769d2ca7'
+  + 'bc87deccdc93a3493feeb6daa2cf6642bc78dec6bd0f385f3feeb42b569d4f82bc861246ec7b5cf63feeb1a4ca5d920f'
+  + '3c93350518fdd78e3feeaf4736b527da3c7b98b72f8a9b053feead12d497c7fd3c9063e1e21c54093feeab07dd485429'
+  + '3c34c7855019c6ea3feea9268a5946b73c9432e62b64c0353feea76f15ad2148bc8ce44a6199769f3feea5e1b976dc09'
+  + 'bc8c33c53bef4da83feea47eb03a5585bc845378892be9ae3feea34634ccc320bc93cedd785658583feea23882552225'
+  + '3c5710aa807e19643feea155d44ca973bc93b3efbf5e22283feea09e667f3bcdbc6a12ad8734b9823feea012750bdabf'
+  + 'bc6367efb86da9ee3fee9fb23c651a2fbc80dc3d54e088513fee9f7df9519484bc781f647e5a3ecf3fee9f75e8ec5f74'
+  + 'bc86ee4ac08b7db03fee9f9a48a58174bc8619321e55e68a3fee9feb564267c93c909ccb5e09d4d33feea0694fde5d3f'
+  + 'bc7b32dcb94da51d3feea11473eb01873c94ecfd5467c06b3feea1ed0130c1323c65ebe1abd66c553feea2f336cf4e62'
+  + 'bc88a1c52fb3cf423feea427543e1a12bc9369b6f13b37343feea589994cce13bc805e843a19ff1e3feea71a4623c7ad'
+  + 'bc94d450d872576e3feea8d99b4492ed3c90ad675b0e8a003feeaac7d98a66993c8db72fc1f0eab43feeace5422aa0db'
+  + 'bc65b6609cc5e7ff3feeaf3216b5448c3c7bf68359f35f443feeb1ae99157736bc93091fa71e3d833feeb45b0b91ffc6'
+  + 'bc5da9b88b6c1e293feeb737b0cdc5e5bc6c23f97c90b9593feeba44cbc8520fbc92434322f4f9aa3feebd829fde4e50'
+  + 'bc85ca6cd7668e4b3feec0f170ca07ba3c71affc2b91ce273feec49182a3f0903c6dd235e10a73bb3feec86319e32323'
+  + 'bc87c504226222633feecc667b5de5653c8b1c86e3e231d53feed09bec4a2d33bc91bbd1d3bcbb153feed503b23e255d'
+  + '3c90cc319cee31d23feed99e1330b3583c8469846e735ab33feede6b5579fdbfbc82dfcd978e9db43feee36bbfd3f37a'
+  + '3c8c1a7792cb33873feee89f995ad3adbc907b8f4ad1d9fa3feeee07298db666bc55c3d956dcaeba3feef3a2b84f15fb'
+  + 'bc90a40e3da6f6403feef9728de5593abc68d6f438ad93343feeff76f2fb5e47bc91eee26b588a353fef05b030a1064a'
+  + '3c74ffd70a5fddcd3fef0c1e904bc1d2bc91bdfbfa9298ac3fef12c25bd71e093c736eae30af0cb33fef199bdd85529c'
+  + '3c8ee3325c9ffd943fef20ab5fffd07a3c84e08fd10959ac3fef27f12e57d14b3c63cdaf384e1a673fef2f6d9406e7b5'
+  + '3c676b2c6c9219683fef3720dcef9069bc808a1883ccb5d23fef3f0b555dc3fabc8fad5d3ffffa6f3fef472d4a07897c'
+  + 'bc900dae3875a9493fef4f87080d89f23c74a385a63d07a73fef5818dcfba487bc82919e2040220f3fef60e316c98398'
+  + '3c8e5a50d5c192ac3fef69e603db32853c843a59ac016b4b3fef7321f301b460bc82d52107b43e1f3fef7c97337b9b5f'
+  + 'bc892ab93b470dc93fef864614f5a1293c74b604603a88d33fef902ee78b3ff63c83c5ec519d72713fef9a51fbc74c83'
+  + 'bc8ff7128fd391f03fefa4afa2a490dabc8dae98e223747d3fefaf482d8e67f13c8ec3bc41aa20083fefba1bee615a27'
+  + '3c842b94c3a9eb323fefc52b376bba973c8a64a931d185ee3fefd0765b6e4540bc8e37bae43be3ed3fefdbfdad9cbe14'
+  + '3c77893b4d91cd9d3fefe7c1819e90d83c5305c14160cc893feff3c22b8f71f1';
+const LOG_TAB_HEX =
+  '3ff734f0c3e0de9fbfd7cc7f79e690003ff713786a2ce91fbfd76feec20d00003ff6f26008fab5a0bfd713e31351e000'
+  + '3ff6d1a61f138c7dbfd6b85b382878003ff6b1490bc5b4d1bfd65d55908078003ff69147332f0cbabfd602d076180000'
+  + '3ff6719f18224223bfd5a8ca869090003ff6524f99a51ed9bfd54f43560350003ff63356aa8f24c4bfd4f637c36b4000'
+  + '3ff614b36b9ddc14bfd49da7fda850003ff5f66452c65c4cbfd445923989a8003ff5d867b5912c4fbfd3edf439b0b800'
+  + '3ff5babccb5b90debfd396ce448f70003ff59d61f2d91a78bfd3401e17bda0003ff5805612465687bfd2e9e2ef468000'
+  + '3ff56397cee76bd3bfd2941b3830e0003ff54725e2a77f93bfd23ec58cda88003ff52aff42064583bfd1e9e129279000'
+  + '3ff50f22dbb2bddfbfd1956d2b48f8003ff4f38f4734ded7bfd141679ab9f8003ff4d843cfde2840bfd0edd094ef9800'
+  + '3ff4bd3ec078a3c8bfd09aa518db10003ff4a27fc3e0258abfd047e65263b8003ff4880524d48434bfcfeb224586f000'
+  + '3ff46dce1b192d0bbfcf474a7517b0003ff453d9d3391854bfcea4443d1030003ff43a2744b4845abfce020d44e9b000'
+  + '3ff420b54115f8fbbfcd60a22977f0003ff40782da3ef4b1bfccc001049590003ff3ee8f5d57fe8fbfcc202956891000'
+  + '3ff3d5d9a00b4ce9bfcb81178d8110003ff3bd60c010c12bbfcae2c9ccd3d0003ff3a5242b75dab8bfca45402e129000'
+  + '3ff38d22cd9fd002bfc9a877681df0003ff3755bc5847a1cbfc90c6d694830003ff35dce49ad36e2bfc87120a645c000'
+  + '3ff34679984dd440bfc7d68fb41430003ff32f5cceffcb24bfc73cb83c6270003ff3187775a10d49bfc6a39a9b376000'
+  + '3ff301c8373e3990bfc60b3154b7a0003ff2eb4ebb95f841bfc5737d762430003ff2d50a0219a9d1bfc4dc7b8fc23000'
+  + '3ff2bef9a8b7fd2abfc4462c51d200003ff2a91c7a0c1babbfc3b08abc8300003ff293726014b530bfc31b996b490000'
+  + '3ff27dfa5757a1f5bfc2875490a440003ff268b39b1d3bbfbfc1f3b9f879a0003ff2539d838ff5bdbfc160c8252ca000'
+  + '3ff23eb7aac9083bbfc0ce7f57f720003ff22a012ba940b6bfc03cdc49fea0003ff2157996cc4132bfbf57bdbc4b8000'
+  + '3ff201201dd2fc9bbfbe3708964040003ff1ecf4494d480bbfbd17983ef940003ff1d8f5528f6569bfbbf9674ed8a000'
+  + '3ff1c52311577e7cbfbadc79202f60003ff1b17c74cb26e9bfb9c0c3e72880003ff19e010c2c1ab6bfb8a646b372c000'
+  + '3ff18ab07bb670bdbfb78d01b3ac00003ff1778a25efbcb6bfb674f1453800003ff1648d354c31dabfb55e0e6d878000'
+  + '3ff151b990275fddbfb4485cdea1e0003ff13f0ea432d24cbfb333d94d6aa0003ff12c8b7210f9dabfb22079f8c56000'
+  + '3ff11a3028ecb531bfb10e46986220003ff107fbda8434afbfaffa6c6ad200003ff0f5ee0f4e6bb3bfadda8d4a774000'
+  + '3ff0e4065d2a9fcebfabbcece48500003ff0d244632ca521bfa9a1894012c0003ff0c0a77ce2981abfa788583302c000'
+  + '3ff0af2f83c636d1bfa5715e67d680003ff09ddb98a01339bfa35c8a496580003ff08cabaf52e7dfbfa149e364154000'
+  + '3ff07b9f2f4e28fbbf9e72c082eb80003ff06ab58c358f19bf9a55f1525280003ff059eea5ecf92cbf963d62cf818000'
+  + '3ff04949cdd12c90bf9228fb8caa00003ff038c6c6f0ada9bf8c317b20f900003ff02865137932a9bf8419355daa0000'
+  + '3ff0182427ea7348bf781203c2ec00003ff008040614b195bf600409792400003fefe01ff726fa1a3f6feff384900000'
+  + '3fefa11cc261ea743f87dc41353d00003fef6310b081992e3f93cea3c4c280003fef25f63ceeadcd3f9b9fc114890000'
+  + '3feee9c8039113e73fa1b0d8ce1100003feeae8078cbb1ab3fa58a5bd001c0003fee741aa29d0c9b3fa95c8340d88000'
+  + '3fee3a91830a99b53fad276aef5780003fee01e009609a563fb07598e598c0003fedca01e577bb983fb253f5e30d2000'
+  + '3fed92f20b7c91033fb42edd8b3800003fed5cac66fb5cce3fb606598757c0003fed272caa5ede9d3fb7da76356a0000'
+  + '3fecf26e3e6b2ccd3fb9ab434e1c60003fecbe6da2a779023fbb78c7bb0d60003fec8b266d37086d3fbd431332e72000'
+  + '3fec5894bd5d58043fbf0a3171de60003fec26b533bb9f8c3fc067152b9140003febf583eeece73f3fc147858292b000'
+  + '3febc4fd75db96c13fc2266ecdca30003feb951e0c864a283fc303d7a6c550003feb65e2c5ef3e2c3fc3dfc33c331000'
+  + '3feb374867c9888b3fc4ba366b7a80003feb094b211d304a3fc5933928d1f0003feadbe885f2ef7e3fc66acd2418f000'
+  + '3feaaf1d31603da23fc740f8ec6690003fea82e63fd358a73fc815c0f51af0003fea5740ef09738b3fc8e92954f68000'
+  + '3fea2c2a90ab4b273fc9bb3602f840003fea01a01393f2d13fca8bed1c2c00003fe9d79f24db3c1b3fcb5b515c01d000'
+  + '3fe9ae2505c7b1903fcc2967ccbcc0003fe9852ef297ce2f3fccf635d54860003fe95cbaeea44b753fcdc1bd3446c000'
+  + '3fe934c69de748383fce8c01b8cfe0003fe90d4f2f6752e63fcf5509c01790003fe8e6528effd79d3fd00e6c121fb800'
+  + '3fe8bfce9fcc007c3fd071b80e93d0003fe899c0dabec30e3fd0d46b9e8670003fe87427aa2317fb3fd13687334bd000'
+  + '3fe84f00acb39a083fd1980d672348003fe82a49e8653e553fd1f8ffe0cc80003fe8060195f402603fd2595fd7636800'
+  + '3fe7e22563e0a3293fd2b9300914a8003fe7beb377dcb5ad3fd31872104360003fe79baa679725c23fd377266dec1800'
+  + '3fe77907f21706573fd3d54ffbaf30003fe756cadbd6130c3fd432eee32fe000';
+const POW_TAB_HEX =
+  '3ff6a00000000000bfd62c82f2b9c8003cfab424283756803ff6800000000000bfd5d1bdbf580800bd1ca508d8e0f720'
+  + '3ff6600000000000bfd5767717455800bd2362a4d5b6506d3ff6400000000000bfd51aad872df800bce684e49eb067d5'
+  + '3ff6200000000000bfd4be5f95777800bd041b6993293ee03ff6000000000000bfd4618bc21c60003d13d82f484c84cc'
+  + '3ff5e00000000000bfd404308686a8003cdc42f3ed820b3a3ff5c00000000000bfd3a64c556948003d20b1c686519460'
+  + '3ff5a00000000000bfd347dd9a9880003d25594dd4c580923ff5800000000000bfd2e8e2bae120003d267b1e99b72bd8'
+  + '3ff5600000000000bfd2895a13de88003d15ca14b6cfb03f3ff5600000000000bfd2895a13de88003d15ca14b6cfb03f'
+  + '3ff5400000000000bfd22941fbcf7800bd165a242853da763ff5200000000000bfd1c898c1699800bd1fafbc68e75404'
+  + '3ff5000000000000bfd1675cababa8003d1f1fc63382a8f03ff4e00000000000bfd1058bf9ae4800bd26a8c4fd055a66'
+  + '3ff4c00000000000bfd0a324e2739000bd0c6bee7ef4030e3ff4a00000000000bfd0402594b4d000bcf036b89ef42d7f'
+  + '3ff4a00000000000bfd0402594b4d000bcf036b89ef42d7f3ff4800000000000bfcfb9186d5e40003d0d572aab993c87'
+  + '3ff4600000000000bfcef0adcbdc60003d2b26b79c86af243ff4400000000000bfce27076e2af000bd172f4f543fff10'
+  + '3ff4200000000000bfcd5c216b4fc0003d21ba91bbca681b3ff4000000000000bfcc8ff7c79aa0003d27794f689f8434'
+  + '3ff4000000000000bfcc8ff7c79aa0003d27794f689f84343ff3e00000000000bfcbc286742d90003d194eb0318bb78f'
+  + '3ff3c00000000000bfcaf3c94e80c0003cba4e633fcd90663ff3a00000000000bfca23bc1fe2b000bd258c64dc46c1ea'
+  + '3ff3a00000000000bfca23bc1fe2b000bd258c64dc46c1ea3ff3800000000000bfc9525a9cf45000bd2ad1d904c1d4e3'
+  + '3ff3600000000000bfc87fa06520d0003d2bbdbf7fdbfa093ff3400000000000bfc7ab890210e0003d2bdb9072534a58'
+  + '3ff3400000000000bfc7ab890210e0003d2bdb9072534a583ff3200000000000bfc6d60fe719d000bd10e46aa3b2e266'
+  + '3ff3000000000000bfc5ff3070a79000bd1e9e439f1050393ff3000000000000bfc5ff3070a79000bd1e9e439f105039'
+  + '3ff2e00000000000bfc526e5e3a1b000bd20de8b90075b8f3ff2c00000000000bfc44d2b6ccb80003d170cc16135783c'
+  + '3ff2c00000000000bfc44d2b6ccb80003d170cc16135783c3ff2a00000000000bfc371fc201e90003cf178864d27543a'
+  + '3ff2800000000000bfc29552f81ff000bd248d301771c4083ff2600000000000bfc1b72ad52f6000bd2e80a41811a396'
+  + '3ff2600000000000bfc1b72ad52f6000bd2e80a41811a3963ff2400000000000bfc0d77e7cd090003d0a699688e85bf4'
+  + '3ff2400000000000bfc0d77e7cd090003d0a699688e85bf43ff2200000000000bfbfec9131dbe000bd2575545ca333f2'
+  + '3ff2000000000000bfbe27076e2b00003d2a342c2af0003c3ff2000000000000bfbe27076e2b00003d2a342c2af0003c'
+  + '3ff1e00000000000bfbc5e548f5bc000bd1d0c57585fbe063ff1c00000000000bfba926d3a4ae0003d253935e85baac8'
+  + '3ff1c00000000000bfba926d3a4ae0003d253935e85baac83ff1a00000000000bfb8c345d631a0003d137c294d2f5668'
+  + '3ff1a00000000000bfb8c345d631a0003d137c294d2f56683ff1800000000000bfb6f0d28ae56000bd269737c93373da'
+  + '3ff1600000000000bfb51b073f0620003d1f025b61c65e573ff1600000000000bfb51b073f0620003d1f025b61c65e57'
+  + '3ff1400000000000bfb341d7961be0003d2c5edaccf913df3ff1400000000000bfb341d7961be0003d2c5edaccf913df'
+  + '3ff1200000000000bfb16536eea380003d147c5e768fa3093ff1000000000000bfaf0a30c01180003d2d599e83368e91'
+  + '3ff1000000000000bfaf0a30c01180003d2d599e83368e913ff0e00000000000bfab42dd711980003d1c827ae5d6704c'
+  + '3ff0e00000000000bfab42dd711980003d1c827ae5d6704c3ff0c00000000000bfa77458f632c000bd2cfc4634f2a1ee'
+  + '3ff0c00000000000bfa77458f632c000bd2cfc4634f2a1ee3ff0a00000000000bfa39e87b9fec0003cf502b7f526feaa'
+  + '3ff0a00000000000bfa39e87b9fec0003cf502b7f526feaa3ff0800000000000bf9f829b0e780000bd2980267c7e09e4'
+  + '3ff0800000000000bf9f829b0e780000bd2980267c7e09e43ff0600000000000bf97b91b07d58000bd288d5493faa639'
+  + '3ff0400000000000bf8fc0a8b0fc0000bcdf1e7cf6d3a69c3ff0400000000000bf8fc0a8b0fc0000bcdf1e7cf6d3a69c'
+  + '3ff0200000000000bf7fe02a6b100000bd19e23f0dda40e43ff0200000000000bf7fe02a6b100000bd19e23f0dda40e4'
+  + '3ff0000000000000000000000000000000000000000000003ff000000000000000000000000000000000000000000000'
+  + '3fefc000000000003f80101575890000bd10c76b999d2be83fef8000000000003f90205658938000bd23dc5b06e2f7d2'
+  + '3fef4000000000003f98492528c90000bd2aa0ba325a0c343fef0000000000003fa0415d89e740003d0111c05cf1d753'
+  + '3feec000000000003fa466aed42e0000bd2c167375bdfd283fee8000000000003fa894aa149fc000bd197995d05a267d'
+  + '3fee4000000000003faccb73cdddc000bd1a68f247d828073fee2000000000003faeea31c006c000bd0e113e4fc93b7b'
+  + '3fede000000000003fb1973bd1466000bd25325d560d9e9b3feda000000000003fb3bdf5a7d1e0003d2cc85ea5db4ed7'
+  + '3fed6000000000003fb5e95a4d97a000bd2c69063c5d1d1e3fed4000000000003fb700d30aeac0003cec1e8da99ded32'
+  + '3fed0000000000003fb9335e5d5940003d23115c3abd47da3fecc000000000003fbb6ac88dad6000bd1390802bf768e5'
+  + '3feca000000000003fbc885801bc40003d2646d1c65aacd33fec6000000000003fbec739830a2000bd2dc068afe645e0'
+  + '3fec4000000000003fbfe89139dbe000bd2534d64fa10afd3fec0000000000003fc1178e8227e0003d21ef78ce2d07f2'
+  + '3febe000000000003fc1aa2b7e23f0003d2ca78e443899343feba000000000003fc2d1610c8680003d039d6ccb81b4a1'
+  + '3feb8000000000003fc365fcb01590003cc62fa8234b72893feb4000000000003fc4913d8333b0003d25837954fdb678'
+  + '3feb2000000000003fc527e5e4a1b0003d2633e8e5697dc73feae000000000003fc6574ebe8c10003d19cf8b2c3c2e78'
+  + '3feac000000000003fc6f0128b757000bd25118de59c21e13feaa000000000003fc7898d85445000bd1c661070914305'
+  + '3fea6000000000003fc8beafeb390000bd073d54aae92cd13fea4000000000003fc95a5adcf700003d07f22858a0ff6f'
+  + '3fea0000000000003fca93ed3c8ae000bd287243505621693fe9e000000000003fcb31d8575bd000bd0c358d4eace1aa'
+  + '3fe9c000000000003fcbd087383be000bd2d4bc4595412b63fe9a000000000003fcc6ffbc6f01000bcf1ec72c5962bd2'
+  + '3fe96000000000003fcdb13db0d49000bd2aff2af715b0353fe94000000000003fce530effe710003cc212276041f430'
+  + '3fe92000000000003fcef5ade4dd0000bcca211565bb8e113fe90000000000003fcf991c6cb3b0003d1bcbecca0cdf30'
+  + '3fe8c000000000003fd07138604d58003cf89cdb16ed4e913fe8a000000000003fd0c42d676160003d27188b163ceae9'
+  + '3fe88000000000003fd1178e8227e800bd2c210e63a5f01c3fe86000000000003fd16b5ccbacf8003d2b9acdf7a51681'
+  + '3fe84000000000003fd1bf99635a68003d2ca6ed5147bdb73fe82000000000003fd214456d0eb8003d0a87deba46baea'
+  + '3fe7e000000000003fd2bef07cdc90003d2a9cfa4a5004f43fe7c000000000003fd314f1e1d36000bd28e27ad3213cb8'
+  + '3fe7a000000000003fd36b6776be10003d116ecdb0f177c83fe78000000000003fd3c252773330003d183b54b606bd5c'
+  + '3fe76000000000003fd419b423d5e8003d08e436ec90e09d3fe74000000000003fd4718dc271c800bd2f27ce0967d675'
+  + '3fe72000000000003fd4c9e09e173000bd2e20891b0ad8a43fe70000000000003fd522ae0738a0003d2ebe708164c759'
+  + '3fe6e000000000003fd57bf753c8d0003d1fadedee5d40ef3fe6c000000000003fd5d5bddf596000bd0a0b2a08a465dc';
+const SINCOS_TAB_HEX =
+  '000000000000000000000000000000003ff000000000000000000000000000003f7fffeaaaaeeeefbc1e45e2ec67b77c'
+  + '3fefffc0001555523c8f4a01a0196dae3f8fffaaaaeeeed5bc02ab639a9f07773fefff000155549f3c828a28a03a5ef3'
+  + '3f97ff70010332553bfefe2b515273363feffdc006bff7e63c8ae6dae86977bd3f9ffeaaaeeee86fbc3cd406fb224ae2'
+  + '3feffc00155527d3bc83b54492d89b5b3fa3feb2b12d45d53c34ec54203d1c113feff9c03414a7ba3c6991f4be6c59bf'
+  + '3fa7fdc01032fba9bc4599bdf46e997a3feff7006bfdf99fbc78b3b560648d5f3fabfc6d78586dac3c18e4fd03dbf236'
+  + '3feff3c0c8103a313c74856dbddc0e663faffaaaeeed4edbbc42d16d32684b693feff0015549f4d33c8328387b99426f'
+  + '3fb1fc343d808befbc5f3d32e6f3be4f3fefebc222a8ef9f3c57934934f54c773fb3facb12d1755bbc5921915299468c'
+  + '3fefe7034129ef6fbc6cbf4337c96f973fb5f911fd10b737bc50184f02be91023fefe1c4c3c873ebbc35a9c9057c4a02'
+  + '3fb7f701032550e43c3afc2d1800501a3fefdc06bf7e6b9b3c831902b535f8db3fb9f4902d55d1f93c52696d7eac1dc1'
+  + '3fefd5c94b43e000bc62e768cb4f92f93fbbf1b78568391d3c5e91841dea4cc83fefcf0c800e99b13c6ea3d786d186ac'
+  + '3fbdee6f16c1cce6bc450f8e2fb716733fefc7d078d1bc883c8075d2447db6853fbfeaaeee86ee36bc4afcb2bcc6f03b'
+  + '3fefc015527d5bd33c8b68f35094efb83fc0f3378ddd71d13c6d8468724f0f9e3fefb7db2bfe06953c821dadf4f65ab1'
+  + '3fc1f0d3d7afceafbc66ef95099769a53fefaf22263c4bd3bc552ace133a27693fc2ee285e4ab88fbc6e4d0f05dee058'
+  + '3fefa5ea641c36f23c404da6ed17cc7c3fc3eb312c5d66cb3c647d666b66cb913fef9c340a7cc4283c8c5b6b063b7462'
+  + '3fc4e7ea4dc5f27b3c5949db2ac072fc3fef91ff40374d01bc67d03f4d3a9e4c3fc5e44fcfa126f3bc66f443063f89b6'
+  + '3fef874c2e1eecf6bc8c6514e1332b163fc6e05dc05a4d4cbbd32c5c8b81c9403fef7c1afeffde24bc78f55bc47540b1'
+  + '3fc7dc102fbaf2b53c45ab50e23c97c33fef706bdf9ece1cbc8698c80c36dcb43fc8d7632efaa944bc620fa262cbb953'
+  + '3fef643efeb82acd3c76b00ac1fe28ac3fc9d252d0cec3123c59c43d80b1137d3fef57948cff67973c6e3a0d3e03b1d5'
+  + '3fcaccdb297a0765bc59883b57d6cdeb3fef4a6cbd1e3a793c813df0edaebb573fcbc6f84edc61993c69c1a56a7b0cab'
+  + '3fef3cc7c3b3d16ebc621a3ad28a34943fccc0a6588289a3bc6868d09bc87c6b3fef2ea5d753ffed3c8cc4215f56d583'
+  + '3fcdb9e15fb5a5d0bc632e20d6cc6fc23fef20073086649f3c7b940416c1984b3fceb2a57f8ae5a3bc60be06af572ceb'
+  + '3fef10ec09c5873b3c8d9072762c12833fcfaaeed4f31577bc615d88508e32b83fef01549f7deea13c8d3c1e99e5cafd'
+  + '3fd0515cbf65155cbc79b8c29dfd8ec83feef141300d2f26bc82aa1b08ded3723fd0cd00cef36436bc79fb0a0c93e2b5'
+  + '3feee0b1fbc0f11cbc4bfd2380bbc3b13fd14861aa94ddebbc6be881b5b615a43feecfa744d5efa1bc556d0a4af541d0'
+  + '3fd1c37d64c6b8763c746076fe0dcff53feebe214f76efa8bc802f9f12ba543e3fd23e52111aaf36bc74f080334eff18'
+  + '3feeac2061bbaf4f3c62c1d53e94658d3fd2b8ddc43eb49f3c61553899f2d8073fee99a4c3a7cd83bc82264b1bc53ce8'
+  + '3fd3331e94049f873c7e0cb6b40c302c3fee86aebf29a9ed3c89397afdbb58a73fd3ad129769d3d83c003d5504878398'
+  + '3fee733ea0193d40bc86428b3546ce133fd426b7e69ee697bc7f09c75705c59f3fee5f54b436e9d03c87eb0fd02fc8bc'
+  + '3fd4a00c9b0f3d203c7823ba6bb08ead3fee4af14b2a449cbc868ca02e8a68333fd5190ecf68a77a3c7b357155eef0f3'
+  + '3fee3614b680d6a5bc727793aa0152373fd591bc9fa2f5973c67c74bac3fe0cb3fee20bf49acd6c1bc5660aec7ef636c'
+  + '3fd60a14290787753c5b1fd80ba891333fee0af15a03dbce3c5fe8e702771ae63fd682138a38d7f7bc7d889202444aad'
+  + '3fedf4ab3ebd875ebc8e2d8a7e6736c43fd6f9b8e33a02553c742bc14ee9da0d3feddded50f228d6bc6e80c8d42ba2bf'
+  + '3fd7710255764214bc66ead7314bb6ce3fedc6b7eb9959123c54b364776dcd353fd7e7ee03c86d4ebc7b63bcdabf5af2'
+  + '3fedaf0b6b888e833c8a249e2b5e5cea3fd85e7a128269493c78a40e9b5face03fed96e82f71a9dc3c8ff61bd5d2039d'
+  + '3fd8d4a4a774992f3c744a02ea7663263fed7e4e97e17b4abc63b770352bed943fd94a6be9f546c5bc769ce13e683f58'
+  + '3fed653f073e4040bc876236434bec373fd9bfce02e805103c709e39a320b0a43fed4bb9e1c619e03c8f34bb77858f61'
+  + '3fda34c91cc50ccabc5a310e3b50cecd3fed31bf8d8d7c063c7e60dd3089cbdd3fdaa95b63a09277bc66293eb13c0381'
+  + '3fed1750727d94f03c80d52b1ec1a48e3fdb1d8305321617bc7ae242cb99f5193fecfc6cfa52ad9f3c88b5b5508f2a0d'
+  + '3fdb913e30dbac43bc7e38ad2f6c3ff13fece115909a82e53c81f139bb31109a3fdc048b17b140a33c619fe6757e9fa7'
+  + '3fecc54aa2b2972e3c64ee162ba83a983fdc7767ec7fd19ebc5eb14d1a3d58263feca90c9fc67d0bbc646a81485e3462'
+  + '3fdce9d2e3d4a51fbc62fc8a12dae2983fec8c5bf8ce1a843c7ab3d1a15901233fdd5bca340476613c728a44a75fc29c'
+  + '3fec6f39208be53bbc8741dbfbaadb423fddcd4c15329c9a3c70d4c6e171fd9a3fec51a48b8b175ebc61bbb43b9aa880'
+  + '3fde3e56c1582a69bc50a4821099f88f3fec339eb01ddd81bc8caaf5ee82c5c03fdeaee8744b05f0bc5789b43c9b027d'
+  + '3fec1528065b7d50bc8892111312e8283fdf1eff6bc4f97b3c717212f8a7525c3febf641081e75363c8b7bd71628a9a1'
+  + '3fdf8e99e76abc973c59d950af2d00a33febd6ea310294f53c731bbcc88c109d3fdffdb628d2f57a3c6f4a992e905b6a'
+  + '3febb723fe630f323c772bd2452d0a393fe0362939c69955bc82d8cd78397b013feb96eeef58840e3c545a3cc78fade0'
+  + '3fe06d3686946e5b3c83f5ae4538ff1b3feb764b84b704c2bc8f5848c21b389b3fe0a4021e9e1001bc86f643a13914f6'
+  + '3feb553a410c104e3c58ff7947027a163fe0da8b26b5672ebc8a58def0bee9093feb33bba89c89483c8ea6a51d1f6ca9'
+  + '3fe110d0c4b69c3b3c8d9189988099813feb11d04162a4c63c71dd561efbc0c23fe146d21f8b7f823c7bf9535e2739a8'
+  + '3feaef78930bd275bc7f836279746f943fe17c8e5f2eedb03c635e57102e24883feaccb526f69de53c88fb6a8dd6b6cc'
+  + '3fe1b204acb02fddbc5f190c70cbb5ff3feaa98688308913bc0b83d607cd50703fe1e7343236574c3c722a3fa4f41d5a'
+  + '3fea85ed4373e02d3c69be06385ec7923fe21c1c1b0394cf3c5e5b324b23aa313fea61e9e72586af3c858330e2fd453f'
+  + '3fe250bb93788bbb3c7ea3d02457bcce3fea3d7d0352bdcfbc868dbaeca196693fe28511c917a067bc801df1d9a16b70'
+  + '3fea18a729aee4453c395e25736c03583fe2b91dea88421ebc8fa371db216ab03fe9f368ed912f85bc81d200c5791606'
+  + '3fe2ecdf279a30823c8d3557e0e7e37e3fe9cdc2e3f25e5c3c83f99112993f623fe32054b148bc4f3c8f6b42095a135b'
+  + '3fe9a7b5a36a65143c8722cfcc9fa7a93fe3537db9be03673c6b327e7af040f03fe98141c42e13103c8d1ff80488f08d'
+  + '3fe386597456282bbc710fada93b07a83fe95a67e00cb1fdbc80befda21f862d3fe3b8e715a2840abc797653a7d2f07b'
+  + '3fe93328926d9e92bc8bb77003600cda3fe3eb25d36cd53abc5be570e1570fc03fe90b84784ddaf7bc70feb10ab93b87'
+  + '3fe41d14e4ba67903c84608fd287ecf53fe8e37c303d9ad1bc6463a4b53d4bf83fe44eb381cf386bbc83ed6c1e6a5505'
+  + '3fe8bb105a5dc9003c8863e03e9474c13fe48000e431159fbc8b194a7463ed103fe89241985d871f3c8c48d9c413ed84'
+  + '3fe4b0fc46aab7613c20da05738cc59a3fe869108d77a6c63c7338ffe2bfe9dd3fe4e1a4e54ed51bbc8a492f89b7c76a'
+  + '3fe83f7dde701ca0bc4152cf609bc6e83fe511f9fd7b351cbc85c0e861c488313fe8158a31916d5dbc6de8b90b8228de'
+  + '3fe541facddbb7243c7232c28520d3913fe7eb362eaa14883c5a1d65a4a5959f3fe571a6966d59b33c5c843b4d0fb198'
+  + '3fe7c0827f09e54fbc6c73d6d72aee683fe5a0fc98813a12bc8d82e2b7d4227b3fe7956fcd7f6543bc8ab276e9d45ae4'
+  + '3fe5cffc16bf8f0d3c896cb370eb578a3fe769fec655211fbc6827d5cf8c68c53fe5fea4552a9e573c80b6cef7ee20b7'
+  + '3fe73e30174efba1bc65d3ae3d94ad5f3fe62cf49921ac79bc8edd9855b6241a3fe712046fa776783c8425b0a5029c81'
+  + '3fe65aec2963e7553c8126f96b71053c3fe6e57c800cf55e3c860286dedbd0a63fe6888a4e134b2fbc86b7d37644d5e6'
+  + '3fe6b898fa9efb5d3c715ac786ccf4b23fe6b5ce50b7821abc65d5158f702e0f3fe68b5a92eb6253bc89a91ad985f89c'
+  + '3fe6e2b77c40bde1bc70e729857fad533fe65dc1fdeb8cbabc597c1b47337c773fe70f451d0a8c403c697ede3885770d'
+  + '3fe62fcff20191c73c6d9143895756ef3fe73b7680dea578bc72248306dc12a23fe6018526f563df3c846ca5e0e432d0'
+  + '3fe7674af6f7b5243c7e9d3f94ac84a83fe5d2e255f1f17a3c80314104c8892b3fe792c1d0041d52bc8abf05eeb354eb'
+  + '3fe5a3e8398240773c8428aa2759be623fe7bdda5e28b3c23c4ad1197ccd03933fe574978d8e83f23c8f4714af282d23'
+  + '3fe7e893f50379593c80eefbaa650c4c3fe544f10f592ca5bc8e7ae8e6c7a62f3fe812ede9ae4ba4bc87830adf402dda'
+  + '3fe514f57d7bf3da3c747a108073c259';
+
+const EXP_WORDS = hexWords(EXP_TAB_HEX);
+const EXP_TAIL = new Float64Array(128);
+const EXP_SB_HI = new Uint32Array(128);
+const EXP_SB_LO = new Uint32Array(128);
+for (let i = 0; i < 128; i++) {
+  EXP_TAIL[i] = asDouble(EXP_WORDS[4 * i] as number, EXP_WORDS[4 * i + 1] as number);
+  EXP_SB_HI[i] = EXP_WORDS[4 * i + 2] as number;
+  EXP_SB_LO[i] = EXP_WORDS[4 * i + 3] as number;
+}
+const LOG_PAIRS = hexDoubles(LOG_TAB_HEX);
+const LOG_INVC = new Float64Array(128);
+const LOG_LOGC = new Float64Array(128);
+for (let i = 0; i < 128; i++) {
+  LOG_INVC[i] = LOG_PAIRS[2 * i] as number;
+  LOG_LOGC[i] = LOG_PAIRS[2 * i + 1] as number;
+}
+/** invc, logc, logctail triples. */
+const POW_TAB = hexDoubles(POW_TAB_HEX);
+const SINCOS_TAB = hexDoubles(SINCOS_TAB_HEX);

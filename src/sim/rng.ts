@@ -1,0 +1,488 @@
+/**
+ * Bit-exact port of CPython 3.11's `random.Random` (Mersenne Twister MT19937) on top of pure-rand.
+ *
+ * Seeding reproduces `_randommodule.c` (`init_genrand(19650218)` + `init_by_array(key)`), the
+ * uniform/integer methods reproduce `Lib/random.py` line by line, and every transcendental function
+ * goes through ./pymath.ts (bit-exact glibc ports) instead of V8's Math.log/exp/pow/sin/cos, which
+ * disagree with glibc in the last bit for several percent of arguments.
+ *
+ * Determinism: no Math.random, no clock. A generator's whole state is plain JSON ({@link PyRandomState}).
+ */
+
+import { createHash } from 'node:crypto';
+import { mersenneFromState } from 'pure-rand/generator/mersenne';
+import type { JumpableRandomGenerator } from 'pure-rand/types/JumpableRandomGenerator';
+import { pyCos, pyExp, pyLog, pyPow, pySin, pySqrt } from './pymath.js';
+import { pyRepr } from './pyfloat.js';
+
+const N = 624;
+const M = 397;
+const MATRIX_A = 0x9908b0df | 0;
+const UPPER_MASK = 0x80000000 | 0;
+const LOWER_MASK = 0x7fffffff;
+
+/** Python's `random` module constants, computed exactly as CPython does (glibc-exact log/exp). */
+export const TWOPI = 6.283185307179586; // math.tau
+/** math.e */
+export const E = 2.718281828459045;
+/** NV_MAGICCONST = 4 * exp(-0.5) / sqrt(2.0) */
+export const NV_MAGICCONST: number = (4 * pyExp(-0.5)) / Math.sqrt(2.0);
+/** LOG4 = log(4.0) */
+export const LOG4: number = pyLog(4.0);
+/** SG_MAGICCONST = 1.0 + log(4.5) */
+export const SG_MAGICCONST: number = 1.0 + pyLog(4.5);
+
+/** JSON snapshot of a {@link PyRandom}: pure-rand's MT state ([index, ...624 words], uint32) plus gauss_next. */
+export interface PyRandomState {
+  /** pure-rand mersenne state: [index, ...624 state words] (lazily twisted layout, NOT CPython's getstate()). */
+  mt: number[];
+  /** CPython's cached second Box-Muller deviate (`Random.gauss_next`), or null. */
+  gaussNext: number | null;
+}
+
+/** Split a non-negative integer into 32-bit words, least significant first (CPython's seed key; 0 -> [0]). */
+export function seedKey(seed: number | bigint | string): number[] {
+  let n = seedToBigInt(seed);
+  if (n < 0n) n = -n; // CPython seeds with abs(n)
+  const key: number[] = [];
+  while (n > 0n) {
+    key.push(Number(n & 0xffffffffn));
+    n >>= 32n;
+  }
+  if (key.length === 0) key.push(0);
+  return key;
+}
+
+/** CPython's int seed for `random.Random(seed)`: ints as-is, str via version-2 sha512 expansion. */
+function seedToBigInt(seed: number | bigint | string): bigint {
+  if (typeof seed === 'bigint') return seed;
+  if (typeof seed === 'number') {
+    if (!Number.isInteger(seed)) throw new Error(`PyRandom: only integer (or str) seeds are supported, got ${seed}`);
+    return BigInt(seed);
+  }
+  // version 2: a = int.from_bytes(a.encode() + sha512(a.encode()).digest(), 'big')
+  const bytes = Buffer.from(seed, 'utf8');
+  const all = Buffer.concat([bytes, createHash('sha512').update(bytes).digest()]);
+  return BigInt(`0x${all.toString('hex')}`);
+}
+
+/** CPython `init_genrand(19650218)`: the constant starting point of every `init_by_array`. */
+const INIT_GENRAND: Int32Array = (() => {
+  const mt = new Int32Array(N);
+  let prev = 19650218;
+  mt[0] = prev;
+  for (let i = 1; i < N; i++) {
+    prev = (Math.imul(1812433253, prev ^ (prev >>> 30)) + i) | 0;
+    mt[i] = prev;
+  }
+  return mt;
+})();
+/** Reused scratch block (seeding allocates nothing but the generator's own state array). */
+const SCRATCH = new Int32Array(N);
+
+/** CPython `init_by_array(init_genrand(19650218), key)` followed by one full MT twist: the 624 words of the first output block. */
+export function mtStateFromKey(key: readonly number[]): Uint32Array {
+  return new Uint32Array(fillMtState(key, new Int32Array(N)).buffer);
+}
+
+/** {@link mtStateFromKey} into `mt` (Int32Array keeps words small integers for V8; bit patterns are identical). */
+function fillMtState(key: readonly number[], mt: Int32Array): Int32Array {
+  mt.set(INIT_GENRAND);
+  let prev: number;
+  // init_by_array
+  const klen = key.length;
+  let i = 1;
+  let j = 0;
+  for (let k = N > klen ? N : klen; k > 0; k--) {
+    prev = mt[i - 1] as number;
+    mt[i] = ((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1664525)) + (key[j] as number) + j;
+    i++;
+    j++;
+    if (i >= N) {
+      mt[0] = mt[N - 1] as number;
+      i = 1;
+    }
+    if (j >= klen) j = 0;
+  }
+  for (let k = N - 1; k > 0; k--) {
+    prev = mt[i - 1] as number;
+    mt[i] = ((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1566083941)) - i;
+    i++;
+    if (i >= N) {
+      mt[0] = mt[N - 1] as number;
+      i = 1;
+    }
+  }
+  mt[0] = 0x80000000 | 0;
+  // CPython leaves index = N, so its first genrand_uint32() twists the whole block: do it now.
+  let kk = 0;
+  let y: number;
+  for (; kk < N - M; kk++) {
+    y = ((mt[kk] as number) & UPPER_MASK) | ((mt[kk + 1] as number) & LOWER_MASK);
+    mt[kk] = (mt[kk + M] as number) ^ (y >>> 1) ^ (y & 1 ? MATRIX_A : 0);
+  }
+  for (; kk < N - 1; kk++) {
+    y = ((mt[kk] as number) & UPPER_MASK) | ((mt[kk + 1] as number) & LOWER_MASK);
+    mt[kk] = (mt[kk + M - N] as number) ^ (y >>> 1) ^ (y & 1 ? MATRIX_A : 0);
+  }
+  y = ((mt[N - 1] as number) & UPPER_MASK) | ((mt[0] as number) & LOWER_MASK);
+  mt[N - 1] = (mt[M - 1] as number) ^ (y >>> 1) ^ (y & 1 ? MATRIX_A : 0);
+  return mt;
+}
+
+/** `int.from_bytes(sha256(f"{runSeed}:{key}".encode()).digest()[:8], "big")` */
+export function streamSeed(runSeed: number | bigint | string, key: string): bigint {
+  let s: string;
+  if (typeof runSeed === 'number') s = Number.isInteger(runSeed) ? BigInt(runSeed).toString() : pyRepr(runSeed);
+  else s = runSeed.toString();
+  const digest = createHash('sha256').update(`${s}:${key}`, 'utf8').digest();
+  return digest.readBigUInt64BE(0);
+}
+
+/** `random.Random(streamSeed(runSeed, key))` */
+export function stream(runSeed: number | bigint | string, key: string): PyRandom {
+  return new PyRandom(streamSeed(runSeed, key));
+}
+
+/** Number of bits of a non-negative integer n <= 2^53 (Python's int.bit_length()). */
+function bitLength(n: number): number {
+  if (n < 4294967296) return 32 - Math.clz32(n);
+  return 64 - Math.clz32(Math.floor(n / 4294967296));
+}
+
+/** Python's bisect.bisect_right(a, x, lo, hi). */
+function bisectRight(a: readonly number[], x: number, lo: number, hi: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (x < (a[mid] as number)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** CPython 3.11 `random.Random`, bit-exact for integer/str seeds (all methods consume the MT stream identically). */
+export class PyRandom {
+  private gen: JumpableRandomGenerator;
+  /** CPython's `gauss_next` cache (second Box-Muller deviate). */
+  gaussNext: number | null = null;
+
+  /** `random.Random(seed)` for an int (any size, sign ignored like CPython) or str (version 2) seed. */
+  constructor(seed: number | bigint | string) {
+    const mt = fillMtState(seedKey(seed), SCRATCH);
+    // pure-rand twists lazily (next() tempers states[index], then re-twists that slot), so it must
+    // start from the already-twisted block at index 0. Signed words are fine: it only uses bit ops.
+    const st: number[] = new Array<number>(N + 1);
+    st[0] = 0;
+    for (let i = 0; i < N; i++) st[i + 1] = mt[i] as number;
+    this.gen = mersenneFromState(st);
+  }
+
+  /** Next raw 32-bit output (`genrand_uint32`), as an unsigned integer. */
+  nextUint32(): number {
+    return this.gen.next() >>> 0;
+  }
+
+  /** `random()`: 53-bit float in [0, 1), `(a*67108864 + b) / 2^53` with a = u32>>>5, b = u32>>>6. */
+  random(): number {
+    const a = this.gen.next() >>> 5;
+    const b = this.gen.next() >>> 6;
+    return (a * 67108864 + b) / 9007199254740992;
+  }
+
+  /** `getrandbits(k)` for 0 <= k <= 53 as a number (CPython word order: least significant 32-bit word first). */
+  getrandbits(k: number): number {
+    if (!Number.isInteger(k) || k < 0) throw new Error('ValueError: number of bits must be non-negative');
+    if (k === 0) return 0;
+    if (k <= 32) return this.gen.next() >>> (32 - k);
+    if (k > 53) throw new Error('PyRandom.getrandbits: use getrandbitsBig for k > 53');
+    const lo = this.gen.next() >>> 0;
+    const hi = this.gen.next() >>> (64 - k);
+    return hi * 4294967296 + lo;
+  }
+
+  /** `getrandbits(k)` for any k >= 0 as a bigint (words least significant first, top word truncated). */
+  getrandbitsBig(k: number): bigint {
+    if (!Number.isInteger(k) || k < 0) throw new Error('ValueError: number of bits must be non-negative');
+    if (k === 0) return 0n;
+    if (k <= 32) return BigInt(this.gen.next() >>> (32 - k));
+    let result = 0n;
+    let shift = 0n;
+    for (let left = k; left > 0; left -= 32) {
+      let r = this.gen.next() >>> 0;
+      if (left < 32) r >>>= 32 - left;
+      result |= BigInt(r) << shift;
+      shift += 32n;
+    }
+    return result;
+  }
+
+  /**
+   * `_randbelow_with_getrandbits(n)`: uniform int in [0, n) for 0 < n <= 2^53 (rejection on bit_length(n) bits).
+   * n <= 0 throws (CPython 3.11 loops forever on n == 0; it is never called that way by the public API).
+   */
+  randbelow(n: number): number {
+    if (!(n > 0) || !Number.isInteger(n) || n > 9007199254740992) throw new Error(`PyRandom.randbelow: n must be an integer in (0, 2^53], got ${n}`);
+    const k = bitLength(n);
+    if (k <= 32) {
+      const sh = 32 - k;
+      let r = this.gen.next() >>> sh;
+      while (r >= n) r = this.gen.next() >>> sh;
+      return r;
+    }
+    // two words, least significant first (CPython getrandbits); exact for every accepted r < n <= 2^53
+    const sh = 64 - k;
+    let r = (this.gen.next() >>> 0) + (this.gen.next() >>> sh) * 4294967296;
+    while (r >= n) r = (this.gen.next() >>> 0) + (this.gen.next() >>> sh) * 4294967296;
+    return r;
+  }
+
+  /** `randrange(start, stop?, step=1)` with CPython 3.11's integer semantics and error messages. */
+  randrange(start: number, stop?: number, step = 1): number {
+    if (!Number.isInteger(start)) throw new Error('ValueError: non-integer arg 1 for randrange()');
+    if (stop === undefined) {
+      if (step !== 1) throw new Error('TypeError: Missing a non-None stop argument');
+      if (start > 0) return this.randbelow(start);
+      throw new Error('ValueError: empty range for randrange()');
+    }
+    if (!Number.isInteger(stop)) throw new Error('ValueError: non-integer stop for randrange()');
+    if (!Number.isInteger(step)) throw new Error('ValueError: non-integer step for randrange()');
+    const width = stop - start;
+    if (step === 1) {
+      if (width > 0) return start + this.randbelow(width);
+      throw new Error(`ValueError: empty range for randrange() (${start}, ${stop}, ${width})`);
+    }
+    let n: number;
+    if (step > 0) n = Math.floor((width + step - 1) / step);
+    else if (step < 0) n = Math.floor((width + step + 1) / step);
+    else throw new Error('ValueError: zero step for randrange()');
+    if (n <= 0) throw new Error('ValueError: empty range for randrange()');
+    return start + step * this.randbelow(n);
+  }
+
+  /** `randint(a, b)` = randrange(a, b + 1): uniform integer in [a, b]. */
+  randint(a: number, b: number): number {
+    return this.randrange(a, b + 1);
+  }
+
+  /** `choice(seq)`: seq[randbelow(len(seq))]; IndexError on an empty sequence. */
+  choice<T>(seq: readonly T[]): T {
+    if (seq.length === 0) throw new Error('IndexError: Cannot choose from an empty sequence');
+    return seq[this.randbelow(seq.length)] as T;
+  }
+
+  /** `shuffle(x)` in place: for i from len-1 down to 1, swap x[i] with x[randbelow(i+1)]. */
+  shuffle<T>(x: T[]): void {
+    for (let i = x.length - 1; i > 0; i--) {
+      const j = this.randbelow(i + 1);
+      const t = x[i] as T;
+      x[i] = x[j] as T;
+      x[j] = t;
+    }
+  }
+
+  /** Indices CPython's `sample(range(n), k)` would return (pool branch or set branch, same draws). */
+  sampleIndices(n: number, k: number): number[] {
+    if (!(Number.isInteger(k) && k >= 0 && k <= n)) throw new Error('ValueError: Sample larger than population or is negative');
+    const result = new Array<number>(k);
+    let setsize = 21;
+    if (k > 5) setsize += 4 ** Math.ceil(pyLog(k * 3) / pyLog(4));
+    if (n <= setsize) {
+      const pool = new Array<number>(n);
+      for (let i = 0; i < n; i++) pool[i] = i;
+      for (let i = 0; i < k; i++) {
+        const j = this.randbelow(n - i);
+        result[i] = pool[j] as number;
+        pool[j] = pool[n - i - 1] as number;
+      }
+    } else {
+      const selected = new Set<number>();
+      for (let i = 0; i < k; i++) {
+        let j = this.randbelow(n);
+        while (selected.has(j)) j = this.randbelow(n);
+        selected.add(j);
+        result[i] = j;
+      }
+    }
+    return result;
+  }
+
+  /** `sample(population, k, counts=None)`: k unique picks in selection order (CPython 3.11 algorithm). */
+  sample<T>(population: readonly T[], k: number, counts?: readonly number[]): T[] {
+    if (counts !== undefined) {
+      if (counts.length !== population.length) throw new Error('ValueError: The number of counts does not match the population');
+      const cum: number[] = [];
+      let acc = 0;
+      for (const c of counts) {
+        acc += c;
+        cum.push(acc);
+      }
+      const total = cum.pop();
+      if (total === undefined || !Number.isInteger(total)) throw new Error('TypeError: Counts must be integers');
+      if (total <= 0) throw new Error('ValueError: Total of counts must be greater than zero');
+      const sel = this.sampleIndices(total, k);
+      return sel.map((s) => population[bisectRight(cum, s, 0, cum.length)] as T);
+    }
+    return this.sampleIndices(population.length, k).map((i) => population[i] as T);
+  }
+
+  /** `choices(population, weights=None, *, cum_weights=None, k=1)` (CPython 3.11 algorithm). */
+  choices<T>(population: readonly T[], weights?: readonly number[] | null, cumWeights?: readonly number[] | null, k = 1): T[] {
+    const n = population.length;
+    let cum: readonly number[];
+    if (cumWeights == null) {
+      if (weights == null) {
+        const out: T[] = [];
+        for (let i = 0; i < k; i++) out.push(population[Math.floor(this.random() * n)] as T);
+        return out;
+      }
+      const acc: number[] = [];
+      let s = 0;
+      for (const w of weights) {
+        s += w;
+        acc.push(s);
+      }
+      cum = acc;
+    } else {
+      if (weights != null) throw new Error('TypeError: Cannot specify both weights and cumulative weights');
+      cum = cumWeights;
+    }
+    if (cum.length !== n) throw new Error('ValueError: The number of weights does not match the population');
+    const total = (cum[n - 1] as number) + 0.0;
+    if (total <= 0.0) throw new Error('ValueError: Total of weights must be greater than zero');
+    if (!Number.isFinite(total)) throw new Error('ValueError: Total of weights must be finite');
+    const hi = n - 1;
+    const out: T[] = [];
+    for (let i = 0; i < k; i++) out.push(population[bisectRight(cum, this.random() * total, 0, hi)] as T);
+    return out;
+  }
+
+  /** `uniform(a, b)` = a + (b - a) * random(). */
+  uniform(a: number, b: number): number {
+    return a + (b - a) * this.random();
+  }
+
+  /** `triangular(low=0, high=1, mode=None)`; returns low when high == low and a mode is given (ZeroDivisionError path). */
+  triangular(low = 0.0, high = 1.0, mode: number | null = null): number {
+    let u = this.random();
+    let c: number;
+    if (mode === null) c = 0.5;
+    else {
+      const d = high - low;
+      if (d === 0) return low;
+      c = (mode - low) / d;
+    }
+    if (u > c) {
+      u = 1.0 - u;
+      c = 1.0 - c;
+      const t = low;
+      low = high;
+      high = t;
+    }
+    return low + (high - low) * pySqrt(u * c);
+  }
+
+  /** `normalvariate(mu=0, sigma=1)`: Kinderman-Monahan ratio-of-uniforms with NV_MAGICCONST. */
+  normalvariate(mu = 0.0, sigma = 1.0): number {
+    let z: number;
+    for (;;) {
+      const u1 = this.random();
+      const u2 = 1.0 - this.random();
+      z = (NV_MAGICCONST * (u1 - 0.5)) / u2;
+      const zz = (z * z) / 4.0;
+      if (zz <= -pyLog(u2)) break;
+    }
+    return mu + z * sigma;
+  }
+
+  /** `gauss(mu=0, sigma=1)`: Box-Muller with CPython's cached second deviate (`gauss_next`). */
+  gauss(mu = 0.0, sigma = 1.0): number {
+    let z = this.gaussNext;
+    this.gaussNext = null;
+    if (z === null) {
+      const x2pi = this.random() * TWOPI;
+      const g2rad = pySqrt(-2.0 * pyLog(1.0 - this.random()));
+      z = pyCos(x2pi) * g2rad;
+      this.gaussNext = pySin(x2pi) * g2rad;
+    }
+    return mu + z * sigma;
+  }
+
+  /** `lognormvariate(mu, sigma)` = exp(normalvariate(mu, sigma)). */
+  lognormvariate(mu: number, sigma: number): number {
+    return pyExp(this.normalvariate(mu, sigma));
+  }
+
+  /** `expovariate(lambd)` = -log(1 - random()) / lambd. */
+  expovariate(lambd: number): number {
+    if (lambd === 0) throw new Error('ZeroDivisionError: float division by zero');
+    return -pyLog(1.0 - this.random()) / lambd;
+  }
+
+  /** `gammavariate(alpha, beta)`: Cheng (alpha > 1), exponential (alpha == 1), Kennedy-Gentle GS (alpha < 1). */
+  gammavariate(alpha: number, beta: number): number {
+    if (alpha <= 0.0 || beta <= 0.0) throw new Error('ValueError: gammavariate: alpha and beta must be > 0.0');
+    if (alpha > 1.0) {
+      const ainv = pySqrt(2.0 * alpha - 1.0);
+      const bbb = alpha - LOG4;
+      const ccc = alpha + ainv;
+      for (;;) {
+        const u1 = this.random();
+        if (!(1e-7 < u1 && u1 < 0.9999999)) continue;
+        const u2 = 1.0 - this.random();
+        const v = pyLog(u1 / (1.0 - u1)) / ainv;
+        const x = alpha * pyExp(v);
+        const z = u1 * u1 * u2;
+        const r = bbb + ccc * v - x;
+        if (r + SG_MAGICCONST - 4.5 * z >= 0.0 || r >= pyLog(z)) return x * beta;
+      }
+    }
+    if (alpha === 1.0) return -pyLog(1.0 - this.random()) * beta;
+    let x: number;
+    for (;;) {
+      const u = this.random();
+      const b = (E + alpha) / E;
+      const p = b * u;
+      if (p <= 1.0) x = pyPow(p, 1.0 / alpha);
+      else x = -pyLog((b - p) / alpha);
+      const u1 = this.random();
+      if (p > 1.0) {
+        if (u1 <= pyPow(x, alpha - 1.0)) break;
+      } else if (u1 <= pyExp(-x)) break;
+    }
+    return x * beta;
+  }
+
+  /** `betavariate(alpha, beta)` (3.11): y = gamma(alpha, 1); y ? y / (y + gamma(beta, 1)) : 0.0. */
+  betavariate(alpha: number, beta: number): number {
+    const y = this.gammavariate(alpha, 1.0);
+    if (y !== 0) return y / (y + this.gammavariate(beta, 1.0));
+    return 0.0;
+  }
+
+  /** JSON-safe snapshot of the full generator state (restore with {@link setState} or {@link PyRandom.fromState}). */
+  getState(): PyRandomState {
+    const s = this.gen.getState();
+    const mt = new Array<number>(s.length);
+    for (let i = 0; i < s.length; i++) mt[i] = (s[i] as number) >>> 0;
+    return { mt, gaussNext: this.gaussNext };
+  }
+
+  /** Restore a snapshot taken with {@link getState}; the stream continues exactly where it was. */
+  setState(state: PyRandomState): void {
+    if (state.mt.length !== N + 1) throw new Error('PyRandom.setState: bad state length');
+    this.gen = mersenneFromState(state.mt);
+    this.gaussNext = state.gaussNext;
+  }
+
+  /** New generator positioned at a snapshot taken with {@link getState}. */
+  static fromState(state: PyRandomState): PyRandom {
+    const r = new PyRandom(0);
+    r.setState(state);
+    return r;
+  }
+
+  /** Independent copy with identical state. */
+  clone(): PyRandom {
+    return PyRandom.fromState(this.getState());
+  }
+}

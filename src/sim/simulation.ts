@@ -1,0 +1,388 @@
+/**
+ * A running YC-Bench company: world seeding (the reference's `sim init`), free-text command execution
+ * with the reference's JSON results and errors, storage quantization at each command boundary, and
+ * exact snapshot/restore to plain JSON.
+ */
+import { createHash } from 'node:crypto';
+import { split as shlexSplit } from 'shlex';
+import type { ExperimentConfig } from '../config/types.js';
+import { addYears, makeInstant, parseIsoDate, US_PER_HOUR } from './calendar.js';
+import * as H from './commands/handlers.js';
+import { CommandError } from './commands/handlers.js';
+import { parseArgv, type CommandSpec, type ParsedOptions } from './commands/spec.js';
+import { D, DZERO, Dec } from './decimal.js';
+import { insertEvent, quantizeState, type Out } from './engine.js';
+import { pyFormatFixed } from './pyfloat.js';
+import { parseTyped, pyJsonDumps, toPlain } from './pyjson.js';
+import { DOMAINS, DOMAINS_ALPHA, type Domain, type SimState, type Task } from './types.js';
+import { FIXED_WORLD_SEED, generateClients, generateEmployees, generateTasks } from './world.js';
+
+/** Options of a new simulation (defaults come from the preset's `[sim]` table). */
+export interface SimOptions {
+  seed: number;
+  /** ISO date `YYYY-MM-DD`; the simulation starts at 09:00. */
+  startDate?: string;
+  companyName?: string;
+  horizonYears?: number;
+}
+
+/** Result of one command: exit code (0 ok, 1 rejected, 2 usage), JSON value and the exact text printed. */
+export interface CommandResult {
+  readonly exit: number;
+  /** The JSON result with Python float tags (see `PyFloat`); `null` for `--help`. */
+  readonly value: Out;
+  /** What the reference CLI prints on stdout. */
+  readonly text: string;
+  /** True when the command was accepted and applied. */
+  readonly ok: boolean;
+  /** Verb (`group name`) that was recognised, or null. */
+  readonly verb: string | null;
+}
+
+/** Limits protecting a long-running environment (not part of the reference). */
+export interface SimLimits {
+  /** Maximum command line length in characters. */
+  maxCommandChars: number;
+  /** Maximum scratchpad size in characters. */
+  maxScratchpadChars: number;
+}
+
+/** Default limits: far above anything the benchmark needs. */
+export const DEFAULT_LIMITS: SimLimits = { maxCommandChars: 65_536, maxScratchpadChars: 262_144 };
+
+function uuidHex(seed: number, kind: string, id: number): string {
+  const h = createHash('sha256').update(`ycgym:${seed}:${kind}:${id}`).digest('hex');
+  const v = ((parseInt(h[16] as string, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${v}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** A simulated company driven by agent commands. */
+export class Simulation {
+  readonly cfg: ExperimentConfig;
+  readonly state: SimState;
+  readonly limits: SimLimits;
+  private byTitle = new Map<string, number[]>();
+  private uuidCache = new Map<string, string>();
+
+  private constructor(cfg: ExperimentConfig, state: SimState, limits: SimLimits) {
+    this.cfg = cfg;
+    this.state = state;
+    this.limits = limits;
+    for (const t of state.tasks) this.indexTitle(t);
+  }
+
+  /** Seed a new world exactly as the reference's `sim init` does. */
+  static create(cfg: ExperimentConfig, opts: SimOptions, limits: SimLimits = DEFAULT_LIMITS): Simulation {
+    const w = cfg.world;
+    const startIso = opts.startDate ?? cfg.sim.start_date;
+    const day = parseIsoDate(startIso);
+    if (day === null) throw new Error(`Invalid start date: ${startIso}. Use YYYY-MM-DD.`);
+    const start = day + 9 * US_PER_HOUR;
+    const horizonEnd = addYears(start, opts.horizonYears ?? cfg.sim.horizon_years);
+    const genEmps = generateEmployees(FIXED_WORLD_SEED, w.num_employees, w);
+    if (genEmps.length === 0) throw new Error('employee_count must be positive');
+    if (w.num_market_tasks <= 0) throw new Error('market_task_count must be positive');
+    const genClients = generateClients(FIXED_WORLD_SEED, w.num_clients, w);
+    const market = generateTasks(
+      opts.seed,
+      w.num_market_tasks,
+      w,
+      genClients.length > 0 ? genClients.map((c) => c.specialty_domains) : null,
+      genClients.length > 0 ? genClients.map((c) => c.reward_multiplier) : null,
+    );
+    const p0 = D(pyFormatFixed(w.initial_prestige_level, 3));
+    const prestige = {} as Record<Domain, Dec>;
+    for (const d of DOMAINS) prestige[d] = p0;
+    const tasks: Task[] = market.map((g, slot) => ({
+      id: slot,
+      title: g.title,
+      clientId: genClients.length > 0 ? g.client_index % genClients.length : null,
+      status: 'market',
+      requiredPrestige: g.required_prestige,
+      rewardCents: g.reward_funds_cents,
+      rewardPrestigeDelta: D(pyFormatFixed(g.reward_prestige_delta, 3)),
+      skillBoostPct: D(pyFormatFixed(g.skill_boost_pct, 4)),
+      acceptedAt: null,
+      deadline: null,
+      completedAt: null,
+      success: null,
+      milestonePct: 0,
+      requiredTrust: g.required_trust,
+      advertisedRewardCents: null,
+      marketSlot: slot,
+      owned: false,
+      reqs: DOMAINS_ALPHA.filter((d) => g.requirements.some(([dd]) => dd === d)).map((d) => ({
+        domain: d,
+        required: D((g.requirements.find(([dd]) => dd === d) as [Domain, number])[1]),
+        completed: DZERO,
+      })),
+      assignments: [],
+    }));
+    const state: SimState = {
+      seed: opts.seed,
+      companyName: opts.companyName ?? cfg.sim.company_name,
+      startTime: start,
+      horizonEnd,
+      simTime: start,
+      fundsCents: w.initial_funds_cents,
+      initialFundsCents: w.initial_funds_cents,
+      prestige,
+      employees: genEmps.map((e, i) => {
+        const rates = {} as Record<Domain, Dec>;
+        for (const d of DOMAINS) rates[d] = D(pyFormatFixed(e.rates[d], 4));
+        return { id: i, name: e.name, tier: e.tier, salaryCents: e.salary_cents, rates };
+      }),
+      clients: genClients.map((c, i) => ({
+        id: i,
+        name: c.name,
+        rewardMultiplier: c.reward_multiplier,
+        tier: c.tier,
+        specialties: [...c.specialty_domains],
+        loyalty: c.loyalty,
+        trust: D('0.000'),
+      })),
+      tasks,
+      events: [],
+      nextEventSeq: 0,
+      ledger: [],
+      scratchpad: '',
+      replacementSerial: 0,
+    };
+    insertEvent(state, 'horizon_end', horizonEnd, null, null, 'horizon_end');
+    return new Simulation(cfg, state, limits);
+  }
+
+  private indexTitle(t: Task): void {
+    const ids = this.byTitle.get(t.title);
+    if (ids) ids.push(t.id);
+    else this.byTitle.set(t.title, [t.id]);
+  }
+
+  /** Deterministic UUID of an entity (stable for a seed; the reference's are random uuid4s). */
+  uuid(kind: string, id: number): string {
+    const key = `${kind}:${id}`;
+    let u = this.uuidCache.get(key);
+    if (u === undefined) {
+      u = uuidHex(this.state.seed, kind, id);
+      this.uuidCache.set(key, u);
+    }
+    return u;
+  }
+
+  private fromUuid(kind: 'task' | 'employee', hex: string): number | null {
+    const n = kind === 'task' ? this.state.tasks.length : this.state.employees.length;
+    for (let i = 0; i < n; i++) if (this.uuid(kind, i).replace(/-/g, '') === hex) return i;
+    return null;
+  }
+
+  private handlerCtx(): H.HandlerCtx {
+    return { state: this.state, cfg: this.cfg, uuid: (k, i) => this.uuid(k, i), fromUuid: (k, h) => this.fromUuid(k, h) };
+  }
+
+  /** Run one command line (with or without the `yc-bench` prefix). Never throws for bad input. */
+  execute(line: string): CommandResult {
+    if (typeof line !== 'string') return this.usage('Command must be a string.', null);
+    if (line.length > this.limits.maxCommandChars) {
+      return this.usage(`Command too long: ${line.length} characters (limit ${this.limits.maxCommandChars}).`, null);
+    }
+    let argv: string[];
+    try {
+      argv = shlexSplit(line);
+    } catch (e) {
+      return this.usage(`Could not parse command: ${(e as Error).message}`, null);
+    }
+    if (argv[0] === 'yc-bench') argv = argv.slice(1);
+    const parsed = parseArgv(argv);
+    if (parsed.kind === 'help') return { exit: 0, value: null, text: parsed.text, ok: true, verb: null };
+    if (parsed.kind === 'usage') return this.usage(parsed.message, null, parsed.usage);
+    return this.run(parsed.spec, parsed.opts);
+  }
+
+  private usage(message: string, verb: string | null, usage?: string): CommandResult {
+    const value: Out = { error: message };
+    return { exit: 2, value, text: usage ? `${usage}\n\nError: ${message}` : `Error: ${message}`, ok: false, verb };
+  }
+
+  private run(spec: CommandSpec, opts: ParsedOptions): CommandResult {
+    const verb = `${spec.group} ${spec.name}`;
+    const ctx = this.handlerCtx();
+    try {
+      const value = this.dispatch(ctx, spec, opts);
+      if (spec.mutates) quantizeState(this.state);
+      return { exit: 0, value, text: pyJsonDumps(value, 2), ok: true, verb };
+    } catch (e) {
+      if (e instanceof CommandError) {
+        const value: Out = { error: e.message };
+        return { exit: e.exit, value, text: pyJsonDumps(value, null), ok: false, verb };
+      }
+      throw e;
+    }
+  }
+
+  private dispatch(ctx: H.HandlerCtx, spec: CommandSpec, opts: ParsedOptions): { [k: string]: Out } {
+    switch (`${spec.group} ${spec.name}`) {
+      case 'sim init':
+        return H.simInit();
+      case 'sim resume':
+        return H.simResume(ctx);
+      case 'company status':
+        return H.companyStatus(ctx);
+      case 'employee list':
+        return H.employeeList(ctx);
+      case 'market browse':
+        return H.marketBrowse(ctx, opts);
+      case 'task accept':
+        return H.taskAccept(ctx, opts, this.byTitle, (t) => {
+          this.state.tasks.push(t);
+          this.indexTitle(t);
+        });
+      case 'task assign':
+        return H.taskAssign(ctx, opts, this.byTitle);
+      case 'task assign-all':
+        return H.taskAssignAll();
+      case 'task dispatch':
+        return H.taskDispatch(ctx, opts, this.byTitle);
+      case 'task list':
+        return H.taskList(ctx, opts);
+      case 'task inspect':
+        return H.taskInspect(ctx, opts, this.byTitle);
+      case 'task cancel':
+        return H.taskCancel(ctx, opts, this.byTitle);
+      case 'finance ledger':
+        return H.financeLedger(ctx, opts);
+      case 'report monthly':
+        return H.reportMonthly(ctx, opts);
+      case 'client list':
+        return H.clientList(ctx);
+      case 'client history':
+        return H.clientHistory(ctx);
+      case 'scratchpad read':
+      case 'scratchpad write':
+      case 'scratchpad append':
+      case 'scratchpad clear': {
+        const content = opts['content'];
+        if (typeof content === 'string') {
+          const size = spec.name === 'append' && this.state.scratchpad ? this.state.scratchpad.length + 1 + content.length : content.length;
+          if (size > this.limits.maxScratchpadChars) {
+            throw new CommandError(`Scratchpad would exceed ${this.limits.maxScratchpadChars} characters (${size}); nothing was changed.`);
+          }
+        }
+        return H.scratchpad(ctx, spec.name, opts);
+      }
+      default:
+        throw new CommandError(`Unknown command: ${spec.group} ${spec.name}`, 2);
+    }
+  }
+
+  /** Plain-JSON snapshot of the whole simulation (config included); `restore` continues it exactly. */
+  snapshot(): SimSnapshot {
+    const s = this.state;
+    const dec = (d: Dec) => d.toString();
+    return {
+      format: 'ycgym-sim',
+      version: 1,
+      config: this.cfg,
+      state: {
+        seed: s.seed,
+        companyName: s.companyName,
+        startTime: s.startTime,
+        horizonEnd: s.horizonEnd,
+        simTime: s.simTime,
+        fundsCents: s.fundsCents,
+        initialFundsCents: s.initialFundsCents,
+        prestige: Object.fromEntries(DOMAINS.map((d) => [d, dec(s.prestige[d])])),
+        employees: s.employees.map((e) => ({ ...e, rates: Object.fromEntries(DOMAINS.map((d) => [d, dec(e.rates[d])])) })),
+        clients: s.clients.map((c) => ({ ...c, specialties: [...c.specialties], trust: dec(c.trust) })),
+        tasks: s.tasks.map((t) => ({
+          ...t,
+          rewardPrestigeDelta: dec(t.rewardPrestigeDelta),
+          skillBoostPct: dec(t.skillBoostPct),
+          reqs: t.reqs.map((r) => ({ domain: r.domain, required: dec(r.required), completed: dec(r.completed) })),
+          assignments: t.assignments.map((a) => ({ ...a })),
+        })),
+        events: s.events.map((e) => ({ ...e })),
+        nextEventSeq: s.nextEventSeq,
+        ledger: s.ledger.map((l) => ({ ...l })),
+        scratchpad: s.scratchpad,
+        replacementSerial: s.replacementSerial,
+      },
+    };
+  }
+
+  /** Rebuild a simulation from `snapshot()` output (also after a JSON round trip). */
+  static restore(snap: SimSnapshot, limits: SimLimits = DEFAULT_LIMITS): Simulation {
+    if (snap.format !== 'ycgym-sim' || snap.version !== 1) throw new Error('not a ycgym simulation snapshot (format ycgym-sim, version 1)');
+    const s = snap.state;
+    const rec = (o: Record<string, string>) => {
+      const r = {} as Record<Domain, Dec>;
+      for (const d of DOMAINS) r[d] = D(o[d] as string);
+      return r;
+    };
+    const state: SimState = {
+      seed: s.seed,
+      companyName: s.companyName,
+      startTime: s.startTime,
+      horizonEnd: s.horizonEnd,
+      simTime: s.simTime,
+      fundsCents: s.fundsCents,
+      initialFundsCents: s.initialFundsCents,
+      prestige: rec(s.prestige),
+      employees: s.employees.map((e) => ({ ...e, rates: rec(e.rates) })),
+      clients: s.clients.map((c) => ({ ...c, specialties: [...c.specialties] as Domain[], trust: D(c.trust) })),
+      tasks: s.tasks.map((t) => ({
+        ...t,
+        rewardPrestigeDelta: D(t.rewardPrestigeDelta),
+        skillBoostPct: D(t.skillBoostPct),
+        reqs: t.reqs.map((r) => ({ domain: r.domain as Domain, required: D(r.required), completed: D(r.completed) })),
+        assignments: t.assignments.map((a) => ({ ...a })),
+      })) as Task[],
+      events: s.events.map((e) => ({ ...e })) as SimState['events'],
+      nextEventSeq: s.nextEventSeq,
+      ledger: s.ledger.map((l) => ({ ...l })) as SimState['ledger'],
+      scratchpad: s.scratchpad,
+      replacementSerial: s.replacementSerial,
+    };
+    return new Simulation(snap.config, state, limits);
+  }
+
+  /** An independent copy continuing identically. */
+  clone(): Simulation {
+    return Simulation.restore(this.snapshot(), this.limits);
+  }
+}
+
+/** JSON snapshot of a simulation. Decimals are strings; instants are µs since epoch. */
+export interface SimSnapshot {
+  format: 'ycgym-sim';
+  version: 1;
+  config: ExperimentConfig;
+  state: {
+    seed: number;
+    companyName: string;
+    startTime: number;
+    horizonEnd: number;
+    simTime: number;
+    fundsCents: number;
+    initialFundsCents: number;
+    prestige: Record<string, string>;
+    employees: { id: number; name: string; tier: string; salaryCents: number; rates: Record<string, string> }[];
+    clients: { id: number; name: string; rewardMultiplier: number; tier: string; specialties: string[]; loyalty: number; trust: string }[];
+    tasks: (Omit<Task, 'rewardPrestigeDelta' | 'skillBoostPct' | 'reqs'> & {
+      rewardPrestigeDelta: string;
+      skillBoostPct: string;
+      reqs: { domain: string; required: string; completed: string }[];
+    })[];
+    events: SimState['events'];
+    nextEventSeq: number;
+    ledger: SimState['ledger'];
+    scratchpad: string;
+    replacementSerial: number;
+  };
+}
+
+/** Plain JSON of a command result value (floats as numbers). */
+export function plainValue(r: CommandResult): unknown {
+  return toPlain(r.value);
+}
+
+export { parseTyped, makeInstant };

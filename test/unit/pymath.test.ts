@@ -1,0 +1,210 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { fma, glibcCos, glibcExp, glibcLog, glibcPow, glibcSin, pyCos, pyExp, pyLog, pyPow, pySin } from '../../src/sim/pymath.js';
+import { PyRandom, TWOPI } from '../../src/sim/rng.js';
+
+type Fn = 'log' | 'exp' | 'pow' | 'sin' | 'cos';
+interface MathVectors {
+  n: number;
+  functions: Record<Fn, { seed: number; sha256: string; first: number[][] }>;
+  edge: { fn: Fn; args: number[]; value?: number | string; error?: string }[];
+}
+
+const V = JSON.parse(readFileSync(new URL('../fixtures/py/math-vectors.json', import.meta.url), 'utf8')) as MathVectors;
+
+const PY: Record<Fn, (x: number, y: number) => number> = {
+  log: (x) => pyLog(x),
+  exp: (x) => pyExp(x),
+  pow: (x, y) => pyPow(x, y),
+  sin: (x) => pySin(x),
+  cos: (x) => pyCos(x),
+};
+
+const F64 = new Float64Array(1);
+const U32 = new Uint32Array(F64.buffer);
+const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+/** Exact 2^e for -1022 <= e <= 1023. */
+function pow2(e: number): number {
+  U32[LE ? 1 : 0] = (e + 1023) << 20;
+  U32[LE ? 0 : 1] = 0;
+  return F64[0] as number;
+}
+
+/** Mirror of gen_vectors.py math_inputs(): identical draws, exact float ops only. */
+function mathInputs(fn: Fn, r: PyRandom, n: number): [number, number][] {
+  const xs: [number, number][] = [];
+  for (let i = 0; i < n; i++) {
+    const k = i % 5;
+    if (fn === 'log') {
+      let x: number;
+      if (k === 0) x = 1.0 - r.random();
+      else if (k === 1) {
+        const u = r.random();
+        x = u > 0.0 ? u / (1.0 - u) : 1.0;
+      } else if (k === 2) x = 0.9 + 0.2 * r.random();
+      else if (k === 3) {
+        const a = 1.0 - r.random();
+        x = a * pow2(r.randint(-1000, 1000));
+      } else x = r.randint(1, 10 ** 6);
+      xs.push([x, 0]);
+    } else if (fn === 'exp') {
+      let x: number;
+      if (k === 0) x = (r.random() - 0.5) * 40.0;
+      else if (k === 1) x = -r.random() * 750.0;
+      else if (k === 2) x = r.random() * 709.0;
+      else if (k === 3) x = -(1.0 - r.random()) * 30.0;
+      else x = (r.random() - 0.5) * 1e-3;
+      xs.push([x, 0]);
+    } else if (fn === 'pow') {
+      let x: number;
+      let y: number;
+      if (k === 0) {
+        x = r.random() * 1.5;
+        y = 1.0 / (r.random() * 0.99 + 0.01);
+      } else if (k === 1) {
+        x = r.random() * 10.0;
+        y = r.random() * 2.0 - 1.0;
+      } else if (k === 2) {
+        x = r.random() * 1e6;
+        y = (r.random() - 0.5) * 8.0;
+      } else if (k === 3) {
+        x = 1.0 + (r.random() - 0.5) * 1e-3;
+        y = (r.random() - 0.5) * 1e5;
+      } else {
+        x = r.random() * 3.0;
+        y = r.randint(-30, 30);
+      }
+      if (x === 0.0) x = 0.5;
+      xs.push([x, y]);
+    } else {
+      let x: number;
+      if (k === 0 || k === 1) x = r.random() * TWOPI;
+      else if (k === 2) x = (r.random() - 0.5) * 200.0;
+      else if (k === 3) x = (r.random() - 0.5) * 2e9;
+      else {
+        const a = r.random() - 0.5;
+        x = a * pow2(r.randint(-40, 60));
+      }
+      xs.push([x, 0]);
+    }
+  }
+  return xs;
+}
+
+function shaFloats(xs: readonly number[]): string {
+  const b = Buffer.alloc(8 * xs.length);
+  xs.forEach((x, i) => b.writeDoubleLE(x, 8 * i));
+  return createHash('sha256').update(b).digest('hex');
+}
+
+/** Exact a*b + c rounded once, via BigInt rationals (reference for the software fma). */
+function exactFma(a: number, b: number, c: number): number {
+  const dec = (x: number): [bigint, number] => {
+    const dv = new DataView(new ArrayBuffer(8));
+    dv.setFloat64(0, x);
+    const bits = dv.getBigUint64(0);
+    const be = Number((bits >> 52n) & 0x7ffn);
+    let m = bits & ((1n << 52n) - 1n);
+    if (be !== 0) m |= 1n << 52n;
+    return [x < 0 ? -m : m, be === 0 ? -1074 : be - 1075];
+  };
+  const [ma, ea] = dec(a);
+  const [mb, eb] = dec(b);
+  const [mc, ec] = dec(c);
+  const e = Math.min(ea + eb, ec);
+  const s = ((ma * mb) << BigInt(ea + eb - e)) + (mc << BigInt(ec - e));
+  if (s === 0n) return a * b + c;
+  // round s * 2^e to 53 bits, half-even (results here are normal)
+  const neg = s < 0n;
+  let m = neg ? -s : s;
+  let ee = e;
+  const len = m.toString(2).length;
+  if (len > 53) {
+    const sh = BigInt(len - 53);
+    const q = m >> sh;
+    const rem = m - (q << sh);
+    const half = 1n << (sh - 1n);
+    m = rem > half || (rem === half && (q & 1n) === 1n) ? q + 1n : q;
+    ee += len - 53;
+  }
+  const v = Number(m) * 2 ** ee;
+  return neg ? -v : v;
+}
+
+describe('software fma', () => {
+  it('is exactly rounded (vs BigInt) on random, cancelling and tie-prone inputs', () => {
+    const r = new PyRandom(7);
+    let n = 0;
+    for (let i = 0; i < 20000; i++) {
+      const a = (r.random() - 0.5) * 2 ** r.randint(-30, 30);
+      const b = (r.random() - 0.5) * 2 ** r.randint(-30, 30);
+      const kind = i % 4;
+      let c: number;
+      if (kind === 0) c = (r.random() - 0.5) * 2 ** r.randint(-60, 60);
+      else if (kind === 1) c = -(a * b); // catastrophic cancellation: result is the product's rounding error
+      else if (kind === 2) c = -(a * b) * (1 + 2 ** -52 * r.randint(-4, 4));
+      else c = r.randint(-(2 ** 30), 2 ** 30) * 2 ** -20;
+      expect(fma(a, b, c)).toBe(exactFma(a, b, c));
+      n++;
+    }
+    expect(n).toBe(20000);
+    expect(fma(0.1, 10, -1)).toBe(5.551115123125783e-17);
+    expect(fma(1 + 2 ** -30, 1 + 2 ** -30, -1)).toBe(2 ** -29 + 2 ** -60); // plain a*b+c loses 2^-60
+    expect(fma(2 ** 600, 2 ** 600, -Infinity)).toBe(-Infinity);
+    expect(fma(1.5e308, 2, -1.7e308)).toBe(exactFma(1.5e308, 2, -1.7e308)); // a*b overflows, result does not
+    expect(fma(1.5e308, 2, -1.7e308)).toBeCloseTo(1.3e308, -300);
+    expect(fma(2 ** -600, 2 ** -500, 2 ** -1000)).toBe(2 ** -1000);
+  });
+});
+
+describe('glibc libm ports vs CPython 3.11 math / ** (x86_64 glibc 2.36, FMA variants)', () => {
+  for (const fn of ['log', 'exp', 'pow', 'sin', 'cos'] as const) {
+    const spec = V.functions[fn];
+    it(`${fn}: ${V.n} inputs bit-exact (sha256) + first 200 verbatim`, () => {
+      const ins = mathInputs(fn, new PyRandom(spec.seed), V.n);
+      spec.first.forEach((row, i) => {
+        const [x, y] = ins[i] as [number, number];
+        expect(x).toBe(row[0]);
+        if (fn === 'pow') expect(y).toBe(row[1]);
+        const want = row[row.length - 1] as number;
+        expect(PY[fn](x, y), `${fn}(${x}${fn === 'pow' ? `, ${y}` : ''})`).toBe(want);
+      });
+      const outs = ins.map(([x, y]) => PY[fn](x, y));
+      expect(shaFloats(outs)).toBe(spec.sha256);
+    });
+  }
+
+  it('edge cases (values, infinities, errors)', () => {
+    for (const e of V.edge) {
+      const [x, y] = [e.args[0] as number, e.args[1] ?? 0];
+      let got: number | string;
+      try {
+        got = PY[e.fn](x, y);
+      } catch (err) {
+        const msg = (err as Error).message;
+        got = `error:${msg.includes('complex') ? 'TypeError' : msg.split(':')[0]}`;
+      }
+      const want = e.error !== undefined ? `error:${e.error}` : e.value;
+      const gotNorm = typeof got === 'number' && !Number.isFinite(got) ? (got !== got ? 'nan' : got > 0 ? 'inf' : '-inf') : got;
+      expect(gotNorm, `${e.fn}(${e.args.join(', ')})`).toStrictEqual(want);
+    }
+  });
+
+  it('raw glibc functions keep IEEE special values', () => {
+    expect(glibcLog(0)).toBe(-Infinity);
+    expect(glibcLog(-1)).toBeNaN();
+    expect(glibcLog(Infinity)).toBe(Infinity);
+    expect(glibcLog(1)).toBe(0);
+    expect(glibcExp(-Infinity)).toBe(0);
+    expect(glibcExp(1000)).toBe(Infinity);
+    expect(glibcExp(-1000)).toBe(0);
+    expect(glibcPow(2, 0.5)).toBe(Math.SQRT2);
+    expect(glibcPow(-2, 3)).toBe(-8);
+    expect(glibcPow(-2, 0.5)).toBeNaN();
+    expect(glibcPow(0, -1)).toBe(Infinity);
+    expect(glibcSin(Infinity)).toBeNaN();
+    expect(glibcCos(NaN)).toBeNaN();
+    expect(Object.is(glibcSin(-0), -0)).toBe(true);
+  });
+});

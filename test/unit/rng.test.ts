@@ -1,0 +1,329 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  E,
+  LOG4,
+  NV_MAGICCONST,
+  PyRandom,
+  SG_MAGICCONST,
+  TWOPI,
+  mtStateFromKey,
+  seedKey,
+  stream,
+  streamSeed,
+} from '../../src/sim/rng.js';
+
+interface Seq {
+  seed: string;
+  random: number[];
+}
+interface RandomVectors {
+  seeds: Seq[];
+  strSeed: Seq;
+  random1000: Seq[];
+  streamSeed: { runSeed: number | string; key: string; seed: string; random: number[] }[];
+  getrandbits: { seed: number; ks: number[]; values: number[] };
+  getrandbitsBig: { seed: number; ks: number[]; values: string[] };
+  randbelow: { seed: number; ns: number[]; values: number[] };
+  randrange: { seed: number; calls: { fn: 'randrange' | 'randint'; args: number[]; value: number }[] };
+  shuffle: { seed: number; ns: number[]; results: number[][] };
+  sample: {
+    seed: number;
+    cases: { n: number; k: number; result: number[] }[];
+    countsPop: string[];
+    counts: number[];
+    countsK: number;
+    countsResult: string[];
+  };
+  choice: { seed: number; population: string[]; results: string[] };
+  choices: { seed: number; results: string[][] };
+  triangular: { seed: number; cases: { args: number[]; values: number[] }[] };
+  uniform: { seed: number; values: number[] };
+  gauss: { seed: number; std: number[]; scaled: number[]; mixed: number[]; gaussNextAfter: number | null };
+  normalvariate: { seed: number; values: number[] };
+  lognormvariate: { seed: number; values: number[] };
+  expovariate: { seed: number; values: number[] };
+  gammavariate: { alpha: number; beta: number; seed: number; values: number[] }[];
+  betavariate: { alpha: number; beta: number; seed: number; values: number[] }[];
+  errors: Record<string, string | null>;
+  snapshot: { seed: number; skipRandom: number; gaussNext: number; next: number[] };
+  constants: Record<'NV_MAGICCONST' | 'LOG4' | 'SG_MAGICCONST' | 'TWOPI' | 'E', number>;
+}
+
+const V = JSON.parse(readFileSync(new URL('../fixtures/py/random-vectors.json', import.meta.url), 'utf8')) as RandomVectors;
+
+/** Exact (===, or same -0/+0) comparison of whole sequences, reporting the first mismatch. */
+function expectSeq(got: readonly number[], want: readonly number[], label: string): void {
+  expect(got.length, `${label} length`).toBe(want.length);
+  for (let i = 0; i < want.length; i++) {
+    if (!Object.is(got[i], want[i])) expect(got[i], `${label}[${i}]`).toBe(want[i]);
+  }
+}
+
+function draw(n: number, f: () => number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) out.push(f());
+  return out;
+}
+
+describe('seeding (init_genrand + init_by_array)', () => {
+  it('splits int seeds into 32-bit words, least significant first, abs() like CPython', () => {
+    expect(seedKey(0)).toEqual([0]);
+    expect(seedKey(1)).toEqual([1]);
+    expect(seedKey(2 ** 32 - 1)).toEqual([0xffffffff]);
+    expect(seedKey(2 ** 32)).toEqual([0, 1]);
+    expect(seedKey(2n ** 63n + 5n)).toEqual([5, 0x80000000]);
+    expect(seedKey(-7)).toEqual([7]);
+  });
+
+  it('produces the known MT19937 init_by_array state (reference key 0x123,0x234,0x345,0x456)', () => {
+    // mt19937ar.c reference: first outputs of init_by_array({0x123,0x234,0x345,0x456}) are 1067595299 955945823 477289528
+    const mt = mtStateFromKey([0x123, 0x234, 0x345, 0x456]);
+    const temper = (y0: number): number => {
+      let y = y0;
+      y ^= y >>> 11;
+      y ^= (y << 7) & 0x9d2c5680;
+      y ^= (y << 15) & 0xefc60000;
+      y ^= y >>> 18;
+      return y >>> 0;
+    };
+    expect([0, 1, 2].map((i) => temper(mt[i] as number))).toEqual([1067595299, 955945823, 477289528]);
+  });
+
+  for (const s of V.seeds) {
+    it(`Random(${s.seed}): first 20 random()`, () => {
+      const r = new PyRandom(BigInt(s.seed));
+      expectSeq(draw(20, () => r.random()), s.random, `seed ${s.seed}`);
+    });
+  }
+
+  it('str seed (version 2, sha512 expansion)', () => {
+    const r = new PyRandom(V.strSeed.seed);
+    expectSeq(draw(10, () => r.random()), V.strSeed.random, 'str seed');
+  });
+
+  for (const s of V.random1000) {
+    it(`Random(${s.seed}): first 1000 random()`, () => {
+      const r = new PyRandom(BigInt(s.seed));
+      expectSeq(draw(1000, () => r.random()), s.random, `seed ${s.seed}`);
+    });
+  }
+
+  it('number and bigint seeds agree', () => {
+    const a = new PyRandom(123456789);
+    const b = new PyRandom(123456789n);
+    expectSeq(draw(50, () => a.random()), draw(50, () => b.random()), 'number vs bigint');
+  });
+});
+
+describe('streamSeed / stream', () => {
+  it('sha256(f"{runSeed}:{key}")[:8] big-endian, and the stream it seeds', () => {
+    expect(V.streamSeed.length).toBeGreaterThanOrEqual(15);
+    for (const c of V.streamSeed) {
+      expect(streamSeed(c.runSeed, c.key), `${c.runSeed}:${c.key}`).toBe(BigInt(c.seed));
+      const r = stream(c.runSeed, c.key);
+      expectSeq(draw(5, () => r.random()), c.random, `${c.runSeed}:${c.key}`);
+    }
+    expect(streamSeed(1n, '1:task_1')).toBe(streamSeed(1, '1:task_1'));
+    expect(streamSeed('1', '1:task_1')).toBe(streamSeed(1, '1:task_1'));
+  });
+});
+
+describe('integer methods', () => {
+  it('getrandbits(k), k <= 53', () => {
+    const r = new PyRandom(V.getrandbits.seed);
+    expectSeq(V.getrandbits.ks.map((k) => r.getrandbits(k)), V.getrandbits.values, 'getrandbits');
+  });
+
+  it('getrandbitsBig(k), k > 53', () => {
+    const r = new PyRandom(V.getrandbitsBig.seed);
+    expect(V.getrandbitsBig.ks.map((k) => r.getrandbitsBig(k).toString())).toEqual(V.getrandbitsBig.values);
+  });
+
+  it(`_randbelow(n) for ${V.randbelow.ns.length} n up to 2^53`, () => {
+    const r = new PyRandom(V.randbelow.seed);
+    expectSeq(V.randbelow.ns.map((n) => r.randbelow(n)), V.randbelow.values, 'randbelow');
+  });
+
+  it('randrange / randint (steps, negatives, > 2^32 widths)', () => {
+    const r = new PyRandom(V.randrange.seed);
+    for (const c of V.randrange.calls) {
+      const got = c.fn === 'randint' ? r.randint(c.args[0] as number, c.args[1] as number) : r.randrange(c.args[0] as number, c.args[1], c.args[2]);
+      expect(got, `${c.fn}(${c.args.join(', ')})`).toBe(c.value);
+    }
+  });
+
+  it('raises like CPython', () => {
+    const r = new PyRandom(0);
+    expect(() => r.gammavariate(0, 1)).toThrow(V.errors.gamma_alpha0 as string);
+    expect(() => r.gammavariate(1, -1)).toThrow(V.errors.gamma_betaneg as string);
+    expect(() => r.choice([])).toThrow(V.errors.choice_empty as string);
+    expect(() => r.randrange(0)).toThrow(V.errors.randrange_empty as string);
+    expect(() => r.sample([0, 1, 2], 4)).toThrow(V.errors.sample_too_big as string);
+    expect(() => r.randbelow(0)).toThrow();
+  });
+});
+
+describe('sequence methods', () => {
+  it('shuffle (in place)', () => {
+    const r = new PyRandom(V.shuffle.seed);
+    V.shuffle.ns.forEach((n, i) => {
+      const x = Array.from({ length: n }, (_, j) => j);
+      r.shuffle(x);
+      expect(x, `shuffle(range(${n}))`).toEqual(V.shuffle.results[i]);
+    });
+  });
+
+  it('sample: pool branch, set branch (setsize rule) and counts', () => {
+    const r = new PyRandom(V.sample.seed);
+    for (const c of V.sample.cases) {
+      const pop = Array.from({ length: c.n }, (_, j) => j);
+      expect(r.sample(pop, c.k), `sample(range(${c.n}), ${c.k})`).toEqual(c.result);
+    }
+    expect(r.sample(V.sample.countsPop, V.sample.countsK, V.sample.counts)).toEqual(V.sample.countsResult);
+  });
+
+  it('sampleIndices(n, k) equals sample(range(n), k)', () => {
+    const a = new PyRandom(V.sample.seed);
+    const b = new PyRandom(V.sample.seed);
+    for (const c of V.sample.cases) {
+      expect(a.sampleIndices(c.n, c.k)).toEqual(b.sample(Array.from({ length: c.n }, (_, j) => j), c.k));
+    }
+  });
+
+  it('choice', () => {
+    const r = new PyRandom(V.choice.seed);
+    const got: string[] = [];
+    for (let i = 0; i < V.choice.results.length; i++) got.push(r.choice(V.choice.population));
+    expect(got).toEqual(V.choice.results);
+  });
+
+  it('choices (uniform, int weights, float weights, cum_weights)', () => {
+    const r = new PyRandom(V.choices.seed);
+    const letters = 'abcdefghijklmnopqrstuvwxyz'.split('');
+    expect(r.choices(letters, null, null, 20)).toEqual(V.choices.results[0]);
+    expect(r.choices(letters, Array.from({ length: 26 }, (_, i) => i + 1), null, 50)).toEqual(V.choices.results[1]);
+    expect(r.choices(letters.slice(0, 4), [0.1, 0.2, 0.3, 0.4], null, 50)).toEqual(V.choices.results[2]);
+    expect(r.choices(letters.slice(0, 4), null, [1, 1, 5, 10], 50)).toEqual(V.choices.results[3]);
+  });
+});
+
+describe('real-valued distributions (=== against CPython)', () => {
+  it('constants', () => {
+    expect(NV_MAGICCONST).toBe(V.constants.NV_MAGICCONST);
+    expect(LOG4).toBe(V.constants.LOG4);
+    expect(SG_MAGICCONST).toBe(V.constants.SG_MAGICCONST);
+    expect(TWOPI).toBe(V.constants.TWOPI);
+    expect(E).toBe(V.constants.E);
+  });
+
+  it('uniform', () => {
+    const r = new PyRandom(V.uniform.seed);
+    expectSeq(draw(V.uniform.values.length, () => r.uniform(-3.5, 12.25)), V.uniform.values, 'uniform');
+  });
+
+  it('triangular incl. mode == low/high, low == high (ZeroDivisionError path) and reversed bounds', () => {
+    const r = new PyRandom(V.triangular.seed);
+    for (const c of V.triangular.cases) {
+      const [low, high, mode] = c.args;
+      const f = (): number => (c.args.length === 0 ? r.triangular() : r.triangular(low, high, mode ?? null));
+      expectSeq(draw(c.values.length, f), c.values, `triangular(${c.args.join(', ')})`);
+    }
+  });
+
+  it('gauss: 2000 standard draws (cached pairs), scaled, interleaved with random()', () => {
+    const r = new PyRandom(V.gauss.seed);
+    expectSeq(draw(2000, () => r.gauss()), V.gauss.std, 'gauss()');
+    expectSeq(draw(501, () => r.gauss(100.0, 15.0)), V.gauss.scaled, 'gauss(100, 15)');
+    expectSeq(
+      draw(300, (() => {
+        let i = 0;
+        return () => (i++ % 3 ? r.gauss(1.0, 2.0) : r.random());
+      })()),
+      V.gauss.mixed,
+      'mixed',
+    );
+    expect(r.gaussNext).toBe(V.gauss.gaussNextAfter);
+  });
+
+  it('gauss caching: the second call of a pair consumes no randomness', () => {
+    const a = new PyRandom(5);
+    const b = new PyRandom(5);
+    a.gauss();
+    expect(a.gaussNext).not.toBeNull();
+    a.gauss();
+    expect(a.gaussNext).toBeNull();
+    b.random();
+    b.random();
+    expect(a.random()).toBe(b.random());
+  });
+
+  it('normalvariate / lognormvariate / expovariate', () => {
+    let r = new PyRandom(V.normalvariate.seed);
+    expectSeq(draw(V.normalvariate.values.length, () => r.normalvariate(0.5, 2.0)), V.normalvariate.values, 'normalvariate');
+    r = new PyRandom(V.lognormvariate.seed);
+    expectSeq(draw(V.lognormvariate.values.length, () => r.lognormvariate(0.1, 0.5)), V.lognormvariate.values, 'lognormvariate');
+    r = new PyRandom(V.expovariate.seed);
+    expectSeq(draw(V.expovariate.values.length, () => r.expovariate(1.5)), V.expovariate.values, 'expovariate');
+  });
+
+  for (const g of V.gammavariate) {
+    it(`gammavariate(${g.alpha}, ${g.beta}) x ${g.values.length}`, () => {
+      const r = new PyRandom(g.seed);
+      expectSeq(draw(g.values.length, () => r.gammavariate(g.alpha, g.beta)), g.values, `gamma(${g.alpha})`);
+    });
+  }
+
+  for (const b of V.betavariate) {
+    it(`betavariate(${b.alpha}, ${b.beta}) x ${b.values.length}`, () => {
+      const r = new PyRandom(b.seed);
+      expectSeq(draw(b.values.length, () => r.betavariate(b.alpha, b.beta)), b.values, `beta(${b.alpha}, ${b.beta})`);
+    });
+  }
+});
+
+describe('state snapshots', () => {
+  it('getState/setState round-trips through JSON and continues exactly like CPython', () => {
+    const s = V.snapshot;
+    const r = new PyRandom(s.seed);
+    for (let i = 0; i < s.skipRandom; i++) r.random();
+    r.gauss();
+    const snap = JSON.parse(JSON.stringify(r.getState())) as ReturnType<PyRandom['getState']>;
+    expect(snap.gaussNext).toBe(s.gaussNext);
+    const want = s.next;
+    const run = (g: PyRandom): number[] => [g.gauss(), g.gauss(), g.gauss(), ...draw(100, () => g.random())];
+    const restored = PyRandom.fromState(snap);
+    expectSeq(run(restored), want, 'restored');
+    const other = new PyRandom(999);
+    other.setState(snap);
+    expectSeq(run(other), want, 'setState');
+    expectSeq(run(r), want, 'original');
+  });
+
+  it('clone is independent', () => {
+    const a = new PyRandom(77);
+    a.random();
+    const b = a.clone();
+    const xa = draw(10, () => a.random());
+    const xb = draw(10, () => b.random());
+    expectSeq(xb, xa, 'clone');
+  });
+
+  it('a snapshot is plain JSON (625 uint32 words + gaussNext)', () => {
+    const st = new PyRandom(1).getState();
+    expect(st.mt.length).toBe(625);
+    expect(st.mt.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffffffff)).toBe(true);
+    expect(st.gaussNext).toBeNull();
+  });
+});
+
+describe('performance', () => {
+  it('seeds 200 streams quickly', () => {
+    const t0 = performance.now();
+    let acc = 0;
+    for (let i = 0; i < 200; i++) acc += stream(1, `task_${i}`).random();
+    const ms = performance.now() - t0;
+    expect(acc).toBeGreaterThan(0);
+    expect(ms).toBeLessThan(500);
+  });
+});
