@@ -1,0 +1,41 @@
+# The two commands of the README: `make run` (main job) and `make test` (every test). Both install what they need.
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+
+.PHONY: run test install build py-install test-ts test-py bench fuzz clean
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.installed
+
+build: install
+	npm run build
+
+run: build
+	node dist/src/cli/main.js main
+
+$(VENV)/.installed: bindings/python/pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet -e 'bindings/python[test]'
+	@touch $@
+
+py-install: $(VENV)/.installed
+
+test-ts: build
+	npx vitest run
+
+test-py: build py-install
+	YCGYM_NODE_ENTRY=$(CURDIR)/dist/src/cli/main.js $(VPY) -m pytest -q bindings/python/tests
+
+test: test-ts test-py
+
+bench: build
+	node dist/bench/run.js
+
+clean:
+	rm -rf dist node_modules $(VENV)
