@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { ExperimentConfig } from './config/types.js';
 import { PyFloat, type Out } from './sim/engine.js';
-import { parseTyped, pyJsonDumps, typedEqual } from './sim/pyjson.js';
+import { parseTyped, pyJsonDumps, typedEqual, typedFromPlain } from './sim/pyjson.js';
 import { Simulation } from './sim/simulation.js';
 
 /** One recorded reference step. */
@@ -85,7 +85,7 @@ export function replayEpisode(ep: GoldenEpisode, cfg: ExperimentConfig, file: st
   let first: Mismatch | null = null;
   ep.steps.forEach((s, i) => {
     const r = sim.execute(s.cmd);
-    const actual = normalize(r.value);
+    const actual = normalize(typedFromPlain(r.value));
     if (r.exit !== s.exit || !typedEqual(actual, s.out)) {
       mismatches++;
       if (first === null) {

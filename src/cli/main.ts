@@ -51,6 +51,11 @@ function dollars(cents: number): string {
   return `${sign}$${d}.${String(abs % 100).padStart(2, '0')}`;
 }
 
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
+
 const program = new Command();
 program.name('ycgym').description('YC-Bench as a fast, exact, Gym-style environment').version('0.1.0');
 

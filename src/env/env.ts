@@ -7,7 +7,6 @@ import type { ExperimentConfig } from '../config/types.js';
 import { toFloat } from '../sim/decimal.js';
 import type { Out } from '../sim/engine.js';
 import { pyRound } from '../sim/pyfloat.js';
-import { toPlain } from '../sim/pyjson.js';
 import { isoformat } from '../sim/calendar.js';
 import { monthlyPayroll } from '../sim/commands/handlers.js';
 import { Simulation, type SimSnapshot } from '../sim/simulation.js';
@@ -206,7 +205,7 @@ export class Env implements EnvLike {
     const before = sim.state.fundsCents;
     const r = sim.execute(typeof action === 'string' ? action : String(action));
     this.steps++;
-    const events = r.ok && r.verb === 'sim resume' ? (toPlain((r.value as { [k: string]: Out })['wake_events'] as Out) as unknown[]) : [];
+    const events = r.ok && r.verb === 'sim resume' ? ((r.value as { [k: string]: Out })['wake_events'] as unknown[]) : [];
     const rewardCents = sim.state.fundsCents - before;
     const s = sim.state;
     const terminated = s.fundsCents < 0 || s.simTime >= s.horizonEnd;

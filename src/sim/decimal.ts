@@ -22,9 +22,16 @@ export function decFromFloat(x: number): Dec {
   return new Dec(String(x));
 }
 
-/** Python `float(d)`: correctly rounded conversion to a double. */
+const floatCache = new WeakMap<Dec, number>();
+
+/** Python `float(d)`: correctly rounded conversion to a double (memoised: Decimals are immutable). */
 export function toFloat(d: Dec): number {
-  return d.toNumber();
+  let f = floatCache.get(d);
+  if (f === undefined) {
+    f = d.toNumber();
+    floatCache.set(d, f);
+  }
+  return f;
 }
 
 /** Larger of two Decimals; on equality returns the first (Python `max` semantics). */

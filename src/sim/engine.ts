@@ -22,9 +22,12 @@ export const EFFICIENT_TEAM_SIZE = 4;
 export class PyFloat {
   constructor(readonly value: number) {}
 }
-/** Wrap a number as a Python float for output. */
-export function F(x: number): PyFloat {
-  return new PyFloat(x);
+/**
+ * Marks a value the reference prints as a Python float. Outputs stay plain numbers; `pyJsonDumps` restores
+ * the float formatting from the key (see FLOAT_KEYS in pyjson.ts), so this is documentation, not a wrapper.
+ */
+export function F(x: number): number {
+  return x;
 }
 /** JSON-like output value; floats are tagged so text output matches Python's `json.dumps`. */
 export type Out = null | boolean | number | string | PyFloat | Out[] | { [k: string]: Out };
@@ -79,7 +82,8 @@ export function flushProgress(ctx: Ctx, t0: number, t1: number): void {
       let after = r.completed.add(rate.mul(hours));
       if (after.gt(r.required)) after = r.required;
       if (after.isNegative() && !after.isZero()) after = DZERO;
-      r.completed = after;
+      // Stored as Numeric(14,4): the next reader reloads it from SQLite (see quantize()).
+      r.completed = quantize(after, 4);
     }
   }
 }
@@ -237,7 +241,7 @@ function applyPrestigeDecay(ctx: Ctx, days: number): void {
   const decay = decFromFloat(w.prestige_decay_per_day * days);
   const floor = decFromFloat(w.prestige_min);
   const p = ctx.state.prestige;
-  for (const d of Object.keys(p) as Domain[]) p[d] = dmax(floor, p[d].sub(decay));
+  for (const d of Object.keys(p) as Domain[]) p[d] = quantize(dmax(floor, p[d].sub(decay)), 3);
 }
 
 function applyTrustDecay(ctx: Ctx, days: number): void {
@@ -245,7 +249,7 @@ function applyTrustDecay(ctx: Ctx, days: number): void {
   if (w.trust_decay_per_day <= 0 || days <= 0) return;
   const decay = decFromFloat(w.trust_decay_per_day * days);
   const floor = decFromFloat(w.trust_min);
-  for (const c of ctx.state.clients) c.trust = dmax(floor, c.trust.sub(decay));
+  for (const c of ctx.state.clients) c.trust = quantize(dmax(floor, c.trust.sub(decay)), 3);
 }
 
 /** Result of a completion handler, before it is rendered as a wake event. */
@@ -282,7 +286,7 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
     fundsDelta = task.rewardCents;
     const pmax = decFromFloat(w.prestige_max);
     const inc = decFromFloat(toFloat(task.rewardPrestigeDelta));
-    for (const r of task.reqs) state.prestige[r.domain] = dmin(pmax, state.prestige[r.domain].add(inc));
+    for (const r of task.reqs) state.prestige[r.domain] = quantize(dmin(pmax, state.prestige[r.domain].add(inc)), 3);
     if (task.skillBoostPct.gt(0)) {
       const pct = decFromFloat(toFloat(task.skillBoostPct));
       const cap = decFromFloat(w.skill_rate_max);
@@ -291,7 +295,7 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
         const ranked = emps.map((e, i) => ({ e, i })).sort((x, y) => y.e.rates[r.domain].cmp(x.e.rates[r.domain]) || x.i - y.i);
         for (const { e } of ranked.slice(0, EFFICIENT_TEAM_SIZE)) {
           const rate = e.rates[r.domain];
-          e.rates[r.domain] = dmin(rate.add(rate.mul(pct)), cap);
+          e.rates[r.domain] = quantize(dmin(rate.add(rate.mul(pct)), cap), 4);
         }
       }
     }
@@ -312,7 +316,7 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
     task.success = false;
     const penalty = decFromFloat(w.penalty_fail_multiplier).mul(task.rewardPrestigeDelta);
     const pmin = decFromFloat(w.prestige_min);
-    for (const r of task.reqs) state.prestige[r.domain] = dmax(pmin, state.prestige[r.domain].sub(penalty));
+    for (const r of task.reqs) state.prestige[r.domain] = quantize(dmax(pmin, state.prestige[r.domain].sub(penalty)), 3);
     if (w.penalty_fail_funds_pct > 0) {
       const advertised = task.advertisedRewardCents || task.rewardCents;
       const cents = Math.trunc(advertised * w.penalty_fail_funds_pct);
@@ -371,8 +375,6 @@ function dispatchEvent(ctx: Ctx, ev: SimEvent, now: number, uuid: UuidFn): { [k:
     const task = state.tasks[ev.taskId ?? -1];
     if (!task) throw new Error(`task_completed event for unknown task ${ev.taskId}`);
     const res = handleTaskComplete(ctx, task, now);
-    // The handler's rows are flushed and released before the ETA pass reloads them (quantized).
-    quantizeState(state);
     recalculateEtas(ctx, now, null);
     const client = task.clientId !== null ? state.clients[task.clientId] : undefined;
     let margin: string | null = null;
@@ -445,9 +447,6 @@ export function advanceTime(ctx: Ctx, target: number, uuid: UuidFn): AdvanceResu
       flushProgress(ctx, cur, at);
       applyPrestigeDecay(ctx, days);
       applyTrustDecay(ctx, days);
-      // The reference flushes these rows and drops its references; SQLAlchemy's weak identity map then
-      // reloads them from SQLite, i.e. quantized, before anything reads them again.
-      quantizeState(state);
       cur = at;
     }
     if (action === 'target') break;
@@ -481,7 +480,16 @@ export function advanceTime(ctx: Ctx, target: number, uuid: UuidFn): AdvanceResu
   return res;
 }
 
-/** Decimal quantization the reference's SQLite storage applies (`Decimal('%.{s}f' % float(x))`). */
+/**
+ * Decimal quantization the reference's SQLite storage applies (`Decimal('%.{s}f' % float(x))`).
+ *
+ * Where it applies: the reference flushes a modified row and drops its last Python reference when the
+ * function that changed it returns; SQLAlchemy's identity map holds objects weakly, so the next query
+ * reloads the row from SQLite, i.e. quantized. Every function that writes a Numeric column (progress
+ * flush, decay, completion, cancel) returns before anyone reads the value again, so we quantize at the
+ * write. (Verified by the golden trajectories: trust read by a completion handler after decay in the same
+ * `sim resume` is the 3-dp value.)
+ */
 export function quantize(x: Dec, scale: number): Dec {
   if (x.decimalPlaces() <= scale) return x;
   return D(pyFormatFixed(toFloat(x), scale));

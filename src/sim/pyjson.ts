@@ -35,14 +35,36 @@ function intText(x: number): string {
   return pyRepr(x);
 }
 
+/**
+ * Keys whose numeric values are Python floats in the reference's output (`899.0`, not `899`). Outputs are
+ * plain JS values; the float/int distinction is restored from the key when printing (schema-driven typing).
+ */
+export const FLOAT_KEYS: ReadonlySet<string> = new Set([
+  'reward_prestige_delta', 'skill_boost_pct', 'required_qty', 'completed_qty', 'remaining_qty', 'progress_pct',
+  'trust_level', 'trust_delta', 'months_runway', 'failure_rate_pct', 'cancel_penalty_per_domain', 'old', 'new', 'delta',
+  'work_hours_per_day', 'reward_multiplier', 'loyalty',
+]);
+/** Keys whose value is an object mapping names to floats (`prestige`, `skill_rates`, `rates`). */
+export const FLOAT_MAP_KEYS: ReadonlySet<string> = new Set(['prestige', 'skill_rates', 'rates']);
+
+const enum Mode {
+  Plain = 0,
+  Float = 1,
+  FloatMap = 2,
+}
+
+function childMode(k: string): Mode {
+  return FLOAT_KEYS.has(k) ? Mode.Float : FLOAT_MAP_KEYS.has(k) ? Mode.FloatMap : Mode.Plain;
+}
+
 /** Python `json.dumps(v, indent=indent)` (ensure_ascii=True); `indent` null gives the compact `", "`/`": "` form. */
 export function pyJsonDumps(v: Out, indent: number | null = 2): string {
   const parts: string[] = [];
-  const write = (x: Out, level: number): void => {
+  const write = (x: Out, level: number, mode: Mode = Mode.Plain): void => {
     if (x === null) parts.push('null');
     else if (x === true) parts.push('true');
     else if (x === false) parts.push('false');
-    else if (typeof x === 'number') parts.push(intText(x));
+    else if (typeof x === 'number') parts.push(mode === Mode.Float ? floatText(x) : intText(x));
     else if (typeof x === 'string') parts.push(encodeString(x));
     else if (x instanceof PyFloat) parts.push(floatText(x.value));
     else if (Array.isArray(x)) {
@@ -77,7 +99,7 @@ export function pyJsonDumps(v: Out, indent: number | null = 2): string {
         keys.forEach((k, i) => {
           if (i > 0) parts.push(', ');
           parts.push(encodeString(k), ': ');
-          write(x[k] as Out, level + 1);
+          write(x[k] as Out, level + 1, mode === Mode.FloatMap ? Mode.Float : childMode(k));
         });
         parts.push('}');
         return;
@@ -86,13 +108,25 @@ export function pyJsonDumps(v: Out, indent: number | null = 2): string {
       parts.push('{');
       keys.forEach((k, i) => {
         parts.push(i > 0 ? ',' + pad : pad, encodeString(k), ': ');
-        write(x[k] as Out, level + 1);
+        write(x[k] as Out, level + 1, mode === Mode.FloatMap ? Mode.Float : childMode(k));
       });
       parts.push('\n' + ' '.repeat(indent * level) + '}');
     }
   };
   write(v, 0);
   return parts.join('');
+}
+
+/** Tag the floats of a plain output (by key, as `pyJsonDumps` prints them) so it compares exactly with parsed reference output. */
+export function typedFromPlain(v: Out, mode: Mode = Mode.Plain): Out {
+  if (typeof v === 'number') return mode === Mode.Float ? new PyFloat(v) : v;
+  if (Array.isArray(v)) return v.map((e) => typedFromPlain(e, Mode.Plain));
+  if (v !== null && typeof v === 'object' && !(v instanceof PyFloat)) {
+    const o: { [k: string]: Out } = {};
+    for (const k of Object.keys(v)) o[k] = typedFromPlain(v[k] as Out, mode === Mode.FloatMap ? Mode.Float : childMode(k));
+    return o;
+  }
+  return v;
 }
 
 /** Convert tagged output to plain JSON values (floats become numbers). */

@@ -150,11 +150,6 @@ function bigTimesPow2(n: bigint, e: number): number {
   return neg ? -v : v;
 }
 
-/** -(a*b) + c with one rounding (x86 vfnmadd). */
-function fnma(a: number, b: number, c: number): number {
-  return fma(-a, b, c);
-}
-
 // ---------------------------------------------------------------------------------------------
 // exp  (glibc sysdeps/ieee754/dbl-64/e_exp.c, __exp_fma)
 // ---------------------------------------------------------------------------------------------
@@ -448,230 +443,6 @@ export function glibcPow(x: number, y: number): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// sin / cos  (glibc sysdeps/ieee754/dbl-64/s_sin.c, __sin_fma / __cos_fma, and branred.c)
-// ---------------------------------------------------------------------------------------------
-
-const SN3 = hexf('-0x1.5555555555515p-3');
-const SN5 = hexf('0x1.11110e829872fp-7');
-const CS2 = 0.5;
-const CS4 = hexf('-0x1.5555555555535p-5');
-const CS6 = hexf('0x1.6c16bedd9e239p-10');
-const S1 = hexf('-0x1.5555555555555p-3');
-const S2 = hexf('0x1.1111111110ECEp-7');
-const S3 = hexf('-0x1.A01A019DB08B8p-13');
-const S4 = hexf('0x1.71DE27B9A7ED9p-19');
-const S5 = hexf('-0x1.ADDFFC2FCDF59p-26');
-const BIG = hexf('0x1.8000000000000p45');
-const HP0 = hexf('0x1.921FB54442D18p0');
-const HP1 = hexf('0x1.1A62633145C07p-54');
-const MP1 = hexf('0x1.921FB58000000p0');
-const MP2 = hexf('-0x1.DDE973C000000p-27');
-const PP3 = hexf('-0x1.CB3B398000000p-55');
-const PP4 = hexf('-0x1.d747f23e32ed7p-83');
-const HPINV = hexf('0x1.45F306DC9C883p-1');
-const TOINT = hexf('0x1.8000000000000p52');
-
-function taylorSin(xx: number, x: number, dx: number): number {
-  const poly = fma(fma(fma(fma(S5, xx, S4), xx, S3), xx, S2), xx, S1);
-  return x + fma(xx, fma(poly, x, -(0.5 * dx)), dx);
-}
-
-function doCos(x: number, dx: number): number {
-  if (x < 0) dx = -dx;
-  const ax = Math.abs(x);
-  const u = BIG + ax;
-  F64[0] = u;
-  const k = (U32[LO] as number) << 2;
-  const xr = ax - (u - BIG) + dx;
-  const xx = xr * xr;
-  const s = fma(xr * xx, fma(xx, SN5, SN3), xr);
-  const c = xx * fma(xx, fma(xx, CS6, CS4), CS2);
-  const sn = SINCOS_TAB[k] as number;
-  const ssn = SINCOS_TAB[k + 1] as number;
-  const cs = SINCOS_TAB[k + 2] as number;
-  const ccs = SINCOS_TAB[k + 3] as number;
-  const cor = fnma(s, sn, fnma(c, cs, fnma(s, ssn, ccs)));
-  return cs + cor;
-}
-
-function doSin(x: number, dx: number): number {
-  const xold = x;
-  if (Math.abs(x) < 0.126) return taylorSin(x * x, x, dx);
-  if (x <= 0) dx = -dx;
-  const ax = Math.abs(x);
-  const u = BIG + ax;
-  F64[0] = u;
-  const k = (U32[LO] as number) << 2;
-  const xr = ax - (u - BIG);
-  const xx = xr * xr;
-  const s = xr + fma(xr * xx, fma(xx, SN5, SN3), dx);
-  const c = fma(xr, dx, xx * fma(xx, fma(xx, CS6, CS4), CS2));
-  const sn = SINCOS_TAB[k] as number;
-  const ssn = SINCOS_TAB[k + 1] as number;
-  const cs = SINCOS_TAB[k + 2] as number;
-  const ccs = SINCOS_TAB[k + 3] as number;
-  const cor = fma(s, cs, fnma(c, sn, fma(s, ccs, ssn)));
-  const res = Math.abs(sn + cor);
-  return xold < 0 || (xold === 0 && 1 / xold < 0) ? -res : res;
-}
-
-let redA = 0;
-let redDa = 0;
-
-/** Range reduction for |x| < 105414350: sets redA/redDa, returns the quadrant n & 3. */
-function reduceSincos(x: number): number {
-  const t = fma(x, HPINV, TOINT);
-  const xn = t - TOINT;
-  F64[0] = t;
-  const n = (U32[LO] as number) & 3;
-  const y = fnma(xn, MP2, fnma(xn, MP1, x));
-  const t2 = fnma(xn, PP3, y);
-  let db = fnma(xn, PP3, y - t2);
-  const b = fnma(xn, PP4, t2);
-  db = db + fnma(xn, PP4, t2 - b);
-  redA = b;
-  redDa = db;
-  return n;
-}
-
-function doSincos(a: number, da: number, n: number): number {
-  const v = (n & 1) !== 0 ? doCos(a, da) : doSin(a, da);
-  return (n & 2) !== 0 ? -v : v;
-}
-
-/** glibc `sin(x)` bit for bit (FMA build); NaN for +-inf/NaN (no exceptions). */
-export function glibcSin(x: number): number {
-  F64[0] = x;
-  const k = (U32[HI] as number) & 0x7fffffff;
-  if (k < 0x3e500000) return x;
-  if (k < 0x3feb6000) return doSin(x, 0);
-  if (k < 0x400368fd) {
-    const v = doCos(HP0 - Math.abs(x), HP1);
-    return x < 0 ? -Math.abs(v) : Math.abs(v);
-  }
-  if (k < 0x419921fb) {
-    const n = reduceSincos(x);
-    return doSincos(redA, redDa, n);
-  }
-  if (k < 0x7ff00000) {
-    const n = branred(x);
-    return doSincos(redA, redDa, n);
-  }
-  return NaN;
-}
-
-/** glibc `cos(x)` bit for bit (FMA build); NaN for +-inf/NaN (no exceptions). */
-export function glibcCos(x: number): number {
-  F64[0] = x;
-  const k = (U32[HI] as number) & 0x7fffffff;
-  if (k < 0x3e400000) return 1.0;
-  if (k < 0x3feb6000) return doCos(x, 0);
-  if (k < 0x400368fd) {
-    const y = HP0 - Math.abs(x);
-    const a = y + HP1;
-    const da = y - a + HP1;
-    return doSin(a, da);
-  }
-  if (k < 0x419921fb) {
-    const n = reduceSincos(x);
-    return doSincos(redA, redDa, n + 1);
-  }
-  if (k < 0x7ff00000) {
-    const n = branred(x);
-    return doSincos(redA, redDa, n + 1);
-  }
-  return NaN;
-}
-
-// branred.c (compiled WITHOUT fma contraction in glibc: plain double arithmetic)
-const BR_TM600 = 2 ** -600;
-const BR_TM24 = 2 ** -24;
-const BR_BIG = hexf('0x1.8p52');
-const BR_BIG1 = hexf('0x1.8p54');
-const BR_MP2 = asDouble(0xbe4dde97, 0x40000000);
-const TOVERP: readonly number[] = [
-  10680707.0, 7228996.0, 1387004.0, 2578385.0, 16069853.0, 12639074.0, 9804092.0, 4427841.0, 16666979.0, 11263675.0,
-  12935607.0, 2387514.0, 4345298.0, 14681673.0, 3074569.0, 13734428.0, 16653803.0, 1880361.0, 10960616.0, 8533493.0,
-  3062596.0, 8710556.0, 7349940.0, 6258241.0, 3772886.0, 3769171.0, 3798172.0, 8675211.0, 12450088.0, 3874808.0,
-  9961438.0, 366607.0, 15675153.0, 9132554.0, 7151469.0, 3571407.0, 2607881.0, 12013382.0, 4155038.0, 6285869.0,
-  7677882.0, 13102053.0, 15825725.0, 473591.0, 9065106.0, 15363067.0, 6271263.0, 9264392.0, 5636912.0, 4652155.0,
-  7056368.0, 13614112.0, 10155062.0, 1944035.0, 9527646.0, 15080200.0, 6658437.0, 6231200.0, 6832269.0, 16767104.0,
-  5075751.0, 3212806.0, 1398474.0, 7579849.0, 6349435.0, 12618859.0, 4703257.0, 12806093.0, 14477321.0, 2786137.0,
-  12875403.0, 9837734.0, 14528324.0, 13719321.0, 343717.0,
-];
-
-let brB = 0;
-let brBb = 0;
-/** One half of __branred: reduces x1 * 2/pi; sets brB/brBb, returns the integral part. */
-function branredPart(x1: number): number {
-  const r = [0, 0, 0, 0, 0, 0];
-  F64[0] = x1;
-  let k = ((U32[HI] as number) >>> 20) & 2047;
-  k = Math.trunc((k - 450) / 24);
-  if (k < 0) k = 0;
-  let gor = asDouble((0x63f00000 - ((k * 24) << 20)) >>> 0, 0); // 2^576 / 2^(24k)
-  for (let i = 0; i < 6; i++) {
-    r[i] = x1 * (TOVERP[k + i] as number) * gor;
-    gor *= BR_TM24;
-  }
-  let sum = 0;
-  for (let i = 0; i < 3; i++) {
-    const s = (r[i] as number) + BR_BIG - BR_BIG;
-    sum += s;
-    r[i] = (r[i] as number) - s;
-  }
-  let t = 0;
-  for (let i = 0; i < 6; i++) t += r[5 - i] as number;
-  let bb = (r[0] as number) - t + (r[1] as number) + (r[2] as number) + (r[3] as number) + (r[4] as number) + (r[5] as number);
-  let s = t + BR_BIG - BR_BIG;
-  sum += s;
-  t -= s;
-  const b = t + bb;
-  bb = t - b + bb;
-  s = sum + BR_BIG1 - BR_BIG1;
-  sum -= s;
-  brB = b;
-  brBb = bb;
-  return sum;
-}
-
-/** glibc __branred: x = n*pi/2 + (redA + redDa); returns n & 3. */
-function branred(xIn: number): number {
-  const x = xIn * BR_TM600;
-  let t = x * SPLITTER;
-  const x1 = t - (t - x);
-  const x2 = x - x1;
-  const sum1 = branredPart(x1);
-  const b1 = brB;
-  const bb1 = brBb;
-  const sum2 = branredPart(x2);
-  const b2 = brB;
-  const bb2 = brBb;
-  let sum = sum1 + sum2;
-  let b = b1 + b2;
-  let bb = Math.abs(b1) > Math.abs(b2) ? b1 - b + b2 : b2 - b + b1;
-  if (b > 0.5) {
-    b -= 1.0;
-    sum += 1.0;
-  } else if (b < -0.5) {
-    b += 1.0;
-    sum -= 1.0;
-  }
-  let s = b + (bb + bb1 + bb2);
-  t = b - s + bb + (bb1 + bb2);
-  b = s * SPLITTER;
-  const t1 = b - (b - s);
-  const t2 = s - t1;
-  b = s * HP0;
-  bb = t1 * MP1 - b + t1 * BR_MP2 + t2 * MP1 + (t2 * BR_MP2 + s * HP1 + t * HP0);
-  s = b + bb;
-  t = b - s + bb;
-  redA = s;
-  redDa = t;
-  return (sum | 0) & 3;
-}
-
-// ---------------------------------------------------------------------------------------------
 // CPython wrappers (Modules/mathmodule.c, Objects/floatobject.c float_pow)
 // ---------------------------------------------------------------------------------------------
 
@@ -695,16 +466,23 @@ export function pySqrt(x: number): number {
   return Math.sqrt(x);
 }
 
-/** Python `math.sin(x)`: ValueError('math domain error') for +-inf. */
+/**
+ * Python `math.sin(x)`: ValueError('math domain error') for +-inf, NaN passes through.
+ * NOT bit-exact: the value is V8's `Math.sin` (fdlibm), which differs from glibc's in the last bit
+ * for a few percent of arguments (see the file header).
+ */
 export function pySin(x: number): number {
   if (x === Infinity || x === -Infinity) throw new Error('ValueError: math domain error');
-  return glibcSin(x);
+  return Math.sin(x);
 }
 
-/** Python `math.cos(x)`: ValueError('math domain error') for +-inf. */
+/**
+ * Python `math.cos(x)`: ValueError('math domain error') for +-inf, NaN passes through.
+ * NOT bit-exact: the value is V8's `Math.cos` (fdlibm), see {@link pySin}.
+ */
 export function pyCos(x: number): number {
   if (x === Infinity || x === -Infinity) throw new Error('ValueError: math domain error');
-  return glibcCos(x);
+  return Math.cos(x);
 }
 
 /** Python `x ** y` for floats (CPython 3.11 float_pow special cases, then glibc pow); negative ** fractional throws. */
@@ -741,8 +519,9 @@ export function pyPow(x: number, y: number): number {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tables: byte-identical copies of glibc's __exp_data.tab, __log_data.tab, __pow_log_data.tab
-// and __sincostab (checked against both the glibc 2.36 sources and libm.so.6).
+// Tables: byte-identical copies of optimized-routines' __exp_data.tab, __log_data.tab and
+// __pow_log_data.tab (math/exp_data.c, log_data.c, pow_log_data.c; glibc ships the same tables,
+// checked against both the glibc 2.36 sources and libm.so.6).
 // ---------------------------------------------------------------------------------------------
 
 function hexWords(s: string): Uint32Array {
@@ -912,81 +691,6 @@ const POW_TAB_HEX =
   + '3fe76000000000003fd419b423d5e8003d08e436ec90e09d3fe74000000000003fd4718dc271c800bd2f27ce0967d675'
   + '3fe72000000000003fd4c9e09e173000bd2e20891b0ad8a43fe70000000000003fd522ae0738a0003d2ebe708164c759'
   + '3fe6e000000000003fd57bf753c8d0003d1fadedee5d40ef3fe6c000000000003fd5d5bddf596000bd0a0b2a08a465dc';
-const SINCOS_TAB_HEX =
-  '000000000000000000000000000000003ff000000000000000000000000000003f7fffeaaaaeeeefbc1e45e2ec67b77c'
-  + '3fefffc0001555523c8f4a01a0196dae3f8fffaaaaeeeed5bc02ab639a9f07773fefff000155549f3c828a28a03a5ef3'
-  + '3f97ff70010332553bfefe2b515273363feffdc006bff7e63c8ae6dae86977bd3f9ffeaaaeeee86fbc3cd406fb224ae2'
-  + '3feffc00155527d3bc83b54492d89b5b3fa3feb2b12d45d53c34ec54203d1c113feff9c03414a7ba3c6991f4be6c59bf'
-  + '3fa7fdc01032fba9bc4599bdf46e997a3feff7006bfdf99fbc78b3b560648d5f3fabfc6d78586dac3c18e4fd03dbf236'
-  + '3feff3c0c8103a313c74856dbddc0e663faffaaaeeed4edbbc42d16d32684b693feff0015549f4d33c8328387b99426f'
-  + '3fb1fc343d808befbc5f3d32e6f3be4f3fefebc222a8ef9f3c57934934f54c773fb3facb12d1755bbc5921915299468c'
-  + '3fefe7034129ef6fbc6cbf4337c96f973fb5f911fd10b737bc50184f02be91023fefe1c4c3c873ebbc35a9c9057c4a02'
-  + '3fb7f701032550e43c3afc2d1800501a3fefdc06bf7e6b9b3c831902b535f8db3fb9f4902d55d1f93c52696d7eac1dc1'
-  + '3fefd5c94b43e000bc62e768cb4f92f93fbbf1b78568391d3c5e91841dea4cc83fefcf0c800e99b13c6ea3d786d186ac'
-  + '3fbdee6f16c1cce6bc450f8e2fb716733fefc7d078d1bc883c8075d2447db6853fbfeaaeee86ee36bc4afcb2bcc6f03b'
-  + '3fefc015527d5bd33c8b68f35094efb83fc0f3378ddd71d13c6d8468724f0f9e3fefb7db2bfe06953c821dadf4f65ab1'
-  + '3fc1f0d3d7afceafbc66ef95099769a53fefaf22263c4bd3bc552ace133a27693fc2ee285e4ab88fbc6e4d0f05dee058'
-  + '3fefa5ea641c36f23c404da6ed17cc7c3fc3eb312c5d66cb3c647d666b66cb913fef9c340a7cc4283c8c5b6b063b7462'
-  + '3fc4e7ea4dc5f27b3c5949db2ac072fc3fef91ff40374d01bc67d03f4d3a9e4c3fc5e44fcfa126f3bc66f443063f89b6'
-  + '3fef874c2e1eecf6bc8c6514e1332b163fc6e05dc05a4d4cbbd32c5c8b81c9403fef7c1afeffde24bc78f55bc47540b1'
-  + '3fc7dc102fbaf2b53c45ab50e23c97c33fef706bdf9ece1cbc8698c80c36dcb43fc8d7632efaa944bc620fa262cbb953'
-  + '3fef643efeb82acd3c76b00ac1fe28ac3fc9d252d0cec3123c59c43d80b1137d3fef57948cff67973c6e3a0d3e03b1d5'
-  + '3fcaccdb297a0765bc59883b57d6cdeb3fef4a6cbd1e3a793c813df0edaebb573fcbc6f84edc61993c69c1a56a7b0cab'
-  + '3fef3cc7c3b3d16ebc621a3ad28a34943fccc0a6588289a3bc6868d09bc87c6b3fef2ea5d753ffed3c8cc4215f56d583'
-  + '3fcdb9e15fb5a5d0bc632e20d6cc6fc23fef20073086649f3c7b940416c1984b3fceb2a57f8ae5a3bc60be06af572ceb'
-  + '3fef10ec09c5873b3c8d9072762c12833fcfaaeed4f31577bc615d88508e32b83fef01549f7deea13c8d3c1e99e5cafd'
-  + '3fd0515cbf65155cbc79b8c29dfd8ec83feef141300d2f26bc82aa1b08ded3723fd0cd00cef36436bc79fb0a0c93e2b5'
-  + '3feee0b1fbc0f11cbc4bfd2380bbc3b13fd14861aa94ddebbc6be881b5b615a43feecfa744d5efa1bc556d0a4af541d0'
-  + '3fd1c37d64c6b8763c746076fe0dcff53feebe214f76efa8bc802f9f12ba543e3fd23e52111aaf36bc74f080334eff18'
-  + '3feeac2061bbaf4f3c62c1d53e94658d3fd2b8ddc43eb49f3c61553899f2d8073fee99a4c3a7cd83bc82264b1bc53ce8'
-  + '3fd3331e94049f873c7e0cb6b40c302c3fee86aebf29a9ed3c89397afdbb58a73fd3ad129769d3d83c003d5504878398'
-  + '3fee733ea0193d40bc86428b3546ce133fd426b7e69ee697bc7f09c75705c59f3fee5f54b436e9d03c87eb0fd02fc8bc'
-  + '3fd4a00c9b0f3d203c7823ba6bb08ead3fee4af14b2a449cbc868ca02e8a68333fd5190ecf68a77a3c7b357155eef0f3'
-  + '3fee3614b680d6a5bc727793aa0152373fd591bc9fa2f5973c67c74bac3fe0cb3fee20bf49acd6c1bc5660aec7ef636c'
-  + '3fd60a14290787753c5b1fd80ba891333fee0af15a03dbce3c5fe8e702771ae63fd682138a38d7f7bc7d889202444aad'
-  + '3fedf4ab3ebd875ebc8e2d8a7e6736c43fd6f9b8e33a02553c742bc14ee9da0d3feddded50f228d6bc6e80c8d42ba2bf'
-  + '3fd7710255764214bc66ead7314bb6ce3fedc6b7eb9959123c54b364776dcd353fd7e7ee03c86d4ebc7b63bcdabf5af2'
-  + '3fedaf0b6b888e833c8a249e2b5e5cea3fd85e7a128269493c78a40e9b5face03fed96e82f71a9dc3c8ff61bd5d2039d'
-  + '3fd8d4a4a774992f3c744a02ea7663263fed7e4e97e17b4abc63b770352bed943fd94a6be9f546c5bc769ce13e683f58'
-  + '3fed653f073e4040bc876236434bec373fd9bfce02e805103c709e39a320b0a43fed4bb9e1c619e03c8f34bb77858f61'
-  + '3fda34c91cc50ccabc5a310e3b50cecd3fed31bf8d8d7c063c7e60dd3089cbdd3fdaa95b63a09277bc66293eb13c0381'
-  + '3fed1750727d94f03c80d52b1ec1a48e3fdb1d8305321617bc7ae242cb99f5193fecfc6cfa52ad9f3c88b5b5508f2a0d'
-  + '3fdb913e30dbac43bc7e38ad2f6c3ff13fece115909a82e53c81f139bb31109a3fdc048b17b140a33c619fe6757e9fa7'
-  + '3fecc54aa2b2972e3c64ee162ba83a983fdc7767ec7fd19ebc5eb14d1a3d58263feca90c9fc67d0bbc646a81485e3462'
-  + '3fdce9d2e3d4a51fbc62fc8a12dae2983fec8c5bf8ce1a843c7ab3d1a15901233fdd5bca340476613c728a44a75fc29c'
-  + '3fec6f39208be53bbc8741dbfbaadb423fddcd4c15329c9a3c70d4c6e171fd9a3fec51a48b8b175ebc61bbb43b9aa880'
-  + '3fde3e56c1582a69bc50a4821099f88f3fec339eb01ddd81bc8caaf5ee82c5c03fdeaee8744b05f0bc5789b43c9b027d'
-  + '3fec1528065b7d50bc8892111312e8283fdf1eff6bc4f97b3c717212f8a7525c3febf641081e75363c8b7bd71628a9a1'
-  + '3fdf8e99e76abc973c59d950af2d00a33febd6ea310294f53c731bbcc88c109d3fdffdb628d2f57a3c6f4a992e905b6a'
-  + '3febb723fe630f323c772bd2452d0a393fe0362939c69955bc82d8cd78397b013feb96eeef58840e3c545a3cc78fade0'
-  + '3fe06d3686946e5b3c83f5ae4538ff1b3feb764b84b704c2bc8f5848c21b389b3fe0a4021e9e1001bc86f643a13914f6'
-  + '3feb553a410c104e3c58ff7947027a163fe0da8b26b5672ebc8a58def0bee9093feb33bba89c89483c8ea6a51d1f6ca9'
-  + '3fe110d0c4b69c3b3c8d9189988099813feb11d04162a4c63c71dd561efbc0c23fe146d21f8b7f823c7bf9535e2739a8'
-  + '3feaef78930bd275bc7f836279746f943fe17c8e5f2eedb03c635e57102e24883feaccb526f69de53c88fb6a8dd6b6cc'
-  + '3fe1b204acb02fddbc5f190c70cbb5ff3feaa98688308913bc0b83d607cd50703fe1e7343236574c3c722a3fa4f41d5a'
-  + '3fea85ed4373e02d3c69be06385ec7923fe21c1c1b0394cf3c5e5b324b23aa313fea61e9e72586af3c858330e2fd453f'
-  + '3fe250bb93788bbb3c7ea3d02457bcce3fea3d7d0352bdcfbc868dbaeca196693fe28511c917a067bc801df1d9a16b70'
-  + '3fea18a729aee4453c395e25736c03583fe2b91dea88421ebc8fa371db216ab03fe9f368ed912f85bc81d200c5791606'
-  + '3fe2ecdf279a30823c8d3557e0e7e37e3fe9cdc2e3f25e5c3c83f99112993f623fe32054b148bc4f3c8f6b42095a135b'
-  + '3fe9a7b5a36a65143c8722cfcc9fa7a93fe3537db9be03673c6b327e7af040f03fe98141c42e13103c8d1ff80488f08d'
-  + '3fe386597456282bbc710fada93b07a83fe95a67e00cb1fdbc80befda21f862d3fe3b8e715a2840abc797653a7d2f07b'
-  + '3fe93328926d9e92bc8bb77003600cda3fe3eb25d36cd53abc5be570e1570fc03fe90b84784ddaf7bc70feb10ab93b87'
-  + '3fe41d14e4ba67903c84608fd287ecf53fe8e37c303d9ad1bc6463a4b53d4bf83fe44eb381cf386bbc83ed6c1e6a5505'
-  + '3fe8bb105a5dc9003c8863e03e9474c13fe48000e431159fbc8b194a7463ed103fe89241985d871f3c8c48d9c413ed84'
-  + '3fe4b0fc46aab7613c20da05738cc59a3fe869108d77a6c63c7338ffe2bfe9dd3fe4e1a4e54ed51bbc8a492f89b7c76a'
-  + '3fe83f7dde701ca0bc4152cf609bc6e83fe511f9fd7b351cbc85c0e861c488313fe8158a31916d5dbc6de8b90b8228de'
-  + '3fe541facddbb7243c7232c28520d3913fe7eb362eaa14883c5a1d65a4a5959f3fe571a6966d59b33c5c843b4d0fb198'
-  + '3fe7c0827f09e54fbc6c73d6d72aee683fe5a0fc98813a12bc8d82e2b7d4227b3fe7956fcd7f6543bc8ab276e9d45ae4'
-  + '3fe5cffc16bf8f0d3c896cb370eb578a3fe769fec655211fbc6827d5cf8c68c53fe5fea4552a9e573c80b6cef7ee20b7'
-  + '3fe73e30174efba1bc65d3ae3d94ad5f3fe62cf49921ac79bc8edd9855b6241a3fe712046fa776783c8425b0a5029c81'
-  + '3fe65aec2963e7553c8126f96b71053c3fe6e57c800cf55e3c860286dedbd0a63fe6888a4e134b2fbc86b7d37644d5e6'
-  + '3fe6b898fa9efb5d3c715ac786ccf4b23fe6b5ce50b7821abc65d5158f702e0f3fe68b5a92eb6253bc89a91ad985f89c'
-  + '3fe6e2b77c40bde1bc70e729857fad533fe65dc1fdeb8cbabc597c1b47337c773fe70f451d0a8c403c697ede3885770d'
-  + '3fe62fcff20191c73c6d9143895756ef3fe73b7680dea578bc72248306dc12a23fe6018526f563df3c846ca5e0e432d0'
-  + '3fe7674af6f7b5243c7e9d3f94ac84a83fe5d2e255f1f17a3c80314104c8892b3fe792c1d0041d52bc8abf05eeb354eb'
-  + '3fe5a3e8398240773c8428aa2759be623fe7bdda5e28b3c23c4ad1197ccd03933fe574978d8e83f23c8f4714af282d23'
-  + '3fe7e893f50379593c80eefbaa650c4c3fe544f10f592ca5bc8e7ae8e6c7a62f3fe812ede9ae4ba4bc87830adf402dda'
-  + '3fe514f57d7bf3da3c747a108073c259';
 
 const EXP_WORDS = hexWords(EXP_TAB_HEX);
 const EXP_TAIL = new Float64Array(128);
@@ -1006,4 +710,3 @@ for (let i = 0; i < 128; i++) {
 }
 /** invc, logc, logctail triples. */
 const POW_TAB = hexDoubles(POW_TAB_HEX);
-const SINCOS_TAB = hexDoubles(SINCOS_TAB_HEX);

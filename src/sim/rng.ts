@@ -95,7 +95,8 @@ function fillMtState(key: readonly number[], mt: Int32Array): Int32Array {
   let j = 0;
   for (let k = N > klen ? N : klen; k > 0; k--) {
     prev = mt[i - 1] as number;
-    mt[i] = ((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1664525)) + (key[j] as number) + j;
+    // | 0 keeps every intermediate an int32 (arithmetic mod 2^32, like CPython's `&= 0xffffffff`).
+    mt[i] = (((((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1664525)) + (key[j] as number)) | 0) + j) | 0;
     i++;
     j++;
     if (i >= N) {
@@ -106,7 +107,7 @@ function fillMtState(key: readonly number[], mt: Int32Array): Int32Array {
   }
   for (let k = N - 1; k > 0; k--) {
     prev = mt[i - 1] as number;
-    mt[i] = ((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1566083941)) - i;
+    mt[i] = (((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1566083941)) - i) | 0;
     i++;
     if (i >= N) {
       mt[0] = mt[N - 1] as number;

@@ -11,11 +11,11 @@ import * as H from './commands/handlers.js';
 import { CommandError } from './commands/handlers.js';
 import { parseArgv, type CommandSpec, type ParsedOptions } from './commands/spec.js';
 import { D, DZERO, Dec } from './decimal.js';
-import { insertEvent, quantizeState, type Out } from './engine.js';
+import { insertEvent, type Out } from './engine.js';
 import { pyFormatFixed } from './pyfloat.js';
-import { parseTyped, pyJsonDumps, toPlain } from './pyjson.js';
-import { DOMAINS, DOMAINS_ALPHA, type Domain, type SimState, type Task } from './types.js';
-import { FIXED_WORLD_SEED, generateClients, generateEmployees, generateTasks } from './world.js';
+import { parseTyped, pyJsonDumps } from './pyjson.js';
+import { DOMAINS, type Domain, type SimState, type Task } from './types.js';
+import { worldTemplate } from './world-cache.js';
 
 /** Options of a new simulation (defaults come from the preset's `[sim]` table). */
 export interface SimOptions {
@@ -26,17 +26,32 @@ export interface SimOptions {
   horizonYears?: number;
 }
 
-/** Result of one command: exit code (0 ok, 1 rejected, 2 usage), JSON value and the exact text printed. */
-export interface CommandResult {
-  readonly exit: number;
-  /** The JSON result with Python float tags (see `PyFloat`); `null` for `--help`. */
-  readonly value: Out;
-  /** What the reference CLI prints on stdout. */
-  readonly text: string;
-  /** True when the command was accepted and applied. */
-  readonly ok: boolean;
-  /** Verb (`group name`) that was recognised, or null. */
-  readonly verb: string | null;
+/**
+ * Result of one command: exit code (0 ok, 1 rejected, 2 usage), JSON value and the exact text printed.
+ * `text` and `plain` are computed on first access (serialising large outputs is the costliest part of a step).
+ */
+export class CommandResult {
+  private textCache: string | undefined;
+  constructor(
+    /** Exit code: 0 ok, 1 rejected by the command, 2 usage error. */
+    readonly exit: number,
+    /** The JSON result with Python float tags (see `PyFloat`); `null` for `--help`. */
+    readonly value: Out,
+    /** True when the command was accepted and applied. */
+    readonly ok: boolean,
+    /** Verb (`group name`) that was recognised, or null. */
+    readonly verb: string | null,
+    private readonly render: (() => string) | string,
+  ) {}
+  /** What the reference CLI prints on stdout (JSON with `indent=2`, or the compact error object). */
+  get text(): string {
+    if (this.textCache === undefined) this.textCache = typeof this.render === 'string' ? this.render : this.render();
+    return this.textCache;
+  }
+  /** The value as plain JSON (floats as numbers; the same object as `value`). */
+  get plain(): unknown {
+    return this.value;
+  }
 }
 
 /** Limits protecting a long-running environment (not part of the reference). */
@@ -79,43 +94,32 @@ export class Simulation {
     if (day === null) throw new Error(`Invalid start date: ${startIso}. Use YYYY-MM-DD.`);
     const start = day + 9 * US_PER_HOUR;
     const horizonEnd = addYears(start, opts.horizonYears ?? cfg.sim.horizon_years);
-    const genEmps = generateEmployees(FIXED_WORLD_SEED, w.num_employees, w);
-    if (genEmps.length === 0) throw new Error('employee_count must be positive');
+    if (w.num_employees <= 0) throw new Error('employee_count must be positive');
     if (w.num_market_tasks <= 0) throw new Error('market_task_count must be positive');
-    const genClients = generateClients(FIXED_WORLD_SEED, w.num_clients, w);
-    const market = generateTasks(
-      opts.seed,
-      w.num_market_tasks,
-      w,
-      genClients.length > 0 ? genClients.map((c) => c.specialty_domains) : null,
-      genClients.length > 0 ? genClients.map((c) => c.reward_multiplier) : null,
-    );
+    const world = worldTemplate(opts.seed, w);
+    const genClients = world.clients;
     const p0 = D(pyFormatFixed(w.initial_prestige_level, 3));
     const prestige = {} as Record<Domain, Dec>;
     for (const d of DOMAINS) prestige[d] = p0;
-    const tasks: Task[] = market.map((g, slot) => ({
+    const tasks: Task[] = world.market.map((tt, slot) => ({
       id: slot,
-      title: g.title,
-      clientId: genClients.length > 0 ? g.client_index % genClients.length : null,
+      title: tt.gen.title,
+      clientId: genClients.length > 0 ? tt.gen.client_index % genClients.length : null,
       status: 'market',
-      requiredPrestige: g.required_prestige,
-      rewardCents: g.reward_funds_cents,
-      rewardPrestigeDelta: D(pyFormatFixed(g.reward_prestige_delta, 3)),
-      skillBoostPct: D(pyFormatFixed(g.skill_boost_pct, 4)),
+      requiredPrestige: tt.gen.required_prestige,
+      rewardCents: tt.gen.reward_funds_cents,
+      rewardPrestigeDelta: tt.rewardPrestigeDelta,
+      skillBoostPct: tt.skillBoostPct,
       acceptedAt: null,
       deadline: null,
       completedAt: null,
       success: null,
       milestonePct: 0,
-      requiredTrust: g.required_trust,
+      requiredTrust: tt.gen.required_trust,
       advertisedRewardCents: null,
       marketSlot: slot,
       owned: false,
-      reqs: DOMAINS_ALPHA.filter((d) => g.requirements.some(([dd]) => dd === d)).map((d) => ({
-        domain: d,
-        required: D((g.requirements.find(([dd]) => dd === d) as [Domain, number])[1]),
-        completed: DZERO,
-      })),
+      reqs: tt.reqs.map((r) => ({ domain: r.domain, required: r.required, completed: DZERO })),
       assignments: [],
     }));
     const state: SimState = {
@@ -127,11 +131,7 @@ export class Simulation {
       fundsCents: w.initial_funds_cents,
       initialFundsCents: w.initial_funds_cents,
       prestige,
-      employees: genEmps.map((e, i) => {
-        const rates = {} as Record<Domain, Dec>;
-        for (const d of DOMAINS) rates[d] = D(pyFormatFixed(e.rates[d], 4));
-        return { id: i, name: e.name, tier: e.tier, salaryCents: e.salary_cents, rates };
-      }),
+      employees: world.employees.map((e, i) => ({ id: i, name: e.name, tier: e.tier, salaryCents: e.salary_cents, rates: { ...(world.employeeRates[i] as Record<Domain, Dec>) } })),
       clients: genClients.map((c, i) => ({
         id: i,
         name: c.name,
@@ -193,14 +193,14 @@ export class Simulation {
     }
     if (argv[0] === 'yc-bench') argv = argv.slice(1);
     const parsed = parseArgv(argv);
-    if (parsed.kind === 'help') return { exit: 0, value: null, text: parsed.text, ok: true, verb: null };
+    if (parsed.kind === 'help') return new CommandResult(0, null, true, null, parsed.text);
     if (parsed.kind === 'usage') return this.usage(parsed.message, null, parsed.usage);
     return this.run(parsed.spec, parsed.opts);
   }
 
   private usage(message: string, verb: string | null, usage?: string): CommandResult {
     const value: Out = { error: message };
-    return { exit: 2, value, text: usage ? `${usage}\n\nError: ${message}` : `Error: ${message}`, ok: false, verb };
+    return new CommandResult(2, value, false, verb, usage ? `${usage}\n\nError: ${message}` : `Error: ${message}`);
   }
 
   private run(spec: CommandSpec, opts: ParsedOptions): CommandResult {
@@ -208,12 +208,11 @@ export class Simulation {
     const ctx = this.handlerCtx();
     try {
       const value = this.dispatch(ctx, spec, opts);
-      if (spec.mutates) quantizeState(this.state);
-      return { exit: 0, value, text: pyJsonDumps(value, 2), ok: true, verb };
+      return new CommandResult(0, value, true, verb, () => pyJsonDumps(value, 2));
     } catch (e) {
       if (e instanceof CommandError) {
         const value: Out = { error: e.message };
-        return { exit: e.exit, value, text: pyJsonDumps(value, null), ok: false, verb };
+        return new CommandResult(e.exit, value, false, verb, () => pyJsonDumps(value, null));
       }
       throw e;
     }
@@ -382,7 +381,7 @@ export interface SimSnapshot {
 
 /** Plain JSON of a command result value (floats as numbers). */
 export function plainValue(r: CommandResult): unknown {
-  return toPlain(r.value);
+  return r.plain;
 }
 
 export { parseTyped, makeInstant };

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
-import { parseTyped, pyJsonDumps, typedEqual } from '../../src/sim/pyjson.js';
+import { parseTyped, pyJsonDumps, typedEqual, typedFromPlain } from '../../src/sim/pyjson.js';
 import type { Out } from '../../src/sim/engine.js';
 import { worldJson } from '../../src/world-json.js';
 
@@ -16,7 +16,7 @@ describe('golden worlds', () => {
     const cfg = loadPreset(presetName);
     for (const g of golden) {
       it(`${presetName} seed ${String(g['seed'])} matches field for field (types included)`, () => {
-        const ours = worldJson(g['seed'] as number, cfg.world);
+        const ours = typedFromPlain(worldJson(g['seed'] as number, cfg.world)) as { [k: string]: Out };
         for (const key of ['employees', 'clients', 'market', 'replacements']) {
           const a = ours[key] as Out[];
           const b = g[key] as Out[];

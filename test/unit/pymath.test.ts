@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fma, glibcCos, glibcExp, glibcLog, glibcPow, glibcSin, pyCos, pyExp, pyLog, pyPow, pySin } from '../../src/sim/pymath.js';
+import { fma, glibcExp, glibcLog, glibcPow, pyCos, pyExp, pyLog, pyPow, pySin } from '../../src/sim/pymath.js';
 import { PyRandom, TWOPI } from '../../src/sim/rng.js';
+import { decodeFloat64, ulpDistance, ulpStep } from '../helpers/ulp.js';
 
 type Fn = 'log' | 'exp' | 'pow' | 'sin' | 'cos';
 interface MathVectors {
   n: number;
-  functions: Record<Fn, { seed: number; sha256: string; first: number[][] }>;
+  /** values64 (sin/cos only): base64 little-endian doubles, CPython's outputs for the first inputs of the sweep. */
+  functions: Record<Fn, { seed: number; sha256: string; first: number[][]; values64?: string }>;
   edge: { fn: Fn; args: number[]; value?: number | string; error?: string }[];
 }
 
@@ -158,8 +160,28 @@ describe('software fma', () => {
   });
 });
 
+/**
+ * Exact-match floor for pySin/pyCos (V8's Math.sin/cos) against glibc on the 5000 stored sweep values
+ * per function: measured 96.88% (sin, 4844/5000) and 96.98% (cos, 4849/5000); all others are 1 ulp off.
+ */
+const SINCOS_EXACT_FLOOR = 0.965;
+
+describe('ulp helpers', () => {
+  it('step and measure in units in the last place', () => {
+    expect(ulpStep(1, 1)).toBe(1 + 2 ** -52);
+    expect(ulpStep(1, -1)).toBe(1 - 2 ** -53);
+    expect(ulpStep(-1, -1)).toBe(-1 - 2 ** -52);
+    expect(ulpStep(0, -1)).toBe(-5e-324);
+    expect(ulpStep(-5e-324, 1)).toBe(0);
+    expect(ulpDistance(-5e-324, 5e-324)).toBe(2);
+    expect(ulpDistance(1, 1 + 2 ** -52)).toBe(1);
+    expect(ulpDistance(-0, 0)).toBe(0);
+    expect(ulpDistance(NaN, 1)).toBe(Infinity);
+  });
+});
+
 describe('glibc libm ports vs CPython 3.11 math / ** (x86_64 glibc 2.36, FMA variants)', () => {
-  for (const fn of ['log', 'exp', 'pow', 'sin', 'cos'] as const) {
+  for (const fn of ['log', 'exp', 'pow'] as const) {
     const spec = V.functions[fn];
     it(`${fn}: ${V.n} inputs bit-exact (sha256) + first 200 verbatim`, () => {
       const ins = mathInputs(fn, new PyRandom(spec.seed), V.n);
@@ -175,6 +197,30 @@ describe('glibc libm ports vs CPython 3.11 math / ** (x86_64 glibc 2.36, FMA var
     });
   }
 
+  // sin/cos are V8's Math.sin/cos (the IBM-derived glibc port was removed for licensing): not bit-exact,
+  // but within 1 ulp of glibc everywhere, and equal to it for ~97% of arguments.
+  for (const fn of ['sin', 'cos'] as const) {
+    const spec = V.functions[fn];
+    it(`${fn}: within 1 ulp of CPython on every stored value, exact on >= ${SINCOS_EXACT_FLOOR * 100}%`, () => {
+      const want = decodeFloat64(spec.values64 as string);
+      expect(want.length).toBe(5000);
+      const ins = mathInputs(fn, new PyRandom(spec.seed), want.length);
+      // the decoded block and the JSON-number rows agree (and the inputs are rebuilt exactly)
+      spec.first.forEach((row, i) => {
+        expect((ins[i] as [number, number])[0]).toBe(row[0]);
+        expect(want[i]).toBe(row[1]);
+      });
+      let exact = 0;
+      ins.forEach(([x], i) => {
+        const got = PY[fn](x, 0);
+        const w = want[i] as number;
+        if (Object.is(got, w)) exact++;
+        else if (ulpDistance(got, w) > 1) expect(got, `${fn}(${x}) more than 1 ulp from CPython`).toBe(w);
+      });
+      expect(exact / want.length).toBeGreaterThanOrEqual(SINCOS_EXACT_FLOOR);
+    });
+  }
+
   it('edge cases (values, infinities, errors)', () => {
     for (const e of V.edge) {
       const [x, y] = [e.args[0] as number, e.args[1] ?? 0];
@@ -186,8 +232,14 @@ describe('glibc libm ports vs CPython 3.11 math / ** (x86_64 glibc 2.36, FMA var
         got = `error:${msg.includes('complex') ? 'TypeError' : msg.split(':')[0]}`;
       }
       const want = e.error !== undefined ? `error:${e.error}` : e.value;
+      const label = `${e.fn}(${e.args.join(', ')})`;
+      if ((e.fn === 'sin' || e.fn === 'cos') && typeof got === 'number' && Number.isFinite(got) && typeof want === 'number') {
+        expect(ulpDistance(got, want), label).toBeLessThanOrEqual(1);
+        expect(Math.sign(got), label).toBe(Math.sign(want));
+        continue;
+      }
       const gotNorm = typeof got === 'number' && !Number.isFinite(got) ? (got !== got ? 'nan' : got > 0 ? 'inf' : '-inf') : got;
-      expect(gotNorm, `${e.fn}(${e.args.join(', ')})`).toStrictEqual(want);
+      expect(gotNorm, label).toStrictEqual(want);
     }
   });
 
@@ -203,8 +255,16 @@ describe('glibc libm ports vs CPython 3.11 math / ** (x86_64 glibc 2.36, FMA var
     expect(glibcPow(-2, 3)).toBe(-8);
     expect(glibcPow(-2, 0.5)).toBeNaN();
     expect(glibcPow(0, -1)).toBe(Infinity);
-    expect(glibcSin(Infinity)).toBeNaN();
-    expect(glibcCos(NaN)).toBeNaN();
-    expect(Object.is(glibcSin(-0), -0)).toBe(true);
+  });
+
+  it('pySin / pyCos keep Python\'s special values and errors', () => {
+    for (const f of [pySin, pyCos]) {
+      expect(() => f(Infinity)).toThrow('ValueError: math domain error');
+      expect(() => f(-Infinity)).toThrow('ValueError: math domain error');
+      expect(f(NaN)).toBeNaN();
+    }
+    expect(Object.is(pySin(-0), -0)).toBe(true);
+    expect(Object.is(pySin(0), 0)).toBe(true);
+    expect(pyCos(-0)).toBe(1);
   });
 });

@@ -5,10 +5,10 @@
  */
 import { addBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../calendar.js';
 import { D, DZERO, decFromFloat, dmax, toFloat } from '../decimal.js';
-import { activeTasks, advanceTime, F, fetchNextEvent, recalculateEtas, type Ctx, type Out, type UuidFn } from '../engine.js';
+import { activeTasks, advanceTime, F, fetchNextEvent, quantize, recalculateEtas, type Ctx, type Out, type UuidFn } from '../engine.js';
 import { pyFormatFixed, pyRound } from '../pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type Task } from '../types.js';
-import { generateReplacementTask } from '../world.js';
+import { replacementTemplate } from '../world-cache.js';
 import type { ParsedOptions } from './spec.js';
 
 /** A rejected command: rendered as `{"error": message}` with the given exit code, state untouched. */
@@ -317,17 +317,13 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
     if (i >= 0) clientIndex = i;
   }
   const counter = task.marketSlot * 1000 + generation;
-  const gen = generateReplacementTask(state.seed, counter, task.requiredPrestige, clientIndex, w, client ? client.specialties : null);
+  const tt = replacementTemplate(state.seed, counter, task.requiredPrestige, clientIndex, w, client ? client.specialties : null);
+  const gen = tt.gen;
   const repClient = sorted.length > 0 ? sorted[gen.client_index % sorted.length] : undefined;
   let reward = gen.reward_funds_cents;
   if (cfg.fixes.replacement_client_multiplier && repClient) reward = Math.trunc(reward * repClient.rewardMultiplier);
   let title = gen.title;
   if (cfg.fixes.replacement_unique_titles) title = `Task-R${++state.replacementSerial}`;
-  const reqs = DOMAINS_ALPHA.filter((d) => gen.requirements.some(([dd]) => dd === d)).map((d) => ({
-    domain: d,
-    required: D((gen.requirements.find(([dd]) => dd === d) as [Domain, number])[1]),
-    completed: DZERO,
-  }));
   const rep: Task = {
     id: state.tasks.length,
     title,
@@ -335,8 +331,8 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
     status: 'market',
     requiredPrestige: gen.required_prestige,
     rewardCents: reward,
-    rewardPrestigeDelta: D(pyFormatFixed(gen.reward_prestige_delta, 3)),
-    skillBoostPct: D(pyFormatFixed(gen.skill_boost_pct, 4)),
+    rewardPrestigeDelta: tt.rewardPrestigeDelta,
+    skillBoostPct: tt.skillBoostPct,
     acceptedAt: null,
     deadline: null,
     completedAt: null,
@@ -346,7 +342,7 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
     advertisedRewardCents: null,
     marketSlot: task.marketSlot,
     owned: false,
-    reqs,
+    reqs: tt.reqs.map((r) => ({ domain: r.domain, required: r.required, completed: DZERO })),
     assignments: [],
   };
   addTask(rep);
@@ -503,7 +499,7 @@ export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   const pmin = decFromFloat(w.prestige_min);
   for (const r of task.reqs) {
     const old = state.prestige[r.domain];
-    const nv = dmax(pmin, old.sub(penalty));
+    const nv = quantize(dmax(pmin, old.sub(penalty)), 3);
     state.prestige[r.domain] = nv;
     changes[r.domain] = { old: F(toFloat(old)), new: F(toFloat(nv)), delta: F(toFloat(old.sub(nv))) };
   }

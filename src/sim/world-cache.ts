@@ -1,0 +1,123 @@
+/**
+ * Memoised world generation. Generation is a pure function of (run seed, world config), so generated
+ * employees, clients, markets and replacement tasks are cached in bounded LRU maps and shared read-only
+ * between simulations (Decimal values are immutable). Seeding ~200 Mersenne Twister streams per world is
+ * the single largest cost of a short episode; repeated seeds (evaluation sets, RL resets) skip it.
+ */
+import type { WorldConfig } from '../config/types.js';
+import { D, type Dec } from './decimal.js';
+import { pyFormatFixed } from './pyfloat.js';
+import { DOMAINS, DOMAINS_ALPHA, type Domain } from './types.js';
+import { FIXED_WORLD_SEED, generateClients, generateEmployees, generateReplacementTask, generateTasks, type GenClient, type GenEmployee, type GenTask } from './world.js';
+
+/** A generated task with its stored (quantized) Decimal columns precomputed. Read-only. */
+export interface TaskTemplate {
+  readonly gen: GenTask;
+  readonly rewardPrestigeDelta: Dec;
+  readonly skillBoostPct: Dec;
+  /** Requirements in alphabetical domain order (the order SQLite returns them). */
+  readonly reqs: readonly { readonly domain: Domain; readonly required: Dec }[];
+}
+
+/** Employees, clients and market of one (seed, config). Read-only. */
+export interface WorldTemplate {
+  readonly employees: readonly GenEmployee[];
+  readonly employeeRates: readonly Readonly<Record<Domain, Dec>>[];
+  readonly clients: readonly GenClient[];
+  readonly market: readonly TaskTemplate[];
+}
+
+class Lru<V> {
+  private map = new Map<string, V>();
+  constructor(private readonly cap: number) {}
+  get(k: string): V | undefined {
+    const v = this.map.get(k);
+    if (v !== undefined) {
+      this.map.delete(k);
+      this.map.set(k, v);
+    }
+    return v;
+  }
+  set(k: string, v: V): void {
+    this.map.set(k, v);
+    if (this.map.size > this.cap) this.map.delete(this.map.keys().next().value as string);
+  }
+  clear(): void {
+    this.map.clear();
+  }
+}
+
+const cfgKeys = new WeakMap<WorldConfig, string>();
+function cfgKey(w: WorldConfig): string {
+  let k = cfgKeys.get(w);
+  if (k === undefined) {
+    k = JSON.stringify(w);
+    cfgKeys.set(w, k);
+  }
+  return k;
+}
+
+const worlds = new Lru<WorldTemplate>(256);
+const people = new Lru<{ employees: GenEmployee[]; clients: GenClient[]; rates: Record<Domain, Dec>[] }>(64);
+const replacements = new Lru<TaskTemplate>(65_536);
+
+/** Wrap a generated task with its quantized Decimal columns. */
+export function taskTemplate(g: GenTask): TaskTemplate {
+  return {
+    gen: g,
+    rewardPrestigeDelta: D(pyFormatFixed(g.reward_prestige_delta, 3)),
+    skillBoostPct: D(pyFormatFixed(g.skill_boost_pct, 4)),
+    reqs: DOMAINS_ALPHA.filter((d) => g.requirements.some(([dd]) => dd === d)).map((d) => ({
+      domain: d,
+      required: D((g.requirements.find(([dd]) => dd === d) as [Domain, number])[1]),
+    })),
+  };
+}
+
+/** The generated world of a run seed (cached). */
+export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
+  const ck = cfgKey(w);
+  const key = `${seed}|${ck}`;
+  const hit = worlds.get(key);
+  if (hit) return hit;
+  let pc = people.get(ck);
+  if (!pc) {
+    const employees = generateEmployees(FIXED_WORLD_SEED, w.num_employees, w);
+    const clients = generateClients(FIXED_WORLD_SEED, w.num_clients, w);
+    const rates = employees.map((e) => {
+      const r = {} as Record<Domain, Dec>;
+      for (const d of DOMAINS) r[d] = D(pyFormatFixed(e.rates[d], 4));
+      return r;
+    });
+    pc = { employees, clients, rates };
+    people.set(ck, pc);
+  }
+  const market = generateTasks(
+    seed,
+    w.num_market_tasks,
+    w,
+    pc.clients.length > 0 ? pc.clients.map((c) => c.specialty_domains) : null,
+    pc.clients.length > 0 ? pc.clients.map((c) => c.reward_multiplier) : null,
+  ).map(taskTemplate);
+  const t: WorldTemplate = { employees: pc.employees, employeeRates: pc.rates, clients: pc.clients, market };
+  worlds.set(key, t);
+  return t;
+}
+
+/** A replacement task (cached); see `generateReplacementTask`. */
+export function replacementTemplate(seed: number, counter: number, prestige: number, clientIndex: number, w: WorldConfig, specialties: readonly Domain[] | null): TaskTemplate {
+  const key = `${seed}|${counter}|${prestige}|${clientIndex}|${specialties ? specialties.join(',') : '-'}|${cfgKey(w)}`;
+  let t = replacements.get(key);
+  if (!t) {
+    t = taskTemplate(generateReplacementTask(seed, counter, prestige, clientIndex, w, specialties));
+    replacements.set(key, t);
+  }
+  return t;
+}
+
+/** Drop every cached world (for memory measurements and tests). */
+export function clearWorldCache(): void {
+  worlds.clear();
+  people.clear();
+  replacements.clear();
+}
