@@ -123,10 +123,10 @@ function expectGauss(got: number, cands: readonly number[], want: number, label:
 
 /**
  * Exact-match floors for gauss-derived values vs CPython (sin/cos come from V8, see src/sim/pymath.ts),
- * measured on the stored vectors: gauss() 1948/2000 = 97.4%, gauss(100, 15) 501/501 = 100%,
- * gauss(1, 2) in the mixed sequence 195/200 = 97.5%.
+ * measured on the stored vectors: gauss() 1949/2000 = 97.45%, gauss(100, 15) 498/501 = 99.40%,
+ * gauss(1, 2) in the mixed sequence 195/200 = 97.5% (gauss_next and the snapshot's 4 values: all exact).
  */
-const GAUSS_EXACT_FLOOR = { std: 0.97, scaled: 0.99, mixed: 0.96 };
+const GAUSS_EXACT_FLOOR = { std: 0.97, scaled: 0.99, mixed: 0.97 };
 
 function draw(n: number, f: () => number): number[] {
   const out: number[] = [];
