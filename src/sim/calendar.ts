@@ -5,7 +5,7 @@
  * SQLite-stored datetimes). Every conversion between business hours (Decimal) and instants follows
  * the reference's `core/business_time.py` operation by operation, including its float round trips.
  */
-import { D, DZERO, decFromFloat, type Dec } from './decimal.js';
+import { D, DZERO, decFromFloat, isPos, type Dec } from './decimal.js';
 
 /** Microseconds per second / hour / day. */
 export const US_PER_SEC = 1_000_000;
@@ -186,7 +186,7 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
     }
     remaining = remaining.sub(available);
     cur = nextBusinessTime(dayEnd, cal);
-    if (!remaining.gt(0)) return cur;
+    if (!isPos(remaining)) return cur;
   }
 }
 

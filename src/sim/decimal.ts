@@ -43,3 +43,14 @@ export function dmax(a: Dec, b: Dec): Dec {
 export function dmin(a: Dec, b: Dec): Dec {
   return b.lt(a) ? b : a;
 }
+
+/** d > 0 without allocating a Decimal for the literal. */
+export function isPos(d: Dec): boolean {
+  return !d.isZero() && d.isPositive();
+}
+
+const SMALL_INTS: Dec[] = Array.from({ length: 64 }, (_, i) => new Dec(i));
+/** Decimal of a small non-negative integer (shared instances for 0..63). */
+export function dint(n: number): Dec {
+  return n >= 0 && n < 64 && Number.isInteger(n) ? (SMALL_INTS[n] as Dec) : new Dec(n);
+}

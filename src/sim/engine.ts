@@ -4,7 +4,7 @@
  */
 import type { ExperimentConfig } from '../config/types.js';
 import { addBusinessHours, businessHoursBetween, isoformat, payrollBoundaries, US_PER_SEC } from './calendar.js';
-import { D, DZERO, Dec, decFromFloat, dmax, dmin, toFloat } from './decimal.js';
+import { D, DZERO, Dec, decFromFloat, dint, dmax, dmin, isPos, toFloat } from './decimal.js';
 import { pyFormatFixed, pyRound } from './pyfloat.js';
 import { pyPow } from './pymath.js';
 import { EVENT_PRIORITY, type Domain, type EventType, type SimEvent, type SimState, type Task } from './types.js';
@@ -56,7 +56,7 @@ export function effectiveRates(state: SimState, active: Task[] = activeTasks(sta
         if (k <= 0) continue;
         const emp = state.employees[a.employeeId];
         const base = emp ? emp.rates[r.domain] : DZERO;
-        contributions.push(k === 1 ? base : base.div(k));
+        contributions.push(k === 1 ? base : base.div(dint(k)));
       }
       contributions.sort((x, y) => y.cmp(x));
       let total = DZERO;
@@ -73,7 +73,7 @@ export function flushProgress(ctx: Ctx, t0: number, t1: number): void {
   const active = activeTasks(ctx.state);
   if (active.length === 0) return;
   const hours = businessHoursBetween(t0, t1, ctx.cfg.fixes.progress_flush_hours);
-  if (!hours.gt(0)) return;
+  if (!isPos(hours)) return;
   const rates = effectiveRates(ctx.state, active);
   for (const t of active) {
     const m = rates.get(t.id);
@@ -97,13 +97,13 @@ export function solveCompletion(task: Task, now: number, rates: Map<Domain, Dec>
   let maxHours = DZERO;
   for (const r of task.reqs) {
     const remaining = r.required.sub(r.completed);
-    if (!remaining.gt(0)) continue;
+    if (!isPos(remaining)) continue;
     const rate = rates?.get(r.domain) ?? DZERO;
-    if (!rate.gt(0)) return null;
+    if (!isPos(rate)) return null;
     const h = remaining.div(rate);
     if (h.gt(maxHours)) maxHours = h;
   }
-  if (!maxHours.gt(0)) return now;
+  if (!isPos(maxHours)) return now;
   return addBusinessHours(now, maxHours);
 }
 
@@ -112,7 +112,7 @@ export function solveMilestone(task: Task, now: number, rates: Map<Domain, Dec> 
   if (task.reqs.length === 0) return null;
   let totalRequired = DZERO;
   for (const r of task.reqs) totalRequired = totalRequired.add(r.required);
-  if (!totalRequired.gt(0)) return now;
+  if (!isPos(totalRequired)) return now;
   const target = decFromFloat(threshold).mul(totalRequired);
   let current = DZERO;
   for (const r of task.reqs) current = current.add(dmin(r.required, r.completed));
@@ -121,13 +121,13 @@ export function solveMilestone(task: Task, now: number, rates: Map<Domain, Dec> 
     const remaining = r.required.sub(r.completed);
     const rate = rates?.get(r.domain) ?? DZERO;
     let cap: Dec | null;
-    if (remaining.gt(0) && !rate.gt(0)) cap = null;
-    else if (!remaining.gt(0)) cap = DZERO;
+    if (isPos(remaining) && !isPos(rate)) cap = null;
+    else if (!isPos(remaining)) cap = DZERO;
     else cap = remaining.div(rate);
     return { completed: r.completed, required: r.required, rate, cap };
   });
   const bpSet: Dec[] = [];
-  for (const d of doms) if (d.cap !== null && d.cap.gt(0) && !bpSet.some((b) => b.eq(d.cap as Dec))) bpSet.push(d.cap);
+  for (const d of doms) if (d.cap !== null && isPos(d.cap) && !bpSet.some((b) => b.eq(d.cap as Dec))) bpSet.push(d.cap);
   bpSet.sort((a, b) => a.cmp(b));
   let h = DZERO;
   let sum = current;
@@ -138,7 +138,7 @@ export function solveMilestone(task: Task, now: number, rates: Map<Domain, Dec> 
   };
   for (const bp of bpSet) {
     const slope = slopeAt(h);
-    if (!slope.gt(0)) {
+    if (!isPos(slope)) {
       if (sum.gte(target)) return addBusinessHours(now, h);
       h = bp;
       sum = DZERO;
@@ -151,9 +151,9 @@ export function solveMilestone(task: Task, now: number, rates: Map<Domain, Dec> 
     h = bp;
   }
   const slope = slopeAt(h);
-  if (slope.gt(0)) {
+  if (isPos(slope)) {
     const needed = target.sub(sum);
-    if (!needed.gt(0)) return addBusinessHours(now, h);
+    if (!isPos(needed)) return addBusinessHours(now, h);
     return addBusinessHours(now, h.add(needed.div(slope)));
   }
   if (sum.gte(target)) return addBusinessHours(now, h);
@@ -287,7 +287,7 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
     const pmax = decFromFloat(w.prestige_max);
     const inc = decFromFloat(toFloat(task.rewardPrestigeDelta));
     for (const r of task.reqs) state.prestige[r.domain] = quantize(dmin(pmax, state.prestige[r.domain].add(inc)), 3);
-    if (task.skillBoostPct.gt(0)) {
+    if (isPos(task.skillBoostPct)) {
       const pct = decFromFloat(toFloat(task.skillBoostPct));
       const cap = decFromFloat(w.skill_rate_max);
       for (const r of task.reqs) {

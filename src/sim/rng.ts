@@ -2,9 +2,12 @@
  * Bit-exact port of CPython 3.11's `random.Random` (Mersenne Twister MT19937) on top of pure-rand.
  *
  * Seeding reproduces `_randommodule.c` (`init_genrand(19650218)` + `init_by_array(key)`), the
- * uniform/integer methods reproduce `Lib/random.py` line by line, and every transcendental function
- * goes through ./pymath.ts (bit-exact glibc ports) instead of V8's Math.log/exp/pow/sin/cos, which
- * disagree with glibc in the last bit for several percent of arguments.
+ * uniform/integer methods reproduce `Lib/random.py` line by line, and log/exp/pow go through
+ * ./pymath.ts (bit-exact ports of the ARM optimized-routines code glibc uses) instead of V8's
+ * Math.log/exp/pow, which disagree with glibc in the last bit for several percent of arguments.
+ * Exception: `gauss` needs sin/cos, which are V8's (within 1 ulp of glibc, last bit different for ~3%
+ * of arguments; see ./pymath.ts), so gauss() values are not always bit-identical to CPython's; every
+ * other method is.
  *
  * Determinism: no Math.random, no clock. A generator's whole state is plain JSON ({@link PyRandomState}).
  */
@@ -395,7 +398,11 @@ export class PyRandom {
     return mu + z * sigma;
   }
 
-  /** `gauss(mu=0, sigma=1)`: Box-Muller with CPython's cached second deviate (`gauss_next`). */
+  /**
+   * `gauss(mu=0, sigma=1)`: Box-Muller with CPython's cached second deviate (`gauss_next`). Consumes the
+   * stream exactly like CPython, but the value may differ from CPython's in the last bits (~3% of draws,
+   * at most 2 ulps of the deviate) because sin/cos are V8's, not glibc's (see ./pymath.ts).
+   */
   gauss(mu = 0.0, sigma = 1.0): number {
     let z = this.gaussNext;
     this.gaussNext = null;

@@ -186,10 +186,15 @@ export class Simulation {
       return this.usage(`Command too long: ${line.length} characters (limit ${this.limits.maxCommandChars}).`, null);
     }
     let argv: string[];
-    try {
-      argv = shlexSplit(line);
-    } catch (e) {
-      return this.usage(`Could not parse command: ${(e as Error).message}`, null);
+    if (!/["'\\]/.test(line)) {
+      // Without quotes or backslashes, POSIX shlex.split is whitespace splitting on [ \t\r\n].
+      argv = line.split(/[ \t\r\n]+/).filter((t) => t.length > 0);
+    } else {
+      try {
+        argv = shlexSplit(line);
+      } catch (e) {
+        return this.usage(`Could not parse command: ${(e as Error).message}`, null);
+      }
     }
     if (argv[0] === 'yc-bench') argv = argv.slice(1);
     const parsed = parseArgv(argv);

@@ -48,10 +48,17 @@ class Lru<V> {
 }
 
 const cfgKeys = new WeakMap<WorldConfig, string>();
+const interned = new Map<string, string>();
+/** A short key per distinct world config (structurally equal configs share it). */
 function cfgKey(w: WorldConfig): string {
   let k = cfgKeys.get(w);
   if (k === undefined) {
-    k = JSON.stringify(w);
+    const json = JSON.stringify(w);
+    k = interned.get(json);
+    if (k === undefined) {
+      k = `c${interned.size}`;
+      interned.set(json, k);
+    }
     cfgKeys.set(w, k);
   }
   return k;
