@@ -147,8 +147,15 @@ export function totalSeconds(deltaUs: number): number {
 }
 
 /** Decimal hours of a µs delta, computed as the reference does: `Decimal(str(td.total_seconds())) / 3600`. */
+const hoursCache = new Map<number, Dec>();
 export function deltaHours(deltaUs: number): Dec {
-  return decFromFloat(deltaUs / US_PER_SEC).div(D3600);
+  let h = hoursCache.get(deltaUs);
+  if (h === undefined) {
+    h = decFromFloat(deltaUs / US_PER_SEC).div(D3600);
+    if (hoursCache.size >= 16384) hoursCache.clear();
+    hoursCache.set(deltaUs, h);
+  }
+  return h;
 }
 
 function isBusinessTime(t: number, cal: BusinessCalendar): boolean {

@@ -17,9 +17,17 @@ export function D(v: number | string): Dec {
 /** Decimal zero. */
 export const DZERO: Dec = new Dec(0);
 
-/** Python `Decimal(str(x))` for a float x (shortest round-trip digits, identical in JS and Python). */
+const fromFloatCache = new Map<number, Dec>();
+
+/** Python `Decimal(str(x))` for a float x (shortest round-trip digits, identical in JS and Python). Memoised. */
 export function decFromFloat(x: number): Dec {
-  return new Dec(String(x));
+  let d = fromFloatCache.get(x);
+  if (d === undefined) {
+    d = new Dec(Object.is(x, -0) ? '-0' : String(x));
+    if (fromFloatCache.size >= 16384) fromFloatCache.clear();
+    fromFloatCache.set(x, d);
+  }
+  return d;
 }
 
 const floatCache = new WeakMap<Dec, number>();

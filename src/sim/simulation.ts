@@ -3,7 +3,6 @@
  * with the reference's JSON results and errors, storage quantization at each command boundary, and
  * exact snapshot/restore to plain JSON.
  */
-import { createHash } from 'node:crypto';
 import { split as shlexSplit } from 'shlex';
 import type { ExperimentConfig } from '../config/types.js';
 import { addYears, makeInstant, parseIsoDate, US_PER_HOUR } from './calendar.js';
@@ -65,8 +64,26 @@ export interface SimLimits {
 /** Default limits: far above anything the benchmark needs. */
 export const DEFAULT_LIMITS: SimLimits = { maxCommandChars: 65_536, maxScratchpadChars: 262_144 };
 
+/** 32-bit murmur3 finalizer-style mix. */
+function mix32(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/**
+ * Deterministic UUID (v4 layout) of an entity: a 128-bit non-cryptographic hash of (seed, kind, id).
+ * The reference uses random uuid4s; goldens replace them by `<uuid>`, so only stability matters here.
+ */
 function uuidHex(seed: number, kind: string, id: number): string {
-  const h = createHash('sha256').update(`ycgym:${seed}:${kind}:${id}`).digest('hex');
+  let k = 0x9e3779b9;
+  for (let i = 0; i < kind.length; i++) k = mix32(k ^ Math.imul(kind.charCodeAt(i), 0x27d4eb2d));
+  const words: string[] = [];
+  for (let w = 0; w < 4; w++) {
+    const h = mix32(mix32(mix32(k ^ Math.imul(w + 1, 0x165667b1)) ^ (seed >>> 0) ^ Math.imul(Math.floor(seed / 4294967296), 0x1b873593)) ^ id ^ Math.imul(Math.floor(id / 4294967296), 0xcc9e2d51));
+    words.push(h.toString(16).padStart(8, '0'));
+  }
+  const h = words.join('');
   const v = ((parseInt(h[16] as string, 16) & 0x3) | 0x8).toString(16);
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${v}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
