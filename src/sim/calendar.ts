@@ -5,7 +5,7 @@
  * SQLite-stored datetimes). Every conversion between business hours (Decimal) and instants follows
  * the reference's `core/business_time.py` operation by operation, including its float round trips.
  */
-import { D, DZERO, decFromFloat, isPos, type Dec } from './decimal.js';
+import { D, DZERO, decFromFloat, dint, isPos, type Dec } from './decimal.js';
 
 /** Microseconds per second / hour / day. */
 export const US_PER_SEC = 1_000_000;
@@ -185,16 +185,44 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
   if (hours.isZero()) return nextBusinessTime(t, cal);
   let cur = nextBusinessTime(t, cal);
   let remaining = hours;
+  // First (possibly partial) day, exactly as the reference loop does.
+  let dayEnd = atHour(cur, cal.endHour);
+  let available = deltaHours(dayEnd - cur);
+  if (remaining.lte(available)) return cur + timedeltaSecondsToUs(remaining.mul(D3600).toNumber());
+  remaining = remaining.sub(available);
+  cur = nextBusinessTime(dayEnd, cal);
+  if (!isPos(remaining)) return cur;
+  // Every following day offers exactly (end - start) hours, so skip the whole days the reference loop
+  // would subtract one by one (exact: each subtraction only shrinks the value, so no rounding occurs).
+  const dayHours = dint(cal.endHour - cal.startHour);
+  let whole = remaining.div(dayHours).ceil().toNumber() - 1;
+  // The quotient is rounded to 28 digits; never skip past the last partial day.
+  if (whole > 0 && !isPos(remaining.sub(dayHours.mul(whole)))) whole--;
+  if (whole > 0) {
+    remaining = remaining.sub(dayHours.mul(whole));
+    cur = addWeekdays(cur, whole, cal);
+  }
   for (;;) {
-    const dayEnd = atHour(cur, cal.endHour);
-    const available = deltaHours(dayEnd - cur);
-    if (remaining.lte(available)) {
-      return cur + timedeltaSecondsToUs(remaining.mul(D3600).toNumber());
-    }
+    dayEnd = atHour(cur, cal.endHour);
+    available = deltaHours(dayEnd - cur);
+    if (remaining.lte(available)) return cur + timedeltaSecondsToUs(remaining.mul(D3600).toNumber());
     remaining = remaining.sub(available);
     cur = nextBusinessTime(dayEnd, cal);
     if (!isPos(remaining)) return cur;
   }
+}
+
+/** The opening instant `n` weekdays after `t` (t is an opening instant on a weekday). */
+function addWeekdays(t: number, n: number, cal: BusinessCalendar): number {
+  let day = dayOf(t);
+  const weeks = Math.floor(n / 5);
+  day += weeks * 7;
+  let rest = n - weeks * 5;
+  while (rest > 0) {
+    day++;
+    if ((((day + 3) % 7) + 7) % 7 < 5) rest--;
+  }
+  return day * US_PER_DAY + cal.startHour * US_PER_HOUR;
 }
 
 function intervalSameDayQuirk(start: number, end: number, cal: BusinessCalendar): Dec {

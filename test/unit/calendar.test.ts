@@ -103,3 +103,38 @@ describe('timedelta(seconds=float) rounding', () => {
     expect(timedeltaSecondsToUs(7.5e-6)).toBe(8);
   });
 });
+
+describe('add_business_hours day skipping equals the reference loop', () => {
+  /** The reference algorithm, one day at a time. */
+  function referenceLoop(t: number, hours: ReturnType<typeof D>): number {
+    if (hours.isZero()) return nextBusinessTime(t);
+    let cur = nextBusinessTime(t);
+    let remaining = hours;
+    for (;;) {
+      const dayEnd = Math.floor(cur / 86_400_000_000) * 86_400_000_000 + 18 * 3_600_000_000;
+      const available = D(String((dayEnd - cur) / 1e6)).div(3600);
+      if (remaining.lte(available)) return cur + timedeltaSecondsToUs(remaining.mul(3600).toNumber());
+      remaining = remaining.sub(available);
+      cur = nextBusinessTime(dayEnd);
+      if (!remaining.gt(0)) return cur;
+    }
+  }
+  it('for random instants and hour amounts (including exact multiples of 9 and 28-digit values)', async () => {
+    const fc = (await import('fast-check')).default;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: T('2025-01-01T00:00:00'), max: T('2026-06-01T00:00:00') }),
+        fc.oneof(
+          fc.integer({ min: 0, max: 400 }).map((n) => D(n)),
+          fc.integer({ min: 1, max: 60 }).map((n) => D(n * 9)),
+          fc.double({ min: 0, max: 500, noNaN: true }).map((x) => D(String(x))),
+          fc.tuple(fc.integer({ min: 1, max: 3000 }), fc.integer({ min: 1, max: 997 })).map(([a, b]) => D(a).div(b)),
+        ),
+        (t, h) => {
+          expect(addBusinessHours(t, h)).toBe(referenceLoop(t, h));
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+});
