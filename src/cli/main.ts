@@ -11,6 +11,7 @@ import { runEpisode } from '../episode.js';
 import { replayFiles } from '../parity.js';
 import { pyJsonDumps } from '../sim/pyjson.js';
 import { worldJson } from '../world-json.js';
+import { registerServe } from './serve.js';
 
 function parseIntArg(v: string): number {
   if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(`not an integer: ${v}`);
@@ -113,5 +114,7 @@ program
       console.log(`${String(seed).padStart(4)}  ${String(r.steps.length).padStart(5)}  ${outcome.padEnd(10)}  ${dollars(r.finalFundsCents).padStart(14)}`);
     }
   });
+
+registerServe(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => fail((e as Error).message));

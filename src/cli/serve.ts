@@ -1,0 +1,95 @@
+/**
+ * `ycgym serve` (the protocol server) and `ycgym keygen` (a CURVE key pair). Once bound, `serve` prints exactly
+ * one line to stdout, `{"event":"listening","endpoint":...,"pid":...}`, so a parent process can wait for it;
+ * logs go to stderr as JSON lines. SIGINT/SIGTERM close the socket and exit 0.
+ */
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { SecurityError, generateCurveKeyPair } from '../server/security.js';
+import { startServer, type Logger, type Server } from '../server/server.js';
+
+function positiveInt(v: string): number {
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < 1) throw new InvalidArgumentError(`not a positive integer: ${v}`);
+  return Number(v);
+}
+
+function seconds(v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`not a number of seconds >= 0: ${v}`);
+  return n;
+}
+
+interface ServeFlags {
+  endpoint: string;
+  maxSessions: number;
+  maxMessageBytes: number;
+  idleTimeout: number;
+  curveSecretKey?: string;
+  curvePublicKey?: string;
+  quiet?: boolean;
+}
+
+const stderrLogger =
+  (quiet: boolean): Logger =>
+  (level, message, fields) => {
+    if (quiet && level === 'info') return;
+    process.stderr.write(JSON.stringify({ level, msg: message, ...fields }) + '\n');
+  };
+
+function die(code: number, msg: string): never {
+  process.stderr.write(`ycgym: ${msg}\n`);
+  process.exit(code);
+}
+
+async function serve(o: ServeFlags): Promise<void> {
+  if (o.curvePublicKey !== undefined && o.curveSecretKey === undefined) die(2, 'serve: --curve-public-key needs --curve-secret-key');
+  let server: Server;
+  try {
+    server = await startServer({
+      endpoint: o.endpoint,
+      maxSessions: o.maxSessions,
+      maxMessageBytes: o.maxMessageBytes,
+      idleTimeoutMs: Math.round(o.idleTimeout * 1000),
+      ...(o.curveSecretKey !== undefined ? { curve: { secretKey: o.curveSecretKey, ...(o.curvePublicKey !== undefined ? { publicKey: o.curvePublicKey } : {}) } } : {}),
+      logger: stderrLogger(o.quiet === true),
+    });
+  } catch (e) {
+    die(e instanceof SecurityError || e instanceof RangeError ? 2 : 1, `serve: ${(e as Error).message}`);
+  }
+  // A parent that stopped reading our stdout must not crash the server.
+  process.stdout.on('error', () => undefined);
+  process.stdout.write(JSON.stringify({ event: 'listening', endpoint: server.endpoint, pid: process.pid }) + '\n');
+  let stopping = false;
+  const stop = (): void => {
+    if (stopping) process.exit(0); // a second signal: do not wait
+    stopping = true;
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(0),
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+/** Add `serve` and `keygen` to the `ycgym` command. */
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('serve environments over ZeroMQ (protocol v1, docs/protocol.md); prints one "listening" JSON line when bound')
+    .option('--endpoint <url>', 'bind endpoint (tcp://127.0.0.1:0 picks a free port; ipc://PATH also works)', 'tcp://127.0.0.1:5555')
+    .option('--max-sessions <n>', 'maximum live sessions', positiveInt, 1024)
+    .option('--max-message-bytes <n>', 'maximum request payload in bytes', positiveInt, 1 << 20)
+    .option('--idle-timeout <seconds>', 'close sessions idle this long (0: never)', seconds, 600)
+    .addOption(new Option('--curve-secret-key <z85>', 'CURVE secret key: required to bind a non-loopback address').env('YCGYM_CURVE_SECRET_KEY'))
+    .addOption(new Option('--curve-public-key <z85>', 'CURVE public key (checked against the secret key; derived when omitted)').env('YCGYM_CURVE_PUBLIC_KEY'))
+    .option('--quiet', 'log only warnings and errors to stderr')
+    .action((o: ServeFlags) => serve(o));
+
+  program
+    .command('keygen')
+    .description('print a new CURVE key pair as JSON ({"public_key","secret_key"}, Z85)')
+    .action(() => {
+      const k = generateCurveKeyPair();
+      process.stdout.write(JSON.stringify({ public_key: k.publicKey, secret_key: k.secretKey }) + '\n');
+    });
+}

@@ -1,0 +1,247 @@
+/**
+ * TypeScript client of the ycgym protocol (docs/protocol.md): one DEALER socket, numeric request ids,
+ * any number of requests in flight (replies are matched by id), per-request timeouts, optional CURVE.
+ */
+import { Dealer } from 'zeromq';
+import type { EnvSnapshot, ResetOptions, ResetResult, StepResult } from '../env/env.js';
+import type { ErrorCode, HelloResult, RequestId } from '../server/protocol.js';
+import { generateCurveKeyPair } from '../server/security.js';
+
+/** Error codes a client call can fail with: the server's, plus `timeout`, `closed` and `bad_reply` (client side). */
+export type ClientErrorCode = ErrorCode | 'timeout' | 'closed' | 'bad_reply';
+
+/** An error reply from the server (or a client-side failure: `timeout`, `closed`, `bad_reply`). */
+export class ProtocolError extends Error {
+  override readonly name = 'ProtocolError';
+  constructor(
+    readonly code: ClientErrorCode,
+    message: string,
+    /** The id of the failed request, when known. */
+    readonly requestId: RequestId | null = null,
+  ) {
+    super(`${code}: ${message}`);
+  }
+}
+
+/** Options of a `Client`. */
+export interface ClientOptions {
+  /** Server endpoint, e.g. `tcp://127.0.0.1:5555` or `ipc:///tmp/ycgym.sock`. */
+  endpoint: string;
+  /** Per-request timeout in milliseconds (default 30000; 0 waits forever). */
+  timeoutMs?: number;
+  /** The server's CURVE public key (Z85): turns CURVE on. */
+  curveServerKey?: string;
+  /** This client's CURVE key pair (generated when the server key is given and these are not). */
+  curvePublicKey?: string;
+  curveSecretKey?: string;
+  /** Refuse locally to send a request larger than this many bytes (default 1 MiB, the server's default limit). */
+  maxMessageBytes?: number;
+}
+
+/** Arguments of `Client.reset`. */
+export interface ClientResetArgs {
+  seed: number;
+  /** Built-in preset name (default `"default"`). */
+  preset?: string;
+  /** Reuse this session (its episode is replaced). */
+  session?: string;
+  options?: ResetOptions;
+}
+
+/** Result of `reset` and `restore`: the session id and the environment's reset result. */
+export type SessionResetResult = { session: string } & ResetResult;
+
+/** One entry of a `step_batch` request. */
+export interface BatchStep {
+  session: string;
+  action: string;
+}
+
+/** One entry of a `step_batch` reply, in request order. */
+export type BatchItem = { ok: true; result: StepResult } | { ok: false; error: { code: ErrorCode; message: string } };
+
+interface Pending {
+  op: string;
+  resolve: (v: unknown) => void;
+  reject: (e: ProtocolError) => void;
+  timer: NodeJS.Timeout | null;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A connection to a ycgym server. Call `close()` when done (an open socket keeps Node running). */
+export class Client {
+  readonly endpoint: string;
+  private readonly socket: Dealer;
+  private readonly timeoutMs: number;
+  private readonly maxMessageBytes: number;
+  private readonly pending = new Map<number, Pending>();
+  private sendChain: Promise<void> = Promise.resolve();
+  private nextId = 1;
+  private closed = false;
+  private readonly readDone: Promise<void>;
+
+  constructor(opts: ClientOptions | string) {
+    const o: ClientOptions = typeof opts === 'string' ? { endpoint: opts } : opts;
+    this.endpoint = o.endpoint;
+    this.timeoutMs = o.timeoutMs ?? 30_000;
+    this.maxMessageBytes = o.maxMessageBytes ?? 1 << 20;
+    this.socket = new Dealer({ linger: 0, ipv6: /^tcp:\/\/\[/.test(o.endpoint) });
+    if (o.curveServerKey !== undefined) {
+      const own = o.curveSecretKey !== undefined && o.curvePublicKey !== undefined ? { publicKey: o.curvePublicKey, secretKey: o.curveSecretKey } : generateCurveKeyPair();
+      this.socket.curveServerKey = o.curveServerKey;
+      this.socket.curvePublicKey = own.publicKey;
+      this.socket.curveSecretKey = own.secretKey;
+    }
+    this.socket.connect(o.endpoint);
+    this.readDone = this.readLoop();
+  }
+
+  /** Number of requests awaiting a reply. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /** Send one request (`op` plus its fields) and resolve with the reply's `result`; rejects with `ProtocolError`. */
+  request<T = unknown>(op: string, fields: Record<string, unknown> = {}, opts: { timeoutMs?: number } = {}): Promise<T> {
+    if (this.closed) return Promise.reject(new ProtocolError('closed', 'the client is closed'));
+    const id = this.nextId++;
+    const payload = JSON.stringify({ v: 1, id, op, ...fields });
+    const size = Buffer.byteLength(payload, 'utf8');
+    if (size > this.maxMessageBytes) {
+      return Promise.reject(new ProtocolError('message_too_large', `request is ${size} bytes; the limit is ${this.maxMessageBytes}`, id));
+    }
+    return new Promise<T>((resolve, reject) => {
+      const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
+      const entry: Pending = { op, resolve: resolve as (v: unknown) => void, reject, timer: null };
+      if (timeoutMs > 0) {
+        entry.timer = setTimeout(() => {
+          if (this.pending.delete(id)) {
+            reject(new ProtocolError('timeout', `no reply to ${op} (request ${id}) from ${this.endpoint} within ${timeoutMs} ms; the request may still have run on the server`, id));
+          }
+        }, timeoutMs);
+      }
+      this.pending.set(id, entry);
+      // One send at a time (zeromq.js allows a single blocked send); a request that timed out before it
+      // could be queued is not sent at all.
+      this.sendChain = this.sendChain.then(async () => {
+        if (!this.pending.has(id) || this.closed) return;
+        try {
+          await this.socket.send(payload);
+        } catch (e) {
+          this.fail(id, new ProtocolError('closed', `cannot send ${op}: ${(e as Error).message}`, id));
+        }
+      });
+    });
+  }
+
+  private fail(id: number, err: ProtocolError): void {
+    const p = this.pending.get(id);
+    if (p === undefined) return;
+    this.pending.delete(id);
+    if (p.timer !== null) clearTimeout(p.timer);
+    p.reject(err);
+  }
+
+  private settle(reply: unknown): void {
+    if (!isRecord(reply) || reply['v'] !== 1 || typeof reply['ok'] !== 'boolean') return;
+    const rid = reply['id'];
+    let id: number | null = typeof rid === 'number' ? rid : null;
+    if (rid === null && reply['ok'] === false && this.pending.size === 1) {
+      // Errors found before the server could read the id (e.g. message_too_large): unambiguous with one request in flight.
+      id = this.pending.keys().next().value ?? null;
+    }
+    if (id === null) return;
+    const p = this.pending.get(id);
+    if (p === undefined) return; // a late reply to a timed-out request
+    this.pending.delete(id);
+    if (p.timer !== null) clearTimeout(p.timer);
+    if (reply['ok'] === true) {
+      p.resolve(reply['result']);
+      return;
+    }
+    const err = reply['error'];
+    if (!isRecord(err) || typeof err['code'] !== 'string') {
+      p.reject(new ProtocolError('bad_reply', `malformed error reply to ${p.op}`, id));
+      return;
+    }
+    p.reject(new ProtocolError(err['code'] as ErrorCode, String(err['message'] ?? ''), id));
+  }
+
+  private async readLoop(): Promise<void> {
+    for (;;) {
+      let frames: Buffer[];
+      try {
+        frames = await this.socket.receive();
+      } catch {
+        if (this.closed || this.socket.closed) return;
+        await new Promise((r) => setTimeout(r, 10));
+        continue;
+      }
+      const last = frames[frames.length - 1];
+      if (last === undefined) continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(last.toString('utf8'));
+      } catch {
+        continue;
+      }
+      this.settle(value);
+    }
+  }
+
+  /** Server facts: protocol version, presets, limits, spaces. */
+  hello(): Promise<HelloResult> {
+    return this.request<HelloResult>('hello');
+  }
+
+  /** Start an episode in a new session (or `args.session`). */
+  reset(args: ClientResetArgs): Promise<SessionResetResult> {
+    const fields: Record<string, unknown> = { seed: args.seed };
+    if (args.preset !== undefined) fields['preset'] = args.preset;
+    if (args.session !== undefined) fields['session'] = args.session;
+    if (args.options !== undefined) fields['options'] = args.options;
+    return this.request<SessionResetResult>('reset', fields);
+  }
+
+  /** One agent command in a session. */
+  step(session: string, action: string): Promise<StepResult> {
+    return this.request<StepResult>('step', { session, action });
+  }
+
+  /** Many steps in one round trip, executed in order, each independently. */
+  async stepBatch(steps: readonly BatchStep[]): Promise<BatchItem[]> {
+    const r = await this.request<{ results: BatchItem[] }>('step_batch', { steps: steps.map((s) => ({ session: s.session, action: s.action })) });
+    return r.results;
+  }
+
+  /** Exact snapshot of a session. */
+  async snapshot(session: string): Promise<EnvSnapshot> {
+    const r = await this.request<{ snapshot: EnvSnapshot }>('snapshot', { session });
+    return r.snapshot;
+  }
+
+  /** Continue from a snapshot in a new session (or overwrite `session`). */
+  restore(snapshot: EnvSnapshot, session?: string): Promise<SessionResetResult> {
+    const fields: Record<string, unknown> = { snapshot };
+    if (session !== undefined) fields['session'] = session;
+    return this.request<SessionResetResult>('restore', fields);
+  }
+
+  /** Close a session on the server. */
+  async closeSession(session: string): Promise<void> {
+    await this.request('close', { session });
+  }
+
+  /** Close the socket; pending requests fail with code `closed`. Idempotent. */
+  async close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      for (const id of [...this.pending.keys()]) this.fail(id, new ProtocolError('closed', 'the client was closed while the request was pending', id));
+      this.socket.close();
+    }
+    await this.readDone;
+  }
+}

@@ -1,0 +1,18 @@
+/**
+ * ycgym's public TypeScript surface: the in-process environment, its network client and server, presets and
+ * the simulation. Everything else is internal.
+ */
+export { Env, EnvUsageError } from './env/env.js';
+export type { EnvLike, EnvSnapshot, Observation, ResetArgs, ResetOptions, ResetResult, Status, StepInfo, StepResult } from './env/env.js';
+export { Client, ProtocolError } from './client/client.js';
+export type { BatchItem, BatchStep, ClientErrorCode, ClientOptions, ClientResetArgs, SessionResetResult } from './client/client.js';
+export { RemoteEnv } from './client/remote-env.js';
+export { Server, startServer } from './server/server.js';
+export type { Logger, ServerOptions } from './server/server.js';
+export type { CloseReason, SessionHooks } from './server/sessions.js';
+export type { ErrorCode, HelloResult } from './server/protocol.js';
+export { generateCurveKeyPair } from './server/security.js';
+export type { CurveKeyPair } from './server/security.js';
+export { listPresets, loadPreset, PresetError } from './config/load.js';
+export type { ExperimentConfig } from './config/types.js';
+export { Simulation } from './sim/simulation.js';

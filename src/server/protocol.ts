@@ -1,0 +1,384 @@
+/**
+ * Protocol v1 (docs/protocol.md) without sockets: decode a payload frame, validate it against
+ * schema/protocol.schema.json, route it to a `SessionManager` and build the reply. Errors are data: every
+ * input, however malformed, yields exactly one reply object.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import { packageRoot } from '../config/load.js';
+import type { EnvSnapshot, ResetOptions } from '../env/env.js';
+import { SessionError, type SessionManager } from './sessions.js';
+
+/** Protocol version spoken by this server. */
+export const PROTOCOL_VERSION = 1;
+/** Maximum entries of one `step_batch`. */
+export const MAX_BATCH = 4096;
+/** Longest command the environment executes (longer ones are usage errors); reported in `hello.spaces`. */
+export const MAX_ACTION_CHARS = 65_536;
+
+/** Every error code of the protocol. */
+export const ERROR_CODES = [
+  'bad_json',
+  'bad_frames',
+  'message_too_large',
+  'unsupported_version',
+  'invalid_request',
+  'unknown_op',
+  'unknown_session',
+  'session_limit',
+  'episode_over',
+  'bad_preset',
+  'bad_snapshot',
+  'internal',
+] as const;
+
+/** A protocol error code (string literal). */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** The operations of protocol v1. */
+export const OPS = ['hello', 'reset', 'step', 'step_batch', 'snapshot', 'restore', 'close'] as const;
+/** A protocol operation name. */
+export type Op = (typeof OPS)[number];
+
+/** A client-chosen request id (string of at most 256 characters or a safe integer). */
+export type RequestId = string | number;
+
+/** The error part of an error reply. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+}
+
+/** A successful reply. */
+export interface OkReply {
+  v: 1;
+  id: RequestId | null;
+  ok: true;
+  result: unknown;
+}
+
+/** An error reply. */
+export interface ErrorReply {
+  v: 1;
+  id: RequestId | null;
+  ok: false;
+  error: ErrorBody;
+}
+
+/** Any reply. */
+export type Reply = OkReply | ErrorReply;
+
+/** The `limits` block of `hello`. */
+export interface Limits {
+  max_message_bytes: number;
+  max_sessions: number;
+  idle_timeout_ms: number;
+  max_batch: number;
+}
+
+/** Result of `hello`. */
+export interface HelloResult {
+  protocol: 1;
+  server: string;
+  presets: string[];
+  limits: Limits;
+  spaces: {
+    action: { type: 'text'; min_length: number; max_length: number };
+    observation: { type: 'json'; schema: string };
+  };
+}
+
+/** Build an error reply. */
+export function errorReply(code: ErrorCode, message: string, id: RequestId | null = null): ErrorReply {
+  return { v: PROTOCOL_VERSION, id, ok: false, error: { code, message } };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Schemas
+
+const SCHEMA_ID = 'urn:ycgym:protocol:1';
+
+/** Absolute path of the protocol JSON Schema. */
+export function protocolSchemaPath(): string {
+  return join(packageRoot(), 'schema', 'protocol.schema.json');
+}
+
+interface Validators {
+  requests: Record<Op, ValidateFunction>;
+  replies: Record<Op, ValidateFunction>;
+  errorReply: ValidateFunction;
+  snapshot: ValidateFunction;
+  ajv: Ajv2020;
+}
+
+let validators: Validators | undefined;
+
+const DEF_NAMES: Record<Op, string> = {
+  hello: 'Hello',
+  reset: 'Reset',
+  step: 'Step',
+  step_batch: 'StepBatch',
+  snapshot: 'Snapshot',
+  restore: 'Restore',
+  close: 'Close',
+};
+
+/** Compiled validators of schema/protocol.schema.json (compiled once per process). */
+function getValidators(): Validators {
+  if (validators !== undefined) return validators;
+  const schema: unknown = JSON.parse(readFileSync(protocolSchemaPath(), 'utf8'));
+  const ajv = new Ajv2020({ allErrors: false, strict: true, allowUnionTypes: true });
+  ajv.addSchema(schema as object);
+  const get = (def: string): ValidateFunction => {
+    const v = ajv.getSchema(`${SCHEMA_ID}#/$defs/${def}`);
+    if (v === undefined) throw new Error(`protocol schema has no $defs/${def}`);
+    return v;
+  };
+  const requests = {} as Record<Op, ValidateFunction>;
+  const replies = {} as Record<Op, ValidateFunction>;
+  for (const op of OPS) {
+    requests[op] = get(`${DEF_NAMES[op]}Request`);
+    replies[op] = get(`${DEF_NAMES[op]}Reply`);
+  }
+  validators = { requests, replies, errorReply: get('ErrorReply'), snapshot: get('EnvSnapshot'), ajv };
+  return validators;
+}
+
+/** A validator for any `$defs` entry of the protocol schema (e.g. `"StepResult"`), for tests and clients. */
+export function schemaValidator(def: string): (value: unknown) => string | null {
+  const v = getValidators().ajv.getSchema(`${SCHEMA_ID}#/$defs/${def}`);
+  if (v === undefined) throw new Error(`protocol schema has no $defs/${def}`);
+  return (value) => (v(value) ? null : formatErrors(v.errors));
+}
+
+/** `/path: problem` for the first ajv error. */
+export function formatErrors(errors: ErrorObject[] | null | undefined, base = ''): string {
+  const e = errors?.[0];
+  const path = base + (e?.instancePath ?? '') || '/';
+  if (e === undefined) return `${path}: invalid`;
+  const p = e.params as Record<string, unknown>;
+  let msg: string;
+  switch (e.keyword) {
+    case 'additionalProperties':
+      msg = `unknown field '${String(p['additionalProperty'])}'`;
+      break;
+    case 'const':
+      msg = `must be ${JSON.stringify(p['allowedValue'])}`;
+      break;
+    case 'enum':
+      msg = `must be one of ${(p['allowedValues'] as unknown[]).map((x) => JSON.stringify(x)).join(', ')}`;
+      break;
+    default:
+      msg = e.message ?? 'invalid';
+  }
+  return `${path}: ${msg}`;
+}
+
+/** Validate a reply to `op` against its schema; returns the problem or null. */
+export function checkReply(op: Op | null, reply: Reply): string | null {
+  const v = getValidators();
+  const fn = reply.ok ? (op === null ? null : v.replies[op]) : v.errorReply;
+  if (fn === null) return '/: an ok reply needs an op';
+  return fn(reply) ? null : formatErrors(fn.errors);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Decoding
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Outcome of decoding one payload frame. */
+export type Decoded = { ok: true; value: unknown } | { ok: false; reply: ErrorReply };
+
+/** Check size, decode strict UTF-8 and parse JSON. */
+export function decodePayload(payload: Uint8Array, maxBytes: number): Decoded {
+  if (payload.length > maxBytes) {
+    return { ok: false, reply: errorReply('message_too_large', `payload is ${payload.length} bytes; the limit is ${maxBytes}`) };
+  }
+  let text: string;
+  try {
+    text = UTF8.decode(payload);
+  } catch {
+    return { ok: false, reply: errorReply('bad_json', 'payload is not valid UTF-8') };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (e) {
+    return { ok: false, reply: errorReply('bad_json', `payload is not JSON: ${(e as Error).message}`) };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Routing
+
+/** Static facts about the server reported by `hello`. */
+export interface ServerFacts {
+  /** Package version (`ycgym/<version>`). */
+  version: string;
+  presets: readonly string[];
+  maxMessageBytes: number;
+}
+
+/** Options of the protocol handler. */
+export interface ProtocolOptions {
+  /** Validate every reply against the schema (tests); a violation becomes an `internal` error reply. */
+  validateReplies?: boolean;
+}
+
+/** What handling one request produced: the reply, its JSON text and, when the request named a valid op, that op. */
+export interface Handled {
+  reply: Reply;
+  text: string;
+  op: Op | null;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function validId(v: unknown): RequestId | null {
+  if (typeof v === 'string') return v.length <= 256 ? v : null;
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : null;
+  return null;
+}
+
+type Req = Record<string, unknown>;
+
+/** Routes decoded requests to a session table. Pure apart from the session table it drives. */
+export class ProtocolHandler {
+  private readonly hello: HelloResult;
+
+  constructor(
+    private readonly sessions: SessionManager,
+    facts: ServerFacts,
+    private readonly opts: ProtocolOptions = {},
+  ) {
+    getValidators();
+    this.hello = {
+      protocol: PROTOCOL_VERSION,
+      server: `ycgym/${facts.version}`,
+      presets: [...facts.presets],
+      limits: {
+        max_message_bytes: facts.maxMessageBytes,
+        max_sessions: sessions.maxSessions,
+        idle_timeout_ms: Math.round(sessions.idleTimeoutMs),
+        max_batch: MAX_BATCH,
+      },
+      spaces: {
+        action: { type: 'text', min_length: 0, max_length: MAX_ACTION_CHARS },
+        observation: { type: 'json', schema: '#/$defs/Observation' },
+      },
+    };
+  }
+
+  /** Handle one raw payload frame (size, UTF-8, JSON, then `handleValue`). */
+  handlePayload(payload: Uint8Array, maxBytes: number): Handled {
+    const d = decodePayload(payload, maxBytes);
+    if (!d.ok) return { reply: d.reply, text: JSON.stringify(d.reply), op: null };
+    return this.handleValue(d.value);
+  }
+
+  /** Handle one decoded request value. Never throws. */
+  handleValue(value: unknown): Handled {
+    let id: RequestId | null = null;
+    let op: Op | null = null;
+    let reply: Reply;
+    try {
+      if (!isObject(value)) {
+        reply = errorReply('invalid_request', '/: must be object');
+      } else {
+        id = validId(value['id']);
+        const r = this.route(value, id);
+        op = r.op;
+        reply = r.reply;
+      }
+    } catch (e) {
+      reply = errorReply('internal', `internal error: ${e instanceof Error ? e.message : String(e)}`, id);
+      op = null;
+    }
+    if (this.opts.validateReplies) {
+      const problem = checkReply(op, reply);
+      if (problem !== null) reply = errorReply('internal', `reply failed schema validation: ${problem}`, id);
+    }
+    let text: string;
+    try {
+      text = JSON.stringify(reply);
+    } catch (e) {
+      // E.g. a restored snapshot nested too deeply to serialise: a bug-class failure tied to this session.
+      const session = isObject(value) && typeof value['session'] === 'string' ? value['session'] : null;
+      if (session !== null) this.sessions.discard(session);
+      reply = errorReply('internal', `cannot encode the reply: ${e instanceof Error ? e.message : String(e)}${session !== null ? ` (session ${session} was closed)` : ''}`, id);
+      text = JSON.stringify(reply);
+    }
+    return { reply, text, op };
+  }
+
+  private route(req: Req, id: RequestId | null): { reply: Reply; op: Op | null } {
+    if (req['v'] !== PROTOCOL_VERSION) {
+      const got = req['v'] === undefined ? 'no version' : `version ${JSON.stringify(req['v'])}`;
+      return { reply: errorReply('unsupported_version', `unsupported protocol ${got}; this server speaks version ${PROTOCOL_VERSION} (send "v": 1)`, id), op: null };
+    }
+    const opv = req['op'];
+    if (typeof opv !== 'string') {
+      return { reply: errorReply('invalid_request', opv === undefined ? "/: must have required property 'op'" : '/op: must be string', id), op: null };
+    }
+    if (!(OPS as readonly string[]).includes(opv)) {
+      return { reply: errorReply('unknown_op', `unknown op ${JSON.stringify(opv)} (expected one of ${OPS.join(', ')})`, id), op: null };
+    }
+    const op = opv as Op;
+    const validate = getValidators().requests[op];
+    if (!validate(req)) return { reply: errorReply('invalid_request', formatErrors(validate.errors), id), op };
+    if (req['id'] !== undefined && id === null) return { reply: errorReply('invalid_request', '/id: invalid', null), op };
+    try {
+      return { reply: { v: PROTOCOL_VERSION, id, ok: true, result: this.execute(op, req) }, op };
+    } catch (e) {
+      if (e instanceof SessionError) return { reply: errorReply(e.code, e.message, id), op };
+      throw e;
+    }
+  }
+
+  private execute(op: Op, req: Req): unknown {
+    const s = this.sessions;
+    switch (op) {
+      case 'hello':
+        return this.hello;
+      case 'reset': {
+        const options = req['options'] as ResetOptions & { record?: unknown } | undefined;
+        if (options?.record !== undefined) throw new SessionError('invalid_request', '/options/record: recording is not available in this build');
+        const args: { seed: number; preset?: string; session?: string; options?: ResetOptions } = { seed: req['seed'] as number };
+        if (req['preset'] !== undefined) args.preset = req['preset'] as string;
+        if (req['session'] !== undefined) args.session = req['session'] as string;
+        if (options !== undefined) args.options = options;
+        return s.reset(args);
+      }
+      case 'step':
+        return s.step(req['session'] as string, req['action'] as string);
+      case 'step_batch': {
+        const steps = req['steps'] as { session: string; action: string }[];
+        return {
+          results: steps.map((st) => {
+            try {
+              return { ok: true, result: s.step(st.session, st.action) };
+            } catch (e) {
+              if (e instanceof SessionError) return { ok: false, error: { code: e.code, message: e.message } };
+              return { ok: false, error: { code: 'internal', message: `internal error: ${e instanceof Error ? e.message : String(e)}` } };
+            }
+          }),
+        };
+      }
+      case 'snapshot':
+        return { snapshot: s.snapshot(req['session'] as string) };
+      case 'restore': {
+        const snap = req['snapshot'];
+        const validate = getValidators().snapshot;
+        if (!validate(snap)) throw new SessionError('bad_snapshot', `not a ycgym snapshot: ${formatErrors(validate.errors, '/snapshot')}`);
+        return s.restore(snap as EnvSnapshot, req['session'] as string | undefined);
+      }
+      case 'close':
+        s.close(req['session'] as string);
+        return { closed: true };
+    }
+  }
+}

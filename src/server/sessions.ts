@@ -1,0 +1,278 @@
+/**
+ * The session table of the server: session id -> environment, with a cap on live sessions, idle reaping and
+ * deterministic ids (`s1`, `s2`, ... in creation order, never reused). Every failure is a `SessionError`
+ * carrying a protocol error code; an unexpected exception from an environment closes that session.
+ */
+import { PresetError } from '../config/load.js';
+import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult } from '../env/env.js';
+import type { ErrorCode } from './protocol.js';
+
+/** The synchronous environment API the session table drives (`Env` implements it). */
+export interface SessionEnv {
+  reset(args: { seed: number; preset: string; options?: ResetOptions }): ResetResult;
+  step(action: string): StepResult;
+  snapshot(): EnvSnapshot;
+  restore(snap: EnvSnapshot): ResetResult;
+  close(): void;
+}
+
+/** Why a session ended. */
+export type CloseReason = 'close' | 'idle' | 'internal' | 'shutdown';
+
+/** Observation points for a later recorder (hooks must not throw: an exception is treated like an environment bug). */
+export interface SessionHooks {
+  /** After a successful reset (a new episode starts in `session`). */
+  onReset?(e: { session: string; seed: number; preset: string; options: ResetOptions; result: ResetResult }): void;
+  /** After a successful restore (the episode continues from a snapshot in `session`). */
+  onRestore?(e: { session: string; snapshot: EnvSnapshot; result: ResetResult }): void;
+  /** After every successful step. */
+  onStep?(e: { session: string; action: string; result: StepResult }): void;
+  /** When a session is removed (its environment is already closed); exceptions are ignored. */
+  onClose?(e: { session: string; reason: CloseReason }): void;
+}
+
+/** Options of the session table. */
+export interface SessionManagerOptions {
+  /** Maximum number of live sessions (default 1024). */
+  maxSessions?: number;
+  /** Close sessions untouched for this many milliseconds; 0 disables reaping (default 600000). */
+  idleTimeoutMs?: number;
+  /** Names of the presets clients may use (default: none; the server passes `listPresets()`). */
+  presets?: readonly string[];
+  /** Millisecond clock (default `Date.now`); injectable for tests. */
+  now?: () => number;
+  /** Environment constructor (default `new Env()`); injectable for tests. */
+  envFactory?: () => SessionEnv;
+  hooks?: SessionHooks;
+  /**
+   * Check the result of a restore before the session is installed (the server checks it against the protocol
+   * schema): a problem makes the restore fail with `bad_snapshot`, leaving the target session unchanged.
+   */
+  checkRestored?: (r: ResetResult) => string | null;
+}
+
+/** A request the session table refuses; `code` is the protocol error code. */
+export class SessionError extends Error {
+  override readonly name = 'SessionError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface Session {
+  env: SessionEnv;
+  lastUsed: number;
+}
+
+/** Result of `reset` and `restore`: the session id plus the environment's reset result. */
+export type SessionResetResult = { session: string } & ResetResult;
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Programming errors (as opposed to a refused argument) raised while starting an episode. */
+function isBug(e: unknown): boolean {
+  return e instanceof TypeError || e instanceof ReferenceError || e instanceof SyntaxError || !(e instanceof Error);
+}
+
+/** Live sessions of one server. */
+export class SessionManager {
+  readonly maxSessions: number;
+  readonly idleTimeoutMs: number;
+  private readonly presets: ReadonlySet<string>;
+  private readonly presetList: string;
+  private readonly now: () => number;
+  private readonly envFactory: () => SessionEnv;
+  private readonly hooks: SessionHooks;
+  private readonly checkRestored: (r: ResetResult) => string | null;
+  private readonly sessions = new Map<string, Session>();
+  private nextId = 1;
+
+  constructor(opts: SessionManagerOptions = {}) {
+    this.maxSessions = opts.maxSessions ?? 1024;
+    this.idleTimeoutMs = opts.idleTimeoutMs ?? 600_000;
+    if (!Number.isInteger(this.maxSessions) || this.maxSessions < 1) throw new RangeError('maxSessions must be a positive integer');
+    if (!Number.isFinite(this.idleTimeoutMs) || this.idleTimeoutMs < 0) throw new RangeError('idleTimeoutMs must be >= 0');
+    this.presets = new Set(opts.presets ?? []);
+    this.presetList = [...this.presets].sort().join(', ');
+    this.now = opts.now ?? Date.now;
+    this.envFactory = opts.envFactory ?? (() => new Env());
+    this.hooks = opts.hooks ?? {};
+    this.checkRestored = opts.checkRestored ?? (() => null);
+  }
+
+  /** Number of live sessions. */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** Ids of the live sessions, in creation order. */
+  ids(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  private get(id: string): Session {
+    const s = this.sessions.get(id);
+    if (s === undefined) throw new SessionError('unknown_session', `unknown session ${JSON.stringify(id)} (closed, reaped or never created)`);
+    s.lastUsed = this.now();
+    return s;
+  }
+
+  private checkCapacity(): void {
+    if (this.sessions.size >= this.maxSessions) {
+      throw new SessionError('session_limit', `session limit reached (${this.maxSessions} live sessions); close one first`);
+    }
+  }
+
+  /** Install `env` under `id` (a new id when null) and return the id. */
+  private put(id: string | null, env: SessionEnv): string {
+    const sid = id ?? `s${this.nextId++}`;
+    const old = this.sessions.get(sid);
+    if (old !== undefined && old.env !== env) safeClose(old.env);
+    this.sessions.set(sid, { env, lastUsed: this.now() });
+    return sid;
+  }
+
+  /** Remove a session after an environment bug and build the `internal` error. */
+  private internal(id: string, what: string, e: unknown): SessionError {
+    this.remove(id, 'internal');
+    return new SessionError('internal', `internal error during ${what} in session ${id} (the session was closed): ${errorText(e)}`);
+  }
+
+  private remove(id: string, reason: CloseReason): void {
+    const s = this.sessions.get(id);
+    if (s === undefined) return;
+    this.sessions.delete(id);
+    safeClose(s.env);
+    try {
+      this.hooks.onClose?.({ session: id, reason });
+    } catch {
+      // A failing observer must not take the server down.
+    }
+  }
+
+  /** Start an episode in a new session, or in `session` (replacing its episode; unchanged on failure). */
+  reset(args: { seed: number; preset?: string; session?: string; options?: ResetOptions }): SessionResetResult {
+    const preset = args.preset ?? 'default';
+    if (args.session !== undefined) this.get(args.session);
+    else this.checkCapacity();
+    if (!this.presets.has(preset)) {
+      throw new SessionError('bad_preset', `unknown preset ${JSON.stringify(preset)} (available: ${this.presetList}); file paths are not accepted over the wire`);
+    }
+    const env = this.envFactory();
+    const options = args.options ?? {};
+    let result: ResetResult;
+    try {
+      result = env.reset({ seed: args.seed, preset, options });
+    } catch (e) {
+      safeClose(env);
+      if (e instanceof PresetError) throw new SessionError('bad_preset', e.message);
+      if (isBug(e)) {
+        if (args.session !== undefined) throw this.internal(args.session, 'reset', e);
+        throw new SessionError('internal', `internal error during reset: ${errorText(e)}`);
+      }
+      throw new SessionError('invalid_request', `/options: ${errorText(e)}`);
+    }
+    const session = this.put(args.session ?? null, env);
+    try {
+      this.hooks.onReset?.({ session, seed: args.seed, preset, options, result });
+    } catch (e) {
+      throw this.internal(session, 'reset', e);
+    }
+    return { session, ...result };
+  }
+
+  /** Execute one agent command in a session. */
+  step(session: string, action: string): StepResult {
+    const s = this.get(session);
+    let result: StepResult;
+    try {
+      result = s.env.step(action);
+    } catch (e) {
+      if (e instanceof EnvUsageError && e.code === 'episode_over') {
+        throw new SessionError('episode_over', `session ${session}: the episode is over (terminated or truncated); send reset`);
+      }
+      throw this.internal(session, 'step', e);
+    }
+    try {
+      this.hooks.onStep?.({ session, action, result });
+    } catch (e) {
+      throw this.internal(session, 'step', e);
+    }
+    return result;
+  }
+
+  /** Exact snapshot of a session's environment. */
+  snapshot(session: string): EnvSnapshot {
+    const s = this.get(session);
+    try {
+      return s.env.snapshot();
+    } catch (e) {
+      throw this.internal(session, 'snapshot', e);
+    }
+  }
+
+  /** Continue from a snapshot in a new session, or in `session` (unchanged on failure). */
+  restore(snapshot: EnvSnapshot, session?: string): SessionResetResult {
+    if (session !== undefined) this.get(session);
+    else this.checkCapacity();
+    const env = this.envFactory();
+    let result: ResetResult;
+    let problem: string | null;
+    try {
+      result = env.restore(snapshot);
+      problem = this.checkRestored(result);
+    } catch (e) {
+      safeClose(env);
+      throw new SessionError('bad_snapshot', `cannot restore this snapshot: ${errorText(e)}`);
+    }
+    if (problem !== null) {
+      safeClose(env);
+      throw new SessionError('bad_snapshot', `this snapshot restores to an invalid state: ${problem}`);
+    }
+    const sid = this.put(session ?? null, env);
+    try {
+      this.hooks.onRestore?.({ session: sid, snapshot, result });
+    } catch (e) {
+      throw this.internal(sid, 'restore', e);
+    }
+    return { session: sid, ...result };
+  }
+
+  /** Close a session. */
+  close(session: string): void {
+    this.get(session);
+    this.remove(session, 'close');
+  }
+
+  /** Close a session after a failure outside the environment (e.g. its reply could not be encoded); no-op when absent. */
+  discard(session: string, reason: CloseReason = 'internal'): void {
+    this.remove(session, reason);
+  }
+
+  /** Close every session idle for longer than the idle timeout; returns the closed ids. */
+  reapIdle(now: number = this.now()): string[] {
+    if (this.idleTimeoutMs === 0) return [];
+    const idle: string[] = [];
+    for (const [id, s] of this.sessions) if (now - s.lastUsed >= this.idleTimeoutMs) idle.push(id);
+    for (const id of idle) this.remove(id, 'idle');
+    return idle;
+  }
+
+  /** Close every session (server shutdown). */
+  closeAll(): void {
+    for (const id of [...this.sessions.keys()]) this.remove(id, 'shutdown');
+  }
+}
+
+function safeClose(env: SessionEnv): void {
+  try {
+    env.close();
+  } catch {
+    // Closing is best effort: the session is gone either way.
+  }
+}

@@ -1,0 +1,385 @@
+/**
+ * The server over real sockets (loopback and ipc only): every error code, pipelining, batches, idle reaping,
+ * CURVE, the bind policy and a clean SIGTERM shutdown of the CLI. Every wait is bounded.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Dealer, Request, Router } from 'zeromq';
+import { Client, ProtocolError } from '../../src/client/client.js';
+import { RemoteEnv } from '../../src/client/remote-env.js';
+import { Env, type StepResult } from '../../src/env/env.js';
+import { checkReply, type Op, type Reply } from '../../src/server/protocol.js';
+import { generateCurveKeyPair, SecurityError } from '../../src/server/security.js';
+import { startServer, type Server } from '../../src/server/server.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const LOOPBACK = 'tcp://127.0.0.1:0';
+
+/** An Env whose step throws on the action "__boom__" (to trigger `internal`). */
+class BoomEnv extends Env {
+  override step(action: string): StepResult {
+    if (action === '__boom__') throw new Error('test-only failure');
+    return super.step(action);
+  }
+}
+
+async function dealer(endpoint: string): Promise<Dealer> {
+  const d = new Dealer({ linger: 0, receiveTimeout: 3000 });
+  d.connect(endpoint);
+  return d;
+}
+
+/** Send raw frames and parse the one reply frame (throws after the socket's receive timeout). */
+async function roundTrip(d: Dealer, frames: string | Buffer | (string | Buffer)[]): Promise<Reply> {
+  await d.send(frames);
+  const parts = await d.receive();
+  expect(parts).toHaveLength(1);
+  return JSON.parse((parts[0] as Buffer).toString('utf8')) as Reply;
+}
+
+async function call(d: Dealer, req: Record<string, unknown>): Promise<Reply> {
+  const r = await roundTrip(d, JSON.stringify({ v: 1, ...req }));
+  const problem = checkReply((r.ok ? req['op'] : null) as Op | null, r);
+  expect(problem, JSON.stringify(r).slice(0, 300)).toBeNull();
+  return r;
+}
+
+function codeOf(r: Reply): string {
+  return r.ok ? 'ok' : r.error.code;
+}
+
+async function waitFor(cond: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (cond()) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return cond();
+}
+
+describe('error codes over a real socket', () => {
+  let server: Server;
+  let d: Dealer;
+  beforeAll(async () => {
+    server = await startServer({ endpoint: LOOPBACK, maxSessions: 3, maxMessageBytes: 4096, validateReplies: true, envFactory: () => new BoomEnv() });
+    d = await dealer(server.endpoint);
+  });
+  afterAll(async () => {
+    d.close();
+    await server.close();
+  });
+
+  it('bad_json, bad_frames, message_too_large', async () => {
+    expect(codeOf(await roundTrip(d, 'not json'))).toBe('bad_json');
+    expect(codeOf(await roundTrip(d, Buffer.from([0x7b, 0xc3, 0x28, 0x7d])))).toBe('bad_json');
+    const frames = await roundTrip(d, [JSON.stringify({ v: 1, op: 'hello' }), 'extra']);
+    expect(frames).toMatchObject({ ok: false, id: null, error: { code: 'bad_frames' } });
+    // An empty frame is a delimiter (echoed back as part of the envelope), so there is no payload.
+    await d.send('');
+    const parts = await d.receive();
+    expect(parts.map((p) => p.length > 0)).toEqual([false, true]);
+    expect(JSON.parse((parts[1] as Buffer).toString())).toMatchObject({ error: { code: 'bad_frames' } });
+    const big = JSON.stringify({ v: 1, id: 1, op: 'step', session: 's1', action: 'x'.repeat(5000) });
+    expect(await roundTrip(d, big)).toMatchObject({ ok: false, id: null, error: { code: 'message_too_large' } });
+  });
+
+  it('drops frames above 4x the limit in ZeroMQ itself, and keeps serving', async () => {
+    const victim = new Dealer({ linger: 0, receiveTimeout: 300 });
+    victim.connect(server.endpoint);
+    await victim.send('x'.repeat(4 * 4096 + 100));
+    await expect(victim.receive()).rejects.toThrow();
+    victim.close();
+    expect(codeOf(await call(d, { op: 'hello' }))).toBe('ok');
+  });
+
+  it('unsupported_version, invalid_request, unknown_op', async () => {
+    expect(await roundTrip(d, JSON.stringify({ v: 2, id: 'x', op: 'hello' }))).toMatchObject({ id: 'x', error: { code: 'unsupported_version' } });
+    expect(await call(d, { id: 7, op: 'reset', seed: 1, options: { max_steps: 0 } })).toEqual({
+      v: 1,
+      id: 7,
+      ok: false,
+      error: { code: 'invalid_request', message: '/options/max_steps: must be >= 1' },
+    });
+    expect(codeOf(await call(d, { op: 'teleport' }))).toBe('unknown_op');
+  });
+
+  it('unknown_session, session_limit, episode_over, bad_preset, bad_snapshot', async () => {
+    expect(codeOf(await call(d, { op: 'step', session: 's999', action: 'company status' }))).toBe('unknown_session');
+    expect(codeOf(await call(d, { op: 'reset', seed: 1, preset: 'no-such-preset' }))).toBe('bad_preset');
+    expect(codeOf(await call(d, { op: 'reset', seed: 1, preset: join(ROOT, 'presets', 'default.toml') }))).toBe('bad_preset');
+    const s = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await call(d, { op: 'reset', seed: i + 1, options: { max_steps: 1 } });
+      s.push((r as { result: { session: string } }).result.session);
+    }
+    expect(codeOf(await call(d, { op: 'reset', seed: 9 }))).toBe('session_limit');
+    expect(codeOf(await call(d, { op: 'step', session: s[0], action: 'company status' }))).toBe('ok');
+    expect(codeOf(await call(d, { op: 'step', session: s[0], action: 'company status' }))).toBe('episode_over');
+    expect(codeOf(await call(d, { op: 'restore', snapshot: { format: 'ycgym-env' } }))).toBe('bad_snapshot');
+    for (const id of s) expect(codeOf(await call(d, { op: 'close', session: id }))).toBe('ok');
+  });
+
+  it('internal: the session is closed and the server stays up', async () => {
+    const r = await call(d, { op: 'reset', seed: 1 });
+    const sid = (r as { result: { session: string } }).result.session;
+    const boom = await call(d, { id: 'b', op: 'step', session: sid, action: '__boom__' });
+    expect(boom).toMatchObject({ id: 'b', ok: false, error: { code: 'internal' } });
+    expect(codeOf(await call(d, { op: 'step', session: sid, action: 'company status' }))).toBe('unknown_session');
+    expect(codeOf(await call(d, { op: 'hello' }))).toBe('ok');
+    expect(server.sessionCount).toBe(0);
+  });
+
+  it('serves REQ sockets too', async () => {
+    const q = new Request({ linger: 0, receiveTimeout: 3000 });
+    q.connect(server.endpoint);
+    await q.send(JSON.stringify({ v: 1, id: 'req', op: 'hello' }));
+    const [m] = await q.receive();
+    expect(JSON.parse((m as Buffer).toString())).toMatchObject({ id: 'req', ok: true, result: { protocol: 1 } });
+    q.close();
+  });
+});
+
+describe('throughput paths', () => {
+  let server: Server;
+  beforeAll(async () => {
+    server = await startServer({ endpoint: LOOPBACK, validateReplies: true });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('pipelines 100 requests on one DEALER and matches every reply by id', async () => {
+    const d = await dealer(server.endpoint);
+    const sessions: string[] = [];
+    for (let i = 0; i < 4; i++) sessions.push(((await call(d, { op: 'reset', seed: i + 1 })) as { result: { session: string } }).result.session);
+    const expectedStep = new Map<string, number>();
+    const counters = new Map<string, number>();
+    for (let i = 0; i < 100; i++) {
+      const session = sessions[i % 4] as string;
+      const n = (counters.get(session) ?? 0) + 1;
+      counters.set(session, n);
+      expectedStep.set(`p${i}`, n);
+      await d.send(JSON.stringify({ v: 1, id: `p${i}`, op: 'step', session, action: i % 3 === 0 ? 'company status' : 'employee list' }));
+    }
+    const seen = new Set<string>();
+    for (let i = 0; i < 100; i++) {
+      const [m] = await d.receive();
+      const r = JSON.parse((m as Buffer).toString()) as Reply & { result: { info: { step: number } } };
+      expect(r.ok).toBe(true);
+      const id = String(r.id);
+      expect(seen.has(id)).toBe(false);
+      seen.add(id);
+      expect(r.result.info.step).toBe(expectedStep.get(id));
+    }
+    expect(seen.size).toBe(100);
+    for (const s of sessions) await call(d, { op: 'close', session: s });
+    d.close();
+  });
+
+  it('pipelines through Client (Promise.all) with replies matched to callers', async () => {
+    const c = new Client({ endpoint: server.endpoint, timeoutMs: 5000 });
+    const { session } = await c.reset({ seed: 5 });
+    const replies = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 10 === 0 ? c.hello().then(() => -1) : c.step(session, 'company status').then((r) => r.info.step))));
+    const steps = replies.filter((x) => x >= 0);
+    expect(steps).toEqual(Array.from({ length: 90 }, (_, i) => i + 1));
+    expect(c.inFlight).toBe(0);
+    await c.closeSession(session);
+    await c.close();
+  });
+
+  it('step_batch over 64 sessions equals 64 in-process envs', async () => {
+    const c = new Client({ endpoint: server.endpoint, timeoutMs: 10_000 });
+    const resets = await Promise.all(Array.from({ length: 64 }, (_, i) => c.reset({ seed: 100 + i, options: { max_steps: 3 } })));
+    const local = resets.map((_, i) => {
+      const e = new Env();
+      e.reset({ seed: 100 + i, options: { max_steps: 3 } });
+      return e;
+    });
+    for (const action of ['market browse --limit 3', 'sim resume', 'company status']) {
+      const items = await c.stepBatch([...resets.map((r) => ({ session: r.session, action })), { session: 'nope', action }]);
+      expect(items).toHaveLength(65);
+      items.slice(0, 64).forEach((it, i) => {
+        expect(it.ok).toBe(true);
+        if (it.ok) expect(it.result).toStrictEqual(JSON.parse(JSON.stringify((local[i] as Env).step(action))));
+      });
+      expect(items[64]).toMatchObject({ ok: false, error: { code: 'unknown_session' } });
+    }
+    const after = await c.stepBatch(resets.map((r) => ({ session: r.session, action: 'company status' })));
+    expect(after.every((x) => !x.ok && x.error.code === 'episode_over')).toBe(true);
+    await Promise.all(resets.map((r) => c.closeSession(r.session)));
+    expect(server.sessionCount).toBe(0);
+    await c.close();
+  });
+
+  it('RemoteEnv: local usage errors, unknown reset presets, snapshot round trip', async () => {
+    const env = new RemoteEnv({ endpoint: server.endpoint, timeoutMs: 5000 });
+    await expect(env.step('company status')).rejects.toMatchObject({ code: 'not_reset' });
+    await expect(env.reset({ seed: 1, preset: 'nope' })).rejects.toMatchObject({ name: 'ProtocolError', code: 'bad_preset' });
+    await env.reset({ seed: 1 });
+    const snap = await env.snapshot();
+    const a = await env.step('sim resume');
+    await env.restore(snap);
+    expect(await env.step('sim resume')).toStrictEqual(a);
+    await env.close();
+  });
+
+  it('bad_snapshot for wrongly typed state; an unencodable reply is internal and closes the session', async () => {
+    const d = await dealer(server.endpoint);
+    const sid = ((await call(d, { op: 'reset', seed: 1 })) as { result: { session: string } }).result.session;
+    const snap = ((await call(d, { op: 'snapshot', session: sid })) as { result: { snapshot: { sim: { state: object; config: object } } } }).result.snapshot;
+    const typed = { ...snap, sim: { ...snap.sim, state: { ...snap.sim.state, fundsCents: 'lots' } } };
+    const bad = await call(d, { op: 'restore', snapshot: typed, session: sid });
+    expect(bad).toMatchObject({ ok: false, error: { code: 'bad_snapshot' } });
+    expect(codeOf(await call(d, { op: 'step', session: sid, action: 'company status' }))).toBe('ok'); // unchanged
+    const deep = '['.repeat(50_000) + ']'.repeat(50_000);
+    const raw = `{"v":1,"op":"restore","snapshot":${JSON.stringify(snap).replace('"config":{', `"config":{"deep":${deep},`)}}`;
+    const restored = await roundTrip(d, raw);
+    const deepSid = (restored as { result: { session: string } }).result.session;
+    expect(await roundTrip(d, JSON.stringify({ v: 1, op: 'snapshot', session: deepSid }))).toMatchObject({ ok: false, error: { code: 'internal' } });
+    expect(codeOf(await call(d, { op: 'step', session: deepSid, action: 'company status' }))).toBe('unknown_session');
+    await call(d, { op: 'close', session: sid });
+    d.close();
+  });
+
+  it('times out clearly when nobody answers', async () => {
+    const mute = new Router({ linger: 0 }); // receives, never answers
+    await mute.bind(LOOPBACK);
+    const c = new Client({ endpoint: mute.lastEndpoint as string, timeoutMs: 200 });
+    const err = await c.hello().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProtocolError);
+    expect((err as ProtocolError).code).toBe('timeout');
+    expect((err as ProtocolError).message).toMatch(/no reply to hello .* within 200 ms/);
+    expect(c.inFlight).toBe(0);
+    const pending = c.hello().catch((e: unknown) => e);
+    await c.close();
+    expect(await pending).toMatchObject({ name: 'ProtocolError', code: 'closed' });
+    await expect(c.hello()).rejects.toMatchObject({ code: 'closed' });
+    mute.close();
+  });
+
+  it('refuses oversized requests locally', async () => {
+    const c = new Client({ endpoint: server.endpoint, maxMessageBytes: 100 });
+    await expect(c.step('s1', 'x'.repeat(200))).rejects.toMatchObject({ code: 'message_too_large' });
+    await c.close();
+  });
+});
+
+describe('idle reaping', () => {
+  it('reaps the sessions of a client that disappeared, keeps active ones', async () => {
+    const server = await startServer({ endpoint: LOOPBACK, idleTimeoutMs: 300 });
+    try {
+      const gone = new Client({ endpoint: server.endpoint, timeoutMs: 5000 });
+      await Promise.all(Array.from({ length: 10 }, (_, i) => gone.reset({ seed: i })));
+      await gone.close(); // vanishes without closing its sessions
+      const alive = new Client({ endpoint: server.endpoint, timeoutMs: 5000 });
+      const { session } = await alive.reset({ seed: 1 });
+      expect(server.sessionCount).toBe(11);
+      const end = Date.now() + 3000;
+      while (server.sessionCount > 1 && Date.now() < end) {
+        await alive.step(session, 'company status');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(server.sessionCount).toBe(1);
+      expect(server.sessions.ids()).toEqual([session]);
+      expect(await waitFor(() => server.sessionCount === 0, 3000)).toBe(true);
+      await expect(alive.step(session, 'company status')).rejects.toMatchObject({ code: 'unknown_session' });
+      await alive.close();
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('security', () => {
+  it('refuses non-loopback tcp without CURVE keys', async () => {
+    await expect(startServer({ endpoint: 'tcp://0.0.0.0:0' })).rejects.toBeInstanceOf(SecurityError);
+    await expect(startServer({ endpoint: 'tcp://*:0' })).rejects.toThrow(/refusing to bind/);
+  });
+
+  it('serves ipc:// without keys', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ycgym-'));
+    const server = await startServer({ endpoint: `ipc://${join(dir, 's.sock')}` });
+    const c = new Client({ endpoint: server.endpoint, timeoutMs: 3000 });
+    expect((await c.hello()).protocol).toBe(1);
+    await c.close();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('CURVE: the right server key works, a wrong one or none gets no reply', async () => {
+    const keys = generateCurveKeyPair();
+    const server = await startServer({ endpoint: LOOPBACK, curve: { secretKey: keys.secretKey } });
+    expect(server.publicKey).toBe(keys.publicKey);
+    try {
+      const good = new Client({ endpoint: server.endpoint, curveServerKey: keys.publicKey, timeoutMs: 3000 });
+      const env = new RemoteEnv(good);
+      const r = await env.reset({ seed: 1 });
+      expect(r.observation.status.funds_cents).toBeGreaterThan(0);
+      await env.close();
+      await good.close();
+      const wrong = new Client({ endpoint: server.endpoint, curveServerKey: generateCurveKeyPair().publicKey, timeoutMs: 400 });
+      const plain = new Client({ endpoint: server.endpoint, timeoutMs: 400 });
+      await expect(wrong.hello()).rejects.toMatchObject({ code: 'timeout' });
+      await expect(plain.hello()).rejects.toMatchObject({ code: 'timeout' });
+      await wrong.close();
+      await plain.close();
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('CLI', () => {
+  let entry: string;
+  beforeAll(() => {
+    if (!existsSync(join(ROOT, 'dist', 'src', 'cli', 'serve.js'))) execFileSync('npx', ['tsc', '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'ignore' });
+    // Once src/cli/main.ts registers `serve`, exercise the real `ycgym` entry point.
+    const main = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+    entry = existsSync(main) && readFileSync(main, 'utf8').includes('registerServe') ? main : join(ROOT, 'test', 'integration', 'serve-cli.mjs');
+  });
+
+  it('serve prints one listening line, serves, and exits 0 on SIGTERM', async () => {
+    const child = spawn(process.execPath, [entry, 'serve', '--endpoint', LOOPBACK, '--idle-timeout', '5'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      const lines = createInterface({ input: child.stdout });
+      const first = await Promise.race([
+        new Promise<string>((resolve) => lines.once('line', resolve)),
+        new Promise<string>((_, reject) => setTimeout(() => reject(new Error('no listening line within 10 s')), 10_000)),
+      ]);
+      const ev = JSON.parse(first) as { event: string; endpoint: string; pid: number };
+      expect(Object.keys(ev)).toEqual(['event', 'endpoint', 'pid']);
+      expect(ev.event).toBe('listening');
+      expect(ev.pid).toBe(child.pid);
+      expect(ev.endpoint).toMatch(/^tcp:\/\/127\.0\.0\.1:\d+$/);
+      expect(ev.endpoint).not.toBe('tcp://127.0.0.1:0');
+      const c = new Client({ endpoint: ev.endpoint, timeoutMs: 5000 });
+      const hello = await c.hello();
+      expect(hello.limits.idle_timeout_ms).toBe(5000);
+      await c.close();
+      child.kill('SIGTERM');
+      const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('timeout'), 5000))]);
+      expect(code).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('serve refuses 0.0.0.0 without keys (exit 2); keygen prints a key pair', () => {
+    let status = 0;
+    try {
+      execFileSync(process.execPath, [entry, 'serve', '--endpoint', 'tcp://0.0.0.0:0'], { cwd: ROOT, stdio: 'pipe', timeout: 10_000 });
+    } catch (e) {
+      status = (e as { status: number }).status;
+    }
+    expect(status).toBe(2);
+    const k = JSON.parse(execFileSync(process.execPath, [entry, 'keygen'], { cwd: ROOT, timeout: 10_000 }).toString()) as Record<string, string>;
+    expect(Object.keys(k).sort()).toEqual(['public_key', 'secret_key']);
+    expect(k['public_key']).toHaveLength(40);
+  });
+});

@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import { listPresets } from '../../src/config/load.js';
+import { DEFAULT_LIMITS } from '../../src/sim/simulation.js';
+import { checkReply, MAX_ACTION_CHARS, ProtocolHandler, type Reply } from '../../src/server/protocol.js';
+import { splitFrames } from '../../src/server/server.js';
+import { SessionManager } from '../../src/server/sessions.js';
+
+function handler(maxSessions = 8): ProtocolHandler {
+  const presets = listPresets();
+  return new ProtocolHandler(new SessionManager({ presets, maxSessions }), { version: '9.9.9', presets, maxMessageBytes: 1000 }, { validateReplies: true });
+}
+
+function send(h: ProtocolHandler, req: unknown): Reply {
+  return h.handleValue(req).reply;
+}
+
+function err(r: Reply): [string, string] {
+  if (r.ok) throw new Error(`expected an error, got ${JSON.stringify(r).slice(0, 200)}`);
+  return [r.error.code, r.error.message];
+}
+
+function ok<T = Record<string, unknown>>(r: Reply): T {
+  if (!r.ok) throw new Error(`expected success, got ${r.error.code}: ${r.error.message}`);
+  return r.result as T;
+}
+
+describe('decoding', () => {
+  const h = handler();
+  const raw = (s: string | Uint8Array) => h.handlePayload(typeof s === 'string' ? Buffer.from(s) : s, 1000).reply;
+  it('checks size, UTF-8 and JSON', () => {
+    expect(err(raw('x'.repeat(1001)))[0]).toBe('message_too_large');
+    expect(err(raw(Uint8Array.from([0x7b, 0xff, 0x7d])))).toEqual(['bad_json', 'payload is not valid UTF-8']);
+    expect(err(raw('\ufeff{"v":1,"op":"hello"}'))[0]).toBe('bad_json');
+    expect(err(raw('{"v":1,'))[0]).toBe('bad_json');
+    expect(err(raw(''))[0]).toBe('bad_json');
+    expect(ok(raw('{"v":1,"op":"hello","id":"é"}'))['protocol']).toBe(1);
+  });
+  it('requires an object, the version, a known op', () => {
+    expect(err(raw('[1]'))).toEqual(['invalid_request', '/: must be object']);
+    expect(err(raw('null'))).toEqual(['invalid_request', '/: must be object']);
+    expect(err(raw('{"op":"hello"}'))[0]).toBe('unsupported_version');
+    expect(err(raw('{"v":"1","op":"hello"}'))[0]).toBe('unsupported_version');
+    expect(err(raw('{"v":2,"op":"hello"}'))[0]).toBe('unsupported_version');
+    expect(err(raw('{"v":1}'))).toEqual(['invalid_request', "/: must have required property 'op'"]);
+    expect(err(raw('{"v":1,"op":7}'))).toEqual(['invalid_request', '/op: must be string']);
+    expect(err(raw('{"v":1,"op":"frobnicate"}'))[0]).toBe('unknown_op');
+  });
+});
+
+describe('routing', () => {
+  it('echoes ids and reports invalid ones with a null id', () => {
+    const h = handler();
+    expect(send(h, { v: 1, id: 'abc', op: 'hello' }).id).toBe('abc');
+    expect(send(h, { v: 1, id: 42, op: 'hello' }).id).toBe(42);
+    expect(send(h, { v: 1, op: 'hello' }).id).toBeNull();
+    expect(send(h, { v: 2, id: 5, op: 'hello' }).id).toBe(5);
+    const long = send(h, { v: 1, id: 'x'.repeat(257), op: 'hello' });
+    expect(long.id).toBeNull();
+    expect(err(long)).toEqual(['invalid_request', '/id: must NOT have more than 256 characters']);
+    expect(err(send(h, { v: 1, id: 1.5, op: 'hello' }))[1]).toBe('/id: must be string,integer');
+    expect(err(send(h, { v: 1, id: 2 ** 60, op: 'hello' }))[0]).toBe('invalid_request');
+  });
+
+  it('names the JSON path of schema violations', () => {
+    const h = handler();
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { max_steps: 0 } }))).toEqual(['invalid_request', '/options/max_steps: must be >= 1']);
+    expect(err(send(h, { v: 1, op: 'reset' }))).toEqual(['invalid_request', "/: must have required property 'seed'"]);
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1, extra: true }))).toEqual(['invalid_request', "/: unknown field 'extra'"]);
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1.5 }))).toEqual(['invalid_request', '/seed: must be integer']);
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { start_date: '01/01/2025' } }))[1]).toMatch(/^\/options\/start_date: must match pattern/);
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { horizon_years: 101 } }))[1]).toBe('/options/horizon_years: must be <= 100');
+    expect(err(send(h, { v: 1, op: 'step', session: 's1', action: 3 }))).toEqual(['invalid_request', '/action: must be string']);
+    expect(err(send(h, { v: 1, op: 'step_batch', steps: [] }))).toEqual(['invalid_request', '/steps: must NOT have fewer than 1 items']);
+    const many = Array.from({ length: 4097 }, () => ({ session: 's1', action: 'x' }));
+    expect(err(send(h, { v: 1, op: 'step_batch', steps: many }))[1]).toBe('/steps: must NOT have more than 4096 items');
+    expect(err(send(h, { v: 1, op: 'step_batch', steps: [{ session: 's1' }] }))).toEqual(['invalid_request', "/steps/0: must have required property 'action'"]);
+    expect(err(send(h, { v: 1, op: 'hello', session: 's1' }))).toEqual(['invalid_request', "/: unknown field 'session'"]);
+  });
+
+  it('refuses server-side recording in this build', () => {
+    const h = handler();
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { record: { path: '/tmp/x.arrow' } } }))).toEqual([
+      'invalid_request',
+      '/options/record: recording is not available in this build',
+    ]);
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { record: {} } }))).toEqual(['invalid_request', "/options/record: must have required property 'path'"]);
+  });
+
+  it('answers hello with the server facts', () => {
+    const r = ok(send(handler(3), { v: 1, op: 'hello' }));
+    expect(r).toEqual({
+      protocol: 1,
+      server: 'ycgym/9.9.9',
+      presets: listPresets(),
+      limits: { max_message_bytes: 1000, max_sessions: 3, idle_timeout_ms: 600000, max_batch: 4096 },
+      spaces: { action: { type: 'text', min_length: 0, max_length: 65536 }, observation: { type: 'json', schema: '#/$defs/Observation' } },
+    });
+    expect(MAX_ACTION_CHARS).toBe(DEFAULT_LIMITS.maxCommandChars);
+  });
+
+  it('runs a session through every op', () => {
+    const h = handler();
+    const r = ok<{ session: string }>(send(h, { v: 1, op: 'reset', seed: 1, preset: 'default', options: { max_steps: 2, company_name: 'X', horizon_years: 1, start_date: '2025-01-01' } }));
+    expect(r.session).toBe('s1');
+    ok(send(h, { v: 1, op: 'step', session: 's1', action: 'company status' }));
+    const snap = ok<{ snapshot: unknown }>(send(h, { v: 1, op: 'snapshot', session: 's1' })).snapshot;
+    const st = ok<{ truncated: boolean }>(send(h, { v: 1, op: 'step', session: 's1', action: 'company status' }));
+    expect(st.truncated).toBe(true);
+    expect(err(send(h, { v: 1, op: 'step', session: 's1', action: 'company status' }))[0]).toBe('episode_over');
+    expect(ok<{ session: string }>(send(h, { v: 1, op: 'restore', snapshot: snap, session: 's1' })).session).toBe('s1');
+    ok(send(h, { v: 1, op: 'step', session: 's1', action: 'company status' }));
+    expect(ok<{ session: string }>(send(h, { v: 1, op: 'restore', snapshot: snap })).session).toBe('s2');
+    expect(ok(send(h, { v: 1, op: 'close', session: 's2' }))).toEqual({ closed: true });
+    expect(err(send(h, { v: 1, op: 'close', session: 's2' }))[0]).toBe('unknown_session');
+  });
+
+  it('rejects snapshots that are not snapshots', () => {
+    const h = handler();
+    expect(err(send(h, { v: 1, op: 'restore', snapshot: {} }))).toEqual(['bad_snapshot', "not a ycgym snapshot: /snapshot: must have required property 'format'"]);
+    const bad = { format: 'ycgym-env', version: 1, sim: { format: 'ycgym-sim', version: 2, config: {}, state: {} }, steps: 0, max_steps: null, done: false };
+    expect(err(send(h, { v: 1, op: 'restore', snapshot: bad }))).toEqual(['bad_snapshot', 'not a ycgym snapshot: /snapshot/sim/version: must be 1']);
+    const hollow = { ...bad, sim: { ...bad.sim, version: 1 } };
+    expect(err(send(h, { v: 1, op: 'restore', snapshot: hollow }))[0]).toBe('bad_snapshot');
+  });
+
+  it('runs step_batch entries in order, each independently', () => {
+    const h = handler();
+    ok(send(h, { v: 1, op: 'reset', seed: 1, options: { max_steps: 1 } }));
+    ok(send(h, { v: 1, op: 'reset', seed: 2 }));
+    const r = ok<{ results: { ok: boolean; error?: { code: string }; result?: { info: { step: number } } }[] }>(
+      send(h, {
+        v: 1,
+        op: 'step_batch',
+        steps: [
+          { session: 's1', action: 'company status' },
+          { session: 's1', action: 'company status' },
+          { session: 's9', action: 'company status' },
+          { session: 's2', action: 'garbage' },
+          { session: 's2', action: 'company status' },
+        ],
+      }),
+    );
+    expect(r.results.map((x) => (x.ok ? `ok ${x.result?.info.step}` : x.error?.code))).toEqual(['ok 1', 'episode_over', 'unknown_session', 'ok 1', 'ok 2']);
+  });
+
+  it('enforces the session limit', () => {
+    const h = handler(1);
+    ok(send(h, { v: 1, op: 'reset', seed: 1 }));
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1 }))[0]).toBe('session_limit');
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1, session: 's7' }))[0]).toBe('unknown_session');
+  });
+
+  it('validates replies against the schema', () => {
+    expect(checkReply('close', { v: 1, id: null, ok: true, result: { closed: true } })).toBeNull();
+    expect(checkReply('close', { v: 1, id: null, ok: true, result: { closed: false } })).toBe('/result/closed: must be true');
+    expect(checkReply(null, { v: 1, id: 3, ok: false, error: { code: 'internal', message: 'x' } })).toBeNull();
+  });
+});
+
+describe('frames', () => {
+  const b = (s: string) => Buffer.from(s);
+  it('splits DEALER, REQ and brokered envelopes', () => {
+    expect(splitFrames([b('id'), b('{}')])).toEqual({ envelope: [b('id')], payload: [b('{}')] });
+    expect(splitFrames([b('id'), b(''), b('{}')])).toEqual({ envelope: [b('id'), b('')], payload: [b('{}')] });
+    expect(splitFrames([b('id'), b('peer'), b(''), b('{}')])).toEqual({ envelope: [b('id'), b('peer'), b('')], payload: [b('{}')] });
+    expect(splitFrames([b('id'), b('a'), b('b')]).payload).toHaveLength(2);
+    expect(splitFrames([b('id'), b('')]).payload).toHaveLength(0);
+  });
+});
