@@ -10,6 +10,7 @@ import { pyRound } from '../sim/pyfloat.js';
 import { isoformat } from '../sim/calendar.js';
 import { monthlyPayroll } from '../sim/commands/handlers.js';
 import { Simulation, type SimSnapshot } from '../sim/simulation.js';
+import { validateSimSnapshot } from '../snapshot.js';
 import { DOMAINS } from '../sim/types.js';
 
 /** Options of `reset`. */
@@ -229,7 +230,10 @@ export class Env implements EnvLike {
   /** Continue from a snapshot exactly. */
   restore(snap: EnvSnapshot): ResetResult {
     if (!snap || snap.format !== 'ycgym-env' || snap.version !== 1) throw new RangeError('not a ycgym env snapshot (format ycgym-env, version 1)');
-    this.sim = Simulation.restore(snap.sim);
+    if (!Number.isSafeInteger(snap.steps) || snap.steps < 0) throw new RangeError('invalid env snapshot: steps');
+    if (snap.max_steps !== null && (!Number.isSafeInteger(snap.max_steps) || snap.max_steps < 1)) throw new RangeError('invalid env snapshot: max_steps');
+    if (typeof snap.done !== 'boolean') throw new RangeError('invalid env snapshot: done');
+    this.sim = Simulation.restore(validateSimSnapshot(snap.sim));
     this.steps = snap.steps;
     this.maxSteps = snap.max_steps;
     this.done = snap.done;

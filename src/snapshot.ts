@@ -1,0 +1,69 @@
+/**
+ * Validation of simulation snapshots coming from outside the process (files, the network): the JSON
+ * Schema in schema/sim-snapshot.schema.json, referential integrity, and a re-validated config. A snapshot
+ * that passes restores into a simulation whose invariants hold; anything else is a clear error.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { configFromRaw, packageRoot } from './config/load.js';
+import type { SimSnapshot } from './sim/simulation.js';
+
+/** A snapshot that cannot be restored. */
+export class SnapshotError extends Error {}
+
+let validator: ValidateFunction | undefined;
+function schemaValidator(): ValidateFunction {
+  if (!validator) {
+    const schema = JSON.parse(readFileSync(join(packageRoot(), 'schema', 'sim-snapshot.schema.json'), 'utf8')) as object;
+    validator = new Ajv2020({ allErrors: false, strict: true }).compile(schema);
+  }
+  return validator;
+}
+
+/** Check a parsed snapshot and return it typed (with its config re-validated), or throw `SnapshotError`. */
+export function validateSimSnapshot(x: unknown): SimSnapshot {
+  const v = schemaValidator();
+  if (!v(x)) {
+    const e = v.errors?.[0];
+    throw new SnapshotError(`invalid snapshot: ${e ? `${e.instancePath || '/'} ${e.message ?? ''}` : 'schema violation'}`.trim());
+  }
+  const snap = x as SimSnapshot;
+  let config;
+  try {
+    config = configFromRaw(snap.config, 'snapshot config');
+  } catch (err) {
+    throw new SnapshotError(`invalid snapshot config: ${(err as Error).message}`);
+  }
+  const s = snap.state;
+  const fail = (m: string): never => {
+    throw new SnapshotError(`invalid snapshot: ${m}`);
+  };
+  s.employees.forEach((e, i) => e.id !== i && fail(`/state/employees/${i}/id must be ${i}`));
+  s.clients.forEach((c, i) => c.id !== i && fail(`/state/clients/${i}/id must be ${i}`));
+  s.ledger.forEach((l, i) => l.id !== i && fail(`/state/ledger/${i}/id must be ${i}`));
+  s.tasks.forEach((t, i) => {
+    if (t.id !== i) fail(`/state/tasks/${i}/id must be ${i}`);
+    if (t.clientId !== null && t.clientId >= s.clients.length) fail(`/state/tasks/${i}/clientId out of range`);
+    t.assignments.forEach((a, j) => a.employeeId >= s.employees.length && fail(`/state/tasks/${i}/assignments/${j}/employeeId out of range`));
+    const seen = new Set<string>();
+    for (const r of t.reqs) {
+      if (seen.has(r.domain)) fail(`/state/tasks/${i}/reqs: duplicate domain ${r.domain}`);
+      seen.add(r.domain);
+      if (r.required.startsWith('-') || r.completed.startsWith('-') || Number(r.completed) > Number(r.required)) fail(`/state/tasks/${i}/reqs: quantities must satisfy 0 <= completed <= required`);
+    }
+  });
+  for (const [i, e] of s.events.entries()) {
+    if (e.taskId !== null && e.taskId >= s.tasks.length) fail(`/state/events/${i}/taskId out of range`);
+    if (e.seq >= s.nextEventSeq) fail(`/state/events/${i}/seq must be below nextEventSeq`);
+  }
+  for (const [i, l] of s.ledger.entries()) {
+    if (l.refId !== null && l.refType === 'task' && l.refId >= s.tasks.length) fail(`/state/ledger/${i}/refId out of range`);
+    if (l.refId !== null && l.refType === 'employee' && l.refId >= s.employees.length) fail(`/state/ledger/${i}/refId out of range`);
+  }
+  const ledgerSum = s.ledger.reduce((a, l) => a + l.amountCents, 0);
+  if (s.fundsCents !== s.initialFundsCents + ledgerSum) fail('/state/fundsCents must equal initialFundsCents plus the ledger');
+  if (!(s.startTime <= s.simTime && s.simTime <= s.horizonEnd)) fail('/state/simTime must lie between startTime and horizonEnd');
+  return { ...snap, config };
+}
