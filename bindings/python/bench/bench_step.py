@@ -1,0 +1,157 @@
+"""Benchmark the Python binding against the transport's floor (not a test).
+
+Measures, in one run, with medians over ``--repeats`` runs:
+
+* ``echo_rtt_per_s``: raw pyzmq DEALER -> ROUTER echo round trips per second on loopback (the echo
+  ROUTER runs in a separate Python process, like the real server), with a payload the size of a step
+  request: the floor any request/reply protocol over ZeroMQ pays from Python.
+* ``client_step_per_s``: lockstep ``Client.step`` round trips per second (one session, one request in
+  flight; the server executes the command and returns the full observation).
+* ``env_step_per_s``: the same through ``YCBenchEnv.step`` (adds observation encoding to numpy).
+* ``step_batch_env_steps_per_s``: environment steps per second with ``Client.step_batch`` over
+  ``--sessions`` sessions (one round trip per batch).
+* ``vector_env_steps_per_s``: the same through ``YCBenchVectorEnv.step``.
+* ``ratio_client_step_vs_echo``: client_step_per_s / echo_rtt_per_s (1.0 would mean the server and
+  JSON cost nothing).
+
+Prints one JSON object. Usage::
+
+    YCGYM_NODE_ENTRY=dist/src/cli/main.js .venv/bin/python bindings/python/bench/bench_step.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import zmq
+
+import ycgym
+from ycgym import Client, LocalServer, YCBenchEnv, YCBenchVectorEnv, _json
+
+ECHO = r"""
+import sys, zmq
+ctx = zmq.Context()
+s = ctx.socket(zmq.ROUTER)
+s.setsockopt(zmq.LINGER, 0)
+port = s.bind_to_random_port("tcp://127.0.0.1")
+print(port, flush=True)
+while True:
+    frames = s.recv_multipart()
+    if frames[-1] == b"STOP":
+        s.send_multipart(frames)
+        break
+    s.send_multipart(frames)
+"""
+
+ACTION = "company status"
+
+
+def rate(n: int, fn: Callable[[], None]) -> float:
+    t = time.perf_counter()
+    for _ in range(n):
+        fn()
+    return n / (time.perf_counter() - t)
+
+
+class Echo:
+    """A DEALER connected to a ROUTER echo in another Python process."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-c", ECHO], stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        port = int(self.proc.stdout.readline())
+        self.sock = zmq.Context.instance().socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.connect(f"tcp://127.0.0.1:{port}")
+        self.payload = _json.dumps({"v": 1, "id": 123456, "op": "step", "session": "s1", "action": ACTION})
+
+    def once(self) -> None:
+        self.sock.send(self.payload)
+        self.sock.recv()
+
+    def close(self) -> None:
+        self.sock.send(b"STOP")
+        self.sock.recv()
+        self.sock.close(0)
+        self.proc.wait(timeout=5)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, default=3000, help="lockstep round trips per run")
+    ap.add_argument("--batches", type=int, default=200, help="step_batch round trips per run")
+    ap.add_argument("--sessions", type=int, default=64, help="sessions per step_batch")
+    ap.add_argument("--repeats", type=int, default=5, help="runs per measurement (the median is reported)")
+    ap.add_argument("--endpoint", default=None, help="use a running server instead of starting one")
+    a = ap.parse_args()
+
+    server = LocalServer(args=["--max-sessions", str(max(1024, 2 * a.sessions + 8))]) if a.endpoint is None else None
+    endpoint = a.endpoint or (server.endpoint if server else "")
+    echo = Echo()
+    c = Client(endpoint)
+    env = YCBenchEnv(endpoint=endpoint)
+    venv = YCBenchVectorEnv(a.sessions, endpoint=endpoint)
+    runs: dict[str, list[float]] = {k: [] for k in ("echo", "client", "env", "batch", "vector")}
+    try:
+        s = c.reset(1)["session"]
+        env.reset(seed=1)
+        sessions = [c.reset(seed)["session"] for seed in range(a.sessions)]
+        entries = [(x, ACTION) for x in sessions]
+        venv.reset(seed=0)
+        acts = (ACTION,) * a.sessions
+        # Warm up (the server's JIT, pyzmq, caches).
+        rate(500, echo.once)
+        rate(500, lambda: c.step(s, ACTION))
+        rate(500, lambda: env.step(ACTION))
+        rate(20, lambda: c.step_batch(entries))
+        rate(20, lambda: venv.step(acts))
+        # Interleave the measurements so that load changes hit all of them alike.
+        for _ in range(a.repeats):
+            runs["echo"].append(rate(a.steps, echo.once))
+            runs["client"].append(rate(a.steps, lambda: c.step(s, ACTION)))
+            runs["env"].append(rate(a.steps, lambda: env.step(ACTION)))
+            runs["batch"].append(rate(a.batches, lambda: c.step_batch(entries)) * a.sessions)
+            runs["vector"].append(rate(a.batches, lambda: venv.step(acts)) * a.sessions)
+    finally:
+        echo.close()
+        venv.close()
+        env.close()
+        c.close()
+        if server is not None:
+            server.close()
+
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    print(
+        json.dumps(
+            {
+                "echo_rtt_per_s": round(med["echo"]),
+                "client_step_per_s": round(med["client"]),
+                "env_step_per_s": round(med["env"]),
+                "ratio_client_step_vs_echo": round(med["client"] / med["echo"], 3),
+                "ratio_env_step_vs_echo": round(med["env"] / med["echo"], 3),
+                "step_batch_sessions": a.sessions,
+                "step_batch_env_steps_per_s": round(med["batch"]),
+                "vector_env_steps_per_s": round(med["vector"]),
+                "runs": {k: [round(x) for x in v] for k, v in runs.items()},
+                "action": ACTION,
+                "repeats": a.repeats,
+                "json": _json.BACKEND,
+                "python": platform.python_version(),
+                "pyzmq": zmq.__version__,
+                "libzmq": zmq.zmq_version(),
+                "ycgym": ycgym.__version__,
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

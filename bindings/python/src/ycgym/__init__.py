@@ -1,0 +1,48 @@
+"""ycgym: YC-Bench (a startup-CEO benchmark for AI agents) as an exact Gymnasium environment.
+
+The simulation runs in a TypeScript server spoken to over ZeroMQ (protocol v1, ``docs/protocol.md``);
+this package is its Python binding:
+
+* :class:`YCBenchEnv` (``gymnasium.make("ycgym/YCBench-v0")``): one session, one command per step.
+* :class:`YCBenchVectorEnv` (``gymnasium.make_vec("ycgym/YCBench-v0", num_envs=N)``): N sessions
+  stepped in one ``step_batch`` round trip.
+* :class:`Client`: the raw protocol client (pipelining, timeouts, CURVE).
+* :class:`LocalServer`: runs ``ycgym serve`` as a child process (used automatically when no endpoint
+  is given).
+* :mod:`ycgym.arrow`: trajectories as Arrow tables (needs ``pyarrow``).
+"""
+
+from __future__ import annotations
+
+import gymnasium
+
+from .client import PROTOCOL_VERSION, Client, ProtocolError
+from .env import YCBenchEnv
+from .server import LocalServer, ServerStartError
+from .spaces import DOMAINS, UnicodeText
+from .vector import YCBenchVectorEnv
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Client",
+    "DOMAINS",
+    "LocalServer",
+    "ProtocolError",
+    "ServerStartError",
+    "UnicodeText",
+    "YCBenchEnv",
+    "YCBenchVectorEnv",
+    "ENV_ID",
+    "__version__",
+]
+
+ENV_ID = "ycgym/YCBench-v0"
+
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(
+        id=ENV_ID,
+        entry_point="ycgym.env:YCBenchEnv",
+        vector_entry_point="ycgym.vector:YCBenchVectorEnv",
+    )

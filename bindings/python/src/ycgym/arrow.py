@@ -1,0 +1,297 @@
+"""Trajectories as Apache Arrow tables (needs ``pyarrow``; ``polars`` for :func:`to_polars`).
+
+The step table has one row per observation, so an episode of N steps has N + 1 rows (row 0 is the
+reset observation). Its schema, :data:`STEP_SCHEMA`, is the one the TypeScript exporter
+(``src/export/schema.ts``, ``ycgym run``/the server's recorder) writes, column for column, with the same
+``ycgym.schema``/``ycgym.schema_version`` metadata, so :func:`read_trajectories` reads files from both:
+
+=============================  ============  ============================================================
+column                         type          meaning
+=============================  ============  ============================================================
+run_id                         string        the run (a batch of episodes recorded together)
+episode_id                     int64         episode number within the run
+policy                         string        policy name
+preset                         string        preset name
+seed                           int64         episode seed
+step                           int64         actions taken before this observation (0 on the reset row)
+action                         string?       the command that produced this observation (null on row 0)
+observation_text               string        exact CLI output (empty on row 0)
+ok                             bool          the command succeeded (true on row 0)
+exit_code                      int32         0 ok, 1 rejected, 2 usage error
+command                        string?       recognised verb, null when unrecognised and on row 0
+sim_time                       timestamp[us] simulation time after the step (naive)
+funds_cents                    int64         funds after the step
+monthly_payroll_cents          int64         payroll after the step
+runway_months                  float64?      funds / payroll (2 decimals), null when payroll is 0
+prestige_research ...          float64       prestige per domain (research, inference,
+                                             data_environment, training)
+active/planned/completed_tasks int32         owned tasks by status
+reward                         float64       reward of this step in dollars (0.0 on row 0)
+reward_cents                   int64         the same, exact cents
+terminated                     bool          funds negative or horizon reached at this step
+truncated                      bool          the episode ended here without terminating (max steps, or
+                                             the policy stopped)
+is_first / is_last             bool          first / last row of the episode
+=============================  ============  ============================================================
+
+Strings are plain ``string`` (UTF-8), never dictionary-encoded (``?`` marks nullable columns).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+try:
+    import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]
+    import pyarrow.compute as pc  # type: ignore[import-untyped,unused-ignore]
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError("ycgym.arrow needs pyarrow: pip install 'ycgym[arrow]'") from e
+
+from .spaces import DOMAINS, parse_time
+
+if TYPE_CHECKING:  # pragma: no cover
+    import gymnasium as gym
+    import polars
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "STEP_SCHEMA",
+    "Policy",
+    "record_episode",
+    "steps_to_table",
+    "write_trajectories",
+    "read_trajectories",
+    "to_polars",
+    "episodes_table",
+]
+
+_STEP_FIELDS: list[tuple[str, Any, bool]] = [
+    ("run_id", pa.string(), False),
+    ("episode_id", pa.int64(), False),
+    ("policy", pa.string(), False),
+    ("preset", pa.string(), False),
+    ("seed", pa.int64(), False),
+    ("step", pa.int64(), False),
+    ("action", pa.string(), True),
+    ("observation_text", pa.string(), False),
+    ("ok", pa.bool_(), False),
+    ("exit_code", pa.int32(), False),
+    ("command", pa.string(), True),
+    ("sim_time", pa.timestamp("us"), False),
+    ("funds_cents", pa.int64(), False),
+    ("monthly_payroll_cents", pa.int64(), False),
+    ("runway_months", pa.float64(), True),
+    *((f"prestige_{d}", pa.float64(), False) for d in DOMAINS),
+    ("active_tasks", pa.int32(), False),
+    ("planned_tasks", pa.int32(), False),
+    ("completed_tasks", pa.int32(), False),
+    ("reward", pa.float64(), False),
+    ("reward_cents", pa.int64(), False),
+    ("terminated", pa.bool_(), False),
+    ("truncated", pa.bool_(), False),
+    ("is_first", pa.bool_(), False),
+    ("is_last", pa.bool_(), False),
+]
+
+SCHEMA_VERSION = "1"
+
+STEP_SCHEMA = pa.schema(
+    [pa.field(name, typ, nullable=nullable) for name, typ, nullable in _STEP_FIELDS],
+    metadata={b"ycgym.schema": b"steps", b"ycgym.schema_version": SCHEMA_VERSION.encode()},
+)
+"""Arrow schema of step tables (see the module docstring); equal to the TypeScript exporter's."""
+
+Policy = Callable[[Mapping[str, Any], Mapping[str, Any]], "str | None"]
+"""A policy maps ``(observation, info)`` to the next command, or ``None`` to stop the episode."""
+
+
+def _row(
+    common: Mapping[str, Any], step: int, action: str | None, obs: Mapping[str, Any], info: Mapping[str, Any], reward: float
+) -> dict[str, Any]:
+    st = info["status"]
+    prestige = st["prestige"]
+    runway = st.get("runway_months")
+    return {
+        **common,
+        "step": step,
+        "action": action,
+        "observation_text": obs["text"],
+        "ok": bool(obs["ok"]),
+        "exit_code": int(obs["exit_code"]),
+        "command": info.get("command", obs.get("command") or None),
+        "sim_time": parse_time(st["sim_time"]),
+        "funds_cents": int(st["funds_cents"]),
+        "monthly_payroll_cents": int(st["monthly_payroll_cents"]),
+        "runway_months": None if runway is None else float(runway),
+        **{f"prestige_{d}": float(prestige[d]) for d in DOMAINS},
+        "active_tasks": int(st["active_tasks"]),
+        "planned_tasks": int(st["planned_tasks"]),
+        "completed_tasks": int(st["completed_tasks"]),
+        "reward": float(reward),
+        "reward_cents": int(info.get("reward_cents", round(float(reward) * 100))),
+        "terminated": False,
+        "truncated": False,
+        "is_first": step == 0,
+        "is_last": False,
+    }
+
+
+def record_episode(
+    env: gym.Env[Any, Any],
+    policy: Policy,
+    *,
+    seed: int | None = None,
+    options: dict[str, Any] | None = None,
+    max_steps: int | None = None,
+    run_id: str | None = None,
+    episode_id: int = 0,
+    policy_name: str | None = None,
+    preset: str | None = None,
+) -> list[dict[str, Any]]:
+    """Play one episode of ``env`` (a :class:`ycgym.YCBenchEnv`, possibly wrapped) with ``policy``.
+
+    Returns the N + 1 rows of :data:`STEP_SCHEMA` as dicts. The episode ends when the env terminates or
+    truncates, when the policy returns ``None``, or after ``max_steps`` steps; the last two mark the last
+    row ``truncated``. ``seed=None`` records the seed the env drew (``env.unwrapped.seed_used``).
+    """
+    base = env.unwrapped
+    obs, info = env.reset(seed=seed, options=options)
+    used_seed = getattr(base, "seed_used", None)
+    name = policy_name if policy_name is not None else getattr(policy, "name", None) or getattr(policy, "__name__", type(policy).__name__)
+    common = {
+        "run_id": run_id if run_id is not None else uuid.uuid4().hex,
+        "episode_id": int(episode_id),
+        "policy": str(name),
+        "preset": preset if preset is not None else str(getattr(base, "preset", "")),
+        "seed": int(seed if seed is not None else (used_seed if used_seed is not None else -1)),
+    }
+    rows = [_row(common, 0, None, obs, info, 0.0)]
+    n = 0
+    while max_steps is None or n < max_steps:
+        action = policy(obs, info)
+        if action is None:
+            break
+        obs, reward, terminated, truncated, info = env.step(action)
+        n += 1
+        rows.append(_row(common, n, action, obs, info, float(reward)))
+        rows[-1]["terminated"] = bool(terminated)
+        rows[-1]["truncated"] = bool(truncated)
+        if terminated or truncated:
+            break
+    last = rows[-1]
+    if not (last["terminated"] or last["truncated"]):
+        last["truncated"] = True  # stopped by max_steps or by the policy
+    last["is_last"] = True
+    return rows
+
+
+def steps_to_table(steps: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Build a :data:`STEP_SCHEMA` table from step rows (e.g. several :func:`record_episode` results)."""
+    rows = list(steps)
+    cols = {f.name: [r[f.name] for r in rows] for f in STEP_SCHEMA}
+    return pa.Table.from_pydict(cols, schema=STEP_SCHEMA)
+
+
+def write_trajectories(table: pa.Table, path: str | Path) -> Path:
+    """Write a step table as an Arrow IPC file (``.arrow``; ``.parquet`` writes Parquet)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    table = table.cast(STEP_SCHEMA) if table.schema != STEP_SCHEMA else table
+    if p.suffix == ".parquet":
+        import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
+
+        pq.write_table(table, p)
+    else:
+        with pa.OSFile(str(p), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+    return p
+
+
+def _read_one(p: Path) -> pa.Table:
+    if p.suffix == ".parquet":
+        import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
+
+        return pq.read_table(p)
+    with pa.memory_map(str(p), "r") as src:
+        try:
+            return pa.ipc.open_file(src).read_all()
+        except pa.ArrowInvalid:
+            src.seek(0)
+            return pa.ipc.open_stream(src).read_all()
+
+
+def read_trajectories(path: str | Path | Sequence[str | Path]) -> pa.Table:
+    """Read trajectories: an Arrow IPC file or stream (``.arrow``/``.feather``/``.arrows``), a Parquet
+    file, a directory of such files (read in name order), or a list of paths. Dictionary-encoded
+    string columns are decoded to plain strings."""
+    if isinstance(path, (str, Path)):
+        p = Path(path)
+        if p.is_dir():
+            files = sorted(f for f in p.iterdir() if f.suffix in (".arrow", ".feather", ".arrows", ".ipc", ".parquet"))
+        else:
+            files = [p]
+    else:
+        files = [Path(x) for x in path]
+    if not files:
+        return STEP_SCHEMA.empty_table()
+    tables = [_plain_strings(_read_one(f)) for f in files]
+    return pa.concat_tables(tables, promote_options="default") if len(tables) > 1 else tables[0]
+
+
+def _plain_strings(t: pa.Table) -> pa.Table:
+    for i, f in enumerate(t.schema):
+        if pa.types.is_dictionary(f.type):
+            t = t.set_column(i, f.name, pc.cast(t.column(i), f.type.value_type))
+    return t
+
+
+def to_polars(table: pa.Table) -> polars.DataFrame:
+    """The table as a ``polars.DataFrame`` (zero-copy where possible)."""
+    import polars as pl
+
+    df = pl.from_arrow(table)
+    assert isinstance(df, pl.DataFrame)
+    return df
+
+
+def episodes_table(steps: pa.Table) -> pa.Table:
+    """One row per episode of a step table, sorted by ``run_id, episode_id``: ``run_id, episode_id,
+    seed, policy, preset, final_funds_cents, outcome, steps`` (as in the TypeScript exporter's episode
+    table; ``outcome`` is ``bankruptcy``, ``horizon_end`` or ``truncated``) plus ``return_cents`` (exact:
+    last minus first funds) and ``return_dollars`` (sum of rewards)."""
+    keys = ["run_id", "episode_id", "seed", "policy", "preset"]
+    ordered = steps.sort_by([("run_id", "ascending"), ("episode_id", "ascending"), ("step", "ascending")])
+    agg = ordered.group_by(keys, use_threads=False).aggregate(
+        [
+            ("step", "max"),
+            ("reward", "sum"),
+            ("funds_cents", "first"),
+            ("funds_cents", "last"),
+            ("terminated", "last"),
+        ]
+    )
+    final = agg["funds_cents_last"]
+    terminated = agg["terminated_last"]
+    outcome = pc.if_else(
+        terminated,
+        pc.if_else(pc.less(final, 0), pa.scalar("bankruptcy"), pa.scalar("horizon_end")),
+        pa.scalar("truncated"),
+    )
+    out = pa.table(
+        {
+            "run_id": agg["run_id"],
+            "episode_id": agg["episode_id"],
+            "seed": agg["seed"],
+            "policy": agg["policy"],
+            "preset": agg["preset"],
+            "final_funds_cents": final,
+            "outcome": outcome,
+            "steps": pc.cast(agg["step_max"], pa.int32()),
+            "return_cents": pc.subtract(final, agg["funds_cents_first"]),
+            "return_dollars": agg["reward_sum"],
+        }
+    )
+    return out.sort_by([("run_id", "ascending"), ("episode_id", "ascending")])

@@ -1,0 +1,418 @@
+"""ZeroMQ client of the ycgym wire protocol, version 1 (see ``docs/protocol.md``).
+
+One :class:`Client` owns one ``DEALER`` socket. Every request carries a client-chosen integer ``id``
+that the server echoes, so several requests can be in flight at once (:meth:`Client.send` /
+:meth:`Client.recv`); the blocking helpers (:meth:`Client.reset`, :meth:`Client.step`, ...) are a
+send followed by a receive. Each request has a deadline: when no reply arrives in time a
+:class:`TimeoutError` is raised (a late reply is discarded when it eventually arrives). Error replies
+are raised as :class:`ProtocolError` with the server's ``code`` and ``message``.
+
+A client is safe to share between threads (an internal lock serialises socket access), but the usual
+pattern is one client per thread or one per environment.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypedDict, cast
+
+import zmq
+
+from . import _json
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Client",
+    "ProtocolError",
+    "Observation",
+    "Status",
+    "StepInfo",
+    "StepResult",
+    "ResetResult",
+    "HelloResult",
+]
+
+PROTOCOL_VERSION = 1
+
+RequestId = int | str
+
+
+class _Default(enum.Enum):
+    TOKEN = 0
+
+
+DEFAULT = _Default.TOKEN
+"""Sentinel: use the client's default timeout."""
+
+Timeout = float | None | _Default
+
+
+class ProtocolError(Exception):
+    """An error reply from the server (``{"ok": false, "error": {"code", "message"}}``).
+
+    ``code`` is one of the protocol's error codes (``unknown_session``, ``invalid_request``,
+    ``episode_over``, ...). ``index`` is set for a failed entry of :meth:`Client.step_batch`.
+    """
+
+    def __init__(self, code: str, message: str, *, request_id: RequestId | None = None, index: int | None = None) -> None:
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+        self.index = index
+
+    def __str__(self) -> str:
+        where = f" (batch entry {self.index})" if self.index is not None else ""
+        return f"[{self.code}] {self.message}{where}"
+
+    def __repr__(self) -> str:
+        return f"ProtocolError({self.code!r}, {self.message!r})"
+
+
+class Status(TypedDict):
+    """The status block of every observation."""
+
+    sim_time: str
+    horizon_end: str
+    funds_cents: int
+    monthly_payroll_cents: int
+    runway_months: float | None
+    prestige: dict[str, float]
+    trust: dict[str, float]
+    active_tasks: int
+    planned_tasks: int
+    completed_tasks: int
+    bankrupt: bool
+    horizon_reached: bool
+    events: list[Any]
+
+
+class Observation(TypedDict):
+    """What the agent sees after a step (``text`` is exactly what the reference CLI prints)."""
+
+    text: str
+    ok: bool
+    exit_code: int
+    command: str | None
+    status: Status
+
+
+class StepInfo(TypedDict):
+    reward_cents: int
+    step: int
+    funds_cents: int
+    terminal_reason: str | None
+
+
+class StepResult(TypedDict):
+    observation: Observation
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: StepInfo
+
+
+class ResetResult(TypedDict):
+    session: str
+    observation: Observation
+    info: StepInfo
+
+
+class HelloResult(TypedDict, total=False):
+    protocol: int
+    server: str
+    presets: list[str]
+    limits: dict[str, Any]
+    spaces: dict[str, Any]
+
+
+def _as_z85(key: str | bytes | None) -> bytes | None:
+    if key is None:
+        return None
+    return key.encode("ascii") if isinstance(key, str) else bytes(key)
+
+
+class Client:
+    """A ``DEALER`` connection to a ycgym server.
+
+    Args:
+        endpoint: ZeroMQ endpoint, e.g. ``"tcp://127.0.0.1:5555"`` or ``"ipc:///tmp/ycgym.sock"``.
+        timeout: default per-request timeout in seconds (``None`` waits forever).
+        server_public_key: the server's CURVE public key (Z85, 40 characters). Enables CURVE.
+        public_key, secret_key: this client's CURVE key pair (Z85). Generated when CURVE is enabled
+            and they are not given.
+        context: ZeroMQ context to use (default: the process-wide ``zmq.Context.instance()``).
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        timeout: float | None = 30.0,
+        server_public_key: str | bytes | None = None,
+        public_key: str | bytes | None = None,
+        secret_key: str | bytes | None = None,
+        context: zmq.Context[Any] | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.timeout = timeout
+        self._ctx = context or zmq.Context.instance()
+        sock = self._ctx.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        spk = _as_z85(server_public_key)
+        if spk is not None:
+            if not zmq.has("curve"):
+                sock.close(0)
+                raise RuntimeError("this libzmq was built without CURVE support")
+            pk, sk = _as_z85(public_key), _as_z85(secret_key)
+            if (pk is None) != (sk is None):
+                sock.close(0)
+                raise ValueError("give both public_key and secret_key, or neither")
+            if pk is None or sk is None:
+                pk, sk = zmq.curve_keypair()
+            sock.curve_serverkey = spk
+            sock.curve_publickey = pk
+            sock.curve_secretkey = sk
+        elif public_key is not None or secret_key is not None:
+            sock.close(0)
+            raise ValueError("client CURVE keys need server_public_key")
+        sock.connect(endpoint)
+        self._sock: zmq.Socket[bytes] | None = sock
+        self._poller = zmq.Poller()
+        self._poller.register(sock, zmq.POLLIN)
+        self._ids = itertools.count(1)
+        self._lock = threading.RLock()
+        # Replies received while waiting for another id; ids whose waiter gave up (timeout).
+        self._stash: dict[RequestId, dict[str, Any]] = {}
+        self._pending: dict[RequestId, str] = {}
+        self._abandoned: set[RequestId] = set()
+
+    # ------------------------------------------------------------------ low level
+
+    @property
+    def closed(self) -> bool:
+        return self._sock is None
+
+    def _socket(self) -> zmq.Socket[bytes]:
+        if self._sock is None:
+            raise RuntimeError("the client is closed")
+        return self._sock
+
+    def send(self, op: str, **fields: Any) -> int:
+        """Send one request without waiting; returns its id (pass it to :meth:`recv`)."""
+        rid = next(self._ids)
+        msg: dict[str, Any] = {"v": PROTOCOL_VERSION, "id": rid, "op": op}
+        for k, v in fields.items():
+            if v is not None:
+                msg[k] = v
+        payload = _json.dumps(msg)
+        with self._lock:
+            self._socket().send(payload, 0, copy=len(payload) < 65536)
+            self._pending[rid] = op
+        return rid
+
+    def recv(self, request_id: RequestId, timeout: Timeout = DEFAULT) -> Any:
+        """Wait for the reply to ``request_id`` and return its ``result``.
+
+        Raises :class:`ProtocolError` for an error reply and :class:`TimeoutError` when no reply
+        arrives within ``timeout`` seconds (default: the client's ``timeout``).
+        """
+        reply = self._recv_reply(request_id, self.timeout if isinstance(timeout, _Default) else timeout)
+        if reply.get("ok"):
+            return reply.get("result")
+        err = reply.get("error") or {}
+        raise ProtocolError(str(err.get("code", "internal")), str(err.get("message", "")), request_id=request_id)
+
+    def _recv_reply(self, request_id: RequestId, timeout: float | None) -> dict[str, Any]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            sock = self._socket()
+            while True:
+                got = self._stash.pop(request_id, None)
+                if got is not None:
+                    self._pending.pop(request_id, None)
+                    return got
+                if deadline is None:
+                    wait_ms: int | None = None
+                else:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        op = self._pending.pop(request_id, "request")
+                        self._abandoned.add(request_id)
+                        raise TimeoutError(f"ycgym: no reply to {op!r} (id {request_id}) from {self.endpoint} within {timeout:g} s")
+                    wait_ms = max(1, int(remaining * 1000))
+                # Fast path: a reply is usually already there or arrives without a poll.
+                try:
+                    frames = sock.recv_multipart(zmq.NOBLOCK)
+                except zmq.Again:
+                    self._poller.poll(wait_ms)
+                    continue
+                reply = self._decode(frames)
+                rid = reply.get("id")
+                if rid == request_id:
+                    self._pending.pop(request_id, None)
+                    return reply
+                if rid in self._abandoned:
+                    self._abandoned.discard(rid)
+                    continue
+                if rid is None:
+                    # The server could not read an id (e.g. bad_json): it belongs to no request we can
+                    # name, so report it to the caller that is waiting.
+                    return reply
+                self._stash[rid] = reply
+
+    @staticmethod
+    def _decode(frames: list[bytes]) -> dict[str, Any]:
+        payload = frames[-1]
+        try:
+            reply = _json.loads(payload)
+        except ValueError as e:
+            raise ProtocolError("bad_json", f"server reply is not JSON: {e}") from None
+        if not isinstance(reply, dict):
+            raise ProtocolError("bad_json", "server reply is not a JSON object")
+        return cast("dict[str, Any]", reply)
+
+    def request(self, op: str, *, timeout: Timeout = DEFAULT, **fields: Any) -> Any:
+        """Send one request and wait for its result."""
+        return self.recv(self.send(op, **fields), timeout)
+
+    # ------------------------------------------------------------------ protocol ops
+
+    def hello(self, *, timeout: Timeout = DEFAULT) -> HelloResult:
+        """Protocol handshake: server version, presets, limits and space descriptions."""
+        return cast(HelloResult, self.request("hello", timeout=timeout))
+
+    def reset(
+        self,
+        seed: int,
+        preset: str = "default",
+        *,
+        session: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        timeout: Timeout = DEFAULT,
+    ) -> ResetResult:
+        """Start an episode (in ``session`` when given, else in a new session)."""
+        return cast(
+            ResetResult,
+            self.request(
+                "reset", seed=int(seed), preset=preset, session=session, options=dict(options) if options else None, timeout=timeout
+            ),
+        )
+
+    def step(self, session: str, action: str, *, timeout: Timeout = DEFAULT) -> StepResult:
+        """Execute one agent command in ``session``."""
+        return cast(StepResult, self.request("step", session=session, action=action, timeout=timeout))
+
+    def step_batch(
+        self,
+        steps: Iterable[tuple[str, str]] | Iterable[Mapping[str, str]],
+        *,
+        raise_errors: bool = True,
+        timeout: Timeout = DEFAULT,
+    ) -> list[StepResult | ProtocolError]:
+        """Step many sessions in one round trip. ``steps`` are ``(session, action)`` pairs (or dicts).
+
+        Results come back in request order. A failed entry raises its :class:`ProtocolError` (with
+        ``index`` set) when ``raise_errors`` is true; otherwise it is returned in place of the result.
+        """
+        entries = [dict(s) if isinstance(s, Mapping) else {"session": s[0], "action": s[1]} for s in steps]
+        res = self.request("step_batch", steps=entries, timeout=timeout)
+        return self._unpack_batch(res, raise_errors)
+
+    @staticmethod
+    def _unpack_batch(res: Any, raise_errors: bool) -> list[StepResult | ProtocolError]:
+        out: list[StepResult | ProtocolError] = []
+        for i, r in enumerate(res["results"]):
+            if r.get("ok"):
+                out.append(cast(StepResult, r["result"]))
+            else:
+                err = r.get("error") or {}
+                pe = ProtocolError(str(err.get("code", "internal")), str(err.get("message", "")), index=i)
+                if raise_errors:
+                    raise pe
+                out.append(pe)
+        return out
+
+    def snapshot(self, session: str, *, timeout: Timeout = DEFAULT) -> dict[str, Any]:
+        """Exact, opaque JSON snapshot of ``session`` (pass it to :meth:`restore`)."""
+        return cast("dict[str, Any]", self.request("snapshot", session=session, timeout=timeout)["snapshot"])
+
+    def restore(
+        self,
+        snapshot: Mapping[str, Any],
+        session: str | None = None,
+        *,
+        timeout: Timeout = DEFAULT,
+    ) -> ResetResult:
+        """Continue from ``snapshot`` in ``session`` (overwritten) or in a new session."""
+        return cast(ResetResult, self.request("restore", snapshot=snapshot, session=session, timeout=timeout))
+
+    def close(self, session: str | None = None, *, timeout: Timeout = DEFAULT) -> Any:
+        """With ``session``: the protocol's ``close`` op (frees that session on the server).
+
+        Without: close this client's socket (idempotent). Sessions it opened stay on the server until
+        closed or idle-timed-out.
+        """
+        if session is not None:
+            return self.request("close", session=session, timeout=timeout)
+        with self._lock:
+            if self._sock is not None:
+                self._poller.unregister(self._sock)
+                self._sock.close(0)
+                self._sock = None
+                self._stash.clear()
+                self._pending.clear()
+                self._abandoned.clear()
+        return None
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # pragma: no cover - GC timing
+        try:
+            if self._sock is not None:
+                self._sock.close(0)
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        return f"Client({self.endpoint!r}{', closed' if self.closed else ''})"
+
+    # ------------------------------------------------------------------ pipelining helpers
+
+    def gather(self, request_ids: Sequence[RequestId], *, timeout: Timeout = DEFAULT, raise_errors: bool = True) -> list[Any]:
+        """Receive the results of several pipelined requests, in the order of ``request_ids``.
+
+        With ``raise_errors=False`` an error reply is returned as a :class:`ProtocolError` in place.
+        The first error is raised only after every reply has been collected (so none is left behind).
+        """
+        out: list[Any] = []
+        first: ProtocolError | None = None
+        t = self.timeout if isinstance(timeout, _Default) else timeout
+        deadline = None if t is None else time.monotonic() + t
+        for i, rid in enumerate(request_ids):
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                out.append(self.recv(rid, remaining))
+            except ProtocolError as e:
+                e.index = i
+                out.append(e)
+                if first is None:
+                    first = e
+            except TimeoutError:
+                with self._lock:
+                    for later in request_ids[i + 1 :]:
+                        if self._stash.pop(later, None) is None:
+                            self._abandoned.add(later)
+                        self._pending.pop(later, None)
+                raise
+        if raise_errors and first is not None:
+            raise first
+        return out

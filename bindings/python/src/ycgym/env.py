@@ -1,0 +1,220 @@
+"""``YCBenchEnv``: the ycgym environment as a :class:`gymnasium.Env` (one step = one CLI command)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+
+from ._backend import Backend, attach_finalizer, snapshot_start, space_params, status_time
+from .client import Client, ProtocolError, ResetResult, StepResult
+from .spaces import SpaceParams, action_space, encode_observation, observation_space
+
+__all__ = ["YCBenchEnv", "make_info"]
+
+ObsType = dict[str, Any]
+
+
+def make_info(result: ResetResult | StepResult, session: str | None) -> dict[str, Any]:
+    """The ``info`` dict of a reset/step: the server's info plus the status block and the session.
+
+    ``status`` is the observation's status block as sent (events included), with ``prestige``,
+    ``trust`` and ``runway_months`` values as ``float``.
+    """
+    info: dict[str, Any] = dict(result["info"])
+    obs = result["observation"]
+    st: dict[str, Any] = dict(obs["status"])
+    # JSON from JavaScript writes 1.0 as 1: give the float fields their float type back (Gymnasium's
+    # vector info batching picks an array dtype from the first value it sees).
+    st["prestige"] = {k: float(v) for k, v in st["prestige"].items()}
+    st["trust"] = {k: float(v) for k, v in st["trust"].items()}
+    if st.get("runway_months") is not None:
+        st["runway_months"] = float(st["runway_months"])
+    info["status"] = st
+    info["command"] = obs.get("command")
+    info["session"] = session
+    return info
+
+
+class YCBenchEnv(gym.Env[ObsType, str]):
+    """YC-Bench as a Gymnasium environment, backed by a ycgym server.
+
+    One step is one command of the reference CLI (``"market browse"``, ``"task accept --task-id ..."``,
+    ``"sim resume"``...). The reward is the change in funds caused by the step, in dollars
+    (``info["reward_cents"]`` has the exact cents). ``terminated`` once funds are negative or the
+    horizon is reached; ``truncated`` after ``max_steps`` steps. An invalid command is an ordinary
+    step (error text in the observation, reward 0).
+
+    Args:
+        preset: server preset name (``"default"``, ``"multi"``, ``"corrected"``).
+        endpoint: server endpoint; ``None`` starts (or reuses) a local server child process.
+        max_steps: truncate episodes after this many steps (the server enforces it).
+        server_public_key, public_key, secret_key: CURVE keys (Z85) for a remote server.
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns the last text) or ``"human"`` (prints it).
+        timeout: per-request timeout in seconds.
+        reset_options: default ``options`` of every ``reset`` (``start_date``, ``company_name``,
+            ``horizon_years``, ``record``); per-call ``options`` override them.
+
+    Observations are described in :mod:`ycgym.spaces`; ``info`` holds ``reward_cents``, ``step``,
+    ``funds_cents``, ``terminal_reason``, ``status`` (the raw status block with wake ``events``),
+    ``command`` and ``session``.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        preset: str = "default",
+        endpoint: str | None = None,
+        max_steps: int | None = None,
+        server_public_key: str | bytes | None = None,
+        public_key: str | bytes | None = None,
+        secret_key: str | bytes | None = None,
+        render_mode: str | None = None,
+        timeout: float | None = 30.0,
+        reset_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        if max_steps is not None and (int(max_steps) != max_steps or max_steps < 1):
+            raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+        self.preset = preset
+        self.max_steps = max_steps
+        self.render_mode = render_mode
+        self.reset_options: dict[str, Any] = dict(reset_options or {})
+        self._backend = Backend(
+            endpoint, server_public_key=server_public_key, public_key=public_key, secret_key=secret_key, timeout=timeout
+        )
+        self._finalizer = attach_finalizer(self, self._backend)
+        try:
+            self.params: SpaceParams = space_params(self._backend, preset)
+        except BaseException:
+            self._finalizer()
+            raise
+        self.observation_space = observation_space(self.params)
+        self.action_space = action_space()
+        self._session: str | None = None
+        self._start: datetime | None = None
+        self._last_text: str = ""
+        self._last_seed: int | None = None
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def client(self) -> Client:
+        """The underlying protocol client (e.g. for pipelined requests of your own)."""
+        return self._backend.client
+
+    @property
+    def endpoint(self) -> str:
+        return self._backend.endpoint
+
+    @property
+    def session(self) -> str | None:
+        """The server session of the current episode (``None`` before the first reset)."""
+        return self._session
+
+    @property
+    def seed_used(self) -> int | None:
+        """The simulation seed of the current episode (drawn from ``np_random`` when reset had none)."""
+        return self._last_seed
+
+    # ------------------------------------------------------------------ gym API
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[ObsType, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is None:
+            seed = int(self.np_random.integers(0, 2**31 - 1))
+        opts = self._options(options)
+        r = self._reset_session(int(seed), opts)
+        self._last_seed = int(seed)
+        return self._accept_reset(r)
+
+    def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        opts = dict(self.reset_options)
+        if self.max_steps is not None:
+            opts["max_steps"] = int(self.max_steps)
+        if options:
+            opts.update(options)
+        return opts
+
+    def _reset_session(self, seed: int, opts: dict[str, Any]) -> ResetResult:
+        c = self._backend.client
+        if self._session is not None:
+            try:
+                return c.reset(seed, self.preset, session=self._session, options=opts)
+            except ProtocolError as e:
+                if e.code != "unknown_session":  # e.g. idle-timed-out: start a new one
+                    raise
+                self._backend.sessions.discard(self._session)
+                self._session = None
+        r = c.reset(seed, self.preset, options=opts)
+        self._session = r["session"]
+        self._backend.sessions.add(r["session"])
+        return r
+
+    def _accept_reset(self, r: ResetResult, start: datetime | None = None) -> tuple[ObsType, dict[str, Any]]:
+        obs = r["observation"]
+        self._session = r["session"]
+        self._start = start if start is not None else status_time(obs)
+        self._last_text = obs["text"]
+        return encode_observation(obs, self.params, self._start), make_info(r, self._session)
+
+    def step(self, action: str) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self._session is None or self._start is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        r = self._backend.client.step(self._session, action if type(action) is str else str(action))
+        obs = r["observation"]
+        self._last_text = obs["text"]
+        return (
+            encode_observation(obs, self.params, self._start),
+            float(r["reward"]),
+            bool(r["terminated"]),
+            bool(r["truncated"]),
+            make_info(r, self._session),
+        )
+
+    def render(self) -> str | None:
+        """``"ansi"``: return the last observation text; ``"human"``: print it."""
+        if self.render_mode == "ansi":
+            return self._last_text
+        if self.render_mode == "human":
+            print(self._last_text, flush=True)
+        return None
+
+    def close(self) -> None:
+        """Close the session, the connection, and release the local server (idempotent)."""
+        self._session = None
+        self._finalizer()
+
+    # ------------------------------------------------------------------ snapshots
+
+    def snapshot(self) -> dict[str, Any]:
+        """Exact, JSON-serialisable snapshot of the current episode (opaque; for :meth:`restore`)."""
+        if self._session is None:
+            raise gym.error.ResetNeeded("call reset() before snapshot()")
+        return self._backend.client.snapshot(self._session)
+
+    def restore(self, snapshot: Mapping[str, Any]) -> tuple[ObsType, dict[str, Any]]:
+        """Continue exactly from ``snapshot`` (from this or any env of the same preset).
+
+        Returns ``(observation, info)`` like :meth:`reset` (``text`` is empty); later steps are identical
+        to those that followed the snapshot.
+        """
+        c = self._backend.client
+        try:
+            r = c.restore(snapshot, session=self._session)
+        except ProtocolError as e:
+            if self._session is None or e.code != "unknown_session":
+                raise
+            self._backend.sessions.discard(self._session)
+            self._session = None
+            r = c.restore(snapshot)
+        self._backend.sessions.add(r["session"])
+        start = snapshot_start(snapshot, status_time(r["observation"]))
+        return self._accept_reset(r, start)
+
+    def __repr__(self) -> str:
+        return f"<YCBenchEnv preset={self.preset!r} endpoint={self.endpoint!r} session={self._session!r}>"

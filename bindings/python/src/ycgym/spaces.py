@@ -1,0 +1,255 @@
+"""Gymnasium spaces of the ycgym environment and the numeric encoding of observations.
+
+An observation of :class:`ycgym.YCBenchEnv` is a ``dict``:
+
+==========================  ==========================================  ===================================
+key                         space                                       value
+==========================  ==========================================  ===================================
+``text``                    :class:`UnicodeText` (0..1,048,576 chars)   exactly what the reference CLI prints
+``command``                 ``Text(0..32, a-z, space, -)``              recognised verb (``"task accept"``) or ``""``
+``ok``                      ``Discrete(2)``                             1 when the command succeeded
+``exit_code``               ``Discrete(3)``                             0 ok, 1 command error, 2 usage error
+``funds_cents``             ``Box(-2**53, 2**53, (), float64)``         company funds (exact integer cents)
+``monthly_payroll_cents``   ``Box(0, 2**53, (), float64)``              current monthly payroll
+``runway_months``           ``Box(-2**53, 2**53, (), float64)``         funds / payroll, 2 decimals; ``2**53`` when payroll is 0 (status ``null``)
+``prestige``                ``Box(0, prestige_max, (4,), float64)``     per domain, order :data:`DOMAINS`
+``trust``                   ``Box(0, trust_max, (n_clients,), float64)``  per client, clients sorted by name (:attr:`SpaceParams.clients`)
+``active_tasks``            ``Box(0, 2**31-1, (), int64)``              owned tasks by status
+``planned_tasks``           same
+``completed_tasks``         same                                        (successful or failed)
+``sim_day``                 ``Box(0, 2**53, (), float64)``              days since the episode's start (fractional)
+``days_left``               ``Box(-2**53, 2**53, (), float64)``         days until the horizon end (<= 0 once reached)
+==========================  ==========================================  ===================================
+
+The raw status block (with the wake ``events``) is in ``info["status"]``.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+__all__ = [
+    "DOMAINS",
+    "MAX_TEXT_LENGTH",
+    "ACTION_CHARSET",
+    "UnicodeText",
+    "SpaceParams",
+    "action_space",
+    "observation_space",
+    "encode_observation",
+    "encode_batch",
+    "parse_time",
+]
+
+DOMAINS: tuple[str, ...] = ("research", "inference", "data_environment", "training")
+"""Domain order of the ``prestige`` vector."""
+
+MAX_TEXT_LENGTH = 1 << 20
+"""Upper bound of ``text`` (a reply can never exceed the server's 1 MiB message limit by default)."""
+
+ACTION_CHARSET: str = "".join(chr(c) for c in range(0x20, 0x7F))
+"""Printable ASCII (space to ``~``): the charset of the action space."""
+
+_COMMAND_CHARSET = string.ascii_lowercase + " -"
+_BIG = float(2**53)  # every integer up to here is exact in float64 (and in a JS number)
+_INT_MAX = 2**31 - 1
+_EPOCH = datetime(1970, 1, 1)
+
+
+class UnicodeText(spaces.Text):
+    """A :class:`gymnasium.spaces.Text` whose character set is all of Unicode.
+
+    ``contains`` accepts any ``str`` of allowed length made of Unicode scalar values (no lone
+    surrogates): observation text echoes whatever the agent typed, so no finite charset fits.
+    Enumerating ~1.1M characters in a plain ``Text`` would cost seconds and hundreds of MB per space
+    (and per copy in :func:`gymnasium.vector.utils.batch_space`); this class keeps the check exact
+    and cheap. ``sample()`` draws from ``sample_charset`` (printable ASCII and newline by default).
+    It is not flattenable (``is_np_flattenable`` is false).
+    """
+
+    def __init__(
+        self,
+        max_length: int = MAX_TEXT_LENGTH,
+        *,
+        min_length: int = 0,
+        sample_charset: str = ACTION_CHARSET + "\n",
+        seed: int | np.random.Generator | None = None,
+    ) -> None:
+        super().__init__(max_length, min_length=min_length, charset=sample_charset, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        if not isinstance(x, str) or not (self.min_length <= len(x) <= self.max_length):
+            return False
+        if x.isascii():
+            return True
+        try:
+            x.encode("utf-8")  # fails exactly on lone surrogates
+        except UnicodeEncodeError:
+            return False
+        return True
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return f"UnicodeText({self.min_length}, {self.max_length})"
+
+    def __eq__(self, other: object, /) -> bool:
+        return isinstance(other, UnicodeText) and self.min_length == other.min_length and self.max_length == other.max_length
+
+    def __hash__(self) -> int:  # pragma: no cover - spaces are rarely hashed
+        return hash((UnicodeText, self.min_length, self.max_length))
+
+
+@dataclass(frozen=True)
+class SpaceParams:
+    """What the observation space of a preset depends on."""
+
+    clients: tuple[str, ...]
+    """Client names in ``trust`` order (sorted, as in the status block)."""
+    prestige_max: float = _BIG
+    trust_max: float = _BIG
+
+    @property
+    def n_clients(self) -> int:
+        return len(self.clients)
+
+    @classmethod
+    def from_status(cls, status: Mapping[str, Any], config: Mapping[str, Any] | None = None) -> SpaceParams:
+        """Derive the parameters from a status block and, when known, the preset's config.
+
+        ``config`` is the preset as JSON (``{"world": {"prestige_max": ..., "trust_max": ...}}``);
+        without it the bounds are the generic ``2**53``.
+        """
+        clients = tuple(sorted(status["trust"].keys()))
+        world = (config or {}).get("world") or {}
+        pmax = _BIG
+        tmax = _BIG
+        try:
+            pmax = max(float(world["prestige_max"]), float(world.get("initial_prestige_level", 0.0)))
+        except (KeyError, TypeError, ValueError):
+            pass
+        try:
+            tmax = float(world["trust_max"])
+        except (KeyError, TypeError, ValueError):
+            pass
+        # Never let a bound exclude the value actually observed.
+        pmax = max([pmax, *(float(v) for v in status["prestige"].values())])
+        tmax = max([tmax, *(float(v) for v in status["trust"].values())])
+        return cls(clients=clients, prestige_max=pmax, trust_max=tmax)
+
+
+def action_space(seed: int | None = None) -> spaces.Text:
+    """``Text(1..4096, printable ASCII)``: every sample is a string the server accepts as an action.
+
+    Any ``str`` is a valid action on the wire (also ``""`` and non-ASCII): an unknown or malformed
+    command is an ordinary step whose observation carries the CLI's error output, with reward 0.
+    """
+    return spaces.Text(max_length=4096, charset=ACTION_CHARSET, seed=seed)
+
+
+def _box(low: float, high: float, shape: tuple[int, ...] = (), dtype: Any = np.float64) -> spaces.Box:
+    return spaces.Box(low=low, high=high, shape=shape, dtype=dtype)
+
+
+def observation_space(params: SpaceParams) -> spaces.Dict:
+    """The ``Dict`` observation space for a preset (see the module docstring)."""
+    return spaces.Dict(
+        {
+            "text": UnicodeText(MAX_TEXT_LENGTH),
+            "command": spaces.Text(max_length=32, min_length=0, charset=_COMMAND_CHARSET),
+            "ok": spaces.Discrete(2),
+            "exit_code": spaces.Discrete(3),
+            "funds_cents": _box(-_BIG, _BIG),
+            "monthly_payroll_cents": _box(0.0, _BIG),
+            "runway_months": _box(-_BIG, _BIG),
+            "prestige": _box(0.0, params.prestige_max, (len(DOMAINS),)),
+            "trust": _box(0.0, params.trust_max, (params.n_clients,)),
+            "active_tasks": _box(0, _INT_MAX, (), np.int64),
+            "planned_tasks": _box(0, _INT_MAX, (), np.int64),
+            "completed_tasks": _box(0, _INT_MAX, (), np.int64),
+            "sim_day": _box(0.0, _BIG),
+            "days_left": _box(-_BIG, _BIG),
+        }
+    )
+
+
+def parse_time(s: str) -> datetime:
+    """Parse the status block's ISO timestamps (``2025-01-01T09:00:00[.ffffff]``)."""
+    return datetime.fromisoformat(s)
+
+
+def micros_to_time(us: int) -> datetime:
+    """Simulation instants in snapshots are microseconds since the epoch."""
+    return _EPOCH + timedelta(microseconds=int(us))
+
+
+_DAY = 86400.0
+
+
+def _days(a: datetime, b: datetime) -> float:
+    d = a - b
+    return (d.days * 86400 + d.seconds + d.microseconds / 1e6) / _DAY
+
+
+def _runway(v: Any) -> float:
+    return _BIG if v is None else float(v)
+
+
+def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datetime) -> dict[str, Any]:
+    """Encode one protocol observation as a member of :func:`observation_space`."""
+    st = obs["status"]
+    t = parse_time(st["sim_time"])
+    prestige = st["prestige"]
+    trust = st["trust"]
+    return {
+        "text": obs["text"],
+        "command": obs.get("command") or "",
+        "ok": np.int64(1 if obs["ok"] else 0),
+        "exit_code": np.int64(obs["exit_code"]),
+        "funds_cents": np.array(float(st["funds_cents"]), dtype=np.float64),
+        "monthly_payroll_cents": np.array(float(st["monthly_payroll_cents"]), dtype=np.float64),
+        "runway_months": np.array(_runway(st["runway_months"]), dtype=np.float64),
+        "prestige": np.array([float(prestige[d]) for d in DOMAINS], dtype=np.float64),
+        "trust": np.array([float(trust[c]) for c in params.clients], dtype=np.float64),
+        "active_tasks": np.array(st["active_tasks"], dtype=np.int64),
+        "planned_tasks": np.array(st["planned_tasks"], dtype=np.int64),
+        "completed_tasks": np.array(st["completed_tasks"], dtype=np.int64),
+        "sim_day": np.array(_days(t, start), dtype=np.float64),
+        "days_left": np.array(_days(parse_time(st["horizon_end"]), t), dtype=np.float64),
+    }
+
+
+def encode_batch(observations: Sequence[Mapping[str, Any]], params: SpaceParams, starts: Sequence[datetime]) -> dict[str, Any]:
+    """Encode N observations as one member of ``batch_space(observation_space(params), N)``.
+
+    Equal to ``gymnasium.vector.utils.concatenate`` of the :func:`encode_observation` results, built
+    directly (text and command are tuples of ``str``, the rest numpy arrays with a leading N axis).
+    """
+    n = len(observations)
+    sts = [o["status"] for o in observations]
+    times = [parse_time(s["sim_time"]) for s in sts]
+    return {
+        "text": tuple(o["text"] for o in observations),
+        "command": tuple(o.get("command") or "" for o in observations),
+        "ok": np.fromiter((1 if o["ok"] else 0 for o in observations), dtype=np.int64, count=n),
+        "exit_code": np.fromiter((o["exit_code"] for o in observations), dtype=np.int64, count=n),
+        "funds_cents": np.fromiter((s["funds_cents"] for s in sts), dtype=np.float64, count=n),
+        "monthly_payroll_cents": np.fromiter((s["monthly_payroll_cents"] for s in sts), dtype=np.float64, count=n),
+        "runway_months": np.fromiter((_runway(s["runway_months"]) for s in sts), dtype=np.float64, count=n),
+        "prestige": np.array([[float(s["prestige"][d]) for d in DOMAINS] for s in sts], dtype=np.float64).reshape(n, len(DOMAINS)),
+        "trust": np.array([[float(s["trust"][c]) for c in params.clients] for s in sts], dtype=np.float64).reshape(n, params.n_clients),
+        "active_tasks": np.fromiter((s["active_tasks"] for s in sts), dtype=np.int64, count=n),
+        "planned_tasks": np.fromiter((s["planned_tasks"] for s in sts), dtype=np.int64, count=n),
+        "completed_tasks": np.fromiter((s["completed_tasks"] for s in sts), dtype=np.int64, count=n),
+        "sim_day": np.fromiter((_days(t, st0) for t, st0 in zip(times, starts)), dtype=np.float64, count=n),
+        "days_left": np.fromiter((_days(parse_time(s["horizon_end"]), t) for s, t in zip(sts, times)), dtype=np.float64, count=n),
+    }

@@ -1,0 +1,63 @@
+"""Test helpers (paths of the shared fixtures, golden episodes, exact comparisons)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[3]
+PARITY = REPO / "test" / "fixtures" / "parity" / "trajectories"
+CONTRACT = REPO / "test" / "contract"
+
+
+def golden_episode(name: str) -> dict[str, Any]:
+    """One recorded reference episode (``{"seed", "policy", "preset", "steps": [{"cmd","exit","out"}]}``)."""
+    with gzip.open(PARITY / name, "rt", encoding="utf-8") as f:
+        data = json.load(f)
+    return data[0] if isinstance(data, list) else data
+
+
+def golden_commands(name: str) -> list[str]:
+    return [s["cmd"] for s in golden_episode(name)["steps"]]
+
+
+def same(a: Any, b: Any) -> bool:
+    """Exact structural equality (numpy arrays by dtype, shape and value; 1 and 1.0 differ)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        if a.dtype == object:
+            return a.shape == b.shape and all(same(x, y) for x, y in zip(a.flat, b.flat))
+        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+    return bool(a == b)
+
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+
+
+def parse_out(text: str) -> Any:
+    """A command's output as the golden files store it (JSON value, or the raw text)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def normalize(v: Any) -> Any:
+    """Replace UUID-valued strings by ``<uuid>``, as the golden files do."""
+    if isinstance(v, str):
+        return "<uuid>" if _UUID.fullmatch(v) else v
+    if isinstance(v, list):
+        return [normalize(x) for x in v]
+    if isinstance(v, dict):
+        return {k: normalize(x) for k, x in v.items()}
+    return v

@@ -1,0 +1,133 @@
+"""Arrow trajectories: recording, schema, IPC/Parquet round trips, polars and DuckDB."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pytest
+
+from helpers import REPO, golden_commands
+from ycgym import YCBenchEnv
+from ycgym.arrow import STEP_SCHEMA, episodes_table, read_trajectories, record_episode, steps_to_table, to_polars, write_trajectories
+
+
+class Scripted:
+    name = "scripted"
+
+    def __init__(self, commands: list[str]) -> None:
+        self.commands = list(commands)
+
+    def __call__(self, obs: Any, info: Any) -> str:
+        return self.commands.pop(0) if self.commands else "company status"
+
+
+@pytest.fixture(scope="module")
+def episodes() -> list[list[dict[str, Any]]]:
+    env = YCBenchEnv()
+    try:
+        a = record_episode(env, Scripted(golden_commands("traj-default-greedy-seed-3.json.gz")), seed=3, run_id="run-1", episode_id=0)
+        b = record_episode(env, Scripted(["employee list", "no such command"]), seed=4, run_id="run-1", episode_id=1, max_steps=5)
+        return [a, b]
+    finally:
+        env.close()
+
+
+def test_record_episode_rows(episodes: list[list[dict[str, Any]]]) -> None:
+    a, b = episodes
+    assert len(a) == 135 + 1  # bankrupt at step 135, plus the reset row
+    assert a[0]["is_first"] and a[0]["action"] is None and a[0]["step"] == 0 and a[0]["reward"] == 0.0
+    assert a[-1]["is_last"] and a[-1]["terminated"] and not a[-1]["truncated"] and a[-1]["funds_cents"] < 0
+    assert sum(r["is_first"] for r in a) == 1 and sum(r["is_last"] for r in a) == 1
+    assert [r["step"] for r in a] == list(range(136))
+    assert {r["policy"] for r in a} == {"scripted"} and {r["preset"] for r in a} == {"default"} and {r["seed"] for r in a} == {3}
+    assert len(b) == 6 and b[-1]["truncated"] and not b[-1]["terminated"] and b[-1]["is_last"]
+    assert b[2]["observation_text"].startswith("Usage:") and b[2]["exit_code"] == 2 and b[2]["command"] is None
+    assert b[1]["command"] == "employee list" and b[1]["ok"] and b[0]["ok"] and b[0]["command"] is None
+    assert a[0]["sim_time"].isoformat() == "2025-01-01T09:00:00" and a[-1]["sim_time"] > a[0]["sim_time"]
+    assert sum(r["reward_cents"] for r in a) == a[-1]["funds_cents"] - a[0]["funds_cents"]
+
+
+def test_table_schema_and_round_trips(episodes: list[list[dict[str, Any]]], tmp_path: Path) -> None:
+    table = steps_to_table([r for ep in episodes for r in ep])
+    assert table.schema.equals(STEP_SCHEMA, check_metadata=True)
+    assert table.num_rows == 136 + 6
+    assert not any(pa.types.is_dictionary(f.type) for f in table.schema)
+    assert table.column_names[:8] == ["run_id", "episode_id", "policy", "preset", "seed", "step", "action", "observation_text"]
+    assert table.column_names[-4:] == ["terminated", "truncated", "is_first", "is_last"]
+    assert table.schema.field("sim_time").type == pa.timestamp("us")
+    for name in ("t.arrow", "t.parquet"):
+        back = read_trajectories(write_trajectories(table, tmp_path / name))
+        assert back.equals(table)
+    write_trajectories(table.slice(0, 136), tmp_path / "dir" / "a.arrow")
+    write_trajectories(table.slice(136), tmp_path / "dir" / "b.arrow")
+    assert read_trajectories(tmp_path / "dir").equals(table)
+    # A stream-format file and a dictionary-encoded column are read as plain strings.
+    enc = table.set_column(2, "policy", table.column("policy").dictionary_encode())
+    with pa.OSFile(str(tmp_path / "s.arrows"), "wb") as f, pa.ipc.new_stream(f, enc.schema) as w:
+        w.write_table(enc)
+    assert read_trajectories(tmp_path / "s.arrows").column("policy").type == pa.string()
+
+
+def test_polars_duckdb_and_episode_summary(episodes: list[list[dict[str, Any]]]) -> None:
+    table = steps_to_table([r for ep in episodes for r in ep])
+    df = to_polars(table)
+    assert isinstance(df, pl.DataFrame) and df.height == table.num_rows
+    assert df.filter(pl.col("is_last")).select("episode_id").to_series().to_list() == [0, 1]
+    con = duckdb.connect()
+    con.register("steps", table)
+    rows = con.execute("select episode_id, count(*) as n, max(step) as last from steps group by episode_id order by episode_id").fetchall()
+    assert rows == [(0, 136, 135), (1, 6, 5)]
+    eps = episodes_table(table).to_pylist()
+    assert [e["steps"] for e in eps] == [135, 5]
+    assert [e["outcome"] for e in eps] == ["bankruptcy", "truncated"]
+    assert eps[0]["return_cents"] == eps[0]["final_funds_cents"] - 20_000_000
+    assert eps[0]["return_dollars"] == pytest.approx(eps[0]["return_cents"] / 100)
+
+
+def test_policy_returning_none_stops_the_episode() -> None:
+    env = YCBenchEnv()
+    try:
+        rows = record_episode(env, lambda obs, info: None if info["step"] >= 2 else "company status", seed=1, run_id="r")
+    finally:
+        env.close()
+    assert [r["step"] for r in rows] == [0, 1, 2] and rows[-1]["truncated"] and rows[-1]["is_last"]
+
+
+def ts_schema_module() -> Path | None:
+    """``dist/src/export/schema.js`` next to the server entry in use (or in the checkout's dist/)."""
+    entry = os.environ.get("YCGYM_NODE_ENTRY")
+    roots = [Path(entry).resolve().parent, *Path(entry).resolve().parents] if entry else []
+    for root in [*roots, REPO / "dist"]:
+        for p in (root / "src" / "export" / "schema.js", root / "export" / "schema.js"):
+            if p.is_file():
+                return p
+    return None
+
+
+@pytest.mark.skipif(ts_schema_module() is None, reason="the TypeScript exporter is not built")
+def test_schema_equals_the_typescript_exporters() -> None:
+    mod = ts_schema_module()
+    script = f"import {{ STEP_COLUMNS, SCHEMA_VERSION }} from {json.dumps(mod.as_uri())}; console.log(JSON.stringify({{cols: STEP_COLUMNS, v: SCHEMA_VERSION}}))"
+    out = subprocess.run(
+        [os.environ.get("YCGYM_NODE", "node"), "--input-type=module", "-e", script], capture_output=True, text=True, check=True
+    )
+    ts = json.loads(out.stdout)
+    kinds = {
+        "utf8": pa.string(),
+        "int32": pa.int32(),
+        "int64": pa.int64(),
+        "float64": pa.float64(),
+        "bool": pa.bool_(),
+        "timestamp_us": pa.timestamp("us"),
+    }
+    want = [(c["name"], kinds[c["kind"]], c["nullable"]) for c in ts["cols"]]
+    got = [(f.name, f.type, f.nullable) for f in STEP_SCHEMA]
+    assert got == want
+    assert STEP_SCHEMA.metadata[b"ycgym.schema_version"].decode() == ts["v"]

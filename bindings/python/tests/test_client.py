@@ -1,0 +1,146 @@
+"""The protocol client: pipelining, error replies, timeouts, CURVE, both JSON codecs."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+import zmq
+
+from ycgym import Client, LocalServer, ProtocolError, _json
+
+
+@pytest.fixture()
+def client(endpoint: str):  # type: ignore[no-untyped-def]
+    c = Client(endpoint, timeout=10.0)
+    yield c
+    c.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_hello(client: Client) -> None:
+    h = client.hello()
+    assert h["protocol"] == 1 and h["server"].startswith("ycgym/")
+    assert {"default", "multi", "corrected"} <= set(h["presets"])
+    assert h["limits"]["max_batch"] >= 64
+
+
+def test_unknown_session_is_a_protocol_error(client: Client) -> None:
+    with pytest.raises(ProtocolError) as e:
+        client.step("s999999", "company status")
+    assert e.value.code == "unknown_session" and "s999999" in e.value.message
+    assert "[unknown_session]" in str(e.value)
+    for op in ("snapshot", "close"):
+        with pytest.raises(ProtocolError) as e:
+            client.request(op, session="s999999")
+        assert e.value.code == "unknown_session"
+
+
+def test_other_error_codes(client: Client) -> None:
+    with pytest.raises(ProtocolError) as e:
+        client.request("fly")
+    assert e.value.code == "unknown_op"
+    with pytest.raises(ProtocolError) as e:
+        client.reset(1, "no-such-preset")
+    assert e.value.code == "bad_preset"
+    with pytest.raises(ProtocolError) as e:
+        client.reset(1, options={"max_steps": 0})
+    assert e.value.code == "invalid_request" and "/options/max_steps" in e.value.message
+    with pytest.raises(ProtocolError) as e:
+        client.restore({"format": "nope"})
+    assert e.value.code == "bad_snapshot"
+
+
+def test_session_lifecycle_and_batch_errors(client: Client) -> None:
+    r = client.reset(7, "default", options={"max_steps": 2})
+    s = r["session"]
+    assert r["observation"]["text"] == "" and r["info"]["step"] == 0
+    results = client.step_batch([(s, "company status"), ("s999999", "x"), {"session": s, "action": "client list"}], raise_errors=False)
+    assert isinstance(results[1], ProtocolError) and results[1].code == "unknown_session" and results[1].index == 1
+    assert results[0]["info"]["step"] == 1 and results[2]["info"]["step"] == 2 and results[2]["truncated"] is True
+    with pytest.raises(ProtocolError) as e:
+        client.step_batch([(s, "company status")])
+    assert e.value.code == "episode_over" and e.value.index == 0
+    assert client.close(s) == {"closed": True}
+    with pytest.raises(ProtocolError):
+        client.close(s)
+
+
+def test_pipelining_replies_are_matched_by_id(client: Client) -> None:
+    sessions = [client.reset(seed)["session"] for seed in range(4)]
+    ids = [client.send("step", session=s, action="market browse --limit 1") for s in sessions]
+    ids.append(client.send("hello"))
+    # Collect in reverse order: earlier replies are stashed until asked for.
+    got = {rid: client.recv(rid) for rid in reversed(ids)}
+    assert got[ids[-1]]["protocol"] == 1
+    texts = [got[i]["observation"]["text"] for i in ids[:-1]]
+    assert len(set(texts)) == 4  # four different worlds
+    bad = client.send("step", session="s999999", action="x")
+    good = client.send("hello")
+    res = client.gather([bad, good], raise_errors=False)
+    assert isinstance(res[0], ProtocolError) and res[1]["protocol"] == 1
+    for s in sessions:
+        client.close(s)
+
+
+def test_timeout_raises_timeout_error() -> None:
+    c = Client(f"tcp://127.0.0.1:{free_port()}", timeout=0.2)  # nobody listens there
+    try:
+        t = time.monotonic()
+        with pytest.raises(TimeoutError, match="no reply to 'hello'"):
+            c.hello()
+        assert time.monotonic() - t < 2.0
+        with pytest.raises(TimeoutError):
+            c.step("s1", "x", timeout=0.05)
+    finally:
+        c.close()
+        c.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        c.hello()
+
+
+def test_late_reply_after_timeout_is_discarded(client: Client) -> None:
+    r = client.reset(1)
+    # A timeout of 0 gives up before the reply can arrive; the reply must not confuse later requests.
+    with pytest.raises(TimeoutError):
+        client.step(r["session"], "employee list", timeout=0)
+    time.sleep(0.2)
+    out = client.step(r["session"], "company status")
+    assert out["observation"]["command"] == "company status" and out["info"]["step"] == 2
+    client.close(r["session"])
+
+
+def test_json_codecs_agree() -> None:
+    msg = {"v": 1, "id": 3, "op": "step", "session": "s1", "action": 'task accept --task-id é☃ "q"'}
+    data = _json.dumps(msg)
+    assert isinstance(data, bytes)
+    assert _json.loads(data) == msg
+    assert _json._std_loads(_json._std_dumps(msg)) == msg
+    assert _json._std_loads(data) == msg and _json.loads(_json._std_dumps(msg)) == msg
+
+
+@pytest.mark.skipif(not zmq.has("curve"), reason="libzmq without CURVE")
+def test_curve_encryption() -> None:
+    pub, sec = zmq.curve_keypair()
+    try:
+        server = LocalServer(args=["--curve-secret-key", sec.decode(), "--curve-public-key", pub.decode()], startup_timeout=20)
+    except Exception as e:  # pragma: no cover - depends on the server build
+        pytest.skip(f"server without CURVE flags: {e}")
+    try:
+        with Client(server.endpoint, server_public_key=pub.decode(), timeout=10) as c:
+            assert c.hello()["protocol"] == 1
+        cpub, csec = zmq.curve_keypair()
+        with Client(server.endpoint, server_public_key=pub, public_key=cpub, secret_key=csec, timeout=10) as c:
+            assert c.hello()["protocol"] == 1
+        with Client(server.endpoint, timeout=0.5) as plain, pytest.raises(TimeoutError):
+            plain.hello()  # no keys: the handshake never completes
+        with pytest.raises(ValueError):
+            Client(server.endpoint, server_public_key=pub, public_key=cpub)
+    finally:
+        server.close()

@@ -1,0 +1,115 @@
+"""LocalServer: start, report the endpoint, fail clearly, and never leave a process behind."""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ycgym import Client, LocalServer, ServerStartError
+from ycgym import server as server_mod
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still "exists": check its state.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_start_and_close() -> None:
+    with LocalServer() as srv:
+        assert srv.endpoint.startswith("tcp://127.0.0.1:") and not srv.endpoint.endswith(":0")
+        assert srv.running
+        with Client(srv.endpoint, timeout=10) as c:
+            assert c.hello()["protocol"] == 1
+        pid = srv.pid
+    assert not srv.running and srv.returncode is not None
+    assert not alive(pid)
+    srv.close()  # idempotent
+
+
+def test_garbage_collection_stops_the_server() -> None:
+    srv = LocalServer()
+    pid = srv.pid
+    del srv
+    gc.collect()
+    assert not alive(pid)
+
+
+NODE = shutil.which("node") or "node"
+
+
+def test_process_exiting_early_reports_stderr() -> None:
+    cmd = [NODE, "-e", "console.error('boom: no such preset dir'); process.exit(3)", "--"]
+    with pytest.raises(ServerStartError, match=r"(?s)exited with status 3.*boom: no such preset dir"):
+        LocalServer(command=cmd)
+
+
+def test_startup_timeout_kills_the_process() -> None:
+    cmd = [NODE, "-e", "console.log('not json'); console.error('still starting'); setInterval(() => {}, 1000)", "--"]
+    with pytest.raises(ServerStartError, match=r"(?s)did not report listening within 0.5 s.*still starting.*not json"):
+        LocalServer(command=cmd, startup_timeout=0.5)
+    # The child was reaped: no node process with that script remains our child.
+    out = subprocess.run(["ps", "-o", "pid=,stat=,args=", "--ppid", str(os.getpid())], capture_output=True, text=True).stdout
+    assert "setInterval" not in out
+
+
+def test_sigterm_is_followed_by_sigkill() -> None:
+    script = textwrap.dedent(
+        """
+        process.on('SIGTERM', () => {});  // ignore SIGTERM
+        console.log(JSON.stringify({event: 'listening', endpoint: 'tcp://127.0.0.1:1'}));
+        setInterval(() => {}, 1000);
+        """
+    )
+    srv = LocalServer(command=[NODE, "-e", script, "--"], stop_timeout=0.3)
+    assert srv.endpoint == "tcp://127.0.0.1:1"
+    srv.close()
+    assert not alive(srv.pid) and srv.returncode == -9
+
+
+def test_missing_entry_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("YCGYM_NODE_ENTRY", "/nonexistent/main.js")
+    with pytest.raises(ServerStartError, match="YCGYM_NODE_ENTRY"):
+        server_mod.find_server_command()
+
+
+def test_shared_server_is_reference_counted(shared: LocalServer) -> None:
+    a = server_mod.shared_server()
+    b = server_mod.shared_server()
+    assert a is b is shared
+    server_mod.release_shared_server(a)
+    server_mod.release_shared_server(b)
+    assert shared.running  # the session fixture still holds a reference
+
+
+def test_interpreter_exit_stops_servers() -> None:
+    """A script that starts servers (own and shared) and exits without closing them leaves nothing."""
+    code = textwrap.dedent(
+        """
+        import ycgym
+        from ycgym import server
+        a = ycgym.LocalServer()
+        env = ycgym.YCBenchEnv()   # starts the shared server
+        env.reset(seed=1)
+        print(a.pid, server._shared.pid, flush=True)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=os.environ.copy())
+    assert out.returncode == 0, out.stderr
+    pids = [int(x) for x in out.stdout.split()]
+    assert len(pids) == 2
+    for pid in pids:
+        assert not alive(pid)

@@ -1,0 +1,186 @@
+"""YCBenchVectorEnv: Gymnasium 1.x vector semantics in all three autoreset modes, in one round trip.
+
+The reference for "exactly as Gymnasium documents them" is Gymnasium's own SyncVectorEnv over N
+YCBenchEnv instances: both must return identical observations, rewards, flags and infos.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+from helpers import golden_commands, same
+from ycgym import YCBenchEnv, YCBenchVectorEnv
+
+MODES = [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED]
+
+
+def strip_sessions(info: Any) -> Any:
+    """Session ids differ between two implementations; everything else must not."""
+    if isinstance(info, dict):
+        return {k: strip_sessions(v) for k, v in info.items() if k not in ("session", "_session")}
+    return info
+
+
+def drive(envs: Any, seed: int, actions: list[list[str]], mode: AutoresetMode, remask: dict[int, np.ndarray]) -> list[Any]:
+    """Run a vector env over a fixed action script; returns every (result) tuple.
+
+    ``remask[t]``: before step ``t``, reset the masked sub-environments. In DISABLED mode finished
+    sub-environments are reset by mask before the next step, as Gymnasium expects of the caller.
+    """
+    out: list[Any] = [envs.reset(seed=seed)]
+    done = np.zeros(envs.num_envs, dtype=np.bool_)
+    for t, acts in enumerate(actions):
+        mask = remask.get(t)
+        if mode == AutoresetMode.DISABLED and done.any():
+            mask = done if mask is None else (mask | done)
+        if mask is not None:
+            out.append(("reset", envs.reset(options={"reset_mask": mask.copy()})))
+        r = envs.step(tuple(acts))
+        out.append(r)
+        done = np.logical_or(r[2], r[3])
+    return out
+
+
+def compare(a: list[Any], b: list[Any]) -> None:
+    assert len(a) == len(b)
+    for t, (x, y) in enumerate(zip(a, b)):
+        if isinstance(x, tuple) and len(x) == 2 and x[0] == "reset":
+            x, y = x[1], y[1]
+        assert len(x) == len(y)
+        for k, (u, v) in enumerate(zip(x, y)):
+            if isinstance(u, dict) and k == len(x) - 1:
+                u, v = strip_sessions(u), strip_sessions(v)
+            assert same(u, v), f"result {t}, element {k} differs:\n{u}\n{v}"
+
+
+def make_pair(n: int, mode: AutoresetMode, **kw: Any) -> tuple[YCBenchVectorEnv, SyncVectorEnv]:
+    fns: list[Callable[[], gym.Env[Any, Any]]] = [lambda: YCBenchEnv(**kw) for _ in range(n)]
+    return YCBenchVectorEnv(n, autoreset_mode=mode, **kw), SyncVectorEnv(fns, autoreset_mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
+def test_truncation_autoreset_matches_sync_vector_env(mode: AutoresetMode) -> None:
+    n = 3
+    ours, ref = make_pair(n, mode, max_steps=3)
+    try:
+        assert ours.metadata["autoreset_mode"] == mode == ref.metadata["autoreset_mode"]
+        assert ours.single_observation_space == ref.single_observation_space
+        assert ours.observation_space == ref.observation_space
+        assert ours.action_space == ref.action_space
+        script = [[f"market browse --limit {1 + (t + i) % 3}" if (t + i) % 2 else "company status" for i in range(n)] for t in range(9)]
+        remask = {1: np.array([True, False, False])}  # stagger: sub-env 0 restarts after its first step
+        a = drive(ours, 11, script, mode, remask)
+        b = drive(ref, 11, script, mode, remask)
+        compare(a, b)
+        for r in a:
+            obs = r[1][0] if r[0] == "reset" else r[0]
+            assert obs in ours.observation_space
+        assert ours.seeds_used == tuple(e.unwrapped.seed_used for e in ref.envs)
+    finally:
+        ours.close()
+        ref.close()
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.value)
+def test_termination_autoreset_matches_sync_vector_env(mode: AutoresetMode) -> None:
+    """Sub-env 0 replays the reference greedy agent into bankruptcy (step 135); sub-env 1 keeps going."""
+    bankrupt = golden_commands("traj-default-greedy-seed-3.json.gz")[:135]
+    other = golden_commands("traj-default-focused-seed-1.json.gz")
+    steps = len(bankrupt) + 3
+    script = [
+        [bankrupt[t] if t < len(bankrupt) else "company status", other[t] if t < len(other) else "company status"] for t in range(steps)
+    ]
+    ours, ref = make_pair(2, mode)
+    try:
+        ours.reset(seed=[3, 1])
+        ref.reset(seed=[3, 1])
+        a: list[Any] = []
+        b: list[Any] = []
+        for env, out in ((ours, a), (ref, b)):
+            done = np.zeros(2, dtype=np.bool_)
+            for acts in script:
+                if mode == AutoresetMode.DISABLED and done.any():
+                    out.append(("reset", env.reset(options={"reset_mask": done.copy()})))
+                r = env.step(acts)
+                out.append(r)
+                done = np.logical_or(r[2], r[3])
+        compare(a, b)
+
+        t_end = len(bankrupt) - 1  # index of the terminating step in `a` (no resets before it)
+        obs, rew, term, trunc, info = a[t_end]
+        assert term.tolist() == [True, False] and not trunc.any()
+        if mode == AutoresetMode.SAME_STEP:
+            # The terminating step already returns the reset observation; the final one is in info.
+            assert obs["text"][0] == "" and obs["funds_cents"][0] == 20_000_000
+            assert info["_final_obs"].tolist() == [True, False]
+            assert info["final_obs"][0]["funds_cents"] < 0
+            assert info["final_info"]["terminal_reason"][0] == "bankruptcy"
+            assert info["final_info"]["_terminal_reason"].tolist() == [True, False]
+            assert info["step"][0] == 0 and rew[0] < 0
+        else:
+            assert obs["funds_cents"][0] < 0 and info["terminal_reason"][0] == "bankruptcy"
+            assert "final_obs" not in info
+        nxt = a[t_end + 1]
+        if mode == AutoresetMode.NEXT_STEP:
+            # The next step ignores sub-env 0's action and returns its reset: reward 0, flags false.
+            obs, rew, term, trunc, info = nxt
+            assert obs["text"][0] == "" and obs["funds_cents"][0] == 20_000_000
+            assert rew[0] == 0.0 and not term[0] and not trunc[0]
+            assert info["step"][0] == 0 and info["reward_cents"][0] == 0
+            assert obs["text"][1] != ""  # sub-env 1 did step
+        elif mode == AutoresetMode.DISABLED:
+            assert nxt[0] == "reset"
+            obs, info = nxt[1]
+            assert obs["funds_cents"][0] == 20_000_000 and info["_step"].tolist() == [True, False]
+    finally:
+        ours.close()
+        ref.close()
+
+
+def test_disabled_mode_refuses_to_step_a_finished_env() -> None:
+    envs = YCBenchVectorEnv(2, max_steps=1, autoreset_mode=AutoresetMode.DISABLED)
+    try:
+        envs.reset(seed=0)
+        _, _, _, trunc, _ = envs.step(("company status", "company status"))
+        assert trunc.all()
+        with pytest.raises(AssertionError):
+            envs.step(("company status", "company status"))
+    finally:
+        envs.close()
+
+
+def test_make_vec_uses_the_batched_env() -> None:
+    envs = gym.make_vec("ycgym/YCBench-v0", num_envs=4, max_steps=5)
+    try:
+        assert isinstance(envs.unwrapped, YCBenchVectorEnv)
+        assert envs.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+        obs, infos = envs.reset(seed=5)
+        assert obs in envs.observation_space
+        assert isinstance(obs["text"], tuple) and obs["funds_cents"].shape == (4,) and obs["trust"].shape == (4, 6)
+        assert infos["_step"].all() and infos["step"].dtype == np.int64
+        acts = envs.action_space.sample()
+        obs, rew, term, _trunc, infos = envs.step(acts)
+        assert rew.dtype == np.float64 and term.dtype == np.bool_ and obs in envs.observation_space
+        assert (obs["ok"] == 0).all()  # random text is an ordinary, failing command
+        assert len(set(envs.unwrapped.sessions)) == 4
+    finally:
+        envs.close()
+
+
+def test_vector_snapshot_and_render() -> None:
+    envs = YCBenchVectorEnv(2, render_mode="ansi")
+    try:
+        envs.reset(seed=[1, 2])
+        envs.step(["employee list", "client list"])
+        texts = envs.render()
+        assert texts is not None and '"employees"' in texts[0] and "Cortex" in texts[1]
+        snaps = envs.snapshot()
+        assert [s["steps"] for s in snaps] == [1, 1]
+    finally:
+        envs.close()
