@@ -1,0 +1,29 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const readme = readFileSync('README.md', 'utf8');
+function block(lang: string): string {
+  const m = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(readme);
+  if (!m) throw new Error(`no ${lang} block in README`);
+  return m[1] as string;
+}
+
+describe('README examples run as written', () => {
+  it('the TypeScript example (type-free, so it also runs as an ES module against the built package)', () => {
+    const dir = mkdtempSync('.readme-');
+    try {
+      writeFileSync(`${dir}/example.mjs`, block('ts'));
+      const out = execFileSync(process.execPath, [`${dir}/example.mjs`], { encoding: 'utf8' });
+      expect(out).toContain('sim resume -> ');
+      expect(out.trim().split('\n')).toHaveLength(5);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('the Python example is bindings/python/examples/train_loop.py (which pytest runs)', () => {
+    const file = readFileSync('bindings/python/examples/train_loop.py', 'utf8');
+    expect(file.replace(/^"""[\s\S]*?"""\n+/, '')).toBe(block('python'));
+    expect(block('python').split('\n').filter((l) => l.trim() && !l.startsWith('import') && !l.startsWith('#')).length).toBeLessThanOrEqual(20);
+  });
+});
