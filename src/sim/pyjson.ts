@@ -5,7 +5,10 @@
 import { PyFloat, type Out } from './engine.js';
 import { pyRepr } from './pyfloat.js';
 
+const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 function encodeString(s: string): string {
+  if (PLAIN_ASCII.test(s)) return '"' + s + '"';
   let out = '"';
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -30,6 +33,7 @@ function floatText(x: number): string {
 }
 
 function intText(x: number): string {
+  if (Number.isSafeInteger(x)) return String(x);
   if (!Number.isFinite(x)) return floatText(x);
   if (Number.isInteger(x)) return Math.abs(x) < 1e21 ? x.toFixed(0) : BigInt(x).toString();
   return pyRepr(x);
@@ -57,64 +61,59 @@ function childMode(k: string): Mode {
   return FLOAT_KEYS.has(k) ? Mode.Float : FLOAT_MAP_KEYS.has(k) ? Mode.FloatMap : Mode.Plain;
 }
 
+const PADS: string[] = [];
+function pad(indent: number, level: number): string {
+  const n = indent * level;
+  let p = PADS[n];
+  if (p === undefined) {
+    p = '\n' + ' '.repeat(n);
+    PADS[n] = p;
+  }
+  return p;
+}
+
+function dumpValue(x: Out, level: number, mode: Mode, indent: number | null): string {
+  if (x === null) return 'null';
+  switch (typeof x) {
+    case 'boolean':
+      return x ? 'true' : 'false';
+    case 'number':
+      return mode === Mode.Float ? floatText(x) : intText(x);
+    case 'string':
+      return encodeString(x);
+  }
+  if (x instanceof PyFloat) return floatText(x.value);
+  if (Array.isArray(x)) {
+    const n = x.length;
+    if (n === 0) return '[]';
+    if (indent === null) {
+      let out = '[' + dumpValue(x[0] as Out, level + 1, Mode.Plain, null);
+      for (let i = 1; i < n; i++) out += ', ' + dumpValue(x[i] as Out, level + 1, Mode.Plain, null);
+      return out + ']';
+    }
+    const p = pad(indent, level + 1);
+    let out = '[' + p + dumpValue(x[0] as Out, level + 1, Mode.Plain, indent);
+    for (let i = 1; i < n; i++) out += ',' + p + dumpValue(x[i] as Out, level + 1, Mode.Plain, indent);
+    return out + pad(indent, level) + ']';
+  }
+  const obj = x as { [k: string]: Out };
+  let out = '{';
+  let first = true;
+  const p = indent === null ? '' : pad(indent, level + 1);
+  for (const k in obj) {
+    const v = obj[k] as Out;
+    const m = mode === Mode.FloatMap ? Mode.Float : childMode(k);
+    if (indent === null) out += (first ? '' : ', ') + encodeString(k) + ': ' + dumpValue(v, level + 1, m, null);
+    else out += (first ? '' : ',') + p + encodeString(k) + ': ' + dumpValue(v, level + 1, m, indent);
+    first = false;
+  }
+  if (first) return '{}';
+  return out + (indent === null ? '}' : pad(indent, level) + '}');
+}
+
 /** Python `json.dumps(v, indent=indent)` (ensure_ascii=True); `indent` null gives the compact `", "`/`": "` form. */
 export function pyJsonDumps(v: Out, indent: number | null = 2): string {
-  const parts: string[] = [];
-  const write = (x: Out, level: number, mode: Mode = Mode.Plain): void => {
-    if (x === null) parts.push('null');
-    else if (x === true) parts.push('true');
-    else if (x === false) parts.push('false');
-    else if (typeof x === 'number') parts.push(mode === Mode.Float ? floatText(x) : intText(x));
-    else if (typeof x === 'string') parts.push(encodeString(x));
-    else if (x instanceof PyFloat) parts.push(floatText(x.value));
-    else if (Array.isArray(x)) {
-      if (x.length === 0) {
-        parts.push('[]');
-        return;
-      }
-      if (indent === null) {
-        parts.push('[');
-        x.forEach((e, i) => {
-          if (i > 0) parts.push(', ');
-          write(e, level + 1);
-        });
-        parts.push(']');
-        return;
-      }
-      const pad = '\n' + ' '.repeat(indent * (level + 1));
-      parts.push('[');
-      x.forEach((e, i) => {
-        parts.push(i > 0 ? ',' + pad : pad);
-        write(e, level + 1);
-      });
-      parts.push('\n' + ' '.repeat(indent * level) + ']');
-    } else {
-      const keys = Object.keys(x);
-      if (keys.length === 0) {
-        parts.push('{}');
-        return;
-      }
-      if (indent === null) {
-        parts.push('{');
-        keys.forEach((k, i) => {
-          if (i > 0) parts.push(', ');
-          parts.push(encodeString(k), ': ');
-          write(x[k] as Out, level + 1, mode === Mode.FloatMap ? Mode.Float : childMode(k));
-        });
-        parts.push('}');
-        return;
-      }
-      const pad = '\n' + ' '.repeat(indent * (level + 1));
-      parts.push('{');
-      keys.forEach((k, i) => {
-        parts.push(i > 0 ? ',' + pad : pad, encodeString(k), ': ');
-        write(x[k] as Out, level + 1, mode === Mode.FloatMap ? Mode.Float : childMode(k));
-      });
-      parts.push('\n' + ' '.repeat(indent * level) + '}');
-    }
-  };
-  write(v, 0);
-  return parts.join('');
+  return dumpValue(v, 0, Mode.Plain, indent);
 }
 
 /** Tag the floats of a plain output (by key, as `pyJsonDumps` prints them) so it compares exactly with parsed reference output. */
