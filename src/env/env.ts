@@ -146,6 +146,27 @@ export function statusOf(sim: Simulation, events: unknown[] = []): Status {
   };
 }
 
+/** What a client needs to build fixed-size observation spaces for a preset. */
+export interface PresetDescription {
+  /** Client names, sorted (the order of `status.trust`). */
+  clients: string[];
+  num_employees: number;
+  prestige_max: number;
+  trust_max: number;
+}
+
+/** Describe a preset's observation-relevant facts (clients are the same for every seed). */
+export function describePreset(preset: string | ExperimentConfig): PresetDescription {
+  const cfg = resolvePreset(preset);
+  const sim = Simulation.create(cfg, { seed: 1 });
+  return {
+    clients: sim.state.clients.map((c) => c.name).sort(),
+    num_employees: sim.state.employees.length,
+    prestige_max: cfg.world.prestige_max,
+    trust_max: cfg.world.trust_max,
+  };
+}
+
 function resolvePreset(p: string | ExperimentConfig | undefined): ExperimentConfig {
   if (p === undefined) return loadPreset('default');
   return typeof p === 'string' ? loadPreset(p) : p;

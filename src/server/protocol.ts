@@ -3,8 +3,10 @@
  * schema/protocol.schema.json, route it to a `SessionManager` and build the reply. Errors are data: every
  * input, however malformed, yields exactly one reply object.
  */
+import { describePreset, type PresetDescription } from '../env/env.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { packageRoot } from '../config/load.js';
@@ -17,6 +19,12 @@ export const PROTOCOL_VERSION = 1;
 export const MAX_BATCH = 4096;
 /** Longest command the environment executes (longer ones are usage errors); reported in `hello.spaces`. */
 export const MAX_ACTION_CHARS = 65_536;
+/**
+ * Default cap on the size of one `step_batch` reply (bytes of JSON): entries run while the reply built so far
+ * is below it; later entries are not executed and fail alone with `message_too_large`. Without a cap, 4096
+ * entries of a 1.4 MB observation (a full scratchpad read) would need ~6 GB and take the server down.
+ */
+export const DEFAULT_MAX_BATCH_REPLY_BYTES = 64 * 2 ** 20;
 
 /** Every error code of the protocol. */
 export const ERROR_CODES = [
@@ -87,6 +95,8 @@ export interface HelloResult {
   spaces: {
     action: { type: 'text'; min_length: number; max_length: number };
     observation: { type: 'json'; schema: string };
+    /** Per built-in preset: the facts fixed-size observation spaces need. */
+    presets: Record<string, PresetDescription>;
   };
 }
 
@@ -225,6 +235,8 @@ export interface ServerFacts {
 export interface ProtocolOptions {
   /** Validate every reply against the schema (tests); a violation becomes an `internal` error reply. */
   validateReplies?: boolean;
+  /** Cap on one `step_batch` reply in bytes (default `DEFAULT_MAX_BATCH_REPLY_BYTES`). */
+  maxBatchReplyBytes?: number;
 }
 
 /** What handling one request produced: the reply, its JSON text and, when the request named a valid op, that op. */
@@ -269,19 +281,33 @@ export class ProtocolHandler {
       spaces: {
         action: { type: 'text', min_length: 0, max_length: MAX_ACTION_CHARS },
         observation: { type: 'json', schema: '#/$defs/Observation' },
+        presets: Object.fromEntries(facts.presets.map((p) => [p, describePreset(p)])),
       },
     };
   }
 
   /** Handle one raw payload frame (size, UTF-8, JSON, then `handleValue`). */
   handlePayload(payload: Uint8Array, maxBytes: number): Handled {
-    const d = decodePayload(payload, maxBytes);
-    if (!d.ok) return { reply: d.reply, text: JSON.stringify(d.reply), op: null };
-    return this.handleValue(d.value);
+    return runToEnd(this.beginPayload(payload, maxBytes));
   }
 
-  /** Handle one decoded request value. Never throws. */
+  /** Handle one decoded request value to the end. Never throws. */
   handleValue(value: unknown): Handled {
+    return runToEnd(this.begin(value));
+  }
+
+  /**
+   * Start handling one raw payload frame: the reply, or a `BatchJob` for a valid `step_batch` (run it in
+   * slices with `BatchJob.run` so that one large batch does not hold up other clients). Never throws.
+   */
+  beginPayload(payload: Uint8Array, maxBytes: number): Handled | BatchJob {
+    const d = decodePayload(payload, maxBytes);
+    if (!d.ok) return { reply: d.reply, text: JSON.stringify(d.reply), op: null };
+    return this.begin(d.value);
+  }
+
+  /** Start handling one decoded request value (see `beginPayload`). Never throws. */
+  begin(value: unknown): Handled | BatchJob {
     let id: RequestId | null = null;
     let op: Op | null = null;
     let reply: Reply;
@@ -291,6 +317,7 @@ export class ProtocolHandler {
       } else {
         id = validId(value['id']);
         const r = this.route(value, id);
+        if (r instanceof BatchJob) return r;
         op = r.op;
         reply = r.reply;
       }
@@ -298,24 +325,32 @@ export class ProtocolHandler {
       reply = errorReply('internal', `internal error: ${e instanceof Error ? e.message : String(e)}`, id);
       op = null;
     }
+    return this.finish(op, reply, null, value);
+  }
+
+  /** Validate (when enabled) and encode a reply; `text` is its JSON when already encoded. */
+  finish(op: Op | null, reply: Reply, text: string | null, value: unknown = null): Handled {
+    const id = reply.id;
     if (this.opts.validateReplies) {
-      const problem = checkReply(op, reply);
-      if (problem !== null) reply = errorReply('internal', `reply failed schema validation: ${problem}`, id);
+      const problem = checkReply(op, text === null ? reply : (JSON.parse(text) as Reply));
+      if (problem !== null) {
+        const r = errorReply('internal', `reply failed schema validation: ${problem}`, id);
+        return { reply: r, text: JSON.stringify(r), op };
+      }
     }
-    let text: string;
+    if (text !== null) return { reply, text, op };
     try {
-      text = JSON.stringify(reply);
+      return { reply, text: JSON.stringify(reply), op };
     } catch (e) {
       // E.g. a restored snapshot nested too deeply to serialise: a bug-class failure tied to this session.
       const session = isObject(value) && typeof value['session'] === 'string' ? value['session'] : null;
       if (session !== null) this.sessions.discard(session);
-      reply = errorReply('internal', `cannot encode the reply: ${e instanceof Error ? e.message : String(e)}${session !== null ? ` (session ${session} was closed)` : ''}`, id);
-      text = JSON.stringify(reply);
+      const r = errorReply('internal', `cannot encode the reply: ${e instanceof Error ? e.message : String(e)}${session !== null ? ` (session ${session} was closed)` : ''}`, id);
+      return { reply: r, text: JSON.stringify(r), op };
     }
-    return { reply, text, op };
   }
 
-  private route(req: Req, id: RequestId | null): { reply: Reply; op: Op | null } {
+  private route(req: Req, id: RequestId | null): { reply: Reply; op: Op | null } | BatchJob {
     if (req['v'] !== PROTOCOL_VERSION) {
       const got = req['v'] === undefined ? 'no version' : `version ${JSON.stringify(req['v'])}`;
       return { reply: errorReply('unsupported_version', `unsupported protocol ${got}; this server speaks version ${PROTOCOL_VERSION} (send "v": 1)`, id), op: null };
@@ -331,6 +366,9 @@ export class ProtocolHandler {
     const validate = getValidators().requests[op];
     if (!validate(req)) return { reply: errorReply('invalid_request', formatErrors(validate.errors), id), op };
     if (req['id'] !== undefined && id === null) return { reply: errorReply('invalid_request', '/id: invalid', null), op };
+    if (op === 'step_batch') {
+      return new BatchJob(this, this.sessions, id, req['steps'] as BatchEntry[], this.opts.maxBatchReplyBytes ?? DEFAULT_MAX_BATCH_REPLY_BYTES);
+    }
     try {
       return { reply: { v: PROTOCOL_VERSION, id, ok: true, result: this.execute(op, req) }, op };
     } catch (e) {
@@ -355,19 +393,8 @@ export class ProtocolHandler {
       }
       case 'step':
         return s.step(req['session'] as string, req['action'] as string);
-      case 'step_batch': {
-        const steps = req['steps'] as { session: string; action: string }[];
-        return {
-          results: steps.map((st) => {
-            try {
-              return { ok: true, result: s.step(st.session, st.action) };
-            } catch (e) {
-              if (e instanceof SessionError) return { ok: false, error: { code: e.code, message: e.message } };
-              return { ok: false, error: { code: 'internal', message: `internal error: ${e instanceof Error ? e.message : String(e)}` } };
-            }
-          }),
-        };
-      }
+      case 'step_batch':
+        throw new Error('step_batch is handled by BatchJob');
       case 'snapshot':
         return { snapshot: s.snapshot(req['session'] as string) };
       case 'restore': {
@@ -380,5 +407,89 @@ export class ProtocolHandler {
         s.close(req['session'] as string);
         return { closed: true };
     }
+  }
+}
+
+/** One entry of a `step_batch` request. */
+interface BatchEntry {
+  session: string;
+  action: string;
+}
+
+/** One entry of a `step_batch` reply. */
+type BatchItem = { ok: true; result: unknown } | { ok: false; error: ErrorBody };
+
+function runToEnd(h: Handled | BatchJob): Handled {
+  return h instanceof BatchJob ? (h.run(Number.POSITIVE_INFINITY) as Handled) : h;
+}
+
+/**
+ * A `step_batch` in progress. `run(deadline)` executes entries in order until `performance.now()` reaches
+ * the deadline (at least one entry per call) and returns the finished reply, or null when entries remain.
+ * Each entry is encoded as it completes, so the reply's size is known: once it reaches the cap, the
+ * remaining entries are not executed and fail alone with `message_too_large`.
+ */
+export class BatchJob {
+  private next = 0;
+  private readonly items: BatchItem[] = [];
+  private readonly parts: string[] = [];
+  private bytes = 0;
+
+  constructor(
+    private readonly handler: ProtocolHandler,
+    private readonly sessions: SessionManager,
+    readonly id: RequestId | null,
+    private readonly steps: readonly BatchEntry[],
+    private readonly maxReplyBytes: number,
+  ) {}
+
+  /** Number of entries. */
+  get total(): number {
+    return this.steps.length;
+  }
+
+  /** Entries not yet executed. */
+  get remaining(): number {
+    return this.steps.length - this.next;
+  }
+
+  private one(st: BatchEntry): BatchItem {
+    if (this.bytes >= this.maxReplyBytes) {
+      return {
+        ok: false,
+        error: { code: 'message_too_large', message: `not executed: the reply to this step_batch reached ${this.bytes} bytes (limit ${this.maxReplyBytes}); send the remaining entries again` },
+      };
+    }
+    try {
+      return { ok: true, result: this.sessions.step(st.session, st.action) };
+    } catch (e) {
+      if (e instanceof SessionError) return { ok: false, error: { code: e.code, message: e.message } };
+      return { ok: false, error: { code: 'internal', message: `internal error: ${e instanceof Error ? e.message : String(e)}` } };
+    }
+  }
+
+  /** Run until `deadline` (a `performance.now()` value); the finished reply, or null when entries remain. */
+  run(deadline: number): Handled | null {
+    do {
+      const st = this.steps[this.next] as BatchEntry;
+      this.next++;
+      let item = this.one(st);
+      let part: string;
+      try {
+        part = JSON.stringify(item);
+      } catch (e) {
+        this.sessions.discard(st.session);
+        item = { ok: false, error: { code: 'internal', message: `cannot encode the result: ${e instanceof Error ? e.message : String(e)} (session ${st.session} was closed)` } };
+        part = JSON.stringify(item);
+      }
+      this.items.push(item);
+      this.parts.push(part);
+      this.bytes += Buffer.byteLength(part) + 1;
+    } while (this.next < this.steps.length && performance.now() < deadline);
+    if (this.next < this.steps.length) return null;
+    const reply: OkReply = { v: PROTOCOL_VERSION, id: this.id, ok: true, result: { results: this.items } };
+    // The same bytes JSON.stringify(reply) gives, without encoding every result a second time.
+    const text = `{"v":${PROTOCOL_VERSION},"id":${JSON.stringify(this.id)},"ok":true,"result":{"results":[${this.parts.join(',')}]}}`;
+    return this.handler.finish('step_batch', reply, text);
   }
 }
