@@ -7,7 +7,7 @@ import { addBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat
 import { D, DZERO, decFromFloat, dmax, toFloat } from '../decimal.js';
 import { activeTasks, advanceTime, F, fetchNextEvent, quantize, recalculateEtas, type Ctx, type Out, type UuidFn } from '../engine.js';
 import { pyFormatFixed, pyRound } from '../pyfloat.js';
-import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type Task } from '../types.js';
+import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../types.js';
 import { replacementTemplate } from '../world-cache.js';
 import type { ParsedOptions } from './spec.js';
 
@@ -221,7 +221,7 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
   const pm = intPrestige(ctx);
   const maxP = Math.max(pm.research, pm.inference, pm.data_environment, pm.training);
   const out: Task[] = [];
-  for (const t of ctx.state.tasks) {
+  for (const t of marketByReward(ctx.state)) {
     if (t.status !== 'market' || t.requiredPrestige > maxP) continue;
     if (filter.rewardMin !== undefined && t.rewardCents < filter.rewardMin) continue;
     if (filter.domain !== undefined && !t.reqs.some((r) => r.domain === filter.domain)) continue;
@@ -232,8 +232,20 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
     }
     out.push(t);
   }
-  out.sort((a, b) => b.rewardCents - a.rewardCents || a.id - b.id);
   return out;
+}
+
+const marketCache = new WeakMap<SimState, { len: number; list: Task[] }>();
+/**
+ * Market tasks by reward descending, ties by rowid (cached). Market membership only changes on
+ * `task accept`, which always appends a replacement task, so the task count is a sufficient version.
+ */
+function marketByReward(state: SimState): Task[] {
+  const c = marketCache.get(state);
+  if (c && c.len === state.tasks.length) return c.list;
+  const list = state.tasks.filter((t) => t.status === 'market').sort((a, b) => b.rewardCents - a.rewardCents || a.id - b.id);
+  marketCache.set(state, { len: state.tasks.length, list });
+  return list;
 }
 
 /** `market browse [--domain D] [--reward-min-cents N] [--limit N] [--offset N]`. */
