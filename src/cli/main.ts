@@ -4,13 +4,13 @@
  * `ycgym world` and `ycgym parity` are used by external checks: keep their interfaces stable.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { GreedyPolicy } from '../../baselines/greedy.js';
 import { loadPreset } from '../config/load.js';
 import type { ExperimentConfig } from '../config/types.js';
-import { runEpisode } from '../episode.js';
 import { replayFiles } from '../parity.js';
 import { pyJsonDumps } from '../sim/pyjson.js';
 import { worldJson } from '../world-json.js';
+import { registerReport, writeReport } from './report.js';
+import { registerRun, runBulk, summaryTable } from './run.js';
 import { registerServe } from './serve.js';
 
 function parseIntArg(v: string): number {
@@ -45,12 +45,6 @@ function preset(name: string): ExperimentConfig {
   }
 }
 
-function dollars(cents: number): string {
-  const sign = cents < 0 ? '-' : '';
-  const abs = Math.abs(cents);
-  const d = Math.floor(abs / 100).toLocaleString('en-US');
-  return `${sign}$${d}.${String(abs % 100).padStart(2, '0')}`;
-}
 
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   if (e.code === 'EPIPE') process.exit(0);
@@ -101,20 +95,21 @@ program
 
 program
   .command('main')
-  .description("the README's main job: the paper's greedy baseline on seeds 1-3 (default preset), final funds")
-  .option('--seeds <list>', 'seeds', parseSeeds, [1, 2, 3])
+  .description("the README's main job: greedy and expert on the default preset over seeds 1-5; prints the summary table, writes Arrow trajectories and a report")
+  .option('--seeds <list>', 'seeds', parseSeeds, [1, 2, 3, 4, 5])
   .option('--preset <name|path>', 'preset', 'default')
-  .action((o: { seeds: number[]; preset: string }) => {
-    const cfg = preset(o.preset);
-    console.log(`greedy baseline, preset ${cfg.name}`);
-    console.log('seed  steps  outcome     final funds');
-    for (const seed of o.seeds) {
-      const r = runEpisode(cfg, seed, new GreedyPolicy());
-      const outcome = r.bankrupt ? 'bankrupt' : 'horizon';
-      console.log(`${String(seed).padStart(4)}  ${String(r.steps.length).padStart(5)}  ${outcome.padEnd(10)}  ${dollars(r.finalFundsCents).padStart(14)}`);
-    }
+  .option('--out <dir>', 'output directory', 'runs/main')
+  .option('--workers <n>', 'worker threads', parseIntArg, 2)
+  .action(async (o: { seeds: number[]; preset: string; out: string; workers: number }) => {
+    const r = await runBulk({ policies: ['greedy', 'expert'], seeds: o.seeds, preset: o.preset, workers: o.workers, out: o.out, progress: true });
+    process.stdout.write(`${summaryTable(r.summary)}\n\n`);
+    const reportFiles = await writeReport(o.out);
+    const files = [r.files.trajectories, r.files.episodes, r.files.summary, ...reportFiles].filter((f): f is string => f !== null);
+    process.stdout.write(`${r.episodes.length} episodes in ${r.seconds.toFixed(1)} s; wrote ${files.join(', ')}\n`);
   });
 
 registerServe(program);
+registerRun(program);
+registerReport(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => fail((e as Error).message));

@@ -1,8 +1,7 @@
 """Files of ``ycgym run``: the Arrow step/episode tables and summary.json, read with pyarrow, polars and DuckDB.
 
-Runs the TypeScript CLI (``node dist/src/cli/main.js run``, or the stand-alone
-``dist/src/cli/export-cli.js`` when ``main.js`` does not have the ``run`` command) into a temporary
-directory. Skipped, with the reason, when neither entry point is built.
+Runs the TypeScript CLI (``node dist/src/cli/main.js run``) into a temporary directory; the Makefile
+builds it before pytest runs.
 """
 
 from __future__ import annotations
@@ -21,26 +20,17 @@ SEEDS = [1, 2, 3]
 GOLDEN_GREEDY = {1: 42029521, 2: 27129705, 3: -1630305}
 
 
-def _entry() -> list[str] | None:
+def _entry() -> list[str]:
     node = shutil.which("node")
-    if node is None:
-        return None
+    assert node is not None, "node is required (the Makefile builds the TypeScript side before pytest)"
     main = Path(os.environ.get("YCGYM_NODE_ENTRY") or REPO / "dist" / "src" / "cli" / "main.js")
-    if main.exists():
-        probe = subprocess.run([node, str(main), "run", "--help"], capture_output=True, text=True, timeout=60)
-        if probe.returncode == 0 and "--policy" in probe.stdout:
-            return [node, str(main)]
-    alt = main.parent / "export-cli.js"
-    if alt.exists():
-        return [node, str(alt)]
-    return None
+    assert main.exists(), f"{main} is missing: run `npm run build` (make test does)"
+    return [node, str(main)]
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     entry = _entry()
-    if entry is None:
-        pytest.skip("no built `ycgym run` entry point (dist/src/cli/main.js with `run`, or dist/src/cli/export-cli.js): run `npm run build`")
     out = tmp_path_factory.mktemp("ycgym-run")
     cmd = [*entry, "run", "--policy", ",".join(POLICIES), "--seeds", "1-3", "--workers", "2", "--out", str(out), "--no-progress"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)

@@ -1,0 +1,327 @@
+/**
+ * `ycgym run`: many episodes of baseline policies, in parallel worker threads, exported as Arrow files
+ * (DIR/trajectories.arrow, DIR/episodes.arrow) plus DIR/summary.json and a summary table on stdout.
+ *
+ * Episodes are assigned to workers deterministically (job i to worker i mod N) and written in
+ * (policy, seed) order, so the output files are byte-identical for any number of workers.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import cliProgress from 'cli-progress';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { makePolicy, POLICY_NAMES } from '../../baselines/index.js';
+import { loadPreset } from '../config/load.js';
+import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowFileSink, type TableBuffers } from '../export/arrow.js';
+import { playJob, type JobRequest, type JobResult, type WorkerConfig } from '../export/jobs.js';
+import type { EpisodeRow } from '../export/schema.js';
+
+/** Options of a bulk run. */
+export interface RunOptions {
+  policies: string[];
+  seeds: number[];
+  /** Preset name or TOML path. */
+  preset: string;
+  /** Worker threads (1: in the calling thread). */
+  workers: number;
+  /** Output directory (created if missing). */
+  out: string;
+  maxSteps?: number | null;
+  /** Write DIR/trajectories.arrow (default true). */
+  trajectories?: boolean;
+  /** Also write the reference's rollout JSON files to DIR/rollouts/ (default false). */
+  rollouts?: boolean;
+  /** Run identifier (default: derived from the run's parameters, so reruns are byte-identical). */
+  runId?: string;
+  /** Show a progress bar on stderr when it is a TTY (default true). */
+  progress?: boolean;
+}
+
+/** Per-policy aggregate written to summary.json. */
+export interface PolicySummary {
+  episodes: number;
+  mean_final_funds_cents: number;
+  median_final_funds_cents: number;
+  min_final_funds_cents: number;
+  max_final_funds_cents: number;
+  bankruptcies: number;
+  tasks_succeeded: number;
+  tasks_failed: number;
+  adversarial_accept_share: number;
+}
+
+/** summary.json: keyed by policy, in the order the policies were given. */
+export type RunSummary = Record<string, PolicySummary>;
+
+/** Result of `runBulk`. */
+export interface RunResult {
+  summary: RunSummary;
+  episodes: EpisodeRow[];
+  files: { trajectories: string | null; episodes: string; summary: string };
+  seconds: number;
+}
+
+/** Median of a non-empty list. */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  if (s.length === 0) return 0;
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+/** Aggregate episode rows per policy. */
+export function summarize(episodes: readonly EpisodeRow[], policies: readonly string[]): RunSummary {
+  const out: RunSummary = {};
+  for (const p of policies) {
+    const eps = episodes.filter((e) => e.policy === p);
+    const funds = eps.map((e) => e.final_funds_cents);
+    const accepted = eps.reduce((a, e) => a + e.accepted_total, 0);
+    const adv = eps.reduce((a, e) => a + e.accepted_from_adversarial, 0);
+    out[p] = {
+      episodes: eps.length,
+      mean_final_funds_cents: funds.length ? funds.reduce((a, b) => a + b, 0) / funds.length : 0,
+      median_final_funds_cents: median(funds),
+      min_final_funds_cents: funds.length ? Math.min(...funds) : 0,
+      max_final_funds_cents: funds.length ? Math.max(...funds) : 0,
+      bankruptcies: eps.filter((e) => e.outcome === 'bankruptcy').length,
+      tasks_succeeded: eps.reduce((a, e) => a + e.tasks_succeeded, 0),
+      tasks_failed: eps.reduce((a, e) => a + e.tasks_failed, 0),
+      adversarial_accept_share: accepted > 0 ? adv / accepted : 0,
+    };
+  }
+  return out;
+}
+
+/** `$1,234,567` from cents. */
+export function dollars(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  return `${sign}$${Math.round(Math.abs(cents) / 100).toLocaleString('en-US')}`;
+}
+
+/** The summary as a Markdown table. */
+export function summaryTable(s: RunSummary): string {
+  const rows = [
+    '| policy | episodes | mean | median | min | max | bankruptcies | tasks ok | tasks failed | adversarial share |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const [p, v] of Object.entries(s)) {
+    rows.push(
+      `| ${p} | ${v.episodes} | ${dollars(v.mean_final_funds_cents)} | ${dollars(v.median_final_funds_cents)} | ${dollars(v.min_final_funds_cents)} | ${dollars(v.max_final_funds_cents)} | ${v.bankruptcies} | ${v.tasks_succeeded} | ${v.tasks_failed} | ${(100 * v.adversarial_accept_share).toFixed(1)}% |`,
+    );
+  }
+  return rows.join('\n');
+}
+
+/** Location of the compiled worker script (from sources under test, the build in dist/). */
+export function workerScript(): URL {
+  const here = import.meta.url;
+  if (here.endsWith('.js')) return new URL('../export/worker.js', here);
+  return new URL('../../dist/src/export/worker.js', here);
+}
+
+function defaultRunId(o: RunOptions, presetName: string): string {
+  const key = JSON.stringify({ policies: o.policies, seeds: o.seeds, preset: presetName, maxSteps: o.maxSteps ?? null });
+  return `run-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+}
+
+interface Pool {
+  /** Start the jobs; `onResult` is called in completion order. */
+  run(jobs: JobRequest[], canStart: (index: number) => boolean, onResult: (r: JobResult) => void): Promise<void>;
+  /** Re-check jobs waiting for `canStart`. */
+  poke(): void;
+  close(): Promise<void>;
+}
+
+function threadPool(n: number, wc: WorkerConfig): Pool {
+  const script = workerScript();
+  if (!existsSync(fileURLToPath(script))) throw new Error(`worker script ${fileURLToPath(script)} not found: build first (npx tsc -p tsconfig.json)`);
+  const workers = Array.from({ length: n }, () => new Worker(script, { workerData: wc }));
+  let queues: JobRequest[][] = [];
+  const busy = new Array<boolean>(n).fill(false);
+  let can: (i: number) => boolean = () => true;
+  let pump = (): void => {};
+  return {
+    run(jobs, canStart, onResult) {
+      can = canStart;
+      queues = Array.from({ length: n }, (_, w) => jobs.filter((_, i) => i % n === w));
+      let remaining = jobs.length;
+      return new Promise<void>((resolve, reject) => {
+        if (remaining === 0) {
+          resolve();
+          return;
+        }
+        pump = () => {
+          for (let w = 0; w < n; w++) {
+            const q = queues[w] as JobRequest[];
+            const next = q[0];
+            if (busy[w] || next === undefined || !can(next.index)) continue;
+            q.shift();
+            busy[w] = true;
+            (workers[w] as Worker).postMessage(next);
+          }
+        };
+        workers.forEach((wk, w) => {
+          wk.on('message', (m: JobResult | { index: number; error: string }) => {
+            busy[w] = false;
+            if ('error' in m) {
+              reject(new Error(`episode ${m.index} failed in worker ${w}: ${m.error}`));
+              return;
+            }
+            try {
+              onResult(m);
+            } catch (e) {
+              reject(e instanceof Error ? e : new Error(String(e)));
+              return;
+            }
+            remaining--;
+            if (remaining === 0) resolve();
+            else pump();
+          });
+          wk.on('error', (e) => reject(e));
+        });
+        pump();
+      });
+    },
+    poke() {
+      pump();
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.terminate()));
+    },
+  };
+}
+
+/** Run every (policy, seed) episode and write the output files. */
+export async function runBulk(o: RunOptions): Promise<RunResult> {
+  const t0 = performance.now();
+  for (const p of o.policies) if (!POLICY_NAMES.includes(p)) throw new Error(`unknown policy ${JSON.stringify(p)} (available: ${POLICY_NAMES.join(', ')})`);
+  if (o.seeds.length === 0) throw new Error('no seeds');
+  const cfg = loadPreset(o.preset);
+  const presetName = cfg.name;
+  const trajectories = o.trajectories !== false;
+  const wc: WorkerConfig = {
+    preset: o.preset,
+    presetName,
+    runId: o.runId ?? defaultRunId(o, presetName),
+    maxSteps: o.maxSteps ?? null,
+    trajectories,
+    rollouts: o.rollouts === true,
+  };
+  mkdirSync(o.out, { recursive: true });
+  if (wc.rollouts) mkdirSync(join(o.out, 'rollouts'), { recursive: true });
+  const jobs: JobRequest[] = [];
+  for (const policy of o.policies) for (const seed of o.seeds) jobs.push({ index: jobs.length, policy, seed });
+
+  const trajPath = trajectories ? join(o.out, 'trajectories.arrow') : null;
+  const epPath = join(o.out, 'episodes.arrow');
+  const sumPath = join(o.out, 'summary.json');
+  const steps: ArrowFileSink | null = trajPath ? stepSink(trajPath) : null;
+  const episodes: EpisodeRow[] = [];
+  const pending = new Map<number, JobResult>();
+  let cursor = 0;
+
+  const showBar = o.progress !== false && process.stderr.isTTY === true;
+  const bar = showBar ? new cliProgress.SingleBar({ stream: process.stderr, format: 'episodes {bar} {value}/{total} | {eta_formatted} left | {policy} seed {seed}', hideCursor: true }, cliProgress.Presets.shades_classic) : null;
+  bar?.start(jobs.length, 0, { policy: '', seed: '' });
+
+  const write = (r: JobResult): void => {
+    if (steps && r.steps) steps.writeBuffers(r.steps as TableBuffers);
+    if (r.rolloutJson !== null) writeFileSync(join(o.out, 'rollouts', `yc_bench_result_${presetName}_${r.episode.seed}_${r.episode.policy}.json`), r.rolloutJson + '\n');
+    episodes.push(r.episode);
+    bar?.increment(1, { policy: r.episode.policy, seed: String(r.episode.seed) });
+  };
+  const accept = (r: JobResult): void => {
+    pending.set(r.index, r);
+    for (let next = pending.get(cursor); next !== undefined; next = pending.get(cursor)) {
+      pending.delete(cursor);
+      write(next);
+      cursor++;
+    }
+  };
+
+  try {
+    const n = Math.max(1, Math.min(o.workers, jobs.length));
+    if (n === 1) {
+      const builder = stepBuilder();
+      for (const j of jobs) accept(playJob(cfg, wc, j, builder, makePolicy));
+    } else {
+      const pool = threadPool(n, wc);
+      // Bound memory: a job may start only while it is within a window of the write cursor.
+      const window = 4 * n;
+      try {
+        await pool.run(jobs, (i) => i < cursor + window, (r) => {
+          accept(r);
+          pool.poke();
+        });
+      } finally {
+        await pool.close();
+      }
+    }
+  } finally {
+    steps?.close();
+    bar?.stop();
+  }
+  const eb = episodeBuilder();
+  for (const e of episodes) eb.append(e);
+  const es = episodeSink(epPath);
+  es.writeBuffers(eb.finish());
+  es.close();
+  const summary = summarize(episodes, o.policies);
+  writeFileSync(sumPath, JSON.stringify(summary, null, 2) + '\n');
+  return { summary, episodes, files: { trajectories: trajPath, episodes: epPath, summary: sumPath }, seconds: (performance.now() - t0) / 1000 };
+}
+
+function positiveInt(v: string): number {
+  if (!/^\d+$/.test(v) || Number(v) < 1) throw new InvalidArgumentError(`not a positive integer: ${v}`);
+  return Number(v);
+}
+
+/** Parse `1-5`, `1,3,7` or `2` into a list of seeds. */
+export function parseSeedList(v: string): number[] {
+  const out: number[] = [];
+  for (const part of v.split(',')) {
+    const m = /^\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*)?$/.exec(part);
+    if (!m) throw new InvalidArgumentError(`bad seed list: ${v}`);
+    const a = Number(m[1]);
+    const b = m[2] !== undefined ? Number(m[2]) : a;
+    if (b < a) throw new InvalidArgumentError(`bad seed range: ${part}`);
+    for (let s = a; s <= b; s++) out.push(s);
+  }
+  return out;
+}
+
+function policyList(v: string): string[] {
+  const names = v.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  for (const n of names) if (!POLICY_NAMES.includes(n)) throw new InvalidArgumentError(`unknown policy ${n} (available: ${POLICY_NAMES.join(', ')})`);
+  if (names.length === 0) throw new InvalidArgumentError('no policy given');
+  return [...new Set(names)];
+}
+
+/** Register `ycgym run` on a commander program. */
+export function registerRun(program: Command): void {
+  program
+    .command('run')
+    .description('run baseline policies on many seeds in parallel; write Arrow trajectories, episodes and a summary')
+    .requiredOption('--policy <list>', `comma-separated policies (${POLICY_NAMES.join(', ')})`, policyList)
+    .option('--seeds <list>', 'seeds, e.g. 1-100 or 1,5,9', parseSeedList, [1])
+    .option('--preset <name|path>', 'preset name or TOML path', 'default')
+    .option('--workers <n>', 'worker threads (1 runs in the main thread)', positiveInt, Math.max(1, Math.min(4, cpus().length)))
+    .requiredOption('--out <dir>', 'output directory')
+    .option('--max-steps <n>', 'truncate each episode after this many actions', positiveInt)
+    .addOption(new Option('--no-trajectories', 'skip DIR/trajectories.arrow (episodes and summary only)'))
+    .option('--rollouts', "also write the reference's rollout JSON per episode to DIR/rollouts/")
+    .option('--run-id <id>', 'run identifier stored in every row (default: derived from the parameters)')
+    .option('--no-progress', 'no progress bar')
+    .action(async (o: { policy: string[]; seeds: number[]; preset: string; workers: number; out: string; maxSteps?: number; trajectories: boolean; rollouts?: boolean; runId?: string; progress: boolean }) => {
+      const opts: RunOptions = { policies: o.policy, seeds: o.seeds, preset: o.preset, workers: o.workers, out: o.out, trajectories: o.trajectories, rollouts: o.rollouts === true, progress: o.progress };
+      if (o.maxSteps !== undefined) opts.maxSteps = o.maxSteps;
+      if (o.runId !== undefined) opts.runId = o.runId;
+      const r = await runBulk(opts);
+      process.stdout.write(`${summaryTable(r.summary)}\n\n`);
+      const files = [r.files.trajectories, r.files.episodes, r.files.summary].filter((f): f is string => f !== null);
+      process.stdout.write(`${r.episodes.length} episodes in ${r.seconds.toFixed(1)} s; wrote ${files.join(', ')}\n`);
+    });
+}

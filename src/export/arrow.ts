@@ -1,0 +1,357 @@
+/**
+ * Arrow IPC writing for trajectories: a columnar row builder whose buffers can be moved between threads,
+ * record batches assembled from those buffers without copying, and an IPC file writer that streams to disk.
+ */
+import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { makeData, RecordBatch, RecordBatchFileWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
+import { EPISODE_COLUMNS, EPISODE_SCHEMA, STEP_COLUMNS, STEP_SCHEMA, type ColumnDef, type EpisodeRow, type StepRow } from './schema.js';
+
+/** Raw buffers of one column (all transferable). */
+export interface ColumnBuffers {
+  /** Values: little-endian fixed-width values, a validity-style bitmap for bool, UTF-8 bytes for utf8. */
+  values: Uint8Array;
+  /** utf8 only: `length + 1` offsets into `values`. */
+  offsets: Int32Array | null;
+  /** Validity bitmap (LSB first), null when the column has no nulls. */
+  validity: Uint8Array | null;
+  nullCount: number;
+}
+
+/** Raw buffers of a table chunk: one entry per column of the column list, in order. */
+export interface TableBuffers {
+  length: number;
+  columns: ColumnBuffers[];
+}
+
+/** Every ArrayBuffer of a table chunk (for `postMessage` transfer lists). */
+export function transferList(t: TableBuffers): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>();
+  for (const c of t.columns) {
+    for (const b of [c.values, c.offsets, c.validity]) if (b !== null && b.buffer instanceof ArrayBuffer) out.add(b.buffer);
+  }
+  return [...out];
+}
+
+function grow(buf: Uint8Array<ArrayBuffer>, need: number): Uint8Array<ArrayBuffer> {
+  if (need <= buf.length) return buf;
+  let cap = Math.max(64, buf.length * 2);
+  while (cap < need) cap *= 2;
+  const next = new Uint8Array(cap);
+  next.set(buf);
+  return next;
+}
+
+const TWO32 = 4294967296;
+
+abstract class Col {
+  validity: Uint8Array<ArrayBuffer> | null = null;
+  nullCount = 0;
+  constructor(readonly def: ColumnDef) {}
+  protected markNull(i: number): void {
+    if (this.validity === null) {
+      this.validity = new Uint8Array(Math.max(8, (i >> 3) + 1));
+      // Every earlier row was valid.
+      for (let k = 0; k < i; k++) (this.validity[k >> 3] as number) |= 1 << (k & 7);
+    }
+    this.validity = grow(this.validity, (i >> 3) + 1);
+    this.nullCount++;
+  }
+  protected markValid(i: number): void {
+    if (this.validity !== null) {
+      this.validity = grow(this.validity, (i >> 3) + 1);
+      (this.validity[i >> 3] as number) |= 1 << (i & 7);
+    }
+  }
+  abstract push(i: number, v: unknown): void;
+  abstract finish(n: number): ColumnBuffers;
+  protected finishValidity(n: number): Uint8Array | null {
+    if (this.validity === null) return null;
+    const bytes = ((n + 63) >> 6) << 3;
+    const out = new Uint8Array(bytes);
+    out.set(this.validity.subarray(0, Math.min(this.validity.length, bytes)));
+    return out;
+  }
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** Write `s` as UTF-8 at `off` (capacity checked by the caller); ASCII takes a much faster path. */
+function writeString(buf: Buffer, s: string, off: number): number {
+  const n = s.length;
+  if (n <= 40) {
+    for (let k = 0; k < n; k++) {
+      const c = s.charCodeAt(k);
+      if (c >= 0x80) return buf.write(s, off, 'utf8');
+      buf[off + k] = c;
+    }
+    return n;
+  }
+  return NON_ASCII.test(s) ? buf.write(s, off, 'utf8') : buf.write(s, off, 'latin1');
+}
+
+class Utf8Col extends Col {
+  private bytes: Buffer = Buffer.allocUnsafe(1024);
+  private used = 0;
+  private offsets = new Int32Array(256);
+  push(i: number, v: unknown): void {
+    if (i + 2 > this.offsets.length) {
+      const next = new Int32Array(this.offsets.length * 2);
+      next.set(this.offsets);
+      this.offsets = next;
+    }
+    if (v === null || v === undefined) {
+      this.markNull(i);
+    } else {
+      this.markValid(i);
+      const s = v as string;
+      const worst = s.length * 3;
+      if (this.used + worst > this.bytes.length) {
+        const need = this.used + Buffer.byteLength(s, 'utf8');
+        if (need > this.bytes.length) {
+          let cap = this.bytes.length * 2;
+          while (cap < need) cap *= 2;
+          const next = Buffer.allocUnsafe(cap);
+          this.bytes.copy(next, 0, 0, this.used);
+          this.bytes = next;
+        }
+      }
+      this.used += writeString(this.bytes, s, this.used);
+      if (this.used > 0x7fffffff) throw new RangeError(`utf8 column ${this.def.name}: more than 2 GiB in one chunk`);
+    }
+    this.offsets[i + 1] = this.used;
+  }
+  finish(n: number): ColumnBuffers {
+    const values = new Uint8Array(((this.used + 7) >> 3) << 3);
+    values.set(this.bytes.subarray(0, this.used));
+    const offsets = new Int32Array(n + 1);
+    offsets.set(this.offsets.subarray(0, n + 1));
+    return { values, offsets, validity: this.finishValidity(n), nullCount: this.nullCount };
+  }
+}
+
+class FixedCol extends Col {
+  private buf: ArrayBuffer = new ArrayBuffer(2048);
+  private f64 = new Float64Array(this.buf);
+  private i32 = new Int32Array(this.buf);
+  private readonly width: number;
+  constructor(def: ColumnDef) {
+    super(def);
+    this.width = def.kind === 'int32' ? 4 : 8;
+  }
+  private ensure(i: number): void {
+    if ((i + 1) * this.width <= this.buf.byteLength) return;
+    const next = new ArrayBuffer(this.buf.byteLength * 2);
+    new Uint8Array(next).set(new Uint8Array(this.buf));
+    this.buf = next;
+    this.f64 = new Float64Array(next);
+    this.i32 = new Int32Array(next);
+  }
+  push(i: number, v: unknown): void {
+    this.ensure(i);
+    let x: number;
+    if (v === null || v === undefined) {
+      this.markNull(i);
+      x = 0;
+    } else {
+      this.markValid(i);
+      x = v as number;
+    }
+    switch (this.def.kind) {
+      case 'int32':
+        this.i32[i] = x;
+        break;
+      case 'float64':
+        this.f64[i] = x;
+        break;
+      default: {
+        // int64 / timestamp: two's complement from a safe integer, little-endian words.
+        const hi = Math.floor(x / TWO32);
+        this.i32[2 * i] = x - hi * TWO32;
+        this.i32[2 * i + 1] = hi;
+      }
+    }
+  }
+  finish(n: number): ColumnBuffers {
+    const bytes = ((n * this.width + 7) >> 3) << 3;
+    const values = new Uint8Array(bytes);
+    values.set(new Uint8Array(this.buf, 0, Math.min(this.buf.byteLength, n * this.width)));
+    return { values, offsets: null, validity: this.finishValidity(n), nullCount: this.nullCount };
+  }
+}
+
+class BoolCol extends Col {
+  private bits = new Uint8Array(64);
+  push(i: number, v: unknown): void {
+    this.bits = grow(this.bits, (i >> 3) + 1);
+    if (v === null || v === undefined) this.markNull(i);
+    else {
+      this.markValid(i);
+      if (v === true) (this.bits[i >> 3] as number) |= 1 << (i & 7);
+    }
+  }
+  finish(n: number): ColumnBuffers {
+    const bytes = ((n + 63) >> 6) << 3;
+    const values = new Uint8Array(bytes);
+    values.set(this.bits.subarray(0, Math.min(this.bits.length, bytes)));
+    return { values, offsets: null, validity: this.finishValidity(n), nullCount: this.nullCount };
+  }
+}
+
+/** Appends rows column by column; `finish` hands out the buffers and resets the builder. */
+export class TableBuilder<R extends object> {
+  private cols: Col[] = [];
+  private n = 0;
+  constructor(readonly columns: readonly ColumnDef[]) {
+    this.reset();
+  }
+  /** Rows appended since the last `finish`. */
+  get length(): number {
+    return this.n;
+  }
+  private reset(): void {
+    this.cols = this.columns.map((c) => (c.kind === 'utf8' ? new Utf8Col(c) : c.kind === 'bool' ? new BoolCol(c) : new FixedCol(c)));
+    this.n = 0;
+  }
+  /** Append one row (a value per column name; null only in nullable columns). */
+  append(row: R): void {
+    const r = row as Record<string, unknown>;
+    const i = this.n;
+    const cols = this.cols;
+    for (let c = 0; c < cols.length; c++) {
+      const col = cols[c] as Col;
+      const v = r[col.def.name];
+      if ((v === null || v === undefined) && !col.def.nullable) throw new TypeError(`column ${col.def.name} is not nullable`);
+      col.push(i, v);
+    }
+    this.n++;
+  }
+  /** The buffers of every row appended so far; the builder starts over. */
+  finish(): TableBuffers {
+    const out: TableBuffers = { length: this.n, columns: this.cols.map((c) => c.finish(this.n)) };
+    this.reset();
+    return out;
+  }
+}
+
+/** A builder for step rows. */
+export function stepBuilder(): TableBuilder<StepRow> {
+  return new TableBuilder<StepRow>(STEP_COLUMNS);
+}
+
+/** A builder for episode rows. */
+export function episodeBuilder(): TableBuilder<EpisodeRow> {
+  return new TableBuilder<EpisodeRow>(EPISODE_COLUMNS);
+}
+
+/** Assemble a record batch from raw buffers (no copies). */
+export function recordBatch(schema: Schema, t: TableBuffers): RecordBatch {
+  const children: Data[] = schema.fields.map((f, i) => {
+    const c = t.columns[i];
+    if (!c) throw new Error(`missing buffers for column ${f.name}`);
+    const base = { type: f.type, length: t.length, nullCount: c.nullCount, nullBitmap: c.validity ?? undefined };
+    const v = c.values;
+    switch (f.type.toString()) {
+      case 'Utf8':
+        return makeData({ ...base, valueOffsets: c.offsets ?? new Int32Array(t.length + 1), data: v });
+      case 'Bool':
+        return makeData({ ...base, data: v });
+      case 'Int32':
+        return makeData({ ...base, data: new Int32Array(v.buffer, v.byteOffset, t.length) });
+      case 'Float64':
+        return makeData({ ...base, data: new Float64Array(v.buffer, v.byteOffset, t.length) });
+      default:
+        // Int64 and Timestamp<MICROSECOND>.
+        return makeData({ ...base, data: new BigInt64Array(v.buffer, v.byteOffset, t.length) });
+    }
+  });
+  const struct = makeData({ type: new Struct(schema.fields), length: t.length, nullCount: 0, children });
+  return new RecordBatch(schema, struct);
+}
+
+/** Arrow IPC file writer that streams to a file descriptor (bounded memory, synchronous). */
+class FdFileWriter extends RecordBatchFileWriter {
+  private pending: Uint8Array[] = [];
+  private pendingBytes = 0;
+  constructor(private readonly fd: number) {
+    super();
+  }
+  protected override _write(chunk: ArrayBufferView | ArrayBuffer): this {
+    if (!this._started) return this;
+    const b = chunk instanceof Uint8Array ? chunk : ArrayBuffer.isView(chunk) ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength) : new Uint8Array(chunk);
+    if (b.byteLength === 0) return this;
+    this._position += b.byteLength;
+    if (b.byteLength >= 1 << 20) {
+      this.flush();
+      writeAll(this.fd, b);
+    } else {
+      // Small chunks (message prefixes, padding) may be reused by the caller: copy them.
+      this.pending.push(b.slice());
+      this.pendingBytes += b.byteLength;
+      if (this.pendingBytes >= 1 << 22) this.flush();
+    }
+    return this;
+  }
+  flush(): void {
+    if (this.pending.length === 0) return;
+    writeAll(this.fd, Buffer.concat(this.pending, this.pendingBytes));
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+}
+
+function writeAll(fd: number, b: Uint8Array): void {
+  let off = 0;
+  while (off < b.byteLength) off += writeSync(fd, b, off, b.byteLength - off);
+}
+
+/** Writes record batches of one schema to an Arrow IPC file (`.arrow`), streaming to disk. */
+export class ArrowFileSink {
+  private readonly fd: number;
+  private readonly writer: FdFileWriter;
+  private closed = false;
+  rows = 0;
+  constructor(
+    readonly path: string,
+    readonly schema: Schema,
+  ) {
+    this.fd = openSync(path, 'w');
+    this.writer = new FdFileWriter(this.fd);
+    // Start with the schema so that a file without batches is still valid.
+    this.writer.reset(undefined, schema);
+  }
+  /** Append a batch of rows given as raw buffers. */
+  writeBuffers(t: TableBuffers): void {
+    if (t.length === 0) return;
+    this.writeBatch(recordBatch(this.schema, t));
+  }
+  /** Append a record batch (its schema must equal the sink's). */
+  writeBatch(b: RecordBatch): void {
+    if (this.closed) throw new Error(`${this.path}: sink is closed`);
+    this.writer.write(b);
+    this.writer.flush();
+    this.rows += b.numRows;
+  }
+  /** Write the footer and close the file. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.writer.finish();
+    this.writer.flush();
+    closeSync(this.fd);
+  }
+}
+
+/** Sink for step tables. */
+export function stepSink(path: string): ArrowFileSink {
+  return new ArrowFileSink(path, STEP_SCHEMA);
+}
+
+/** Sink for episode tables. */
+export function episodeSink(path: string): ArrowFileSink {
+  return new ArrowFileSink(path, EPISODE_SCHEMA);
+}
+
+/** Read a whole Arrow IPC file into memory. */
+export function readArrowFile(path: string): Table {
+  return tableFromIPC(readFileSync(path));
+}

@@ -1,0 +1,183 @@
+/**
+ * Server-side recording of agent sessions into Arrow files with the bulk-run schema
+ * (docs/trajectories.md): `TrajectoryRecorder` implements the session manager's `SessionHooks`, so wiring
+ * it is one line:
+ *
+ *     new SessionManager({ ..., hooks: new TrajectoryRecorder({ path: 'out/trajectories.arrow' }) })
+ *
+ * and `recorder.close()` on shutdown writes the files' footers. Each session's episode is buffered and
+ * appended as one record batch when it ends (terminated/truncated, reset again, or the session closes).
+ * Episode statistics (tasks succeeded/failed, accepts from adversarial clients) come from a shadow
+ * simulation that replays the same commands, so they are exact.
+ */
+import type { ResetOptions, ResetResult, StepResult } from '../env/env.js';
+import type { EnvSnapshot } from '../env/env.js';
+import { loadPreset } from '../config/load.js';
+import type { ExperimentConfig } from '../config/types.js';
+import type { CloseReason, SessionHooks } from '../server/sessions.js';
+import { Simulation } from '../sim/simulation.js';
+import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowFileSink, type TableBuilder } from './arrow.js';
+import { episodeCounts, outcomeOf, stepRow, type EpisodeMeta } from './rollout.js';
+import { isoToMicros, type EpisodeRow, type StepRow } from './schema.js';
+
+/** Writes whole episodes (step rows + one episode row) to a pair of Arrow IPC files. */
+export class TrajectoryWriter {
+  private readonly steps: ArrowFileSink;
+  private readonly episodes: ArrowFileSink;
+  private readonly sb: TableBuilder<StepRow> = stepBuilder();
+  private readonly eb: TableBuilder<EpisodeRow> = episodeBuilder();
+  /** Episodes written so far. */
+  count = 0;
+  constructor(
+    readonly stepsPath: string,
+    readonly episodesPath: string,
+  ) {
+    this.steps = stepSink(stepsPath);
+    this.episodes = episodeSink(episodesPath);
+  }
+  /** Append one episode (one record batch in each file). */
+  write(rows: readonly StepRow[], episode: EpisodeRow): void {
+    for (const r of rows) this.sb.append(r);
+    this.steps.writeBuffers(this.sb.finish());
+    this.eb.append(episode);
+    this.episodes.writeBuffers(this.eb.finish());
+    this.count++;
+  }
+  /** Write the footers and close both files. */
+  close(): void {
+    this.steps.close();
+    this.episodes.close();
+  }
+}
+
+/** Options of `TrajectoryRecorder`. */
+export interface RecorderOptions {
+  /** Step file (e.g. `trajectories.arrow`). */
+  path: string;
+  /** Episode file (default: `path` with `.arrow` replaced by `.episodes.arrow`). */
+  episodesPath?: string;
+  /** `run_id` of every row (default `server`). */
+  runId?: string;
+  /** `policy` of every row (default `agent`). */
+  policy?: string;
+  /** Record only these sessions (default: every session). */
+  filter?: (session: string) => boolean;
+}
+
+interface Open {
+  meta: EpisodeMeta;
+  rows: StepRow[];
+  shadow: Simulation;
+}
+
+function toRow(meta: EpisodeMeta, step: number, action: string | null, r: { observation: ResetResult['observation'] }, rewardCents: number, terminated: boolean, truncated: boolean): StepRow {
+  const obs = r.observation;
+  return stepRow(meta, step, action, obs, isoToMicros(obs.status.sim_time), rewardCents, terminated, truncated);
+}
+
+/** Records every session of a server (see the module comment). Hooks never throw for recording problems they can skip. */
+export class TrajectoryRecorder implements SessionHooks {
+  private readonly writer: TrajectoryWriter;
+  private readonly open = new Map<string, Open>();
+  private readonly presets = new Map<string, ExperimentConfig>();
+  private readonly runId: string;
+  private readonly policy: string;
+  private readonly filter: (session: string) => boolean;
+  private nextEpisode = 0;
+  private closed = false;
+
+  constructor(opts: RecorderOptions) {
+    const episodesPath = opts.episodesPath ?? (opts.path.endsWith('.arrow') ? `${opts.path.slice(0, -'.arrow'.length)}.episodes.arrow` : `${opts.path}.episodes.arrow`);
+    this.writer = new TrajectoryWriter(opts.path, episodesPath);
+    this.runId = opts.runId ?? 'server';
+    this.policy = opts.policy ?? 'agent';
+    this.filter = opts.filter ?? (() => true);
+  }
+
+  /** Episodes written so far. */
+  get episodesWritten(): number {
+    return this.writer.count;
+  }
+
+  private preset(name: string): ExperimentConfig {
+    let c = this.presets.get(name);
+    if (!c) {
+      c = loadPreset(name);
+      this.presets.set(name, c);
+    }
+    return c;
+  }
+
+  private start(session: string, shadow: Simulation, preset: string, step: number, result: ResetResult): void {
+    this.finish(session);
+    const meta: EpisodeMeta = { runId: this.runId, episodeId: this.nextEpisode++, policy: this.policy, preset, seed: shadow.state.seed };
+    const row = toRow(meta, step, null, result, 0, false, false);
+    row.is_first = true;
+    this.open.set(session, { meta, rows: [row], shadow });
+  }
+
+  /** A new episode starts in `session`. */
+  onReset(e: { session: string; seed: number; preset: string; options: ResetOptions; result: ResetResult }): void {
+    if (this.closed || !this.filter(e.session)) return;
+    const cfg = this.preset(e.preset);
+    const o = e.options;
+    const simOpts: { seed: number; startDate?: string; companyName?: string; horizonYears?: number } = { seed: e.seed };
+    if (o.start_date !== undefined) simOpts.startDate = o.start_date;
+    if (o.company_name !== undefined) simOpts.companyName = o.company_name;
+    if (o.horizon_years !== undefined) simOpts.horizonYears = o.horizon_years;
+    this.start(e.session, Simulation.create(cfg, simOpts), cfg.name, 0, e.result);
+  }
+
+  /** An episode continues from a snapshot in `session` (recorded as a new episode starting at the snapshot's step). */
+  onRestore(e: { session: string; snapshot: EnvSnapshot; result: ResetResult }): void {
+    if (this.closed || !this.filter(e.session)) return;
+    const sim = Simulation.restore(e.snapshot.sim);
+    this.start(e.session, sim, sim.cfg.name, e.snapshot.steps, e.result);
+  }
+
+  /** One step of `session`. */
+  onStep(e: { session: string; action: string; result: StepResult }): void {
+    const o = this.open.get(e.session);
+    if (!o) return;
+    o.shadow.execute(e.action);
+    const r = e.result;
+    o.rows.push(toRow(o.meta, r.info.step, e.action, r, r.info.reward_cents, r.terminated, r.truncated));
+    if (r.terminated || r.truncated) this.finish(e.session);
+  }
+
+  /** `session` was closed: its open episode ends (truncated). */
+  onClose(e: { session: string; reason: CloseReason }): void {
+    this.finish(e.session);
+  }
+
+  /** End the open episode of `session`, if any, and append it to the files. */
+  finish(session: string): void {
+    const o = this.open.get(session);
+    if (!o) return;
+    this.open.delete(session);
+    const last = o.rows[o.rows.length - 1] as StepRow;
+    last.is_last = true;
+    if (!last.terminated) last.truncated = true;
+    const s = o.shadow.state;
+    const episode: EpisodeRow = {
+      run_id: o.meta.runId,
+      episode_id: o.meta.episodeId,
+      seed: o.meta.seed,
+      policy: o.meta.policy,
+      preset: o.meta.preset,
+      final_funds_cents: s.fundsCents,
+      outcome: outcomeOf(o.shadow),
+      steps: o.rows.length - 1,
+      ...episodeCounts(o.shadow),
+    };
+    this.writer.write(o.rows, episode);
+  }
+
+  /** End every open episode and close the files (call once, on server shutdown). */
+  close(): void {
+    if (this.closed) return;
+    for (const s of [...this.open.keys()]) this.finish(s);
+    this.closed = true;
+    this.writer.close();
+  }
+}

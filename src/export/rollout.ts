@@ -1,0 +1,159 @@
+/**
+ * Play one episode of a command-level policy and record it as step rows. The step semantics are exactly
+ * `Env.step`'s (reward = change in funds, terminated on bankruptcy or horizon, truncated at max steps);
+ * the policy observes each command's parsed output like `runEpisode` gives it.
+ */
+import type { Policy } from '../../baselines/policy.js';
+import type { ExperimentConfig } from '../config/types.js';
+import { statusOf, type Status } from '../env/env.js';
+import { plainValue, Simulation } from '../sim/simulation.js';
+import type { TableBuilder } from './arrow.js';
+import type { EpisodeRow, Outcome, StepRow } from './schema.js';
+
+/** Adversarial clients as the harness defines them (the policy never sees loyalty). */
+export const ADVERSARIAL_LOYALTY = -0.3;
+
+/** Identification of an episode in the tables. */
+export interface EpisodeMeta {
+  runId: string;
+  episodeId: number;
+  policy: string;
+  preset: string;
+  seed: number;
+}
+
+/** Options of `rollout`. */
+export interface RolloutOptions {
+  /** Truncate after this many actions (default 100000). */
+  maxSteps?: number;
+  /** Append the episode's N+1 step rows here (null: don't record steps). */
+  steps?: TableBuilder<StepRow> | null;
+}
+
+/** Episode outcome with the numbers the summaries need. */
+export interface RolloutResult {
+  episode: EpisodeRow;
+  sim: Simulation;
+}
+
+/** A step row from an observation's status block and the step's fields. */
+export function stepRow(
+  meta: EpisodeMeta,
+  step: number,
+  action: string | null,
+  obs: { text: string; ok: boolean; exit_code: number; command: string | null; status: Status },
+  simTimeUs: number,
+  rewardCents: number,
+  terminated: boolean,
+  truncated: boolean,
+): StepRow {
+  const s = obs.status;
+  return {
+    run_id: meta.runId,
+    episode_id: meta.episodeId,
+    policy: meta.policy,
+    preset: meta.preset,
+    seed: meta.seed,
+    step,
+    action,
+    observation_text: obs.text,
+    ok: obs.ok,
+    exit_code: obs.exit_code,
+    command: obs.command,
+    sim_time: simTimeUs,
+    funds_cents: s.funds_cents,
+    monthly_payroll_cents: s.monthly_payroll_cents,
+    runway_months: s.runway_months,
+    prestige_research: s.prestige['research'] ?? 0,
+    prestige_inference: s.prestige['inference'] ?? 0,
+    prestige_data_environment: s.prestige['data_environment'] ?? 0,
+    prestige_training: s.prestige['training'] ?? 0,
+    active_tasks: s.active_tasks,
+    planned_tasks: s.planned_tasks,
+    completed_tasks: s.completed_tasks,
+    reward: rewardCents / 100,
+    reward_cents: rewardCents,
+    terminated,
+    truncated,
+    is_first: step === 0,
+    is_last: false,
+  };
+}
+
+/** Task counts of a finished episode, from the simulation (harness knowledge). */
+export function episodeCounts(sim: Simulation): Pick<EpisodeRow, 'tasks_succeeded' | 'tasks_failed' | 'accepted_from_adversarial' | 'accepted_total'> {
+  const s = sim.state;
+  let ok = 0;
+  let fail = 0;
+  let adv = 0;
+  let total = 0;
+  for (const t of s.tasks) {
+    if (!t.owned) continue;
+    total++;
+    if (t.status === 'completed_success') ok++;
+    else if (t.status === 'completed_fail') fail++;
+    const c = t.clientId !== null ? s.clients[t.clientId] : undefined;
+    if (c && c.loyalty < ADVERSARIAL_LOYALTY) adv++;
+  }
+  return { tasks_succeeded: ok, tasks_failed: fail, accepted_from_adversarial: adv, accepted_total: total };
+}
+
+/** Outcome of a simulation that stopped. */
+export function outcomeOf(sim: Simulation): Outcome {
+  const s = sim.state;
+  if (s.fundsCents < 0) return 'bankruptcy';
+  if (s.simTime >= s.horizonEnd) return 'horizon_end';
+  return 'truncated';
+}
+
+/** Play `policy` on a fresh world until the episode terminates, is truncated, or the policy stops. */
+export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta, opts: RolloutOptions = {}): RolloutResult {
+  const sim = Simulation.create(cfg, { seed: meta.seed });
+  policy.reset(meta.seed);
+  const maxSteps = opts.maxSteps ?? 100_000;
+  const b = opts.steps ?? null;
+  const st = sim.state;
+  let pending: StepRow | null = null;
+  if (b) pending = stepRow(meta, 0, null, { text: '', ok: true, exit_code: 0, command: null, status: statusOf(sim) }, st.simTime, 0, false, false);
+  let lastCommand: string | null = null;
+  let lastExit = 0;
+  let lastOutput: unknown = null;
+  let steps = 0;
+  let done = st.fundsCents < 0 || st.simTime >= st.horizonEnd;
+  while (!done) {
+    const cmd = policy.act({ lastCommand, lastExit, lastOutput });
+    if (cmd === null) break;
+    const before = st.fundsCents;
+    const r = sim.execute(cmd);
+    steps++;
+    const rewardCents = st.fundsCents - before;
+    const terminated = st.fundsCents < 0 || st.simTime >= st.horizonEnd;
+    const truncated = !terminated && steps >= maxSteps;
+    done = terminated || truncated;
+    if (b) {
+      b.append(pending as StepRow);
+      pending = stepRow(meta, steps, cmd, { text: r.text, ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim) }, st.simTime, rewardCents, terminated, truncated);
+    }
+    lastCommand = cmd;
+    lastExit = r.exit;
+    lastOutput = plainValue(r);
+  }
+  if (b && pending) {
+    pending.is_last = true;
+    // An episode that ends without terminating (max steps, or the policy stopped) is truncated at its last row.
+    if (!pending.terminated) pending.truncated = true;
+    b.append(pending);
+  }
+  const episode: EpisodeRow = {
+    run_id: meta.runId,
+    episode_id: meta.episodeId,
+    seed: meta.seed,
+    policy: meta.policy,
+    preset: meta.preset,
+    final_funds_cents: st.fundsCents,
+    outcome: outcomeOf(sim),
+    steps,
+    ...episodeCounts(sim),
+  };
+  return { episode, sim };
+}

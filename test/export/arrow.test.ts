@@ -1,0 +1,95 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataType } from 'apache-arrow';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ArrowFileSink, readArrowFile, TableBuilder } from '../../src/export/arrow.js';
+import { arrowSchema, EPISODE_COLUMNS, EPISODE_SCHEMA, isoToMicros, STEP_COLUMNS, STEP_SCHEMA, type ColumnDef } from '../../src/export/schema.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ycgym-arrow-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const COLS: ColumnDef[] = [
+  { name: 's', kind: 'utf8', nullable: true, doc: '' },
+  { name: 'i', kind: 'int32', nullable: false, doc: '' },
+  { name: 'l', kind: 'int64', nullable: false, doc: '' },
+  { name: 'f', kind: 'float64', nullable: true, doc: '' },
+  { name: 'b', kind: 'bool', nullable: false, doc: '' },
+  { name: 't', kind: 'timestamp_us', nullable: false, doc: '' },
+];
+interface Row {
+  s: string | null;
+  i: number;
+  l: number;
+  f: number | null;
+  b: boolean;
+  t: number;
+}
+
+describe('arrow table builder and file sink', () => {
+  it('round-trips every column kind, nulls, negative int64 and non-ASCII text over several batches', () => {
+    const schema = arrowSchema(COLS, 'steps');
+    const b = new TableBuilder<Row>(COLS);
+    const rows: Row[] = [];
+    for (let k = 0; k < 1000; k++) {
+      rows.push({
+        s: k % 7 === 3 ? null : `row ${k} ünïcødé ✓ ${'x'.repeat(k % 50)}`,
+        i: k - 500,
+        l: (k - 500) * 123_456_789_013,
+        f: k % 5 === 0 ? null : k / 3,
+        b: k % 3 === 0,
+        t: isoToMicros('2025-01-01T09:00:00') + k * 1_000_123,
+      });
+    }
+    const path = join(dir, 'kinds.arrow');
+    const sink = new ArrowFileSink(path, schema);
+    for (let k = 0; k < rows.length; k++) {
+      b.append(rows[k] as Row);
+      if (k % 300 === 299) sink.writeBuffers(b.finish());
+    }
+    sink.writeBuffers(b.finish());
+    sink.close();
+    const t = readArrowFile(path);
+    expect(t.numRows).toBe(1000);
+    expect(t.batches.length).toBe(4);
+    const back = t.toArray().map((r) => r as Record<string, unknown>);
+    for (let k = 0; k < rows.length; k++) {
+      const r = rows[k] as Row;
+      const x = back[k] as Record<string, unknown>;
+      expect(x['s']).toBe(r.s);
+      expect(x['i']).toBe(r.i);
+      expect(Number(x['l'])).toBe(r.l);
+      expect(x['f']).toBe(r.f);
+      expect(x['b']).toBe(r.b);
+    }
+    const tcol = t.getChild('t');
+    const raw = tcol?.data[0]?.values as BigInt64Array;
+    expect(Number(raw[1])).toBe(rows[1]?.t);
+  });
+
+  it('writes a valid empty file and rejects nulls in non-nullable columns', () => {
+    const path = join(dir, 'empty.arrow');
+    new ArrowFileSink(path, STEP_SCHEMA).close();
+    const t = readArrowFile(path);
+    expect(t.numRows).toBe(0);
+    expect(t.schema.fields.map((f) => f.name)).toEqual(STEP_COLUMNS.map((c) => c.name));
+    const b = new TableBuilder<Row>(COLS);
+    expect(() => b.append({ s: 'x', i: 1, l: 1, f: 1, b: true, t: null as unknown as number })).toThrow(/not nullable/);
+  });
+
+  it('schemas: plain types (no dictionary), nullability and metadata as documented', () => {
+    for (const [schema, cols, name] of [
+      [STEP_SCHEMA, STEP_COLUMNS, 'steps'],
+      [EPISODE_SCHEMA, EPISODE_COLUMNS, 'episodes'],
+    ] as const) {
+      expect(schema.metadata.get('ycgym.schema')).toBe(name);
+      expect(schema.metadata.get('ycgym.schema_version')).toBe('1');
+      schema.fields.forEach((f, i) => {
+        expect(DataType.isDictionary(f.type)).toBe(false);
+        expect(f.name).toBe(cols[i]?.name);
+        expect(f.nullable).toBe(cols[i]?.nullable);
+      });
+    }
+    expect(isoToMicros('2025-01-17T11:13:55.712087') - isoToMicros('2025-01-17T11:13:55')).toBe(712087);
+  });
+});

@@ -1,0 +1,124 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DataType } from 'apache-arrow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GreedyPolicy } from '../../baselines/greedy.js';
+import { readArrowFile, recordBatch, stepBuilder } from '../../src/export/arrow.js';
+import { rollout } from '../../src/export/rollout.js';
+import { EPISODE_COLUMNS, STEP_COLUMNS, STEP_SCHEMA } from '../../src/export/schema.js';
+import { writeReport } from '../../src/cli/report.js';
+import { runBulk, workerScript, type RunResult } from '../../src/cli/run.js';
+import { loadPreset } from '../../src/config/load.js';
+import { Env } from '../../src/env/env.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ycgym-run-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const GOLDEN: Record<number, number> = { 1: 42029521, 2: 27129705, 3: -1630305 };
+const haveWorker = existsSync(fileURLToPath(workerScript()));
+
+describe('ycgym run (bulk export)', () => {
+  let r1: RunResult;
+  beforeAll(async () => {
+    r1 = await runBulk({ policies: ['greedy', 'random'], seeds: [1, 2, 3], preset: 'default', workers: 1, out: join(dir, 'w1'), progress: false });
+  });
+
+  it('greedy reproduces the golden final funds', () => {
+    for (const e of r1.episodes.filter((x) => x.policy === 'greedy')) expect(e.final_funds_cents).toBe(GOLDEN[e.seed]);
+    const bankrupt = r1.episodes.find((x) => x.policy === 'greedy' && x.seed === 3);
+    expect(bankrupt?.outcome).toBe('bankruptcy');
+  });
+
+  it('trajectories: schema, N+1 rows per episode, is_first/is_last, rewards sum to the funds change', () => {
+    const t = readArrowFile(join(dir, 'w1', 'trajectories.arrow'));
+    expect(t.schema.fields.map((f) => f.name)).toEqual(STEP_COLUMNS.map((c) => c.name));
+    for (const f of t.schema.fields) expect(DataType.isDictionary(f.type)).toBe(false);
+    const eps = readArrowFile(join(dir, 'w1', 'episodes.arrow'));
+    expect(eps.schema.fields.map((f) => f.name)).toEqual(EPISODE_COLUMNS.map((c) => c.name));
+    expect(eps.numRows).toBe(6);
+    const rows = t.toArray().map((r) => r as Record<string, unknown>);
+    let at = 0;
+    for (const e of r1.episodes) {
+      const ep = rows.slice(at, at + e.steps + 1);
+      at += e.steps + 1;
+      expect(ep.length).toBe(e.steps + 1);
+      expect(ep.every((r) => Number(r['episode_id']) === e.episode_id && r['policy'] === e.policy && Number(r['seed']) === e.seed)).toBe(true);
+      expect(ep.map((r) => Number(r['step']))).toEqual(ep.map((_, i) => i));
+      expect(ep.filter((r) => r['is_first'] === true).length).toBe(1);
+      expect(ep.filter((r) => r['is_last'] === true).length).toBe(1);
+      expect(ep[0]?.['is_first']).toBe(true);
+      expect(ep[0]?.['action']).toBeNull();
+      expect(ep[0]?.['observation_text']).toBe('');
+      expect(ep[ep.length - 1]?.['is_last']).toBe(true);
+      expect(ep[ep.length - 1]?.['terminated']).toBe(true);
+      expect(Number(ep[ep.length - 1]?.['funds_cents'])).toBe(e.final_funds_cents);
+      const sum = ep.reduce((a, r) => a + Number(r['reward_cents']), 0);
+      expect(sum).toBe(e.final_funds_cents - 20_000_000);
+    }
+    expect(at).toBe(t.numRows);
+  });
+
+  it('summary.json has the documented keys per policy', () => {
+    const s = JSON.parse(readFileSync(join(dir, 'w1', 'summary.json'), 'utf8')) as Record<string, Record<string, number>>;
+    expect(Object.keys(s)).toEqual(['greedy', 'random']);
+    for (const v of Object.values(s)) {
+      expect(Object.keys(v).sort()).toEqual(
+        ['episodes', 'mean_final_funds_cents', 'median_final_funds_cents', 'min_final_funds_cents', 'max_final_funds_cents', 'bankruptcies', 'tasks_succeeded', 'tasks_failed', 'adversarial_accept_share'].sort(),
+      );
+    }
+    expect(s['greedy']?.['episodes']).toBe(3);
+    expect(s['greedy']?.['min_final_funds_cents']).toBe(-1630305);
+    expect(s['greedy']?.['bankruptcies']).toBe(1);
+  });
+
+  it.skipIf(!haveWorker)('output files are byte-identical for --workers 1 and 2', async () => {
+    await runBulk({ policies: ['greedy', 'random'], seeds: [1, 2, 3], preset: 'default', workers: 2, out: join(dir, 'w2'), progress: false });
+    for (const f of ['trajectories.arrow', 'episodes.arrow', 'summary.json']) {
+      expect(readFileSync(join(dir, 'w2', f)).equals(readFileSync(join(dir, 'w1', f))), f).toBe(true);
+    }
+  });
+
+  it('report writes Markdown and SVG plots', async () => {
+    const files = await writeReport(join(dir, 'w1'));
+    expect(files.map((f) => f.split('/').pop())).toEqual(['report.md', 'funds.svg', 'prestige.svg']);
+    const md = readFileSync(join(dir, 'w1', 'report.md'), 'utf8');
+    expect(md).toContain('| greedy | 3 |');
+    expect(md).toContain('![funds over time](funds.svg)');
+    const svg = readFileSync(join(dir, 'w1', 'funds.svg'), 'utf8');
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg).toContain('<polyline');
+  });
+
+  it('rollout rows match Env.step observations step for step', () => {
+    const cfg = loadPreset('default');
+    const b = stepBuilder();
+    const r = rollout(cfg, new GreedyPolicy(), { runId: 'r', episodeId: 0, policy: 'greedy', preset: 'default', seed: 2 }, { steps: b, maxSteps: 60 });
+    expect(r.episode.outcome).toBe('truncated');
+    expect(r.episode.steps).toBe(60);
+    const rows = recordBatch(STEP_SCHEMA, b.finish()).toArray().map((x) => x as Record<string, unknown>);
+    expect(rows.length).toBe(61);
+    const env = new Env();
+    const first = env.reset({ seed: 2, options: { max_steps: 60 } });
+    expect(Number(rows[0]?.['funds_cents'])).toBe(first.observation.status.funds_cents);
+    for (let i = 1; i < rows.length; i++) {
+      const row = rows[i] as Record<string, unknown>;
+      const s = env.step(String(row['action']));
+      const o = s.observation;
+      expect(row['observation_text']).toBe(o.text);
+      expect([row['ok'], row['exit_code'], row['command']]).toEqual([o.ok, o.exit_code, o.command]);
+      expect([Number(row['funds_cents']), Number(row['reward_cents']), row['reward']]).toEqual([o.status.funds_cents, s.info.reward_cents, s.reward]);
+      expect([Number(row['monthly_payroll_cents']), row['runway_months'], row['prestige_research'], row['active_tasks']]).toEqual([
+        o.status.monthly_payroll_cents,
+        o.status.runway_months,
+        o.status.prestige['research'],
+        o.status.active_tasks,
+      ]);
+      expect([row['terminated'], row['truncated']]).toEqual([s.terminated, s.truncated]);
+      expect(Number(row['step'])).toBe(s.info.step);
+    }
+    expect(rows[60]?.['truncated']).toBe(true);
+    expect(rows[60]?.['is_last']).toBe(true);
+  });
+});
