@@ -16,3 +16,7 @@ export type { CurveKeyPair } from './server/security.js';
 export { listPresets, loadPreset, PresetError } from './config/load.js';
 export type { ExperimentConfig } from './config/types.js';
 export { Simulation } from './sim/simulation.js';
+export { TurnEnv, TURN_FIX_NAMES } from './env/turns.js';
+export type { ChatMessage, ToolCall, TurnAction, TurnFixes, TurnInfo, TurnOptions, TurnResetArgs, TurnResetResult, TurnSnapshot, TurnStepResult, TurnTerminalReason, ToolResult } from './env/turns.js';
+export { RUN_COMMAND_TOOL, toolCallToCommand, toolSchemas } from './env/tools.js';
+export { SYSTEM_PROMPT } from './env/prompts.js';

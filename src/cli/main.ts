@@ -9,6 +9,7 @@ import type { ExperimentConfig } from '../config/types.js';
 import { replayFiles } from '../parity.js';
 import { pyJsonDumps } from '../sim/pyjson.js';
 import { worldJson } from '../world-json.js';
+import { registerPlay } from './play.js';
 import { registerReport, writeReport } from './report.js';
 import { registerRun, runBulk, summaryTable } from './run.js';
 import { registerServe } from './serve.js';
@@ -111,5 +112,6 @@ program
 registerServe(program);
 registerRun(program);
 registerReport(program);
+registerPlay(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => fail((e as Error).message));

@@ -243,7 +243,7 @@ export class Simulation {
   private dispatch(ctx: H.HandlerCtx, spec: CommandSpec, opts: ParsedOptions): { [k: string]: Out } {
     switch (`${spec.group} ${spec.name}`) {
       case 'sim init':
-        return H.simInit();
+        return H.simInit(opts);
       case 'sim resume':
         return H.simResume(ctx);
       case 'company status':

@@ -1,3 +1,4 @@
+import { describePreset } from '../../src/env/env.js';
 import { describe, expect, it } from 'vitest';
 import { listPresets } from '../../src/config/load.js';
 import { DEFAULT_LIMITS } from '../../src/sim/simulation.js';
@@ -93,8 +94,15 @@ describe('routing', () => {
       server: 'ycgym/9.9.9',
       presets: listPresets(),
       limits: { max_message_bytes: 1000, max_sessions: 3, idle_timeout_ms: 600000, max_batch: 4096 },
-      spaces: { action: { type: 'text', min_length: 0, max_length: 65536 }, observation: { type: 'json', schema: '#/$defs/Observation' } },
+      spaces: {
+        action: { type: 'text', min_length: 0, max_length: 65536 },
+        observation: { type: 'json', schema: '#/$defs/Observation' },
+        presets: Object.fromEntries(listPresets().map((p) => [p, describePreset(p)])),
+      },
     });
+    expect((r as { spaces: { presets: Record<string, { clients: string[] }> } }).spaces.presets['default']?.clients).toEqual([
+      'Cortex Intelligence', 'Equinox Labs', 'Helix Systems', 'Prism Analytics', 'Stratos Cloud', 'Vanguard ML',
+    ]);
     expect(MAX_ACTION_CHARS).toBe(DEFAULT_LIMITS.maxCommandChars);
   });
 

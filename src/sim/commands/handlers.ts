@@ -90,8 +90,10 @@ function clientsByName(ctx: Ctx) {
 
 // ---------------------------------------------------------------------------------------------
 
-/** `sim init`: only one simulation per environment (the reference refuses a second init). */
-export function simInit(): Obj {
+/** `sim init`: only one simulation per environment (the reference refuses a second init, after parsing the date). */
+export function simInit(opts: ParsedOptions): Obj {
+  const date = str(opts, 'start_date');
+  if (parseMdy(date) === null) throw new CommandError(`Invalid value: Invalid date format: ${date}. Use MM/DD/YYYY.`, 2);
   throw new CommandError('A simulation already exists. Only one simulation per database is supported.');
 }
 

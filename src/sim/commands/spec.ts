@@ -181,9 +181,12 @@ export function parseArgv(argv: readonly string[]): ParseResult {
   const spec = COMMANDS.find((c) => c.group === group && c.name === second);
   if (!spec) return usage(`No such command '${second}'.`, group, null);
   const rest = argv.slice(2);
-  if (rest.includes('--help')) return { kind: 'help', text: commandHelp(spec) };
-  const opts: ParsedOptions = {};
+  // click semantics: the parser runs first (unknown options, missing option values: errors that beat
+  // --help); an option consumes the next token whatever it looks like (`--task-id --help` is a value);
+  // then --help (eager) wins over conversion errors, missing options and extra arguments.
+  const raw = new Map<string, string>();
   const extras: string[] = [];
+  let help = false;
   for (let i = 0; i < rest.length; i++) {
     const tok = rest[i] as string;
     if (tok === '--') {
@@ -191,34 +194,44 @@ export function parseArgv(argv: readonly string[]): ParseResult {
       break;
     }
     if (tok.startsWith('-') && tok.length > 1) {
+      if (tok === '--help') {
+        help = true;
+        continue;
+      }
       const eq = tok.indexOf('=');
       const name = eq >= 0 ? tok.slice(0, eq) : tok;
       const o = spec.options.find((x) => x.flag === name);
       if (!o) return usage(`No such option: ${name}`, group, spec);
-      let raw: string;
-      if (eq >= 0) raw = tok.slice(eq + 1);
+      if (eq >= 0) raw.set(o.dest, tok.slice(eq + 1));
       else {
         const nxt = rest[i + 1];
         if (nxt === undefined) return usage(`Option '${o.flag}' requires an argument.`, group, spec);
-        raw = nxt;
+        raw.set(o.dest, nxt);
         i++;
       }
-      if (o.type === 'int') {
-        if (!PY_INT.test(raw)) return usage(`Invalid value for '${o.flag}': '${raw}' is not a valid integer.`, group, spec);
-        const n = Number(raw.trim().replace(/_/g, ''));
-        if (!Number.isSafeInteger(n)) return usage(`Invalid value for '${o.flag}': '${raw}' is not a valid integer.`, group, spec);
-        opts[o.dest] = n;
-      } else if (o.type === 'domain') {
-        if (!(DOMAINS as readonly string[]).includes(raw)) {
-          return usage(`Invalid value for '${o.flag}': '${raw}' is not one of ${DOMAINS.map((d) => `'${d}'`).join(', ')}.`, group, spec);
-        }
-        opts[o.dest] = raw;
-      } else opts[o.dest] = raw;
     } else extras.push(tok);
+  }
+  if (help) return { kind: 'help', text: commandHelp(spec) };
+  const opts: ParsedOptions = {};
+  for (const o of spec.options) {
+    const v = raw.get(o.dest);
+    if (v === undefined) {
+      if (o.required) return usage(`Missing option '${o.flag}'.`, group, spec);
+      continue;
+    }
+    if (o.type === 'int') {
+      const n = PY_INT.test(v) ? Number(v.trim().replace(/_/g, '')) : NaN;
+      if (!Number.isSafeInteger(n)) return usage(`Invalid value for '${o.flag}': '${v}' is not a valid integer.`, group, spec);
+      opts[o.dest] = n;
+    } else if (o.type === 'domain') {
+      if (!(DOMAINS as readonly string[]).includes(v)) {
+        return usage(`Invalid value for '${o.flag}': '${v}' is not one of ${DOMAINS.map((d) => `'${d}'`).join(', ')}.`, group, spec);
+      }
+      opts[o.dest] = v;
+    } else opts[o.dest] = v;
   }
   if (extras.length > 0) {
     return usage(`Got unexpected extra argument${extras.length > 1 ? 's' : ''} (${extras.join(' ')})`, group, spec);
   }
-  for (const o of spec.options) if (o.required && !(o.dest in opts)) return usage(`Missing option '${o.flag}'.`, group, spec);
   return { kind: 'command', spec, opts };
 }

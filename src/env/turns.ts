@@ -1,0 +1,630 @@
+/**
+ * The paper's turn protocol as an environment (`TurnEnv`): one step is one agent turn (one LLM call in the
+ * reference) with any number of commands. It reproduces the reference harness (`agent/loop.py`,
+ * `agent/runtime/litellm_runtime.py`, `runner/main.py`) message for message: the system prompt with the
+ * scratchpad, the initial and per-turn user messages, tool results, resume detection, auto-advance, history
+ * truncation, `max_turns`, terminal reasons and restarts after bankruptcy. `messages()` is exactly what the
+ * reference sends to the LLM on the next call. Reference quirks are kept by default; `TurnOptions.fixes`
+ * holds the named corrections (docs/turn-protocol.md).
+ */
+import { loadPreset } from '../config/load.js';
+import type { ExperimentConfig } from '../config/types.js';
+import { isoformat } from '../sim/calendar.js';
+import { PyFloat, type Out } from '../sim/engine.js';
+import { parseTyped, pyJsonDumps } from '../sim/pyjson.js';
+import { Simulation, type SimOptions, type SimSnapshot } from '../sim/simulation.js';
+import { EnvUsageError } from './env.js';
+import { executeCommand, type ToolResult } from './executor.js';
+import {
+  buildInitialUserPrompt,
+  buildTurnContext,
+  pyStr,
+  pyTruthy,
+  SYSTEM_PROMPT,
+  systemPromptWith,
+  truncationMarker,
+  type StateSnapshot,
+} from './prompts.js';
+import { RUN_COMMAND_TOOL, toolCallToCommand, verbOfTool, type FunctionTool } from './tools.js';
+
+export type { ToolResult } from './executor.js';
+
+/** Named corrections of reference quirks. Every switch defaults to false (the reference's behaviour). */
+export interface TurnFixes {
+  /**
+   * Reference: the scratchpad in the system prompt is read at the start of turns that show a fresh context; a
+   * turn that follows a `sim resume` reuses the previous reading (stale). Fix: read it at the start of every turn.
+   */
+  fresh_scratchpad: boolean;
+  /** Reference: the context shown after a resume is headed with the previous turn's number. Fix: the current one. */
+  resume_turn_label: boolean;
+  /** Reference: the memory note says the window holds 20 turns whatever `history_keep_rounds` is. Fix: the real value. */
+  memory_note_rounds: boolean;
+  /**
+   * Reference (`runner/main.py`): after a bankruptcy the next episode goes through the crash-recovery path, which
+   * restores the whole chat from the session file and continues the turn count, so the "Episode N — Restarting
+   * After Bankruptcy" prompt is never shown. Fix: the intended restart (chat cleared, turn 1, episode prompt).
+   */
+  episode_restart: boolean;
+}
+
+/** Names of the turn-protocol fixes. */
+export const TURN_FIX_NAMES: readonly (keyof TurnFixes)[] = ['fresh_scratchpad', 'resume_turn_label', 'memory_note_rounds', 'episode_restart'];
+
+/** Options of `TurnEnv.reset` (defaults from the preset, as the reference runner takes them). */
+export interface TurnOptions {
+  fixes?: Partial<TurnFixes>;
+  /** Turns without a resume before the harness resumes itself (default `loop.auto_advance_after_turns`). */
+  auto_advance_after_turns?: number;
+  /** Turns per run before it ends as an error (default `loop.max_turns`; null for no limit). */
+  max_turns?: number | null;
+  /** Rounds kept in the chat (default `agent.history_keep_rounds`). */
+  history_keep_rounds?: number;
+  /** System prompt override (default `agent.system_prompt`; null or empty for the built-in prompt). */
+  system_prompt?: string | null;
+  /** Episodes per run: a bankruptcy starts a fresh world with the same seed while episodes remain (default 1). */
+  max_episodes?: number;
+  /** Run commands that lack the `yc-bench` prefix (the reference rejects them with exit code 2). Default false. */
+  accept_unprefixed?: boolean;
+  start_date?: string;
+  company_name?: string;
+  horizon_years?: number;
+}
+
+/** Arguments of `TurnEnv.reset`. */
+export interface TurnResetArgs {
+  seed: number;
+  /** Preset name or path, or a loaded config (default `"default"`). */
+  preset?: string | ExperimentConfig;
+  options?: TurnOptions;
+}
+
+/** One tool call of an assistant message (OpenAI format; `arguments` is a JSON string). */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** Chat messages as the reference sends them to the LLM. */
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | {
+      role: 'assistant';
+      content: string | null;
+      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+      reasoning_content?: string;
+    }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+/**
+ * One agent turn. `commands` is shorthand for `run_command` tool calls with ids `call_{n}_{i}` (n counts LLM
+ * calls in the run, i the call's position). `tool_calls` gives the model's calls verbatim (`run_command` or the
+ * per-verb tools of `tools.ts`). `content` is the assistant text (null with tool calls, '' without, by default).
+ * `reasoning_content`, when given, is kept on the assistant message as the reference does for thinking models.
+ */
+export interface TurnAction {
+  commands?: readonly string[];
+  tool_calls?: readonly ToolCall[];
+  content?: string | null;
+  reasoning_content?: string;
+}
+
+export type TurnTerminalReason = 'bankruptcy' | 'horizon_end' | 'error';
+
+/** Run-level information after reset or a step. */
+export interface TurnInfo {
+  /** Turns completed (the reference's `turn_count`; it continues across episodes unless `episode_restart`). */
+  turn: number;
+  /** LLM calls (steps) so far in the run. */
+  calls: number;
+  episode: number;
+  turns_since_resume: number;
+  /** The agent's own `sim resume` produced a JSON payload this turn (a blocked resume counts). */
+  resumed: boolean;
+  /** The harness resumed by itself after this turn (its result is in `auto_resume`, not shown to the agent). */
+  auto_advanced: boolean;
+  auto_resume: ToolResult | null;
+  /** Change of funds during the step (cents), before any episode restart. */
+  reward_cents: number;
+  funds_cents: number;
+  sim_time: string;
+  terminal_reason: TurnTerminalReason | null;
+  terminal_detail: string | null;
+  /** Set when the step ended an episode (the run may go on with the next one). */
+  episode_end: { episode: number; terminal_reason: TurnTerminalReason; terminal_detail: string; turns_completed: number } | null;
+}
+
+/** Result of `TurnEnv.reset`. */
+export interface TurnResetResult {
+  /** System prompt and the first user message. */
+  messages: ChatMessage[];
+  info: TurnInfo;
+}
+
+/** Result of `TurnEnv.step`. */
+export interface TurnStepResult {
+  /** One result per tool call, in order; each is also in the chat as a `tool` message (its JSON text). */
+  toolResults: ToolResult[];
+  /** The user message that opens the next turn (null when the run is over). */
+  nextUserMessage: string | null;
+  done: boolean;
+  terminalReason: TurnTerminalReason | null;
+  info: TurnInfo;
+}
+
+/** Exact, JSON-serialisable snapshot of a turn environment. */
+export interface TurnSnapshot {
+  format: 'ycgym-turns';
+  version: 1;
+  sim: SimSnapshot;
+  seed: number;
+  sim_options: SimOptions;
+  settings: TurnSettings;
+  state: TurnState;
+}
+
+/** The options of a run after defaults were filled in from the preset. */
+export interface TurnSettings {
+  fixes: TurnFixes;
+  auto_advance_after_turns: number;
+  max_turns: number | null;
+  history_keep_rounds: number;
+  system_prompt: string;
+  max_episodes: number;
+  accept_unprefixed: boolean;
+}
+
+/** A turn whose tool calls have started (`call`/`run`) and that `endTurn` has not closed yet. */
+interface OpenTurn {
+  funds_before: number;
+  /** Index of the turn's assistant message in the session, once it has a tool call. */
+  assistant: number | null;
+  calls: number;
+  /** stdout of the last `sim resume` call whose output is a JSON object (the last one wins). */
+  resume_stdout: string | null;
+}
+
+interface TurnState {
+  turn: number;
+  calls: number;
+  episode: number;
+  turns_since_resume: number;
+  /** The runtime session: the chat without the system prompt. */
+  session: ChatMessage[];
+  /** Scratchpad of the last state reading that the loop's `snapshot` variable holds. */
+  prompt_scratchpad: string | null;
+  terminal_reason: TurnTerminalReason | null;
+  terminal_detail: string | null;
+  done: boolean;
+  last_info: TurnInfo;
+  open: OpenTurn | null;
+}
+
+function resolvePreset(p: string | ExperimentConfig | undefined): ExperimentConfig {
+  if (p === undefined) return loadPreset('default');
+  return typeof p === 'string' ? loadPreset(p) : p;
+}
+
+function checkInt(name: string, v: number, min: number): number {
+  if (!Number.isInteger(v) || v < min) throw new RangeError(`${name} must be an integer >= ${min}`);
+  return v;
+}
+
+/** The state the reference reads before a message (`_snapshot_state`). */
+export function readState(sim: Simulation): StateSnapshot {
+  const s = sim.state;
+  let active = 0;
+  let planned = 0;
+  for (const t of s.tasks) {
+    if (!t.owned) continue;
+    if (t.status === 'active') active++;
+    else if (t.status === 'planned') planned++;
+  }
+  let payroll = 0;
+  for (const e of s.employees) payroll += e.salaryCents;
+  return {
+    sim_time: isoformat(s.simTime),
+    horizon_end: isoformat(s.horizonEnd),
+    funds_cents: s.fundsCents,
+    active_tasks: active,
+    planned_tasks: planned,
+    employee_count: s.employees.length,
+    monthly_payroll_cents: payroll,
+    bankrupt: s.fundsCents < 0,
+    scratchpad: s.scratchpad ? s.scratchpad : null,
+  };
+}
+
+/** The JSON text of a tool result as the reference puts it in the chat (`json.dumps(result.__dict__)`). */
+export function toolResultText(r: ToolResult): string {
+  return pyJsonDumps({ ok: r.ok, exit_code: r.exit_code, stdout: r.stdout, stderr: r.stderr, sim_time: null, command: r.command }, null);
+}
+
+function isObject(v: Out): v is { [k: string]: Out } {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof PyFloat);
+}
+
+/** The payload of a `sim resume` output: its stdout parsed as a JSON object, else null. */
+function resumePayload(stdout: string): { [k: string]: Out } | null {
+  const t = stdout.trim();
+  if (!t) return null;
+  try {
+    const v = parseTyped(t);
+    return isObject(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Run information of the current state (`reward` in cents); `st` null gives the state before turn 1. */
+function infoOf(st: TurnState | null, sim: Simulation, reward: number): TurnInfo {
+  return {
+    turn: st?.turn ?? 0,
+    calls: st?.calls ?? 0,
+    episode: st?.episode ?? 1,
+    turns_since_resume: st?.turns_since_resume ?? 0,
+    resumed: false,
+    auto_advanced: false,
+    auto_resume: null,
+    reward_cents: reward,
+    funds_cents: sim.state.fundsCents,
+    sim_time: isoformat(sim.state.simTime),
+    terminal_reason: st?.terminal_reason ?? null,
+    terminal_detail: st?.terminal_detail ?? null,
+    episode_end: null,
+  };
+}
+
+/** The paper's turn protocol over one simulated company. */
+export class TurnEnv {
+  private sim: Simulation | null = null;
+  private cfg: ExperimentConfig | null = null;
+  private seed = 0;
+  private simOptions: SimOptions = { seed: 0 };
+  private settings: TurnSettings | null = null;
+  private st: TurnState | null = null;
+
+  /** The underlying simulation (null before `reset`). */
+  get simulation(): Simulation | null {
+    return this.sim;
+  }
+
+  /** The run's options with the preset's defaults filled in (null before `reset`). */
+  resolvedOptions(): TurnSettings | null {
+    return this.settings === null ? null : structuredClone(this.settings);
+  }
+
+  /** The tools the reference offers the LLM (`[run_command]`, with `tool_choice: "auto"`). */
+  tools(): FunctionTool[] {
+    return [structuredClone(RUN_COMMAND_TOOL)];
+  }
+
+  /** Start a run: a fresh world, the system prompt and the first user message. */
+  reset(args: TurnResetArgs): TurnResetResult {
+    const cfg = resolvePreset(args.preset);
+    const o = args.options ?? {};
+    const fixes: TurnFixes = { fresh_scratchpad: false, resume_turn_label: false, memory_note_rounds: false, episode_restart: false };
+    for (const [k, v] of Object.entries(o.fixes ?? {})) {
+      if (!(TURN_FIX_NAMES as readonly string[]).includes(k)) throw new RangeError(`unknown turn fix: ${k} (known: ${TURN_FIX_NAMES.join(', ')})`);
+      if (typeof v !== 'boolean') throw new RangeError(`turn fix ${k} must be a boolean`);
+      fixes[k as keyof TurnFixes] = v;
+    }
+    const maxTurns = o.max_turns !== undefined ? o.max_turns : cfg.loop.max_turns;
+    this.settings = {
+      fixes,
+      auto_advance_after_turns: checkInt('auto_advance_after_turns', o.auto_advance_after_turns ?? cfg.loop.auto_advance_after_turns, 0),
+      max_turns: maxTurns === null ? null : checkInt('max_turns', maxTurns, 1),
+      history_keep_rounds: checkInt('history_keep_rounds', o.history_keep_rounds ?? cfg.agent.history_keep_rounds, 1),
+      system_prompt: (o.system_prompt !== undefined ? o.system_prompt : cfg.agent.system_prompt) || SYSTEM_PROMPT,
+      max_episodes: checkInt('max_episodes', o.max_episodes ?? 1, 1),
+      accept_unprefixed: o.accept_unprefixed ?? false,
+    };
+    const simOptions: SimOptions = { seed: args.seed };
+    if (o.start_date !== undefined) simOptions.startDate = o.start_date;
+    if (o.company_name !== undefined) simOptions.companyName = o.company_name;
+    if (o.horizon_years !== undefined) simOptions.horizonYears = o.horizon_years;
+    this.cfg = cfg;
+    this.seed = args.seed;
+    this.simOptions = simOptions;
+    const sim = Simulation.create(cfg, simOptions);
+    this.sim = sim;
+    const st: TurnState = {
+      turn: 0,
+      calls: 0,
+      episode: 1,
+      turns_since_resume: 0,
+      session: [],
+      prompt_scratchpad: null,
+      terminal_reason: null,
+      terminal_detail: null,
+      done: false,
+      last_info: infoOf(null, sim, 0),
+      open: null,
+    };
+    this.st = st;
+    this.startTurn(null);
+    st.last_info = infoOf(st, sim, 0);
+    return { messages: this.messages(), info: structuredClone(st.last_info) };
+  }
+
+  /**
+   * Open the next turn as `run_agent_loop` + `run_turn` do: choose the user message (the pending post-resume
+   * context, the episode's initial prompt, or a fresh context), read the scratchpad for the system prompt,
+   * drop old rounds, append the message.
+   */
+  private startTurn(pending: string | null): string {
+    const st = this.st as TurnState;
+    const set = this.settings as TurnSettings;
+    const sim = this.sim as Simulation;
+    let user: string;
+    if (st.turn === 0) {
+      const snap = readState(sim);
+      st.prompt_scratchpad = snap.scratchpad;
+      user = buildInitialUserPrompt(snap, st.episode);
+    } else if (pending !== null) {
+      user = pending;
+      if (set.fixes.fresh_scratchpad) st.prompt_scratchpad = readState(sim).scratchpad;
+    } else {
+      const snap = readState(sim);
+      st.prompt_scratchpad = snap.scratchpad;
+      user = buildTurnContext(st.turn + 1, snap, null, this.memoryRounds());
+    }
+    const keep = set.history_keep_rounds;
+    const userIdx: number[] = [];
+    st.session.forEach((m, i) => {
+      if (m.role === 'user') userIdx.push(i);
+    });
+    if (userIdx.length > keep) {
+      const cutoff = userIdx[userIdx.length - keep] as number;
+      st.session = [{ role: 'user', content: truncationMarker(keep) }, ...st.session.slice(cutoff)];
+    }
+    st.session.push({ role: 'user', content: user });
+    return user;
+  }
+
+  private memoryRounds(): number {
+    const set = this.settings as TurnSettings;
+    return set.fixes.memory_note_rounds ? set.history_keep_rounds : 20;
+  }
+
+  /** The chat the reference sends on the next LLM call: system prompt (with scratchpad) and the kept history. */
+  messages(): ChatMessage[] {
+    const st = this.st;
+    const set = this.settings;
+    if (st === null || set === null) throw new EnvUsageError('not_reset', 'call reset() before messages()');
+    return [{ role: 'system', content: systemPromptWith(set.system_prompt, st.prompt_scratchpad) }, ...structuredClone(st.session)];
+  }
+
+  /** True when the run is over. */
+  get done(): boolean {
+    return this.st?.done ?? false;
+  }
+
+  private toolCommand(tc: ToolCall): { command: string; error: string | null } {
+    if (verbOfTool(tc.name)) {
+      try {
+        return { command: toolCallToCommand(tc.name, tc.arguments), error: null };
+      } catch (e) {
+        return { command: '', error: (e as Error).message };
+      }
+    }
+    // The reference runs `args.get("command", "")` whatever the tool's name; unparsable arguments give "".
+    let args: unknown;
+    try {
+      args = JSON.parse(tc.arguments);
+    } catch {
+      return { command: '', error: null };
+    }
+    if (args === null || typeof args !== 'object' || Array.isArray(args)) return { command: '', error: null };
+    const c = (args as Record<string, unknown>)['command'];
+    if (c === undefined) return { command: '', error: null };
+    // Deterministic choice where the reference would crash (`command.startswith` on a non-string).
+    return typeof c === 'string' ? { command: c, error: null } : { command: pyStr(c as Out), error: 'command must be a non-empty string' };
+  }
+
+  private live(): { sim: Simulation; st: TurnState; set: TurnSettings } {
+    const sim = this.sim;
+    const st = this.st;
+    const set = this.settings;
+    if (sim === null || st === null || set === null) throw new EnvUsageError('not_reset', 'call reset() before step()');
+    if (st.done) throw new EnvUsageError('episode_over', 'the run is over; call reset()');
+    return { sim, st, set };
+  }
+
+  /** The turn in progress, opened by its first tool call (one LLM call in the reference). */
+  private openTurn(st: TurnState, sim: Simulation): OpenTurn {
+    if (st.open === null) {
+      st.calls++;
+      st.open = { funds_before: sim.state.fundsCents, assistant: null, calls: 0, resume_stdout: null };
+    }
+    return st.open;
+  }
+
+  /**
+   * Run one tool call as part of the current turn (the turn opens with its first call and ends with
+   * `endTurn`). Returns the result the agent sees; the chat gets the call and its tool message.
+   */
+  call(tc: ToolCall): ToolResult {
+    const { sim, st, set } = this.live();
+    const open = this.openTurn(st, sim);
+    if (open.assistant === null) {
+      open.assistant = st.session.length;
+      st.session.push({ role: 'assistant', content: null, tool_calls: [] });
+    }
+    const msg = st.session[open.assistant];
+    if (msg?.role === 'assistant') (msg.tool_calls ??= []).push({ id: tc.id, type: 'function', function: { name: tc.name, arguments: tc.arguments } });
+    open.calls++;
+    const { command, error } = this.toolCommand(tc);
+    const r: ToolResult = error !== null ? { ok: false, exit_code: 2, stdout: '', stderr: error, sim_time: null, command } : executeCommand(sim, command, set.accept_unprefixed);
+    const detect = set.accept_unprefixed && !/^yc-bench(\s|$)/.test(command.trimStart()) ? `yc-bench ${command.trimStart()}` : command;
+    if (error === null && detect.startsWith('yc-bench sim resume') && resumePayload(r.stdout) !== null) open.resume_stdout = r.stdout;
+    st.session.push({ role: 'tool', tool_call_id: tc.id, content: toolResultText(r) });
+    return r;
+  }
+
+  /** Run one command of the current turn as a `run_command` call with id `call_{n}_{i}`. */
+  run(command: string): ToolResult {
+    const { sim, st } = this.live();
+    const open = this.openTurn(st, sim);
+    return this.call({ id: `call_${st.calls}_${open.calls}`, name: 'run_command', arguments: pyJsonDumps({ command }, null) });
+  }
+
+  /**
+   * End the current turn: the assistant text (`content`: null by default after tool calls, '' for a turn without
+   * any), then the harness's bookkeeping (resume, auto-advance, max_turns, terminal state, next episode) and the
+   * next turn's user message.
+   */
+  endTurn(reply: { content?: string | null; reasoning_content?: string } = {}): TurnStepResult {
+    const { sim: sim0, st, set } = this.live();
+    const open = this.openTurn(st, sim0);
+    st.open = null;
+    const results: ToolResult[] = [];
+    if (open.assistant !== null) {
+      const msg = st.session[open.assistant];
+      if (msg?.role === 'assistant') {
+        if (reply.content !== undefined) msg.content = reply.content;
+        if (reply.reasoning_content !== undefined) msg.reasoning_content = reply.reasoning_content;
+      }
+      for (const m of st.session.slice(open.assistant + 1)) if (m.role === 'tool') results.push(JSON.parse(m.content) as ToolResult);
+    } else {
+      const msg: ChatMessage = { role: 'assistant', content: reply.content ?? '' };
+      if (reply.reasoning_content !== undefined) msg.reasoning_content = reply.reasoning_content;
+      st.session.push(msg);
+    }
+    let payload = open.resume_stdout !== null ? resumePayload(open.resume_stdout) : null;
+
+    // `run_agent_loop` after the turn.
+    const resumed = payload !== null;
+    let autoResume: ToolResult | null = null;
+    if (resumed) st.turns_since_resume = 0;
+    else {
+      st.turns_since_resume++;
+      if (st.turns_since_resume >= set.auto_advance_after_turns) {
+        autoResume = executeCommand(sim0, 'yc-bench sim resume');
+        const p = resumePayload(autoResume.stdout);
+        if (p !== null) {
+          payload = p;
+          st.turns_since_resume = 0;
+        }
+      }
+    }
+    let pending: string | null = null;
+    if (payload !== null) {
+      const wake = payload['wake_events'];
+      const events: Out[] = pyTruthy(wake) && Array.isArray(wake) ? wake : [];
+      const label = set.fixes.resume_turn_label ? st.turn + 2 : st.turn + 1;
+      pending = buildTurnContext(label, readState(sim0), events, this.memoryRounds());
+      const reason = payload['terminal_reason'];
+      if (reason === 'bankruptcy' || reason === 'horizon_end') {
+        st.terminal_reason = reason;
+        st.terminal_detail = reason;
+      }
+    }
+    st.turn++;
+    const reward = sim0.state.fundsCents - open.funds_before;
+
+    // Top of the loop: max_turns, end of episode, next episode.
+    if (st.terminal_reason === null && set.max_turns !== null && st.turn >= set.max_turns) {
+      st.terminal_reason = 'error';
+      st.terminal_detail = `max_turns=${set.max_turns} reached`;
+    }
+    let episodeEnd: TurnInfo['episode_end'] = null;
+    if (st.terminal_reason !== null) {
+      episodeEnd = { episode: st.episode, terminal_reason: st.terminal_reason, terminal_detail: st.terminal_detail ?? '', turns_completed: st.turn };
+      if (st.terminal_reason === 'bankruptcy' && st.episode < set.max_episodes) {
+        this.nextEpisode();
+        pending = null;
+        if (set.max_turns !== null && st.turn >= set.max_turns) {
+          st.terminal_reason = 'error';
+          st.terminal_detail = `max_turns=${set.max_turns} reached`;
+        }
+      }
+    }
+    let nextUser: string | null = null;
+    if (st.terminal_reason !== null) st.done = true;
+    else nextUser = this.startTurn(pending);
+
+    const info = infoOf(st, this.sim as Simulation, reward);
+    info.resumed = resumed;
+    info.auto_advanced = autoResume !== null;
+    info.auto_resume = autoResume;
+    info.episode_end = episodeEnd;
+    st.last_info = info;
+    return { toolResults: results, nextUserMessage: nextUser, done: st.done, terminalReason: st.terminal_reason, info: structuredClone(info) };
+  }
+
+  /**
+   * Play one whole agent turn: its tool calls (or `commands`, as `run_command` calls) in order, then `endTurn`.
+   * Calls already made with `call`/`run` in the same turn come first.
+   */
+  step(action: readonly string[] | TurnAction): TurnStepResult {
+    this.live();
+    const act: TurnAction = Array.isArray(action) ? { commands: action as readonly string[] } : (action as TurnAction);
+    if (act.tool_calls) for (const tc of act.tool_calls) this.call({ id: tc.id, name: tc.name, arguments: tc.arguments });
+    else for (const c of act.commands ?? []) this.run(c);
+    const reply: { content?: string | null; reasoning_content?: string } = {};
+    if (act.content !== undefined) reply.content = act.content;
+    if (act.reasoning_content !== undefined) reply.reasoning_content = act.reasoning_content;
+    return this.endTurn(reply);
+  }
+
+  /** A new episode after a bankruptcy (`run_benchmark`'s episode loop): same seed, scratchpad carried over. */
+  private nextEpisode(): void {
+    const st = this.st as TurnState;
+    const set = this.settings as TurnSettings;
+    const carried = (this.sim as Simulation).state.scratchpad;
+    this.sim = Simulation.create(this.cfg as ExperimentConfig, this.simOptions);
+    if (carried) this.sim.state.scratchpad = carried;
+    st.episode++;
+    st.turns_since_resume = 0;
+    st.terminal_reason = null;
+    st.terminal_detail = null;
+    if (set.fixes.episode_restart) {
+      st.session = [];
+      st.turn = 0;
+    }
+    // Reference: the session file restores the chat as it was after the last turn and the turn count goes on.
+  }
+
+  /** Exact snapshot of the run (simulation, chat, counters). */
+  snapshot(): TurnSnapshot {
+    if (this.sim === null || this.st === null || this.settings === null) throw new EnvUsageError('not_reset', 'call reset() before snapshot()');
+    return {
+      format: 'ycgym-turns',
+      version: 1,
+      sim: this.sim.snapshot(),
+      seed: this.seed,
+      sim_options: { ...this.simOptions },
+      settings: structuredClone(this.settings),
+      state: structuredClone(this.st),
+    };
+  }
+
+  /** Continue from a snapshot exactly; returns the current chat and the last step's info. */
+  restore(snap: TurnSnapshot): TurnResetResult {
+    if (!snap || snap.format !== 'ycgym-turns' || snap.version !== 1) throw new RangeError('not a ycgym turn snapshot (format ycgym-turns, version 1)');
+    this.sim = Simulation.restore(snap.sim);
+    this.cfg = snap.sim.config;
+    this.seed = snap.seed;
+    this.simOptions = { ...snap.sim_options };
+    this.settings = structuredClone(snap.settings);
+    this.st = structuredClone(snap.state);
+    return { messages: this.messages(), info: structuredClone(this.st.last_info) };
+  }
+
+  /** An independent copy continuing identically. */
+  clone(): TurnEnv {
+    const e = new TurnEnv();
+    if (this.sim !== null) e.restore(this.snapshot());
+    return e;
+  }
+
+  /** Release the simulation. */
+  close(): void {
+    this.sim = null;
+    this.st = null;
+    this.settings = null;
+  }
+}
