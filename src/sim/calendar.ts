@@ -114,7 +114,7 @@ export function parseYm(s: string): number | null {
 }
 
 function validDate(y: number, mo: number, d: number): number | null {
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || y < 1) return null;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || y < 1 || y > 9999) return null;
   const t = makeInstant(y, mo, d);
   const [y2, mo2, d2] = civilFromDays(dayOf(t));
   if (y2 !== y || mo2 !== mo || d2 !== d) return null;
@@ -296,7 +296,8 @@ export function addYears(t: number, years: number): number {
   const day = dayOf(t);
   const [y, mo, d] = civilFromDays(day);
   const tod = t - day * US_PER_DAY;
+  if (y + years < 1 || y + years > 9999) throw new RangeError(`year ${y + years} is out of range`);
   const r = validDate(y + years, mo, d);
-  if (r === null) throw new Error('day is out of range for month');
+  if (r === null) throw new RangeError('day is out of range for month');
   return r + tod;
 }
