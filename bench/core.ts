@@ -26,19 +26,21 @@ function nowNs(): bigint {
 }
 
 /** Greedy episodes per second: median over rounds of `seeds` episodes. `fresh` clears the world cache before each round. */
-function greedyEpisodesPerSecond(seeds: number[], rounds: number, fresh: boolean): { median: number; rounds: number[]; steps: number } {
+function greedyEpisodesPerSecond(seeds: number[], rounds: number, fresh: boolean): { median: number; rounds: number[]; steps: number; steps_per_sec_median: number } {
   const cfg = loadPreset('default');
   const rates: number[] = [];
+  const stepsPerSec: number[] = [];
   let steps = 0;
   for (let r = 0; r < rounds; r++) {
     if (fresh) clearWorldCache();
     const t0 = nowNs();
     steps = 0;
-    for (const s of seeds) steps += runEpisode(cfg, s, new GreedyPolicy(), { record: false }).steps.length;
+    for (const s of seeds) steps += runEpisode(cfg, s, new GreedyPolicy(), { record: false }).stepCount;
     const sec = Number(nowNs() - t0) / 1e9;
     rates.push(seeds.length / sec);
+    stepsPerSec.push(steps / sec);
   }
-  return { median: median(rates), rounds: rates, steps };
+  return { median: median(rates), rounds: rates, steps, steps_per_sec_median: median(stepsPerSec) };
 }
 
 /** p50/p99 latency (µs) of the accept → assign → dispatch → resume cycle's commands and of `market browse`. */

@@ -18,6 +18,8 @@ export interface EpisodeResult {
   readonly policy: string;
   readonly finalFundsCents: number;
   readonly bankrupt: boolean;
+  /** Number of commands executed (also when steps are not recorded). */
+  readonly stepCount: number;
   readonly steps: EpisodeStep[];
   readonly sim: Simulation;
 }
@@ -31,14 +33,16 @@ export function runEpisode(cfg: ExperimentConfig, seed: number, policy: Policy, 
   let lastExit = 0;
   let lastOutput: unknown = null;
   const max = opts.maxSteps ?? 100_000;
+  let stepCount = 0;
   for (let i = 0; i < max; i++) {
     const cmd = policy.act({ lastCommand, lastExit, lastOutput });
     if (cmd === null) break;
     const r = sim.execute(cmd);
+    stepCount++;
     if (opts.record !== false) steps.push({ cmd, exit: r.exit, text: r.text });
     lastCommand = cmd;
     lastExit = r.exit;
     lastOutput = plainValue(r);
   }
-  return { seed, policy: policy.name, finalFundsCents: sim.state.fundsCents, bankrupt: sim.state.fundsCents < 0, steps, sim };
+  return { seed, policy: policy.name, finalFundsCents: sim.state.fundsCents, bankrupt: sim.state.fundsCents < 0, stepCount, steps, sim };
 }

@@ -492,7 +492,19 @@ export function advanceTime(ctx: Ctx, target: number, uuid: UuidFn): AdvanceResu
  */
 export function quantize(x: Dec, scale: number): Dec {
   if (x.decimalPlaces() <= scale) return x;
-  return D(pyFormatFixed(toFloat(x), scale));
+  // Fast path: unless x lies so close to a rounding midpoint that converting it to a double could move it
+  // across (the double is within 2^-53 |x| of x), '%.Nf' of the double rounds the same way as x itself.
+  const s = x.toFixed();
+  const dot = s.indexOf('.');
+  const tail = Number(`0.${s.slice(dot + 1 + scale, dot + 18 + scale)}`); // position within the last unit
+  const eps = (Math.abs(Number(s.slice(0, dot))) + 1) * 1e-15 * 10 ** scale;
+  if (Math.abs(tail - 0.5) > eps) return x.toDecimalPlaces(scale, Dec.ROUND_HALF_EVEN);
+  return quantizeExact(x, scale);
+}
+
+/** The reference's storage round trip, literally: `Decimal('%.{s}f' % float(x))`. */
+export function quantizeExact(x: Dec, scale: number): Dec {
+  return D(pyFormatFixed(x.toNumber(), scale));
 }
 
 /** Apply storage quantization to every Numeric column (called at each command boundary). */

@@ -129,3 +129,22 @@ describe('completion, trust and payroll through commands', () => {
     expect(rows.reduce((a, e) => a - e.amountCents, 0)).toBe(sim.state.employees.reduce((a, e) => a + e.salaryCents, 0));
   });
 });
+
+describe('quantize fast path equals the literal storage round trip', () => {
+  it('for random decimals, including values within a hair of rounding midpoints', async () => {
+    const fc = (await import('fast-check')).default;
+    const { quantizeExact } = await import('../../src/sim/engine.js');
+    const digits = (n: number) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 1, maxLength: n }).map((a) => a.join(''));
+    const near = fc.tuple(fc.integer({ min: 0, max: 30000 }), digits(4), fc.constantFrom('5', '49999999999999999', '50000000000000001', '4999999', '5000001'), digits(10)).map(
+      ([i, f, mid, rest]) => `${i}.${f}${mid}${rest}`,
+    );
+    const any = fc.tuple(fc.integer({ min: 0, max: 30000 }), digits(27)).map(([i, f]) => `${i}.${f}`);
+    fc.assert(
+      fc.property(fc.oneof(near, any), fc.constantFrom(3, 4), (v, scale) => {
+        const x = D(v);
+        expect(quantize(x, scale).toString()).toBe(quantizeExact(x, scale).toString());
+      }),
+      { numRuns: 20000 },
+    );
+  });
+});
