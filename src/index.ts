@@ -20,3 +20,4 @@ export { TurnEnv, TURN_FIX_NAMES } from './env/turns.js';
 export type { ChatMessage, ToolCall, TurnAction, TurnFixes, TurnInfo, TurnOptions, TurnResetArgs, TurnResetResult, TurnSnapshot, TurnStepResult, TurnTerminalReason, ToolResult } from './env/turns.js';
 export { RUN_COMMAND_TOOL, toolCallToCommand, toolSchemas } from './env/tools.js';
 export { SYSTEM_PROMPT } from './env/prompts.js';
+export { RecoveringEnv } from './client/recovering-env.js';

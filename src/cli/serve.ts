@@ -19,6 +19,7 @@ function seconds(v: string): number {
 }
 
 interface ServeFlags {
+  recordDir?: string;
   endpoint: string;
   maxSessions: number;
   maxMessageBytes: number;
@@ -49,6 +50,7 @@ async function serve(o: ServeFlags): Promise<void> {
       maxSessions: o.maxSessions,
       maxMessageBytes: o.maxMessageBytes,
       idleTimeoutMs: Math.round(o.idleTimeout * 1000),
+      ...(o.recordDir !== undefined ? { recordDir: o.recordDir } : {}),
       ...(o.curveSecretKey !== undefined ? { curve: { secretKey: o.curveSecretKey, ...(o.curvePublicKey !== undefined ? { publicKey: o.curvePublicKey } : {}) } } : {}),
       logger: stderrLogger(o.quiet === true),
     });
@@ -78,10 +80,11 @@ export function registerServe(program: Command): void {
     .description('serve environments over ZeroMQ (protocol v1, docs/protocol.md); prints one "listening" JSON line when bound')
     .option('--endpoint <url>', 'bind endpoint (tcp://127.0.0.1:0 picks a free port; ipc://PATH also works)', 'tcp://127.0.0.1:5555')
     .option('--max-sessions <n>', 'maximum live sessions', positiveInt, 1024)
-    .option('--max-message-bytes <n>', 'maximum request payload in bytes', positiveInt, 1 << 20)
+    .option('--max-message-bytes <n>', 'maximum request payload in bytes', positiveInt, 8 << 20)
     .option('--idle-timeout <seconds>', 'close sessions idle this long (0: never)', seconds, 600)
     .addOption(new Option('--curve-secret-key <z85>', 'CURVE secret key: required to bind a non-loopback address').env('YCGYM_CURVE_SECRET_KEY'))
     .addOption(new Option('--curve-public-key <z85>', 'CURVE public key (checked against the secret key; derived when omitted)').env('YCGYM_CURVE_PUBLIC_KEY'))
+    .option('--record-dir <dir>', 'allow per-session Arrow recording (reset option record: {path: "name.arrow"}) into this directory')
     .option('--quiet', 'log only warnings and errors to stderr')
     .action((o: ServeFlags) => serve(o));
 

@@ -237,12 +237,14 @@ export interface ProtocolOptions {
   validateReplies?: boolean;
   /** Cap on one `step_batch` reply in bytes (default `DEFAULT_MAX_BATCH_REPLY_BYTES`). */
   maxBatchReplyBytes?: number;
+  /** Why `options.record.path` cannot be recorded (null: it can); absent: recording is unavailable. */
+  recordCheck?: (path: unknown) => string | null;
 }
 
-/** What handling one request produced: the reply, its JSON text and, when the request named a valid op, that op. */
+/** What handling one request produced: the reply, its encoded frame (UTF-8 JSON) and, when the request named a valid op, that op. */
 export interface Handled {
   reply: Reply;
-  text: string;
+  frame: Buffer;
   op: Op | null;
 }
 
@@ -302,7 +304,7 @@ export class ProtocolHandler {
    */
   beginPayload(payload: Uint8Array, maxBytes: number): Handled | BatchJob {
     const d = decodePayload(payload, maxBytes);
-    if (!d.ok) return { reply: d.reply, text: JSON.stringify(d.reply), op: null };
+    if (!d.ok) return { reply: d.reply, frame: encode(d.reply), op: null };
     return this.begin(d.value);
   }
 
@@ -328,25 +330,25 @@ export class ProtocolHandler {
     return this.finish(op, reply, null, value);
   }
 
-  /** Validate (when enabled) and encode a reply; `text` is its JSON when already encoded. */
-  finish(op: Op | null, reply: Reply, text: string | null, value: unknown = null): Handled {
+  /** Validate (when enabled) and encode a reply; `frame` is its encoding when already encoded. */
+  finish(op: Op | null, reply: Reply, frame: Buffer | null, value: unknown = null): Handled {
     const id = reply.id;
     if (this.opts.validateReplies) {
-      const problem = checkReply(op, text === null ? reply : (JSON.parse(text) as Reply));
+      const problem = checkReply(op, frame === null ? reply : (JSON.parse(frame.toString('utf8')) as Reply));
       if (problem !== null) {
         const r = errorReply('internal', `reply failed schema validation: ${problem}`, id);
-        return { reply: r, text: JSON.stringify(r), op };
+        return { reply: r, frame: encode(r), op };
       }
     }
-    if (text !== null) return { reply, text, op };
+    if (frame !== null) return { reply, frame, op };
     try {
-      return { reply, text: JSON.stringify(reply), op };
+      return { reply, frame: encode(reply), op };
     } catch (e) {
       // E.g. a restored snapshot nested too deeply to serialise: a bug-class failure tied to this session.
       const session = isObject(value) && typeof value['session'] === 'string' ? value['session'] : null;
       if (session !== null) this.sessions.discard(session);
       const r = errorReply('internal', `cannot encode the reply: ${e instanceof Error ? e.message : String(e)}${session !== null ? ` (session ${session} was closed)` : ''}`, id);
-      return { reply: r, text: JSON.stringify(r), op };
+      return { reply: r, frame: encode(r), op };
     }
   }
 
@@ -384,7 +386,11 @@ export class ProtocolHandler {
         return this.hello;
       case 'reset': {
         const options = req['options'] as ResetOptions & { record?: unknown } | undefined;
-        if (options?.record !== undefined) throw new SessionError('invalid_request', '/options/record: recording is not available in this build');
+        if (options?.record !== undefined) {
+          const rec = options.record as { path?: unknown };
+          const problem = this.opts.recordCheck ? this.opts.recordCheck(rec.path) : '/options/record: recording is disabled on this server (start it with `ycgym serve --record-dir DIR`)';
+          if (problem !== null) throw new SessionError('invalid_request', problem);
+        }
         const args: { seed: number; preset?: string; session?: string; options?: ResetOptions } = { seed: req['seed'] as number };
         if (req['preset'] !== undefined) args.preset = req['preset'] as string;
         if (req['session'] !== undefined) args.session = req['session'] as string;
@@ -419,6 +425,10 @@ interface BatchEntry {
 /** One entry of a `step_batch` reply. */
 type BatchItem = { ok: true; result: unknown } | { ok: false; error: ErrorBody };
 
+function encode(reply: Reply): Buffer {
+  return Buffer.from(JSON.stringify(reply), 'utf8');
+}
+
 function runToEnd(h: Handled | BatchJob): Handled {
   return h instanceof BatchJob ? (h.run(Number.POSITIVE_INFINITY) as Handled) : h;
 }
@@ -432,7 +442,8 @@ function runToEnd(h: Handled | BatchJob): Handled {
 export class BatchJob {
   private next = 0;
   private readonly items: BatchItem[] = [];
-  private readonly parts: string[] = [];
+  /** Encoded entries, each preceded by its separator (`[` or `,`). */
+  private readonly parts: Buffer[] = [];
   private bytes = 0;
 
   constructor(
@@ -483,13 +494,17 @@ export class BatchJob {
         part = JSON.stringify(item);
       }
       this.items.push(item);
-      this.parts.push(part);
-      this.bytes += Buffer.byteLength(part) + 1;
+      const buf = Buffer.from((this.parts.length === 0 ? '[' : ',') + part, 'utf8');
+      this.parts.push(buf);
+      this.bytes += buf.length;
     } while (this.next < this.steps.length && performance.now() < deadline);
     if (this.next < this.steps.length) return null;
     const reply: OkReply = { v: PROTOCOL_VERSION, id: this.id, ok: true, result: { results: this.items } };
-    // The same bytes JSON.stringify(reply) gives, without encoding every result a second time.
-    const text = `{"v":${PROTOCOL_VERSION},"id":${JSON.stringify(this.id)},"ok":true,"result":{"results":[${this.parts.join(',')}]}}`;
-    return this.handler.finish('step_batch', reply, text);
+    // The same bytes as encoding the whole reply, without encoding every result a second time (and without
+    // building one huge string: the entries were encoded as they ran, within their slices).
+    const head = Buffer.from(`{"v":${PROTOCOL_VERSION},"id":${JSON.stringify(this.id)},"ok":true,"result":{"results":`, 'utf8');
+    const frame = Buffer.concat([head, ...this.parts, Buffer.from(']}}')]);
+    this.parts.length = 0;
+    return this.handler.finish('step_batch', reply, frame);
   }
 }

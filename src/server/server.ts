@@ -3,12 +3,17 @@
  * replies sent without waiting (a ROUTER never blocks on send). Bad input of any kind is answered, never
  * fatal; the session table and the protocol logic live in sessions.ts and protocol.ts.
  */
+import { mkdirSync } from 'node:fs';
+import { recordProblem, SessionRecording } from '../export/session-recording.js';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { Router } from 'zeromq';
 import type { ResetResult } from '../env/env.js';
 import { listPresets, packageRoot } from '../config/load.js';
-import { errorReply, ProtocolHandler, schemaValidator, type Reply } from './protocol.js';
+import { BatchJob, errorReply, ProtocolHandler, schemaValidator, type Handled } from './protocol.js';
 import { assertBindAllowed, resolveCurveKeys } from './security.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 
@@ -30,14 +35,38 @@ export interface ServerOptions {
   logger?: Logger;
   /** Observation hooks for a recorder. */
   hooks?: SessionHooks;
+  /**
+   * Directory for per-session recordings: a `reset` with `options.record = {path: "name.arrow"}` records that
+   * session into DIR/name.arrow (Arrow, docs/trajectories.md). Without it, `options.record` is refused.
+   */
+  recordDir?: string;
   /** Validate every reply against the protocol schema (tests). */
   validateReplies?: boolean;
+  /** Cap on one `step_batch` reply in bytes (default 64 MiB; later entries fail with `message_too_large`). */
+  maxBatchReplyBytes?: number;
+  /** Longest stretch a `step_batch` runs before other clients get a turn, in ms (default 5). */
+  batchSliceMs?: number;
+  /**
+   * Tag appended to session ids (`s1.<tag>`); default: 8 random characters per server instance, so that ids
+   * are not reused across restarts. `''` gives plain `s1`, `s2`, ... (tests).
+   */
+  sessionIdTag?: string;
   /** Environment constructor (tests). */
   envFactory?: () => SessionEnv;
 }
 
-const DEFAULT_ENDPOINT = 'tcp://127.0.0.1:5555';
-const DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;
+/** The default bind endpoint: loopback only. */
+export const DEFAULT_ENDPOINT = 'tcp://127.0.0.1:5555';
+const DEFAULT_BATCH_SLICE_MS = 5;
+/** Requests read from ZeroMQ but not yet handled (beyond either bound the server stops reading; ZeroMQ queues). */
+const MAX_QUEUED_MESSAGES = 4096;
+const MAX_QUEUED_BYTES = 64 * 2 ** 20;
+/** Messages read in one go while other work is pending (ZeroMQ hands them out fair-queued across peers). */
+const READ_BURST = 64;
+/** Under sustained load, let timers (idle reaping) run at least this often. */
+const YIELD_EVERY_MS = 20;
+/** 8 MiB: room for a full snapshot (about 120 KB per simulated year, more with a large scratchpad). */
+const DEFAULT_MAX_MESSAGE_BYTES = 8 << 20;
 /** Upper bound on routing frames echoed back (a REQ behind a few brokers needs far fewer). */
 const MAX_ENVELOPE_FRAMES = 64;
 
@@ -74,7 +103,41 @@ export function splitFrames(frames: readonly Buffer[]): { envelope: Buffer[]; pa
   return { envelope: frames.slice(0, cut), payload: frames.slice(cut) };
 }
 
-/** A running protocol server. */
+/** Server counters (`Server.stats()`). */
+export interface ServerStats {
+  /** Messages read from the socket. */
+  received: number;
+  /** Replies handed to ZeroMQ. */
+  replied: number;
+  /** Successful replies. */
+  ok: number;
+  /** Error replies by code (`errors.bad_json`, ...). */
+  errors: Record<string, number>;
+  /** Replies ZeroMQ refused (the peer is gone). */
+  send_failures: number;
+  /** step_batch requests that ran in more than one slice. */
+  sliced_batches: number;
+  /** Longest uninterrupted piece of work (one request, or one slice of a batch), in ms. */
+  max_unit_ms: number;
+  /** Requests read but not yet handled, now. */
+  queued: number;
+}
+
+/** Requests of one peer (ROUTER identity) waiting their turn, and its batch in progress. */
+interface Peer {
+  queue: Buffer[][];
+  job: { envelope: Buffer[]; batch: BatchJob } | null;
+}
+
+/**
+ * A running protocol server.
+ *
+ * Scheduling: requests of one peer run in arrival order; peers with pending work take turns (round robin),
+ * one request, or one slice of at most `batchSliceMs` of a `step_batch`, per turn. A client sending huge
+ * batches therefore delays another client's step by about one slice, not by the whole batch. Replies are
+ * sent without waiting (a ROUTER never blocks on send; a peer that does not read loses replies beyond
+ * ZeroMQ's high-water mark).
+ */
 export class Server {
   /** The bound endpoint (with the OS-assigned port when bound to port 0). */
   readonly endpoint: string;
@@ -83,10 +146,18 @@ export class Server {
   readonly sessions: SessionManager;
   private readonly handler: ProtocolHandler;
   private readonly maxMessageBytes: number;
+  private readonly sliceMs: number;
   private readonly log: Logger;
   private readonly reaper: NodeJS.Timeout | null;
   private readonly loopDone: Promise<void>;
   private closing = false;
+  private readonly peers = new Map<string, Peer>();
+  /** Keys of peers with pending work, in turn order (each at most once). */
+  private ready: string[] = [];
+  private queuedMessages = 0;
+  private queuedBytes = 0;
+  private readonly counters: Omit<ServerStats, 'queued' | 'errors'> = { received: 0, replied: 0, ok: 0, send_failures: 0, sliced_batches: 0, max_unit_ms: 0 };
+  private readonly errorCounts: Record<string, number> = {};
 
   private constructor(
     private readonly socket: Router,
@@ -95,6 +166,7 @@ export class Server {
     sessions: SessionManager,
     handler: ProtocolHandler,
     maxMessageBytes: number,
+    sliceMs: number,
     log: Logger,
   ) {
     this.endpoint = endpoint;
@@ -102,6 +174,7 @@ export class Server {
     this.sessions = sessions;
     this.handler = handler;
     this.maxMessageBytes = maxMessageBytes;
+    this.sliceMs = sliceMs;
     this.log = log;
     const idle = sessions.idleTimeoutMs;
     if (idle > 0) {
@@ -120,6 +193,11 @@ export class Server {
     const endpoint = opts.endpoint ?? DEFAULT_ENDPOINT;
     const maxMessageBytes = opts.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) throw new RangeError('maxMessageBytes must be a positive integer');
+    const sliceMs = opts.batchSliceMs ?? DEFAULT_BATCH_SLICE_MS;
+    if (!Number.isFinite(sliceMs) || sliceMs < 0) throw new RangeError('batchSliceMs must be >= 0');
+    if (opts.maxBatchReplyBytes !== undefined && (!Number.isSafeInteger(opts.maxBatchReplyBytes) || opts.maxBatchReplyBytes < 1)) {
+      throw new RangeError('maxBatchReplyBytes must be a positive integer');
+    }
     const keys = opts.curve ? resolveCurveKeys(opts.curve) : null;
     const where = assertBindAllowed(endpoint, keys !== null);
     const log: Logger = opts.logger ?? (() => undefined);
@@ -127,10 +205,21 @@ export class Server {
     const sessionOpts: ConstructorParameters<typeof SessionManager>[0] = { presets, checkRestored: restoredChecker() };
     if (opts.maxSessions !== undefined) sessionOpts.maxSessions = opts.maxSessions;
     if (opts.idleTimeoutMs !== undefined) sessionOpts.idleTimeoutMs = opts.idleTimeoutMs;
-    if (opts.hooks !== undefined) sessionOpts.hooks = opts.hooks;
+    let recording: SessionRecording | null = null;
+    if (opts.recordDir !== undefined) {
+      mkdirSync(opts.recordDir, { recursive: true });
+      recording = new SessionRecording(opts.recordDir);
+    }
+    const hooks = composeHooks([opts.hooks, recording ?? undefined]);
+    if (hooks !== undefined) sessionOpts.hooks = hooks;
     if (opts.envFactory !== undefined) sessionOpts.envFactory = opts.envFactory;
+    sessionOpts.idTag = opts.sessionIdTag ?? randomBytes(6).toString('base64url');
     const sessions = new SessionManager(sessionOpts);
-    const handler = new ProtocolHandler(sessions, { version: packageVersion(), presets, maxMessageBytes }, { validateReplies: opts.validateReplies ?? false });
+    const protocolOpts: ConstructorParameters<typeof ProtocolHandler>[2] = { validateReplies: opts.validateReplies ?? false };
+    if (opts.maxBatchReplyBytes !== undefined) protocolOpts.maxBatchReplyBytes = opts.maxBatchReplyBytes;
+    const rec = recording;
+    protocolOpts.recordCheck = (name: unknown) => recordProblem(rec ? rec.dir : null, name, rec ? rec.activeFiles : new Set());
+    const handler = new ProtocolHandler(sessions, { version: packageVersion(), presets, maxMessageBytes }, protocolOpts);
 
     const socket = new Router({
       linger: 0,
@@ -151,7 +240,7 @@ export class Server {
     }
     const bound = socket.lastEndpoint ?? endpoint;
     log('info', 'listening', { endpoint: bound, curve: keys !== null });
-    return new Server(socket, bound, keys?.publicKey ?? null, sessions, handler, maxMessageBytes, log);
+    return new Server(socket, bound, keys?.publicKey ?? null, sessions, handler, maxMessageBytes, sliceMs, log);
   }
 
   /** Number of live sessions. */
@@ -159,71 +248,185 @@ export class Server {
     return this.sessions.size;
   }
 
+  /** Counters since start (a copy). */
+  stats(): ServerStats {
+    return { ...this.counters, max_unit_ms: Math.round(this.counters.max_unit_ms * 1000) / 1000, errors: { ...this.errorCounts }, queued: this.queuedMessages };
+  }
+
   private reap(): void {
     const gone = this.sessions.reapIdle();
     if (gone.length > 0) this.log('info', 'reaped idle sessions', { sessions: gone });
   }
 
-  /** Build the reply frames for one received message (null: nothing to send). */
-  private respond(frames: Buffer[]): Buffer[] | null {
+  /** Queue a received message behind the earlier ones of the same peer. */
+  private enqueue(frames: Buffer[]): void {
+    this.counters.received++;
+    const first = frames[0];
+    if (first === undefined) return;
+    const key = first.toString('latin1');
+    let peer = this.peers.get(key);
+    if (peer === undefined) {
+      peer = { queue: [], job: null };
+      this.peers.set(key, peer);
+      this.ready.push(key);
+    }
+    peer.queue.push(frames);
+    this.queuedMessages++;
+    for (const f of frames) this.queuedBytes += f.length;
+  }
+
+  /** Start handling one message: its reply frames, a batch job to run in slices, or null (nothing to send). */
+  private begin(frames: Buffer[]): { out: Buffer[] } | { envelope: Buffer[]; batch: BatchJob } | null {
     if (frames.length === 0) return null;
     const { envelope, payload } = splitFrames(frames);
     if (envelope.length > MAX_ENVELOPE_FRAMES) {
       const reply = errorReply('bad_frames', `too many routing frames (${envelope.length})`);
-      return [frames[0] as Buffer, Buffer.from(JSON.stringify(reply))];
+      this.count('bad_frames');
+      return { out: [frames[0] as Buffer, Buffer.from(JSON.stringify(reply))] };
     }
-    let reply: Reply;
-    let text: string;
+    let h: Handled | BatchJob;
     if (payload.length !== 1) {
-      reply = errorReply('bad_frames', `expected exactly one payload frame after the routing envelope, got ${payload.length}`);
-      text = JSON.stringify(reply);
+      const reply = errorReply('bad_frames', `expected exactly one payload frame after the routing envelope, got ${payload.length}`);
+      h = { reply, frame: Buffer.from(JSON.stringify(reply)), op: null };
     } else {
-      ({ reply, text } = this.handler.handlePayload(payload[0] as Buffer, this.maxMessageBytes));
+      h = this.handler.beginPayload(payload[0] as Buffer, this.maxMessageBytes);
     }
-    if (!reply.ok && reply.error.code === 'internal') this.log('error', reply.error.message, { id: reply.id });
-    return [...envelope, Buffer.from(text)];
+    if (h instanceof BatchJob) return { envelope, batch: h };
+    return { out: this.finish(envelope, h) };
+  }
+
+  private finish(envelope: Buffer[], h: Handled): Buffer[] {
+    const r = h.reply;
+    this.count(r.ok ? null : r.error.code);
+    if (!r.ok && r.error.code === 'internal') this.log('error', r.error.message, { id: r.id });
+    return [...envelope, h.frame];
+  }
+
+  private count(code: string | null): void {
+    if (code === null) this.counters.ok++;
+    else this.errorCounts[code] = (this.errorCounts[code] ?? 0) + 1;
+  }
+
+  /**
+   * One turn of the next peer in line: one request or one batch slice. Returns the frames to send, if any, and
+   * whether the peer has more work (the caller puts it back in line after reading new arrivals, so a peer that
+   * just sent its first request goes before a peer that just had its turn).
+   */
+  private serveNext(): { out: Buffer[] | null; requeue: string | null } {
+    const key = this.ready.shift();
+    if (key === undefined) return { out: null, requeue: null };
+    const peer = this.peers.get(key);
+    if (peer === undefined) return { out: null, requeue: null };
+    const t0 = performance.now();
+    let out: Buffer[] | null = null;
+    try {
+      if (peer.job === null) {
+        const frames = peer.queue.shift();
+        if (frames !== undefined) {
+          this.queuedMessages--;
+          for (const f of frames) this.queuedBytes -= f.length;
+          const started = this.begin(frames);
+          if (started !== null && 'out' in started) out = started.out;
+          else if (started !== null) peer.job = started;
+        }
+      }
+      if (out === null && peer.job !== null) {
+        const { envelope, batch } = peer.job;
+        const first = batch.remaining === batch.total;
+        const h = batch.run(t0 + this.sliceMs);
+        if (h !== null) {
+          peer.job = null;
+          out = this.finish(envelope, h);
+        } else if (first) {
+          this.counters.sliced_batches++;
+        }
+      }
+    } catch (e) {
+      // Handling never throws by design; stay up if it does.
+      this.log('error', `unexpected failure handling a message: ${(e as Error).message}`);
+      peer.job = null;
+      out = [Buffer.from(key, 'latin1'), Buffer.from(JSON.stringify(errorReply('internal', 'internal error')))];
+    }
+    const dt = performance.now() - t0;
+    if (dt > this.counters.max_unit_ms) this.counters.max_unit_ms = dt;
+    if (peer.job !== null || peer.queue.length > 0) return { out, requeue: key };
+    this.peers.delete(key);
+    return { out, requeue: null };
+  }
+
+  private canRead(): boolean {
+    return this.queuedMessages < MAX_QUEUED_MESSAGES && this.queuedBytes < MAX_QUEUED_BYTES && !this.socket.closed && this.socket.readable;
   }
 
   private async loop(): Promise<void> {
+    let lastYield = performance.now();
+    let requeue: string | null = null;
     for (;;) {
-      let frames: Buffer[];
+      if (this.closing || this.socket.closed) return;
       try {
-        frames = await this.socket.receive();
+        if (this.ready.length === 0 && requeue === null) {
+          this.enqueue(await this.socket.receive());
+        } else {
+          // Other work is pending: read only what is already there, so new peers join the rotation.
+          for (let k = 0; k < READ_BURST && this.canRead(); k++) this.enqueue(await this.socket.receive());
+        }
       } catch (e) {
         if (this.closing || this.socket.closed) return;
         this.log('error', `receive failed: ${(e as Error).message}`);
         await new Promise((r) => setTimeout(r, 10)); // never spin on a persistent failure
         continue;
       }
-      let out: Buffer[] | null;
-      try {
-        out = this.respond(frames);
-      } catch (e) {
-        // respond() never throws by design; stay up if it does.
-        this.log('error', `unexpected failure handling a message: ${(e as Error).message}`);
-        out = frames.length > 0 ? [frames[0] as Buffer, Buffer.from(JSON.stringify(errorReply('internal', 'internal error')))] : null;
+      if (requeue !== null) {
+        this.ready.push(requeue);
+        requeue = null;
       }
-      if (out === null) continue;
-      try {
-        await this.socket.send(out);
-      } catch (e) {
-        if (this.closing || this.socket.closed) return;
-        this.log('warn', `send failed: ${(e as Error).message}`);
+      const turn = this.serveNext();
+      requeue = turn.requeue;
+      if (turn.out !== null) {
+        try {
+          await this.socket.send(turn.out);
+          this.counters.replied++;
+        } catch (e) {
+          if (this.closing || this.socket.closed) return;
+          this.counters.send_failures++;
+          this.log('warn', `send failed: ${(e as Error).message}`);
+        }
+      }
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
+        await yieldToEventLoop();
+        lastYield = performance.now();
       }
     }
   }
 
-  /** Stop serving: close the socket and every session. Idempotent. */
+  /** Stop serving: release the endpoint, close the socket and every session. Idempotent. */
   async close(): Promise<void> {
     if (!this.closing) {
       this.closing = true;
       if (this.reaper !== null) clearInterval(this.reaper);
+      // Unbind first (bounded): a server started right after close() on the same endpoint can then bind it.
+      const unbound = this.socket.unbind(this.endpoint).catch(() => undefined);
+      await Promise.race([unbound, new Promise((r) => setTimeout(r, 1000).unref())]);
       this.socket.close();
       this.sessions.closeAll();
+      this.peers.clear();
+      this.ready = [];
       this.log('info', 'closed', { endpoint: this.endpoint });
     }
     await this.loopDone;
   }
+}
+
+/** Call several hook sets in order (undefined entries are skipped). */
+function composeHooks(list: (SessionHooks | undefined)[]): SessionHooks | undefined {
+  const hs = list.filter((h): h is SessionHooks => h !== undefined);
+  if (hs.length <= 1) return hs[0];
+  return {
+    onReset: (e) => hs.forEach((h) => h.onReset?.(e)),
+    onRestore: (e) => hs.forEach((h) => h.onRestore?.(e)),
+    onStep: (e) => hs.forEach((h) => h.onStep?.(e)),
+    onClose: (e) => hs.forEach((h) => h.onClose?.(e)),
+  };
 }
 
 /** Bind a server and start serving (see `ServerOptions`). */

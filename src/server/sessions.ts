@@ -1,6 +1,6 @@
 /**
  * The session table of the server: session id -> environment, with a cap on live sessions, idle reaping and
- * deterministic ids (`s1`, `s2`, ... in creation order, never reused). Every failure is a `SessionError`
+ * deterministic ids (`s1`, `s2`, ... in creation order, never reused; with an instance tag `s1.<tag>`, ...). Every failure is a `SessionError`
  * carrying a protocol error code; an unexpected exception from an environment closes that session.
  */
 import { PresetError } from '../config/load.js';
@@ -44,6 +44,12 @@ export interface SessionManagerOptions {
   /** Environment constructor (default `new Env()`); injectable for tests. */
   envFactory?: () => SessionEnv;
   hooks?: SessionHooks;
+  /**
+   * Suffix of every session id (`s1.<tag>`, `s2.<tag>`, ...); default none (`s1`, `s2`, ...). The server uses a
+   * random tag per instance, so ids are never reused across restarts either: a request still in flight for a
+   * session of a previous instance gets `unknown_session` instead of reaching somebody else's session.
+   */
+  idTag?: string;
   /**
    * Check the result of a restore before the session is installed (the server checks it against the protocol
    * schema): a problem makes the restore fail with `bad_snapshot`, leaving the target session unchanged.
@@ -91,6 +97,7 @@ export class SessionManager {
   private readonly checkRestored: (r: ResetResult) => string | null;
   private readonly sessions = new Map<string, Session>();
   private nextId = 1;
+  private readonly idSuffix: string;
 
   constructor(opts: SessionManagerOptions = {}) {
     this.maxSessions = opts.maxSessions ?? 1024;
@@ -103,6 +110,9 @@ export class SessionManager {
     this.envFactory = opts.envFactory ?? (() => new Env());
     this.hooks = opts.hooks ?? {};
     this.checkRestored = opts.checkRestored ?? (() => null);
+    const tag = opts.idTag ?? '';
+    if (!/^[A-Za-z0-9_-]{0,32}$/.test(tag)) throw new RangeError('idTag must be at most 32 characters of [A-Za-z0-9_-]');
+    this.idSuffix = tag === '' ? '' : `.${tag}`;
   }
 
   /** Number of live sessions. */
@@ -130,7 +140,7 @@ export class SessionManager {
 
   /** Install `env` under `id` (a new id when null) and return the id. */
   private put(id: string | null, env: SessionEnv): string {
-    const sid = id ?? `s${this.nextId++}`;
+    const sid = id ?? `s${this.nextId++}${this.idSuffix}`;
     const old = this.sessions.get(sid);
     if (old !== undefined && old.env !== env) safeClose(old.env);
     this.sessions.set(sid, { env, lastUsed: this.now() });

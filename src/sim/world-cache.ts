@@ -49,6 +49,7 @@ class Lru<V> {
 
 const cfgKeys = new WeakMap<WorldConfig, string>();
 const interned = new Map<string, string>();
+let nextConfigId = 0;
 /** A short key per distinct world config (structurally equal configs share it). */
 function cfgKey(w: WorldConfig): string {
   let k = cfgKeys.get(w);
@@ -56,7 +57,9 @@ function cfgKey(w: WorldConfig): string {
     const json = JSON.stringify(w);
     k = interned.get(json);
     if (k === undefined) {
-      k = `c${interned.size}`;
+      k = `c${nextConfigId++}`;
+      // Bounded: forgetting a config only costs cache misses (ids are never reused).
+      if (interned.size >= 256) interned.clear();
       interned.set(json, k);
     }
     cfgKeys.set(w, k);

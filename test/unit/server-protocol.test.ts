@@ -78,11 +78,11 @@ describe('routing', () => {
     expect(err(send(h, { v: 1, op: 'hello', session: 's1' }))).toEqual(['invalid_request', "/: unknown field 'session'"]);
   });
 
-  it('refuses server-side recording in this build', () => {
+  it('refuses server-side recording when the server has no record directory', () => {
     const h = handler();
-    expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { record: { path: '/tmp/x.arrow' } } }))).toEqual([
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { record: { path: 'x.arrow' } } }))).toEqual([
       'invalid_request',
-      '/options/record: recording is not available in this build',
+      '/options/record: recording is disabled on this server (start it with `ycgym serve --record-dir DIR`)',
     ]);
     expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { record: {} } }))).toEqual(['invalid_request', "/options/record: must have required property 'path'"]);
   });

@@ -51,8 +51,8 @@ __all__ = [
 DOMAINS: tuple[str, ...] = ("research", "inference", "data_environment", "training")
 """Domain order of the ``prestige`` vector."""
 
-MAX_TEXT_LENGTH = 1 << 20
-"""Upper bound of ``text`` (a reply can never exceed the server's 1 MiB message limit by default)."""
+MAX_TEXT_LENGTH = 8 << 20
+"""Upper bound of ``text`` (a reply can never exceed the server's 8 MiB message limit by default)."""
 
 ACTION_CHARSET: str = "".join(chr(c) for c in range(0x20, 0x7F))
 """Printable ASCII (space to ``~``): the charset of the action space."""

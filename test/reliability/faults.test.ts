@@ -1,0 +1,44 @@
+/**
+ * Quick mode of the fault tests (scripts/reliability/lib/faults.ts): a client process SIGKILLed mid-episode
+ * (its sessions reaped, memory back down), the server SIGKILLed and restarted (clients recover by the recipe
+ * with identical trajectories), and slow clients next to a lockstep client.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { killedClients, serverRestart, slowClients } from '../../scripts/reliability/lib/faults.js';
+import { ensureBuilt } from './build.js';
+
+describe('faults (quick)', () => {
+  beforeAll(() => ensureBuilt());
+
+  it('a killed client: its sessions are reaped after the idle timeout and the heap returns', async () => {
+    const r = await killedClients({ sessions: 20, cycles: 2, idleTimeoutMs: 500, warmSteps: 20 });
+    for (const c of r.cycles) {
+      expect(c.sessions_live_before_kill).toBe(21); // 20 + the control session
+      expect(c.sessions_after_reap).toBe(1);
+      expect(c.reaped_after_ms).toBeLessThan(5000);
+      expect(c.heap_used_mib_after).toBeLessThanOrEqual(c.heap_used_mib_peak + 1);
+    }
+    expect(r.heap_growth_mib_first_to_last).toBeLessThan(4);
+    expect(r.control_identical).toBe(true);
+    expect(r.server_alive).toBe(true);
+  });
+
+  it('a killed server: restarted on the same endpoint, clients restore and continue identically', async () => {
+    const r = await serverRestart({ clients: 4, steps: 100, killEvery: 150, kills: 1, snapshotEvery: 8 });
+    expect(r.errors).toEqual([]);
+    expect(r.kills).toBe(1);
+    expect(r.recoveries).toBeGreaterThanOrEqual(1);
+    expect(r.all_identical).toBe(true);
+  });
+
+  it('slow clients (never reading, huge batches) do not stall a lockstep client', async () => {
+    const r = await slowClients({ steps: 80, batchSize: 512, short: true });
+    expect(r.control_identical).toBe(true);
+    for (const c of [r.alone, r.non_reading_flood_hello, r.huge_batches_read]) expect(c.server_alive).toBe(true);
+    expect(r.non_reading_flood_hello.pressure?.sent ?? 0).toBeGreaterThan(1000);
+    expect(r.huge_batches_read.pressure?.sent ?? 0).toBeGreaterThan(0);
+    // Generous bounds (shared CI machines); docs/reliability.md has the measured figures.
+    expect(r.non_reading_flood_hello.latency_ms.p99).toBeLessThan(1000);
+    expect(r.huge_batches_read.latency_ms.p99).toBeLessThan(1000);
+  });
+});
