@@ -21,3 +21,5 @@ export type { ChatMessage, ToolCall, TurnAction, TurnFixes, TurnInfo, TurnOption
 export { RUN_COMMAND_TOOL, toolCallToCommand, toolSchemas } from './env/tools.js';
 export { SYSTEM_PROMPT } from './env/prompts.js';
 export { RecoveringEnv } from './client/recovering-env.js';
+export type { ClientTurnResetArgs, ToolsChoice, TurnResetReply, TurnStepReply, TurnRestoreReply, WireTurnAction } from './client/client.js';
+export type { CallDetail, TurnStepDetail } from './server/turn-session.js';

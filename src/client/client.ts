@@ -4,7 +4,9 @@
  */
 import { Dealer } from 'zeromq';
 import type { EnvSnapshot, ResetOptions, ResetResult, StepResult } from '../env/env.js';
+import type { ChatMessage, TurnOptions, TurnSnapshot } from '../env/turns.js';
 import type { ErrorCode, HelloResult, RequestId } from '../server/protocol.js';
+import type { ToolsChoice, TurnResetReply, TurnRestoreReply, TurnStepReply, WireTurnAction } from '../server/turn-session.js';
 import { generateCurveKeyPair } from '../server/security.js';
 
 /** Error codes a client call can fail with: the server's, plus `timeout`, `closed` and `bad_reply` (client side). */
@@ -47,6 +49,22 @@ export interface ClientResetArgs {
   session?: string;
   options?: ResetOptions;
 }
+
+/** Arguments of `Client.turnReset`. */
+export interface ClientTurnResetArgs {
+  seed: number;
+  /** Built-in preset name (default `"default"`). */
+  preset?: string;
+  /** Reuse this turn session (its run is replaced). */
+  session?: string;
+  options?: TurnOptions;
+  /** Tool schemas to hand out (default `run_command`, the reference's). */
+  tools?: ToolsChoice;
+  /** Also return the world's status block (`detail.status`). */
+  detail?: boolean;
+}
+
+export type { ToolsChoice, TurnResetReply, TurnRestoreReply, TurnStepReply, WireTurnAction } from '../server/turn-session.js';
 
 /** Result of `reset` and `restore`: the session id and the environment's reset result. */
 export type SessionResetResult = { session: string } & ResetResult;
@@ -230,7 +248,54 @@ export class Client {
     return this.request<SessionResetResult>('restore', fields);
   }
 
-  /** Close a session on the server. */
+  // ------------------------------------------------------------------ turn protocol (docs/turn-protocol.md)
+
+  /** Start a run of the paper's turn protocol (a `TurnEnv` session, new or `args.session`). */
+  turnReset(args: ClientTurnResetArgs): Promise<TurnResetReply> {
+    const fields: Record<string, unknown> = { seed: args.seed };
+    if (args.preset !== undefined) fields['preset'] = args.preset;
+    if (args.session !== undefined) fields['session'] = args.session;
+    if (args.options !== undefined) fields['options'] = args.options;
+    if (args.tools !== undefined) fields['tools'] = args.tools;
+    if (args.detail === true) fields['detail'] = true;
+    return this.request<TurnResetReply>('turn_reset', fields);
+  }
+
+  /** Play one agent turn: command strings (run_command calls) or the model's reply (`{tool_calls, content?, reasoning_content?}`). */
+  turnStep(session: string, action: readonly string[] | WireTurnAction, opts: { detail?: boolean } = {}): Promise<TurnStepReply> {
+    const act: WireTurnAction = Array.isArray(action) ? { commands: [...(action as readonly string[])] } : (action as WireTurnAction);
+    const fields: Record<string, unknown> = { session, action: act };
+    if (opts.detail === true) fields['detail'] = true;
+    return this.request<TurnStepReply>('turn_step', fields);
+  }
+
+  /** The chat to send to the LLM on the next call. */
+  async turnMessages(session: string): Promise<ChatMessage[]> {
+    const r = await this.request<{ messages: ChatMessage[] }>('turn_messages', { session });
+    return r.messages;
+  }
+
+  /** Exact snapshot of a turn session (`format: "ycgym-turns"`). */
+  async turnSnapshot(session: string): Promise<TurnSnapshot> {
+    const r = await this.request<{ snapshot: TurnSnapshot }>('turn_snapshot', { session });
+    return r.snapshot;
+  }
+
+  /** Continue a turn run from a snapshot in a new session (or overwrite `session`). */
+  turnRestore(snapshot: TurnSnapshot, session?: string, opts: { detail?: boolean } = {}): Promise<TurnRestoreReply> {
+    const fields: Record<string, unknown> = { snapshot };
+    if (session !== undefined) fields['session'] = session;
+    if (opts.detail === true) fields['detail'] = true;
+    return this.request<TurnRestoreReply>('turn_restore', fields);
+  }
+
+  /** The reference's `extract_time_series` of a turn session's current world (the rollout JSON's `time_series`). */
+  async turnTimeSeries(session: string): Promise<Record<string, unknown>> {
+    const r = await this.request<{ time_series: Record<string, unknown> }>('turn_time_series', { session });
+    return r.time_series;
+  }
+
+  /** Close a session on the server (of either kind). */
   async closeSession(session: string): Promise<void> {
     await this.request('close', { session });
   }

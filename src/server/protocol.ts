@@ -11,7 +11,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { packageRoot } from '../config/load.js';
 import type { EnvSnapshot, ResetOptions } from '../env/env.js';
+import type { TurnOptions, TurnSnapshot } from '../env/turns.js';
 import { SessionError, type SessionManager } from './sessions.js';
+import type { ToolsChoice, WireTurnAction } from './turn-session.js';
 
 /** Protocol version spoken by this server. */
 export const PROTOCOL_VERSION = 1;
@@ -46,7 +48,21 @@ export const ERROR_CODES = [
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** The operations of protocol v1. */
-export const OPS = ['hello', 'reset', 'step', 'step_batch', 'snapshot', 'restore', 'close'] as const;
+export const OPS = [
+  'hello',
+  'reset',
+  'step',
+  'step_batch',
+  'snapshot',
+  'restore',
+  'close',
+  'turn_reset',
+  'turn_step',
+  'turn_messages',
+  'turn_snapshot',
+  'turn_restore',
+  'turn_time_series',
+] as const;
 /** A protocol operation name. */
 export type Op = (typeof OPS)[number];
 
@@ -120,6 +136,7 @@ interface Validators {
   replies: Record<Op, ValidateFunction>;
   errorReply: ValidateFunction;
   snapshot: ValidateFunction;
+  turnSnapshot: ValidateFunction;
   ajv: Ajv2020;
 }
 
@@ -133,6 +150,12 @@ const DEF_NAMES: Record<Op, string> = {
   snapshot: 'Snapshot',
   restore: 'Restore',
   close: 'Close',
+  turn_reset: 'TurnReset',
+  turn_step: 'TurnStep',
+  turn_messages: 'TurnMessages',
+  turn_snapshot: 'TurnSnapshot',
+  turn_restore: 'TurnRestore',
+  turn_time_series: 'TurnTimeSeries',
 };
 
 /** Compiled validators of schema/protocol.schema.json (compiled once per process). */
@@ -152,7 +175,7 @@ function getValidators(): Validators {
     requests[op] = get(`${DEF_NAMES[op]}Request`);
     replies[op] = get(`${DEF_NAMES[op]}Reply`);
   }
-  validators = { requests, replies, errorReply: get('ErrorReply'), snapshot: get('EnvSnapshot'), ajv };
+  validators = { requests, replies, errorReply: get('ErrorReply'), snapshot: get('EnvSnapshot'), turnSnapshot: get('TurnSnapshot'), ajv };
   return validators;
 }
 
@@ -412,6 +435,29 @@ export class ProtocolHandler {
       case 'close':
         s.close(req['session'] as string);
         return { closed: true };
+      case 'turn_reset': {
+        const args: Parameters<SessionManager['turnReset']>[0] = { seed: req['seed'] as number };
+        if (req['preset'] !== undefined) args.preset = req['preset'] as string;
+        if (req['session'] !== undefined) args.session = req['session'] as string;
+        if (req['options'] !== undefined) args.options = req['options'] as TurnOptions;
+        if (req['tools'] !== undefined) args.tools = req['tools'] as ToolsChoice;
+        if (req['detail'] === true) args.detail = true;
+        return s.turnReset(args);
+      }
+      case 'turn_step':
+        return s.turnStep(req['session'] as string, req['action'] as WireTurnAction, req['detail'] === true);
+      case 'turn_messages':
+        return { messages: s.turnMessages(req['session'] as string) };
+      case 'turn_snapshot':
+        return { snapshot: s.turnSnapshot(req['session'] as string) };
+      case 'turn_restore': {
+        const snap = req['snapshot'];
+        const validate = getValidators().turnSnapshot;
+        if (!validate(snap)) throw new SessionError('bad_snapshot', `not a ycgym turn snapshot: ${formatErrors(validate.errors, '/snapshot')}`);
+        return s.turnRestore(snap as TurnSnapshot, req['session'] as string | undefined, req['detail'] === true);
+      }
+      case 'turn_time_series':
+        return { time_series: s.turnTimeSeries(req['session'] as string) };
     }
   }
 }

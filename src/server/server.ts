@@ -16,6 +16,7 @@ import { listPresets, packageRoot } from '../config/load.js';
 import { BatchJob, errorReply, ProtocolHandler, schemaValidator, type Handled } from './protocol.js';
 import { assertBindAllowed, resolveCurveKeys } from './security.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
+import type { TurnStart } from './turn-session.js';
 
 /** Structured log sink (the CLI writes JSON lines to stderr; the library default discards). */
 export type Logger = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
@@ -88,6 +89,21 @@ function restoredChecker(): (r: ResetResult) => string | null {
     if (o !== null) return `/observation${o}`;
     const i = info(r.info);
     return i === null ? null : `/info${i}`;
+  };
+}
+
+/** Schema check of a restored turn session (its chat, info and world status). */
+function turnRestoredChecker(): (r: TurnStart) => string | null {
+  const messages = schemaValidator('TurnMessagesResult');
+  const info = schemaValidator('TurnInfo');
+  const status = schemaValidator('Status');
+  return (r) => {
+    const m = messages({ messages: r.messages });
+    if (m !== null) return m;
+    const i = info(r.info);
+    if (i !== null) return `/info${i}`;
+    const s = status(r.status);
+    return s === null ? null : `/status${s}`;
   };
 }
 
@@ -202,7 +218,11 @@ export class Server {
     const where = assertBindAllowed(endpoint, keys !== null);
     const log: Logger = opts.logger ?? (() => undefined);
     const presets = listPresets();
-    const sessionOpts: ConstructorParameters<typeof SessionManager>[0] = { presets, checkRestored: restoredChecker() };
+    const sessionOpts: ConstructorParameters<typeof SessionManager>[0] = {
+      presets,
+      checkRestored: restoredChecker(),
+      checkTurnRestored: turnRestoredChecker(),
+    };
     if (opts.maxSessions !== undefined) sessionOpts.maxSessions = opts.maxSessions;
     if (opts.idleTimeoutMs !== undefined) sessionOpts.idleTimeoutMs = opts.idleTimeoutMs;
     let recording: SessionRecording | null = null;

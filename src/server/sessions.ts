@@ -2,10 +2,26 @@
  * The session table of the server: session id -> environment, with a cap on live sessions, idle reaping and
  * deterministic ids (`s1`, `s2`, ... in creation order, never reused; with an instance tag `s1.<tag>`, ...). Every failure is a `SessionError`
  * carrying a protocol error code; an unexpected exception from an environment closes that session.
+ *
+ * Sessions are of two kinds, fixed for the life of an id: `Env` sessions (reset/step/step_batch/snapshot/restore)
+ * and turn-protocol sessions (a `TurnEnv`: turn_reset/turn_step/turn_messages/turn_snapshot/turn_restore/
+ * turn_time_series). An op of one kind naming a session of the other is `invalid_request`; `close`, the
+ * session limit and idle reaping cover both. The hooks observe `Env` sessions only (`onClose` is called for both).
  */
 import { PresetError } from '../config/load.js';
 import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult } from '../env/env.js';
+import type { ChatMessage, TurnOptions, TurnSnapshot } from '../env/turns.js';
 import type { ErrorCode } from './protocol.js';
+import {
+  toolList,
+  TurnSession,
+  type ToolsChoice,
+  type TurnResetReply,
+  type TurnRestoreReply,
+  type TurnStart,
+  type TurnStepReply,
+  type WireTurnAction,
+} from './turn-session.js';
 
 /** The synchronous environment API the session table drives (`Env` implements it). */
 export interface SessionEnv {
@@ -43,6 +59,8 @@ export interface SessionManagerOptions {
   now?: () => number;
   /** Environment constructor (default `new Env()`); injectable for tests. */
   envFactory?: () => SessionEnv;
+  /** Turn-protocol session constructor (default `new TurnSession()`); injectable for tests. */
+  turnFactory?: () => TurnSession;
   hooks?: SessionHooks;
   /**
    * Suffix of every session id (`s1.<tag>`, `s2.<tag>`, ...); default none (`s1`, `s2`, ...). The server uses a
@@ -55,6 +73,8 @@ export interface SessionManagerOptions {
    * schema): a problem makes the restore fail with `bad_snapshot`, leaving the target session unchanged.
    */
   checkRestored?: (r: ResetResult) => string | null;
+  /** The same check for `turn_restore` (the restored chat and info). */
+  checkTurnRestored?: (r: TurnStart) => string | null;
 }
 
 /** A request the session table refuses; `code` is the protocol error code. */
@@ -68,10 +88,11 @@ export class SessionError extends Error {
   }
 }
 
-interface Session {
-  env: SessionEnv;
-  lastUsed: number;
-}
+/** A live session: an `Env` session or a turn-protocol session. */
+type Session = { kind: 'env'; env: SessionEnv; lastUsed: number } | { kind: 'turns'; env: TurnSession; lastUsed: number };
+
+/** What `put` installs. */
+type SessionValue = { kind: 'env'; env: SessionEnv } | { kind: 'turns'; env: TurnSession };
 
 /** Result of `reset` and `restore`: the session id plus the environment's reset result. */
 export type SessionResetResult = { session: string } & ResetResult;
@@ -93,8 +114,10 @@ export class SessionManager {
   private readonly presetList: string;
   private readonly now: () => number;
   private readonly envFactory: () => SessionEnv;
+  private readonly turnFactory: () => TurnSession;
   private readonly hooks: SessionHooks;
   private readonly checkRestored: (r: ResetResult) => string | null;
+  private readonly checkTurnRestored: (r: TurnStart) => string | null;
   private readonly sessions = new Map<string, Session>();
   private nextId = 1;
   private readonly idSuffix: string;
@@ -108,8 +131,10 @@ export class SessionManager {
     this.presetList = [...this.presets].sort().join(', ');
     this.now = opts.now ?? Date.now;
     this.envFactory = opts.envFactory ?? (() => new Env());
+    this.turnFactory = opts.turnFactory ?? (() => new TurnSession());
     this.hooks = opts.hooks ?? {};
     this.checkRestored = opts.checkRestored ?? (() => null);
+    this.checkTurnRestored = opts.checkTurnRestored ?? (() => null);
     const tag = opts.idTag ?? '';
     if (!/^[A-Za-z0-9_-]{0,32}$/.test(tag)) throw new RangeError('idTag must be at most 32 characters of [A-Za-z0-9_-]');
     this.idSuffix = tag === '' ? '' : `.${tag}`;
@@ -132,18 +157,39 @@ export class SessionManager {
     return s;
   }
 
+  /** An `Env` session (`invalid_request` for a turn-protocol session). */
+  private getEnv(id: string): SessionEnv {
+    const s = this.get(id);
+    if (s.kind !== 'env') {
+      throw new SessionError(
+        'invalid_request',
+        `session ${id} is a turn-protocol session (TurnEnv): use turn_step, turn_messages, turn_snapshot, turn_restore, turn_time_series or close`,
+      );
+    }
+    return s.env;
+  }
+
+  /** A turn-protocol session (`invalid_request` for an `Env` session). */
+  private getTurns(id: string): TurnSession {
+    const s = this.get(id);
+    if (s.kind !== 'turns') {
+      throw new SessionError('invalid_request', `session ${id} is an Env session: turn_* ops need a turn-protocol session (turn_reset without session creates one)`);
+    }
+    return s.env;
+  }
+
   private checkCapacity(): void {
     if (this.sessions.size >= this.maxSessions) {
       throw new SessionError('session_limit', `session limit reached (${this.maxSessions} live sessions); close one first`);
     }
   }
 
-  /** Install `env` under `id` (a new id when null) and return the id. */
-  private put(id: string | null, env: SessionEnv): string {
+  /** Install an environment under `id` (a new id when null) and return the id. */
+  private put(id: string | null, v: SessionValue): string {
     const sid = id ?? `s${this.nextId++}${this.idSuffix}`;
     const old = this.sessions.get(sid);
-    if (old !== undefined && old.env !== env) safeClose(old.env);
-    this.sessions.set(sid, { env, lastUsed: this.now() });
+    if (old !== undefined && old.env !== v.env) safeClose(old.env);
+    this.sessions.set(sid, { ...v, lastUsed: this.now() });
     return sid;
   }
 
@@ -168,11 +214,9 @@ export class SessionManager {
   /** Start an episode in a new session, or in `session` (replacing its episode; unchanged on failure). */
   reset(args: { seed: number; preset?: string; session?: string; options?: ResetOptions }): SessionResetResult {
     const preset = args.preset ?? 'default';
-    if (args.session !== undefined) this.get(args.session);
+    if (args.session !== undefined) this.getEnv(args.session);
     else this.checkCapacity();
-    if (!this.presets.has(preset)) {
-      throw new SessionError('bad_preset', `unknown preset ${JSON.stringify(preset)} (available: ${this.presetList}); file paths are not accepted over the wire`);
-    }
+    this.checkPreset(preset);
     const env = this.envFactory();
     const options = args.options ?? {};
     let result: ResetResult;
@@ -187,7 +231,7 @@ export class SessionManager {
       }
       throw new SessionError('invalid_request', `/options: ${errorText(e)}`);
     }
-    const session = this.put(args.session ?? null, env);
+    const session = this.put(args.session ?? null, { kind: 'env', env });
     try {
       this.hooks.onReset?.({ session, seed: args.seed, preset, options, result });
     } catch (e) {
@@ -198,10 +242,10 @@ export class SessionManager {
 
   /** Execute one agent command in a session. */
   step(session: string, action: string): StepResult {
-    const s = this.get(session);
+    const env = this.getEnv(session);
     let result: StepResult;
     try {
-      result = s.env.step(action);
+      result = env.step(action);
     } catch (e) {
       if (e instanceof EnvUsageError && e.code === 'episode_over') {
         throw new SessionError('episode_over', `session ${session}: the episode is over (terminated or truncated); send reset`);
@@ -218,9 +262,9 @@ export class SessionManager {
 
   /** Exact snapshot of a session's environment. */
   snapshot(session: string): EnvSnapshot {
-    const s = this.get(session);
+    const env = this.getEnv(session);
     try {
-      return s.env.snapshot();
+      return env.snapshot();
     } catch (e) {
       throw this.internal(session, 'snapshot', e);
     }
@@ -228,7 +272,7 @@ export class SessionManager {
 
   /** Continue from a snapshot in a new session, or in `session` (unchanged on failure). */
   restore(snapshot: EnvSnapshot, session?: string): SessionResetResult {
-    if (session !== undefined) this.get(session);
+    if (session !== undefined) this.getEnv(session);
     else this.checkCapacity();
     const env = this.envFactory();
     let result: ResetResult;
@@ -244,7 +288,7 @@ export class SessionManager {
       safeClose(env);
       throw new SessionError('bad_snapshot', `this snapshot restores to an invalid state: ${problem}`);
     }
-    const sid = this.put(session ?? null, env);
+    const sid = this.put(session ?? null, { kind: 'env', env });
     try {
       this.hooks.onRestore?.({ session: sid, snapshot, result });
     } catch (e) {
@@ -253,7 +297,107 @@ export class SessionManager {
     return { session: sid, ...result };
   }
 
-  /** Close a session. */
+  private checkPreset(preset: string): void {
+    if (!this.presets.has(preset)) {
+      throw new SessionError('bad_preset', `unknown preset ${JSON.stringify(preset)} (available: ${this.presetList}); file paths are not accepted over the wire`);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------- turn protocol
+
+  /** Start a turn-protocol run in a new session, or in turn session `session` (replaced; unchanged on failure). */
+  turnReset(args: { seed: number; preset?: string; session?: string; options?: TurnOptions; tools?: ToolsChoice; detail?: boolean }): TurnResetReply {
+    const preset = args.preset ?? 'default';
+    if (args.session !== undefined) this.getTurns(args.session);
+    else this.checkCapacity();
+    this.checkPreset(preset);
+    const ts = this.turnFactory();
+    let r: TurnStart;
+    try {
+      r = ts.reset(args.seed, preset, args.options ?? {});
+    } catch (e) {
+      safeClose(ts);
+      if (e instanceof PresetError) throw new SessionError('bad_preset', e.message);
+      if (isBug(e)) {
+        if (args.session !== undefined) throw this.internal(args.session, 'turn_reset', e);
+        throw new SessionError('internal', `internal error during turn_reset: ${errorText(e)}`);
+      }
+      throw new SessionError('invalid_request', `/options: ${errorText(e)}`);
+    }
+    const session = this.put(args.session ?? null, { kind: 'turns', env: ts });
+    const out: TurnResetReply = { session, messages: r.messages, tools: toolList(args.tools), tool_choice: 'auto', info: r.info };
+    if (args.detail === true) out.detail = { status: r.status };
+    return out;
+  }
+
+  /** Play one agent turn in a turn session. */
+  turnStep(session: string, action: WireTurnAction, detail = false): TurnStepReply {
+    const ts = this.getTurns(session);
+    try {
+      return ts.step(action, detail);
+    } catch (e) {
+      if (e instanceof EnvUsageError && e.code === 'episode_over') {
+        throw new SessionError('episode_over', `session ${session}: the run is over; send turn_reset`);
+      }
+      throw this.internal(session, 'turn_step', e);
+    }
+  }
+
+  /** The chat a turn session sends to the LLM next. */
+  turnMessages(session: string): ChatMessage[] {
+    const ts = this.getTurns(session);
+    try {
+      return ts.messages();
+    } catch (e) {
+      throw this.internal(session, 'turn_messages', e);
+    }
+  }
+
+  /** Exact snapshot of a turn session. */
+  turnSnapshot(session: string): TurnSnapshot {
+    const ts = this.getTurns(session);
+    try {
+      return ts.snapshot();
+    } catch (e) {
+      throw this.internal(session, 'turn_snapshot', e);
+    }
+  }
+
+  /** Continue a turn run from a snapshot in a new session, or in turn session `session` (unchanged on failure). */
+  turnRestore(snapshot: TurnSnapshot, session?: string, detail = false): TurnRestoreReply {
+    if (session !== undefined) this.getTurns(session);
+    else this.checkCapacity();
+    const ts = this.turnFactory();
+    let r: TurnStart;
+    let problem: string | null;
+    try {
+      r = ts.restore(snapshot);
+      problem = this.checkTurnRestored(r);
+    } catch (e) {
+      safeClose(ts);
+      throw new SessionError('bad_snapshot', `cannot restore this turn snapshot: ${errorText(e)}`);
+    }
+    if (problem !== null) {
+      safeClose(ts);
+      throw new SessionError('bad_snapshot', `this turn snapshot restores to an invalid state: ${problem}`);
+    }
+    const sid = this.put(session ?? null, { kind: 'turns', env: ts });
+    const out: TurnRestoreReply = { session: sid, messages: r.messages, info: r.info };
+    if (detail) out.detail = { status: r.status };
+    return out;
+  }
+
+  /** `extract_time_series` of a turn session's current world. */
+  turnTimeSeries(session: string): Record<string, unknown> {
+    const ts = this.getTurns(session);
+    try {
+      return ts.timeSeries();
+    } catch (e) {
+      throw this.internal(session, 'turn_time_series', e);
+    }
+  }
+
+  /** Close a session (of either kind). */
   close(session: string): void {
     this.get(session);
     this.remove(session, 'close');
@@ -279,7 +423,7 @@ export class SessionManager {
   }
 }
 
-function safeClose(env: SessionEnv): void {
+function safeClose(env: { close(): void }): void {
   try {
     env.close();
   } catch {

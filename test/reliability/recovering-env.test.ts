@@ -1,13 +1,17 @@
 /**
  * The recovery recipe (docs/reliability.md) as a library: `RecoveringEnv` rebuilds its episode after the
  * server restarts or reaps its session, and the trajectory is byte-identical to an uninterrupted in-process
- * run. In-process servers on loopback; every wait bounded.
+ * run. Servers run in child processes on loopback (closing and re-binding a ZeroMQ server in the same
+ * process as a connected client can trip a libzmq assertion and abort the process); every wait bounded.
  */
 import { describe, expect, it } from 'vitest';
 import { RecoveringEnv } from '../../src/client/recovering-env.js';
 import { Client, ProtocolError } from '../../src/client/client.js';
-import { startServer, type Server } from '../../src/server/server.js';
+import { ServerChild } from '../../scripts/reliability/lib/children.js';
 import { localDriver, runPolicy, type Driver } from '../../scripts/reliability/lib/policy.js';
+
+type Server = ServerChild;
+const startServer = (opts: { endpoint: string; idleTimeoutMs?: number }): Promise<Server> => ServerChild.start(opts);
 
 /** Start a server on `endpoint`, retrying while the previous one's port is still being released (bounded). */
 async function restartOn(endpoint: string): Promise<Server> {
@@ -44,7 +48,7 @@ describe('RecoveringEnv', () => {
         const run = await runPolicy(
           driverOf(env, async (n) => {
             if (!restartAt.has(n)) return;
-            await server.close(); // every session is gone
+            await server.stop(); // every session is gone
             server = await restartOn(endpoint);
           }),
           { seed: 77, steps: 200, maxSteps: 120 },
@@ -54,7 +58,7 @@ describe('RecoveringEnv', () => {
         expect(env.recoveries).toBe(restartAt.size);
       } finally {
         await env.close();
-        await server.close();
+        await server.stop();
       }
     });
   }
@@ -73,7 +77,7 @@ describe('RecoveringEnv', () => {
       expect(env.recoveries).toBeGreaterThan(0);
     } finally {
       await env.close();
-      await server.close();
+      await server.stop();
     }
   });
 
@@ -83,7 +87,7 @@ describe('RecoveringEnv', () => {
     const c1 = new Client({ endpoint, timeoutMs: 5000 });
     const old = (await c1.reset({ seed: 1 })).session;
     await c1.close();
-    await a.close();
+    await a.stop();
     const b = await restartOn(endpoint);
     const c2 = new Client({ endpoint, timeoutMs: 5000 });
     try {
@@ -95,7 +99,7 @@ describe('RecoveringEnv', () => {
       expect((await c2.step(fresh, 'company status')).info.step).toBe(1);
     } finally {
       await c2.close();
-      await b.close();
+      await b.stop();
     }
   });
 
@@ -103,7 +107,7 @@ describe('RecoveringEnv', () => {
     const server = await startServer({ endpoint: 'tcp://127.0.0.1:0' });
     const env = new RecoveringEnv({ endpoint: server.endpoint, timeoutMs: 200, recoverWithinMs: 800, retryDelayMs: 50 });
     await env.reset({ seed: 1 });
-    await server.close();
+    await server.stop();
     const t0 = Date.now();
     const err = await env.step('company status').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProtocolError);

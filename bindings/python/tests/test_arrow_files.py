@@ -128,3 +128,14 @@ def test_summary_json(run_dir: Path) -> None:
     assert summary["greedy"]["min_final_funds_cents"] == -1630305
     assert summary["greedy"]["max_final_funds_cents"] == 42029521
     assert 0 <= summary["random"]["adversarial_accept_share"] <= 1
+
+
+def test_python_schemas_equal_the_typescript_files(run_dir: Path) -> None:
+    import pyarrow.ipc as ipc
+
+    from ycgym.arrow import EPISODE_SCHEMA, STEP_SCHEMA
+
+    steps = ipc.open_file(run_dir / "trajectories.arrow").schema
+    episodes = ipc.open_file(run_dir / "episodes.arrow").schema
+    assert steps.equals(STEP_SCHEMA, check_metadata=True)
+    assert episodes.equals(EPISODE_SCHEMA, check_metadata=True)

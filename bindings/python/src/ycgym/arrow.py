@@ -59,7 +59,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "SCHEMA_VERSION",
     "STEP_SCHEMA",
+    "EPISODE_SCHEMA",
+    "TURN_SCHEMA",
     "Policy",
+    "status_row",
     "record_episode",
     "steps_to_table",
     "write_trajectories",
@@ -104,39 +107,123 @@ STEP_SCHEMA = pa.schema(
 )
 """Arrow schema of step tables (see the module docstring); equal to the TypeScript exporter's."""
 
+_EPISODE_FIELDS: list[tuple[str, Any, bool]] = [
+    ("run_id", pa.string(), False),
+    ("episode_id", pa.int64(), False),
+    ("seed", pa.int64(), False),
+    ("policy", pa.string(), False),
+    ("preset", pa.string(), False),
+    ("final_funds_cents", pa.int64(), False),
+    ("outcome", pa.string(), False),
+    ("steps", pa.int32(), False),
+    ("tasks_succeeded", pa.int32(), False),
+    ("tasks_failed", pa.int32(), False),
+    ("accepted_from_adversarial", pa.int32(), False),
+    ("accepted_total", pa.int32(), False),
+]
+
+EPISODE_SCHEMA = pa.schema(
+    [pa.field(name, typ, nullable=nullable) for name, typ, nullable in _EPISODE_FIELDS],
+    metadata={b"ycgym.schema": b"episodes", b"ycgym.schema_version": SCHEMA_VERSION.encode()},
+)
+"""Arrow schema of episode tables (``episodes.arrow``); equal to the TypeScript exporter's."""
+
+_TURN_FIELDS: list[tuple[str, Any, bool]] = [
+    ("run_id", pa.string(), False),
+    ("episode_id", pa.int64(), False),
+    ("model", pa.string(), False),
+    ("preset", pa.string(), False),
+    ("seed", pa.int64(), False),
+    ("call", pa.int64(), False),
+    ("turn", pa.int64(), False),
+    ("first_step", pa.int64(), False),
+    ("steps", pa.int32(), False),
+    ("user_input", pa.string(), False),
+    ("messages_sent", pa.int32(), False),
+    ("content", pa.string(), True),
+    ("reasoning_content", pa.string(), True),
+    ("tool_calls", pa.string(), False),
+    ("finish_reason", pa.string(), True),
+    ("prompt_tokens", pa.int64(), True),
+    ("completion_tokens", pa.int64(), True),
+    ("cost_usd", pa.float64(), True),
+    ("latency_s", pa.float64(), False),
+    ("resumed", pa.bool_(), False),
+    ("auto_advanced", pa.bool_(), False),
+    ("sim_time", pa.timestamp("us"), False),
+    ("funds_cents", pa.int64(), False),
+    ("reward_cents", pa.int64(), False),
+    ("done", pa.bool_(), False),
+    ("terminal_reason", pa.string(), True),
+    ("terminal_detail", pa.string(), True),
+]
+
+TURN_SCHEMA = pa.schema(
+    [pa.field(name, typ, nullable=nullable) for name, typ, nullable in _TURN_FIELDS],
+    metadata={b"ycgym.schema": b"llm_turns", b"ycgym.schema_version": SCHEMA_VERSION.encode()},
+)
+"""Arrow schema of LLM turn tables (``turns.arrow`` of :mod:`ycgym.llm`): one row per LLM call.
+
+``call`` counts LLM calls from 1; ``turn`` is the reference's turn number of the call (its transcript
+``turn``); ``first_step``/``steps`` locate the call's rows in the step table (same ``run_id`` and
+``episode_id``; an auto-advance ``sim resume`` of the harness counts as a step of the turn);
+``tool_calls`` is the JSON text of ``[{"id", "name", "arguments"}]``; token and cost columns are null
+when the endpoint did not report them (and no prices were given); ``latency_s`` is wall-clock time of
+the request; ``sim_time``/``funds_cents`` are after the turn, ``reward_cents`` the change of funds
+during it."""
+
 Policy = Callable[[Mapping[str, Any], Mapping[str, Any]], "str | None"]
 """A policy maps ``(observation, info)`` to the next command, or ``None`` to stop the episode."""
 
 
-def _row(
-    common: Mapping[str, Any], step: int, action: str | None, obs: Mapping[str, Any], info: Mapping[str, Any], reward: float
+def status_row(
+    common: Mapping[str, Any],
+    step: int,
+    action: str | None,
+    text: str,
+    ok: bool,
+    exit_code: int,
+    command: str | None,
+    status: Mapping[str, Any],
+    reward_cents: int,
 ) -> dict[str, Any]:
-    st = info["status"]
-    prestige = st["prestige"]
-    runway = st.get("runway_months")
+    """One :data:`STEP_SCHEMA` row from a status block (``common``: ``run_id, episode_id, policy,
+    preset, seed``); ``terminated``/``truncated``/``is_last`` are false, ``is_first`` is ``step == 0``."""
+    prestige = status["prestige"]
+    runway = status.get("runway_months")
     return {
         **common,
         "step": step,
         "action": action,
-        "observation_text": obs["text"],
-        "ok": bool(obs["ok"]),
-        "exit_code": int(obs["exit_code"]),
-        "command": info.get("command", obs.get("command") or None),
-        "sim_time": parse_time(st["sim_time"]),
-        "funds_cents": int(st["funds_cents"]),
-        "monthly_payroll_cents": int(st["monthly_payroll_cents"]),
+        "observation_text": text,
+        "ok": bool(ok),
+        "exit_code": int(exit_code),
+        "command": command,
+        "sim_time": parse_time(status["sim_time"]),
+        "funds_cents": int(status["funds_cents"]),
+        "monthly_payroll_cents": int(status["monthly_payroll_cents"]),
         "runway_months": None if runway is None else float(runway),
         **{f"prestige_{d}": float(prestige[d]) for d in DOMAINS},
-        "active_tasks": int(st["active_tasks"]),
-        "planned_tasks": int(st["planned_tasks"]),
-        "completed_tasks": int(st["completed_tasks"]),
-        "reward": float(reward),
-        "reward_cents": int(info.get("reward_cents", round(float(reward) * 100))),
+        "active_tasks": int(status["active_tasks"]),
+        "planned_tasks": int(status["planned_tasks"]),
+        "completed_tasks": int(status["completed_tasks"]),
+        "reward": int(reward_cents) / 100,
+        "reward_cents": int(reward_cents),
         "terminated": False,
         "truncated": False,
         "is_first": step == 0,
         "is_last": False,
     }
+
+
+def _row(
+    common: Mapping[str, Any], step: int, action: str | None, obs: Mapping[str, Any], info: Mapping[str, Any], reward: float
+) -> dict[str, Any]:
+    command = info.get("command", obs.get("command") or None)
+    cents = int(info.get("reward_cents", round(float(reward) * 100)))
+    row = status_row(common, step, action, obs["text"], obs["ok"], obs["exit_code"], command, info["status"], cents)
+    row["reward"] = float(reward)
+    return row
 
 
 def record_episode(
@@ -188,18 +275,21 @@ def record_episode(
     return rows
 
 
-def steps_to_table(steps: Iterable[Mapping[str, Any]]) -> pa.Table:
-    """Build a :data:`STEP_SCHEMA` table from step rows (e.g. several :func:`record_episode` results)."""
+def steps_to_table(steps: Iterable[Mapping[str, Any]], schema: pa.Schema = STEP_SCHEMA) -> pa.Table:
+    """Build a :data:`STEP_SCHEMA` table from step rows (e.g. several :func:`record_episode` results);
+    with ``schema`` (:data:`EPISODE_SCHEMA`, :data:`TURN_SCHEMA`), a table of those rows."""
     rows = list(steps)
-    cols = {f.name: [r[f.name] for r in rows] for f in STEP_SCHEMA}
-    return pa.Table.from_pydict(cols, schema=STEP_SCHEMA)
+    cols = {f.name: [r[f.name] for r in rows] for f in schema}
+    return pa.Table.from_pydict(cols, schema=schema)
 
 
-def write_trajectories(table: pa.Table, path: str | Path) -> Path:
-    """Write a step table as an Arrow IPC file (``.arrow``; ``.parquet`` writes Parquet)."""
+def write_trajectories(table: pa.Table, path: str | Path, schema: pa.Schema | None = STEP_SCHEMA) -> Path:
+    """Write a step table as an Arrow IPC file (``.arrow``; ``.parquet`` writes Parquet). Other tables:
+    pass their ``schema`` (or ``None`` to write the table as it is)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    table = table.cast(STEP_SCHEMA) if table.schema != STEP_SCHEMA else table
+    if schema is not None and table.schema != schema:
+        table = table.cast(schema)
     if p.suffix == ".parquet":
         import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
 

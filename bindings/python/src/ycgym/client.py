@@ -34,6 +34,10 @@ __all__ = [
     "StepResult",
     "ResetResult",
     "HelloResult",
+    "ToolResult",
+    "TurnInfo",
+    "TurnResetResult",
+    "TurnStepResult",
 ]
 
 PROTOCOL_VERSION = 1
@@ -128,6 +132,58 @@ class HelloResult(TypedDict, total=False):
     presets: list[str]
     limits: dict[str, Any]
     spaces: dict[str, Any]
+
+
+class ToolResult(TypedDict):
+    """One tool call's result, as the chat carries it (as JSON text) in a ``tool`` message."""
+
+    ok: bool
+    exit_code: int
+    stdout: str
+    stderr: str
+    sim_time: None
+    command: str
+
+
+class TurnInfo(TypedDict):
+    """Run-level information of the turn protocol (``TurnInfo`` in ``docs/protocol.md``)."""
+
+    turn: int
+    calls: int
+    episode: int
+    turns_since_resume: int
+    resumed: bool
+    auto_advanced: bool
+    auto_resume: ToolResult | None
+    reward_cents: int
+    funds_cents: int
+    sim_time: str
+    terminal_reason: str | None
+    terminal_detail: str | None
+    episode_end: dict[str, Any] | None
+
+
+class TurnResetResult(TypedDict, total=False):
+    """Result of ``turn_reset`` / ``turn_restore`` (``tools``/``tool_choice`` only from ``turn_reset``,
+    ``detail`` only when requested)."""
+
+    session: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    tool_choice: str
+    info: TurnInfo
+    detail: dict[str, Any]
+
+
+class TurnStepResult(TypedDict, total=False):
+    """Result of ``turn_step`` (``detail`` only when requested)."""
+
+    tool_results: list[ToolResult]
+    next_user_message: str | None
+    done: bool
+    terminal_reason: str | None
+    info: TurnInfo
+    detail: dict[str, Any]
 
 
 def _as_z85(key: str | bytes | None) -> bytes | None:
@@ -350,6 +406,79 @@ class Client:
     ) -> ResetResult:
         """Continue from ``snapshot`` in ``session`` (overwritten) or in a new session."""
         return cast(ResetResult, self.request("restore", snapshot=snapshot, session=session, timeout=timeout))
+
+    # ------------------------------------------------------------------ turn protocol ops
+
+    def turn_reset(
+        self,
+        seed: int,
+        preset: str = "default",
+        *,
+        session: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        tools: str | None = None,
+        detail: bool = False,
+        timeout: Timeout = DEFAULT,
+    ) -> TurnResetResult:
+        """Start a run of the paper's turn protocol (a ``TurnEnv`` session; ``docs/turn-protocol.md``).
+
+        ``options``: ``max_turns``, ``history_keep_rounds``, ``auto_advance_after_turns``,
+        ``max_episodes``, ``system_prompt``, ``accept_unprefixed``, ``fixes``, ``start_date``,
+        ``company_name``, ``horizon_years``. ``tools``: ``"run_command"`` (default, the reference's
+        only tool), ``"verbs"`` (one tool per command) or ``"all"``. The result carries the first
+        ``messages`` to send, the ``tools`` and ``tool_choice``; ``detail=True`` adds the status block.
+        """
+        return cast(
+            TurnResetResult,
+            self.request(
+                "turn_reset",
+                seed=int(seed),
+                preset=preset,
+                session=session,
+                options=dict(options) if options else None,
+                tools=tools,
+                detail=True if detail else None,
+                timeout=timeout,
+            ),
+        )
+
+    def turn_step(
+        self, session: str, action: Mapping[str, Any] | Sequence[str], *, detail: bool = False, timeout: Timeout = DEFAULT
+    ) -> TurnStepResult:
+        """Play one agent turn: ``{"tool_calls": [{"id", "name", "arguments"}], "content": ..., "reasoning_content": ...}``
+        (the model's reply) or a list of command strings (``run_command`` calls)."""
+        if isinstance(action, str):
+            raise TypeError("turn_step takes a list of commands or a {'tool_calls': ...} mapping, not one string")
+        act: dict[str, Any] = {"commands": list(action)} if not isinstance(action, Mapping) else dict(action)
+        return cast(
+            TurnStepResult, self.request("turn_step", session=session, action=act, detail=True if detail else None, timeout=timeout)
+        )
+
+    def turn_messages(self, session: str, *, timeout: Timeout = DEFAULT) -> list[dict[str, Any]]:
+        """The chat to send to the LLM on the next call (system prompt with scratchpad, kept history)."""
+        return cast("list[dict[str, Any]]", self.request("turn_messages", session=session, timeout=timeout)["messages"])
+
+    def turn_snapshot(self, session: str, *, timeout: Timeout = DEFAULT) -> dict[str, Any]:
+        """Exact snapshot of a turn session (``format: "ycgym-turns"``; world, chat and counters)."""
+        return cast("dict[str, Any]", self.request("turn_snapshot", session=session, timeout=timeout)["snapshot"])
+
+    def turn_restore(
+        self,
+        snapshot: Mapping[str, Any],
+        session: str | None = None,
+        *,
+        detail: bool = False,
+        timeout: Timeout = DEFAULT,
+    ) -> TurnResetResult:
+        """Continue a turn run from ``snapshot`` in ``session`` (overwritten) or in a new session."""
+        return cast(
+            TurnResetResult,
+            self.request("turn_restore", snapshot=snapshot, session=session, detail=True if detail else None, timeout=timeout),
+        )
+
+    def turn_time_series(self, session: str, *, timeout: Timeout = DEFAULT) -> dict[str, Any]:
+        """The reference's ``extract_time_series`` of the session's current world (rollout JSON ``time_series``)."""
+        return cast("dict[str, Any]", self.request("turn_time_series", session=session, timeout=timeout)["time_series"])
 
     def close(self, session: str | None = None, *, timeout: Timeout = DEFAULT) -> Any:
         """With ``session``: the protocol's ``close`` op (frees that session on the server).

@@ -1,0 +1,700 @@
+"""Run an LLM through the paper's turn protocol (``TurnEnv`` over the wire) and record the run.
+
+One LLM call is one agent turn. The server's ``turn_*`` ops hold the harness (system prompt with the
+scratchpad, context messages, auto-advance, history truncation, ``max_turns``, restarts after
+bankruptcy); this module only sends the chat the server hands out (``turn_messages``), exactly as the
+reference harness (``agent/runtime/litellm_runtime.py``) does, and plays the model's tool calls back
+with ``turn_step``:
+
+* request: ``model``, ``messages``, ``tools``, ``tool_choice="auto"``, ``timeout``. ``temperature`` and
+  ``top_p`` are **not** sent (the reference never sends them); give them explicitly to send them.
+* retries: ``retry_max_attempts`` attempts with ``retry_backoff * 2**(attempt-1)`` seconds between them
+  (none after a context-length error), as the reference does; when every attempt fails the run ends
+  with ``terminal_reason="error"`` and the exception's text, and is still recorded.
+* assistant message: ``content`` as the model gave it (``None`` with tool calls), and
+  ``reasoning_content`` when the model returned one (``reasoning_content`` or ``reasoning``), or always
+  for the models the reference treats as thinking providers (``openrouter/deepseek/...``, ``deepseek-v``).
+
+Outputs (see :func:`run_llm_episode`): ``trajectories.arrow`` (:data:`ycgym.arrow.STEP_SCHEMA`, one row
+per executed command), ``episodes.arrow``, ``turns.arrow`` (:data:`ycgym.arrow.TURN_SCHEMA`, one row
+per LLM call), ``summary.json`` (as ``ycgym run``, keyed by model) and the reference's rollout JSON
+``rollouts/yc_bench_result_<preset>_<seed>_<model slug>.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from .._backend import Backend
+from ..client import TurnStepResult
+
+__all__ = [
+    "LLMSettings",
+    "LLMRunResult",
+    "TurnRecord",
+    "run_llm_episode",
+    "make_openai_client",
+    "rollout_path",
+    "write_run",
+    "ADVERSARIAL_LOYALTY",
+]
+
+ToolsMode = Literal["run_command", "verbs", "all"]
+
+ADVERSARIAL_LOYALTY = -0.3
+"""Clients below this loyalty are adversarial (as the harness defines it; never shown to the agent)."""
+
+_CONTEXT_ERRORS = (
+    "context length",
+    "maximum context",
+    "max context",
+    "too many tokens",
+    "prompt is too long",
+    "token limit",
+    "context window",
+)
+
+
+@dataclass
+class LLMSettings:
+    """How to call the model.
+
+    Args:
+        model: model name sent to the endpoint (also the ``policy`` column and the rollout's ``model``).
+        base_url: OpenAI-compatible base URL (default ``OPENAI_BASE_URL``, else the ``openai`` default).
+        api_key: key (default ``OPENAI_API_KEY``; ``"EMPTY"`` when neither is set and ``base_url`` is).
+        tools: ``"run_command"`` (the reference's single tool), ``"verbs"`` (one tool per command),
+            or ``"all"``.
+        temperature, top_p: sent only when given (the reference never sends them).
+        max_tokens: sent as ``max_tokens`` only when given.
+        extra_body: extra JSON fields merged into every request body.
+        request_timeout: seconds per request (the reference's ``request_timeout_seconds``, 300).
+        retry_max_attempts, retry_backoff: the reference's retry policy (3 attempts, 1 s doubling).
+        price_prompt, price_completion: USD per million prompt / completion tokens, used when the
+            endpoint does not report a cost itself (``usage.cost``, as OpenRouter does).
+    """
+
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    tools: ToolsMode = "run_command"
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    extra_body: Mapping[str, Any] | None = None
+    request_timeout: float = 300.0
+    retry_max_attempts: int = 3
+    retry_backoff: float = 1.0
+    price_prompt: float | None = None
+    price_completion: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.tools not in ("run_command", "verbs", "all"):
+            raise ValueError(f"tools must be 'run_command', 'verbs' or 'all', got {self.tools!r}")
+        if self.retry_max_attempts < 1:
+            raise ValueError("retry_max_attempts must be >= 1")
+        if self.request_timeout <= 0:
+            raise ValueError("request_timeout must be > 0")
+        if self.retry_backoff < 0:
+            raise ValueError("retry_backoff must be >= 0")
+
+
+@dataclass
+class TurnRecord:
+    """One LLM call (one agent turn) as the runner saw it."""
+
+    call: int
+    turn: int
+    episode: int
+    user_input: str
+    messages_sent: int
+    content: str | None
+    reasoning_content: str | None
+    tool_calls: list[dict[str, str]]
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    latency_s: float
+    timestamp: str
+    result: TurnStepResult
+    first_step: int = 0
+    steps: int = 0
+
+
+@dataclass
+class LLMRunResult:
+    """What :func:`run_llm_episode` produced (``files`` is empty without ``out``)."""
+
+    rollout: dict[str, Any]
+    step_rows: list[dict[str, Any]]
+    episode_rows: list[dict[str, Any]]
+    turn_rows: list[dict[str, Any]]
+    turns: list[TurnRecord]
+    terminal_reason: str | None
+    terminal_detail: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    files: dict[str, Path] = field(default_factory=dict)
+
+
+def make_openai_client(settings: LLMSettings) -> Any:
+    """An ``openai.OpenAI`` client for ``settings`` (its own retries off: the runner retries as the reference)."""
+    try:
+        import openai
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("ycgym.llm needs the openai package: pip install 'ycgym[llm]'") from e
+    base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    api_key = settings.api_key or os.environ.get("OPENAI_API_KEY") or None
+    if api_key is None:
+        if base_url is None:
+            raise ValueError("no API key: set OPENAI_API_KEY or pass --api-key (or a --base-url of a local server)")
+        api_key = "EMPTY"
+    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=settings.request_timeout)
+
+
+def rollout_path(out: str | Path, preset: str, seed: int, model: str) -> Path:
+    """``OUT/rollouts/yc_bench_result_<preset>_<seed>_<slug>.json`` (slug: ``/`` replaced by ``_``)."""
+    return Path(out) / "rollouts" / f"yc_bench_result_{preset}_{seed}_{model.replace('/', '_')}.json"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def _is_context_error(e: BaseException) -> bool:
+    t = str(e).lower()
+    return any(p in t for p in _CONTEXT_ERRORS)
+
+
+def _extra(obj: Any, key: str) -> Any:
+    """A field the ``openai`` models keep as an extra (``reasoning_content``, ``usage.cost``)."""
+    v = getattr(obj, key, None)
+    if v is not None:
+        return v
+    extra = getattr(obj, "model_extra", None)
+    return extra.get(key) if isinstance(extra, dict) else None
+
+
+class _LLMError(RuntimeError):
+    pass
+
+
+@dataclass
+class _Reply:
+    content: str | None
+    reasoning: str | None
+    tool_calls: list[dict[str, str]]
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cost_usd: float | None
+    latency_s: float
+
+
+def _complete(llm: Any, s: LLMSettings, messages: list[dict[str, Any]], tools: list[dict[str, Any]], call: int) -> _Reply:
+    kwargs: dict[str, Any] = {"model": s.model, "messages": messages, "tools": tools, "tool_choice": "auto", "timeout": s.request_timeout}
+    if s.temperature is not None:
+        kwargs["temperature"] = s.temperature
+    if s.top_p is not None:
+        kwargs["top_p"] = s.top_p
+    if s.max_tokens is not None:
+        kwargs["max_tokens"] = s.max_tokens
+    if s.extra_body:
+        kwargs["extra_body"] = dict(s.extra_body)
+    last: BaseException | None = None
+    for attempt in range(1, s.retry_max_attempts + 1):
+        t0 = time.monotonic()
+        try:
+            resp = llm.chat.completions.create(**kwargs)
+            if not getattr(resp, "choices", None):
+                raise _LLMError("the endpoint returned no choices")
+            return _parse(resp, s, call, time.monotonic() - t0)
+        except Exception as e:
+            last = e
+            if _is_context_error(e):
+                continue
+            if attempt >= s.retry_max_attempts:
+                raise _LLMError(f"Failed to run turn after {s.retry_max_attempts} attempts") from e
+            time.sleep(s.retry_backoff * (2 ** (attempt - 1)))
+    raise _LLMError("run_turn failed without result") from last
+
+
+def _parse(resp: Any, s: LLMSettings, call: int, latency: float) -> _Reply:
+    choice = resp.choices[0]
+    msg = choice.message
+    calls: list[dict[str, str]] = []
+    for i, tc in enumerate(getattr(msg, "tool_calls", None) or []):
+        fn = getattr(tc, "function", None)
+        if fn is None:
+            continue
+        tid = getattr(tc, "id", None) or f"call_{call}_{i}"
+        args = fn.arguments if isinstance(fn.arguments, str) else json.dumps(fn.arguments)
+        calls.append({"id": str(tid), "name": str(fn.name), "arguments": args})
+    reasoning = _extra(msg, "reasoning_content") or _extra(msg, "reasoning") or ""
+    thinking = s.model.startswith("openrouter/deepseek/") or "deepseek-v" in s.model
+    usage = getattr(resp, "usage", None)
+    pt = ct = None
+    cost: float | None = None
+    if usage is not None:
+        pt = getattr(usage, "prompt_tokens", None)
+        ct = getattr(usage, "completion_tokens", None)
+        reported = _extra(usage, "cost")
+        if isinstance(reported, (int, float)) and not isinstance(reported, bool):
+            cost = float(reported)
+    if cost is None and (s.price_prompt is not None or s.price_completion is not None) and (pt is not None or ct is not None):
+        cost = ((pt or 0) * (s.price_prompt or 0.0) + (ct or 0) * (s.price_completion or 0.0)) / 1e6
+    return _Reply(
+        content=msg.content,
+        reasoning=str(reasoning) if (reasoning or thinking) else None,
+        tool_calls=calls,
+        finish_reason=getattr(choice, "finish_reason", None),
+        prompt_tokens=int(pt) if pt is not None else None,
+        completion_tokens=int(ct) if ct is not None else None,
+        cost_usd=cost,
+        latency_s=latency,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- records
+
+
+def _agent_output(rec: TurnRecord) -> str:
+    """The reference's ``final_output`` of a turn."""
+    if rec.tool_calls:
+        cmds = [r["command"] for r in rec.result["tool_results"]]
+        return f"Executed {len(rec.tool_calls)} tool call(s): {', '.join(cmds)}"
+    return rec.content or ""
+
+
+def _commands_executed(rec: TurnRecord) -> list[str]:
+    """The reference's ``_extract_commands``: ``"<command> -> <first 500 chars of the tool result>"``."""
+    out: list[str] = []
+    for r in rec.result["tool_results"]:
+        rd: Mapping[str, Any] = r
+        if rd["command"]:
+            text = json.dumps({k: rd[k] for k in ("ok", "exit_code", "stdout", "stderr", "sim_time", "command")})
+            out.append(f"{rd['command']} -> {text[:500]}")
+    return out
+
+
+def _transcript_entry(rec: TurnRecord) -> dict[str, Any]:
+    return {
+        "turn": rec.turn,
+        "timestamp": rec.timestamp,
+        "user_input": rec.user_input,
+        "agent_output": _agent_output(rec),
+        "commands_executed": _commands_executed(rec),
+        "prompt_tokens": rec.prompt_tokens or 0,
+        "completion_tokens": rec.completion_tokens or 0,
+        "cost_usd": rec.cost_usd or 0.0,
+    }
+
+
+def _episode_counts(ts: Mapping[str, Any] | None) -> dict[str, int]:
+    """Task counts from a ``time_series`` (harness knowledge: client loyalty)."""
+    if not ts:
+        return {"tasks_succeeded": 0, "tasks_failed": 0, "accepted_from_adversarial": 0, "accepted_total": 0}
+    rats = {c["name"] for c in ts.get("clients", []) if float(c.get("loyalty", 0.0)) < ADVERSARIAL_LOYALTY}
+    tasks = ts.get("tasks", [])
+    return {
+        "tasks_succeeded": sum(1 for t in tasks if t.get("status") == "completed_success"),
+        "tasks_failed": sum(1 for t in tasks if t.get("status") == "completed_fail"),
+        "accepted_from_adversarial": sum(1 for t in tasks if t.get("client_name") in rats),
+        "accepted_total": len(tasks),
+    }
+
+
+def _summary(model: str, episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``summary.json`` as ``ycgym run`` writes it (keyed by policy = model)."""
+    funds = sorted(int(e["final_funds_cents"]) for e in episodes)
+    n = len(funds)
+    med: float = 0
+    if n:
+        med = funds[n // 2] if n % 2 else (funds[n // 2 - 1] + funds[n // 2]) / 2
+    accepted = sum(int(e["accepted_total"]) for e in episodes)
+    adv = sum(int(e["accepted_from_adversarial"]) for e in episodes)
+    return {
+        model: {
+            "episodes": n,
+            "mean_final_funds_cents": sum(funds) / n if n else 0,
+            "median_final_funds_cents": med,
+            "min_final_funds_cents": funds[0] if n else 0,
+            "max_final_funds_cents": funds[-1] if n else 0,
+            "bankruptcies": sum(1 for e in episodes if e["outcome"] == "bankruptcy"),
+            "tasks_succeeded": sum(int(e["tasks_succeeded"]) for e in episodes),
+            "tasks_failed": sum(int(e["tasks_failed"]) for e in episodes),
+            "adversarial_accept_share": adv / accepted if accepted else 0,
+        }
+    }
+
+
+# ---------------------------------------------------------------------------------------------- runner
+
+
+class _Recorder:
+    """Builds step rows (one per executed command, auto-advance resumes included) and episode rows."""
+
+    def __init__(self, run_id: str, model: str, preset: str, seed: int) -> None:
+        self.run_id, self.model, self.preset, self.seed = run_id, model, preset, seed
+        self.rows: list[dict[str, Any]] = []
+        self.episodes: list[dict[str, Any]] = []
+        self.episode = 1
+        self.step = 0
+        self.ep_start = 0
+
+    def common(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "episode_id": self.episode - 1, "policy": self.model, "preset": self.preset, "seed": self.seed}
+
+    def start(self, status: Mapping[str, Any]) -> None:
+        from ..arrow import status_row
+
+        self.step = 0
+        self.ep_start = len(self.rows)
+        self.rows.append(status_row(self.common(), 0, None, "", True, 0, None, status, 0))
+
+    def add(self, tool: Mapping[str, Any], call: Mapping[str, Any]) -> None:
+        from ..arrow import status_row
+
+        status = call["status"]
+        prev = int(self.rows[-1]["funds_cents"])
+        self.step += 1
+        text = tool["stdout"] if tool["stdout"] else tool["stderr"]
+        row = status_row(
+            self.common(),
+            self.step,
+            tool["command"],
+            text,
+            tool["ok"],
+            tool["exit_code"],
+            call["command"],
+            status,
+            int(status["funds_cents"]) - prev,
+        )
+        self.rows.append(row)
+
+    def end(self, terminal_reason: str | None, time_series: Mapping[str, Any] | None) -> None:
+        last = self.rows[-1]
+        last["is_last"] = True
+        terminated = terminal_reason in ("bankruptcy", "horizon_end")
+        last["terminated"] = terminated
+        last["truncated"] = not terminated
+        self.episodes.append(
+            {
+                "run_id": self.run_id,
+                "episode_id": self.episode - 1,
+                "seed": self.seed,
+                "policy": self.model,
+                "preset": self.preset,
+                "final_funds_cents": int(last["funds_cents"]),
+                "outcome": terminal_reason if terminated else "truncated",
+                "steps": self.step,
+                **_episode_counts(time_series),
+            }
+        )
+
+
+def run_llm_episode(
+    model: str,
+    *,
+    seed: int = 1,
+    preset: str = "default",
+    out: str | Path | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    tools: ToolsMode = "run_command",
+    max_turns: int | None = None,
+    max_episodes: int = 1,
+    history_keep_rounds: int | None = None,
+    auto_advance_after_turns: int | None = None,
+    system_prompt: str | None = None,
+    fixes: Mapping[str, bool] | None = None,
+    turn_options: Mapping[str, Any] | None = None,
+    settings: LLMSettings | None = None,
+    endpoint: str | None = None,
+    llm: Any = None,
+    run_id: str | None = None,
+    timeout: float | None = 60.0,
+    on_turn: Callable[[TurnRecord], None] | None = None,
+) -> LLMRunResult:
+    """Play one run (``max_episodes`` episodes at most) of the turn protocol with an LLM and record it.
+
+    Args:
+        model: model name (ignored when ``settings`` is given).
+        seed, preset: the world.
+        out: directory for the files (none written when ``None``).
+        base_url, api_key, tools: see :class:`LLMSettings` (ignored when ``settings`` is given).
+        max_turns, max_episodes, history_keep_rounds, auto_advance_after_turns, system_prompt, fixes:
+            ``turn_reset`` options (``None``: the preset's value); ``turn_options`` adds any other.
+        endpoint: ycgym server (default: a local server child process).
+        llm: an ``openai.OpenAI``-like client (default :func:`make_openai_client`).
+        run_id: ``run_id`` column (default ``llm-<preset>-<seed>-<model slug>``).
+        timeout: seconds per ycgym request.
+        on_turn: called after every LLM call with its record.
+
+    The step table has one row per executed command: row 0 is the world at the start of the episode,
+    then one row per tool call in order, and a row for the harness's own ``sim resume`` when it
+    auto-advances (``action`` ``"yc-bench sim resume"``). ``observation_text`` is the tool result's
+    stdout (or its stderr when stdout is empty, e.g. usage errors): what the agent saw. The last row of an
+    episode is ``terminated`` when it ended in bankruptcy or at the horizon, else ``truncated``
+    (``max_turns``, an LLM failure). After a bankruptcy with episodes left the next episode starts
+    with a new row 0 (``episode_id`` + 1).
+    """
+    s = settings if settings is not None else LLMSettings(model=model, base_url=base_url, api_key=api_key, tools=tools)
+    if llm is None:
+        llm = make_openai_client(s)
+    options: dict[str, Any] = dict(turn_options or {})
+    for k, v in (
+        ("max_turns", max_turns),
+        ("history_keep_rounds", history_keep_rounds),
+        ("auto_advance_after_turns", auto_advance_after_turns),
+        ("system_prompt", system_prompt),
+    ):
+        if v is not None:
+            options[k] = v
+    if max_episodes != 1:
+        options["max_episodes"] = int(max_episodes)
+    if fixes:
+        options["fixes"] = dict(fixes)
+    slug = s.model.replace("/", "_")
+    rid = run_id if run_id is not None else f"llm-{preset}-{seed}-{slug}"
+    rec = _Recorder(rid, s.model, preset, seed)
+    turns: list[TurnRecord] = []
+    episode_logs: list[dict[str, Any]] = []
+    backend = Backend(endpoint, timeout=timeout)
+    started_at = _now()
+    ep_started = started_at
+    ended_at: str | None = None
+    terminal_reason: str | None = None
+    terminal_detail: str | None = None
+    final_ts: dict[str, Any] | None = None
+    horizon_years: int | None = None
+    try:
+        c = backend.client
+        r = c.turn_reset(seed, preset, options=options, tools=s.tools, detail=True)
+        session = r["session"]
+        backend.sessions.add(session)
+        messages = r["messages"]
+        tool_list = r["tools"]
+        status0 = r["detail"]["status"]
+        horizon_years = int(status0["horizon_end"][:4]) - int(status0["sim_time"][:4])
+        rec.start(status0)
+        ep_transcript: list[dict[str, Any]] = []
+        call = 0
+        last_turn = 0
+        while True:
+            call += 1
+            user_input = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+            timestamp = _now()
+            try:
+                reply = _complete(llm, s, messages, tool_list, call)
+            except _LLMError as e:
+                # The reference marks the run terminal with the error and still writes the rollout.
+                terminal_reason, terminal_detail = "error", str(e)
+                ended_at = _now()
+                final_ts = c.turn_time_series(session)
+                rec.end("error", final_ts)
+                episode_logs.append(
+                    {
+                        "episode": rec.episode,
+                        "turns_completed": last_turn,
+                        "terminal_reason": "error",
+                        "terminal_detail": terminal_detail,
+                        "cost_usd": round(sum(t["cost_usd"] for t in ep_transcript), 6),
+                        "started_at": ep_started,
+                        "ended_at": ended_at,
+                        "transcript": ep_transcript,
+                    }
+                )
+                break
+            action: dict[str, Any] = {"tool_calls": reply.tool_calls, "content": reply.content}
+            if reply.reasoning is not None:
+                action["reasoning_content"] = reply.reasoning
+            first = rec.step + 1
+            res = c.turn_step(session, action, detail=True)
+            detail = res["detail"]
+            for tool, cd in zip(res["tool_results"], detail["calls"]):
+                rec.add(tool, cd)
+            auto = res["info"]["auto_resume"]
+            if auto is not None and detail["auto_resume"] is not None:
+                rec.add(auto, detail["auto_resume"])
+            info = res["info"]
+            ep_end = info["episode_end"]
+            last_turn = int(info["turn"])
+            record = TurnRecord(
+                call=call,
+                turn=int(ep_end["turns_completed"]) if ep_end else int(info["turn"]),
+                episode=rec.episode,
+                user_input=user_input,
+                messages_sent=len(messages),
+                content=reply.content,
+                reasoning_content=reply.reasoning,
+                tool_calls=reply.tool_calls,
+                finish_reason=reply.finish_reason,
+                prompt_tokens=reply.prompt_tokens,
+                completion_tokens=reply.completion_tokens,
+                cost_usd=reply.cost_usd,
+                latency_s=reply.latency_s,
+                timestamp=timestamp,
+                result=res,
+                first_step=first,
+                steps=rec.step - first + 1,
+            )
+            turns.append(record)
+            ep_transcript.append(_transcript_entry(record))
+            if on_turn is not None:
+                on_turn(record)
+            if ep_end is not None:
+                ended_at = _now()
+                ts = detail["episode_time_series"]
+                rec.end(ep_end["terminal_reason"], ts)
+                episode_logs.append(
+                    {
+                        "episode": int(ep_end["episode"]),
+                        "turns_completed": int(ep_end["turns_completed"]),
+                        "terminal_reason": ep_end["terminal_reason"],
+                        "terminal_detail": ep_end["terminal_detail"],
+                        "cost_usd": round(sum(t["cost_usd"] for t in ep_transcript), 6),
+                        "started_at": ep_started,
+                        "ended_at": ended_at,
+                        "transcript": ep_transcript,
+                    }
+                )
+                terminal_reason, terminal_detail = ep_end["terminal_reason"], ep_end["terminal_detail"]
+                final_ts = ts
+                if not res["done"]:
+                    rec.episode += 1
+                    rec.start(detail["status"])
+                    ep_transcript = []
+                    ep_started = _now()
+            if res["done"]:
+                break
+            messages = c.turn_messages(session)
+    finally:
+        backend.close()
+
+    rollout = _rollout(
+        s.model, seed, horizon_years, max_episodes, started_at, ended_at, terminal_reason, terminal_detail, episode_logs, final_ts
+    )
+    turn_rows = [_turn_row(rid, s.model, preset, seed, t) for t in turns]
+    pt = sum(t.prompt_tokens or 0 for t in turns)
+    ct = sum(t.completion_tokens or 0 for t in turns)
+    cost = sum(t.cost_usd or 0.0 for t in turns)
+    result = LLMRunResult(
+        rollout=rollout,
+        step_rows=rec.rows,
+        episode_rows=rec.episodes,
+        turn_rows=turn_rows,
+        turns=turns,
+        terminal_reason=terminal_reason,
+        terminal_detail=terminal_detail,
+        prompt_tokens=pt,
+        completion_tokens=ct,
+        cost_usd=cost,
+    )
+    if out is not None:
+        result.files = write_run(result, out, preset=preset, seed=seed, model=s.model)
+    return result
+
+
+def _rollout(
+    model: str,
+    seed: int,
+    horizon_years: int | None,
+    max_episodes: int,
+    started_at: str,
+    ended_at: str | None,
+    reason: str | None,
+    detail: str | None,
+    episodes: list[dict[str, Any]],
+    time_series: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """``RunState.full_rollout()`` plus ``time_series`` (``runner/main.py``)."""
+    last = episodes[-1] if episodes else None
+    base: dict[str, Any] = {
+        "session_id": f"run-{seed}-{model}",
+        "model": model,
+        "seed": seed,
+        "horizon_years": horizon_years,
+        "total_episodes": last["episode"] if last else 1,
+        "terminal": reason is not None,
+        "terminal_reason": reason,
+        "terminal_detail": detail,
+        "started_at": last["started_at"] if last else started_at,
+        "ended_at": ended_at,
+    }
+    if max_episodes > 1:
+        base["turns_completed"] = sum(e["turns_completed"] for e in episodes)
+        base["total_cost_usd"] = round(sum(e["cost_usd"] for e in episodes), 6)
+        base["episodes"] = episodes
+    else:
+        base["turns_completed"] = last["turns_completed"] if last else 0
+        base["total_cost_usd"] = last["cost_usd"] if last else 0.0
+        base["transcript"] = last["transcript"] if last else []
+    base["time_series"] = time_series
+    return base
+
+
+def _turn_row(run_id: str, model: str, preset: str, seed: int, t: TurnRecord) -> dict[str, Any]:
+    from ..spaces import parse_time
+
+    info = t.result["info"]
+    ep_end = info["episode_end"]
+    return {
+        "run_id": run_id,
+        "episode_id": t.episode - 1,
+        "model": model,
+        "preset": preset,
+        "seed": seed,
+        "call": t.call,
+        "turn": t.turn,
+        "first_step": t.first_step,
+        "steps": t.steps,
+        "user_input": t.user_input,
+        "messages_sent": t.messages_sent,
+        "content": t.content,
+        "reasoning_content": t.reasoning_content,
+        "tool_calls": json.dumps(t.tool_calls),
+        "finish_reason": t.finish_reason,
+        "prompt_tokens": t.prompt_tokens,
+        "completion_tokens": t.completion_tokens,
+        "cost_usd": t.cost_usd,
+        "latency_s": t.latency_s,
+        "resumed": bool(info["resumed"]),
+        "auto_advanced": bool(info["auto_advanced"]),
+        "sim_time": parse_time(info["sim_time"]),
+        "funds_cents": int(info["funds_cents"]),
+        "reward_cents": int(info["reward_cents"]),
+        "done": bool(t.result["done"]),
+        "terminal_reason": ep_end["terminal_reason"] if ep_end else None,
+        "terminal_detail": ep_end["terminal_detail"] if ep_end else None,
+    }
+
+
+def write_run(result: LLMRunResult, out: str | Path, *, preset: str, seed: int, model: str) -> dict[str, Path]:
+    """Write the run's files to ``out`` (see the module docstring); returns their paths by name."""
+    from ..arrow import EPISODE_SCHEMA, STEP_SCHEMA, TURN_SCHEMA, steps_to_table, write_trajectories
+
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    files = {
+        "trajectories": write_trajectories(steps_to_table(result.step_rows), d / "trajectories.arrow", STEP_SCHEMA),
+        "episodes": write_trajectories(steps_to_table(result.episode_rows, EPISODE_SCHEMA), d / "episodes.arrow", EPISODE_SCHEMA),
+        "turns": write_trajectories(steps_to_table(result.turn_rows, TURN_SCHEMA), d / "turns.arrow", TURN_SCHEMA),
+    }
+    summary = d / "summary.json"
+    summary.write_text(json.dumps(_summary(model, result.episode_rows), indent=2) + "\n")
+    files["summary"] = summary
+    rp = rollout_path(d, preset, seed, model)
+    rp.parent.mkdir(parents=True, exist_ok=True)
+    rp.write_text(json.dumps(result.rollout, indent=2))
+    files["rollout"] = rp
+    return files

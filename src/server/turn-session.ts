@@ -1,0 +1,210 @@
+/**
+ * A turn-protocol session of the server: a `TurnEnv` (src/env/turns.ts) plus what the wire adds on top of
+ * it: the tool list chosen at `turn_reset`, checked snapshots, and the optional `detail` of a step (the
+ * status block after every tool call, the recognised verbs, the time series of an episode that ended),
+ * which a recorder needs and the chat does not carry. The chat and the tool results are exactly the
+ * in-process `TurnEnv`'s: a step runs `call`/`run` for each tool call and then `endTurn`, as `step` does.
+ */
+import { statusOf, type Status } from '../env/env.js';
+import { policyError, pyShlexSplit, type ToolResult } from '../env/executor.js';
+import { toolSchemas, type FunctionTool } from '../env/tools.js';
+import {
+  TurnEnv,
+  type ChatMessage,
+  type ToolCall,
+  type TurnInfo,
+  type TurnOptions,
+  type TurnSnapshot,
+} from '../env/turns.js';
+import { extractTimeSeries } from '../export/rollout-json.js';
+import { parseArgv } from '../sim/commands/spec.js';
+import { DEFAULT_LIMITS, type Simulation } from '../sim/simulation.js';
+import { validateSimSnapshot } from '../snapshot.js';
+
+/** Which tool schemas `turn_reset` hands out: the reference's `run_command`, one tool per verb, or both. */
+export type ToolsChoice = 'run_command' | 'verbs' | 'all';
+
+/** The tool list of a `ToolsChoice`. */
+export function toolList(choice: ToolsChoice = 'run_command'): FunctionTool[] {
+  const t = toolSchemas();
+  if (choice === 'verbs') return t.verbs;
+  if (choice === 'all') return [...t.reference, ...t.verbs];
+  return t.reference;
+}
+
+/** A turn as it comes over the wire: `commands` (run_command calls) or the model's `tool_calls`. */
+export interface WireTurnAction {
+  commands?: string[];
+  tool_calls?: ToolCall[];
+  content?: string | null;
+  reasoning_content?: string;
+}
+
+/** Status after one executed command and the verb it was recognised as (the `Observation` fields a tool result lacks). */
+export interface CallDetail {
+  command: string | null;
+  status: Status;
+}
+
+/** `detail` of `turn_step`. */
+export interface TurnStepDetail {
+  /** One entry per tool result, in order. */
+  calls: CallDetail[];
+  /** The harness's own `sim resume` after the turn (`info.auto_resume`), or null. */
+  auto_resume: CallDetail | null;
+  /** Status of the run's current world after the step (a fresh world when a bankruptcy started the next episode). */
+  status: Status;
+  /** `extract_time_series` of the world of the episode this step ended (`info.episode_end`), else null. */
+  episode_time_series: Record<string, unknown> | null;
+}
+
+/** Result of `turn_reset`. */
+export interface TurnResetReply {
+  session: string;
+  messages: ChatMessage[];
+  tools: FunctionTool[];
+  tool_choice: 'auto';
+  info: TurnInfo;
+  detail?: { status: Status };
+}
+
+/** Result of `turn_step`. */
+export interface TurnStepReply {
+  tool_results: ToolResult[];
+  next_user_message: string | null;
+  done: boolean;
+  terminal_reason: TurnInfo['terminal_reason'];
+  info: TurnInfo;
+  detail?: TurnStepDetail;
+}
+
+/** Result of `turn_restore`. */
+export interface TurnRestoreReply {
+  session: string;
+  messages: ChatMessage[];
+  info: TurnInfo;
+  detail?: { status: Status };
+}
+
+/** The chat, info and world status after `reset` or `restore` (`status` is sent as `detail.status` on request). */
+export interface TurnStart {
+  messages: ChatMessage[];
+  info: TurnInfo;
+  status: Status;
+}
+
+/** The verb a command line is recognised as (`Observation.command`): null for refused, help and usage lines. */
+export function commandVerb(command: string, acceptUnprefixed: boolean): string | null {
+  if (policyError(command, acceptUnprefixed) !== null || command.length > DEFAULT_LIMITS.maxCommandChars) return null;
+  let argv = pyShlexSplit(command);
+  if (argv === null) return null;
+  if (argv[0] === 'yc-bench') argv = argv.slice(1);
+  const p = parseArgv(argv);
+  return p.kind === 'command' ? `${p.spec.group} ${p.spec.name}` : null;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Wake events of a successful `sim resume` result (as `Env` puts them in the status block). */
+function wakeEvents(r: ToolResult, verb: string | null): unknown[] {
+  if (verb !== 'sim resume' || r.exit_code !== 0) return [];
+  try {
+    const v: unknown = JSON.parse(r.stdout);
+    const w = isRecord(v) ? v['wake_events'] : undefined;
+    return Array.isArray(w) ? w : [];
+  } catch {
+    return [];
+  }
+}
+
+/** One live turn-protocol session. */
+export class TurnSession {
+  readonly env: TurnEnv;
+
+  constructor(env: TurnEnv = new TurnEnv()) {
+    this.env = env;
+  }
+
+  private get sim(): Simulation {
+    const s = this.env.simulation;
+    if (s === null) throw new Error('turn session without a simulation');
+    return s;
+  }
+
+  private accepts(): boolean {
+    return this.env.resolvedOptions()?.accept_unprefixed ?? false;
+  }
+
+  /** Start a run (throws `PresetError` for a bad preset and `RangeError` for refused options); with the world's status. */
+  reset(seed: number, preset: string, options: TurnOptions): TurnStart {
+    const r = this.env.reset({ seed, preset, options });
+    return { messages: r.messages, info: r.info, status: statusOf(this.sim) };
+  }
+
+  /** Play one turn (throws `EnvUsageError` `episode_over` when the run is over). */
+  step(action: WireTurnAction, detail: boolean): TurnStepReply {
+    const env = this.env;
+    const accept = this.accepts();
+    const calls: CallDetail[] = [];
+    const record = (r: ToolResult): void => {
+      if (!detail) return;
+      const verb = commandVerb(r.command, accept);
+      calls.push({ command: verb, status: statusOf(this.sim, wakeEvents(r, verb)) });
+    };
+    // As `TurnEnv.step`: tool calls verbatim, else the commands as run_command calls; then close the turn.
+    if (action.tool_calls !== undefined) for (const tc of action.tool_calls) record(env.call({ id: tc.id, name: tc.name, arguments: tc.arguments }));
+    else for (const c of action.commands ?? []) record(env.run(c));
+    const reply: { content?: string | null; reasoning_content?: string } = {};
+    if (action.content !== undefined) reply.content = action.content;
+    if (action.reasoning_content !== undefined) reply.reasoning_content = action.reasoning_content;
+    const world = env.simulation;
+    const r = env.endTurn(reply);
+    const out: TurnStepReply = { tool_results: r.toolResults, next_user_message: r.nextUserMessage, done: r.done, terminal_reason: r.terminalReason, info: r.info };
+    if (detail && world !== null) {
+      const auto = r.info.auto_resume;
+      let autoDetail: CallDetail | null = null;
+      if (auto !== null) {
+        const verb = commandVerb(auto.command, false);
+        autoDetail = { command: verb, status: statusOf(world, wakeEvents(auto, verb)) };
+      }
+      out.detail = {
+        calls,
+        auto_resume: autoDetail,
+        status: statusOf(this.sim),
+        episode_time_series: r.info.episode_end !== null ? extractTimeSeries(world) : null,
+      };
+    }
+    return out;
+  }
+
+  /** The chat for the next LLM call. */
+  messages(): ChatMessage[] {
+    return this.env.messages();
+  }
+
+  /** Exact snapshot (`format: "ycgym-turns"`). */
+  snapshot(): TurnSnapshot {
+    return this.env.snapshot();
+  }
+
+  /**
+   * Continue from a snapshot whose shape the protocol schema already checked: its world is validated like an
+   * `Env` snapshot's (throws on anything that cannot be restored).
+   */
+  restore(snap: TurnSnapshot): TurnStart {
+    const checked: TurnSnapshot = { ...snap, sim: validateSimSnapshot(snap.sim) };
+    const r = this.env.restore(checked);
+    return { messages: r.messages, info: r.info, status: statusOf(this.sim) };
+  }
+
+  /** `extract_time_series` of the current world. */
+  timeSeries(): Record<string, unknown> {
+    return extractTimeSeries(this.sim);
+  }
+
+  close(): void {
+    this.env.close();
+  }
+}
