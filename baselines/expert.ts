@@ -141,8 +141,6 @@ export class ExpertPolicy implements Policy {
   private prestige: Record<string, number> = {};
   private now = 0;
   private horizon = 0;
-  private fundsCents = 0;
-  private payrollCents = 0;
 
   constructor(opts: { rules?: Partial<ExpertRules>; knobs?: Partial<ExpertKnobs> } = {}) {
     this.rules = { ...DEFAULT_RULES, ...opts.rules };
@@ -157,8 +155,6 @@ export class ExpertPolicy implements Policy {
     this.prestige = {};
     this.now = 0;
     this.horizon = 0;
-    this.fundsCents = 0;
-    this.payrollCents = 0;
     this.gen = this.play();
   }
 
@@ -270,8 +266,6 @@ export class ExpertPolicy implements Policy {
   private readStatus(out: unknown): void {
     const o = rec(out);
     if (!o) return;
-    this.fundsCents = num(o['funds_cents']);
-    this.payrollCents = num(o['monthly_payroll_cents']);
     this.now = parseIsoUs(str(o['sim_time']));
     this.horizon = parseIsoUs(str(o['horizon_end']));
     const p = rec(o['prestige']);

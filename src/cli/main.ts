@@ -11,26 +11,12 @@ import { pyJsonDumps } from '../sim/pyjson.js';
 import { worldJson } from '../world-json.js';
 import { registerPlay } from './play.js';
 import { registerReport, writeReport } from './report.js';
-import { registerRun, runBulk, summaryTable } from './run.js';
+import { parseSeedList, registerRun, runBulk, summaryTable } from './run.js';
 import { registerServe } from './serve.js';
 
 function parseIntArg(v: string): number {
   if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(`not an integer: ${v}`);
   return Number(v);
-}
-
-/** Parse `1-5`, `1,3,7` or `2` into a list of seeds. */
-export function parseSeeds(v: string): number[] {
-  const out: number[] = [];
-  for (const part of v.split(',')) {
-    const m = /^\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*)?$/.exec(part);
-    if (!m) throw new InvalidArgumentError(`bad seed list: ${v}`);
-    const a = Number(m[1]);
-    const b = m[2] !== undefined ? Number(m[2]) : a;
-    if (b < a) throw new InvalidArgumentError(`bad seed range: ${part}`);
-    for (let s = a; s <= b; s++) out.push(s);
-  }
-  return out;
 }
 
 function fail(msg: string): never {
@@ -59,7 +45,7 @@ program
   .command('world')
   .description('print the generated world (golden-file format) for a run seed')
   .option('--seed <n>', 'run seed', parseIntArg)
-  .option('--seeds <list>', 'several seeds (e.g. 1-5): prints a JSON array like the golden files', parseSeeds)
+  .option('--seeds <list>', 'several seeds (e.g. 1-5): prints a JSON array like the golden files', parseSeedList)
   .option('--preset <name|path>', 'preset name or TOML path', 'default')
   .action((o: { seed?: number; seeds?: number[]; preset: string }) => {
     if (o.seed === undefined && o.seeds === undefined) fail('world: --seed N (or --seeds LIST) is required');
@@ -97,7 +83,7 @@ program
 program
   .command('main')
   .description("the README's main job: greedy and expert on the default preset over seeds 1-5; prints the summary table, writes Arrow trajectories and a report")
-  .option('--seeds <list>', 'seeds', parseSeeds, [1, 2, 3, 4, 5])
+  .option('--seeds <list>', 'seeds', parseSeedList, [1, 2, 3, 4, 5])
   .option('--preset <name|path>', 'preset', 'default')
   .option('--out <dir>', 'output directory', 'runs/main')
   .option('--workers <n>', 'worker threads', parseIntArg, 2)

@@ -9,12 +9,12 @@ import { addYears, makeInstant, parseIsoDate, US_PER_HOUR } from './calendar.js'
 import * as H from './commands/handlers.js';
 import { CommandError } from './commands/handlers.js';
 import { parseArgv, type CommandSpec, type ParsedOptions } from './commands/spec.js';
-import { D, DZERO, Dec } from './decimal.js';
+import { D, Dec } from './decimal.js';
 import { insertEvent, type Out } from './engine.js';
 import { pyFormatFixed } from './pyfloat.js';
 import { parseTyped, pyJsonDumps } from './pyjson.js';
 import { DOMAINS, type Domain, type SimState, type Task } from './types.js';
-import { worldTemplate } from './world-cache.js';
+import { marketTask, worldTemplate } from './world-cache.js';
 
 /** Options of a new simulation (defaults come from the preset's `[sim]` table). */
 export interface SimOptions {
@@ -118,27 +118,9 @@ export class Simulation {
     const p0 = D(pyFormatFixed(w.initial_prestige_level, 3));
     const prestige = {} as Record<Domain, Dec>;
     for (const d of DOMAINS) prestige[d] = p0;
-    const tasks: Task[] = world.market.map((tt, slot) => ({
-      id: slot,
-      title: tt.gen.title,
-      clientId: genClients.length > 0 ? tt.gen.client_index % genClients.length : null,
-      status: 'market',
-      requiredPrestige: tt.gen.required_prestige,
-      rewardCents: tt.gen.reward_funds_cents,
-      rewardPrestigeDelta: tt.rewardPrestigeDelta,
-      skillBoostPct: tt.skillBoostPct,
-      acceptedAt: null,
-      deadline: null,
-      completedAt: null,
-      success: null,
-      milestonePct: 0,
-      requiredTrust: tt.gen.required_trust,
-      advertisedRewardCents: null,
-      marketSlot: slot,
-      owned: false,
-      reqs: tt.reqs.map((r) => ({ domain: r.domain, required: r.required, completed: DZERO })),
-      assignments: [],
-    }));
+    const tasks: Task[] = world.market.map((tt, slot) =>
+      marketTask(tt, { id: slot, title: tt.gen.title, clientId: genClients.length > 0 ? tt.gen.client_index % genClients.length : null, rewardCents: tt.gen.reward_funds_cents, marketSlot: slot }),
+    );
     const state: SimState = {
       seed: opts.seed,
       companyName: opts.companyName ?? cfg.sim.company_name,

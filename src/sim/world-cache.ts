@@ -7,7 +7,8 @@
 import type { WorldConfig } from '../config/types.js';
 import { D, type Dec } from './decimal.js';
 import { pyFormatFixed } from './pyfloat.js';
-import { DOMAINS, DOMAINS_ALPHA, type Domain } from './types.js';
+import { DZERO } from './decimal.js';
+import { DOMAINS, DOMAINS_ALPHA, type Domain, type Task } from './types.js';
 import { FIXED_WORLD_SEED, generateClients, generateEmployees, generateReplacementTask, generateTasks, type GenClient, type GenEmployee, type GenTask } from './world.js';
 
 /** A generated task with its stored (quantized) Decimal columns precomputed. Read-only. */
@@ -130,4 +131,29 @@ export function clearWorldCache(): void {
   worlds.clear();
   people.clear();
   replacements.clear();
+}
+
+/** A fresh market task row from a template (the row the reference inserts; Decimals are shared, they are immutable). */
+export function marketTask(tt: TaskTemplate, f: { id: number; title: string; clientId: number | null; rewardCents: number; marketSlot: number }): Task {
+  return {
+    id: f.id,
+    title: f.title,
+    clientId: f.clientId,
+    status: 'market',
+    requiredPrestige: tt.gen.required_prestige,
+    rewardCents: f.rewardCents,
+    rewardPrestigeDelta: tt.rewardPrestigeDelta,
+    skillBoostPct: tt.skillBoostPct,
+    acceptedAt: null,
+    deadline: null,
+    completedAt: null,
+    success: null,
+    milestonePct: 0,
+    requiredTrust: tt.gen.required_trust,
+    advertisedRewardCents: null,
+    marketSlot: f.marketSlot,
+    owned: false,
+    reqs: tt.reqs.map((r) => ({ domain: r.domain, required: r.required, completed: DZERO })),
+    assignments: [],
+  };
 }

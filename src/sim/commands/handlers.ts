@@ -4,11 +4,11 @@
  * before changing anything (the reference rolls the whole command back on any error).
  */
 import { addBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../calendar.js';
-import { D, DZERO, decFromFloat, dmax, toFloat } from '../decimal.js';
+import { D, decFromFloat, dmax, toFloat } from '../decimal.js';
 import { activeTasks, advanceTime, F, fetchNextEvent, quantize, recalculateEtas, type Ctx, type Out, type UuidFn } from '../engine.js';
 import { pyFormatFixed, pyRound } from '../pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../types.js';
-import { replacementTemplate } from '../world-cache.js';
+import { marketTask, replacementTemplate } from '../world-cache.js';
 import type { ParsedOptions } from './spec.js';
 
 /** A rejected command: rendered as `{"error": message}` with the given exit code, state untouched. */
@@ -338,27 +338,7 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   if (cfg.fixes.replacement_client_multiplier && repClient) reward = Math.trunc(reward * repClient.rewardMultiplier);
   let title = gen.title;
   if (cfg.fixes.replacement_unique_titles) title = `Task-R${++state.replacementSerial}`;
-  const rep: Task = {
-    id: state.tasks.length,
-    title,
-    clientId: repClient ? repClient.id : null,
-    status: 'market',
-    requiredPrestige: gen.required_prestige,
-    rewardCents: reward,
-    rewardPrestigeDelta: tt.rewardPrestigeDelta,
-    skillBoostPct: tt.skillBoostPct,
-    acceptedAt: null,
-    deadline: null,
-    completedAt: null,
-    success: null,
-    milestonePct: 0,
-    requiredTrust: gen.required_trust,
-    advertisedRewardCents: null,
-    marketSlot: task.marketSlot,
-    owned: false,
-    reqs: tt.reqs.map((r) => ({ domain: r.domain, required: r.required, completed: DZERO })),
-    assignments: [],
-  };
+  const rep = marketTask(tt, { id: state.tasks.length, title, clientId: repClient ? repClient.id : null, rewardCents: reward, marketSlot: task.marketSlot });
   addTask(rep);
   return { task_id: task.title, status: task.status, accepted_at: isoformat(acceptedAt), deadline: isoformat(deadline), replacement_task_id: rep.title };
 }
