@@ -249,7 +249,12 @@ function applyTrustDecay(ctx: Ctx, days: number): void {
   if (w.trust_decay_per_day <= 0 || days <= 0) return;
   const decay = decFromFloat(w.trust_decay_per_day * days);
   const floor = decFromFloat(w.trust_min);
-  for (const c of ctx.state.clients) c.trust = quantize(dmax(floor, c.trust.sub(decay)), 3);
+  const zeroFloor = floor.isZero();
+  for (const c of ctx.state.clients) {
+    // max(0, 0 - decay) is 0: nothing to compute for clients without trust (most of them).
+    if (zeroFloor && c.trust.isZero()) continue;
+    c.trust = quantize(dmax(floor, c.trust.sub(decay)), 3);
+  }
 }
 
 /** Result of a completion handler, before it is rendered as a wake event. */
