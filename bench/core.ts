@@ -58,7 +58,7 @@ function commandLatencies(samples: number): Record<string, { p50: number; p99: n
     const sim = Simulation.create(cfg, { seed: 1 + (i++ % 20) });
     for (let k = 0; k < 25 && (lat['sim resume'] as number[]).length < samples; k++) {
       if (sim.state.fundsCents < 0 || sim.state.simTime >= sim.state.horizonEnd) break;
-      const browse = sim.execute('market browse').plain as { tasks: { task_id: string }[] };
+      const browse = sim.execute('market browse').value as { tasks: { task_id: string }[] };
       time('market browse (50, value)', () => sim.execute('market browse'));
       time('market browse (50, with text)', () => sim.execute('market browse').text);
       const id = browse.tasks[0]?.task_id;

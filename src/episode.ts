@@ -3,7 +3,7 @@
  */
 import type { Policy } from '../baselines/policy.js';
 import type { ExperimentConfig } from './config/types.js';
-import { plainValue, Simulation } from './sim/simulation.js';
+import { Simulation } from './sim/simulation.js';
 
 /** One executed step of an episode. */
 export interface EpisodeStep {
@@ -42,7 +42,7 @@ export function runEpisode(cfg: ExperimentConfig, seed: number, policy: Policy, 
     if (opts.record !== false) steps.push({ cmd, exit: r.exit, text: r.text });
     lastCommand = cmd;
     lastExit = r.exit;
-    lastOutput = plainValue(r);
+    lastOutput = r.value;
   }
   return { seed, policy: policy.name, finalFundsCents: sim.state.fundsCents, bankrupt: sim.state.fundsCents < 0, stepCount, steps, sim };
 }

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import type { ExperimentConfig } from './config/types.js';
 import { PyFloat, type Out } from './sim/engine.js';
-import { parseTyped, pyJsonDumps, typedEqual, typedFromPlain } from './sim/pyjson.js';
+import { parseTyped, toPlain, typedEqual, typedFromPlain } from './sim/pyjson.js';
 import { Simulation } from './sim/simulation.js';
 
 /** One recorded reference step. */
@@ -74,10 +74,6 @@ export function readGoldenFile(path: string): GoldenEpisode[] {
   });
 }
 
-function plain(v: Out): unknown {
-  return JSON.parse(pyJsonDumps(v, null).replace(/\bNaN\b/g, 'null'));
-}
-
 /** Replay one episode; returns [steps, mismatches, first mismatch]. */
 export function replayEpisode(ep: GoldenEpisode, cfg: ExperimentConfig, file: string, index: number): { steps: number; mismatches: number; first: Mismatch | null } {
   const sim = Simulation.create(cfg, { seed: ep.seed, startDate: '2025-01-01', companyName: 'BenchCo', horizonYears: 1 });
@@ -89,7 +85,7 @@ export function replayEpisode(ep: GoldenEpisode, cfg: ExperimentConfig, file: st
     if (r.exit !== s.exit || !typedEqual(actual, s.out)) {
       mismatches++;
       if (first === null) {
-        first = { file, episode: index, step: i, cmd: s.cmd, expected: { exit: s.exit, out: plain(s.out) }, actual: { exit: r.exit, out: plain(actual) } };
+        first = { file, episode: index, step: i, cmd: s.cmd, expected: { exit: s.exit, out: toPlain(s.out) }, actual: { exit: r.exit, out: toPlain(actual) } };
       }
     }
   });

@@ -8,7 +8,7 @@ import { toFloat } from '../sim/decimal.js';
 import type { Out } from '../sim/engine.js';
 import { pyRound } from '../sim/pyfloat.js';
 import { isoformat } from '../sim/calendar.js';
-import { monthlyPayroll } from '../sim/commands/handlers.js';
+import { monthlyPayroll, taskCounts } from '../sim/commands/handlers.js';
 import { Simulation, type SimSnapshot } from '../sim/simulation.js';
 import { validateSimSnapshot } from '../snapshot.js';
 import { DOMAINS } from '../sim/types.js';
@@ -120,15 +120,7 @@ export function statusOf(sim: Simulation, events: unknown[] = []): Status {
   for (const d of DOMAINS) prestige[d] = toFloat(s.prestige[d]);
   const trust: Record<string, number> = {};
   for (const c of [...s.clients].sort((a, b) => (a.name < b.name ? -1 : 1))) trust[c.name] = toFloat(c.trust);
-  let active = 0;
-  let planned = 0;
-  let completed = 0;
-  for (const t of s.tasks) {
-    if (!t.owned) continue;
-    if (t.status === 'active') active++;
-    else if (t.status === 'planned') planned++;
-    else if (t.status === 'completed_success' || t.status === 'completed_fail') completed++;
-  }
+  const counts = taskCounts(s);
   return {
     sim_time: isoformat(s.simTime),
     horizon_end: isoformat(s.horizonEnd),
@@ -137,9 +129,9 @@ export function statusOf(sim: Simulation, events: unknown[] = []): Status {
     runway_months: payroll > 0 ? pyRound(s.fundsCents / payroll, 2) : null,
     prestige,
     trust,
-    active_tasks: active,
-    planned_tasks: planned,
-    completed_tasks: completed,
+    active_tasks: counts.active,
+    planned_tasks: counts.planned,
+    completed_tasks: counts.completed,
     bankrupt: s.fundsCents < 0,
     horizon_reached: s.simTime >= s.horizonEnd,
     events,
@@ -258,8 +250,7 @@ export class Env implements EnvLike {
     this.steps = snap.steps;
     this.maxSteps = snap.max_steps;
     this.done = snap.done;
-    const observation: Observation = { text: '', ok: true, exit_code: 0, command: null, status: statusOf(this.sim) };
-    return { observation, info: this.info(0) };
+    return this.initial();
   }
 
   /** An independent copy of this environment. */

@@ -6,7 +6,7 @@
 import type { Policy } from '../../baselines/policy.js';
 import type { ExperimentConfig } from '../config/types.js';
 import { statusOf, type Status } from '../env/env.js';
-import { plainValue, Simulation } from '../sim/simulation.js';
+import { Simulation } from '../sim/simulation.js';
 import type { TableBuilder } from './arrow.js';
 import type { EpisodeRow, Outcome, StepRow } from './schema.js';
 
@@ -136,7 +136,7 @@ export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta
     }
     lastCommand = cmd;
     lastExit = r.exit;
-    lastOutput = plainValue(r);
+    lastOutput = r.value;
   }
   if (b && pending) {
     pending.is_last = true;

@@ -512,19 +512,4 @@ export function quantizeExact(x: Dec, scale: number): Dec {
   return D(pyFormatFixed(x.toNumber(), scale));
 }
 
-/** Apply storage quantization to every Numeric column (called at each command boundary). */
-export function quantizeState(state: SimState): void {
-  const p = state.prestige;
-  for (const d of Object.keys(p) as Domain[]) p[d] = quantize(p[d], 3);
-  for (const c of state.clients) c.trust = quantize(c.trust, 3);
-  for (const e of state.employees) for (const d of Object.keys(e.rates) as Domain[]) e.rates[d] = quantize(e.rates[d], 4);
-  for (const t of state.tasks) {
-    if (t.status !== 'active' && t.status !== 'planned') continue;
-    for (const r of t.reqs) {
-      r.required = quantize(r.required, 4);
-      r.completed = quantize(r.completed, 4);
-    }
-  }
-}
-
 export { Dec };

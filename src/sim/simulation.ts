@@ -5,14 +5,14 @@
  */
 import { split as shlexSplit } from 'shlex';
 import type { ExperimentConfig } from '../config/types.js';
-import { addYears, makeInstant, parseIsoDate, US_PER_HOUR } from './calendar.js';
+import { addYears, parseIsoDate, US_PER_HOUR } from './calendar.js';
 import * as H from './commands/handlers.js';
 import { CommandError } from './commands/handlers.js';
 import { parseArgv, type CommandSpec, type ParsedOptions } from './commands/spec.js';
 import { D, Dec } from './decimal.js';
 import { insertEvent, type Out } from './engine.js';
 import { pyFormatFixed } from './pyfloat.js';
-import { parseTyped, pyJsonDumps } from './pyjson.js';
+import { pyJsonDumps } from './pyjson.js';
 import { DOMAINS, type Domain, type SimState, type Task } from './types.js';
 import { marketTask, worldTemplate } from './world-cache.js';
 
@@ -46,10 +46,6 @@ export class CommandResult {
   get text(): string {
     if (this.textCache === undefined) this.textCache = typeof this.render === 'string' ? this.render : this.render();
     return this.textCache;
-  }
-  /** The value as plain JSON (floats as numbers; the same object as `value`). */
-  get plain(): unknown {
-    return this.value;
   }
 }
 
@@ -383,9 +379,4 @@ export interface SimSnapshot {
   };
 }
 
-/** Plain JSON of a command result value (floats as numbers). */
-export function plainValue(r: CommandResult): unknown {
-  return r.plain;
-}
 
-export { parseTyped, makeInstant };

@@ -7,7 +7,7 @@ import { readArrowFile } from '../../src/export/arrow.js';
 import { TrajectoryRecorder } from '../../src/export/recorder.js';
 import { STEP_COLUMNS } from '../../src/export/schema.js';
 import { SessionManager } from '../../src/server/sessions.js';
-import { plainValue, Simulation } from '../../src/sim/simulation.js';
+import { Simulation } from '../../src/sim/simulation.js';
 import { loadPreset } from '../../src/config/load.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ycgym-rec-'));
@@ -27,7 +27,7 @@ function greedyCommands(seed: number, max: number): string[] {
     if (c === null) break;
     const r = sim.execute(c);
     out.push(c);
-    [lastCommand, lastExit, lastOutput] = [c, r.exit, plainValue(r)];
+    [lastCommand, lastExit, lastOutput] = [c, r.exit, r.value];
     if (sim.state.fundsCents < 0 || sim.state.simTime >= sim.state.horizonEnd) break;
   }
   return out;

@@ -157,11 +157,8 @@ export function nextPayroll(ctx: Ctx): number {
   return firstBusinessOfMonth(nextMonthStart(t));
 }
 
-/** `company status`. */
-export function companyStatus(ctx: HandlerCtx): Obj {
-  const { state } = ctx;
-  const prestige: Obj = {};
-  for (const d of DOMAINS_ALPHA) prestige[d] = F(toFloat(state.prestige[d]));
+/** The company's tasks by state, as `company status` counts them. */
+export function taskCounts(state: SimState): { active: number; planned: number; completed: number; cancelled: number } {
   const counts = { active: 0, planned: 0, completed: 0, cancelled: 0 };
   for (const t of state.tasks) {
     if (!t.owned) continue;
@@ -170,6 +167,15 @@ export function companyStatus(ctx: HandlerCtx): Obj {
     else if (t.status === 'completed_success' || t.status === 'completed_fail') counts.completed++;
     else if (t.status === 'cancelled') counts.cancelled++;
   }
+  return counts;
+}
+
+/** `company status`. */
+export function companyStatus(ctx: HandlerCtx): Obj {
+  const { state } = ctx;
+  const prestige: Obj = {};
+  for (const d of DOMAINS_ALPHA) prestige[d] = F(toFloat(state.prestige[d]));
+  const counts = taskCounts(state);
   const payroll = monthlyPayroll(ctx);
   return {
     company_id: ctx.uuid('company', 0),
