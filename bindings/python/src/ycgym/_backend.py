@@ -75,6 +75,27 @@ def attach_finalizer(owner: object, backend: Backend) -> weakref.finalize[[], An
     return weakref.finalize(owner, backend.close)
 
 
+def open_backend(
+    owner: object,
+    endpoint: str | None,
+    preset: str,
+    *,
+    server_public_key: str | bytes | None,
+    public_key: str | bytes | None,
+    secret_key: str | bytes | None,
+    timeout: float | None,
+) -> tuple[Backend, weakref.finalize[[], Any], SpaceParams]:
+    """Connect (or start the shared local server), tie its release to ``owner``, and fetch the preset's space facts."""
+    backend = Backend(endpoint, server_public_key=server_public_key, public_key=public_key, secret_key=secret_key, timeout=timeout)
+    finalizer = attach_finalizer(owner, backend)
+    try:
+        params = space_params(backend, preset)
+    except BaseException:
+        finalizer()
+        raise
+    return backend, finalizer, params
+
+
 def space_params(backend: Backend, preset: str) -> SpaceParams:
     """The observation-space parameters of ``preset`` on this server (probed once per endpoint)."""
     key = (backend.endpoint, preset)

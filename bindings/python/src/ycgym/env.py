@@ -8,9 +8,9 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from ._backend import Backend, attach_finalizer, snapshot_start, space_params, status_time
+from ._backend import open_backend, snapshot_start, status_time
 from .client import Client, ProtocolError, ResetResult, StepResult
-from .spaces import SpaceParams, action_space, encode_observation, observation_space
+from .spaces import action_space, encode_observation, observation_space
 
 __all__ = ["YCBenchEnv", "make_info"]
 
@@ -84,15 +84,9 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         self.max_steps = max_steps
         self.render_mode = render_mode
         self.reset_options: dict[str, Any] = dict(reset_options or {})
-        self._backend = Backend(
-            endpoint, server_public_key=server_public_key, public_key=public_key, secret_key=secret_key, timeout=timeout
+        self._backend, self._finalizer, self.params = open_backend(
+            self, endpoint, preset, server_public_key=server_public_key, public_key=public_key, secret_key=secret_key, timeout=timeout
         )
-        self._finalizer = attach_finalizer(self, self._backend)
-        try:
-            self.params: SpaceParams = space_params(self._backend, preset)
-        except BaseException:
-            self._finalizer()
-            raise
         self.observation_space = observation_space(self.params)
         self.action_space = action_space()
         self._session: str | None = None

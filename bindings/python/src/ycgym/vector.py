@@ -31,10 +31,10 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._backend import Backend, attach_finalizer, space_params, status_time
+from ._backend import open_backend, status_time
 from .client import Client, ProtocolError, ResetResult, StepResult
 from .env import make_info
-from .spaces import SpaceParams, action_space, encode_batch, encode_observation, observation_space
+from .spaces import action_space, encode_batch, encode_observation, observation_space
 
 __all__ = ["YCBenchVectorEnv"]
 
@@ -83,15 +83,9 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
         self.reset_options: dict[str, Any] = dict(reset_options or {})
         self.autoreset_mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
         self.metadata = {"render_modes": ["ansi"], "autoreset_mode": self.autoreset_mode}
-        self._backend = Backend(
-            endpoint, server_public_key=server_public_key, public_key=public_key, secret_key=secret_key, timeout=timeout
+        self._backend, self._finalizer, self.params = open_backend(
+            self, endpoint, preset, server_public_key=server_public_key, public_key=public_key, secret_key=secret_key, timeout=timeout
         )
-        self._finalizer = attach_finalizer(self, self._backend)
-        try:
-            self.params: SpaceParams = space_params(self._backend, preset)
-        except BaseException:
-            self._finalizer()
-            raise
         self.single_observation_space = observation_space(self.params)
         self.single_action_space = action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
