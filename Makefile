@@ -18,10 +18,12 @@ build: install
 run: build
 	node dist/src/cli/main.js main
 
-$(VENV)/.installed: bindings/python/pyproject.toml
+PYCONSTRAINTS := bindings/python/constraints-integrations.txt
+
+$(VENV)/.installed: bindings/python/pyproject.toml $(PYCONSTRAINTS)
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -e 'bindings/python[test]'
+	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers]' -c $(PYCONSTRAINTS)
 	@touch $@
 
 py-install: $(VENV)/.installed
