@@ -4,7 +4,7 @@ PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 
-.PHONY: run test install build py-install test-ts test-py bench fuzz clean
+.PHONY: run test install build py-install test-ts test-py test-integrations bench fuzz clean
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -35,6 +35,14 @@ test-py: build py-install
 	YCGYM_NODE_ENTRY=$(CURDIR)/dist/src/cli/main.js $(VPY) -m pytest -q bindings/python/tests
 
 test: test-ts test-py
+
+# TRL needs torch (several GB from PyPI): its tests live apart from `make test`.
+$(VENV)/.installed-trl: $(VENV)/.installed
+	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,trl]' -c $(PYCONSTRAINTS)
+	@touch $@
+
+test-integrations: build $(VENV)/.installed-trl
+	YCGYM_NODE_ENTRY=$(CURDIR)/dist/src/cli/main.js $(VPY) -m pytest -q bindings/python/tests_integrations
 
 bench: build
 	node dist/bench/run.js
