@@ -25,7 +25,7 @@ import functools
 import json
 import socket
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 from fastapi import FastAPI
 from openenv.core import EnvClient
@@ -34,6 +34,7 @@ from openenv.core.env_server import Action, Environment, Observation, State, cre
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import BaseModel, ConfigDict, Field
 
+from .. import __version__
 from .._backend import Backend
 from .score import TurnRun
 
@@ -57,6 +58,48 @@ Kind = Literal["step", "turns"]
 
 # The wire protocol caps an action at 64 KiB; refuse longer ones at validation, before any session work.
 _MAX_COMMAND = 65536
+
+
+ActT = TypeVar("ActT", bound=Action)
+ObsT = TypeVar("ObsT", bound=Observation)
+StateT = TypeVar("StateT", bound=State)
+
+
+class _JSONClient(EnvClient[ActT, ObsT, StateT]):
+    """The OpenEnv client of a pydantic action/observation/state triple (OpenEnv's wire form ``{observation,
+    reward, done}``); subclasses name the observation and state types."""
+
+    _observation_type: type[Observation]
+    _state_type: type[State]
+
+    def _step_payload(self, action: ActT) -> dict[str, Any]:
+        return action.model_dump(mode="json")
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[ObsT]:
+        reward = payload.get("reward")
+        done = bool(payload.get("done", False))
+        obs = self._observation_type.model_validate({**payload.get("observation", {}), "reward": reward, "done": done})
+        return StepResult(observation=cast(ObsT, obs), reward=reward, done=done)
+
+    def _parse_state(self, payload: dict[str, Any]) -> StateT:
+        return cast(StateT, self._state_type.model_validate(payload))
+
+
+class _Environment(Environment[ActT, ObsT, StateT]):
+    """What both environments share: one instance per OpenEnv session (each holds its own ycgym session, so
+    concurrent sessions are safe), ``state`` and the metadata OpenEnv shows."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+    _name: str
+    _description: str
+    _state: StateT
+
+    @property
+    def state(self) -> StateT:
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(name=self._name, description=self._description, version=__version__)
 
 
 # ---------------------------------------------------------------------------------------------- step env
@@ -91,7 +134,7 @@ class YCBenchState(State):
     terminal_reason: str | None = None
 
 
-class YCBenchEnvironment(Environment[YCBenchAction, YCBenchObservation, YCBenchState]):
+class YCBenchEnvironment(_Environment[YCBenchAction, YCBenchObservation, YCBenchState]):
     """The step env (the protocol's ``reset``/``step``, as :class:`ycgym.YCBenchEnv`) behind OpenEnv's interface.
 
     One instance per OpenEnv session, holding one ycgym session.
@@ -101,7 +144,8 @@ class YCBenchEnvironment(Environment[YCBenchAction, YCBenchObservation, YCBenchS
         max_steps: truncate episodes after this many commands.
     """
 
-    SUPPORTS_CONCURRENT_SESSIONS = True
+    _name = "ycgym"
+    _description = "YC-Bench (arXiv 2604.01212): run a simulated AI startup for a year with yc-bench CLI commands."
 
     def __init__(self, preset: str = "default", endpoint: str | None = None, max_steps: int | None = None) -> None:
         super().__init__()
@@ -156,17 +200,6 @@ class YCBenchEnvironment(Environment[YCBenchAction, YCBenchObservation, YCBenchS
             done=done,
         )
 
-    @property
-    def state(self) -> YCBenchState:
-        return self._state
-
-    def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(
-            name="ycgym",
-            description="YC-Bench (arXiv 2604.01212): run a simulated AI startup for a year with yc-bench CLI commands.",
-            version="0.1.0",
-        )
-
     def close(self) -> None:
         if self._backend is not None:
             self._backend.close()
@@ -174,17 +207,11 @@ class YCBenchEnvironment(Environment[YCBenchAction, YCBenchObservation, YCBenchS
             self._session = None
 
 
-class YCBenchEnvClient(EnvClient[YCBenchAction, YCBenchObservation, YCBenchState]):
+class YCBenchEnvClient(_JSONClient[YCBenchAction, YCBenchObservation, YCBenchState]):
     """OpenEnv client of the ``step`` server: ``await env.reset(seed=1)``, ``await env.step(YCBenchAction(command=...))``."""
 
-    def _step_payload(self, action: YCBenchAction) -> dict[str, Any]:
-        return action.model_dump(mode="json")
-
-    def _parse_result(self, payload: dict[str, Any]) -> StepResult[YCBenchObservation]:
-        return _parse(payload, YCBenchObservation)
-
-    def _parse_state(self, payload: dict[str, Any]) -> YCBenchState:
-        return YCBenchState.model_validate(payload)
+    _observation_type = YCBenchObservation
+    _state_type = YCBenchState
 
 
 # ---------------------------------------------------------------------------------------------- turn env
@@ -230,7 +257,7 @@ class YCBenchTurnState(State):
     terminal_reason: str | None = None
 
 
-class YCBenchTurnEnvironment(Environment[YCBenchTurnAction, YCBenchTurnObservation, YCBenchTurnState]):
+class YCBenchTurnEnvironment(_Environment[YCBenchTurnAction, YCBenchTurnObservation, YCBenchTurnState]):
     """The paper's turn protocol (the server's ``TurnEnv``) behind OpenEnv's interface.
 
     Args:
@@ -239,7 +266,8 @@ class YCBenchTurnEnvironment(Environment[YCBenchTurnAction, YCBenchTurnObservati
         options: default ``turn_reset`` options (``max_turns``, ...); ``reset(options=...)`` overrides them.
     """
 
-    SUPPORTS_CONCURRENT_SESSIONS = True
+    _name = "ycgym-turns"
+    _description = "YC-Bench (arXiv 2604.01212) with the paper's turn protocol: one action = one LLM turn of tool calls."
 
     def __init__(
         self,
@@ -308,42 +336,17 @@ class YCBenchTurnEnvironment(Environment[YCBenchTurnAction, YCBenchTurnObservati
             done=bool(res["done"]),
         )
 
-    @property
-    def state(self) -> YCBenchTurnState:
-        return self._state
-
-    def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(
-            name="ycgym-turns",
-            description="YC-Bench (arXiv 2604.01212) with the paper's turn protocol: one action = one LLM turn of tool calls.",
-            version="0.1.0",
-        )
-
     def close(self) -> None:
         if self._run is not None:
             self._run.close()
             self._run = None
 
 
-class YCBenchTurnEnvClient(EnvClient[YCBenchTurnAction, YCBenchTurnObservation, YCBenchTurnState]):
+class YCBenchTurnEnvClient(_JSONClient[YCBenchTurnAction, YCBenchTurnObservation, YCBenchTurnState]):
     """OpenEnv client of the ``turns`` server: send each model reply as a :class:`YCBenchTurnAction`."""
 
-    def _step_payload(self, action: YCBenchTurnAction) -> dict[str, Any]:
-        return action.model_dump(mode="json")
-
-    def _parse_result(self, payload: dict[str, Any]) -> StepResult[YCBenchTurnObservation]:
-        return _parse(payload, YCBenchTurnObservation)
-
-    def _parse_state(self, payload: dict[str, Any]) -> YCBenchTurnState:
-        return YCBenchTurnState.model_validate(payload)
-
-
-def _parse(payload: Mapping[str, Any], cls: type[Any]) -> StepResult[Any]:
-    """OpenEnv's wire form ``{observation, reward, done}`` back into ``cls``."""
-    reward = payload.get("reward")
-    done = bool(payload.get("done", False))
-    obs = cls.model_validate({**payload.get("observation", {}), "reward": reward, "done": done})
-    return StepResult(observation=obs, reward=reward, done=done)
+    _observation_type = YCBenchTurnObservation
+    _state_type = YCBenchTurnState
 
 
 # ---------------------------------------------------------------------------------------------- server
