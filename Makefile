@@ -4,7 +4,7 @@ PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
 
-.PHONY: run test install build py-install test-ts test-py bench fuzz clean
+.PHONY: run test install build py-install test-ts test-py test-integrations bench fuzz clean
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -18,10 +18,12 @@ build: install
 run: build
 	node dist/src/cli/main.js main
 
-$(VENV)/.installed: bindings/python/pyproject.toml
+PYCONSTRAINTS := bindings/python/constraints-integrations.txt
+
+$(VENV)/.installed: bindings/python/pyproject.toml $(PYCONSTRAINTS)
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -e 'bindings/python[test]'
+	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers]' -c $(PYCONSTRAINTS)
 	@touch $@
 
 py-install: $(VENV)/.installed
@@ -33,6 +35,14 @@ test-py: build py-install
 	YCGYM_NODE_ENTRY=$(CURDIR)/dist/src/cli/main.js $(VPY) -m pytest -q bindings/python/tests
 
 test: test-ts test-py
+
+# TRL needs torch (several GB from PyPI): its tests live apart from `make test`.
+$(VENV)/.installed-trl: $(VENV)/.installed
+	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,trl]' -c $(PYCONSTRAINTS)
+	@touch $@
+
+test-integrations: build $(VENV)/.installed-trl
+	YCGYM_NODE_ENTRY=$(CURDIR)/dist/src/cli/main.js $(VPY) -m pytest -q bindings/python/tests_integrations
 
 bench: build
 	node dist/bench/run.js

@@ -1,0 +1,408 @@
+"""ycgym as an OpenEnv environment (the ``openenv-core`` package), with OpenEnv clients for it.
+
+Two environments, each an :class:`openenv.core.env_server.Environment` served by OpenEnv's own FastAPI app
+(``create_app``: HTTP ``/reset`` ``/step`` ``/state`` ``/schema`` ``/health`` and the stateful WebSocket
+``/ws`` that OpenEnv clients use):
+
+* ``step`` (:class:`YCBenchEnvironment`): one action = one CLI command (:class:`YCBenchAction`), exactly as
+  :class:`ycgym.YCBenchEnv`: the observation carries the command's exact output text and the status block,
+  the reward is the step's change in funds in dollars, ``done`` once bankrupt, at the horizon or truncated.
+* ``turns`` (:class:`YCBenchTurnEnvironment`): one action = one agent turn of the paper's protocol (the
+  model's tool calls, :class:`YCBenchTurnAction`); the observation carries ``messages``, the chat to send to
+  the model next (byte for byte the reference harness's), and ``tools``; the reward is the turn's change in
+  funds in dollars and, once ``done``, ``score`` is :func:`ycgym.integrations.score.funds_multiple`.
+
+Serve: ``python -m ycgym.integrations.openenv --kind turns --port 8000`` (loopback by default). Connect
+with :class:`YCBenchEnvClient` / :class:`YCBenchTurnEnvClient` (OpenEnv ``EnvClient`` subclasses, async;
+``.sync()`` for blocking calls). OpenEnv's HTTP ``/reset`` and ``/step`` are stateless (a fresh
+environment per request), so episodes go through the WebSocket, as with every OpenEnv environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import socket
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar, cast
+
+from fastapi import FastAPI
+from openenv.core import EnvClient
+from openenv.core.client_types import StepResult
+from openenv.core.env_server import Action, Environment, Observation, State, create_app
+from openenv.core.env_server.types import EnvironmentMetadata
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import __version__
+from .._backend import Backend
+from .score import TurnRun
+
+__all__ = [
+    "YCBenchAction",
+    "YCBenchObservation",
+    "YCBenchState",
+    "YCBenchEnvironment",
+    "YCBenchEnvClient",
+    "ToolCall",
+    "YCBenchTurnAction",
+    "YCBenchTurnObservation",
+    "YCBenchTurnState",
+    "YCBenchTurnEnvironment",
+    "YCBenchTurnEnvClient",
+    "make_app",
+    "main",
+]
+
+Kind = Literal["step", "turns"]
+
+# The wire protocol caps an action at 64 KiB; refuse longer ones at validation, before any session work.
+_MAX_COMMAND = 65536
+
+
+ActT = TypeVar("ActT", bound=Action)
+ObsT = TypeVar("ObsT", bound=Observation)
+StateT = TypeVar("StateT", bound=State)
+
+
+class _JSONClient(EnvClient[ActT, ObsT, StateT]):
+    """The OpenEnv client of a pydantic action/observation/state triple (OpenEnv's wire form ``{observation,
+    reward, done}``); subclasses name the observation and state types."""
+
+    _observation_type: type[Observation]
+    _state_type: type[State]
+
+    def _step_payload(self, action: ActT) -> dict[str, Any]:
+        return action.model_dump(mode="json")
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[ObsT]:
+        reward = payload.get("reward")
+        done = bool(payload.get("done", False))
+        obs = self._observation_type.model_validate({**payload.get("observation", {}), "reward": reward, "done": done})
+        return StepResult(observation=cast(ObsT, obs), reward=reward, done=done)
+
+    def _parse_state(self, payload: dict[str, Any]) -> StateT:
+        return cast(StateT, self._state_type.model_validate(payload))
+
+
+class _Environment(Environment[ActT, ObsT, StateT]):
+    """What both environments share: one instance per OpenEnv session (each holds its own ycgym session, so
+    concurrent sessions are safe), ``state`` and the metadata OpenEnv shows."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+    _name: str
+    _description: str
+    _state: StateT
+
+    @property
+    def state(self) -> StateT:
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(name=self._name, description=self._description, version=__version__)
+
+
+# ---------------------------------------------------------------------------------------------- step env
+
+
+class YCBenchAction(Action):
+    """One command of the reference CLI (``"market browse --limit 5"``; the ``yc-bench`` prefix is optional)."""
+
+    command: str = Field(..., max_length=_MAX_COMMAND, description="One yc-bench CLI command, e.g. 'task accept --task-id Task-42'.")
+
+
+class YCBenchObservation(Observation):
+    """What the agent sees after a command. ``reward`` is the step's change in funds in dollars."""
+
+    text: str = Field("", description="The command's output, exactly as the reference CLI prints it.")
+    ok: bool = Field(True, description="Whether the command succeeded.")
+    exit_code: int = Field(0, description="The reference CLI's exit code (0 ok, 1 rejected, 2 usage error).")
+    command: str | None = Field(None, description="The command verb that ran ('task accept'), or null.")
+    status: dict[str, Any] = Field(default_factory=dict, description="Status block: sim_time, funds_cents, prestige, trust, ...")
+    reward_cents: int = Field(0, description="The step's change in funds, exact, in cents.")
+    funds_cents: int = Field(0, description="Funds after the step, in cents.")
+    step: int = Field(0, description="Steps taken in the episode.")
+    terminal_reason: str | None = Field(None, description="'bankruptcy', 'horizon_end' or 'max_steps' once done.")
+
+
+class YCBenchState(State):
+    """Episode state: seed, preset, funds."""
+
+    seed: int | None = None
+    preset: str = "default"
+    funds_cents: int = 0
+    terminal_reason: str | None = None
+
+
+class YCBenchEnvironment(_Environment[YCBenchAction, YCBenchObservation, YCBenchState]):
+    """The step env (the protocol's ``reset``/``step``, as :class:`ycgym.YCBenchEnv`) behind OpenEnv's interface.
+
+    One instance per OpenEnv session, holding one ycgym session.
+
+    Args:
+        preset: ycgym preset. endpoint: ycgym server (``None``: the process's shared local server).
+        max_steps: truncate episodes after this many commands.
+    """
+
+    _name = "ycgym"
+    _description = "YC-Bench (arXiv 2604.01212): run a simulated AI startup for a year with yc-bench CLI commands."
+
+    def __init__(self, preset: str = "default", endpoint: str | None = None, max_steps: int | None = None) -> None:
+        super().__init__()
+        self._preset = preset
+        self._endpoint = endpoint
+        self._max_steps = max_steps
+        # Connected on the first reset: OpenEnv builds throwaway instances for /state and /metadata.
+        self._backend: Backend | None = None
+        self._session: str | None = None
+        self._state = YCBenchState(preset=preset)
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> YCBenchObservation:
+        """Start an episode of ``seed`` (default 0: the simulation needs one; OpenEnv's may be absent)."""
+        if kwargs:
+            raise ValueError(f"unknown reset arguments: {sorted(kwargs)} (known: seed, episode_id)")
+        if self._backend is None:
+            self._backend = Backend(self._endpoint)
+        s = 0 if seed is None else int(seed)
+        opts = {"max_steps": int(self._max_steps)} if self._max_steps is not None else None
+        r = self._backend.client.reset(s, self._preset, session=self._session, options=opts)
+        self._session = r["session"]
+        self._backend.sessions.add(self._session)
+        self._state = YCBenchState(episode_id=episode_id, step_count=0, seed=s, preset=self._preset, funds_cents=r["info"]["funds_cents"])
+        return self._observation(r["observation"], r["info"], reward=None, done=False)
+
+    def step(self, action: YCBenchAction, timeout_s: float | None = None, **kwargs: Any) -> YCBenchObservation:
+        """Run ``action.command``; raises ``RuntimeError`` before reset or after the episode ended."""
+        if self._backend is None or self._session is None:
+            raise RuntimeError("call reset before step")
+        if self._state.terminal_reason is not None:
+            raise RuntimeError(f"the episode is over ({self._state.terminal_reason}); call reset to start another")
+        r = self._backend.client.step(self._session, action.command)
+        info = r["info"]
+        self._state.step_count = int(info["step"])
+        self._state.funds_cents = int(info["funds_cents"])
+        self._state.terminal_reason = info["terminal_reason"]
+        return self._observation(r["observation"], info, reward=float(r["reward"]), done=bool(r["terminated"] or r["truncated"]))
+
+    @staticmethod
+    def _observation(obs: Mapping[str, Any], info: Mapping[str, Any], *, reward: float | None, done: bool) -> YCBenchObservation:
+        return YCBenchObservation(
+            text=obs["text"],
+            ok=bool(obs["ok"]),
+            exit_code=int(obs["exit_code"]),
+            command=obs.get("command"),
+            status=dict(obs["status"]),
+            reward_cents=int(info["reward_cents"]),
+            funds_cents=int(info["funds_cents"]),
+            step=int(info["step"]),
+            terminal_reason=info["terminal_reason"],
+            reward=reward,
+            done=done,
+        )
+
+    def close(self) -> None:
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+            self._session = None
+
+
+class YCBenchEnvClient(_JSONClient[YCBenchAction, YCBenchObservation, YCBenchState]):
+    """OpenEnv client of the ``step`` server: ``await env.reset(seed=1)``, ``await env.step(YCBenchAction(command=...))``."""
+
+    _observation_type = YCBenchObservation
+    _state_type = YCBenchState
+
+
+# ---------------------------------------------------------------------------------------------- turn env
+
+
+class ToolCall(BaseModel):
+    """One tool call of the model's reply (``arguments``: the JSON text the model produced, or an object,
+    which is sent as ``json.dumps`` of it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(..., max_length=256)
+    name: str = Field(..., max_length=256)
+    arguments: str | dict[str, Any] = Field(default="{}")
+
+
+class YCBenchTurnAction(Action):
+    """One agent turn: the model's reply. With ``tool_calls`` empty the turn runs no command (a text reply)."""
+
+    tool_calls: list[ToolCall] = Field(default_factory=list, max_length=4096, description="The reply's tool calls, in order.")
+    content: str | None = Field(None, description="The reply's text (kept in the chat).")
+    reasoning_content: str | None = Field(None, description="The reply's reasoning, when the model returns one.")
+
+
+class YCBenchTurnObservation(Observation):
+    """After reset or a turn: the chat to send next. ``reward`` is the turn's change in funds in dollars."""
+
+    messages: list[dict[str, Any]] = Field(default_factory=list, description="The chat for the next model call (system prompt first).")
+    tools: list[dict[str, Any]] = Field(default_factory=list, description="Tool schemas to send with it (tool_choice 'auto').")
+    tool_results: list[dict[str, Any]] = Field(default_factory=list, description="The turn's tool results, in call order.")
+    info: dict[str, Any] = Field(default_factory=dict, description="TurnInfo: turn, funds_cents, reward_cents, sim_time, ...")
+    terminal_reason: str | None = Field(None, description="'bankruptcy', 'horizon_end' or 'error' (max_turns) once done.")
+    score: float | None = Field(None, description="Final funds / starting funds, once done (1.0 = break-even).")
+
+
+class YCBenchTurnState(State):
+    """Run state: seed, preset, starting and current funds."""
+
+    seed: int | None = None
+    preset: str = "default"
+    start_funds_cents: int = 0
+    funds_cents: int = 0
+    terminal_reason: str | None = None
+
+
+class YCBenchTurnEnvironment(_Environment[YCBenchTurnAction, YCBenchTurnObservation, YCBenchTurnState]):
+    """The paper's turn protocol (the server's ``TurnEnv``) behind OpenEnv's interface.
+
+    Args:
+        preset: ycgym preset. endpoint: ycgym server (``None``: the process's shared local server).
+        tools: ``"run_command"`` (the reference's), ``"verbs"`` or ``"all"``.
+        options: default ``turn_reset`` options (``max_turns``, ...); ``reset(options=...)`` overrides them.
+    """
+
+    _name = "ycgym-turns"
+    _description = "YC-Bench (arXiv 2604.01212) with the paper's turn protocol: one action = one LLM turn of tool calls."
+
+    def __init__(
+        self,
+        preset: str = "default",
+        endpoint: str | None = None,
+        tools: str = "run_command",
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        self._preset = preset
+        self._endpoint = endpoint
+        self._tools = tools
+        self._options = dict(options or {})
+        self._run: TurnRun | None = None
+        self._state = YCBenchTurnState(preset=preset)
+
+    def reset(
+        self,
+        seed: int | None = None,
+        episode_id: str | None = None,
+        options: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> YCBenchTurnObservation:
+        """Start a run of ``seed`` (default 0) with the paper's first two messages."""
+        if kwargs:
+            raise ValueError(f"unknown reset arguments: {sorted(kwargs)} (known: seed, episode_id, options)")
+        if self._run is None:
+            self._run = TurnRun(self._endpoint, preset=self._preset, options=self._options, tools=self._tools)
+        s = 0 if seed is None else int(seed)
+        res = self._run.reset(s, options=options)
+        self._state = YCBenchTurnState(
+            episode_id=episode_id,
+            seed=s,
+            preset=self._preset,
+            start_funds_cents=self._run.start_funds_cents,
+            funds_cents=self._run.funds_cents,
+        )
+        return YCBenchTurnObservation(messages=res["messages"], tools=self._run.tools, info=dict(res["info"]), reward=None, done=False)
+
+    def step(self, action: YCBenchTurnAction, timeout_s: float | None = None, **kwargs: Any) -> YCBenchTurnObservation:
+        """Play one turn; raises ``RuntimeError`` before reset or after the run ended."""
+        run = self._run
+        if run is None or run.session is None:
+            raise RuntimeError("call reset before step")
+        calls = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments)}
+            for c in action.tool_calls
+        ]
+        reply: dict[str, Any] = {"tool_calls": calls}
+        if action.content is not None:
+            reply["content"] = action.content
+        if action.reasoning_content is not None:
+            reply["reasoning_content"] = action.reasoning_content
+        res = run.step(reply)
+        self._state.step_count += 1
+        self._state.funds_cents = run.funds_cents
+        self._state.terminal_reason = run.terminal_reason
+        return YCBenchTurnObservation(
+            messages=[] if run.done else run.messages(),
+            tools=run.tools,
+            tool_results=[dict(r) for r in res["tool_results"]],
+            info=dict(res["info"]),
+            terminal_reason=res["terminal_reason"],
+            score=run.score() if run.done else None,
+            reward=res["info"]["reward_cents"] / 100,
+            done=bool(res["done"]),
+        )
+
+    def close(self) -> None:
+        if self._run is not None:
+            self._run.close()
+            self._run = None
+
+
+class YCBenchTurnEnvClient(_JSONClient[YCBenchTurnAction, YCBenchTurnObservation, YCBenchTurnState]):
+    """OpenEnv client of the ``turns`` server: send each model reply as a :class:`YCBenchTurnAction`."""
+
+    _observation_type = YCBenchTurnObservation
+    _state_type = YCBenchTurnState
+
+
+# ---------------------------------------------------------------------------------------------- server
+
+
+def make_app(
+    kind: Kind = "turns",
+    *,
+    preset: str = "default",
+    endpoint: str | None = None,
+    max_concurrent_envs: int = 64,
+    tools: str = "run_command",
+    max_steps: int | None = None,
+) -> FastAPI:
+    """OpenEnv's FastAPI app serving the ``step`` or ``turns`` environment (one instance per session)."""
+    factory: Callable[[], Environment[Any, Any, Any]]
+    if kind == "step":
+        factory = functools.partial(YCBenchEnvironment, preset=preset, endpoint=endpoint, max_steps=max_steps)
+        return create_app(factory, YCBenchAction, YCBenchObservation, env_name="ycgym", max_concurrent_envs=max_concurrent_envs)
+    if kind == "turns":
+        factory = functools.partial(YCBenchTurnEnvironment, preset=preset, endpoint=endpoint, tools=tools)
+        return create_app(factory, YCBenchTurnAction, YCBenchTurnObservation, env_name="ycgym", max_concurrent_envs=max_concurrent_envs)
+    raise ValueError(f"kind must be 'step' or 'turns', got {kind!r}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m ycgym.integrations.openenv``: serve one kind with uvicorn."""
+    import uvicorn
+
+    p = argparse.ArgumentParser(prog="python -m ycgym.integrations.openenv", description=__doc__.split("\n\n")[0])
+    p.add_argument("--kind", choices=["step", "turns"], default="turns", help="step: one command per action; turns: one LLM turn")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default loopback)")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--preset", default="default")
+    p.add_argument("--endpoint", default=None, help="ycgym server endpoint (default: start a local one)")
+    p.add_argument("--tools", choices=["run_command", "verbs", "all"], default="run_command", help="turns: the tools offered")
+    p.add_argument("--max-steps", type=int, default=None, help="step: truncate episodes after N commands")
+    p.add_argument("--max-concurrent-envs", type=int, default=64, help="WebSocket sessions at once")
+    a = p.parse_args(argv)
+    app = make_app(
+        a.kind,
+        preset=a.preset,
+        endpoint=a.endpoint,
+        max_concurrent_envs=a.max_concurrent_envs,
+        tools=a.tools,
+        max_steps=a.max_steps,
+    )
+    # Bind here so that --port 0 works: the chosen address is printed as one JSON line before serving.
+    family = socket.AF_INET6 if ":" in a.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((a.host, a.port))
+    host, port = sock.getsockname()[:2]
+    print(json.dumps({"event": "listening", "url": f"http://{host}:{port}", "kind": a.kind}), flush=True)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+"""The OpenEnv adapter, end to end: real OpenEnv servers (uvicorn processes on loopback) driven by
+OpenEnv's own client classes, compared with the plain ycgym env and client for the same seeds and actions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from queue import Empty, Queue
+from threading import Thread
+from typing import Any
+
+import pytest
+from helpers import golden_commands
+
+from ycgym import Client, YCBenchEnv
+from ycgym.integrations.openenv import (
+    ToolCall,
+    YCBenchAction,
+    YCBenchEnvClient,
+    YCBenchTurnAction,
+    YCBenchTurnEnvClient,
+)
+from ycgym.integrations.score import funds_multiple
+
+MAX_STEPS = 30
+
+
+def _start(kind: str, endpoint: str, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ycgym.integrations.openenv", "--kind", kind, "--port", "0", "--endpoint", endpoint, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: Queue[str] = Queue()
+    assert proc.stdout is not None
+    Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+    deadline = time.monotonic() + 120
+    seen: list[str] = []
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=1)
+        except Empty:
+            if proc.poll() is not None:
+                break
+            continue
+        seen.append(line)
+        if line.startswith("{"):
+            return proc, json.loads(line)["url"]
+    proc.kill()
+    raise RuntimeError(f"OpenEnv server ({kind}) did not start: {''.join(seen)}")
+
+
+@pytest.fixture(scope="module")
+def servers(endpoint: str) -> Iterator[dict[str, str]]:
+    """One ``step`` and one ``turns`` OpenEnv server for the module, both on the session's ycgym server."""
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        step, step_url = _start("step", endpoint, "--max-steps", str(MAX_STEPS))
+        procs.append(step)
+        turns, turns_url = _start("turns", endpoint)
+        procs.append(turns)
+        yield {"step": step_url, "turns": turns_url}
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def _get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def test_step_episode_matches_plain_env(servers: dict[str, str], endpoint: str) -> None:
+    """A whole (truncated) episode through OpenEnv's client equals the gymnasium env step for step."""
+    commands = golden_commands("traj-default-greedy-seed-1.json.gz")
+    assert len(commands) > MAX_STEPS
+    plain = YCBenchEnv(endpoint=endpoint, max_steps=MAX_STEPS)
+    try:
+        _, pinfo = plain.reset(seed=1)
+        with YCBenchEnvClient(base_url=servers["step"]).sync() as env:
+            r = env.reset(seed=1)
+            assert r.done is False and r.reward is None
+            assert r.observation.funds_cents == pinfo["funds_cents"] == r.observation.status["funds_cents"]
+            total_cents = 0
+            for i, cmd in enumerate(commands):
+                r = env.step(YCBenchAction(command=cmd))
+                pobs, preward, pterm, ptrunc, pinfo = plain.step(cmd)
+                o = r.observation
+                assert o.text == pobs["text"], f"step {i}: {cmd}"
+                assert (r.reward, o.reward_cents, o.funds_cents, o.step) == (preward, pinfo["reward_cents"], pinfo["funds_cents"], pinfo["step"])
+                assert o.status == pinfo["status"]
+                assert r.done == (pterm or ptrunc)
+                total_cents += o.reward_cents
+                if r.done:
+                    break
+            assert r.done and o.step == MAX_STEPS and o.terminal_reason == pinfo["terminal_reason"] == "max_steps"
+            st = env.state()
+            assert (st.seed, st.step_count, st.funds_cents, st.terminal_reason) == (1, MAX_STEPS, o.funds_cents, "max_steps")
+            with pytest.raises(RuntimeError, match="episode is over"):
+                env.step(YCBenchAction(command="company status"))
+            # The session survives the error and a new episode starts cleanly.
+            assert env.reset(seed=1).observation.funds_cents == r.observation.funds_cents - total_cents
+    finally:
+        plain.close()
+
+
+def test_step_errors_are_structured(servers: dict[str, str]) -> None:
+    with YCBenchEnvClient(base_url=servers["step"]).sync() as env:
+        with pytest.raises(RuntimeError, match="call reset before step"):
+            env.step(YCBenchAction(command="company status"))
+        with pytest.raises(RuntimeError, match="VALIDATION_ERROR"):
+            env._send_and_receive({"type": "step", "data": {"cmd": "company status"}})
+        # A bad command is an ordinary step, as in the gym env.
+        env.reset(seed=4)
+        r = env.step(YCBenchAction(command="task accept --task-id Nope"))
+        assert r.observation.exit_code == 1 and r.reward == 0.0 and not r.done
+    health = _get(servers["step"] + "/health")
+    assert health["status"] == "healthy"
+    schema = _get(servers["step"] + "/schema")
+    assert "command" in schema["action"]["properties"]
+    assert {"text", "status", "funds_cents"} <= set(schema["observation"]["properties"])
+
+
+def _reply(call: int, *commands: str) -> dict[str, Any]:
+    return {"tool_calls": [{"id": f"c{call}_{i}", "name": "run_command", "arguments": json.dumps({"command": c})} for i, c in enumerate(commands)]}
+
+
+TURNS = [
+    ("yc-bench company status", "yc-bench market browse --limit 3"),
+    ("yc-bench employee list",),
+    ("yc-bench task accept --task-id Task-10", "yc-bench task assign --task-id Task-10 --employees Emp_1,Emp_2,Emp_3,Emp_4"),
+    ("yc-bench task dispatch --task-id Task-10", "yc-bench sim resume"),
+    (),
+]
+
+
+def test_turn_episode_matches_the_turn_protocol(servers: dict[str, str], endpoint: str) -> None:
+    """The paper's protocol over OpenEnv: messages, tool results and rewards equal the server's turn ops."""
+    opts = {"max_turns": len(TURNS)}
+    with Client(endpoint) as c, YCBenchTurnEnvClient(base_url=servers["turns"]).sync() as env:
+        direct = c.turn_reset(7, options=opts)
+        r = env.reset(seed=7, options=opts)
+        assert r.observation.messages == direct["messages"]
+        assert r.observation.tools == direct["tools"] and r.observation.tools[0]["function"]["name"] == "run_command"
+        start = r.observation.info["funds_cents"]
+        for n, cmds in enumerate(TURNS, start=1):
+            reply = _reply(n, *cmds)
+            want = c.turn_step(direct["session"], reply)
+            r = env.step(YCBenchTurnAction(tool_calls=[ToolCall(**t) for t in reply["tool_calls"]]))
+            o = r.observation
+            assert o.tool_results == want["tool_results"]
+            assert r.reward == want["info"]["reward_cents"] / 100
+            assert r.done == want["done"]
+            assert o.messages == ([] if r.done else c.turn_messages(direct["session"]))
+        assert r.done and o.terminal_reason == "error" and o.info["terminal_detail"] == f"max_turns={len(TURNS)} reached"
+        assert o.score == funds_multiple(o.info["funds_cents"], start)
+        st = env.state()
+        assert (st.seed, st.step_count, st.start_funds_cents, st.funds_cents) == (7, len(TURNS), start, o.info["funds_cents"])
+        with pytest.raises(RuntimeError, match="the run is over"):
+            env.step(YCBenchTurnAction())
+
+
+def test_turn_episode_to_the_end_is_deterministic(servers: dict[str, str]) -> None:
+    """Two OpenEnv sessions given the same seed and replies see identical observations."""
+
+    def play() -> list[dict[str, Any]]:
+        out = []
+        with YCBenchTurnEnvClient(base_url=servers["turns"]).sync() as env:
+            r = env.reset(seed=3, options={"max_turns": 3})
+            out.append(r.observation.model_dump())
+            n = 0
+            while not r.done:
+                n += 1
+                r = env.step(YCBenchTurnAction(tool_calls=[ToolCall(id=f"t{n}", name="run_command", arguments={"command": "yc-bench sim resume"})]))
+                out.append(r.observation.model_dump())
+        return out
+
+    a, b = play(), play()
+    assert a == b and len(a) == 4

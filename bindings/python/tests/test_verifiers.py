@@ -1,0 +1,123 @@
+"""The verifiers environment end to end: verifiers' own ``vf-eval`` runs ``ycgym-verifiers`` against the fake
+OpenAI-compatible server; the chats it sends are the turn protocol's, and the rewards are the final funds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import FakeOpenAI, run
+
+from ycgym import Client
+from ycgym.integrations.score import funds_multiple
+from ycgym.integrations.verifiers import parse_seeds
+
+SEEDS = (5, 6)
+MAX_TURNS = 6
+
+# The scripted model: one reply per turn, chosen by how many replies the conversation already holds.
+REPLIES = [
+    run("yc-bench market browse --limit 3", "yc-bench employee list"),
+    run(
+        "yc-bench task accept --task-id Task-10",
+        "yc-bench task assign --task-id Task-10 --employees Emp_1,Emp_2,Emp_3,Emp_4,Emp_5,Emp_6,Emp_7,Emp_8",
+        "yc-bench task dispatch --task-id Task-10",
+    ),
+    run("yc-bench sim resume"),
+    run("yc-bench scratchpad write --content 'Task-10 done?'", "yc-bench sim resume"),
+    run("yc-bench company status"),
+    run("yc-bench sim resume"),
+]
+
+
+def _reply(body: dict[str, Any], n: int) -> dict[str, Any]:
+    done = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    return REPLIES[min(done, len(REPLIES) - 1)]
+
+
+def _expected(endpoint: str, seed: int) -> tuple[list[list[dict[str, Any]]], int, int]:
+    """The chats the protocol hands out for the scripted replies, the starting and final funds."""
+    chats = []
+    with Client(endpoint) as c:
+        r = c.turn_reset(seed, options={"max_turns": MAX_TURNS})
+        s, start = r["session"], r["info"]["funds_cents"]
+        msgs = r["messages"]
+        for k in range(MAX_TURNS):
+            chats.append(msgs)
+            m = REPLIES[k]["message"]
+            calls = [{"id": t["id"], "name": t["function"]["name"], "arguments": t["function"]["arguments"]} for t in m["tool_calls"]]
+            st = c.turn_step(s, {"tool_calls": calls})
+            if st["done"]:
+                break
+            msgs = c.turn_messages(s)
+        assert st["done"]
+        return chats, start, st["info"]["funds_cents"]
+
+
+def test_vf_eval_runs_the_turn_protocol(endpoint: str, tmp_path: Path) -> None:
+    vf_eval = Path(sys.executable).parent / "vf-eval"
+    with FakeOpenAI(_reply, api_key="sk-fake") as fake:
+        cmd = [
+            str(vf_eval),
+            "ycgym-verifiers",
+            "--model",
+            "fake-model",
+            "--client.base-url",
+            fake.base_url,
+            "--client.api-key-var",
+            "YCGYM_FAKE_KEY",
+            "--env.taskset.seeds",
+            ",".join(map(str, SEEDS)),
+            "--env.taskset.max-turns",
+            str(MAX_TURNS),
+            "--env.taskset.endpoint",
+            endpoint,
+            "--no-push",
+            "--no-rich",
+            "-o",
+            str(tmp_path),
+        ]
+        p = subprocess.run(cmd, env={**os.environ, "YCGYM_FAKE_KEY": "sk-fake"}, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        assert p.returncode == 0, p.stderr[-4000:]
+        requests = list(fake.requests)
+    (traces_file,) = tmp_path.glob("*/traces.jsonl")
+    episodes = [json.loads(line) for line in traces_file.read_text().splitlines() if line.strip()]
+    assert len(episodes) == len(SEEDS) and all(ep["ok"] and len(ep["traces"]) == 1 for ep in episodes)
+    traces = [ep["traces"][0] for ep in episodes]
+    by_seed = {t["task"]["data"]["seed"]: t for t in traces}
+    assert sorted(by_seed) == list(SEEDS)
+    for r in requests:
+        assert r["model"] == "fake-model" and r["tool_choice"] == "auto"
+        assert [x["function"]["name"] for x in r["tools"]] == ["run_command"]
+        assert "temperature" not in r and "top_p" not in r
+    expected_chats: list[str] = []
+    for seed in SEEDS:
+        chats, start, final = _expected(endpoint, seed)
+        expected_chats += [json.dumps(c, sort_keys=True) for c in chats]
+        t = by_seed[seed]
+        assert t["ok"] and not t["errors"], t["errors"]
+        assert t["rewards"]["funds_multiple"]["score"] == funds_multiple(final, start)
+        assert t["metrics"]["final_funds_usd"] == final / 100
+        assert t["metrics"]["turns"] == len(chats) == MAX_TURNS
+        assert t["metrics"]["bankrupt"] == 0.0
+        info = t["info"]["ycgym"]
+        assert (info["start_funds_cents"], info["final_funds_cents"], info["terminal_detail"]) == (start, final, f"max_turns={MAX_TURNS} reached")
+        assert [t["task"]["data"]["system_prompt"], t["task"]["data"]["prompt"]] == [m["content"] for m in chats[0]]
+    # Every model call sent exactly one of the protocol's chats (rollouts interleave, so compare as multisets).
+    assert sorted(json.dumps(r["messages"], sort_keys=True) for r in requests) == sorted(expected_chats)
+    # The scripted company earned something on at least one seed: the reward is not a constant.
+    assert any(t["rewards"]["funds_multiple"]["score"] != 1.0 for t in traces)
+    assert len(requests) == len(SEEDS) * MAX_TURNS
+
+
+def test_parse_seeds() -> None:
+    assert parse_seeds("1-3,7") == [1, 2, 3, 7]
+    assert parse_seeds("5") == [5]
+    for bad in ("", "3-1", "a", "1-b"):
+        with pytest.raises(ValueError):
+            parse_seeds(bad)
