@@ -3,7 +3,7 @@
  * prints final funds per seed and mean / median / worst. Used to tune the expert.
  */
 import { loadPreset } from '../src/config/load.js';
-import { runEpisode } from '../src/episode.js';
+import { runEpisode } from '../src/env/episode.js';
 import { ExpertPolicy, type ExpertKnobs } from './expert.js';
 import { makePolicy } from './index.js';
 

@@ -18,9 +18,9 @@ export type {
   WorldConfig,
   WorldDists,
   WorldInput,
-} from './types.js';
-export { DERIVED_WORLD_KEYS, DIST_FIELDS, FIX_DOCS, FIX_NAMES } from './types.js';
-export { deriveWorld, formatFixedPy, salaryShareTotal } from './derive.js';
+} from '../sim/config/types.js';
+export { DERIVED_WORLD_KEYS, DIST_FIELDS, FIX_DOCS, FIX_NAMES } from '../sim/config/types.js';
+export { deriveWorld, formatFixedPy, salaryShareTotal } from '../sim/config/derive.js';
 export {
   PresetError,
   configFromRaw,

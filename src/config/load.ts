@@ -22,9 +22,9 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, SchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { parse as parseToml } from 'smol-toml';
-import { deriveWorld, formatFixedPy, salaryShareTotal } from './derive.js';
-import { DIST_FIELDS } from './types.js';
-import type { DistType, ExperimentConfig, WorldConfig, WorldInput } from './types.js';
+import { deriveWorld, formatFixedPy, salaryShareTotal } from '../sim/config/derive.js';
+import { DIST_FIELDS } from '../sim/config/types.js';
+import type { DistType, ExperimentConfig, WorldConfig, WorldInput } from '../sim/config/types.js';
 
 /** A preset that could not be read, merged or validated; `issues` lists every problem found. */
 export class PresetError extends Error {

@@ -8,7 +8,7 @@ import { Dealer } from 'zeromq';
 import { Client } from '../../src/client/client.js';
 import { Env } from '../../src/env/env.js';
 import { listPresets } from '../../src/config/load.js';
-import { BatchJob, ProtocolHandler, type Reply } from '../../src/server/protocol.js';
+import { BatchJob, ProtocolHandler, type Reply } from '../../src/server/protocol-handler.js';
 import { startServer, type Server } from '../../src/server/server.js';
 import { SessionManager } from '../../src/server/sessions.js';
 

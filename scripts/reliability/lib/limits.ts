@@ -5,7 +5,7 @@
 import { Dealer } from 'zeromq';
 import { loadPreset } from '../../../src/config/load.js';
 import { Env } from '../../../src/env/env.js';
-import { MAX_BATCH } from '../../../src/server/protocol.js';
+import { MAX_BATCH } from '../../../src/server/protocol-handler.js';
 import { DEFAULT_LIMITS, Simulation } from '../../../src/sim/simulation.js';
 import { ServerChild } from './children.js';
 

@@ -8,12 +8,12 @@
  * holds the named corrections (docs/turn-protocol.md).
  */
 import { loadPreset } from '../config/load.js';
-import type { ExperimentConfig } from '../config/types.js';
-import { isoformat } from '../sim/calendar.js';
-import { PyFloat, type Out } from '../sim/engine.js';
-import { parseTyped, pyJsonDumps } from '../sim/pyjson.js';
+import type { ExperimentConfig } from '../sim/config/types.js';
+import { isoformat } from '../sim/model/calendar.js';
+import { PyFloat, type Out } from '../sim/model/engine.js';
+import { parseTyped, pyJsonDumps } from '../sim/py/pyjson.js';
 import { Simulation, type SimOptions, type SimSnapshot } from '../sim/simulation.js';
-import { EnvUsageError } from './env.js';
+import { EnvUsageError } from '../env/env.js';
 import { executeCommand, type ToolResult } from './executor.js';
 import {
   buildInitialUserPrompt,

@@ -2,10 +2,10 @@
  * The generated world in the golden-file format (`employees`, `clients`, `market`, `replacements`),
  * as printed by `ycgym world`.
  */
-import type { WorldConfig } from './config/types.js';
-import { F, type Out } from './sim/engine.js';
-import { DOMAINS } from './sim/types.js';
-import { generateReplacementTask, generateWorld, type GenTask } from './sim/world.js';
+import type { WorldConfig } from '../sim/config/types.js';
+import { F, type Out } from '../sim/model/engine.js';
+import { DOMAINS } from '../sim/model/types.js';
+import { generateReplacementTask, generateWorld, type GenTask } from '../sim/model/world.js';
 
 /** Market slots whose first three replacement generations are included (the golden files' choice). */
 export function replacementSlots(numTasks: number): number[] {

@@ -5,10 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import type { ExperimentConfig } from './config/types.js';
-import { PyFloat, type Out } from './sim/engine.js';
-import { parseTyped, toPlain, typedEqual, typedFromPlain } from './sim/pyjson.js';
-import { Simulation } from './sim/simulation.js';
+import type { ExperimentConfig } from '../sim/config/types.js';
+import { PyFloat, type Out } from '../sim/model/engine.js';
+import { parseTyped, toPlain, typedEqual, typedFromPlain } from '../sim/py/pyjson.js';
+import { Simulation } from '../sim/simulation.js';
 
 /** One recorded reference step. */
 export interface GoldenStep {

@@ -11,7 +11,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { packageRoot } from '../config/load.js';
 import type { EnvSnapshot, ResetOptions } from '../env/env.js';
-import type { TurnOptions, TurnSnapshot } from '../env/turns.js';
+import type { TurnOptions, TurnSnapshot } from '../turns/turns.js';
 import { SessionError, type SessionManager } from './sessions.js';
 import type { ToolsChoice, WireTurnAction } from './turn-session.js';
 

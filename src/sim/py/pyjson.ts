@@ -2,7 +2,7 @@
  * Python `json.dumps` compatible text output (ensure_ascii, `indent=2` or compact), and a parser that
  * keeps the int/float distinction of JSON number tokens, so outputs can be compared with the reference exactly.
  */
-import { PyFloat, type Out } from './engine.js';
+import { PyFloat, type Out } from '../model/engine.js';
 import { pyRepr } from './pyfloat.js';
 
 const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;

@@ -4,9 +4,9 @@
  */
 import type { ExperimentConfig } from '../config/types.js';
 import { addBusinessHours, businessHoursBetween, isoformat, payrollBoundaries, US_PER_SEC } from './calendar.js';
-import { D, DZERO, Dec, decFromFloat, dint, dmax, dmin, isPos, toFloat } from './decimal.js';
-import { pyFormatFixed, pyRound } from './pyfloat.js';
-import { pyPow } from './pymath.js';
+import { D, DZERO, Dec, decFromFloat, dint, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
+import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
+import { pyPow } from '../py/pymath.js';
 import { EVENT_PRIORITY, type Domain, type EventType, type SimEvent, type SimState, type Task } from './types.js';
 
 /** Engine context: the mutable state and its immutable configuration. */
