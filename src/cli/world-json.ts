@@ -3,7 +3,7 @@
  * as printed by `ycgym world`.
  */
 import type { WorldConfig } from '../sim/config/types.js';
-import { F, type Out } from '../sim/model/engine.js';
+import { F, type Out } from '../sim/py/pyjson.js';
 import { DOMAINS } from '../sim/model/types.js';
 import { generateReplacementTask, generateWorld, type GenTask } from '../sim/model/world.js';
 

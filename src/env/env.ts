@@ -5,7 +5,7 @@
 import { loadPreset } from '../config/load.js';
 import type { ExperimentConfig } from '../sim/config/types.js';
 import { toFloat } from '../sim/py/decimal.js';
-import type { Out } from '../sim/model/engine.js';
+import type { Out } from '../sim/py/pyjson.js';
 import { pyRound } from '../sim/py/pyfloat.js';
 import { isoformat } from '../sim/model/calendar.js';
 import { monthlyPayroll, taskCounts } from '../sim/commands/handlers.js';

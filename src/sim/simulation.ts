@@ -10,9 +10,9 @@ import * as H from './commands/handlers.js';
 import { CommandError } from './commands/handlers.js';
 import { parseArgv, type CommandSpec, type ParsedOptions } from './commands/spec.js';
 import { D, Dec } from './py/decimal.js';
-import { insertEvent, type Out } from './model/engine.js';
+import { insertEvent } from './model/engine.js';
 import { pyFormatFixed } from './py/pyfloat.js';
-import { pyJsonDumps } from './py/pyjson.js';
+import { pyJsonDumps, type Out } from './py/pyjson.js';
 import { DOMAINS, type Domain, type SimState, type Task } from './model/types.js';
 import { marketTask, worldTemplate } from './model/world-cache.js';
 

@@ -8,7 +8,7 @@
  * stdout exactly as captured from the reference. `sim_time` is always null, as in the reference.
  */
 import { split as shlexSplit } from 'shlex';
-import { PyFloat } from '../sim/model/engine.js';
+import { PyFloat } from '../sim/py/pyjson.js';
 import type { Simulation } from '../sim/simulation.js';
 import { REFERENCE_HELP } from './reference-help.js';
 import { richUsageError } from './rich.js';

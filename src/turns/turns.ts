@@ -10,7 +10,7 @@
 import { loadPreset } from '../config/load.js';
 import type { ExperimentConfig } from '../sim/config/types.js';
 import { isoformat } from '../sim/model/calendar.js';
-import { PyFloat, type Out } from '../sim/model/engine.js';
+import { PyFloat, type Out } from '../sim/py/pyjson.js';
 import { parseTyped, pyJsonDumps } from '../sim/py/pyjson.js';
 import { Simulation, type SimOptions, type SimSnapshot } from '../sim/simulation.js';
 import { EnvUsageError } from '../env/env.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
 import { parseTyped, pyJsonDumps, typedEqual, typedFromPlain } from '../../src/sim/py/pyjson.js';
-import type { Out } from '../../src/sim/model/engine.js';
+import type { Out } from '../../src/sim/py/pyjson.js';
 import { worldJson } from '../../src/cli/world-json.js';
 
 const FILES: [string, string][] = [

@@ -4,7 +4,7 @@
  * wake-event line, both nudges, the bankrupt warning, the memory note, the episode prompt.
  */
 import { describe, expect, it } from 'vitest';
-import { PyFloat, type Out } from '../../src/sim/model/engine.js';
+import { PyFloat, type Out } from '../../src/sim/py/pyjson.js';
 import { buildInitialUserPrompt, buildTurnContext, pyFormatGrouped, SYSTEM_PROMPT, systemPromptWith, truncationMarker, type StateSnapshot } from '../../src/turns/prompts.js';
 import { TurnEnv } from '../../src/turns/turns.js';
 

@@ -5,7 +5,8 @@
  */
 import { addBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../model/calendar.js';
 import { D, decFromFloat, dmax, toFloat } from '../py/decimal.js';
-import { activeTasks, advanceTime, F, fetchNextEvent, quantize, recalculateEtas, type Ctx, type Out, type UuidFn } from '../model/engine.js';
+import { activeTasks, advanceTime, fetchNextEvent, quantize, recalculateEtas, type Ctx, type UuidFn } from '../model/engine.js';
+import { F, type Out } from '../py/pyjson.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
