@@ -11,7 +11,7 @@
 import { PresetError } from '../config/load.js';
 import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult } from '../env/env.js';
 import type { ChatMessage, TurnOptions, TurnSnapshot } from '../turns/turns.js';
-import type { ErrorCode } from './protocol-handler.js';
+import type { ErrorCode } from '../protocol/protocol.js';
 import {
   toolList,
   TurnSession,

@@ -11,7 +11,7 @@ import { statusOf } from '../../src/env/env.js';
 import { toolSchemas } from '../../src/turns/tools.js';
 import { TurnEnv, type ChatMessage, type TurnAction, type TurnOptions } from '../../src/turns/turns.js';
 import { extractTimeSeries } from '../../src/export/rollout-json.js';
-import { checkReply, schemaValidator, type Op, type Reply } from '../../src/server/protocol-handler.js';
+import { checkReply, schemaValidator, type Op, type Reply } from '../../src/protocol/protocol.js';
 import { startServer, type Server } from '../../src/server/server.js';
 import { commandVerb, type TurnStepReply } from '../../src/server/turn-session.js';
 import { canonMessage, fixture } from '../turns/helpers.js';
