@@ -5,9 +5,8 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { loadPreset } from '../config/load.js';
-import type { ExperimentConfig } from '../sim/config/types.js';
+import { type ExperimentConfig, pyJsonDumps } from '../sim/index.js';
 import { replayFiles } from './parity.js';
-import { pyJsonDumps } from '../sim/py/pyjson.js';
 import { worldJson } from './world-json.js';
 import { registerPlay } from './play.js';
 import { registerReport, writeReport } from './report.js';

@@ -18,9 +18,9 @@ export type {
   WorldConfig,
   WorldDists,
   WorldInput,
-} from '../sim/config/types.js';
-export { DERIVED_WORLD_KEYS, DIST_FIELDS, FIX_DOCS, FIX_NAMES } from '../sim/config/types.js';
-export { deriveWorld, formatFixedPy, salaryShareTotal } from '../sim/config/derive.js';
+} from '../sim/index.js';
+export { DERIVED_WORLD_KEYS, DIST_FIELDS, FIX_DOCS, FIX_NAMES } from '../sim/index.js';
+export { deriveWorld, formatFixedPy, salaryShareTotal } from '../sim/index.js';
 export {
   PresetError,
   configFromRaw,

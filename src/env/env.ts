@@ -3,15 +3,8 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { loadPreset } from '../config/load.js';
-import type { ExperimentConfig } from '../sim/config/types.js';
-import { toFloat } from '../sim/py/decimal.js';
-import type { Out } from '../sim/py/pyjson.js';
-import { pyRound } from '../sim/py/pyfloat.js';
-import { isoformat } from '../sim/model/calendar.js';
-import { monthlyPayroll, taskCounts } from '../sim/commands/handlers.js';
-import { Simulation, type SimSnapshot } from '../sim/simulation.js';
+import { DOMAINS, type ExperimentConfig, isoformat, monthlyPayroll, type Out, pyRound, type SimSnapshot, Simulation, taskCounts, toFloat } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
-import { DOMAINS } from '../sim/model/types.js';
 
 /** Options of `reset`. */
 export interface ResetOptions {

@@ -2,7 +2,7 @@
  * One bulk-run job (an episode of a policy on a seed), shared by the in-process path and the worker threads.
  */
 import type { Policy } from '../env/policy.js';
-import type { ExperimentConfig } from '../sim/config/types.js';
+import type { ExperimentConfig } from '../sim/index.js';
 import type { TableBuffers, TableBuilder } from './arrow.js';
 import { rollout } from './rollout.js';
 import { toRolloutJson } from './rollout-json.js';

@@ -3,12 +3,7 @@
  * `scripts/bot_runner.py` with `runner/extract.py`'s `extract_time_series`), rebuilt from a finished
  * simulation so that the reference's plotting scripts can read ycgym runs.
  */
-import { isoformat } from '../sim/model/calendar.js';
-import { toFloat } from '../sim/py/decimal.js';
-import { pyRound } from '../sim/py/pyfloat.js';
-import { pyPow } from '../sim/py/pymath.js';
-import type { Simulation } from '../sim/simulation.js';
-import { DOMAINS_ALPHA, type Task } from '../sim/model/types.js';
+import { DOMAINS_ALPHA, isoformat, pyPow, pyRound, type Simulation, type Task, toFloat } from '../sim/index.js';
 import { ADVERSARIAL_LOYALTY } from './rollout.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

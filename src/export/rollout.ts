@@ -4,9 +4,8 @@
  * the policy observes each command's parsed output like `runEpisode` gives it.
  */
 import type { Policy } from '../env/policy.js';
-import type { ExperimentConfig } from '../sim/config/types.js';
+import { type ExperimentConfig, Simulation } from '../sim/index.js';
 import { statusOf, type Status } from '../env/env.js';
-import { Simulation } from '../sim/simulation.js';
 import type { TableBuilder } from './arrow.js';
 import type { EpisodeRow, Outcome, StepRow } from './schema.js';
 

@@ -13,9 +13,8 @@
 import type { ResetOptions, ResetResult, StepResult } from '../env/env.js';
 import type { EnvSnapshot } from '../env/env.js';
 import { loadPreset } from '../config/load.js';
-import type { ExperimentConfig } from '../sim/config/types.js';
+import { type ExperimentConfig, Simulation } from '../sim/index.js';
 import type { CloseReason, SessionHooks } from './sessions.js';
-import { Simulation } from '../sim/simulation.js';
 import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowFileSink, type TableBuilder } from '../export/arrow.js';
 import { episodeCounts, outcomeOf, stepRow, type EpisodeMeta } from '../export/rollout.js';
 import { isoToMicros, type EpisodeRow, type StepRow } from '../export/schema.js';

@@ -17,8 +17,7 @@ import {
   type TurnSnapshot,
 } from '../turns/turns.js';
 import { extractTimeSeries } from '../export/rollout-json.js';
-import { parseArgv } from '../sim/commands/spec.js';
-import { DEFAULT_LIMITS, type Simulation } from '../sim/simulation.js';
+import { DEFAULT_LIMITS, parseArgv, type Simulation } from '../sim/index.js';
 import { validateSimSnapshot } from '../env/snapshot.js';
 
 /** Which tool schemas `turn_reset` hands out: the reference's `run_command`, one tool per verb, or both. */

@@ -3,8 +3,7 @@
  * one tool per command verb generated from the command table (`task_accept`, `market_browse`, ...), with
  * `toolCallToCommand` turning either form into the same command line.
  */
-import { COMMANDS, type CommandSpec, type OptionSpec } from '../sim/commands/spec.js';
-import { DOMAINS } from '../sim/model/types.js';
+import { COMMANDS, type CommandSpec, DOMAINS, type OptionSpec } from '../sim/index.js';
 
 /** JSON Schema of one tool parameter. */
 export interface ParameterSchema {

@@ -8,11 +8,7 @@
  * holds the named corrections (docs/turn-protocol.md).
  */
 import { loadPreset } from '../config/load.js';
-import type { ExperimentConfig } from '../sim/config/types.js';
-import { isoformat } from '../sim/model/calendar.js';
-import { PyFloat, type Out } from '../sim/py/pyjson.js';
-import { parseTyped, pyJsonDumps } from '../sim/py/pyjson.js';
-import { Simulation, type SimOptions, type SimSnapshot } from '../sim/simulation.js';
+import { type ExperimentConfig, isoformat, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation } from '../sim/index.js';
 import { EnvUsageError } from '../env/env.js';
 import { executeCommand, type ToolResult } from './executor.js';
 import {
