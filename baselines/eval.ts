@@ -2,8 +2,7 @@
  * Quick evaluation of a baseline: `node dist/baselines/eval.js POLICY [SEEDS] [PRESET] [KNOBS_JSON]`
  * prints final funds per seed and mean / median / worst. Used to tune the expert.
  */
-import { loadPreset } from '../src/config/load.js';
-import { runEpisode } from '../src/episode.js';
+import { loadPreset, runEpisode } from '../src/index.js';
 import { ExpertPolicy, type ExpertKnobs } from './expert.js';
 import { makePolicy } from './index.js';
 

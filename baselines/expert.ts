@@ -20,7 +20,7 @@
  * - Near the horizon only tasks that can finish in time are taken.
  */
 import { employees, episodeOver, marketTasks, num, rec, str, arr, type MarketTask } from './obs.js';
-import type { Policy, PolicyObservation } from './policy.js';
+import type { Policy, PolicyObservation } from '../src/index.js';
 
 /** Game rules the expert relies on (the default preset's documented values). */
 export interface ExpertRules {

@@ -3,7 +3,7 @@
  * `greedy` trajectories do: with no active task, browse, accept the best-reward browsable task,
  * assign every employee, dispatch; then `sim resume` until bankruptcy or the horizon.
  */
-import type { Policy, PolicyObservation } from './policy.js';
+import type { Policy, PolicyObservation } from '../src/index.js';
 
 /** Greedy: one task at a time, all employees, highest listed reward first. */
 export class GreedyPolicy implements Policy {

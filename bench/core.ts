@@ -4,9 +4,8 @@
  */
 import { GreedyPolicy } from '../baselines/greedy.js';
 import { loadPreset } from '../src/config/load.js';
-import { runEpisode } from '../src/episode.js';
-import { clearWorldCache } from '../src/sim/world-cache.js';
-import { Simulation } from '../src/sim/simulation.js';
+import { runEpisode } from '../src/env/episode.js';
+import { clearWorldCache, Simulation } from '../src/sim/index.js';
 
 /** Median of a sample. */
 export function median(xs: number[]): number {

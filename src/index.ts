@@ -1,6 +1,6 @@
 /**
- * ycgym's public TypeScript surface: the in-process environment, its network client and server, presets and
- * the simulation. Everything else is internal.
+ * ycgym's public TypeScript surface: the in-process environment, its network client and server, presets, the
+ * simulation, and the `Policy` interface the baselines implement (they import nothing else). Everything else is internal.
  */
 export { Env, EnvUsageError } from './env/env.js';
 export type { EnvLike, EnvSnapshot, Observation, ResetArgs, ResetOptions, ResetResult, Status, StepInfo, StepResult } from './env/env.js';
@@ -10,16 +10,19 @@ export { RemoteEnv } from './client/remote-env.js';
 export { Server, startServer } from './server/server.js';
 export type { Logger, ServerOptions } from './server/server.js';
 export type { CloseReason, SessionHooks } from './server/sessions.js';
-export type { ErrorCode, HelloResult } from './server/protocol.js';
+export type { ErrorCode, HelloResult } from './protocol/protocol.js';
 export { generateCurveKeyPair } from './server/security.js';
 export type { CurveKeyPair } from './server/security.js';
 export { listPresets, loadPreset, PresetError } from './config/load.js';
-export type { ExperimentConfig } from './config/types.js';
-export { Simulation } from './sim/simulation.js';
-export { TurnEnv, TURN_FIX_NAMES } from './env/turns.js';
-export type { ChatMessage, ToolCall, TurnAction, TurnFixes, TurnInfo, TurnOptions, TurnResetArgs, TurnResetResult, TurnSnapshot, TurnStepResult, TurnTerminalReason, ToolResult } from './env/turns.js';
-export { RUN_COMMAND_TOOL, toolCallToCommand, toolSchemas } from './env/tools.js';
-export { SYSTEM_PROMPT } from './env/prompts.js';
+export type { ExperimentConfig } from './sim/index.js';
+export { Simulation, stream } from './sim/index.js';
+export type { Policy, PolicyObservation } from './env/policy.js';
+export { runEpisode } from './env/episode.js';
+export type { EpisodeResult, EpisodeStep } from './env/episode.js';
+export { TurnEnv, TURN_FIX_NAMES } from './turns/turns.js';
+export type { ChatMessage, ToolCall, TurnAction, TurnFixes, TurnInfo, TurnOptions, TurnResetArgs, TurnResetResult, TurnSnapshot, TurnStepResult, TurnTerminalReason, ToolResult } from './turns/turns.js';
+export { RUN_COMMAND_TOOL, toolCallToCommand, toolSchemas } from './turns/tools.js';
+export { SYSTEM_PROMPT } from './turns/prompts.js';
 export { RecoveringEnv } from './client/recovering-env.js';
 export type { ClientTurnResetArgs, ToolsChoice, TurnResetReply, TurnStepReply, TurnRestoreReply, WireTurnAction } from './client/client.js';
 export type { CallDetail, TurnStepDetail } from './server/turn-session.js';

@@ -5,10 +5,9 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { loadPreset } from '../config/load.js';
-import type { ExperimentConfig } from '../config/types.js';
-import { replayFiles } from '../parity.js';
-import { pyJsonDumps } from '../sim/pyjson.js';
-import { worldJson } from '../world-json.js';
+import { type ExperimentConfig, pyJsonDumps } from '../sim/index.js';
+import { replayFiles } from './parity.js';
+import { worldJson } from './world-json.js';
 import { registerPlay } from './play.js';
 import { registerReport, writeReport } from './report.js';
 import { parseSeedList, registerRun, runBulk, summaryTable } from './run.js';

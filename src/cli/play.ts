@@ -8,11 +8,10 @@
 import { createInterface, type Completer, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { Command, InvalidArgumentError } from 'commander';
-import { COMMANDS, GROUP_HELP } from '../sim/commands/spec.js';
-import { pyShlexSplit } from '../env/executor.js';
-import { TURN_FIX_NAMES, TurnEnv, type TurnFixes, type TurnStepResult } from '../env/turns.js';
-import type { ToolResult } from '../env/executor.js';
-import { DOMAINS } from '../sim/types.js';
+import { COMMANDS, DOMAINS, GROUP_HELP } from '../sim/index.js';
+import { pyShlexSplit } from '../turns/executor.js';
+import { TURN_FIX_NAMES, TurnEnv, type TurnFixes, type TurnStepResult } from '../turns/turns.js';
+import type { ToolResult } from '../turns/executor.js';
 
 /** Options of a play session. */
 export interface PlayOptions {

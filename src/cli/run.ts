@@ -118,8 +118,8 @@ export function summaryTable(s: RunSummary): string {
 /** Location of the compiled worker script (from sources under test, the build in dist/). */
 export function workerScript(): URL {
   const here = import.meta.url;
-  if (here.endsWith('.js')) return new URL('../export/worker.js', here);
-  return new URL('../../dist/src/export/worker.js', here);
+  if (here.endsWith('.js')) return new URL('./export-worker.js', here);
+  return new URL('../../dist/src/cli/export-worker.js', here);
 }
 
 function defaultRunId(o: RunOptions, presetName: string): string {

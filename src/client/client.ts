@@ -4,8 +4,8 @@
  */
 import { Dealer } from 'zeromq';
 import type { EnvSnapshot, ResetOptions, ResetResult, StepResult } from '../env/env.js';
-import type { ChatMessage, TurnOptions, TurnSnapshot } from '../env/turns.js';
-import type { ErrorCode, HelloResult, RequestId } from '../server/protocol.js';
+import type { ChatMessage, TurnOptions, TurnSnapshot } from '../turns/turns.js';
+import type { ErrorCode, HelloResult, RequestId } from '../protocol/protocol.js';
 import type { ToolsChoice, TurnResetReply, TurnRestoreReply, TurnStepReply, WireTurnAction } from '../server/turn-session.js';
 import { generateCurveKeyPair } from '../server/security.js';
 

@@ -22,9 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, SchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { parse as parseToml } from 'smol-toml';
-import { deriveWorld, formatFixedPy, salaryShareTotal } from './derive.js';
-import { DIST_FIELDS } from './types.js';
-import type { DistType, ExperimentConfig, WorldConfig, WorldInput } from './types.js';
+import { deriveWorld, DIST_FIELDS, type DistType, type ExperimentConfig, formatFixedPy, salaryShareTotal, type WorldConfig, type WorldInput } from '../sim/index.js';
 
 /** A preset that could not be read, merged or validated; `issues` lists every problem found. */
 export class PresetError extends Error {

@@ -3,15 +3,8 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { loadPreset } from '../config/load.js';
-import type { ExperimentConfig } from '../config/types.js';
-import { toFloat } from '../sim/decimal.js';
-import type { Out } from '../sim/engine.js';
-import { pyRound } from '../sim/pyfloat.js';
-import { isoformat } from '../sim/calendar.js';
-import { monthlyPayroll, taskCounts } from '../sim/commands/handlers.js';
-import { Simulation, type SimSnapshot } from '../sim/simulation.js';
-import { validateSimSnapshot } from '../snapshot.js';
-import { DOMAINS } from '../sim/types.js';
+import { DOMAINS, type ExperimentConfig, isoformat, monthlyPayroll, type Out, pyRound, type SimSnapshot, Simulation, taskCounts, toFloat } from '../sim/index.js';
+import { validateSimSnapshot } from './snapshot.js';
 
 /** Options of `reset`. */
 export interface ResetOptions {

@@ -1,8 +1,8 @@
 /**
  * One bulk-run job (an episode of a policy on a seed), shared by the in-process path and the worker threads.
  */
-import type { Policy } from '../../baselines/policy.js';
-import type { ExperimentConfig } from '../config/types.js';
+import type { Policy } from '../env/policy.js';
+import type { ExperimentConfig } from '../sim/index.js';
 import type { TableBuffers, TableBuilder } from './arrow.js';
 import { rollout } from './rollout.js';
 import { toRolloutJson } from './rollout-json.js';

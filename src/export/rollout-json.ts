@@ -3,12 +3,7 @@
  * `scripts/bot_runner.py` with `runner/extract.py`'s `extract_time_series`), rebuilt from a finished
  * simulation so that the reference's plotting scripts can read ycgym runs.
  */
-import { isoformat } from '../sim/calendar.js';
-import { toFloat } from '../sim/decimal.js';
-import { pyRound } from '../sim/pyfloat.js';
-import { pyPow } from '../sim/pymath.js';
-import type { Simulation } from '../sim/simulation.js';
-import { DOMAINS_ALPHA, type Task } from '../sim/types.js';
+import { DOMAINS_ALPHA, isoformat, pyPow, pyRound, type Simulation, type Task, toFloat } from '../sim/index.js';
 import { ADVERSARIAL_LOYALTY } from './rollout.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };

@@ -3,10 +3,9 @@
  * `Env.step`'s (reward = change in funds, terminated on bankruptcy or horizon, truncated at max steps);
  * the policy observes each command's parsed output like `runEpisode` gives it.
  */
-import type { Policy } from '../../baselines/policy.js';
-import type { ExperimentConfig } from '../config/types.js';
+import type { Policy } from '../env/policy.js';
+import { type ExperimentConfig, Simulation } from '../sim/index.js';
 import { statusOf, type Status } from '../env/env.js';
-import { Simulation } from '../sim/simulation.js';
 import type { TableBuilder } from './arrow.js';
 import type { EpisodeRow, Outcome, StepRow } from './schema.js';
 

@@ -4,7 +4,7 @@
  * fatal; the session table and the protocol logic live in sessions.ts and protocol.ts.
  */
 import { mkdirSync } from 'node:fs';
-import { recordProblem, SessionRecording } from '../export/session-recording.js';
+import { recordProblem, SessionRecording } from './session-recording.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,7 +13,8 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { Router } from 'zeromq';
 import type { ResetResult } from '../env/env.js';
 import { listPresets, packageRoot } from '../config/load.js';
-import { BatchJob, errorReply, ProtocolHandler, schemaValidator, type Handled } from './protocol.js';
+import { BatchJob, ProtocolHandler, type Handled } from './protocol-handler.js';
+import { errorReply, schemaValidator } from '../protocol/protocol.js';
 import { assertBindAllowed, resolveCurveKeys } from './security.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 import type { TurnStart } from './turn-session.js';

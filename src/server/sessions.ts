@@ -10,8 +10,8 @@
  */
 import { PresetError } from '../config/load.js';
 import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult } from '../env/env.js';
-import type { ChatMessage, TurnOptions, TurnSnapshot } from '../env/turns.js';
-import type { ErrorCode } from './protocol.js';
+import type { ChatMessage, TurnOptions, TurnSnapshot } from '../turns/turns.js';
+import type { ErrorCode } from '../protocol/protocol.js';
 import {
   toolList,
   TurnSession,

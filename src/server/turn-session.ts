@@ -1,13 +1,13 @@
 /**
- * A turn-protocol session of the server: a `TurnEnv` (src/env/turns.ts) plus what the wire adds on top of
+ * A turn-protocol session of the server: a `TurnEnv` (src/turns/turns.ts) plus what the wire adds on top of
  * it: the tool list chosen at `turn_reset`, checked snapshots, and the optional `detail` of a step (the
  * status block after every tool call, the recognised verbs, the time series of an episode that ended),
  * which a recorder needs and the chat does not carry. The chat and the tool results are exactly the
  * in-process `TurnEnv`'s: a step runs `call`/`run` for each tool call and then `endTurn`, as `step` does.
  */
 import { statusOf, type Status } from '../env/env.js';
-import { policyError, pyShlexSplit, type ToolResult } from '../env/executor.js';
-import { toolSchemas, type FunctionTool } from '../env/tools.js';
+import { policyError, pyShlexSplit, type ToolResult } from '../turns/executor.js';
+import { toolSchemas, type FunctionTool } from '../turns/tools.js';
 import {
   TurnEnv,
   type ChatMessage,
@@ -15,11 +15,10 @@ import {
   type TurnInfo,
   type TurnOptions,
   type TurnSnapshot,
-} from '../env/turns.js';
+} from '../turns/turns.js';
 import { extractTimeSeries } from '../export/rollout-json.js';
-import { parseArgv } from '../sim/commands/spec.js';
-import { DEFAULT_LIMITS, type Simulation } from '../sim/simulation.js';
-import { validateSimSnapshot } from '../snapshot.js';
+import { DEFAULT_LIMITS, parseArgv, type Simulation } from '../sim/index.js';
+import { validateSimSnapshot } from '../env/snapshot.js';
 
 /** Which tool schemas `turn_reset` hands out: the reference's `run_command`, one tool per verb, or both. */
 export type ToolsChoice = 'run_command' | 'verbs' | 'all';

@@ -4,17 +4,17 @@
  * exact snapshot/restore to plain JSON.
  */
 import { split as shlexSplit } from 'shlex';
-import type { ExperimentConfig } from '../config/types.js';
-import { addYears, parseIsoDate, US_PER_HOUR } from './calendar.js';
+import type { ExperimentConfig } from './config/types.js';
+import { addYears, parseIsoDate, US_PER_HOUR } from './model/calendar.js';
 import * as H from './commands/handlers.js';
 import { CommandError } from './commands/handlers.js';
 import { parseArgv, type CommandSpec, type ParsedOptions } from './commands/spec.js';
-import { D, Dec } from './decimal.js';
-import { insertEvent, type Out } from './engine.js';
-import { pyFormatFixed } from './pyfloat.js';
-import { pyJsonDumps } from './pyjson.js';
-import { DOMAINS, type Domain, type SimState, type Task } from './types.js';
-import { marketTask, worldTemplate } from './world-cache.js';
+import { D, Dec } from './py/decimal.js';
+import { insertEvent } from './model/engine.js';
+import { pyFormatFixed } from './py/pyfloat.js';
+import { pyJsonDumps, type Out } from './py/pyjson.js';
+import { DOMAINS, type Domain, type SimState, type Task } from './model/types.js';
+import { marketTask, worldTemplate } from './model/world-cache.js';
 
 /** Options of a new simulation (defaults come from the preset's `[sim]` table). */
 export interface SimOptions {

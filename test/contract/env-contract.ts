@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { EnvLike, EnvSnapshot } from '../../src/env/env.js';
-import { schemaValidator } from '../../src/server/protocol.js';
+import { schemaValidator } from '../../src/protocol/protocol.js';
 import { resetDigest, stepDigest } from './digest.mjs';
 
 type Op =

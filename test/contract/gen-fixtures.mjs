@@ -5,7 +5,7 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Env } from '../../dist/src/env/env.js';
-import { readGoldenFile } from '../../dist/src/parity.js';
+import { readGoldenFile } from '../../dist/src/cli/parity.js';
 import { resetDigest, stepDigest } from './digest.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makePolicy, POLICY_NAMES } from '../../baselines/index.js';
 import { loadPreset } from '../../src/config/load.js';
-import { runEpisode } from '../../src/episode.js';
+import { runEpisode } from '../../src/env/episode.js';
 import { rollout } from '../../src/export/rollout.js';
 
 const cfg = loadPreset('default');

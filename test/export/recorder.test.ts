@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GreedyPolicy } from '../../baselines/greedy.js';
 import { readArrowFile } from '../../src/export/arrow.js';
-import { TrajectoryRecorder } from '../../src/export/recorder.js';
+import { TrajectoryRecorder } from '../../src/server/recorder.js';
 import { STEP_COLUMNS } from '../../src/export/schema.js';
 import { SessionManager } from '../../src/server/sessions.js';
 import { Simulation } from '../../src/sim/simulation.js';

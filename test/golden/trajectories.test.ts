@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
-import { readGoldenFile, replayEpisode } from '../../src/parity.js';
+import { readGoldenFile, replayEpisode } from '../../src/cli/parity.js';
 
 const DIR = 'test/fixtures/parity/trajectories';
 

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
-import { parseTyped, pyJsonDumps, typedEqual, typedFromPlain } from '../../src/sim/pyjson.js';
-import type { Out } from '../../src/sim/engine.js';
-import { worldJson } from '../../src/world-json.js';
+import { parseTyped, pyJsonDumps, typedEqual, typedFromPlain } from '../../src/sim/py/pyjson.js';
+import type { Out } from '../../src/sim/py/pyjson.js';
+import { worldJson } from '../../src/cli/world-json.js';
 
 const FILES: [string, string][] = [
   ['default', 'test/fixtures/parity/world-default-seeds-1-5.json'],

@@ -13,7 +13,7 @@ import { Dealer, Request, Router } from 'zeromq';
 import { Client, ProtocolError } from '../../src/client/client.js';
 import { RemoteEnv } from '../../src/client/remote-env.js';
 import { Env, type StepResult } from '../../src/env/env.js';
-import { checkReply, type Op, type Reply } from '../../src/server/protocol.js';
+import { checkReply, type Op, type Reply } from '../../src/protocol/protocol.js';
 import { generateCurveKeyPair, SecurityError } from '../../src/server/security.js';
 import { startServer, type Server } from '../../src/server/server.js';
 

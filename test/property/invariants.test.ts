@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
 import { Simulation } from '../../src/sim/simulation.js';
-import { DOMAINS } from '../../src/sim/types.js';
+import { DOMAINS } from '../../src/sim/model/types.js';
 
 const DEFAULT = loadPreset('default');
 const CORRECTED = loadPreset('corrected');

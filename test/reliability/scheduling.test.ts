@@ -8,7 +8,8 @@ import { Dealer } from 'zeromq';
 import { Client } from '../../src/client/client.js';
 import { Env } from '../../src/env/env.js';
 import { listPresets } from '../../src/config/load.js';
-import { BatchJob, ProtocolHandler, type Reply } from '../../src/server/protocol.js';
+import { BatchJob, ProtocolHandler } from '../../src/server/protocol-handler.js';
+import type { Reply } from '../../src/protocol/protocol.js';
 import { startServer, type Server } from '../../src/server/server.js';
 import { SessionManager } from '../../src/server/sessions.js';
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
-import { executeCommand } from '../../src/env/executor.js';
+import { executeCommand } from '../../src/turns/executor.js';
 import { Simulation } from '../../src/sim/simulation.js';
 import { fixture, noUuid } from './helpers.js';
 

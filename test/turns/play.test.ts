@@ -8,7 +8,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TurnEnv } from '../../src/env/turns.js';
+import { TurnEnv } from '../../src/turns/turns.js';
 import { makeCompleter } from '../../src/cli/play.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

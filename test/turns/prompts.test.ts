@@ -4,9 +4,9 @@
  * wake-event line, both nudges, the bankrupt warning, the memory note, the episode prompt.
  */
 import { describe, expect, it } from 'vitest';
-import { PyFloat, type Out } from '../../src/sim/engine.js';
-import { buildInitialUserPrompt, buildTurnContext, pyFormatGrouped, SYSTEM_PROMPT, systemPromptWith, truncationMarker, type StateSnapshot } from '../../src/env/prompts.js';
-import { TurnEnv } from '../../src/env/turns.js';
+import { PyFloat, type Out } from '../../src/sim/py/pyjson.js';
+import { buildInitialUserPrompt, buildTurnContext, pyFormatGrouped, SYSTEM_PROMPT, systemPromptWith, truncationMarker, type StateSnapshot } from '../../src/turns/prompts.js';
+import { TurnEnv } from '../../src/turns/turns.js';
 
 const base = { sim_time: '2025-03-04T10:30:00', horizon_end: '2026-01-01T09:00:00', employee_count: 8, scratchpad: null };
 const state = (o: Partial<StateSnapshot>): StateSnapshot => ({ funds_cents: 0, active_tasks: 0, planned_tasks: 0, monthly_payroll_cents: 0, bankrupt: false, ...base, ...o });

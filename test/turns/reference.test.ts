@@ -16,7 +16,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPresetFromText, presetDir } from '../../src/config/load.js';
-import { TurnEnv, type ChatMessage, type TurnAction } from '../../src/env/turns.js';
+import { TurnEnv, type ChatMessage, type TurnAction } from '../../src/turns/turns.js';
 import { canonMessage, canonMessageTies, fixture } from './helpers.js';
 
 interface Recording {

@@ -1,11 +1,11 @@
 /** Tool schemas: one per verb from the command table, the reference's run_command, and the call -> command round trip. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { pyShlexSplit } from '../../src/env/executor.js';
-import { RUN_COMMAND_TOOL, shellQuote, toolCallToCommand, ToolCallError, toolSchemas, toolsJsonText, verbToolName } from '../../src/env/tools.js';
-import { TurnEnv } from '../../src/env/turns.js';
+import { pyShlexSplit } from '../../src/turns/executor.js';
+import { RUN_COMMAND_TOOL, shellQuote, toolCallToCommand, ToolCallError, toolSchemas, toolsJsonText, verbToolName } from '../../src/turns/tools.js';
+import { TurnEnv } from '../../src/turns/turns.js';
 import { COMMANDS, type CommandSpec } from '../../src/sim/commands/spec.js';
-import { DOMAINS } from '../../src/sim/types.js';
+import { DOMAINS } from '../../src/sim/model/types.js';
 
 const AWKWARD = [
   'plain',

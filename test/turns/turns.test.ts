@@ -1,9 +1,9 @@
 /** TurnEnv behaviour: auto-advance, resume detection, truncation, scratchpad staleness, episodes, fixes, snapshots. */
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
-import type { ExperimentConfig } from '../../src/config/types.js';
+import type { ExperimentConfig } from '../../src/sim/config/types.js';
 import { EnvUsageError } from '../../src/env/env.js';
-import { TurnEnv, type ChatMessage } from '../../src/env/turns.js';
+import { TurnEnv, type ChatMessage } from '../../src/turns/turns.js';
 
 const START = [
   'yc-bench task accept --task-id Task-10',

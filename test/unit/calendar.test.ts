@@ -9,8 +9,8 @@ import {
   payrollBoundaries,
   timedeltaSecondsToUs,
   weekday,
-} from '../../src/sim/calendar.js';
-import { D } from '../../src/sim/decimal.js';
+} from '../../src/sim/model/calendar.js';
+import { D } from '../../src/sim/py/decimal.js';
 
 const T = (s: string): number => {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{6}))?$/.exec(s);

@@ -2,24 +2,18 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { configFromRaw, listPresets, loadPreset, loadPresetFromText, PresetError, presetDir, schemaPath } from '../../src/config/load.js';
 import {
   DERIVED_WORLD_KEYS,
   DIST_FIELDS,
   FIX_DOCS,
   FIX_NAMES,
-  PresetError,
-  configFromRaw,
   deriveWorld,
   formatFixedPy,
-  listPresets,
-  loadPreset,
-  loadPresetFromText,
-  presetDir,
-  schemaPath,
   type DistSpec,
   type ExperimentConfig,
   type WorldInput,
-} from '../../src/config/index.js';
+} from '../../src/sim/index.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'ycgym-config-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
-import { isoformat, makeInstant } from '../../src/sim/calendar.js';
-import { D, DZERO } from '../../src/sim/decimal.js';
-import { effectiveRates, quantize, solveCompletion, solveMilestone } from '../../src/sim/engine.js';
+import { isoformat, makeInstant } from '../../src/sim/model/calendar.js';
+import { D, DZERO } from '../../src/sim/py/decimal.js';
+import { effectiveRates, quantize, solveCompletion, solveMilestone } from '../../src/sim/model/engine.js';
 import { Simulation } from '../../src/sim/simulation.js';
-import type { Domain, Task } from '../../src/sim/types.js';
+import type { Domain, Task } from '../../src/sim/model/types.js';
 
 const cfg = loadPreset('default');
 const MON = makeInstant(2025, 1, 6, 9);
@@ -133,7 +133,7 @@ describe('completion, trust and payroll through commands', () => {
 describe('quantize fast path equals the literal storage round trip', () => {
   it('for random decimals, including values within a hair of rounding midpoints', async () => {
     const fc = (await import('fast-check')).default;
-    const { quantizeExact } = await import('../../src/sim/engine.js');
+    const { quantizeExact } = await import('../../src/sim/model/engine.js');
     const digits = (n: number) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 1, maxLength: n }).map((a) => a.join(''));
     const near = fc.tuple(fc.integer({ min: 0, max: 30000 }), digits(4), fc.constantFrom('5', '49999999999999999', '50000000000000001', '4999999', '5000001'), digits(10)).map(
       ([i, f, mid, rest]) => `${i}.${f}${mid}${rest}`,

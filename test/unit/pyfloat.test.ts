@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { pyDecimalQuantize, pyFormatF, pyFormatFixed, pyRepr, pyRound, pyRoundInt } from '../../src/sim/pyfloat.js';
-import { PyRandom } from '../../src/sim/rng.js';
+import { pyDecimalQuantize, pyFormatF, pyFormatFixed, pyRepr, pyRound, pyRoundInt } from '../../src/sim/py/pyfloat.js';
+import { PyRandom } from '../../src/sim/py/rng.js';
 
 interface SpecialRow {
   x: number;

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fma, glibcExp, glibcLog, glibcPow, pyCos, pyExp, pyLog, pyPow, pySin } from '../../src/sim/pymath.js';
-import { PyRandom, TWOPI } from '../../src/sim/rng.js';
+import { fma, glibcExp, glibcLog, glibcPow, pyCos, pyExp, pyLog, pyPow, pySin } from '../../src/sim/py/pymath.js';
+import { PyRandom, TWOPI } from '../../src/sim/py/rng.js';
 import { decodeFloat64, ulpDistance, ulpStep } from '../helpers/ulp.js';
 
 type Fn = 'log' | 'exp' | 'pow' | 'sin' | 'cos';

@@ -11,9 +11,9 @@ import {
   seedKey,
   stream,
   streamSeed,
-} from '../../src/sim/rng.js';
-import { pyRound } from '../../src/sim/pyfloat.js';
-import { pyCos, pyLog, pySin, pySqrt } from '../../src/sim/pymath.js';
+} from '../../src/sim/py/rng.js';
+import { pyRound } from '../../src/sim/py/pyfloat.js';
+import { pyCos, pyLog, pySin, pySqrt } from '../../src/sim/py/pymath.js';
 import { ulpStep } from '../helpers/ulp.js';
 
 interface Seq {
@@ -122,7 +122,7 @@ function expectGauss(got: number, cands: readonly number[], want: number, label:
 }
 
 /**
- * Exact-match floors for gauss-derived values vs CPython (sin/cos come from V8, see src/sim/pymath.ts),
+ * Exact-match floors for gauss-derived values vs CPython (sin/cos come from V8, see src/sim/py/pymath.ts),
  * measured on the stored vectors: gauss() 1949/2000 = 97.45%, gauss(100, 15) 498/501 = 99.40%,
  * gauss(1, 2) in the mixed sequence 195/200 = 97.5% (gauss_next and the snapshot's 4 values: all exact).
  */
@@ -367,7 +367,7 @@ describe('real-valued distributions (=== against CPython; gauss within 1 ulp of 
   }
 
   it('skill-boost draw round(clamp(gauss(0.12, 0.06), 0.01, 0.4), 4) equals CPython exactly on every stored stream', () => {
-    // src/sim/world.ts sampleFromSpec 'normal': pyRound(clamp(rng.gauss(mean, stdev), low, high), 4). A 1-ulp
+    // src/sim/model/world.ts sampleFromSpec 'normal': pyRound(clamp(rng.gauss(mean, stdev), low, high), 4). A 1-ulp
     // sin/cos difference changes the result only if it straddles a 4-decimal rounding boundary (~2e-15 per draw).
     const sb = V.skillBoost;
     expect(sb.values.length).toBe(sb.streams * sb.drawsPerStream);

@@ -2,7 +2,8 @@ import { describePreset } from '../../src/env/env.js';
 import { describe, expect, it } from 'vitest';
 import { listPresets } from '../../src/config/load.js';
 import { DEFAULT_LIMITS } from '../../src/sim/simulation.js';
-import { checkReply, MAX_ACTION_CHARS, ProtocolHandler, type Reply } from '../../src/server/protocol.js';
+import { ProtocolHandler } from '../../src/server/protocol-handler.js';
+import { checkReply, MAX_ACTION_CHARS, type Reply } from '../../src/protocol/protocol.js';
 import { splitFrames } from '../../src/server/server.js';
 import { SessionManager } from '../../src/server/sessions.js';
 

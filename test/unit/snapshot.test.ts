@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Env } from '../../src/env/env.js';
-import { validateSimSnapshot } from '../../src/snapshot.js';
+import { validateSimSnapshot } from '../../src/env/snapshot.js';
 
 function live() {
   const env = new Env();

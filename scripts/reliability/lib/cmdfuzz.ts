@@ -21,10 +21,7 @@
  */
 import fc from 'fast-check';
 import { loadPreset } from '../../../src/config/load.js';
-import type { ExperimentConfig } from '../../../src/config/types.js';
-import { COMMANDS } from '../../../src/sim/commands/spec.js';
-import { DEFAULT_LIMITS, Simulation, type CommandResult } from '../../../src/sim/simulation.js';
-import { DOMAINS } from '../../../src/sim/types.js';
+import { type CommandResult, COMMANDS, DEFAULT_LIMITS, DOMAINS, type ExperimentConfig, Simulation } from '../../../src/sim/index.js';
 import { round } from './util.js';
 
 // ---------------------------------------------------------------------------------------------------------

@@ -5,8 +5,8 @@
 import { Dealer } from 'zeromq';
 import { loadPreset } from '../../../src/config/load.js';
 import { Env } from '../../../src/env/env.js';
-import { MAX_BATCH } from '../../../src/server/protocol.js';
-import { DEFAULT_LIMITS, Simulation } from '../../../src/sim/simulation.js';
+import { MAX_BATCH } from '../../../src/protocol/protocol.js';
+import { DEFAULT_LIMITS, Simulation } from '../../../src/sim/index.js';
 import { ServerChild } from './children.js';
 
 /** One limit check. */

@@ -18,7 +18,7 @@
 import fc from 'fast-check';
 import { Dealer } from 'zeromq';
 import { Client } from '../../../src/client/client.js';
-import { checkReply, OPS, type Op, type Reply } from '../../../src/server/protocol.js';
+import { checkReply, OPS, type Op, type Reply } from '../../../src/protocol/protocol.js';
 import { ServerChild } from './children.js';
 import { commandArb } from './cmdfuzz.js';
 import { localDriver, remoteDriver, runPolicy } from './policy.js';

@@ -3,12 +3,13 @@
  * `cli/*_commands.py` does. A handler either returns its JSON result or throws `CommandError`
  * before changing anything (the reference rolls the whole command back on any error).
  */
-import { addBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../calendar.js';
-import { D, decFromFloat, dmax, toFloat } from '../decimal.js';
-import { activeTasks, advanceTime, F, fetchNextEvent, quantize, recalculateEtas, type Ctx, type Out, type UuidFn } from '../engine.js';
-import { pyFormatFixed, pyRound } from '../pyfloat.js';
-import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../types.js';
-import { marketTask, replacementTemplate } from '../world-cache.js';
+import { addBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../model/calendar.js';
+import { D, decFromFloat, dmax, toFloat } from '../py/decimal.js';
+import { activeTasks, advanceTime, fetchNextEvent, quantize, recalculateEtas, type Ctx, type UuidFn } from '../model/engine.js';
+import { F, type Out } from '../py/pyjson.js';
+import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
+import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
+import { marketTask, replacementTemplate } from '../model/world-cache.js';
 import type { ParsedOptions } from './spec.js';
 
 /** A rejected command: rendered as `{"error": message}` with the given exit code, state untouched. */

@@ -2,7 +2,7 @@
  * The agent command table (one entry per `yc-bench GROUP COMMAND`) and a click-compatible option parser.
  * The table is the single source for parsing, `--help` text and the per-verb tool schemas.
  */
-import { DOMAINS } from '../types.js';
+import { DOMAINS } from '../model/types.js';
 
 /** Option value types, as typer declares them. */
 export type OptionType = 'text' | 'int' | 'domain';

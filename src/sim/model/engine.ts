@@ -4,9 +4,10 @@
  */
 import type { ExperimentConfig } from '../config/types.js';
 import { addBusinessHours, businessHoursBetween, isoformat, payrollBoundaries, US_PER_SEC } from './calendar.js';
-import { D, DZERO, Dec, decFromFloat, dint, dmax, dmin, isPos, toFloat } from './decimal.js';
-import { pyFormatFixed, pyRound } from './pyfloat.js';
-import { pyPow } from './pymath.js';
+import { D, DZERO, Dec, decFromFloat, dint, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
+import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
+import { F, type Out } from '../py/pyjson.js';
+import { pyPow } from '../py/pymath.js';
 import { EVENT_PRIORITY, type Domain, type EventType, type SimEvent, type SimState, type Task } from './types.js';
 
 /** Engine context: the mutable state and its immutable configuration. */
@@ -18,19 +19,6 @@ export interface Ctx {
 /** Employees beyond this many (best first) contribute nothing to a task-domain (reference `_EFFICIENT_TEAM_SIZE`). */
 export const EFFICIENT_TEAM_SIZE = 4;
 
-/** A Python float that must print with a decimal point (`899.0`) in JSON output. */
-export class PyFloat {
-  constructor(readonly value: number) {}
-}
-/**
- * Marks a value the reference prints as a Python float. Outputs stay plain numbers; `pyJsonDumps` restores
- * the float formatting from the key (see FLOAT_KEYS in pyjson.ts), so this is documentation, not a wrapper.
- */
-export function F(x: number): number {
-  return x;
-}
-/** JSON-like output value; floats are tagged so text output matches Python's `json.dumps`. */
-export type Out = null | boolean | number | string | PyFloat | Out[] | { [k: string]: Out };
 
 // ---------------------------------------------------------------------------------------------
 // Rates and progress

@@ -6,7 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CloseReason, SessionHooks } from '../server/sessions.js';
+import type { CloseReason, SessionHooks } from './sessions.js';
 import type { EnvSnapshot, ResetOptions, ResetResult, StepResult } from '../env/env.js';
 import { TrajectoryRecorder } from './recorder.js';
 

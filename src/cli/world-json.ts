@@ -2,10 +2,7 @@
  * The generated world in the golden-file format (`employees`, `clients`, `market`, `replacements`),
  * as printed by `ycgym world`.
  */
-import type { WorldConfig } from './config/types.js';
-import { F, type Out } from './sim/engine.js';
-import { DOMAINS } from './sim/types.js';
-import { generateReplacementTask, generateWorld, type GenTask } from './sim/world.js';
+import { DOMAINS, F, generateReplacementTask, generateWorld, type GenTask, type Out, type WorldConfig } from '../sim/index.js';
 
 /** Market slots whose first three replacement generations are included (the golden files' choice). */
 export function replacementSlots(numTasks: number): number[] {

@@ -13,12 +13,11 @@
 import type { ResetOptions, ResetResult, StepResult } from '../env/env.js';
 import type { EnvSnapshot } from '../env/env.js';
 import { loadPreset } from '../config/load.js';
-import type { ExperimentConfig } from '../config/types.js';
-import type { CloseReason, SessionHooks } from '../server/sessions.js';
-import { Simulation } from '../sim/simulation.js';
-import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowFileSink, type TableBuilder } from './arrow.js';
-import { episodeCounts, outcomeOf, stepRow, type EpisodeMeta } from './rollout.js';
-import { isoToMicros, type EpisodeRow, type StepRow } from './schema.js';
+import { type ExperimentConfig, Simulation } from '../sim/index.js';
+import type { CloseReason, SessionHooks } from './sessions.js';
+import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowFileSink, type TableBuilder } from '../export/arrow.js';
+import { episodeCounts, outcomeOf, stepRow, type EpisodeMeta } from '../export/rollout.js';
+import { isoToMicros, type EpisodeRow, type StepRow } from '../export/schema.js';
 
 /** Writes whole episodes (step rows + one episode row) to a pair of Arrow IPC files. */
 export class TrajectoryWriter {

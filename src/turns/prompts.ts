@@ -4,8 +4,7 @@
  * the truncation marker of `agent/runtime/litellm_runtime.py`). The texts are data the benchmark depends on:
  * they are reproduced byte for byte, including Python's number formatting (`:,.2f`, `round(x, 1)`, `str()`).
  */
-import { PyFloat, type Out } from '../sim/engine.js';
-import { pyFormatFixed, pyRepr, pyRound } from '../sim/pyfloat.js';
+import { type Out, PyFloat, pyFormatFixed, pyRepr, pyRound } from '../sim/index.js';
 
 /** The reference system prompt (`agent/prompt.py` SYSTEM_PROMPT; the paper's Appendix C, Listing 1). */
 export const SYSTEM_PROMPT: string = [

@@ -4,8 +4,8 @@
  * Every draw happens in the reference's order on its own SHA-256-seeded stream.
  */
 import type { DistSpec, WorldConfig } from '../config/types.js';
-import { pyRound, pyRoundInt } from './pyfloat.js';
-import { stream, type PyRandom } from './rng.js';
+import { pyRound, pyRoundInt } from '../py/pyfloat.js';
+import { stream, type PyRandom } from '../py/rng.js';
 import { DOMAINS, type Domain } from './types.js';
 
 /** Employees and clients are identical across run seeds (reference `_FIXED_WORLD_SEED`). */

@@ -2,8 +2,21 @@
  * Python `json.dumps` compatible text output (ensure_ascii, `indent=2` or compact), and a parser that
  * keeps the int/float distinction of JSON number tokens, so outputs can be compared with the reference exactly.
  */
-import { PyFloat, type Out } from './engine.js';
 import { pyRepr } from './pyfloat.js';
+
+/** A Python float that must print with a decimal point (`899.0`) in JSON output. */
+export class PyFloat {
+  constructor(readonly value: number) {}
+}
+/**
+ * Marks a value the reference prints as a Python float. Outputs stay plain numbers; `pyJsonDumps` restores
+ * the float formatting from the key (see FLOAT_KEYS in pyjson.ts), so this is documentation, not a wrapper.
+ */
+export function F(x: number): number {
+  return x;
+}
+/** JSON-like output value; floats are tagged so text output matches Python's `json.dumps`. */
+export type Out = null | boolean | number | string | PyFloat | Out[] | { [k: string]: Out };
 
 const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 

@@ -8,8 +8,7 @@
  * stdout exactly as captured from the reference. `sim_time` is always null, as in the reference.
  */
 import { split as shlexSplit } from 'shlex';
-import { PyFloat } from '../sim/engine.js';
-import type { Simulation } from '../sim/simulation.js';
+import { PyFloat, type Simulation } from '../sim/index.js';
 import { REFERENCE_HELP } from './reference-help.js';
 import { richUsageError } from './rich.js';
 

@@ -5,7 +5,7 @@
  * SQLite-stored datetimes). Every conversion between business hours (Decimal) and instants follows
  * the reference's `core/business_time.py` operation by operation, including its float round trips.
  */
-import { D, DZERO, decFromFloat, dint, isPos, type Dec } from './decimal.js';
+import { D, DZERO, decFromFloat, dint, isPos, type Dec } from '../py/decimal.js';
 
 /** Microseconds per second / hour / day. */
 export const US_PER_SEC = 1_000_000;

@@ -23,10 +23,10 @@
  * against CPython 3.11 / glibc 2.36 (x86_64, FMA): never more than 1 ulp apart; the last bit differs for
  * 3.0% of sin and 2.95% of cos arguments on the 60,000-argument sweeps of test/fixtures/py (|x| up to
  * 2^59), and for 3.3% of Box-Muller arguments random() * 2pi (10^6 draws each).
- *   Used only by `PyRandom.gauss` (Box-Muller, src/sim/rng.ts): a 1-ulp sin/cos difference makes a
+ *   Used only by `PyRandom.gauss` (Box-Muller, src/sim/py/rng.ts): a 1-ulp sin/cos difference makes a
  *   gauss() value differ by at most 2 ulps (measured: 2.9% of standard deviates not bit-identical).
  *   The simulation's only gauss draw is the world generator's per-task skill boost,
- *   round(clamp(gauss(0.12, 0.06), 0.01, 0.40), 4) (src/sim/world.ts), so a difference changes a world
+ *   round(clamp(gauss(0.12, 0.06), 0.01, 0.40), 4) (src/sim/model/world.ts), so a difference changes a world
  *   only if the two unrounded values straddle a 4-decimal rounding boundary. Measured over 2*10^5 such
  *   draws: 1.2% not bit-identical, mean |difference| 2.2e-19 after clamping, so the chance that one
  *   draw rounds differently is about 2.2e-19 / 1e-4 = 2e-15 (about 5e-13 for a 200-task market);

@@ -5,10 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import type { ExperimentConfig } from './config/types.js';
-import { PyFloat, type Out } from './sim/engine.js';
-import { parseTyped, toPlain, typedEqual, typedFromPlain } from './sim/pyjson.js';
-import { Simulation } from './sim/simulation.js';
+import { type ExperimentConfig, type Out, parseTyped, PyFloat, Simulation, toPlain, typedEqual, typedFromPlain } from '../sim/index.js';
 
 /** One recorded reference step. */
 export interface GoldenStep {

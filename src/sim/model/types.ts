@@ -2,7 +2,7 @@
  * Simulation state: one object per company, mirroring the reference's database rows.
  * Instants are µs since epoch; money is integer cents; Numeric columns are Decimals.
  */
-import type { Dec } from './decimal.js';
+import type { Dec } from '../py/decimal.js';
 
 /** The four work domains, in the reference's enum order (the population order of every draw). */
 export const DOMAINS = ['research', 'inference', 'data_environment', 'training'] as const;

@@ -5,8 +5,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { makePolicy } from '../../baselines/index.js';
 import { loadPreset } from '../config/load.js';
-import { stepBuilder, transferList } from './arrow.js';
-import { playJob, type JobRequest, type JobResult, type WorkerConfig } from './jobs.js';
+import { stepBuilder, transferList } from '../export/arrow.js';
+import { playJob, type JobRequest, type JobResult, type WorkerConfig } from '../export/jobs.js';
 
 const cfgIn = workerData as WorkerConfig;
 const cfg = loadPreset(cfgIn.preset);

@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { configFromRaw, packageRoot } from './config/load.js';
-import type { SimSnapshot } from './sim/simulation.js';
+import { configFromRaw, packageRoot } from '../config/load.js';
+import type { SimSnapshot } from '../sim/index.js';
 
 /** A snapshot that cannot be restored. */
 export class SnapshotError extends Error {}

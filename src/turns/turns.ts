@@ -8,12 +8,8 @@
  * holds the named corrections (docs/turn-protocol.md).
  */
 import { loadPreset } from '../config/load.js';
-import type { ExperimentConfig } from '../config/types.js';
-import { isoformat } from '../sim/calendar.js';
-import { PyFloat, type Out } from '../sim/engine.js';
-import { parseTyped, pyJsonDumps } from '../sim/pyjson.js';
-import { Simulation, type SimOptions, type SimSnapshot } from '../sim/simulation.js';
-import { EnvUsageError } from './env.js';
+import { type ExperimentConfig, isoformat, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation } from '../sim/index.js';
+import { EnvUsageError } from '../env/env.js';
 import { executeCommand, type ToolResult } from './executor.js';
 import {
   buildInitialUserPrompt,

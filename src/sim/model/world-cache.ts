@@ -5,9 +5,9 @@
  * the single largest cost of a short episode; repeated seeds (evaluation sets, RL resets) skip it.
  */
 import type { WorldConfig } from '../config/types.js';
-import { D, type Dec } from './decimal.js';
-import { pyFormatFixed } from './pyfloat.js';
-import { DZERO } from './decimal.js';
+import { D, type Dec } from '../py/decimal.js';
+import { pyFormatFixed } from '../py/pyfloat.js';
+import { DZERO } from '../py/decimal.js';
 import { DOMAINS, DOMAINS_ALPHA, type Domain, type Task } from './types.js';
 import { FIXED_WORLD_SEED, generateClients, generateEmployees, generateReplacementTask, generateTasks, type GenClient, type GenEmployee, type GenTask } from './world.js';
 

@@ -3,8 +3,7 @@
  * one tool per command verb generated from the command table (`task_accept`, `market_browse`, ...), with
  * `toolCallToCommand` turning either form into the same command line.
  */
-import { COMMANDS, type CommandSpec, type OptionSpec } from '../sim/commands/spec.js';
-import { DOMAINS } from '../sim/types.js';
+import { COMMANDS, type CommandSpec, DOMAINS, type OptionSpec } from '../sim/index.js';
 
 /** JSON Schema of one tool parameter. */
 export interface ParameterSchema {
@@ -145,7 +144,7 @@ export function toolCallToCommand(name: string, args: string | Record<string, un
 export function toolsJsonText(): string {
   const doc = {
     $comment:
-      'Generated from src/env/tools.ts by scripts/gen-tools.mjs; do not edit. "reference" is the tool list the reference harness sends (with tool_choice "auto"); "verbs" has one tool per yc-bench command.',
+      'Generated from src/turns/tools.ts by scripts/gen-tools.mjs; do not edit. "reference" is the tool list the reference harness sends (with tool_choice "auto"); "verbs" has one tool per yc-bench command.',
     ...toolSchemas(),
   };
   return `${JSON.stringify(doc, null, 2)}\n`;

@@ -1,9 +1,8 @@
 /**
  * Run a command-level policy for one episode against an in-process simulation.
  */
-import type { Policy } from '../baselines/policy.js';
-import type { ExperimentConfig } from './config/types.js';
-import { Simulation } from './sim/simulation.js';
+import type { Policy } from './policy.js';
+import { type ExperimentConfig, Simulation } from '../sim/index.js';
 
 /** One executed step of an episode. */
 export interface EpisodeStep {

@@ -1,0 +1,53 @@
+/**
+ * The simulation's one facade: every module outside `src/sim` reaches the simulation through these names
+ * (test/architecture.test.ts enforces it). Everything behind it is pure: no I/O, no clock, no `Math.random`.
+ */
+
+// The company simulation, driven by command text.
+export { DEFAULT_LIMITS, Simulation } from './simulation.js';
+export type { CommandResult, SimOptions, SimSnapshot } from './simulation.js';
+
+// The agent commands: their grammar, and the company figures the status commands report.
+export { COMMANDS, GROUP_HELP, parseArgv } from './commands/spec.js';
+export type { CommandSpec, OptionSpec } from './commands/spec.js';
+export { monthlyPayroll, taskCounts } from './commands/handlers.js';
+
+// The domain model: calendar, world generation and its cache.
+export { isoformat } from './model/calendar.js';
+export { DOMAINS, DOMAINS_ALPHA } from './model/types.js';
+export type { Task } from './model/types.js';
+export { generateReplacementTask, generateWorld } from './model/world.js';
+export type { GenTask } from './model/world.js';
+export { clearWorldCache } from './model/world-cache.js';
+
+// The experiment configuration the simulation reads (loading presets from files is src/config's job).
+export type {
+  AgentConfig,
+  BetaDist,
+  ConstantDist,
+  DerivedWorldKey,
+  DistSpec,
+  DistType,
+  ExperimentConfig,
+  FixName,
+  FixesConfig,
+  LoopConfig,
+  NormalDist,
+  SalaryTierConfig,
+  SimConfig,
+  TriangularDist,
+  UniformDist,
+  WorldConfig,
+  WorldDists,
+  WorldInput,
+} from './config/types.js';
+export { DERIVED_WORLD_KEYS, DIST_FIELDS, FIX_DOCS, FIX_NAMES } from './config/types.js';
+export { deriveWorld, formatFixedPy, salaryShareTotal } from './config/derive.js';
+
+// Python compatibility: the reference's numbers, JSON text and seeded random streams.
+export { toFloat } from './py/decimal.js';
+export { pyFormatFixed, pyRepr, pyRound } from './py/pyfloat.js';
+export { F, PyFloat, parseTyped, pyJsonDumps, toPlain, typedEqual, typedFromPlain } from './py/pyjson.js';
+export type { Out } from './py/pyjson.js';
+export { pyPow } from './py/pymath.js';
+export { stream } from './py/rng.js';
