@@ -6,10 +6,12 @@ One Ray instance serves the module (starting one takes seconds); the command-lin
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -108,6 +110,8 @@ def test_killed_actor_and_runner_are_retried_without_duplicates(cluster: str, re
     assert "runner" in killed
     assert len({s.actor_pid for s in seen}) >= 4
     assert len({s.runner_pid for s in seen}) >= 4
+    # Restarted actors removed the scratch directories of the shards their predecessors were killed in.
+    assert [p for s in seen for p in Path(tempfile.gettempdir()).glob(f"ycgym-ray-{s.actor_id}*")] == []
     eps = pa.ipc.open_file(tmp_path / "episodes.arrow").read_all()
     assert eps.column("episode_id").to_pylist() == list(range(64))
     for f in ("episodes.arrow", "summary.json"):
@@ -150,14 +154,14 @@ def test_small_run_with_trajectories_and_read_back(cluster: str, tmp_path: Path)
         assert (out / "rollouts" / n).read_bytes() == (ref / "rollouts" / n).read_bytes(), n
 
     steps = pa.ipc.open_file(out / "trajectories.arrow").read_all()
-    ds = yr.read_trajectories(out).materialize()
-    table = pa.concat_tables(ray.get(ds.to_arrow_refs())).sort_by([("episode_id", "ascending"), ("step", "ascending")])
+    blocks = ray.get(yr.read_trajectories(out).to_arrow_refs())
+    table = pa.concat_tables(blocks).sort_by([("episode_id", "ascending"), ("step", "ascending")])
     assert table.schema.remove_metadata() == STEP_SCHEMA.remove_metadata()
     assert table.equals(steps)
     eps = yr.read_episodes(out).to_pandas().sort_values("episode_id")
     assert list(eps.columns) == EPISODE_SCHEMA.names
     assert eps["episode_id"].tolist() == list(range(8))
-    assert ds.sum("reward_cents") == int((eps["final_funds_cents"] - 20_000_000).sum())
+    assert pc.sum(table["reward_cents"]).as_py() == int((eps["final_funds_cents"] - 20_000_000).sum())
 
     # Parquet (row group by row group) and globs over several runs read the same way.
     other = tmp_path / "runs" / "parquet"
@@ -168,7 +172,7 @@ def test_small_run_with_trajectories_and_read_back(cluster: str, tmp_path: Path)
     assert both["reward_cents"].sum() == pc.sum(steps["reward_cents"]).as_py() + pc.sum(steps.slice(0, 100)["reward_cents"]).as_py()
 
 
-def test_resolve_files(tmp_path: Path) -> None:
+def test_resolve_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for run in ("a", "b"):
         (tmp_path / run).mkdir()
         for f in ("trajectories.arrow", "episodes.arrow", "summary.json"):
@@ -193,3 +197,21 @@ def test_resolve_files(tmp_path: Path) -> None:
         resolve_files(a / "summary.json", "trajectories")
     with pytest.raises(ValueError, match="no paths given"):
         resolve_files([], "trajectories")
+    monkeypatch.chdir(tmp_path)
+    assert resolve_files(["a", "b/episodes.arrow"], "episodes") == [str(a / "episodes.arrow"), str(b / "episodes.arrow")]
+
+
+def test_readme_example_runs_as_written(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    section = readme[readme.index("\n## Ray\n") :]
+    code = section[section.index("```python\n") + len("```python\n") : section.index("```\n", section.index("```python\n") + 10)]
+    assert len([line for line in code.splitlines() if line.strip()]) <= 6
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md#ray", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    summary = json.loads((tmp_path / "runs" / "ray-demo" / "summary.json").read_text())
+    assert lines[0] == str(summary["greedy"]["mean_final_funds_cents"])
+    rows = pa.ipc.open_file(tmp_path / "runs" / "ray-demo" / "trajectories.arrow").read_all().num_rows
+    assert lines[1] == f"{rows} steps"

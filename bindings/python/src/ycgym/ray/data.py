@@ -51,6 +51,7 @@ def resolve_files(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str
 
     Each entry is a run directory (its ``TABLE.arrow`` or ``TABLE.parquet``), a glob pattern (every match:
     directories as above, files as they are), a file, or a URI (``s3://...``: passed to Ray unchanged).
+    Local paths come back absolute.
     """
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not items:
@@ -65,7 +66,8 @@ def resolve_files(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str
         if not matches:
             raise FileNotFoundError(f"{s}: no file or directory matches")
         for m in matches:
-            p = Path(m)
+            # Absolute: read tasks run in worker processes whose working directory is not the caller's.
+            p = Path(os.path.abspath(m))
             if p.is_dir():
                 found = [p / f"{table}{ext}" for ext in _FORMATS if (p / f"{table}{ext}").is_file()]
                 if not found:

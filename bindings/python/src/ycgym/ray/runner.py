@@ -32,12 +32,12 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import ray
 from ray.util import ActorPool
 
-from ..server import _drain, _pdeathsig, _stop_process, find_server_command
+from ..server import _drain, _pdeathsig, find_server_command
 
 __all__ = ["RunError", "RunReport", "ShardOutput", "ShardRunner", "run", "run_args", "plan_run"]
 
@@ -58,9 +58,11 @@ class ShardOutput:
     episodes: int
     #: Relative path (``trajectories.arrow``, ``episodes.arrow``, ``rollouts/NAME.json``) -> contents.
     files: dict[str, bytes]
-    #: Process id of the actor and of its Node runner, and the Ray node it ran on (diagnostics, tests).
+    #: Process id of the actor and of its Node runner, the actor's id (kept across restarts) and the Ray
+    #: node it ran on (diagnostics, tests).
     actor_pid: int
     runner_pid: int
+    actor_id: str
     node_id: str
 
 
@@ -149,17 +151,26 @@ class ShardRunner:
         ready = self._reply()
         if ready.get("event") != "ready":
             raise RunError(f"ycgym shard worker did not start: {ready}")
-        self._node_id = ray.get_runtime_context().get_node_id()
+        ctx = ray.get_runtime_context()
+        self._node_id = ctx.get_node_id()
+        self._actor_id = ctx.get_actor_id() or f"pid{os.getpid()}"
+        # Scratch directories are named after the actor id, which survives restarts: a restarted actor
+        # removes what its killed predecessor left.
+        self._scratch = Path(tempfile.gettempdir()) / f"ycgym-ray-{self._actor_id}"
+        for stale in self._scratch.parent.glob(f"{self._scratch.name}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
 
-    def _reply(self) -> dict[str, Any]:
+    def _reply(self, scratch: Path | None = None) -> dict[str, Any]:
         assert self._proc.stdout is not None
         line = self._proc.stdout.readline()
         if not line:
-            self._die("exited")
+            self._die("exited", scratch)
         reply: dict[str, Any] = json.loads(line)
         return reply
 
-    def _die(self, what: str) -> None:
+    def _die(self, what: str, scratch: Path | None) -> NoReturn:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         code = self._proc.wait()
         time.sleep(0.1)  # let the stderr reader catch the last lines
         tail = "\n".join(self._stderr).strip()
@@ -168,36 +179,24 @@ class ShardRunner:
         # An unexpected exit (not ray.actor.exit_actor): Ray restarts the actor and retries the shard.
         os._exit(1)
 
-    def pids(self) -> tuple[int, int]:
-        """(actor process id, runner process id)."""
-        return os.getpid(), self._proc.pid
-
     def run(self, start: int, end: int) -> ShardOutput:
-        """Play jobs ``[start, end)`` and return the files written (the temporary directory is removed)."""
+        """Play jobs ``[start, end)`` and return the files written (its scratch directory is removed)."""
         assert self._proc.stdin is not None
-        tmp = Path(tempfile.mkdtemp(prefix="ycgym-shard-"))
+        tmp = self._scratch.with_name(f"{self._scratch.name}-{start}")
+        shutil.rmtree(tmp, ignore_errors=True)
         try:
             try:
                 self._proc.stdin.write((json.dumps({"start": start, "end": end, "out": str(tmp)}) + "\n").encode())
                 self._proc.stdin.flush()
             except BrokenPipeError:
-                self._die("closed its input")
-            reply = self._reply()
+                self._die("closed its input", tmp)
+            reply = self._reply(tmp)
             if reply.get("event") != "done":
                 raise RunError(f"shard [{start}, {end}): {reply.get('message', reply)}")
             files = {p.relative_to(tmp).as_posix(): p.read_bytes() for p in sorted(tmp.rglob("*")) if p.is_file()}
-            return ShardOutput(start, end, int(reply["episodes"]), files, os.getpid(), self._proc.pid, self._node_id)
+            return ShardOutput(start, end, int(reply["episodes"]), files, os.getpid(), self._proc.pid, self._actor_id, self._node_id)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-
-    def close(self) -> None:
-        """Stop the runner (end of input, then SIGTERM/SIGKILL)."""
-        try:
-            if self._proc.stdin is not None:
-                self._proc.stdin.close()
-            self._proc.wait(timeout=5)
-        except (OSError, subprocess.TimeoutExpired):
-            _stop_process(self._proc, 2.0)
 
 
 def _shard_ranges(jobs: int, size: int) -> list[tuple[int, int]]:
@@ -227,7 +226,8 @@ def run(
         policies, seeds, preset, max_steps, trajectories, rollouts, run_id: as the flags of ``ycgym run``
             (``seeds`` as a list or in its syntax, e.g. ``"1-100"``).
         address: a Ray cluster to connect to (``ray.init(address=...)``); without it a Ray already initialised
-            in this process is used, else a local one is started with ``num_workers`` CPUs.
+            in this process is used, else a local one is started with ``num_workers`` CPUs (all cores by
+            default). A Ray this call starts is left running for later calls and stops at interpreter exit.
         num_workers: actors (one CPU each); default: the cluster's CPUs.
         shard_size: jobs per shard; default: about four shards per worker, 1..64 jobs each.
         max_retries: restarts per actor and retries per shard after an actor dies (application errors are
@@ -246,13 +246,13 @@ def run(
     if shard_size is not None and shard_size < 1:
         raise RunError(f"shard_size must be >= 1, got {shard_size}")
 
-    started = False
     if not ray.is_initialized():
+        # Left running, like ray.data's own auto-init: later Ray calls in this process (reading the output
+        # with read_trajectories, another run) reuse it; it stops at interpreter exit.
         if address is not None:
             ray.init(address=address, logging_level=logging.WARNING)
         else:
             ray.init(num_cpus=num_workers or os.cpu_count() or 1, include_dashboard=False, logging_level=logging.WARNING)
-        started = True
     actors: list[Any] = []
     staging = out_dir / STAGING
     try:
@@ -302,8 +302,6 @@ def run(
                 ray.kill(a)
             except Exception:  # pragma: no cover - already gone
                 pass
-        if started:
-            ray.shutdown()
 
 
 def _results(pool: ActorPool, ranges: list[tuple[int, int]], max_retries: int) -> Iterator[ShardOutput]:
