@@ -26,6 +26,9 @@ from ycgym.arrow import EPISODE_SCHEMA, STEP_SCHEMA
 from ycgym.ray.data import resolve_files
 from ycgym.server import find_server_command
 
+# Ray Data 2.60 warns about its own deprecated settings and pandas 3 idioms: not ours to fix.
+pytestmark = pytest.mark.filterwarnings(r"ignore::DeprecationWarning:ray\.")
+
 SEEDS = "1-64"
 # The 64-seed runs skip trajectories (100 MB each, and the merge's byte-identity of trajectories is tested in
 # test/export/shard.test.ts); the small run of test_small_run_with_trajectories_and_read_back keeps them.
