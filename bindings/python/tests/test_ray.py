@@ -134,6 +134,19 @@ def test_without_retries_a_killed_actor_fails_the_run_cleanly(cluster: str, tmp_
     assert killed and not (tmp_path / "summary.json").exists() and not (tmp_path / ".ray-shards").exists()
 
 
+def test_seed_lists_keep_their_order_and_argv_stays_short() -> None:
+    args = yr.run_args(["greedy"], [*range(1, 100_001), 7, 3, 4, 5, -2, -1])
+    assert args[args.index("--seeds") + 1] == "1-100000,7,3-5,-2--1"
+    plan = yr.plan_run(args)
+    assert plan["jobs"] == 100_006
+    assert yr.plan_run(yr.run_args("greedy,random", "1-3", run_id="r")) == {
+        "run_id": "r",
+        "preset": "default",
+        "policies": ["greedy", "random"],
+        "jobs": 6,
+    }
+
+
 def test_bad_flags_fail_before_ray_starts(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "ycgym.ray", "run", "--policy", "nope", "--seeds", "1-3", "--out", str(tmp_path / "x")]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)

@@ -96,7 +96,7 @@ def run_args(
 ) -> list[str]:
     """The flags of ``ycgym run`` that decide a run's output, as passed to every ``ycgym shard`` command."""
     pol = policies if isinstance(policies, str) else ",".join(policies)
-    sds = seeds if isinstance(seeds, str) else ",".join(str(int(s)) for s in seeds)
+    sds = seeds if isinstance(seeds, str) else _seed_syntax(seeds)
     args = ["--policy", pol, "--seeds", sds, "--preset", preset]
     if max_steps is not None:
         args += ["--max-steps", str(max_steps)]
@@ -107,6 +107,20 @@ def run_args(
     if run_id is not None:
         args += ["--run-id", run_id]
     return args
+
+
+def _seed_syntax(seeds: Sequence[int]) -> str:
+    """Seeds in ``ycgym run``'s syntax, in the given order, ascending runs written ``a-b`` (keeps argv short)."""
+    parts: list[str] = []
+    xs = [int(s) for s in seeds]
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        parts.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ",".join(parts)
 
 
 def _cli(command: Sequence[str], args: Sequence[str], what: str) -> str:
