@@ -23,7 +23,7 @@ PYCONSTRAINTS := bindings/python/constraints-integrations.txt
 $(VENV)/.installed: bindings/python/pyproject.toml $(PYCONSTRAINTS)
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers]' -c $(PYCONSTRAINTS)
+	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,ray]' -c $(PYCONSTRAINTS)
 	@touch $@
 
 py-install: $(VENV)/.installed
@@ -38,7 +38,7 @@ test: test-ts test-py
 
 # TRL needs torch (several GB from PyPI): its tests live apart from `make test`.
 $(VENV)/.installed-trl: $(VENV)/.installed
-	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,trl]' -c $(PYCONSTRAINTS)
+	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,ray,trl]' -c $(PYCONSTRAINTS)
 	@touch $@
 
 test-integrations: build $(VENV)/.installed-trl

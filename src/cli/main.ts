@@ -12,6 +12,7 @@ import { registerPlay } from './play.js';
 import { registerReport, writeReport } from './report.js';
 import { parseSeedList, registerRun, runBulk, summaryTable } from './run.js';
 import { registerServe } from './serve.js';
+import { registerShard } from './shard.js';
 
 function parseIntArg(v: string): number {
   if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(`not an integer: ${v}`);
@@ -96,6 +97,7 @@ program
 
 registerServe(program);
 registerRun(program);
+registerShard(program);
 registerReport(program);
 registerPlay(program);
 

@@ -243,7 +243,8 @@ export function prestigeSvg(series: Series[], policies: string[], start: number,
   return svgDoc(2 * pw + 150, 2 * ph, parts.join('\n') + '\n' + legend(2 * pw + 10, 40, items));
 }
 
-function readEpisodes(path: string): EpisodeRow[] {
+/** The rows of an episodes.arrow file, as the bulk runner produced them (int64 columns as numbers). */
+export function readEpisodes(path: string): EpisodeRow[] {
   const t = readArrowFile(path);
   return t.toArray().map((r) => {
     const o = r as Record<string, unknown>;

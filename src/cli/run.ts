@@ -15,6 +15,7 @@ import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { makePolicy, POLICY_NAMES } from '../../baselines/index.js';
 import { loadPreset } from '../config/load.js';
+import type { ExperimentConfig } from '../sim/index.js';
 import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowFileSink, type TableBuffers } from '../export/arrow.js';
 import { playJob, type JobRequest, type JobResult, type WorkerConfig } from '../export/jobs.js';
 import type { EpisodeRow } from '../export/schema.js';
@@ -122,7 +123,7 @@ export function workerScript(): URL {
   return new URL('../../dist/src/cli/export-worker.js', here);
 }
 
-function defaultRunId(o: RunOptions, presetName: string): string {
+function defaultRunId(o: RunSpec, presetName: string): string {
   const key = JSON.stringify({ policies: o.policies, seeds: o.seeds, preset: presetName, maxSteps: o.maxSteps ?? null });
   return `run-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
 }
@@ -194,47 +195,73 @@ function threadPool(n: number, wc: WorkerConfig): Pool {
   };
 }
 
-/** Run every (policy, seed) episode and write the output files. */
-export async function runBulk(o: RunOptions): Promise<RunResult> {
-  const t0 = performance.now();
+/** What a bulk run plays: the options that decide its output files (not how or where it runs). */
+export type RunSpec = Pick<RunOptions, 'policies' | 'seeds' | 'preset' | 'maxSteps' | 'trajectories' | 'rollouts' | 'runId'>;
+
+/** A validated run: its preset, the settings every job shares and its jobs in output ((policy, seed)) order. */
+export interface RunPlan {
+  cfg: ExperimentConfig;
+  wc: WorkerConfig;
+  /** Policies in the order given (the summary's key order). */
+  policies: string[];
+  /** Job i has index i: the episode_id of its rows. */
+  jobs: JobRequest[];
+}
+
+/** Validate a run and list its jobs; every process that plays part of a run derives the same plan. */
+export function planRun(o: RunSpec): RunPlan {
   for (const p of o.policies) if (!POLICY_NAMES.includes(p)) throw new Error(`unknown policy ${JSON.stringify(p)} (available: ${POLICY_NAMES.join(', ')})`);
   if (o.seeds.length === 0) throw new Error('no seeds');
   const cfg = loadPreset(o.preset);
   const presetName = cfg.name;
-  const trajectories = o.trajectories !== false;
   const wc: WorkerConfig = {
     preset: o.preset,
     presetName,
     runId: o.runId ?? defaultRunId(o, presetName),
     maxSteps: o.maxSteps ?? null,
-    trajectories,
+    trajectories: o.trajectories !== false,
     rollouts: o.rollouts === true,
   };
-  mkdirSync(o.out, { recursive: true });
-  if (wc.rollouts) mkdirSync(join(o.out, 'rollouts'), { recursive: true });
   const jobs: JobRequest[] = [];
   for (const policy of o.policies) for (const seed of o.seeds) jobs.push({ index: jobs.length, policy, seed });
+  return { cfg, wc, policies: [...o.policies], jobs };
+}
 
-  const trajPath = trajectories ? join(o.out, 'trajectories.arrow') : null;
-  const epPath = join(o.out, 'episodes.arrow');
-  const sumPath = join(o.out, 'summary.json');
+/** File name of an episode's reference rollout JSON under DIR/rollouts/. */
+export function rolloutFileName(presetName: string, e: Pick<EpisodeRow, 'seed' | 'policy'>): string {
+  return `yc_bench_result_${presetName}_${e.seed}_${e.policy}.json`;
+}
+
+/**
+ * Play `jobs` (a slice of `plan.jobs`, in order) and write DIR/trajectories.arrow (when the plan keeps
+ * trajectories), DIR/rollouts/ (when asked) and DIR/episodes.arrow; returns the episode rows in job order.
+ */
+export async function playToDir(plan: RunPlan, jobs: readonly JobRequest[], out: string, workers: number, progress: boolean): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
+  const { cfg, wc } = plan;
+  mkdirSync(out, { recursive: true });
+  if (wc.rollouts) mkdirSync(join(out, 'rollouts'), { recursive: true });
+  const trajPath = wc.trajectories ? join(out, 'trajectories.arrow') : null;
   const steps: ArrowFileSink | null = trajPath ? stepSink(trajPath) : null;
   const episodes: EpisodeRow[] = [];
   const pending = new Map<number, JobResult>();
+  // Results are written in job order; `cursor` is the position in `jobs` of the next one to write.
+  const position = new Map(jobs.map((j, k) => [j.index, k]));
   let cursor = 0;
 
-  const showBar = o.progress !== false && process.stderr.isTTY === true;
+  const showBar = progress && process.stderr.isTTY === true;
   const bar = showBar ? new cliProgress.SingleBar({ stream: process.stderr, format: 'episodes {bar} {value}/{total} | {eta_formatted} left | {policy} seed {seed}', hideCursor: true }, cliProgress.Presets.shades_classic) : null;
   bar?.start(jobs.length, 0, { policy: '', seed: '' });
 
   const write = (r: JobResult): void => {
     if (steps && r.steps) steps.writeBuffers(r.steps as TableBuffers);
-    if (r.rolloutJson !== null) writeFileSync(join(o.out, 'rollouts', `yc_bench_result_${presetName}_${r.episode.seed}_${r.episode.policy}.json`), r.rolloutJson + '\n');
+    if (r.rolloutJson !== null) writeFileSync(join(out, 'rollouts', rolloutFileName(wc.presetName, r.episode)), r.rolloutJson + '\n');
     episodes.push(r.episode);
     bar?.increment(1, { policy: r.episode.policy, seed: String(r.episode.seed) });
   };
   const accept = (r: JobResult): void => {
-    pending.set(r.index, r);
+    const k = position.get(r.index);
+    if (k === undefined) throw new Error(`result for job ${r.index}, which is not in this batch`);
+    pending.set(k, r);
     for (let next = pending.get(cursor); next !== undefined; next = pending.get(cursor)) {
       pending.delete(cursor);
       write(next);
@@ -243,7 +270,7 @@ export async function runBulk(o: RunOptions): Promise<RunResult> {
   };
 
   try {
-    const n = Math.max(1, Math.min(o.workers, jobs.length));
+    const n = Math.max(1, Math.min(workers, jobs.length));
     if (n === 1) {
       const builder = stepBuilder();
       for (const j of jobs) accept(playJob(cfg, wc, j, builder, makePolicy));
@@ -252,7 +279,7 @@ export async function runBulk(o: RunOptions): Promise<RunResult> {
       // Bound memory: a job may start only while it is within a window of the write cursor.
       const window = 4 * n;
       try {
-        await pool.run(jobs, (i) => i < cursor + window, (r) => {
+        await pool.run([...jobs], (i) => (position.get(i) ?? 0) < cursor + window, (r) => {
           accept(r);
           pool.poke();
         });
@@ -264,14 +291,35 @@ export async function runBulk(o: RunOptions): Promise<RunResult> {
     steps?.close();
     bar?.stop();
   }
+  const episodesPath = join(out, 'episodes.arrow');
+  writeEpisodes(episodesPath, episodes);
+  return { episodes, trajectories: trajPath, episodesPath };
+}
+
+/** Write episode rows (in the given order) as one record batch of an Arrow IPC file. */
+export function writeEpisodes(path: string, episodes: readonly EpisodeRow[]): void {
   const eb = episodeBuilder();
   for (const e of episodes) eb.append(e);
-  const es = episodeSink(epPath);
+  const es = episodeSink(path);
   es.writeBuffers(eb.finish());
   es.close();
-  const summary = summarize(episodes, o.policies);
-  writeFileSync(sumPath, JSON.stringify(summary, null, 2) + '\n');
-  return { summary, episodes, files: { trajectories: trajPath, episodes: epPath, summary: sumPath }, seconds: (performance.now() - t0) / 1000 };
+}
+
+/** Write DIR/summary.json of a run's episodes; returns the summary. */
+export function writeSummary(out: string, episodes: readonly EpisodeRow[], policies: readonly string[]): { summary: RunSummary; path: string } {
+  const summary = summarize(episodes, policies);
+  const path = join(out, 'summary.json');
+  writeFileSync(path, JSON.stringify(summary, null, 2) + '\n');
+  return { summary, path };
+}
+
+/** Run every (policy, seed) episode and write the output files. */
+export async function runBulk(o: RunOptions): Promise<RunResult> {
+  const t0 = performance.now();
+  const plan = planRun(o);
+  const played = await playToDir(plan, plan.jobs, o.out, o.workers, o.progress !== false);
+  const { summary, path } = writeSummary(o.out, played.episodes, plan.policies);
+  return { summary, episodes: played.episodes, files: { trajectories: played.trajectories, episodes: played.episodesPath, summary: path }, seconds: (performance.now() - t0) / 1000 };
 }
 
 function positiveInt(v: string): number {
@@ -300,26 +348,45 @@ function policyList(v: string): string[] {
   return [...new Set(names)];
 }
 
-/** Register `ycgym run` on a commander program. */
-export function registerRun(program: Command): void {
-  program
-    .command('run')
-    .description('run baseline policies on many seeds in parallel; write Arrow trajectories, episodes and a summary')
+/** Parsed values of the options `addRunOptions` registers. */
+export interface RunSpecFlags {
+  policy: string[];
+  seeds: number[];
+  preset: string;
+  maxSteps?: number;
+  trajectories: boolean;
+  rollouts?: boolean;
+  runId?: string;
+}
+
+/** Register the options that decide a run's output (shared by `ycgym run` and `ycgym shard`, so both accept the same flags). */
+export function addRunOptions(cmd: Command): Command {
+  return cmd
     .requiredOption('--policy <list>', `comma-separated policies (${POLICY_NAMES.join(', ')})`, policyList)
     .option('--seeds <list>', 'seeds, e.g. 1-100 or 1,5,9', parseSeedList, [1])
     .option('--preset <name|path>', 'preset name or TOML path', 'default')
-    .option('--workers <n>', 'worker threads (1 runs in the main thread)', positiveInt, Math.max(1, Math.min(4, cpus().length)))
-    .requiredOption('--out <dir>', 'output directory')
     .option('--max-steps <n>', 'truncate each episode after this many actions', positiveInt)
     .addOption(new Option('--no-trajectories', 'skip DIR/trajectories.arrow (episodes and summary only)'))
     .option('--rollouts', "also write the reference's rollout JSON per episode to DIR/rollouts/")
-    .option('--run-id <id>', 'run identifier stored in every row (default: derived from the parameters)')
+    .option('--run-id <id>', 'run identifier stored in every row (default: derived from the parameters)');
+}
+
+/** The run spec of parsed `addRunOptions` flags. */
+export function runSpecFrom(o: RunSpecFlags): RunSpec {
+  const spec: RunSpec = { policies: o.policy, seeds: o.seeds, preset: o.preset, trajectories: o.trajectories, rollouts: o.rollouts === true };
+  if (o.maxSteps !== undefined) spec.maxSteps = o.maxSteps;
+  if (o.runId !== undefined) spec.runId = o.runId;
+  return spec;
+}
+
+/** Register `ycgym run` on a commander program. */
+export function registerRun(program: Command): void {
+  addRunOptions(program.command('run').description('run baseline policies on many seeds in parallel; write Arrow trajectories, episodes and a summary'))
+    .option('--workers <n>', 'worker threads (1 runs in the main thread)', positiveInt, Math.max(1, Math.min(4, cpus().length)))
+    .requiredOption('--out <dir>', 'output directory')
     .option('--no-progress', 'no progress bar')
-    .action(async (o: { policy: string[]; seeds: number[]; preset: string; workers: number; out: string; maxSteps?: number; trajectories: boolean; rollouts?: boolean; runId?: string; progress: boolean }) => {
-      const opts: RunOptions = { policies: o.policy, seeds: o.seeds, preset: o.preset, workers: o.workers, out: o.out, trajectories: o.trajectories, rollouts: o.rollouts === true, progress: o.progress };
-      if (o.maxSteps !== undefined) opts.maxSteps = o.maxSteps;
-      if (o.runId !== undefined) opts.runId = o.runId;
-      const r = await runBulk(opts);
+    .action(async (o: RunSpecFlags & { workers: number; out: string; progress: boolean }) => {
+      const r = await runBulk({ ...runSpecFrom(o), workers: o.workers, out: o.out, progress: o.progress });
       process.stdout.write(`${summaryTable(r.summary)}\n\n`);
       const files = [r.files.trajectories, r.files.episodes, r.files.summary].filter((f): f is string => f !== null);
       process.stdout.write(`${r.episodes.length} episodes in ${r.seconds.toFixed(1)} s; wrote ${files.join(', ')}\n`);

@@ -1,0 +1,233 @@
+"""ycgym.ray against a real local Ray (2 CPUs) and the real TypeScript runner.
+
+One Ray instance serves the module (starting one takes seconds); the command-line test connects to it with
+``--address`` as a second driver, as a user would to a cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+import ray
+
+import ycgym.ray as yr
+from ycgym.arrow import EPISODE_SCHEMA, STEP_SCHEMA
+from ycgym.ray.data import resolve_files
+from ycgym.server import find_server_command
+
+# Ray Data 2.60 warns about its own deprecated settings and pandas 3 idioms: not ours to fix.
+pytestmark = pytest.mark.filterwarnings(r"ignore::DeprecationWarning:ray\.")
+
+SEEDS = "1-64"
+# The 64-seed runs skip trajectories (100 MB each, and the merge's byte-identity of trajectories is tested in
+# test/export/shard.test.ts); the small run of test_small_run_with_trajectories_and_read_back keeps them.
+FILES = ("episodes.arrow", "summary.json")
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[str]:
+    """A local Ray with 2 CPUs; yields its address for other drivers."""
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``ycgym run --policy greedy --seeds 1-64 --no-trajectories`` (two worker threads)."""
+    return ycgym_run(tmp_path_factory.mktemp("ref"), "--policy", "greedy", "--seeds", SEEDS, "--no-trajectories")
+
+
+def ycgym_run(out: Path, *flags: str) -> Path:
+    subprocess.run(
+        [*find_server_command(), "run", *flags, "--workers", "2", "--no-progress", "--out", str(out)], check=True, stdout=subprocess.DEVNULL
+    )
+    return out
+
+
+@pytest.fixture(scope="module")
+def ray_run(cluster: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """``python -m ycgym.ray run`` over the same seeds on the module's cluster."""
+    out = tmp_path_factory.mktemp("ray") / "run"
+    cmd = [
+        sys.executable,
+        "-m",
+        "ycgym.ray",
+        "run",
+        "--policy",
+        "greedy",
+        "--seeds",
+        SEEDS,
+        "--no-trajectories",
+        "--out",
+        str(out),
+        "--address",
+        cluster,
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return out, done
+
+
+def test_cli_output_is_byte_identical_to_ycgym_run(ray_run: tuple[Path, subprocess.CompletedProcess[str]], reference: Path) -> None:
+    out, done = ray_run
+    for f in FILES:
+        assert (out / f).read_bytes() == (reference / f).read_bytes(), f
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)  # the staging directory is gone
+    assert "| greedy | 64 |" in done.stdout
+    assert "64 episodes in" in done.stdout and "on 2 Ray workers" in done.stdout
+
+
+def test_killed_actor_and_runner_are_retried_without_duplicates(cluster: str, reference: Path, tmp_path: Path) -> None:
+    killed: dict[str, int] = {}
+
+    def on_shard(s: yr.ShardOutput) -> None:
+        # The pool hands an actor its next shard before the driver sees the last result, so the process
+        # killed here is playing a shard: Ray must restart the actor and play that shard again.
+        if len(seen) == 0:
+            killed["actor"] = s.actor_pid
+            os.kill(s.actor_pid, signal.SIGKILL)
+        elif "runner" not in killed and len(seen) >= 4 and s.actor_pid != killed["actor"]:
+            killed["runner"] = s.runner_pid
+            os.kill(s.runner_pid, signal.SIGKILL)
+        seen.append(s)
+
+    seen: list[yr.ShardOutput] = []
+    report = yr.run("greedy", SEEDS, tmp_path, num_workers=2, shard_size=4, trajectories=False, on_shard=on_shard)
+    assert report.shards == 16 and len(seen) == 16
+    assert sorted(s.start for s in seen) == list(range(0, 64, 4))
+    # Two original actors and runners, plus one restart after each kill that played the shards left to it.
+    assert "runner" in killed
+    assert len({s.actor_pid for s in seen}) >= 4
+    assert len({s.runner_pid for s in seen}) >= 4
+    # Restarted actors removed the scratch directories of the shards their predecessors were killed in.
+    assert [p for s in seen for p in Path(tempfile.gettempdir()).glob(f"ycgym-ray-{s.actor_id}*")] == []
+    eps = pa.ipc.open_file(tmp_path / "episodes.arrow").read_all()
+    assert eps.column("episode_id").to_pylist() == list(range(64))
+    for f in ("episodes.arrow", "summary.json"):
+        assert (tmp_path / f).read_bytes() == (reference / f).read_bytes(), f
+    assert not (tmp_path / "trajectories.arrow").exists()
+
+
+def test_without_retries_a_killed_actor_fails_the_run_cleanly(cluster: str, tmp_path: Path) -> None:
+    def on_shard(s: yr.ShardOutput) -> None:
+        if not killed:
+            killed.append(s.actor_pid)
+            os.kill(s.actor_pid, signal.SIGKILL)
+
+    killed: list[int] = []
+    with pytest.raises(yr.RunError, match=r"a worker died and was not restarted \(max_retries=0\)"):
+        yr.run("greedy", "1-8", tmp_path, num_workers=2, shard_size=1, trajectories=False, max_retries=0, on_shard=on_shard)
+    assert killed and not (tmp_path / "summary.json").exists() and not (tmp_path / ".ray-shards").exists()
+
+
+def test_seed_lists_keep_their_order_and_argv_stays_short() -> None:
+    args = yr.run_args(["greedy"], [*range(1, 100_001), 7, 3, 4, 5, -2, -1])
+    assert args[args.index("--seeds") + 1] == "1-100000,7,3-5,-2--1"
+    plan = yr.plan_run(args)
+    assert plan["jobs"] == 100_006
+    assert yr.plan_run(yr.run_args("greedy,random", "1-3", run_id="r")) == {
+        "run_id": "r",
+        "preset": "default",
+        "policies": ["greedy", "random"],
+        "jobs": 6,
+    }
+
+
+def test_bad_flags_fail_before_ray_starts(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "ycgym.ray", "run", "--policy", "nope", "--seeds", "1-3", "--out", str(tmp_path / "x")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "unknown policy nope" in done.stderr
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(yr.RunError, match="bad seed list"):
+        yr.run("greedy", "1-x", tmp_path / "y")
+
+
+def test_small_run_with_trajectories_and_read_back(cluster: str, tmp_path: Path) -> None:
+    ref = ycgym_run(tmp_path / "ref", "--policy", "greedy,random", "--seeds", "1-4", "--max-steps", "40", "--rollouts")
+    out = tmp_path / "runs" / "ray"
+    report = yr.run(["greedy", "random"], [1, 2, 3, 4], out, num_workers=2, shard_size=3, max_steps=40, rollouts=True)
+    assert report.files == [out / "trajectories.arrow", out / "episodes.arrow", out / "summary.json"]
+    for f in ("trajectories.arrow", "episodes.arrow", "summary.json"):
+        assert (out / f).read_bytes() == (ref / f).read_bytes(), f
+    names = sorted(p.name for p in (ref / "rollouts").iterdir())
+    assert len(names) == 8 and sorted(p.name for p in (out / "rollouts").iterdir()) == names
+    for n in names:
+        assert (out / "rollouts" / n).read_bytes() == (ref / "rollouts" / n).read_bytes(), n
+
+    steps = pa.ipc.open_file(out / "trajectories.arrow").read_all()
+    blocks = ray.get(yr.read_trajectories(out).to_arrow_refs())
+    table = pa.concat_tables(blocks).sort_by([("episode_id", "ascending"), ("step", "ascending")])
+    assert table.schema.remove_metadata() == STEP_SCHEMA.remove_metadata()
+    assert table.equals(steps)
+    eps = yr.read_episodes(out).to_pandas().sort_values("episode_id")
+    assert list(eps.columns) == EPISODE_SCHEMA.names
+    assert eps["episode_id"].tolist() == list(range(8))
+    assert pc.sum(table["reward_cents"]).as_py() == int((eps["final_funds_cents"] - 20_000_000).sum())
+
+    # Parquet (row group by row group) and globs over several runs read the same way.
+    other = tmp_path / "runs" / "parquet"
+    other.mkdir()
+    pq.write_table(steps.slice(0, 100), other / "trajectories.parquet", row_group_size=30)
+    both = yr.read_trajectories(str(tmp_path / "runs" / "*")).to_pandas()
+    assert len(both) == steps.num_rows + 100
+    assert both["reward_cents"].sum() == pc.sum(steps["reward_cents"]).as_py() + pc.sum(steps.slice(0, 100)["reward_cents"]).as_py()
+
+
+def test_resolve_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        for f in ("trajectories.arrow", "episodes.arrow", "summary.json"):
+            (tmp_path / run / f).write_bytes(b"")
+    (tmp_path / "b" / "trajectories.parquet").write_bytes(b"")
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert resolve_files(a, "trajectories") == [str(a / "trajectories.arrow")]
+    assert resolve_files(str(tmp_path / "*"), "episodes") == [str(a / "episodes.arrow"), str(b / "episodes.arrow")]
+    assert resolve_files([b, a / "trajectories.arrow"], "trajectories") == [
+        str(b / "trajectories.arrow"),
+        str(b / "trajectories.parquet"),
+        str(a / "trajectories.arrow"),
+    ]
+    assert resolve_files("s3://bucket/run/trajectories.arrow", "trajectories") == ["s3://bucket/run/trajectories.arrow"]
+    with pytest.raises(FileNotFoundError, match=r"no trajectories\.arrow or trajectories\.parquet"):
+        resolve_files(tmp_path, "trajectories")
+    with pytest.raises(FileNotFoundError, match="no file or directory matches"):
+        resolve_files(str(tmp_path / "nothing-*"), "trajectories")
+    with pytest.raises(FileNotFoundError, match="no such file or directory"):
+        resolve_files(tmp_path / "c", "trajectories")
+    with pytest.raises(ValueError, match=r"not an \.arrow or \.parquet file"):
+        resolve_files(a / "summary.json", "trajectories")
+    with pytest.raises(ValueError, match="no paths given"):
+        resolve_files([], "trajectories")
+    monkeypatch.chdir(tmp_path)
+    assert resolve_files(["a", "b/episodes.arrow"], "episodes") == [str(a / "episodes.arrow"), str(b / "episodes.arrow")]
+
+
+def test_readme_example_runs_as_written(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    section = readme[readme.index("\n## Ray\n") :]
+    code = section[section.index("```python\n") + len("```python\n") : section.index("```\n", section.index("```python\n") + 10)]
+    assert len([line for line in code.splitlines() if line.strip()]) <= 6
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md#ray", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    summary = json.loads((tmp_path / "runs" / "ray-demo" / "summary.json").read_text())
+    assert lines[0] == str(summary["greedy"]["mean_final_funds_cents"])
+    rows = pa.ipc.open_file(tmp_path / "runs" / "ray-demo" / "trajectories.arrow").read_all().num_rows
+    assert lines[1] == f"{rows} steps"
