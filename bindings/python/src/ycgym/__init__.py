@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import gymnasium
 
-from .client import PROTOCOL_VERSION, Client, ProtocolError
+from ._version import PROTOCOL_VERSION, __version__
+from .client import Client, ProtocolError
 from .env import YCBenchEnv
 from .server import LocalServer, ServerStartError
 from .spaces import DOMAINS, UnicodeText
 from .vector import YCBenchVectorEnv
-
-__version__ = "0.1.0"
 
 __all__ = [
     "PROTOCOL_VERSION",

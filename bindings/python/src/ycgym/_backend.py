@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from ._version import PROTOCOL_VERSION
 from .client import Client, ProtocolError
 from .server import LocalServer, release_shared_server, shared_server
 from .spaces import SpaceParams, micros_to_time, parse_time
@@ -106,8 +107,8 @@ def space_params(backend: Backend, preset: str) -> SpaceParams:
     c = backend.client
     hello = c.hello()
     proto = hello.get("protocol")
-    if proto != 1:
-        raise ProtocolError("unsupported_version", f"server speaks protocol {proto!r}, this client speaks 1")
+    if proto != PROTOCOL_VERSION:
+        raise ProtocolError("unsupported_version", f"server speaks protocol {proto!r}, this client speaks {PROTOCOL_VERSION}")
     described = _from_hello(hello, preset)
     if described is None:
         # Probe: one throwaway episode gives the client names (and the snapshot the preset's bounds).

@@ -23,6 +23,7 @@ from typing import Any, TypedDict, cast
 import zmq
 
 from . import _json
+from ._version import PROTOCOL_VERSION
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -39,8 +40,6 @@ __all__ = [
     "TurnResetResult",
     "TurnStepResult",
 ]
-
-PROTOCOL_VERSION = 1
 
 RequestId = int | str
 
