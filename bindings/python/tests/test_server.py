@@ -14,18 +14,7 @@ import pytest
 from ycgym import Client, LocalServer, ServerStartError
 from ycgym import server as server_mod
 
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still "exists": check its state.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+from helpers import alive
 
 
 def test_start_and_close() -> None:
