@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import gymnasium
 
+from . import _gym_compat
 from ._version import PROTOCOL_VERSION, __version__
-from .client import Client, ProtocolError
+from .client import Client, ProtocolError, ServerExitedError
 from .env import YCBenchEnv
 from .server import LocalServer, ServerStartError
 from .spaces import DOMAINS, UnicodeText
@@ -29,6 +30,7 @@ __all__ = [
     "DOMAINS",
     "LocalServer",
     "ProtocolError",
+    "ServerExitedError",
     "ServerStartError",
     "UnicodeText",
     "YCBenchEnv",
@@ -45,3 +47,6 @@ if ENV_ID not in gymnasium.registry:
         entry_point="ycgym.env:YCBenchEnv",
         vector_entry_point="ycgym.vector:YCBenchVectorEnv",
     )
+
+# make_vec(..., vector_kwargs={"autoreset_mode": ...}) for the batched vector env (see ycgym._gym_compat).
+_gym_compat.install()
