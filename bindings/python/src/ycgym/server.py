@@ -201,6 +201,11 @@ def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork a
         pass
 
 
+if sys.platform == "win32":
+    _NEW_PROCESS_GROUP = subprocess.CREATE_NEW_PROCESS_GROUP
+else:
+    _NEW_PROCESS_GROUP = 0
+
 _live: weakref.WeakSet[LocalServer] = weakref.WeakSet()
 """Every LocalServer of this process (see :func:`_after_fork_in_child`)."""
 
@@ -242,20 +247,18 @@ class LocalServer:
         if env:
             child_env.update(env)
         use_pdeathsig = sys.platform.startswith("linux") and threading.current_thread() is threading.main_thread()
-        # Own session / process group: the terminal's Ctrl-C (SIGINT to the foreground group) and a notebook's
-        # interrupt (SIGINT to the kernel's group) reach Python only, never the server.
-        group: dict[str, object] = (
-            {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if sys.platform == "win32" else {"start_new_session": True}
-        )
         try:
-            self._proc = subprocess.Popen(
+            # Own session / process group: the terminal's Ctrl-C (SIGINT to the foreground group) and a notebook's
+            # interrupt (SIGINT to the kernel's group) reach Python only, never the server.
+            self._proc: subprocess.Popen[bytes] = subprocess.Popen(
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=child_env,
                 preexec_fn=_pdeathsig if use_pdeathsig else None,
-                **group,  # type: ignore[call-overload]
+                start_new_session=sys.platform != "win32",
+                creationflags=_NEW_PROCESS_GROUP,
             )
         except OSError as e:
             raise ServerStartError(f"ycgym: cannot run {' '.join(argv)}: {e}") from e

@@ -219,7 +219,7 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
 
     # ------------------------------------------------------------------ step
 
-    def step(self, actions: Sequence[str] | np.ndarray) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def step(self, actions: Sequence[str | bytes] | np.ndarray) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         n = self.num_envs
         acts = [action_text(a) for a in actions]
         if len(acts) != n:
