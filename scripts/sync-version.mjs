@@ -3,8 +3,9 @@
 // (`version`: the npm package, the wheel and the server's `hello`) and schema/protocol.schema.json
 // (`$defs.Version.const`: the wire protocol). `npm version X.Y.Z` runs it (the `version` script).
 // `node scripts/sync-version.mjs --check` exits 1 when the committed file is out of date.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { writeOrCheck } from './generated-file.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8'));
@@ -26,18 +27,4 @@ __version__ = ${JSON.stringify(version)}
 PROTOCOL_VERSION = ${protocol}
 """The wire protocol version (\`"v"\` of every request and reply)."""
 `;
-if (process.argv.includes('--check')) {
-  let cur = '';
-  try {
-    cur = readFileSync(out, 'utf8');
-  } catch {
-    // missing counts as out of date
-  }
-  if (cur !== text) {
-    process.stderr.write(`${out} is out of date: run \`node scripts/sync-version.mjs\`\n`);
-    process.exit(1);
-  }
-} else {
-  writeFileSync(out, text);
-  process.stdout.write(`wrote ${out}\n`);
-}
+writeOrCheck(out, text, 'node scripts/sync-version.mjs');

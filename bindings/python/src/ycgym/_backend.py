@@ -101,6 +101,13 @@ def attach_finalizer(owner: object, backend: Backend) -> weakref.finalize[[], An
     return weakref.finalize(owner, backend.close)
 
 
+def connection(
+    endpoint: str | None, server_public_key: str | bytes | None, public_key: str | bytes | None, secret_key: str | bytes | None, timeout: float | None
+) -> dict[str, Any]:
+    """An env's connection arguments, kept so that an unpickled copy connects the same way (:func:`reopen`)."""
+    return {"endpoint": endpoint, "server_public_key": server_public_key, "public_key": public_key, "secret_key": secret_key, "timeout": timeout}
+
+
 def open_backend(
     owner: object,
     endpoint: str | None,

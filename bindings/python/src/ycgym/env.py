@@ -8,7 +8,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from ._backend import open_backend, reopen, restore_sessions, snapshot_sessions, snapshot_start, status_time
+from ._backend import connection, open_backend, reopen, restore_sessions, snapshot_sessions, snapshot_start, status_time
 from .client import Client, ProtocolError, ResetResult, StepResult
 from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_observation, observation_space
 
@@ -100,13 +100,7 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         self.render_mode = render_mode
         self.reset_options: dict[str, Any] = dict(reset_options or {})
         self.max_text_length = check_max_text_length(max_text_length)
-        self._connect: dict[str, Any] = {
-            "endpoint": endpoint,
-            "server_public_key": server_public_key,
-            "public_key": public_key,
-            "secret_key": secret_key,
-            "timeout": timeout,
-        }
+        self._connect = connection(endpoint, server_public_key, public_key, secret_key, timeout)
         self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
         self.observation_space = observation_space(self.params, self.max_text_length)
         self.action_space = action_space()

@@ -35,7 +35,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._backend import open_backend, reopen, restore_sessions, snapshot_sessions, status_time
+from ._backend import connection, open_backend, reopen, restore_sessions, snapshot_sessions, status_time
 from .client import Client, ProtocolError, ResetResult, StepResult
 from .env import make_info
 from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_batch, encode_observation, observation_space
@@ -89,13 +89,7 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
         self.autoreset_mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
         self.metadata = {"render_modes": ["ansi"], "autoreset_mode": self.autoreset_mode}
         self.max_text_length = check_max_text_length(max_text_length)
-        self._connect: dict[str, Any] = {
-            "endpoint": endpoint,
-            "server_public_key": server_public_key,
-            "public_key": public_key,
-            "secret_key": secret_key,
-            "timeout": timeout,
-        }
+        self._connect = connection(endpoint, server_public_key, public_key, secret_key, timeout)
         self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
         self.single_observation_space = observation_space(self.params, self.max_text_length)
         self.single_action_space = action_space()
