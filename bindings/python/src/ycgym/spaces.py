@@ -25,12 +25,13 @@ The raw status block (with the wake ``events``) is in ``info["status"]``.
 
 The bound of ``text`` (:data:`MAX_TEXT_LENGTH`, or the envs' ``max_text_length``) is 1,048,576 characters. The
 longest texts of normal play, measured over greedy, throughput and expert episodes of the ``default`` and
-``multi`` presets (seeds 1-3, probing every 10 steps), are ``finance ledger`` (158,104 characters at the end of a
-one-year expert episode), ``task list`` (118,652) and ``market browse --limit 200`` (64,298, the whole market);
-they grow linearly with the horizon and the payroll, so the bound leaves room for about six simulated years.
-Only texts an agent makes long itself (a huge ``scratchpad``, a command echoing megabytes of arguments) exceed
-it; such a text is cut to the bound in the observation and the step's ``info`` says so (``text_truncated``
-true and ``text_length``, the full length); ``render()`` still returns it whole.
+``multi`` presets (seeds 1-3, probing every 10 steps: ``node dist/bench/text-lengths.js``), are
+``finance ledger`` (158,104 characters at the end of a one-year expert episode), ``task list`` (118,652) and
+``market browse --limit 200`` (64,298, the whole market); they grow linearly with the horizon and the payroll,
+so the bound leaves room for about six simulated years. Only texts an agent makes long itself (a huge
+``scratchpad``, a command echoing megabytes of arguments) exceed it; such a text is cut to the bound in the
+observation and the step's ``info`` says so (``text_truncated`` true and ``text_length``, the full length);
+``render()`` still returns it whole.
 
 Both text fields go through Gymnasium's ``AsyncVectorEnv`` shared memory as code points with a length (4 bytes
 per character of the bound and environment, 4 MiB per environment for ``text``), read when accessed.
