@@ -6,7 +6,7 @@
  * Usage: `node dist/bench/text-lengths.js [--seeds 1-3]` (after `npm run build`).
  */
 import { makePolicy } from '../baselines/index.js';
-import type { PolicyObservation } from '../baselines/policy.js';
+import type { PolicyObservation } from '../src/env/policy.js';
 import { parseSeedList } from '../src/cli/run.js';
 import { Env } from '../src/env/env.js';
 

@@ -4,7 +4,7 @@
  *   package.json             name "ycgym" and the version: `packageRoot()` and `hello` read it
  *   server.json              what this tree holds (version, protocol, one ZeroMQ addon per platform)
  *   dist/src/cli/main.js     the `ycgym` CLI bundled by esbuild with every npm dependency but zeromq
- *   dist/src/export/worker.js  the `ycgym run` worker thread, at the path `workerScript()` resolves
+ *   dist/...                 the `ycgym run` worker thread, bundled to the path `workerScript()` resolves
  *   presets/, schema/        the runtime files `packageRoot()` resolves
  *   node_modules/zeromq/     zeromq's own JavaScript, unmodified, with `build/manifest.json` and the prebuilt
  *                            addons it lists (the best one per os/arch/libc); cmake-ts's loader picks one at run time
@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { packageRoot } from '../../src/config/load.js';
 import { workerScript } from '../../src/cli/run.js';
-import { PROTOCOL_VERSION } from '../../src/server/protocol.js';
+import { PROTOCOL_VERSION } from '../../src/protocol/protocol.js';
 
 /** File that marks a directory as this script's output (so `--out` never wipes anything else). */
 const MARKER = 'server.json';
@@ -237,6 +237,7 @@ export async function bundleServer(out: string): Promise<Record<string, unknown>
     version,
     protocol: PROTOCOL_VERSION,
     entry: 'dist/src/cli/main.js',
+    entries: Object.keys(entryPoints).map((e) => `${e}.js`),
     addons: addons.map((a) => ({ os: a.os, arch: a.arch, libc: a.libc, abi: a.abi, path: a.path })),
     bundled_packages: licensed.map((p) => `${p.name}@${p.version}`),
     sha256: digest.digest('hex'),
