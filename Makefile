@@ -3,8 +3,13 @@ SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
+# Exact pins for pip (-c each): the wheel's runtime dependencies and build tools; the integration extras.
+PYCONSTRAINTS := bindings/python/constraints.txt bindings/python/constraints-integrations.txt
+PIPC := $(foreach f,$(PYCONSTRAINTS),-c $(f))
+# Wheels of the Python package's runtime dependencies, downloaded by py-install: the wheel install test uses them offline.
+WHEELHOUSE := .wheelhouse
 
-.PHONY: run test install build py-install test-ts test-py test-integrations bench fuzz clean
+.PHONY: run test install build py-install test-ts test-py test-integrations bench fuzz clean wheel
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -18,12 +23,12 @@ build: install
 run: build
 	node dist/src/cli/main.js main
 
-PYCONSTRAINTS := bindings/python/constraints-integrations.txt
-
 $(VENV)/.installed: bindings/python/pyproject.toml $(PYCONSTRAINTS)
 	$(PY) -m venv $(VENV)
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,ray]' -c $(PYCONSTRAINTS)
+	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,ray]' $(PIPC)
+	$(VPY) -c "import importlib.metadata as m; print('\n'.join(r for r in m.requires('ycgym') if 'extra ==' not in r))" > $(VENV)/runtime-requirements.txt
+	$(VPY) -m pip download --quiet --only-binary=:all: $(PIPC) -r $(VENV)/runtime-requirements.txt -d $(WHEELHOUSE)
 	@touch $@
 
 py-install: $(VENV)/.installed
@@ -32,13 +37,19 @@ test-ts: build
 	npx vitest run
 
 test-py: build py-install
-	YCGYM_NODE_ENTRY=$(CURDIR)/dist/src/cli/main.js $(VPY) -m pytest -q bindings/python/tests
+	YCGYM_NODE_ENTRY=$(CURDIR)/dist/src/cli/main.js YCGYM_WHEELHOUSE=$(CURDIR)/$(WHEELHOUSE) $(VPY) -m pytest -q bindings/python/tests
+
+# bindings/python/dist/: the sdist (server bundled, every platform's ZeroMQ addon) and this platform's wheel, built
+# from it. YCGYM_WHEEL_PLAT=manylinux_2_28_aarch64 (etc., see bindings/python/setup.py) builds another platform's.
+wheel: build py-install
+	rm -rf bindings/python/dist
+	cd bindings/python && ../../$(VPY) -m build --no-isolation --outdir dist .
 
 test: test-ts test-py
 
 # TRL needs torch (several GB from PyPI): its tests live apart from `make test`.
 $(VENV)/.installed-trl: $(VENV)/.installed
-	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,ray,trl]' -c $(PYCONSTRAINTS)
+	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,ray,trl]' $(PIPC)
 	@touch $@
 
 test-integrations: build $(VENV)/.installed-trl
@@ -48,4 +59,4 @@ bench: build
 	node dist/bench/run.js
 
 clean:
-	rm -rf dist node_modules $(VENV)
+	rm -rf dist node_modules $(VENV) $(WHEELHOUSE) bindings/python/dist

@@ -1,7 +1,8 @@
 /**
  * `ycgym serve` (the protocol server) and `ycgym keygen` (a CURVE key pair). Once bound, `serve` prints exactly
  * one line to stdout, `{"event":"listening","endpoint":...,"pid":...}`, so a parent process can wait for it;
- * logs go to stderr as JSON lines. SIGINT/SIGTERM close the socket and exit 0.
+ * logs go to stderr as JSON lines. SIGINT/SIGTERM (and, with `--exit-on-stdin-eof`, the end of stdin: the parent
+ * died or let go) close the socket and exit 0.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { SecurityError, generateCurveKeyPair } from '../server/security.js';
@@ -27,6 +28,7 @@ interface ServeFlags {
   curveSecretKey?: string;
   curvePublicKey?: string;
   quiet?: boolean;
+  exitOnStdinEof?: boolean;
 }
 
 const stderrLogger =
@@ -71,6 +73,12 @@ async function serve(o: ServeFlags): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  if (o.exitOnStdinEof === true) {
+    // The parent holds the write end of our stdin: when it exits (even SIGKILLed) the pipe reaches EOF.
+    process.stdin.on('end', stop);
+    process.stdin.on('error', stop);
+    process.stdin.resume();
+  }
 }
 
 /** Add `serve` and `keygen` to the `ycgym` command. */
@@ -86,6 +94,7 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--curve-public-key <z85>', 'CURVE public key (checked against the secret key; derived when omitted)').env('YCGYM_CURVE_PUBLIC_KEY'))
     .option('--record-dir <dir>', 'allow per-session Arrow recording (reset option record: {path: "name.arrow"}) into this directory')
     .option('--quiet', 'log only warnings and errors to stderr')
+    .option('--exit-on-stdin-eof', 'stop when stdin reaches end of file (a parent process keeps it open while it lives)')
     .action((o: ServeFlags) => serve(o));
 
   program

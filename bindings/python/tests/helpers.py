@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -61,3 +62,16 @@ def normalize(v: Any) -> Any:
     if isinstance(v, dict):
         return {k: normalize(x) for k, x in v.items()}
     return v
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (an exited child nobody has reaped yet)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

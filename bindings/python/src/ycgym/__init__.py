@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import gymnasium
 
-from .client import PROTOCOL_VERSION, Client, ProtocolError
+from . import _gym_compat
+from ._version import PROTOCOL_VERSION, __version__
+from .client import Client, ProtocolError, ServerExitedError
 from .env import YCBenchEnv
 from .server import LocalServer, ServerStartError
 from .spaces import DOMAINS, UnicodeText
 from .vector import YCBenchVectorEnv
-
-__version__ = "0.1.0"
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -30,6 +30,7 @@ __all__ = [
     "DOMAINS",
     "LocalServer",
     "ProtocolError",
+    "ServerExitedError",
     "ServerStartError",
     "UnicodeText",
     "YCBenchEnv",
@@ -46,3 +47,6 @@ if ENV_ID not in gymnasium.registry:
         entry_point="ycgym.env:YCBenchEnv",
         vector_entry_point="ycgym.vector:YCBenchVectorEnv",
     )
+
+# make_vec(..., vector_kwargs={"autoreset_mode": ...}) for the batched vector env (see ycgym._gym_compat).
+_gym_compat.install()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
-from collections.abc import Mapping
+import pickle
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from ._version import PROTOCOL_VERSION
 from .client import Client, ProtocolError
 from .server import LocalServer, release_shared_server, shared_server
 from .spaces import SpaceParams, micros_to_time, parse_time
@@ -17,7 +20,11 @@ _params_cache: dict[tuple[str, str], SpaceParams] = {}
 
 
 class Backend:
-    """A client connection plus (when no endpoint was given) a reference to the shared local server."""
+    """A client connection plus (when no endpoint was given) a reference to the shared local server.
+
+    With the local server, a server that has exited is noticed at once (requests raise
+    :class:`ServerExitedError`) and :meth:`ensure_server` starts a new one.
+    """
 
     def __init__(
         self,
@@ -28,39 +35,58 @@ class Backend:
         secret_key: str | bytes | None = None,
         timeout: float | None = 30.0,
     ) -> None:
+        self._client_args: dict[str, Any] = {
+            "timeout": timeout,
+            "server_public_key": server_public_key,
+            "public_key": public_key,
+            "secret_key": secret_key,
+        }
+        self.pid = os.getpid()
         self.server: LocalServer | None = None
-        if endpoint is None:
-            self.server = shared_server()
-            endpoint = self.server.endpoint
-        try:
-            self.client = Client(
-                endpoint,
-                timeout=timeout,
-                server_public_key=server_public_key,
-                public_key=public_key,
-                secret_key=secret_key,
-            )
-        except BaseException:
-            if self.server is not None:
-                release_shared_server(self.server)
-                self.server = None
-            raise
-        self.endpoint = endpoint
         self.sessions: set[str] = set()
         self.closed = False
+        self.endpoint, self.client = self._connect(endpoint)
+
+    def _connect(self, endpoint: str | None) -> tuple[str, Client]:
+        if endpoint is not None:
+            return endpoint, Client(endpoint, **self._client_args)
+        server = shared_server()
+        try:
+            client = Client(server.endpoint, liveness=server.exit_message, **self._client_args)
+        except BaseException:
+            release_shared_server(server)
+            raise
+        self.server = server
+        return server.endpoint, client
+
+    def ensure_server(self) -> bool:
+        """If this backend's local server has exited, start (or join) a new shared one and reconnect.
+
+        Returns ``True`` when it did: every session of this backend is gone.
+        """
+        if self.server is None or self.server.running or self.closed:
+            return False
+        old, self.server = self.server, None
+        self.sessions.clear()
+        self.client.close()
+        release_shared_server(old)
+        self.endpoint, self.client = self._connect(None)
+        return True
 
     def close(self) -> None:
         """Close the sessions this backend opened, the socket, and release the server. Idempotent."""
         if self.closed:
             return
         self.closed = True
+        if os.getpid() != self.pid:  # a forked copy: the socket and the server belong to the parent
+            return
         try:
             server_gone = self.server is not None and not self.server.running
             if self.sessions and not self.client.closed and not server_gone:
-                ids = [self.client.send("close", session=s) for s in sorted(self.sessions)]
                 try:
+                    ids = [self.client.send("close", session=s) for s in sorted(self.sessions)]
                     self.client.gather(ids, timeout=2.0, raise_errors=False)
-                except (TimeoutError, ProtocolError):  # server gone or busy: idle timeout frees them
+                except (TimeoutError, ConnectionError, ProtocolError):  # server gone or busy: idle timeout frees them
                     pass
         finally:
             self.sessions.clear()
@@ -73,6 +99,13 @@ class Backend:
 def attach_finalizer(owner: object, backend: Backend) -> weakref.finalize[[], Any]:
     """Close ``backend`` when ``owner`` is garbage-collected or at interpreter exit."""
     return weakref.finalize(owner, backend.close)
+
+
+def connection(
+    endpoint: str | None, server_public_key: str | bytes | None, public_key: str | bytes | None, secret_key: str | bytes | None, timeout: float | None
+) -> dict[str, Any]:
+    """An env's connection arguments, kept so that an unpickled copy connects the same way (:func:`reopen`)."""
+    return {"endpoint": endpoint, "server_public_key": server_public_key, "public_key": public_key, "secret_key": secret_key, "timeout": timeout}
 
 
 def open_backend(
@@ -106,8 +139,8 @@ def space_params(backend: Backend, preset: str) -> SpaceParams:
     c = backend.client
     hello = c.hello()
     proto = hello.get("protocol")
-    if proto != 1:
-        raise ProtocolError("unsupported_version", f"server speaks protocol {proto!r}, this client speaks 1")
+    if proto != PROTOCOL_VERSION:
+        raise ProtocolError("unsupported_version", f"server speaks protocol {proto!r}, this client speaks {PROTOCOL_VERSION}")
     described = _from_hello(hello, preset)
     if described is None:
         # Probe: one throwaway episode gives the client names (and the snapshot the preset's bounds).
@@ -149,6 +182,40 @@ def _from_hello(hello: Mapping[str, Any], preset: str) -> SpaceParams | None:
         if isinstance(v, (int, float)):
             kw[k] = float(v)
     return SpaceParams(**kw)
+
+
+def reopen(owner: object, connect: Mapping[str, Any], preset: str, params: SpaceParams) -> tuple[Backend, weakref.finalize[[], Any]]:
+    """Connect an unpickled env as it was created (same endpoint, or this process's own local server)."""
+    backend, finalizer, got = open_backend(owner, preset=preset, **connect)
+    if got != params:
+        finalizer()
+        raise pickle.UnpicklingError(f"ycgym: the server at {backend.endpoint} describes preset {preset!r} differently ({got} != {params})")
+    return backend, finalizer
+
+
+def snapshot_sessions(backend: Backend, sessions: Sequence[str | None]) -> list[dict[str, Any] | None]:
+    """Exact snapshots of the given sessions (``None`` for ``None``), pipelined: what pickling an env carries."""
+    if backend.closed:
+        raise pickle.PicklingError("ycgym: cannot pickle a closed environment")
+    c = backend.client
+    live = [s for s in sessions if s is not None]
+    got = iter(r["snapshot"] for r in c.gather([c.send("snapshot", session=s) for s in live]))
+    return [None if s is None else next(got) for s in sessions]
+
+
+def restore_sessions(backend: Backend, snapshots: Sequence[Mapping[str, Any] | None]) -> list[str | None]:
+    """New sessions continuing exactly from ``snapshots`` (``None`` stays ``None``), pipelined."""
+    c = backend.client
+    got = iter(c.gather([c.send("restore", snapshot=dict(s)) for s in snapshots if s is not None]))
+    out: list[str | None] = []
+    for s in snapshots:
+        if s is None:
+            out.append(None)
+            continue
+        sess = str(next(got)["session"])
+        backend.sessions.add(sess)
+        out.append(sess)
+    return out
 
 
 def snapshot_start(snapshot: Mapping[str, Any], fallback: datetime) -> datetime:

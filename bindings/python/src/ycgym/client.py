@@ -7,6 +7,12 @@ send followed by a receive. Each request has a deadline: when no reply arrives i
 :class:`TimeoutError` is raised (a late reply is discarded when it eventually arrives). Error replies
 are raised as :class:`ProtocolError` with the server's ``code`` and ``message``.
 
+A request interrupted while waiting (``KeyboardInterrupt``, a timeout) is abandoned: its reply, when it comes,
+is dropped, so the next request gets its own reply. (The server may still have executed it.) When the client
+knows how to tell that its server process has exited (``liveness``, set for the local server a
+:class:`ycgym.LocalServer` runs), calls fail within a fraction of a second with :class:`ServerExitedError`
+instead of waiting for the timeout.
+
 A client is safe to share between threads (an internal lock serialises socket access), but the usual
 pattern is one client per thread or one per environment.
 """
@@ -17,17 +23,19 @@ import enum
 import itertools
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypedDict, cast
 
 import zmq
 
 from . import _json
+from ._version import PROTOCOL_VERSION
 
 __all__ = [
     "PROTOCOL_VERSION",
     "Client",
     "ProtocolError",
+    "ServerExitedError",
     "Observation",
     "Status",
     "StepInfo",
@@ -39,8 +47,6 @@ __all__ = [
     "TurnResetResult",
     "TurnStepResult",
 ]
-
-PROTOCOL_VERSION = 1
 
 RequestId = int | str
 
@@ -75,6 +81,14 @@ class ProtocolError(Exception):
 
     def __repr__(self) -> str:
         return f"ProtocolError({self.code!r}, {self.message!r})"
+
+
+class ServerExitedError(ConnectionError):
+    """The server process behind this client has exited, so no reply will come (its sessions are gone)."""
+
+
+_LIVENESS_POLL_MS = 200
+"""While waiting for a reply, how often a client with ``liveness`` checks that its server still runs."""
 
 
 class Status(TypedDict):
@@ -202,6 +216,8 @@ class Client:
         public_key, secret_key: this client's CURVE key pair (Z85). Generated when CURVE is enabled
             and they are not given.
         context: ZeroMQ context to use (default: the process-wide ``zmq.Context.instance()``).
+        liveness: called while waiting for a reply: ``None`` while the server runs, else a sentence saying how
+            it ended (then requests fail at once with :class:`ServerExitedError`).
     """
 
     def __init__(
@@ -213,9 +229,11 @@ class Client:
         public_key: str | bytes | None = None,
         secret_key: str | bytes | None = None,
         context: zmq.Context[Any] | None = None,
+        liveness: Callable[[], str | None] | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.timeout = timeout
+        self._liveness = liveness
         self._ctx = context or zmq.Context.instance()
         sock = self._ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
@@ -258,6 +276,12 @@ class Client:
             raise RuntimeError("the client is closed")
         return self._sock
 
+    def _check_alive(self, op: str) -> None:
+        if self._liveness is not None:
+            gone = self._liveness()
+            if gone is not None:
+                raise ServerExitedError(f"ycgym: {gone}. No reply to {op!r} will come; its sessions are gone (reset() starts a new server).")
+
     def send(self, op: str, **fields: Any) -> int:
         """Send one request without waiting; returns its id (pass it to :meth:`recv`)."""
         rid = next(self._ids)
@@ -267,9 +291,24 @@ class Client:
                 msg[k] = v
         payload = _json.dumps(msg)
         with self._lock:
-            self._socket().send(payload, 0, copy=len(payload) < 65536)
+            sock = self._socket()
+            self._check_alive(op)
+            # Pending before sending: an interrupt between the two must not leave a reply nobody expects.
             self._pending[rid] = op
+            try:
+                sock.send(payload, 0, copy=len(payload) < 65536)
+            except BaseException:
+                self._pending.pop(rid, None)
+                raise
         return rid
+
+    def abandon(self, request_ids: Iterable[RequestId]) -> None:
+        """Give up on requests whose results nobody will read: their replies are dropped when they arrive."""
+        with self._lock:
+            for rid in request_ids:
+                if self._stash.pop(rid, None) is None and rid in self._pending:
+                    self._abandoned.add(rid)
+                self._pending.pop(rid, None)
 
     def recv(self, request_id: RequestId, timeout: Timeout = DEFAULT) -> Any:
         """Wait for the reply to ``request_id`` and return its ``result``.
@@ -287,39 +326,54 @@ class Client:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._lock:
             sock = self._socket()
-            while True:
-                got = self._stash.pop(request_id, None)
-                if got is not None:
-                    self._pending.pop(request_id, None)
-                    return got
-                if deadline is None:
-                    wait_ms: int | None = None
+            try:
+                return self._wait_for(sock, request_id, deadline, timeout)
+            except BaseException:
+                # Interrupted (Ctrl-C), timed out, or the server is gone: drop the reply if it still comes.
+                self.abandon([request_id])
+                raise
+
+    def _wait_for(self, sock: zmq.Socket[bytes], request_id: RequestId, deadline: float | None, timeout: float | None) -> dict[str, Any]:
+        while True:
+            got = self._stash.pop(request_id, None)
+            if got is not None:
+                self._pending.pop(request_id, None)
+                return got
+            if deadline is None:
+                wait_ms: int | None = None
+            else:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    op = self._pending.get(request_id, "request")
+                    raise TimeoutError(
+                        f"ycgym: no reply to {op!r} (id {request_id}) from {self.endpoint} within {timeout:g} s "
+                        "(is the server running and reachable?)"
+                    )
+                wait_ms = max(1, int(remaining * 1000))
+            # Fast path: a reply is usually already there or arrives without a poll.
+            try:
+                frames = sock.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                if self._liveness is not None:
+                    wait_ms = _LIVENESS_POLL_MS if wait_ms is None else min(wait_ms, _LIVENESS_POLL_MS)
+                    if not self._poller.poll(wait_ms):
+                        self._check_alive(self._pending.get(request_id, "request"))
                 else:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        op = self._pending.pop(request_id, "request")
-                        self._abandoned.add(request_id)
-                        raise TimeoutError(f"ycgym: no reply to {op!r} (id {request_id}) from {self.endpoint} within {timeout:g} s")
-                    wait_ms = max(1, int(remaining * 1000))
-                # Fast path: a reply is usually already there or arrives without a poll.
-                try:
-                    frames = sock.recv_multipart(zmq.NOBLOCK)
-                except zmq.Again:
                     self._poller.poll(wait_ms)
-                    continue
-                reply = self._decode(frames)
-                rid = reply.get("id")
-                if rid == request_id:
-                    self._pending.pop(request_id, None)
-                    return reply
-                if rid in self._abandoned:
-                    self._abandoned.discard(rid)
-                    continue
-                if rid is None:
-                    # The server could not read an id (e.g. bad_json): it belongs to no request we can
-                    # name, so report it to the caller that is waiting.
-                    return reply
-                self._stash[rid] = reply
+                continue
+            reply = self._decode(frames)
+            rid = reply.get("id")
+            if rid == request_id:
+                self._pending.pop(request_id, None)
+                return reply
+            if rid in self._abandoned:
+                self._abandoned.discard(rid)
+                continue
+            if rid is None:
+                # The server could not read an id (e.g. bad_json): it belongs to no request we can
+                # name, so report it to the caller that is waiting.
+                return reply
+            self._stash[rid] = reply
 
     @staticmethod
     def _decode(frames: list[bytes]) -> dict[str, Any]:
@@ -535,12 +589,8 @@ class Client:
                 out.append(e)
                 if first is None:
                     first = e
-            except TimeoutError:
-                with self._lock:
-                    for later in request_ids[i + 1 :]:
-                        if self._stash.pop(later, None) is None:
-                            self._abandoned.add(later)
-                        self._pending.pop(later, None)
+            except BaseException:  # timeout, interrupt, server gone: nobody will read the later replies either
+                self.abandon(request_ids[i + 1 :])
                 raise
         if raise_errors and first is not None:
             raise first

@@ -8,23 +8,28 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from ._backend import open_backend, snapshot_start, status_time
+from ._backend import connection, open_backend, reopen, restore_sessions, snapshot_sessions, snapshot_start, status_time
 from .client import Client, ProtocolError, ResetResult, StepResult
-from .spaces import action_space, encode_observation, observation_space
+from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_observation, observation_space
 
 __all__ = ["YCBenchEnv", "make_info"]
 
 ObsType = dict[str, Any]
 
 
-def make_info(result: ResetResult | StepResult, session: str | None) -> dict[str, Any]:
+def make_info(result: ResetResult | StepResult, session: str | None, max_text_length: int = MAX_TEXT_LENGTH) -> dict[str, Any]:
     """The ``info`` dict of a reset/step: the server's info plus the status block and the session.
 
     ``status`` is the observation's status block as sent (events included), with ``prestige``,
-    ``trust`` and ``runway_months`` values as ``float``.
+    ``trust`` and ``runway_months`` values as ``float``. When the observation's text is longer than
+    ``max_text_length`` (so the observation holds only its beginning), ``text_truncated`` is true and
+    ``text_length`` is the full length.
     """
     info: dict[str, Any] = dict(result["info"])
     obs = result["observation"]
+    if len(obs["text"]) > max_text_length:
+        info["text_truncated"] = True
+        info["text_length"] = len(obs["text"])
     st: dict[str, Any] = dict(obs["status"])
     # JSON from JavaScript writes 1.0 as 1: give the float fields their float type back (Gymnasium's
     # vector info batching picks an array dtype from the first value it sees).
@@ -45,7 +50,7 @@ class YCBenchEnv(gym.Env[ObsType, str]):
     ``"sim resume"``...). The reward is the change in funds caused by the step, in dollars
     (``info["reward_cents"]`` has the exact cents). ``terminated`` once funds are negative or the
     horizon is reached; ``truncated`` after ``max_steps`` steps. An invalid command is an ordinary
-    step (error text in the observation, reward 0).
+    step (error text in the observation, reward 0). An action is a ``str`` (``bytes`` are decoded as UTF-8).
 
     Args:
         preset: server preset name (``"default"``, ``"multi"``, ``"corrected"``).
@@ -56,6 +61,15 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         timeout: per-request timeout in seconds.
         reset_options: default ``options`` of every ``reset`` (``start_date``, ``company_name``,
             ``horizon_years``, ``record``); per-call ``options`` override them.
+        max_text_length: bound of the ``text`` observation (:data:`ycgym.spaces.MAX_TEXT_LENGTH`); longer
+            texts are cut and flagged in ``info`` (``text_truncated``, ``text_length``).
+
+    The env pickles (``pickle``, ``cloudpickle``: ``AsyncVectorEnv``, multiprocessing, Ray): the copy connects
+    to the same endpoint, or to a local server of its own process when ``endpoint`` was ``None``, and continues
+    the current episode exactly (it carries a snapshot of it). Its CURVE keys travel with it.
+
+    With the local server, a server that has exited makes calls fail at once with
+    :class:`ycgym.client.ServerExitedError`; the next :meth:`reset` starts a new server.
 
     Observations are described in :mod:`ycgym.spaces`; ``info`` holds ``reward_cents``, ``step``,
     ``funds_cents``, ``terminal_reason``, ``status`` (the raw status block with wake ``events``),
@@ -75,6 +89,7 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         render_mode: str | None = None,
         timeout: float | None = 30.0,
         reset_options: Mapping[str, Any] | None = None,
+        max_text_length: int = MAX_TEXT_LENGTH,
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
@@ -84,10 +99,10 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         self.max_steps = max_steps
         self.render_mode = render_mode
         self.reset_options: dict[str, Any] = dict(reset_options or {})
-        self._backend, self._finalizer, self.params = open_backend(
-            self, endpoint, preset, server_public_key=server_public_key, public_key=public_key, secret_key=secret_key, timeout=timeout
-        )
-        self.observation_space = observation_space(self.params)
+        self.max_text_length = check_max_text_length(max_text_length)
+        self._connect = connection(endpoint, server_public_key, public_key, secret_key, timeout)
+        self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
+        self.observation_space = observation_space(self.params, self.max_text_length)
         self.action_space = action_space()
         self._session: str | None = None
         self._start: datetime | None = None
@@ -135,6 +150,8 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         return opts
 
     def _reset_session(self, seed: int, opts: dict[str, Any]) -> ResetResult:
+        if self._backend.ensure_server():  # the local server had exited: a new one, no session yet
+            self._session = None
         c = self._backend.client
         if self._session is not None:
             try:
@@ -154,20 +171,20 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         self._session = r["session"]
         self._start = start if start is not None else status_time(obs)
         self._last_text = obs["text"]
-        return encode_observation(obs, self.params, self._start), make_info(r, self._session)
+        return encode_observation(obs, self.params, self._start, self.max_text_length), make_info(r, self._session, self.max_text_length)
 
-    def step(self, action: str) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: str | bytes) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         if self._session is None or self._start is None:
             raise gym.error.ResetNeeded("call reset() before step()")
-        r = self._backend.client.step(self._session, action if type(action) is str else str(action))
+        r = self._backend.client.step(self._session, action_text(action))
         obs = r["observation"]
         self._last_text = obs["text"]
         return (
-            encode_observation(obs, self.params, self._start),
+            encode_observation(obs, self.params, self._start, self.max_text_length),
             float(r["reward"]),
             bool(r["terminated"]),
             bool(r["truncated"]),
-            make_info(r, self._session),
+            make_info(r, self._session, self.max_text_length),
         )
 
     def render(self) -> str | None:
@@ -197,6 +214,8 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         Returns ``(observation, info)`` like :meth:`reset` (``text`` is empty); later steps are identical
         to those that followed the snapshot.
         """
+        if self._backend.ensure_server():
+            self._session = None
         c = self._backend.client
         try:
             r = c.restore(snapshot, session=self._session)
@@ -209,6 +228,21 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         self._backend.sessions.add(r["session"])
         start = snapshot_start(snapshot, status_time(r["observation"]))
         return self._accept_reset(r, start)
+
+    # ------------------------------------------------------------------ pickling
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer")}
+        state["_session"] = None
+        state["_episode"] = snapshot_sessions(self._backend, [self._session])[0]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        episode = state.pop("_episode")
+        self.__dict__.update(state)
+        self._backend, self._finalizer = reopen(self, self._connect, self.preset, self.params)
+        if episode is not None:
+            self._session = restore_sessions(self._backend, [episode])[0]
 
     def __repr__(self) -> str:
         return f"<YCBenchEnv preset={self.preset!r} endpoint={self.endpoint!r} session={self._session!r}>"

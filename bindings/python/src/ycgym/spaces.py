@@ -5,8 +5,8 @@ An observation of :class:`ycgym.YCBenchEnv` is a ``dict``:
 ==========================  ==========================================  ===================================
 key                         space                                       value
 ==========================  ==========================================  ===================================
-``text``                    :class:`UnicodeText` (0..1,048,576 chars)   exactly what the reference CLI prints
-``command``                 ``Text(0..32, a-z, space, -)``              recognised verb (``"task accept"``) or ``""``
+``text``                    :class:`UnicodeText` (0..1,048,576 chars)   exactly what the reference CLI prints (see below)
+``command``                 :class:`CommandText` (0..32, a-z space -)   recognised verb (``"task accept"``) or ``""``
 ``ok``                      ``Discrete(2)``                             1 when the command succeeded
 ``exit_code``               ``Discrete(3)``                             0 ok, 1 command error, 2 usage error
 ``funds_cents``             ``Box(-2**53, 2**53, (), float64)``         company funds (exact integer cents)
@@ -22,26 +22,44 @@ key                         space                                       value
 ==========================  ==========================================  ===================================
 
 The raw status block (with the wake ``events``) is in ``info["status"]``.
+
+The bound of ``text`` (:data:`MAX_TEXT_LENGTH`, or the envs' ``max_text_length``) is 1,048,576 characters. The
+longest texts of normal play, measured over greedy, throughput and expert episodes of the ``default`` and
+``multi`` presets (seeds 1-3, probing every 10 steps: ``node dist/bench/text-lengths.js``), are
+``finance ledger`` (158,104 characters at the end of a one-year expert episode), ``task list`` (118,652) and
+``market browse --limit 200`` (64,298, the whole market); they grow linearly with the horizon and the payroll,
+so the bound leaves room for about six simulated years. Only texts an agent makes long itself (a huge
+``scratchpad``, a command echoing megabytes of arguments) exceed it; such a text is cut to the bound in the
+observation and the step's ``info`` says so (``text_truncated`` true and ``text_length``, the full length);
+``render()`` still returns it whole.
+
+Both text fields go through Gymnasium's ``AsyncVectorEnv`` shared memory as code points with a length (4 bytes
+per character of the bound and environment, 4 MiB per environment for ``text``), read when accessed.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
 
 __all__ = [
     "DOMAINS",
     "MAX_TEXT_LENGTH",
     "ACTION_CHARSET",
     "UnicodeText",
+    "CommandText",
+    "SharedTexts",
     "SpaceParams",
     "action_space",
+    "action_text",
     "observation_space",
     "encode_observation",
     "encode_batch",
@@ -51,8 +69,8 @@ __all__ = [
 DOMAINS: tuple[str, ...] = ("research", "inference", "data_environment", "training")
 """Domain order of the ``prestige`` vector."""
 
-MAX_TEXT_LENGTH = 8 << 20
-"""Upper bound of ``text`` (a reply can never exceed the server's 8 MiB message limit by default)."""
+MAX_TEXT_LENGTH = 1 << 20
+"""Default bound of ``text`` in characters (see the module docstring for why; longer texts are cut and flagged)."""
 
 ACTION_CHARSET: str = "".join(chr(c) for c in range(0x20, 0x7F))
 """Printable ASCII (space to ``~``): the charset of the action space."""
@@ -109,6 +127,84 @@ class UnicodeText(spaces.Text):
         return hash((UnicodeText, self.min_length, self.max_length))
 
 
+class CommandText(spaces.Text):
+    """The ``command`` field's :class:`gymnasium.spaces.Text` (equal to a plain ``Text`` of the same bounds and
+    charset), whose ``AsyncVectorEnv`` shared memory is read when accessed (see :class:`SharedTexts`)."""
+
+
+class SharedTexts(Sequence[str]):
+    """The texts of N environments in ``AsyncVectorEnv`` shared memory, decoded when read.
+
+    Gymnasium's own ``Text`` shared memory is decoded once, when the vector env is built, so later steps would
+    return the first texts again; this view reads the buffer the workers write at every access. Copying it
+    (``copy.copy``, ``copy.deepcopy``: what ``AsyncVectorEnv(copy=True)``, the default, returns) or pickling it
+    gives a plain ``tuple`` of the current texts.
+    """
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: np.ndarray) -> None:
+        self._rows = rows  # (n, 1 + max_length) int32: length, then code points
+
+    def __len__(self) -> int:
+        return int(self._rows.shape[0])
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self))))
+        row = self._rows[i]
+        return row[1 : 1 + int(row[0])].tobytes().decode("utf-32-le")
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (SharedTexts, tuple, list)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __copy__(self) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (tuple, (tuple(self),))
+
+    def __repr__(self) -> str:
+        return f"SharedTexts({tuple(self)!r})"
+
+
+_SHM_DTYPE = np.dtype("<i4")
+
+
+@create_shared_memory.register(UnicodeText)
+@create_shared_memory.register(CommandText)
+def _create_text_memory(space: spaces.Text, n: int = 1, ctx: Any = multiprocessing) -> Any:
+    return ctx.Array(_SHM_DTYPE.char, n * (space.max_length + 1))
+
+
+@read_from_shared_memory.register(UnicodeText)
+@read_from_shared_memory.register(CommandText)
+def _read_text_memory(space: spaces.Text, shared_memory: Any, n: int = 1) -> SharedTexts:
+    return SharedTexts(np.frombuffer(shared_memory.get_obj(), dtype=_SHM_DTYPE).reshape((n, space.max_length + 1)))
+
+
+@write_to_shared_memory.register(UnicodeText)
+@write_to_shared_memory.register(CommandText)
+def _write_text_memory(space: spaces.Text, index: int, value: str, shared_memory: Any) -> None:
+    codes = np.frombuffer(value.encode("utf-32-le"), dtype=_SHM_DTYPE)
+    if len(codes) > space.max_length:
+        raise ValueError(f"a text of {len(codes)} characters does not fit {space!r}")
+    width = space.max_length + 1
+    row = np.frombuffer(shared_memory.get_obj(), dtype=_SHM_DTYPE)[index * width : (index + 1) * width]
+    row[0] = len(codes)
+    row[1 : 1 + len(codes)] = codes
+
+
 @dataclass(frozen=True)
 class SpaceParams:
     """What the observation space of a preset depends on."""
@@ -156,16 +252,31 @@ def action_space(seed: int | None = None) -> spaces.Text:
     return spaces.Text(max_length=4096, charset=ACTION_CHARSET, seed=seed)
 
 
+def action_text(action: Any) -> str:
+    """The command text of an action: a ``str`` as is, ``bytes`` decoded as UTF-8.
+
+    Raises ``ValueError`` for bytes that are not UTF-8 and ``TypeError`` for anything else (an action is text).
+    """
+    if isinstance(action, str):
+        return action if type(action) is str else str.__str__(action)
+    if isinstance(action, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(action).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"ycgym: the action is not valid UTF-8 ({e.reason} at byte {e.start}): {bytes(action)[:80]!r}") from None
+    raise TypeError(f"ycgym: an action is a command string (str, or UTF-8 bytes), got {type(action).__name__}: {action!r:.80}")
+
+
 def _box(low: float, high: float, shape: tuple[int, ...] = (), dtype: Any = np.float64) -> spaces.Box:
     return spaces.Box(low=low, high=high, shape=shape, dtype=dtype)
 
 
-def observation_space(params: SpaceParams) -> spaces.Dict:
+def observation_space(params: SpaceParams, max_text_length: int = MAX_TEXT_LENGTH) -> spaces.Dict:
     """The ``Dict`` observation space for a preset (see the module docstring)."""
     return spaces.Dict(
         {
-            "text": UnicodeText(MAX_TEXT_LENGTH),
-            "command": spaces.Text(max_length=32, min_length=0, charset=_COMMAND_CHARSET),
+            "text": UnicodeText(max_text_length),
+            "command": CommandText(max_length=32, min_length=0, charset=_COMMAND_CHARSET),
             "ok": spaces.Discrete(2),
             "exit_code": spaces.Discrete(3),
             "funds_cents": _box(-_BIG, _BIG),
@@ -204,14 +315,21 @@ def _runway(v: Any) -> float:
     return _BIG if v is None else float(v)
 
 
-def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datetime) -> dict[str, Any]:
-    """Encode one protocol observation as a member of :func:`observation_space`."""
+def check_max_text_length(n: int) -> int:
+    """Validate an env's ``max_text_length`` argument."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"max_text_length must be a positive integer, got {n!r}")
+    return int(n)
+
+
+def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datetime, max_text_length: int = MAX_TEXT_LENGTH) -> dict[str, Any]:
+    """Encode one protocol observation as a member of :func:`observation_space` (``text`` cut to ``max_text_length``)."""
     st = obs["status"]
     t = parse_time(st["sim_time"])
     prestige = st["prestige"]
     trust = st["trust"]
     return {
-        "text": obs["text"],
+        "text": obs["text"][:max_text_length],
         "command": obs.get("command") or "",
         "ok": np.int64(1 if obs["ok"] else 0),
         "exit_code": np.int64(obs["exit_code"]),
@@ -228,7 +346,9 @@ def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datet
     }
 
 
-def encode_batch(observations: Sequence[Mapping[str, Any]], params: SpaceParams, starts: Sequence[datetime]) -> dict[str, Any]:
+def encode_batch(
+    observations: Sequence[Mapping[str, Any]], params: SpaceParams, starts: Sequence[datetime], max_text_length: int = MAX_TEXT_LENGTH
+) -> dict[str, Any]:
     """Encode N observations as one member of ``batch_space(observation_space(params), N)``.
 
     Equal to ``gymnasium.vector.utils.concatenate`` of the :func:`encode_observation` results, built
@@ -238,7 +358,7 @@ def encode_batch(observations: Sequence[Mapping[str, Any]], params: SpaceParams,
     sts = [o["status"] for o in observations]
     times = [parse_time(s["sim_time"]) for s in sts]
     return {
-        "text": tuple(o["text"] for o in observations),
+        "text": tuple(o["text"][:max_text_length] for o in observations),
         "command": tuple(o.get("command") or "" for o in observations),
         "ok": np.fromiter((1 if o["ok"] else 0 for o in observations), dtype=np.int64, count=n),
         "exit_code": np.fromiter((o["exit_code"] for o in observations), dtype=np.int64, count=n),

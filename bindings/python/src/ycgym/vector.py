@@ -18,6 +18,10 @@ a leading ``num_envs`` axis (``text`` and ``command`` are tuples of ``str``); in
 arrays with ``_key`` masks. Sub-environment seeds: ``reset(seed=s)`` seeds sub-environment ``i`` with
 ``s + i``; later automatic resets draw each seed from that sub-environment's own generator, as
 ``YCBenchEnv.reset()`` does.
+
+Like :class:`ycgym.YCBenchEnv` it pickles (every sub-environment's episode travels as a snapshot) and, with the
+local server, fails fast when that server has exited and restarts it on the next full :meth:`reset`.
+Actions are ``str`` (``bytes`` are decoded as UTF-8); all are checked before any is sent.
 """
 
 from __future__ import annotations
@@ -31,10 +35,10 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._backend import open_backend, status_time
+from ._backend import connection, open_backend, reopen, restore_sessions, snapshot_sessions, status_time
 from .client import Client, ProtocolError, ResetResult, StepResult
 from .env import make_info
-from .spaces import action_space, encode_batch, encode_observation, observation_space
+from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_batch, encode_observation, observation_space
 
 __all__ = ["YCBenchVectorEnv"]
 
@@ -49,7 +53,7 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
     Args:
         num_envs: number of sub-environments (sessions).
         preset, endpoint, max_steps, server_public_key, public_key, secret_key, timeout,
-        reset_options: as for :class:`ycgym.YCBenchEnv`.
+        reset_options, max_text_length: as for :class:`ycgym.YCBenchEnv`.
         autoreset_mode: an :class:`gymnasium.vector.AutoresetMode` (or its value string).
         render_mode: ``None`` or ``"ansi"`` (``render()`` returns the N last texts).
     """
@@ -69,6 +73,7 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
         render_mode: str | None = None,
         timeout: float | None = 30.0,
         reset_options: Mapping[str, Any] | None = None,
+        max_text_length: int = MAX_TEXT_LENGTH,
     ) -> None:
         if int(num_envs) != num_envs or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
@@ -83,10 +88,10 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
         self.reset_options: dict[str, Any] = dict(reset_options or {})
         self.autoreset_mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
         self.metadata = {"render_modes": ["ansi"], "autoreset_mode": self.autoreset_mode}
-        self._backend, self._finalizer, self.params = open_backend(
-            self, endpoint, preset, server_public_key=server_public_key, public_key=public_key, secret_key=secret_key, timeout=timeout
-        )
-        self.single_observation_space = observation_space(self.params)
+        self.max_text_length = check_max_text_length(max_text_length)
+        self._connect = connection(endpoint, server_public_key, public_key, secret_key, timeout)
+        self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
+        self.single_observation_space = observation_space(self.params, self.max_text_length)
         self.single_action_space = action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -198,17 +203,19 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
             indices = [i for i in range(n) if reset_mask[i]]
         else:
             indices = list(range(n))
+        if self._backend.ensure_server():  # the local server had exited: every session is gone
+            self._sessions = [None] * n
         opts = self._options(options)
         results = self._reset_many(indices, [seeds[i] for i in indices], opts)
         self._autoreset_envs[indices] = False
-        infos = self._batch_infos([(i, make_info(r, self._sessions[i])) for i, r in zip(indices, results)])
+        infos = self._batch_infos([(i, self._info(r, i)) for i, r in zip(indices, results)])
         return self._batch_obs(), infos
 
     # ------------------------------------------------------------------ step
 
-    def step(self, actions: Sequence[str] | np.ndarray) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def step(self, actions: Sequence[str | bytes] | np.ndarray) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         n = self.num_envs
-        acts = list(actions)
+        acts = [action_text(a) for a in actions]
         if len(acts) != n:
             raise ValueError(f"expected {n} actions, got {len(acts)}")
         if any(s is None for s in self._sessions):
@@ -227,17 +234,22 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
         c = self._backend.client
         batch_id = None
         if to_step:
-            entries = [{"session": self._sessions[i], "action": a if type(a := acts[i]) is str else str(a)} for i in to_step]
+            entries = [{"session": self._sessions[i], "action": acts[i]} for i in to_step]
             batch_id = c.send("step_batch", steps=entries)
         reset_results: list[ResetResult] = []
-        if to_reset:  # pipelined behind the batch: still one round trip
-            reset_results = self._reset_many(to_reset, [None] * len(to_reset), self._options(None))
         step_results: list[StepResult | ProtocolError] = []
-        if batch_id is not None:
-            step_results = Client._unpack_batch(c.recv(batch_id), raise_errors=False)
+        try:
+            if to_reset:  # pipelined behind the batch: still one round trip
+                reset_results = self._reset_many(to_reset, [None] * len(to_reset), self._options(None))
+            if batch_id is not None:
+                step_results = Client._unpack_batch(c.recv(batch_id), raise_errors=False)
+        except BaseException:  # e.g. Ctrl-C while waiting: the batch's late reply must not be taken for another's
+            if batch_id is not None:
+                c.abandon([batch_id])
+            raise
 
         for i, r in zip(to_reset, reset_results):
-            env_infos[i] = make_info(r, self._sessions[i])
+            env_infos[i] = self._info(r, i)
         final: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
         first_error: ProtocolError | None = None
         for i, sr in zip(to_step, step_results):
@@ -250,7 +262,7 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
             rewards[i] = float(sr["reward"])
             terminations[i] = bool(sr["terminated"])
             truncations[i] = bool(sr["truncated"])
-            env_infos[i] = make_info(sr, self._sessions[i])
+            env_infos[i] = self._info(sr, i)
         if first_error is not None:
             raise first_error
 
@@ -258,10 +270,10 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
             done = [i for i in to_step if terminations[i] or truncations[i]]
             if done:
                 for i in done:
-                    fobs = encode_observation(self._obs[i], self.params, self._starts[i])  # type: ignore[arg-type]
+                    fobs = encode_observation(self._obs[i], self.params, self._starts[i], self.max_text_length)  # type: ignore[arg-type]
                     final.append((i, fobs, env_infos[i]))  # type: ignore[arg-type]
                 for i, r in zip(done, self._reset_many(done, [None] * len(done), self._options(None))):
-                    env_infos[i] = make_info(r, self._sessions[i])
+                    env_infos[i] = self._info(r, i)
 
         finals = {i: (fo, fi) for i, fo, fi in final}
         per_env: list[tuple[int, dict[str, Any]]] = []
@@ -280,6 +292,9 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
         return self._batch_obs(), rewards, terminations, truncations, infos
 
     # ------------------------------------------------------------------ helpers
+
+    def _info(self, r: ResetResult | StepResult, i: int) -> dict[str, Any]:
+        return make_info(r, self._sessions[i], self.max_text_length)
 
     def _add_info(self, vector_infos: dict[str, Any], env_info: dict[str, Any], env_num: int) -> dict[str, Any]:
         """:meth:`gymnasium.vector.VectorEnv._add_info`, same result, without its per-key allocations.
@@ -379,7 +394,7 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
         return out
 
     def _batch_obs(self) -> dict[str, Any]:
-        return encode_batch(self._obs, self.params, self._starts)  # type: ignore[arg-type]
+        return encode_batch(self._obs, self.params, self._starts, self.max_text_length)  # type: ignore[arg-type]
 
     def render(self) -> tuple[str, ...] | None:
         if self.render_mode == "ansi":
@@ -394,6 +409,18 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
 
     def close_extras(self, **kwargs: Any) -> None:
         self._finalizer()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer")}
+        state["_sessions"] = [None] * self.num_envs
+        state["_episodes"] = snapshot_sessions(self._backend, self._sessions)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        episodes = state.pop("_episodes")
+        self.__dict__.update(state)
+        self._backend, self._finalizer = reopen(self, self._connect, self.preset, self.params)
+        self._sessions = restore_sessions(self._backend, episodes)
 
     def __repr__(self) -> str:
         return f"YCBenchVectorEnv(num_envs={self.num_envs}, preset={self.preset!r}, autoreset_mode={self.autoreset_mode.value})"

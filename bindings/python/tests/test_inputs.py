@@ -1,0 +1,118 @@
+"""What users hand the envs: bytes actions, texts longer than the bound, ``make_vec(..., vector_kwargs=...)``."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import ycgym
+from ycgym import _gym_compat
+from ycgym.spaces import MAX_TEXT_LENGTH, action_text
+
+from helpers import same
+
+
+def test_action_text() -> None:
+    assert action_text("company status") == "company status"
+    assert action_text(np.str_("sim resume")) == "sim resume" and type(action_text(np.str_("x"))) is str
+    assert action_text(b"scratchpad write --content caf\xc3\xa9") == "scratchpad write --content café"
+    assert action_text(bytearray(b"sim resume")) == action_text(memoryview(b"sim resume")) == "sim resume"
+    assert action_text(np.bytes_(b"sim resume")) == "sim resume"
+    with pytest.raises(ValueError, match=r"not valid UTF-8 \(invalid start byte at byte 0\)"):
+        action_text(b"\xffcompany status")
+    with pytest.raises(TypeError, match="got int"):
+        action_text(3)
+
+
+def test_bytes_actions_are_utf8_commands_and_bad_bytes_change_nothing() -> None:
+    a, b = ycgym.YCBenchEnv(), ycgym.YCBenchEnv()
+    try:
+        a.reset(seed=2)
+        b.reset(seed=2)
+        ra, rb = a.step(b"market browse --limit 3"), b.step("market browse --limit 3")
+        assert ra[0]["command"] == "market browse" and same(ra[0], rb[0])
+        with pytest.raises(ValueError, match="UTF-8"):
+            a.step(b"task accept --task-id \xff")
+        # Nothing was sent: both are at the same step and stay identical.
+        ra, rb = a.step("sim resume"), b.step("sim resume")
+        assert ra[4]["step"] == rb[4]["step"] == 2 and same(ra[0], rb[0])
+    finally:
+        a.close()
+        b.close()
+
+
+def test_vector_env_checks_every_action_before_sending_any() -> None:
+    vec = ycgym.YCBenchVectorEnv(2)
+    try:
+        vec.reset(seed=1)
+        obs, *_ = vec.step([b"company status", "employee list"])
+        assert obs["command"] == ("company status", "employee list")
+        with pytest.raises(ValueError, match="UTF-8"):
+            vec.step(["sim resume", b"\xc3("])
+        *_, info = vec.step(["company status", "company status"])
+        assert list(info["step"]) == [2, 2]  # the refused step advanced neither environment
+    finally:
+        vec.close()
+
+
+def test_text_longer_than_the_bound_is_cut_and_flagged() -> None:
+    assert ycgym.YCBenchEnv.__init__.__defaults__ is not None and MAX_TEXT_LENGTH == 1 << 20
+    env = ycgym.YCBenchEnv(max_text_length=1000, render_mode="ansi")
+    vec = ycgym.YCBenchVectorEnv(2, max_text_length=1000)
+    try:
+        assert env.observation_space["text"].max_length == 1000
+        env.reset(seed=1)
+        vec.reset(seed=1)
+        note = "x" * 3000
+        _, _, _, _, info = env.step("company status")
+        assert "text_truncated" not in info and "text_length" not in info
+        env.step(f"scratchpad write --content {note}")
+        obs, _, _, _, info = env.step("scratchpad read")
+        full = env.render()
+        assert isinstance(full, str) and note in full and len(full) > 3000
+        assert obs["text"] == full[:1000] and env.observation_space.contains(obs)
+        assert info["text_truncated"] is True and info["text_length"] == len(full)
+        vec.step([f"scratchpad write --content {note}", "company status"])
+        vobs, *_, vinfo = vec.step(["scratchpad read", "company status"])
+        assert vobs["text"][0] == full[:1000] and len(vobs["text"][1]) < 1000
+        assert list(vinfo["_text_truncated"]) == [True, False] and vinfo["text_length"][0] == len(full)
+        assert vec.observation_space.contains(vobs)
+    finally:
+        env.close()
+        vec.close()
+    with pytest.raises(ValueError, match="max_text_length"):
+        ycgym.YCBenchEnv(max_text_length=0)
+
+
+@pytest.mark.parametrize("mode", [None, "vector_entry_point"])
+@pytest.mark.parametrize("autoreset", [AutoresetMode.SAME_STEP, "Disabled"])
+def test_make_vec_vector_kwargs_reach_the_batched_env(mode: str | None, autoreset: AutoresetMode | str) -> None:
+    assert gym.make_vec is _gym_compat.make_vec
+    vec = gym.make_vec("ycgym/YCBench-v0", num_envs=2, vectorization_mode=mode, vector_kwargs={"autoreset_mode": autoreset}, max_steps=3)
+    try:
+        assert isinstance(vec.unwrapped, ycgym.YCBenchVectorEnv)
+        assert vec.metadata["autoreset_mode"] == AutoresetMode(autoreset) and vec.unwrapped.max_steps == 3
+        # The spec records it as the constructor argument it became, so the spec rebuilds the same env.
+        assert vec.spec is not None and vec.spec.kwargs["autoreset_mode"] == autoreset
+        again = gym.make_vec(vec.spec)
+        assert again.metadata["autoreset_mode"] == AutoresetMode(autoreset)
+        again.close()
+    finally:
+        vec.close()
+
+
+def test_make_vec_vector_kwargs_in_sync_mode_and_the_errors() -> None:
+    sync = gym.make_vec("ycgym/YCBench-v0", num_envs=2, vectorization_mode="sync", vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP})
+    try:
+        assert isinstance(sync, gym.vector.SyncVectorEnv) and sync.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    finally:
+        sync.close()
+    with pytest.raises(gym.error.Error, match=r"takes vector_kwargs \['autoreset_mode'\].*got \['copy'\]"):
+        gym.make_vec("ycgym/YCBench-v0", num_envs=2, vector_kwargs={"copy": False})
+    with pytest.raises(gym.error.Error, match="both in vector_kwargs and as keyword arguments"):
+        gym.make_vec("ycgym/YCBench-v0", num_envs=2, vector_kwargs={"autoreset_mode": "SameStep"}, autoreset_mode="SameStep")
+    # Other environments are Gymnasium's business, unchanged.
+    with pytest.raises(gym.error.Error, match="Custom vector environment can be passed arguments only through kwargs"):
+        gym.make_vec("CartPole-v1", num_envs=2, vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP})

@@ -1,0 +1,294 @@
+"""The client's life with real processes: Ctrl-C, a server that dies, and a Python that dies.
+
+* Ctrl-C (SIGINT to the foreground process group, as a terminal or a notebook kernel's interrupt sends it) during
+  a step, between steps, and during a vector step leaves the environments usable: the server does not get the
+  signal, and the interrupted request's late reply is not taken for the next one's.
+* A local server that has exited makes calls fail at once with ServerExitedError (not a 30 s TimeoutError), and
+  the next reset() starts a new one.
+* A LocalServer never outlives its Python process, whichever thread started it and however Python dies
+  (SIGKILL included, and while a forked child of Python lives on).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from ycgym import Client, LocalServer
+from ycgym.client import ServerExitedError
+
+from helpers import alive
+
+CHILD_TIMEOUT = 240
+
+
+def child(code: str) -> subprocess.Popen[str]:
+    """A Python child in its own session (like a terminal's foreground job: killpg reaches its group)."""
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+        start_new_session=True,
+    )
+
+
+def read_line(proc: subprocess.Popen[str], want: str) -> str:
+    """The next stdout line of ``proc`` starting with ``want`` (fails with its stderr if it exits first)."""
+    assert proc.stdout is not None
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            proc.wait(timeout=30)
+            raise AssertionError(f"child exited ({proc.returncode}) before printing {want!r}:\n{proc.stderr.read() if proc.stderr else ''}")
+        if line.startswith(want):
+            return line.strip()
+
+
+def wait_until(cond: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+CTRL_C = """
+    import json, signal, sys, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own, as in an interactive terminal
+    import ycgym
+    from ycgym import server
+
+    env = ycgym.YCBenchEnv()
+    env.reset(seed=1)
+    vec = ycgym.YCBenchVectorEnv(4)
+    vec.reset(seed=1)
+    pid = server._shared.pid
+    out = {}
+
+    def after(tag, call, check):
+        t = time.monotonic()
+        got = call()
+        out[tag] = {"seconds": time.monotonic() - t, "ok": bool(check(got))}
+
+    print("interrupt-1", flush=True)  # during steps: most of the time is spent waiting for a reply
+    try:
+        while True:
+            env.step("market browse --limit 200")
+    except KeyboardInterrupt:
+        pass
+    after("during_step", lambda: env.step("company status"), lambda r: r[0]["command"] == "company status" and r[0]["ok"] == 1)
+
+    print("interrupt-2", flush=True)  # between steps
+    try:
+        while True:
+            time.sleep(0.01)
+    except KeyboardInterrupt:
+        pass
+    after("between_steps", lambda: env.step("employee list"), lambda r: r[0]["command"] == "employee list")
+
+    print("interrupt-3", flush=True)  # during vector steps
+    try:
+        while True:
+            vec.step(["market browse --limit 200"] * 4)
+    except KeyboardInterrupt:
+        pass
+    after("during_vector_step", lambda: vec.step(["company status"] * 4), lambda r: list(r[0]["command"]) == ["company status"] * 4)
+    after("reset_after", lambda: env.reset(seed=2), lambda r: r[1]["step"] == 0)
+
+    out["server_still_running"] = bool(server._shared.running and server._shared.pid == pid)
+    print("result " + json.dumps(out), flush=True)
+"""
+
+
+def test_ctrl_c_during_and_between_steps_leaves_the_envs_usable() -> None:
+    proc = child(CTRL_C)
+    try:
+        for k in (1, 2, 3):
+            read_line(proc, f"interrupt-{k}")
+            time.sleep(0.5)
+            os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+        result = json.loads(read_line(proc, "result ")[len("result ") :])
+        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert result["server_still_running"], result
+    for tag in ("during_step", "between_steps", "during_vector_step", "reset_after"):
+        # Right reply, and no wait for a timeout (the default is 30 s; a healthy call takes milliseconds).
+        assert result[tag]["ok"] and result[tag]["seconds"] < 10, (tag, result)
+
+
+def test_an_interrupted_request_is_abandoned_and_its_late_reply_dropped(endpoint: str) -> None:
+    c = Client(endpoint, timeout=60)
+    try:
+        n = min(int(c.hello()["limits"]["max_batch"]), 512)
+        sess = c.reset(1)["session"]
+
+        def interrupt(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt
+
+        old = signal.signal(signal.SIGALRM, interrupt)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0.02)
+            with pytest.raises(KeyboardInterrupt):
+                c.step_batch([(sess, "market browse --limit 200")] * n)  # hundreds of ms of server work
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        # The next request gets its own reply although the batch's reply is still on its way.
+        r = c.step(sess, "company status")
+        assert r["observation"]["command"] == "company status"
+        # Once the late reply has arrived it is dropped, not kept.
+        assert wait_until(lambda: (c.hello(), not c._abandoned)[1], 30), c._abandoned
+        assert c._stash == {} and c._pending == {}
+    finally:
+        c.close()
+
+
+def test_requests_to_a_dead_local_server_fail_fast_and_reset_restarts_it() -> None:
+    proc = child(
+        """
+        import json, os, signal, time
+        import ycgym
+        from ycgym import server
+        env = ycgym.YCBenchEnv()
+        env.reset(seed=1)
+        vec = ycgym.YCBenchVectorEnv(2)
+        vec.reset(seed=1)
+        first = server._shared
+        os.kill(first.pid, signal.SIGKILL)
+        first._proc.wait()
+        out = {}
+        for name, call in [("step", lambda: env.step("company status")), ("vector_step", lambda: vec.step(["company status"] * 2))]:
+            t = time.monotonic()
+            try:
+                call()
+                out[name] = "no error"
+            except ycgym.ServerExitedError as e:
+                out[name] = {"seconds": time.monotonic() - t, "message": str(e)}
+        obs, info = env.reset(seed=1)
+        vobs, vinfo = vec.reset(seed=1)
+        out["restarted"] = server._shared is not first and server._shared.running
+        out["same_new_server"] = env.endpoint == vec.endpoint == server._shared.endpoint
+        out["works"] = bool(env.step("company status")[0]["ok"] == 1 and list(vec.step(["company status"] * 2)[0]["ok"]) == [1, 1])
+        print("result " + json.dumps(out), flush=True)
+        """
+    )
+    try:
+        result = json.loads(read_line(proc, "result ")[len("result ") :])
+        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    for name in ("step", "vector_step"):
+        assert isinstance(result[name], dict), result
+        assert result[name]["seconds"] < 5, result
+        assert "was killed by signal 9" in result[name]["message"] and "reset()" in result[name]["message"], result
+    assert result["restarted"] and result["same_new_server"] and result["works"], result
+
+
+def test_a_wait_for_a_reply_ends_when_the_server_exits(shared: LocalServer) -> None:
+    """The liveness check runs while waiting, not only before sending."""
+    with LocalServer() as srv:
+        c = Client(srv.endpoint, timeout=60, liveness=srv.exit_message)
+        sess = c.reset(1)["session"]
+        n = min(int(c.hello()["limits"]["max_batch"]), 512)
+        rid = c.send("step_batch", steps=[{"session": sess, "action": "market browse --limit 200"}] * n)
+        os.kill(srv.pid, signal.SIGKILL)
+        t = time.monotonic()
+        with pytest.raises(ServerExitedError, match="killed by signal 9"):
+            c.recv(rid)
+        assert time.monotonic() - t < 5
+        with pytest.raises(ServerExitedError):
+            c.hello()
+        c.close()
+
+
+def test_a_server_started_from_a_thread_outlives_that_thread() -> None:
+    """Linux's parent-death signal follows the starting *thread*: it must not stop a server when that thread ends."""
+    box: list[LocalServer] = []
+    t = threading.Thread(target=lambda: box.append(LocalServer()))
+    t.start()
+    t.join()
+    (srv,) = box
+    try:
+        time.sleep(1.0)
+        assert srv.running
+        with Client(srv.endpoint, timeout=30) as c:
+            assert c.hello()["protocol"] == 1
+    finally:
+        srv.close()
+
+
+def test_servers_die_with_a_sigkilled_python() -> None:
+    proc = child(
+        """
+        import threading, time
+        import ycgym
+        from ycgym import LocalServer, server
+        main = LocalServer()
+        box = []
+        t = threading.Thread(target=lambda: box.append(LocalServer()))
+        t.start(); t.join()
+        env = ycgym.YCBenchEnv()   # the shared server
+        env.reset(seed=1)
+        print("pids", main.pid, box[0].pid, server._shared.pid, flush=True)
+        time.sleep(600)
+        """
+    )
+    try:
+        pids = [int(x) for x in read_line(proc, "pids").split()[1:]]
+        assert all(alive(p) for p in pids)
+        proc.kill()  # SIGKILL: no finalizer, no atexit
+        proc.wait(timeout=30)
+        assert wait_until(lambda: not any(alive(p) for p in pids), 20), [p for p in pids if alive(p)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_a_server_dies_with_its_python_while_a_forked_child_lives_on() -> None:
+    """A fork copies the write end of the server's stdin pipe: the child closes its copy, so the parent's death
+    still reaches the server (started from a thread: no parent-death signal helps here)."""
+    proc = child(
+        """
+        import os, threading, time
+        from ycgym import LocalServer
+        box = []
+        t = threading.Thread(target=lambda: box.append(LocalServer()))
+        t.start(); t.join()
+        kid = os.fork()
+        if kid == 0:
+            time.sleep(60)
+            os._exit(0)
+        print("pids", box[0].pid, kid, flush=True)
+        time.sleep(600)
+        """
+    )
+    kid = 0
+    try:
+        server_pid, kid = (int(x) for x in read_line(proc, "pids").split()[1:])
+        proc.kill()
+        proc.wait(timeout=30)
+        assert wait_until(lambda: not alive(server_pid), 20), "the server outlived its Python parent"
+        assert alive(kid), "the forked child should still be running (it holds no copy of the pipe)"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if kid and alive(kid):
+            os.kill(kid, signal.SIGKILL)

@@ -1,0 +1,129 @@
+"""Environments pickle (pickle, cloudpickle) and continue their episode exactly, in this process or another;
+``gymnasium.vector.AsyncVectorEnv`` of the text env builds quickly and returns each step's texts."""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import pickle
+import time
+from typing import Any
+
+import cloudpickle
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import ycgym
+from ycgym.spaces import MAX_TEXT_LENGTH, SharedTexts
+
+from helpers import same
+
+COMMANDS = ["company status", "market browse --limit 5", "employee list", "sim resume", "client list", "sim resume"]
+
+
+def without_session(info: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in info.items() if k != "session"}
+
+
+def play(env: Any, commands: list[str]) -> list[tuple[Any, ...]]:
+    out = []
+    for c in commands:
+        obs, r, term, trunc, info = env.step(c)
+        out.append((obs, r, term, trunc, without_session(info)))
+    return out
+
+
+@pytest.mark.parametrize("dumps", [pickle.dumps, cloudpickle.dumps], ids=["pickle", "cloudpickle"])
+def test_an_env_pickled_mid_episode_continues_exactly(dumps: Any) -> None:
+    env = gym.make("ycgym/YCBench-v0", max_steps=40)
+    env.reset(seed=5)
+    play(env, COMMANDS[:3])
+    copy = pickle.loads(dumps(env))
+    try:
+        assert copy.unwrapped.session is not None and copy.unwrapped.session != env.unwrapped.session
+        assert copy.unwrapped.seed_used == 5 and copy.unwrapped.endpoint == env.unwrapped.endpoint  # same process, same server
+        assert same(play(copy, COMMANDS), play(env, COMMANDS))
+        # The random generator travelled too: the next seedless reset draws the same seed.
+        copy.reset()
+        env.reset()
+        assert copy.unwrapped.seed_used == env.unwrapped.seed_used
+    finally:
+        copy.close()
+        env.close()
+
+
+def test_an_env_without_an_episode_and_a_closed_env() -> None:
+    env = ycgym.YCBenchEnv()
+    copy = pickle.loads(pickle.dumps(env))
+    assert copy.session is None
+    copy.close()
+    env.close()
+    with pytest.raises(pickle.PicklingError, match="closed"):
+        pickle.dumps(env)
+
+
+def test_a_vector_env_pickled_mid_episode_continues_exactly() -> None:
+    vec = ycgym.YCBenchVectorEnv(3, max_steps=4, autoreset_mode="SameStep")
+    vec.reset(seed=11)
+    vec.step(["company status", "sim resume", "employee list"])
+    copy = cloudpickle.loads(cloudpickle.dumps(vec))
+    try:
+        assert copy.autoreset_mode == vec.autoreset_mode and len(set(copy.sessions) & set(vec.sessions)) == 0
+        for _ in range(4):  # through an automatic reset (max_steps)
+            acts = ["sim resume", "market browse --limit 2", "company status"]
+            a, b = copy.step(acts), vec.step(acts)
+            for info in (a[4], b[4], a[4].get("final_info", {}), b[4].get("final_info", {})):
+                info.pop("session", None), info.pop("_session", None)  # the new sessions' ids differ
+            assert same(a, b)
+    finally:
+        copy.close()
+        vec.close()
+
+
+def _step_in_child(env: ycgym.YCBenchEnv, commands: list[str]) -> list[tuple[Any, ...]]:
+    try:
+        return play(env, commands)
+    finally:
+        env.close()
+
+
+def test_a_pickled_env_continues_in_another_process_on_its_own_server() -> None:
+    env = ycgym.YCBenchEnv()
+    env.reset(seed=8)
+    play(env, COMMANDS[:2])
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        got = pool.apply(_step_in_child, (env, COMMANDS))
+    try:
+        assert same(got, play(env, COMMANDS))
+    finally:
+        env.close()
+
+
+def test_async_vector_env_of_the_text_env() -> None:
+    n = 2
+    fns = [functools.partial(ycgym.YCBenchEnv, max_steps=6)] * n
+    t = time.monotonic()
+    avec = gym.vector.AsyncVectorEnv(fns, autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
+    build_s = time.monotonic() - t
+    vec = ycgym.YCBenchVectorEnv(n, max_steps=6, autoreset_mode="SameStep")
+    try:
+        print(f"AsyncVectorEnv({n}) of the text env built in {build_s:.1f} s")
+        # Shared memory of the text fields: a length and max_length code points per environment.
+        assert avec.single_observation_space["text"].max_length == MAX_TEXT_LENGTH
+        texts = avec.observations["text"]
+        assert isinstance(texts, SharedTexts) and texts._rows.shape == (n, MAX_TEXT_LENGTH + 1)
+        a_obs, _ = avec.reset(seed=3)
+        v_obs, _ = vec.reset(seed=3)
+        assert same(a_obs, v_obs)
+        for acts in [["company status", "employee list"], ["market browse --limit 200", "sim resume"], ["client list", "market browse --limit 1"]]:
+            a_obs, a_r, a_te, a_tr, _ = avec.step(acts)
+            v_obs, v_r, v_te, v_tr, _ = vec.step(acts)
+            # Each step's texts, not the first ones again (Gymnasium's own Text shared memory is read once).
+            assert isinstance(a_obs["text"], tuple) and a_obs["text"] == v_obs["text"]
+            assert a_obs["command"] == v_obs["command"] == tuple(a.rsplit(" --", 1)[0] for a in acts)
+            assert same((a_r, a_te, a_tr), (v_r, v_te, v_tr))
+            assert np.array_equal(a_obs["funds_cents"], v_obs["funds_cents"])
+    finally:
+        avec.close()
+        vec.close()
