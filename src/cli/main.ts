@@ -9,6 +9,8 @@ import { type ExperimentConfig, pyJsonDumps } from '../sim/index.js';
 import { replayFiles } from './parity.js';
 import { worldJson } from './world-json.js';
 import { registerPlay } from './play.js';
+import { addPresetOption } from './preset-option.js';
+import { registerPresets } from './presets.js';
 import { registerReport, writeReport } from './report.js';
 import { parseSeedList, registerRun, runBulk, summaryTable } from './run.js';
 import { registerServe } from './serve.js';
@@ -41,25 +43,28 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 const program = new Command();
 program.name('ycgym').description('YC-Bench as a fast, exact, Gym-style environment').version('0.1.0');
 
-program
-  .command('world')
-  .description('print the generated world (golden-file format) for a run seed')
-  .option('--seed <n>', 'run seed', parseIntArg)
-  .option('--seeds <list>', 'several seeds (e.g. 1-5): prints a JSON array like the golden files', parseSeedList)
-  .option('--preset <name|path>', 'preset name or TOML path', 'default')
-  .action((o: { seed?: number; seeds?: number[]; preset: string }) => {
+addPresetOption(
+  program
+    .command('world')
+    .description('print the generated world (golden-file format) for a run seed')
+    .option('--seed <n>', 'run seed', parseIntArg)
+    .option('--seeds <list>', 'several seeds (e.g. 1-5): prints a JSON array like the golden files', parseSeedList),
+  'preset name or TOML path',
+  'default',
+).action((o: { seed?: number; seeds?: number[]; preset: string }) => {
     if (o.seed === undefined && o.seeds === undefined) fail('world: --seed N (or --seeds LIST) is required');
     const cfg = preset(o.preset);
     const value = o.seeds ? o.seeds.map((s) => worldJson(s, cfg.world)) : worldJson(o.seed as number, cfg.world);
     process.stdout.write(pyJsonDumps(value, 2) + '\n');
   });
 
-program
-  .command('parity')
-  .description('replay golden trajectory files and print a one-line JSON summary; exit 0 only with zero mismatches')
-  .argument('<files...>', 'golden trajectory files (.json or .json.gz)')
-  .option('--preset <name|path>', 'override the preset named in each file')
-  .action((files: string[], o: { preset?: string }) => {
+addPresetOption(
+  program
+    .command('parity')
+    .description('replay golden trajectory files and print a one-line JSON summary; exit 0 only with zero mismatches')
+    .argument('<files...>', 'golden trajectory files (.json or .json.gz)'),
+  'override the preset named in each file',
+).action((files: string[], o: { preset?: string }) => {
     const cache = new Map<string, ExperimentConfig>();
     const presetFor = (name: string): ExperimentConfig => {
       const key = o.preset ?? name;
@@ -80,11 +85,14 @@ program
     process.exit(summary.mismatches === 0 ? 0 : 1);
   });
 
-program
-  .command('main')
-  .description("the README's main job: greedy and expert on the default preset over seeds 1-5; prints the summary table, writes Arrow trajectories and a report")
-  .option('--seeds <list>', 'seeds', parseSeedList, [1, 2, 3, 4, 5])
-  .option('--preset <name|path>', 'preset', 'default')
+addPresetOption(
+  program
+    .command('main')
+    .description("the README's main job: greedy and expert on the default preset over seeds 1-5; prints the summary table, writes Arrow trajectories and a report")
+    .option('--seeds <list>', 'seeds', parseSeedList, [1, 2, 3, 4, 5]),
+  'preset name or TOML path',
+  'default',
+)
   .option('--out <dir>', 'output directory', 'runs/main')
   .option('--workers <n>', 'worker threads', parseIntArg, 2)
   .action(async (o: { seeds: number[]; preset: string; out: string; workers: number }) => {
@@ -100,5 +108,6 @@ registerRun(program);
 registerShard(program);
 registerReport(program);
 registerPlay(program);
+registerPresets(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => fail((e as Error).message));

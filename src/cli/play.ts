@@ -12,6 +12,7 @@ import { COMMANDS, DOMAINS, GROUP_HELP } from '../sim/index.js';
 import { pyShlexSplit } from '../turns/executor.js';
 import { TURN_FIX_NAMES, TurnEnv, type TurnFixes, type TurnStepResult } from '../turns/turns.js';
 import type { ToolResult } from '../turns/executor.js';
+import { addPresetOption } from './preset-option.js';
 
 /** Options of a play session. */
 export interface PlayOptions {
@@ -267,11 +268,11 @@ function intArg(v: string): number {
 
 /** Add `ycgym play [--seed N] [--preset P] [--fix NAME ...] [--max-episodes N]` to a commander program. */
 export function registerPlay(program: Command): Command {
-  return program
+  const cmd = program
     .command('play')
     .description('play YC-Bench yourself, one turn at a time, as the LLM agent sees it')
-    .option('--seed <n>', 'world seed', intArg, 1)
-    .option('--preset <name>', 'preset name or .toml path', 'default')
+    .option('--seed <n>', 'world seed', intArg, 1);
+  return addPresetOption(cmd, 'preset name or TOML path', 'default')
     .option('--fix <name...>', `turn-protocol fixes to turn on (${TURN_FIX_NAMES.join(', ')})`)
     .option('--max-episodes <n>', 'episodes per run (restart after bankruptcy)', intArg, 1)
     .action(async (opts: { seed: number; preset: string; fix?: string[]; maxEpisodes: number }) => {

@@ -19,6 +19,7 @@ import type { ExperimentConfig } from '../sim/index.js';
 import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowFileSink, type TableBuffers } from '../export/arrow.js';
 import { playJob, type JobRequest, type JobResult, type WorkerConfig } from '../export/jobs.js';
 import type { EpisodeRow } from '../export/schema.js';
+import { addPresetOption } from './preset-option.js';
 
 /** Options of a bulk run. */
 export interface RunOptions {
@@ -361,10 +362,10 @@ export interface RunSpecFlags {
 
 /** Register the options that decide a run's output (shared by `ycgym run` and `ycgym shard`, so both accept the same flags). */
 export function addRunOptions(cmd: Command): Command {
-  return cmd
+  cmd
     .requiredOption('--policy <list>', `comma-separated policies (${POLICY_NAMES.join(', ')})`, policyList)
-    .option('--seeds <list>', 'seeds, e.g. 1-100 or 1,5,9', parseSeedList, [1])
-    .option('--preset <name|path>', 'preset name or TOML path', 'default')
+    .option('--seeds <list>', 'seeds, e.g. 1-100 or 1,5,9', parseSeedList, [1]);
+  return addPresetOption(cmd, 'preset name or TOML path', 'default')
     .option('--max-steps <n>', 'truncate each episode after this many actions', positiveInt)
     .addOption(new Option('--no-trajectories', 'skip DIR/trajectories.arrow (episodes and summary only)'))
     .option('--rollouts', "also write the reference's rollout JSON per episode to DIR/rollouts/")

@@ -89,6 +89,12 @@ export function listPresets(): string[] {
     .sort();
 }
 
+/** The preset a built-in preset names with `extends` (null when it has none). */
+export function presetBase(name: string): string | null {
+  const base = builtinRaw(name)['extends'];
+  return typeof base === 'string' ? base : null;
+}
+
 /** Load a built-in preset by name, or a TOML file by path, into a validated config (a fresh copy each call). */
 export function loadPreset(nameOrPath: string): ExperimentConfig {
   if (isFilePath(nameOrPath)) {

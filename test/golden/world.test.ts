@@ -8,6 +8,11 @@ import { worldJson } from '../../src/cli/world-json.js';
 const FILES: [string, string][] = [
   ['default', 'test/fixtures/parity/world-default-seeds-1-5.json'],
   ['multi', 'test/fixtures/parity/world-multi-seeds-1-2.json'],
+  // The reference's seven presets at its commit 97b1bdb, resolved by that commit's loader against that commit's
+  // default.toml (presets/default-2026q1.toml here): seed-1 worlds produced by the reference itself.
+  ...(['tutorial', 'easy', 'medium', 'hard', 'nightmare', 'fast_test', 'high_reward'] as const).map(
+    (p): [string, string] => [p, `test/fixtures/parity/historical/world-${p}-seed-1.json`],
+  ),
 ];
 
 describe('golden worlds', () => {
