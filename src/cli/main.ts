@@ -11,6 +11,7 @@ import { worldJson } from './world-json.js';
 import { registerPlay } from './play.js';
 import { addPresetOption } from './preset-option.js';
 import { registerPresets } from './presets.js';
+import { registerSplits } from './splits.js';
 import { registerReport, writeReport } from './report.js';
 import { parseSeedList, registerRun, runBulk, summaryTable } from './run.js';
 import { registerServe } from './serve.js';
@@ -109,5 +110,6 @@ registerShard(program);
 registerReport(program);
 registerPlay(program);
 registerPresets(program);
+registerSplits(program);
 
 program.parseAsync(process.argv).catch((e: unknown) => fail((e as Error).message));

@@ -20,6 +20,7 @@ import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowFileSink,
 import { playJob, type JobRequest, type JobResult, type WorkerConfig } from '../export/jobs.js';
 import type { EpisodeRow } from '../export/schema.js';
 import { addPresetOption } from './preset-option.js';
+import { addSplitOptions } from './splits.js';
 
 /** Options of a bulk run. */
 export interface RunOptions {
@@ -365,6 +366,7 @@ export function addRunOptions(cmd: Command): Command {
   cmd
     .requiredOption('--policy <list>', `comma-separated policies (${POLICY_NAMES.join(', ')})`, policyList)
     .option('--seeds <list>', 'seeds, e.g. 1-100 or 1,5,9', parseSeedList, [1]);
+  addSplitOptions(cmd);
   return addPresetOption(cmd, 'preset name or TOML path', 'default')
     .option('--max-steps <n>', 'truncate each episode after this many actions', positiveInt)
     .addOption(new Option('--no-trajectories', 'skip DIR/trajectories.arrow (episodes and summary only)'))

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { packageRoot } from '../config/load.js';
+import type { SeedRange, SplitName } from '../config/splits.js';
 import type { PresetDescription } from '../env/env.js';
 
 /** Protocol version spoken by this server. */
@@ -103,6 +104,8 @@ export interface HelloResult {
   server: string;
   presets: string[];
   limits: Limits;
+  /** The seed splits (src/config/splits.ts). */
+  splits: Record<SplitName, SeedRange>;
   spaces: {
     action: { type: 'text'; min_length: number; max_length: number };
     observation: { type: 'json'; schema: string };

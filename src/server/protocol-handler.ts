@@ -4,6 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { describePreset, type EnvSnapshot, type ResetOptions } from '../env/env.js';
+import { SPLITS } from '../config/splits.js';
 import {
   checkReply,
   decodePayload,
@@ -91,6 +92,7 @@ export class ProtocolHandler {
         observation: { type: 'json', schema: '#/$defs/Observation' },
         presets: Object.fromEntries(facts.presets.map((p) => [p, describePreset(p)])),
       },
+      splits: { test: { ...SPLITS.test }, validation: { ...SPLITS.validation }, train: { ...SPLITS.train } },
     };
   }
 

@@ -100,6 +100,7 @@ describe('routing', () => {
         observation: { type: 'json', schema: '#/$defs/Observation' },
         presets: Object.fromEntries(listPresets().map((p) => [p, describePreset(p)])),
       },
+      splits: { test: { first: 1, last: 100 }, validation: { first: 101, last: 1000 }, train: { first: 1001, last: 2 ** 31 - 1 } },
     });
     expect((r as { spaces: { presets: Record<string, { clients: string[] }> } }).spaces.presets['default']?.clients).toEqual([
       'Cortex Intelligence', 'Equinox Labs', 'Helix Systems', 'Prism Analytics', 'Stratos Cloud', 'Vanguard ML',

@@ -146,6 +146,7 @@ class HelloResult(TypedDict, total=False):
     presets: list[str]
     limits: dict[str, Any]
     spaces: dict[str, Any]
+    splits: dict[str, dict[str, int]]
 
 
 class ToolResult(TypedDict):

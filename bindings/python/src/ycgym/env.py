@@ -11,6 +11,7 @@ import gymnasium as gym
 from ._backend import connection, open_backend, reopen, restore_sessions, snapshot_sessions, snapshot_start, status_time
 from .client import Client, ProtocolError, ResetResult, StepResult
 from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_observation, observation_space
+from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchEnv", "make_info"]
 
@@ -60,7 +61,9 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         render_mode: ``None``, ``"ansi"`` (``render()`` returns the last text) or ``"human"`` (prints it).
         timeout: per-request timeout in seconds.
         reset_options: default ``options`` of every ``reset`` (``start_date``, ``company_name``,
-            ``horizon_years``, ``record``); per-call ``options`` override them.
+            ``horizon_years``, ``record``, and ``split``: ``"train"``, ``"validation"`` or ``"test"`` plays
+            the seed of that split drawn from the reset seed, see :mod:`ycgym.splits`); per-call ``options``
+            override them.
         max_text_length: bound of the ``text`` observation (:data:`ycgym.spaces.MAX_TEXT_LENGTH`); longer
             texts are cut and flagged in ``info`` (``text_truncated``, ``text_length``).
 
@@ -137,6 +140,9 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         if seed is None:
             seed = int(self.np_random.integers(0, 2**31 - 1))
         opts = self._options(options)
+        split = opts.pop("split", None)
+        if split is not None:  # a seed of the split, drawn from the reset seed (ycgym.splits)
+            seed = split_seed(server_splits(self._backend), split, int(seed))
         r = self._reset_session(int(seed), opts)
         self._last_seed = int(seed)
         return self._accept_reset(r)

@@ -39,6 +39,7 @@ from ._backend import connection, open_backend, reopen, restore_sessions, snapsh
 from .client import Client, ProtocolError, ResetResult, StepResult
 from .env import make_info
 from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_batch, encode_observation, observation_space
+from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchVectorEnv"]
 
@@ -148,6 +149,11 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
         """Reset the given sub-environments, pipelined (one round trip)."""
         c = self._backend.client
         sim_seeds = [self._draw_seed(i, s) for i, s in zip(indices, seeds)]
+        split = opts.get("split")
+        if split is not None:  # seeds of the split, drawn from the reset seeds (ycgym.splits)
+            opts = {k: v for k, v in opts.items() if k != "split"}
+            ranges = server_splits(self._backend)
+            sim_seeds = [split_seed(ranges, split, sd) for sd in sim_seeds]
         ids = [
             c.send("reset", seed=sd, preset=self.preset, session=self._sessions[i], options=opts or None)
             for i, sd in zip(indices, sim_seeds)
