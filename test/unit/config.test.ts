@@ -94,6 +94,7 @@ describe('built-in presets', () => {
     const strip = (c: ExperimentConfig) => ({
       ...c,
       name: '',
+      description: '', // multi describes itself (presets/multi.toml)
       world: {
         ...c.world,
         num_employees: 0,
