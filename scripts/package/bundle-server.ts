@@ -5,7 +5,7 @@
  *   server.json              what this tree holds (version, protocol, one ZeroMQ addon per platform)
  *   dist/src/cli/main.js     the `ycgym` CLI bundled by esbuild with every npm dependency but zeromq
  *   dist/...                 the `ycgym run` worker thread, bundled to the path `workerScript()` resolves
- *   presets/, schema/        the runtime files `packageRoot()` resolves
+ *   presets/, schema/, data/ the runtime files `packageRoot()` resolves (data/: the published leaderboard)
  *   node_modules/zeromq/     zeromq's own JavaScript, unmodified, with `build/manifest.json` and the prebuilt
  *                            addons it lists (the best one per os/arch/libc); cmake-ts's loader picks one at run time
  *   THIRD_PARTY_LICENSES.md  licence texts of everything bundled
@@ -191,7 +191,7 @@ export async function bundleServer(out: string): Promise<Record<string, unknown>
     logLevel: 'warning',
   });
 
-  for (const dir of ['presets', 'schema']) for (const f of listFiles(join(root, dir))) copy(join(root, dir, f), join(out, dir, f));
+  for (const dir of ['presets', 'schema', 'data']) for (const f of listFiles(join(root, dir))) copy(join(root, dir, f), join(out, dir, f));
   const rootPkg = readJson(join(root, 'package.json'));
   const version = String(rootPkg['version']);
   const pkg = { name: rootPkg['name'], version, description: rootPkg['description'], type: 'module', license: rootPkg['license'], private: true };

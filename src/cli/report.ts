@@ -1,7 +1,8 @@
 /**
  * `ycgym report DIR`: reads a bulk run's Arrow files and summary.json and writes DIR/report.md (summary
  * and per-episode tables) with hand-built SVG plots: funds over simulated time per policy (mean line,
- * min-max band over seeds) and prestige per domain over time (mean per policy).
+ * min-max band over seeds) and prestige per domain over time (mean per policy); and the policies against the
+ * paper's published leaderboard (src/cli/leaderboard.ts): DIR/leaderboard.svg and a ranking table.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { RecordBatchReader, type RecordBatch } from 'apache-arrow';
 import type { Command } from 'commander';
 import { readArrowFile } from '../export/arrow.js';
 import { dollars, summarize, summaryTable, type RunSummary } from './run.js';
+import { leaderboardSvg, loadLeaderboard, meanPoints, monthlyPoints, rankAll, rankSentences, rankTable } from './leaderboard.js';
 import type { EpisodeRow, Outcome } from '../export/schema.js';
 
 const DOMAINS = ['research', 'inference', 'data_environment', 'training'] as const;
@@ -41,9 +43,17 @@ function strings(b: RecordBatch, name: string): string[] {
   return (col.toArray() as unknown[]).map((x) => String(x));
 }
 
+/** One episode's rows of the step file (keyed by run id and episode id). */
+interface RawEpisode {
+  policy: string;
+  t: number[];
+  funds: number[];
+  prestige: Record<string, number[]>;
+}
+
 /** Read the step file batch by batch (bounded memory) and sample every episode on a daily grid. */
-async function readSeries(path: string): Promise<{ series: Series[]; start: number; days: number }> {
-  const raw = new Map<string, { policy: string; t: number[]; funds: number[]; prestige: Record<string, number[]> }>();
+async function readSeries(path: string): Promise<{ series: Series[]; start: number; days: number; raw: Map<string, RawEpisode> }> {
+  const raw = new Map<string, RawEpisode>();
   const fh = await open(path);
   try {
     const reader = await RecordBatchReader.from(fh);
@@ -77,7 +87,7 @@ async function readSeries(path: string): Promise<{ series: Series[]; start: numb
     start = Math.min(start, e.t[0] as number);
     end = Math.max(end, e.t[e.t.length - 1] as number);
   }
-  if (!Number.isFinite(start)) return { series: [], start: 0, days: 0 };
+  if (!Number.isFinite(start)) return { series: [], start: 0, days: 0, raw };
   const days = Math.max(1, Math.ceil((end - start) / US_PER_DAY));
   const series: Series[] = [];
   for (const e of raw.values()) {
@@ -92,7 +102,7 @@ async function readSeries(path: string): Promise<{ series: Series[]; start: numb
     }
     series.push({ policy: e.policy, funds: f, prestige: p });
   }
-  return { series, start, days };
+  return { series, start, days, raw };
 }
 
 interface Line {
@@ -265,6 +275,48 @@ export function readEpisodes(path: string): EpisodeRow[] {
   });
 }
 
+/**
+ * The report's "against the paper's leaderboard" section (appended to `md`): each policy's mean final funds ranked
+ * among the published models, and DIR/leaderboard.svg (our monthly means over the published curves) when the
+ * trajectories are there. Bankrupt episodes count as $0, as in the published data. Returns the files written.
+ */
+function leaderboardSection(dir: string, md: string[], episodes: readonly EpisodeRow[], policies: readonly string[], raw: Map<string, RawEpisode> | null): string[] {
+  const lb = loadLeaderboard();
+  if (lb === null) return [];
+  md.push("## Against the paper's leaderboard", '');
+  md.push(
+    `The YC-Bench authors' published mean funds over seeds 1-3 of the \`default\` preset ([data](${'https://github.com/collinear-ai/yc-bench/blob/main/docs/static/data.json'}), shipped in data/leaderboard/, MIT).` +
+      ' Our policies: mean over this run\'s episodes, a bankruptcy counting as $0 as in the published data.',
+    '',
+  );
+  const presets = [...new Set(episodes.map((e) => e.preset))];
+  const seeds = [...new Set(episodes.map((e) => e.seed))].sort((a, b) => a - b);
+  if (presets.some((p) => p !== 'default')) md.push(`_This run used preset ${presets.join(', ')}, not \`default\`: the comparison is only indicative._`, '');
+  if (seeds.join() !== '1,2,3') md.push(`_This run's seeds are ${seeds.length === 0 ? 'none' : `${seeds[0]}..${seeds[seeds.length - 1]} (${seeds.length})`}, the published means are over seeds 1-3._`, '');
+  const finals = new Map<string, number>();
+  for (const p of policies) {
+    const eps = episodes.filter((e) => e.policy === p);
+    if (eps.length > 0) finals.set(p, eps.reduce((a, e) => a + (e.outcome === 'bankruptcy' ? 0 : e.final_funds_cents / 100), 0) / eps.length);
+  }
+  const written: string[] = [];
+  if (raw !== null && raw.size > 0) {
+    const outcome = new Map(episodes.map((e) => [`${e.run_id}\u0000${e.episode_id}`, e.outcome]));
+    const ours = policies.map((p) => {
+      const rows: number[][] = [];
+      for (const [key, e] of raw) if (e.policy === p) rows.push(monthlyPoints({ policy: p, t: e.t, funds: e.funds, bankrupt: outcome.get(key) === 'bankruptcy' }));
+      return { name: p, points: meanPoints(rows) };
+    }).filter((o) => o.points.length === lb.months.length);
+    if (ours.length > 0) {
+      writeFileSync(join(dir, 'leaderboard.svg'), leaderboardSvg(lb, ours));
+      written.push(join(dir, 'leaderboard.svg'));
+      md.push('![funds against the leaderboard](leaderboard.svg)', '');
+    }
+  }
+  md.push(...rankSentences(lb, finals).map((s) => `- ${s}`), '');
+  md.push(rankTable(rankAll(lb, finals)), '');
+  return written;
+}
+
 /** Build DIR/report.md and its SVG plots; returns the written paths. */
 export async function writeReport(dir: string): Promise<string[]> {
   const epPath = join(dir, 'episodes.arrow');
@@ -280,8 +332,11 @@ export async function writeReport(dir: string): Promise<string[]> {
   md.push(`Preset: ${presets.join(', ')}. Seeds: ${seeds.length} (${seeds[0] ?? '-'}..${seeds[seeds.length - 1] ?? '-'}). Episodes: ${episodes.length}.`, '');
   md.push('## Summary', '', summaryTable(summary), '');
   const trajPath = join(dir, 'trajectories.arrow');
+  let raw: Map<string, RawEpisode> | null = null;
   if (existsSync(trajPath)) {
-    const { series, start, days } = await readSeries(trajPath);
+    const read = await readSeries(trajPath);
+    const { series, start, days } = read;
+    raw = read.raw;
     const order = Object.keys(summary).filter((p) => series.some((s) => s.policy === p));
     for (const p of new Set(series.map((s) => s.policy))) if (!order.includes(p)) order.push(p);
     if (series.length > 0) {
@@ -293,6 +348,7 @@ export async function writeReport(dir: string): Promise<string[]> {
   } else {
     md.push('_No trajectories.arrow in this directory: no plots._', '');
   }
+  written.push(...leaderboardSection(dir, md, episodes, policies, raw));
   md.push('## Episodes', '', '| policy | seed | final funds | outcome | steps | tasks ok | tasks failed | accepted (adversarial) |', '| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |');
   for (const e of episodes) {
     md.push(`| ${e.policy} | ${e.seed} | ${dollars(e.final_funds_cents)} | ${e.outcome} | ${e.steps} | ${e.tasks_succeeded} | ${e.tasks_failed} | ${e.accepted_total} (${e.accepted_from_adversarial}) |`);

@@ -82,10 +82,17 @@ describe('ycgym run (bulk export)', () => {
 
   it('report writes Markdown and SVG plots', async () => {
     const files = await writeReport(join(dir, 'w1'));
-    expect(files.map((f) => f.split('/').pop())).toEqual(['report.md', 'funds.svg', 'prestige.svg']);
+    expect(files.map((f) => f.split('/').pop())).toEqual(['report.md', 'funds.svg', 'prestige.svg', 'leaderboard.svg']);
     const md = readFileSync(join(dir, 'w1', 'report.md'), 'utf8');
     expect(md).toContain('| greedy | 3 |');
     expect(md).toContain('![funds over time](funds.svg)');
+    // Against the paper's leaderboard: greedy's mean final funds over seeds 1-3, the bankrupt seed 3 counting as $0.
+    expect(md).toContain("## Against the paper's leaderboard");
+    expect(md).toContain('![funds against the leaderboard](leaderboard.svg)');
+    expect(md).toContain(`| **greedy** | this run | $${Math.round((GOLDEN[1]! + GOLDEN[2]!) / 300).toLocaleString('en-US')} |`);
+    expect(md).toMatch(/`greedy` \(\$230,531\) places 12 of 20 among the 19 published entries: below gemini-3-flash-preview/);
+    expect(md).toContain('| claude-opus-4-6 | paper | $1,269,734 |');
+    expect((readFileSync(join(dir, 'w1', 'leaderboard.svg'), 'utf8').match(/<polyline/g) ?? []).length).toBe(19 + 2);
     const svg = readFileSync(join(dir, 'w1', 'funds.svg'), 'utf8');
     expect(svg.startsWith('<svg')).toBe(true);
     expect(svg).toContain('<polyline');

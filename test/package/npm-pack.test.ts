@@ -57,7 +57,7 @@ describe('npm pack', () => {
 
   it('ships the compiled CLI, library and runtime files, and no sources, tests or source maps', () => {
     const files = pack.files.map((f) => f.path);
-    for (const f of ['package.json', 'README.md', 'THIRD_PARTY_NOTICES.md', 'dist/src/cli/main.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'presets/default.toml', 'schema/protocol.schema.json', 'schema/preset.schema.json']) {
+    for (const f of ['package.json', 'README.md', 'THIRD_PARTY_NOTICES.md', 'dist/src/cli/main.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'presets/default.toml', 'schema/protocol.schema.json', 'schema/preset.schema.json', 'data/leaderboard/yc-bench-data.json']) {
       expect(files).toContain(f);
     }
     expect(files.some((f) => f.startsWith('dist/baselines/'))).toBe(true);

