@@ -11,8 +11,8 @@ export { Server, startServer } from './server/server.js';
 export type { Logger, ServerOptions } from './server/server.js';
 export type { CloseReason, SessionHooks } from './server/sessions.js';
 export type { ErrorCode, HelloResult } from './protocol/protocol.js';
-export { generateCurveKeyPair } from './server/security.js';
-export type { CurveKeyPair } from './server/security.js';
+export { generateCurveKeyPair } from './protocol/curve.js';
+export type { CurveKeyPair } from './protocol/curve.js';
 export { listPresets, loadPreset, PresetError } from './config/load.js';
 export type { ExperimentConfig } from './sim/index.js';
 export { Simulation, stream } from './sim/index.js';
@@ -25,4 +25,4 @@ export { RUN_COMMAND_TOOL, toolCallToCommand, toolSchemas } from './turns/tools.
 export { SYSTEM_PROMPT } from './turns/prompts.js';
 export { RecoveringEnv } from './client/recovering-env.js';
 export type { ClientTurnResetArgs, ToolsChoice, TurnResetReply, TurnStepReply, TurnRestoreReply, WireTurnAction } from './client/client.js';
-export type { CallDetail, TurnStepDetail } from './server/turn-session.js';
+export type { CallDetail, TurnStepDetail } from './protocol/ops.js';

@@ -28,10 +28,7 @@ function layerOf(file: string): string | null {
   return p.length > 2 ? p[1]! : 'index';
 }
 
-/**
- * The layers each layer may import (the picture in docs/architecture.md). `client -> server` is the server's
- * wire types (turn-session details) and CURVE key helpers, until the protocol table owns the wire types.
- */
+/** The layers each layer may import (the picture in docs/architecture.md). */
 const LAYER_DEPS: Readonly<Record<string, readonly string[]>> = {
   sim: [],
   config: ['sim'],
@@ -40,7 +37,7 @@ const LAYER_DEPS: Readonly<Record<string, readonly string[]>> = {
   export: ['sim', 'config', 'env'],
   protocol: ['sim', 'config', 'env', 'turns'],
   server: ['sim', 'config', 'env', 'turns', 'export', 'protocol'],
-  client: ['env', 'turns', 'protocol', 'server'],
+  client: ['env', 'protocol'],
   cli: ['sim', 'config', 'env', 'turns', 'export', 'protocol', 'server', 'client', 'baselines'],
   index: ['sim', 'config', 'env', 'turns', 'export', 'protocol', 'server', 'client'],
   baselines: ['index'],

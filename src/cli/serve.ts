@@ -5,6 +5,7 @@
  * died or let go) close the socket and exit 0.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS } from '../protocol/limits.js';
 import { SecurityError, generateCurveKeyPair } from '../server/security.js';
 import { startServer, type Logger, type Server } from '../server/server.js';
 
@@ -87,9 +88,9 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('serve environments over ZeroMQ (protocol v1, docs/protocol.md); prints one "listening" JSON line when bound')
     .option('--endpoint <url>', 'bind endpoint (tcp://127.0.0.1:0 picks a free port; ipc://PATH also works)', 'tcp://127.0.0.1:5555')
-    .option('--max-sessions <n>', 'maximum live sessions', positiveInt, 1024)
-    .option('--max-message-bytes <n>', 'maximum request payload in bytes', positiveInt, 8 << 20)
-    .option('--idle-timeout <seconds>', 'close sessions idle this long (0: never)', seconds, 600)
+    .option('--max-sessions <n>', 'maximum live sessions', positiveInt, DEFAULT_MAX_SESSIONS)
+    .option('--max-message-bytes <n>', 'maximum request payload in bytes', positiveInt, DEFAULT_MAX_MESSAGE_BYTES)
+    .option('--idle-timeout <seconds>', 'close sessions idle this long (0: never)', seconds, DEFAULT_IDLE_TIMEOUT_MS / 1000)
     .addOption(new Option('--curve-secret-key <z85>', 'CURVE secret key: required to bind a non-loopback address').env('YCGYM_CURVE_SECRET_KEY'))
     .addOption(new Option('--curve-public-key <z85>', 'CURVE public key (checked against the secret key; derived when omitted)').env('YCGYM_CURVE_PUBLIC_KEY'))
     .option('--record-dir <dir>', 'allow per-session Arrow recording (reset option record: {path: "name.arrow"}) into this directory')

@@ -3,11 +3,27 @@
  * any number of requests in flight (replies are matched by id), per-request timeouts, optional CURVE.
  */
 import { Dealer } from 'zeromq';
-import type { EnvSnapshot, ResetOptions, ResetResult, StepResult } from '../env/env.js';
-import type { ChatMessage, TurnOptions, TurnSnapshot } from '../turns/turns.js';
-import type { ErrorCode, HelloResult, RequestId } from '../protocol/protocol.js';
-import type { ToolsChoice, TurnResetReply, TurnRestoreReply, TurnStepReply, WireTurnAction } from '../server/turn-session.js';
-import { generateCurveKeyPair } from '../server/security.js';
+import { generateCurveKeyPair } from '../protocol/curve.js';
+import { CLIENT_DEFAULT_MAX_MESSAGE_BYTES, CLIENT_DEFAULT_TIMEOUT_MS } from '../protocol/limits.js';
+import type {
+  BatchItem,
+  BatchStep,
+  ChatMessage,
+  EnvSnapshot,
+  ErrorCode,
+  HelloResult,
+  Op,
+  OpParams,
+  OpResult,
+  RequestId,
+  SessionResetResult,
+  StepResult,
+  TurnResetReply,
+  TurnRestoreReply,
+  TurnSnapshot,
+  TurnStepReply,
+  WireTurnAction,
+} from '../protocol/ops.js';
 
 /** Error codes a client call can fail with: the server's, plus `timeout`, `closed` and `bad_reply` (client side). */
 export type ClientErrorCode = ErrorCode | 'timeout' | 'closed' | 'bad_reply';
@@ -40,49 +56,26 @@ export interface ClientOptions {
   maxMessageBytes?: number;
 }
 
-/** Arguments of `Client.reset`. */
-export interface ClientResetArgs {
-  seed: number;
-  /** Built-in preset name (default `"default"`). */
-  preset?: string;
-  /** Reuse this session (its episode is replaced). */
-  session?: string;
-  options?: ResetOptions;
-}
+/** Arguments of `Client.reset` (the `reset` request's fields; `preset` defaults to `"default"`, `session` reuses a session). */
+export type ClientResetArgs = OpParams<'reset'>;
 
-/** Arguments of `Client.turnReset`. */
-export interface ClientTurnResetArgs {
-  seed: number;
-  /** Built-in preset name (default `"default"`). */
-  preset?: string;
-  /** Reuse this turn session (its run is replaced). */
-  session?: string;
-  options?: TurnOptions;
-  /** Tool schemas to hand out (default `run_command`, the reference's). */
-  tools?: ToolsChoice;
-  /** Also return the world's status block (`detail.status`). */
-  detail?: boolean;
-}
+/** Arguments of `Client.turnReset` (the `turn_reset` request's fields; `tools` defaults to `run_command`, `detail` adds the status block). */
+export type ClientTurnResetArgs = OpParams<'turn_reset'>;
 
-export type { ToolsChoice, TurnResetReply, TurnRestoreReply, TurnStepReply, WireTurnAction } from '../server/turn-session.js';
-
-/** Result of `reset` and `restore`: the session id and the environment's reset result. */
-export type SessionResetResult = { session: string } & ResetResult;
-
-/** One entry of a `step_batch` request. */
-export interface BatchStep {
-  session: string;
-  action: string;
-}
-
-/** One entry of a `step_batch` reply, in request order. */
-export type BatchItem = { ok: true; result: StepResult } | { ok: false; error: { code: ErrorCode; message: string } };
+export type { BatchItem, BatchStep, SessionResetResult, ToolsChoice, TurnResetReply, TurnRestoreReply, TurnStepReply, WireTurnAction } from '../protocol/ops.js';
 
 interface Pending {
   op: string;
   resolve: (v: unknown) => void;
   reject: (e: ProtocolError) => void;
   timer: NodeJS.Timeout | null;
+}
+
+/** The named fields of `args` that are not undefined, in the order named (the order they are encoded in). */
+function definedFields<T extends object, K extends keyof T>(args: T, keys: readonly K[]): Pick<T, K> {
+  const out = {} as Pick<T, K>;
+  for (const k of keys) if (args[k] !== undefined) out[k] = args[k];
+  return out;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -104,8 +97,8 @@ export class Client {
   constructor(opts: ClientOptions | string) {
     const o: ClientOptions = typeof opts === 'string' ? { endpoint: opts } : opts;
     this.endpoint = o.endpoint;
-    this.timeoutMs = o.timeoutMs ?? 30_000;
-    this.maxMessageBytes = o.maxMessageBytes ?? 1 << 20;
+    this.timeoutMs = o.timeoutMs ?? CLIENT_DEFAULT_TIMEOUT_MS;
+    this.maxMessageBytes = o.maxMessageBytes ?? CLIENT_DEFAULT_MAX_MESSAGE_BYTES;
     this.socket = new Dealer({ linger: 0, ipv6: /^tcp:\/\/\[/.test(o.endpoint) });
     if (o.curveServerKey !== undefined) {
       const own = o.curveSecretKey !== undefined && o.curvePublicKey !== undefined ? { publicKey: o.curvePublicKey, secretKey: o.curveSecretKey } : generateCurveKeyPair();
@@ -153,6 +146,11 @@ export class Client {
         }
       });
     });
+  }
+
+  /** Send one request of the op table: its fields typed from `OpParams`, its result from `OpResult`. */
+  call<O extends Op>(op: O, params: OpParams<O>, opts: { timeoutMs?: number } = {}): Promise<OpResult<O>> {
+    return this.request<OpResult<O>>(op, params as Record<string, unknown>, opts);
   }
 
   private fail(id: number, err: ProtocolError): void {
@@ -212,92 +210,77 @@ export class Client {
 
   /** Server facts: protocol version, presets, limits, spaces. */
   hello(): Promise<HelloResult> {
-    return this.request<HelloResult>('hello');
+    return this.call('hello', {});
   }
 
   /** Start an episode in a new session (or `args.session`). */
   reset(args: ClientResetArgs): Promise<SessionResetResult> {
-    const fields: Record<string, unknown> = { seed: args.seed };
-    if (args.preset !== undefined) fields['preset'] = args.preset;
-    if (args.session !== undefined) fields['session'] = args.session;
-    if (args.options !== undefined) fields['options'] = args.options;
-    return this.request<SessionResetResult>('reset', fields);
+    return this.call('reset', definedFields(args, ['seed', 'preset', 'session', 'options']));
   }
 
   /** One agent command in a session. */
   step(session: string, action: string): Promise<StepResult> {
-    return this.request<StepResult>('step', { session, action });
+    return this.call('step', { session, action });
   }
 
   /** Many steps in one round trip, executed in order, each independently. */
   async stepBatch(steps: readonly BatchStep[]): Promise<BatchItem[]> {
-    const r = await this.request<{ results: BatchItem[] }>('step_batch', { steps: steps.map((s) => ({ session: s.session, action: s.action })) });
+    const r = await this.call('step_batch', { steps: steps.map((s) => ({ session: s.session, action: s.action })) });
     return r.results;
   }
 
   /** Exact snapshot of a session. */
   async snapshot(session: string): Promise<EnvSnapshot> {
-    const r = await this.request<{ snapshot: EnvSnapshot }>('snapshot', { session });
+    const r = await this.call('snapshot', { session });
     return r.snapshot;
   }
 
   /** Continue from a snapshot in a new session (or overwrite `session`). */
   restore(snapshot: EnvSnapshot, session?: string): Promise<SessionResetResult> {
-    const fields: Record<string, unknown> = { snapshot };
-    if (session !== undefined) fields['session'] = session;
-    return this.request<SessionResetResult>('restore', fields);
+    return this.call('restore', session !== undefined ? { snapshot, session } : { snapshot });
   }
 
   // ------------------------------------------------------------------ turn protocol (docs/turn-protocol.md)
 
   /** Start a run of the paper's turn protocol (a `TurnEnv` session, new or `args.session`). */
   turnReset(args: ClientTurnResetArgs): Promise<TurnResetReply> {
-    const fields: Record<string, unknown> = { seed: args.seed };
-    if (args.preset !== undefined) fields['preset'] = args.preset;
-    if (args.session !== undefined) fields['session'] = args.session;
-    if (args.options !== undefined) fields['options'] = args.options;
-    if (args.tools !== undefined) fields['tools'] = args.tools;
-    if (args.detail === true) fields['detail'] = true;
-    return this.request<TurnResetReply>('turn_reset', fields);
+    const fields = definedFields(args, ['seed', 'preset', 'session', 'options', 'tools']);
+    return this.call('turn_reset', args.detail === true ? { ...fields, detail: true } : fields);
   }
 
   /** Play one agent turn: command strings (run_command calls) or the model's reply (`{tool_calls, content?, reasoning_content?}`). */
   turnStep(session: string, action: readonly string[] | WireTurnAction, opts: { detail?: boolean } = {}): Promise<TurnStepReply> {
     const act: WireTurnAction = Array.isArray(action) ? { commands: [...(action as readonly string[])] } : (action as WireTurnAction);
-    const fields: Record<string, unknown> = { session, action: act };
-    if (opts.detail === true) fields['detail'] = true;
-    return this.request<TurnStepReply>('turn_step', fields);
+    return this.call('turn_step', opts.detail === true ? { session, action: act, detail: true } : { session, action: act });
   }
 
   /** The chat to send to the LLM on the next call. */
   async turnMessages(session: string): Promise<ChatMessage[]> {
-    const r = await this.request<{ messages: ChatMessage[] }>('turn_messages', { session });
+    const r = await this.call('turn_messages', { session });
     return r.messages;
   }
 
   /** Exact snapshot of a turn session (`format: "ycgym-turns"`). */
   async turnSnapshot(session: string): Promise<TurnSnapshot> {
-    const r = await this.request<{ snapshot: TurnSnapshot }>('turn_snapshot', { session });
+    const r = await this.call('turn_snapshot', { session });
     return r.snapshot;
   }
 
   /** Continue a turn run from a snapshot in a new session (or overwrite `session`). */
   turnRestore(snapshot: TurnSnapshot, session?: string, opts: { detail?: boolean } = {}): Promise<TurnRestoreReply> {
-    const fields: Record<string, unknown> = { snapshot };
-    if (session !== undefined) fields['session'] = session;
-    if (opts.detail === true) fields['detail'] = true;
-    return this.request<TurnRestoreReply>('turn_restore', fields);
+    const fields: OpParams<'turn_restore'> = session !== undefined ? { snapshot, session } : { snapshot };
+    return this.call('turn_restore', opts.detail === true ? { ...fields, detail: true } : fields);
   }
 
   /** The reference's `extract_time_series` of a turn session's current world (the rollout JSON's `time_series`). */
   async turnTimeSeries(session: string): Promise<Record<string, unknown>> {
-    const r = await this.request<{ time_series: Record<string, unknown> }>('turn_time_series', { session });
+    const r = await this.call('turn_time_series', { session });
     return r.time_series;
   }
 
   /** Close a session on the server (of either kind). */
   async closeSession(session: string): Promise<void> {
-    await this.request('close', { session });
+    await this.call('close', { session });
   }
 
   /** Close the socket; pending requests fail with code `closed`. Idempotent. */

@@ -1,75 +1,21 @@
 /**
- * Protocol v1 (docs/protocol.md), transport-free: its version, limits, ops and error codes, the reply shapes,
- * the compiled validators of schema/protocol.schema.json, and the decoding of one payload frame. The server
- * routes requests with these; clients and tests validate against them.
+ * Protocol v1 (docs/protocol.md), transport-free: its version, the reply envelope, the compiled validators
+ * of schema/protocol.schema.json and the decoding of one payload frame; it re-exports the op table (./ops.ts)
+ * and the limits (./limits.ts). The server routes requests with these; clients and tests validate against them.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { packageRoot } from '../config/load.js';
-import type { SeedRange, SplitName } from '../config/splits.js';
-import type { PresetDescription } from '../env/env.js';
+import { MAX_REQUEST_ID_CHARS } from './limits.js';
+import { OP_TABLE, OPS, type ErrorBody, type ErrorCode, type Op, type RequestId } from './ops.js';
+
+export * from './limits.js';
+export * from './ops.js';
 
 /** Protocol version spoken by this server. */
 export const PROTOCOL_VERSION = 1;
-/** Maximum entries of one `step_batch`. */
-export const MAX_BATCH = 4096;
-/** Longest command the environment executes (longer ones are usage errors); reported in `hello.spaces`. */
-export const MAX_ACTION_CHARS = 65_536;
-/**
- * Default cap on the size of one `step_batch` reply (bytes of JSON): entries run while the reply built so far
- * is below it; later entries are not executed and fail alone with `message_too_large`. Without a cap, 4096
- * entries of a 1.4 MB observation (a full scratchpad read) would need ~6 GB and take the server down.
- */
-export const DEFAULT_MAX_BATCH_REPLY_BYTES = 64 * 2 ** 20;
-
-/** Every error code of the protocol. */
-export const ERROR_CODES = [
-  'bad_json',
-  'bad_frames',
-  'message_too_large',
-  'unsupported_version',
-  'invalid_request',
-  'unknown_op',
-  'unknown_session',
-  'session_limit',
-  'episode_over',
-  'bad_preset',
-  'bad_snapshot',
-  'internal',
-] as const;
-
-/** A protocol error code (string literal). */
-export type ErrorCode = (typeof ERROR_CODES)[number];
-
-/** The operations of protocol v1. */
-export const OPS = [
-  'hello',
-  'reset',
-  'step',
-  'step_batch',
-  'snapshot',
-  'restore',
-  'close',
-  'turn_reset',
-  'turn_step',
-  'turn_messages',
-  'turn_snapshot',
-  'turn_restore',
-  'turn_time_series',
-] as const;
-/** A protocol operation name. */
-export type Op = (typeof OPS)[number];
-
-/** A client-chosen request id (string of at most 256 characters or a safe integer). */
-export type RequestId = string | number;
-
-/** The error part of an error reply. */
-export interface ErrorBody {
-  code: ErrorCode;
-  message: string;
-}
 
 /** A successful reply. */
 export interface OkReply {
@@ -90,28 +36,11 @@ export interface ErrorReply {
 /** Any reply. */
 export type Reply = OkReply | ErrorReply;
 
-/** The `limits` block of `hello`. */
-export interface Limits {
-  max_message_bytes: number;
-  max_sessions: number;
-  idle_timeout_ms: number;
-  max_batch: number;
-}
-
-/** Result of `hello`. */
-export interface HelloResult {
-  protocol: 1;
-  server: string;
-  presets: string[];
-  limits: Limits;
-  /** The seed splits (src/config/splits.ts). */
-  splits: Record<SplitName, SeedRange>;
-  spaces: {
-    action: { type: 'text'; min_length: number; max_length: number };
-    observation: { type: 'json'; schema: string };
-    /** Per built-in preset: the facts fixed-size observation spaces need. */
-    presets: Record<string, PresetDescription>;
-  };
+/** The request id of a request value, when it is a valid one (a string of at most 256 characters or a safe integer). */
+export function validRequestId(v: unknown): RequestId | null {
+  if (typeof v === 'string') return v.length <= MAX_REQUEST_ID_CHARS ? v : null;
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : null;
+  return null;
 }
 
 /** Build an error reply. */
@@ -141,22 +70,6 @@ export interface Validators {
 
 let validators: Validators | undefined;
 
-const DEF_NAMES: Record<Op, string> = {
-  hello: 'Hello',
-  reset: 'Reset',
-  step: 'Step',
-  step_batch: 'StepBatch',
-  snapshot: 'Snapshot',
-  restore: 'Restore',
-  close: 'Close',
-  turn_reset: 'TurnReset',
-  turn_step: 'TurnStep',
-  turn_messages: 'TurnMessages',
-  turn_snapshot: 'TurnSnapshot',
-  turn_restore: 'TurnRestore',
-  turn_time_series: 'TurnTimeSeries',
-};
-
 /** Compiled validators of schema/protocol.schema.json (compiled once per process). */
 export function getValidators(): Validators {
   if (validators !== undefined) return validators;
@@ -171,8 +84,8 @@ export function getValidators(): Validators {
   const requests = {} as Record<Op, ValidateFunction>;
   const replies = {} as Record<Op, ValidateFunction>;
   for (const op of OPS) {
-    requests[op] = get(`${DEF_NAMES[op]}Request`);
-    replies[op] = get(`${DEF_NAMES[op]}Reply`);
+    requests[op] = get(`${OP_TABLE[op].def}Request`);
+    replies[op] = get(`${OP_TABLE[op].def}Reply`);
   }
   validators = { requests, replies, errorReply: get('ErrorReply'), snapshot: get('EnvSnapshot'), turnSnapshot: get('TurnSnapshot'), ajv };
   return validators;

@@ -22,10 +22,12 @@ import {
   type OkReply,
   type Reply,
   type RequestId,
+  type ToolsChoice,
+  type WireTurnAction,
+  validRequestId,
 } from '../protocol/protocol.js';
 import type { TurnOptions, TurnSnapshot } from '../turns/turns.js';
 import { SessionError, type SessionManager } from './sessions.js';
-import type { ToolsChoice, WireTurnAction } from './turn-session.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Routing
@@ -59,11 +61,6 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function validId(v: unknown): RequestId | null {
-  if (typeof v === 'string') return v.length <= 256 ? v : null;
-  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : null;
-  return null;
-}
 
 type Req = Record<string, unknown>;
 
@@ -125,7 +122,7 @@ export class ProtocolHandler {
       if (!isObject(value)) {
         reply = errorReply('invalid_request', '/: must be object');
       } else {
-        id = validId(value['id']);
+        id = validRequestId(value['id']);
         const r = this.route(value, id);
         if (r instanceof BatchJob) return r;
         op = r.op;

@@ -3,13 +3,9 @@
  * (Z85 text, 40 characters for 32 bytes) for everything else.
  */
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import { curveKeyPair } from 'zeromq';
+import type { CurveKeyPair } from '../protocol/curve.js';
 
-/** A CURVE key pair in Z85 (40 characters each). */
-export interface CurveKeyPair {
-  publicKey: string;
-  secretKey: string;
-}
+export { generateCurveKeyPair, type CurveKeyPair } from '../protocol/curve.js';
 
 /** A refused endpoint or bad key material (a configuration error, not a runtime failure). */
 export class SecurityError extends Error {
@@ -73,12 +69,6 @@ export function curvePublicKeyFromSecret(secretKeyZ85: string): string {
   const priv = createPrivateKey({ key: Buffer.concat([PKCS8_X25519, secret]), format: 'der', type: 'pkcs8' });
   const spki = createPublicKey(priv).export({ format: 'der', type: 'spki' });
   return z85Encode(new Uint8Array(spki.subarray(spki.length - 32)));
-}
-
-/** A fresh random CURVE key pair (ZeroMQ's `zmq_curve_keypair`). */
-export function generateCurveKeyPair(): CurveKeyPair {
-  const { publicKey, secretKey } = curveKeyPair();
-  return { publicKey, secretKey };
 }
 
 /** Validate server keys: the secret key is required, the public key is derived when absent and must match when given. */

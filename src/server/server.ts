@@ -14,7 +14,7 @@ import { Router } from 'zeromq';
 import type { ResetResult } from '../env/env.js';
 import { listPresets, packageRoot } from '../config/load.js';
 import { BatchJob, ProtocolHandler, type Handled } from './protocol-handler.js';
-import { errorReply, schemaValidator } from '../protocol/protocol.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator } from '../protocol/protocol.js';
 import { assertBindAllowed, resolveCurveKeys } from './security.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 import type { TurnStart } from './turn-session.js';
@@ -67,8 +67,6 @@ const MAX_QUEUED_BYTES = 64 * 2 ** 20;
 const READ_BURST = 64;
 /** Under sustained load, let timers (idle reaping) run at least this often. */
 const YIELD_EVERY_MS = 20;
-/** 8 MiB: room for a full snapshot (about 120 KB per simulated year, more with a large scratchpad). */
-const DEFAULT_MAX_MESSAGE_BYTES = 8 << 20;
 /** Upper bound on routing frames echoed back (a REQ behind a few brokers needs far fewer). */
 const MAX_ENVELOPE_FRAMES = 64;
 

@@ -11,17 +11,9 @@
 import { PresetError } from '../config/load.js';
 import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult } from '../env/env.js';
 import type { ChatMessage, TurnOptions, TurnSnapshot } from '../turns/turns.js';
-import type { ErrorCode } from '../protocol/protocol.js';
-import {
-  toolList,
-  TurnSession,
-  type ToolsChoice,
-  type TurnResetReply,
-  type TurnRestoreReply,
-  type TurnStart,
-  type TurnStepReply,
-  type WireTurnAction,
-} from './turn-session.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, MAX_SESSION_ID_TAG_CHARS } from '../protocol/limits.js';
+import type { ErrorCode, SessionResetResult, ToolsChoice, TurnResetReply, TurnRestoreReply, TurnStepReply, WireTurnAction } from '../protocol/ops.js';
+import { toolList, TurnSession, type TurnStart } from './turn-session.js';
 
 /** The synchronous environment API the session table drives (`Env` implements it). */
 export interface SessionEnv {
@@ -94,8 +86,7 @@ type Session = { kind: 'env'; env: SessionEnv; lastUsed: number } | { kind: 'tur
 /** What `put` installs. */
 type SessionValue = { kind: 'env'; env: SessionEnv } | { kind: 'turns'; env: TurnSession };
 
-/** Result of `reset` and `restore`: the session id plus the environment's reset result. */
-export type SessionResetResult = { session: string } & ResetResult;
+export type { SessionResetResult } from '../protocol/ops.js';
 
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -123,8 +114,8 @@ export class SessionManager {
   private readonly idSuffix: string;
 
   constructor(opts: SessionManagerOptions = {}) {
-    this.maxSessions = opts.maxSessions ?? 1024;
-    this.idleTimeoutMs = opts.idleTimeoutMs ?? 600_000;
+    this.maxSessions = opts.maxSessions ?? DEFAULT_MAX_SESSIONS;
+    this.idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     if (!Number.isInteger(this.maxSessions) || this.maxSessions < 1) throw new RangeError('maxSessions must be a positive integer');
     if (!Number.isFinite(this.idleTimeoutMs) || this.idleTimeoutMs < 0) throw new RangeError('idleTimeoutMs must be >= 0');
     this.presets = new Set(opts.presets ?? []);
@@ -136,7 +127,7 @@ export class SessionManager {
     this.checkRestored = opts.checkRestored ?? (() => null);
     this.checkTurnRestored = opts.checkTurnRestored ?? (() => null);
     const tag = opts.idTag ?? '';
-    if (!/^[A-Za-z0-9_-]{0,32}$/.test(tag)) throw new RangeError('idTag must be at most 32 characters of [A-Za-z0-9_-]');
+    if (!new RegExp(`^[A-Za-z0-9_-]{0,${MAX_SESSION_ID_TAG_CHARS}}$`).test(tag)) throw new RangeError(`idTag must be at most ${MAX_SESSION_ID_TAG_CHARS} characters of [A-Za-z0-9_-]`);
     this.idSuffix = tag === '' ? '' : `.${tag}`;
   }
 

@@ -8,10 +8,10 @@
 import { statusOf, type Status } from '../env/env.js';
 import { policyError, pyShlexSplit, type ToolResult } from '../turns/executor.js';
 import { toolSchemas, type FunctionTool } from '../turns/tools.js';
+import type { CallDetail, ToolsChoice, TurnStepReply, WireTurnAction } from '../protocol/ops.js';
 import {
   TurnEnv,
   type ChatMessage,
-  type ToolCall,
   type TurnInfo,
   type TurnOptions,
   type TurnSnapshot,
@@ -20,8 +20,7 @@ import { extractTimeSeries } from '../export/rollout-json.js';
 import { DEFAULT_LIMITS, parseArgv, type Simulation } from '../sim/index.js';
 import { validateSimSnapshot } from '../env/snapshot.js';
 
-/** Which tool schemas `turn_reset` hands out: the reference's `run_command`, one tool per verb, or both. */
-export type ToolsChoice = 'run_command' | 'verbs' | 'all';
+export type { CallDetail, ToolsChoice, TurnResetReply, TurnRestoreReply, TurnStepDetail, TurnStepReply, WireTurnAction } from '../protocol/ops.js';
 
 /** The tool list of a `ToolsChoice`. */
 export function toolList(choice: ToolsChoice = 'run_command'): FunctionTool[] {
@@ -29,60 +28,6 @@ export function toolList(choice: ToolsChoice = 'run_command'): FunctionTool[] {
   if (choice === 'verbs') return t.verbs;
   if (choice === 'all') return [...t.reference, ...t.verbs];
   return t.reference;
-}
-
-/** A turn as it comes over the wire: `commands` (run_command calls) or the model's `tool_calls`. */
-export interface WireTurnAction {
-  commands?: string[];
-  tool_calls?: ToolCall[];
-  content?: string | null;
-  reasoning_content?: string;
-}
-
-/** Status after one executed command and the verb it was recognised as (the `Observation` fields a tool result lacks). */
-export interface CallDetail {
-  command: string | null;
-  status: Status;
-}
-
-/** `detail` of `turn_step`. */
-export interface TurnStepDetail {
-  /** One entry per tool result, in order. */
-  calls: CallDetail[];
-  /** The harness's own `sim resume` after the turn (`info.auto_resume`), or null. */
-  auto_resume: CallDetail | null;
-  /** Status of the run's current world after the step (a fresh world when a bankruptcy started the next episode). */
-  status: Status;
-  /** `extract_time_series` of the world of the episode this step ended (`info.episode_end`), else null. */
-  episode_time_series: Record<string, unknown> | null;
-}
-
-/** Result of `turn_reset`. */
-export interface TurnResetReply {
-  session: string;
-  messages: ChatMessage[];
-  tools: FunctionTool[];
-  tool_choice: 'auto';
-  info: TurnInfo;
-  detail?: { status: Status };
-}
-
-/** Result of `turn_step`. */
-export interface TurnStepReply {
-  tool_results: ToolResult[];
-  next_user_message: string | null;
-  done: boolean;
-  terminal_reason: TurnInfo['terminal_reason'];
-  info: TurnInfo;
-  detail?: TurnStepDetail;
-}
-
-/** Result of `turn_restore`. */
-export interface TurnRestoreReply {
-  session: string;
-  messages: ChatMessage[];
-  info: TurnInfo;
-  detail?: { status: Status };
 }
 
 /** The chat, info and world status after `reset` or `restore` (`status` is sent as `detail.status` on request). */

@@ -1,0 +1,47 @@
+/**
+ * Every numeric limit of protocol v1, in one place. The JSON Schema (schema/protocol.schema.json) repeats
+ * the ones it checks as literals; test/unit/protocol-table.test.ts holds the two to the same numbers.
+ */
+
+/** Maximum entries of one `step_batch` (schema: `StepBatchRequest.steps.maxItems`; reported in `hello.limits.max_batch`). */
+export const MAX_BATCH = 4096;
+
+/** Longest command the environment executes (longer ones are usage errors); reported in `hello.spaces`. */
+export const MAX_ACTION_CHARS = 65_536;
+
+/** Longest session id (schema: `SessionId.maxLength`). */
+export const MAX_SESSION_ID_CHARS = 64;
+
+/** Longest preset name (schema: `PresetName.maxLength`). */
+export const MAX_PRESET_NAME_CHARS = 128;
+
+/** Longest string request id (schema: `RequestId.maxLength`); a numeric id must be a safe integer. */
+export const MAX_REQUEST_ID_CHARS = 256;
+
+/**
+ * Default cap on the size of one `step_batch` reply (bytes of JSON): entries run while the reply built so far
+ * is below it; later entries are not executed and fail alone with `message_too_large`. Without a cap, 4096
+ * entries of a 1.4 MB observation (a full scratchpad read) would need ~6 GB and take the server down.
+ */
+export const DEFAULT_MAX_BATCH_REPLY_BYTES = 64 * 2 ** 20;
+
+/**
+ * Default size limit of one request frame on the server (`hello.limits.max_message_bytes`): 8 MiB, room for a
+ * full snapshot (about 120 KB per simulated year, more with a large scratchpad).
+ */
+export const DEFAULT_MAX_MESSAGE_BYTES = 8 << 20;
+
+/** Default size above which the TS client refuses to send a request itself (1 MiB; `ClientOptions.maxMessageBytes`). */
+export const CLIENT_DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;
+
+/** Default cap on live sessions (`hello.limits.max_sessions`). */
+export const DEFAULT_MAX_SESSIONS = 1024;
+
+/** Default idle time after which a session is closed, in milliseconds; 0 disables reaping (`hello.limits.idle_timeout_ms`). */
+export const DEFAULT_IDLE_TIMEOUT_MS = 600_000;
+
+/** Longest instance tag of session ids (`s1.<tag>`), of the characters `[A-Za-z0-9_-]`. */
+export const MAX_SESSION_ID_TAG_CHARS = 32;
+
+/** Default per-request timeout of the TS client in milliseconds (0 waits forever). */
+export const CLIENT_DEFAULT_TIMEOUT_MS = 30_000;

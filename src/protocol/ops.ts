@@ -1,0 +1,229 @@
+/**
+ * The op table of protocol v1 (docs/protocol.md): every op with its request and result types, the name of
+ * its JSON Schema definitions (schema/protocol.schema.json, `<Def>Request` and `<Def>Reply`), the kind of
+ * session it acts on, and the error codes. Servers implement `OpHandlers` (one handler per op, typed from
+ * this table); clients type their calls with `OpParams`/`OpResult`; scripts/gen renders the Python types and
+ * docs/protocol.md's table from `OP_TABLE`. Types only, plus the one runtime table: no I/O, no schema compiling.
+ */
+import type { SeedRange, SplitName } from '../config/splits.js';
+import type { EnvSnapshot, Observation, PresetDescription, ResetOptions, ResetResult, Status, StepInfo, StepResult } from '../env/env.js';
+import type { ToolResult } from '../turns/executor.js';
+import type { FunctionTool } from '../turns/tools.js';
+import type { ChatMessage, ToolCall, TurnInfo, TurnOptions, TurnSnapshot } from '../turns/turns.js';
+
+// The types of the environments that travel on the wire, re-exported so that a client needs only this module.
+export type { ChatMessage, EnvSnapshot, FunctionTool, Observation, PresetDescription, ResetOptions, ResetResult, Status, StepInfo, StepResult, ToolCall, ToolResult, TurnInfo, TurnOptions, TurnSnapshot };
+
+// ---------------------------------------------------------------------------------------------------------
+// Errors
+
+/** Every error code of the protocol. */
+export const ERROR_CODES = [
+  'bad_json',
+  'bad_frames',
+  'message_too_large',
+  'unsupported_version',
+  'invalid_request',
+  'unknown_op',
+  'unknown_session',
+  'session_limit',
+  'episode_over',
+  'bad_preset',
+  'bad_snapshot',
+  'internal',
+] as const;
+
+/** A protocol error code (string literal). */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** The error part of an error reply (and of a failed `step_batch` entry). */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+}
+
+/** A client-chosen request id (string of at most `MAX_REQUEST_ID_CHARS` characters or a safe integer). */
+export type RequestId = string | number;
+
+// ---------------------------------------------------------------------------------------------------------
+// Wire types of the ops
+
+/** The `limits` block of `hello`. */
+export interface Limits {
+  max_message_bytes: number;
+  max_sessions: number;
+  idle_timeout_ms: number;
+  max_batch: number;
+}
+
+/** Result of `hello`. */
+export interface HelloResult {
+  protocol: 1;
+  server: string;
+  presets: string[];
+  limits: Limits;
+  /** The seed splits (src/config/splits.ts). */
+  splits: Record<SplitName, SeedRange>;
+  spaces: {
+    action: { type: 'text'; min_length: number; max_length: number };
+    observation: { type: 'json'; schema: string };
+    /** Per built-in preset: the facts fixed-size observation spaces need. */
+    presets: Record<string, PresetDescription>;
+  };
+}
+
+/** Server-side Arrow recording of a session (`reset` option; refused unless the server was started with a record dir). */
+export interface RecordOptions {
+  path: string;
+}
+
+/** `options` of a `reset` request: the env's reset options plus the server-side recording. */
+export interface WireResetOptions extends ResetOptions {
+  record?: RecordOptions;
+}
+
+/** Result of `reset` and `restore`: the session id plus the environment's reset result. */
+export type SessionResetResult = { session: string } & ResetResult;
+
+/** One entry of a `step_batch` request. */
+export interface BatchStep {
+  session: string;
+  action: string;
+}
+
+/** One entry of a `step_batch` reply, in request order. */
+export type BatchItem = { ok: true; result: StepResult } | { ok: false; error: ErrorBody };
+
+/** Which tool schemas `turn_reset` hands out: the reference's `run_command`, one tool per verb, or both. */
+export type ToolsChoice = 'run_command' | 'verbs' | 'all';
+
+/** A turn as it comes over the wire: `commands` (run_command calls) or the model's `tool_calls`. */
+export interface WireTurnAction {
+  commands?: string[];
+  tool_calls?: ToolCall[];
+  content?: string | null;
+  reasoning_content?: string;
+}
+
+/** Status after one executed command and the verb it was recognised as (the `Observation` fields a tool result lacks). */
+export interface CallDetail {
+  command: string | null;
+  status: Status;
+}
+
+/** `detail` of `turn_step`. */
+export interface TurnStepDetail {
+  /** One entry per tool result, in order. */
+  calls: CallDetail[];
+  /** The harness's own `sim resume` after the turn (`info.auto_resume`), or null. */
+  auto_resume: CallDetail | null;
+  /** Status of the run's current world after the step (a fresh world when a bankruptcy started the next episode). */
+  status: Status;
+  /** `extract_time_series` of the world of the episode this step ended (`info.episode_end`), else null. */
+  episode_time_series: Record<string, unknown> | null;
+}
+
+/** Result of `turn_reset`. */
+export interface TurnResetReply {
+  session: string;
+  messages: ChatMessage[];
+  tools: FunctionTool[];
+  tool_choice: 'auto';
+  info: TurnInfo;
+  detail?: { status: Status };
+}
+
+/** Result of `turn_step`. */
+export interface TurnStepReply {
+  tool_results: ToolResult[];
+  next_user_message: string | null;
+  done: boolean;
+  terminal_reason: TurnInfo['terminal_reason'];
+  info: TurnInfo;
+  detail?: TurnStepDetail;
+}
+
+/** Result of `turn_restore`. */
+export interface TurnRestoreReply {
+  session: string;
+  messages: ChatMessage[];
+  info: TurnInfo;
+  detail?: { status: Status };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The op table (types)
+
+/** Fields of a request naming a session. */
+export interface SessionParams {
+  session: string;
+}
+
+/** Each op: the fields of its request (besides `v`, `id` and `op`) and the `result` of its successful reply. */
+export interface OpSignatures {
+  hello: { params: Record<string, never>; result: HelloResult };
+  reset: { params: { seed: number; preset?: string; session?: string; options?: WireResetOptions }; result: SessionResetResult };
+  step: { params: { session: string; action: string }; result: StepResult };
+  step_batch: { params: { steps: BatchStep[] }; result: { results: BatchItem[] } };
+  snapshot: { params: SessionParams; result: { snapshot: EnvSnapshot } };
+  restore: { params: { snapshot: EnvSnapshot; session?: string }; result: SessionResetResult };
+  close: { params: SessionParams; result: { closed: true } };
+  turn_reset: {
+    params: { seed: number; preset?: string; session?: string; options?: TurnOptions; tools?: ToolsChoice; detail?: boolean };
+    result: TurnResetReply;
+  };
+  turn_step: { params: { session: string; action: WireTurnAction; detail?: boolean }; result: TurnStepReply };
+  turn_messages: { params: SessionParams; result: { messages: ChatMessage[] } };
+  turn_snapshot: { params: SessionParams; result: { snapshot: TurnSnapshot } };
+  turn_restore: { params: { snapshot: TurnSnapshot; session?: string; detail?: boolean }; result: TurnRestoreReply };
+  turn_time_series: { params: SessionParams; result: { time_series: Record<string, unknown> } };
+}
+
+/** A protocol operation name. */
+export type Op = keyof OpSignatures;
+/** The fields of an op's request besides the envelope. */
+export type OpParams<O extends Op> = OpSignatures[O]['params'];
+/** The `result` of an op's successful reply. */
+export type OpResult<O extends Op> = OpSignatures[O]['result'];
+/** A whole request of an op, as validated against its schema. */
+export type OpRequest<O extends Op> = { v: 1; id?: RequestId; op: O } & OpParams<O>;
+
+/** One handler per op, typed from the table: what a server implements (errors are thrown, mapped to codes once). */
+export type OpHandlers = { readonly [O in Op]: (req: OpRequest<O>) => OpResult<O> };
+
+// ---------------------------------------------------------------------------------------------------------
+// The op table (runtime)
+
+/** Which sessions an op acts on: none (`hello`), `Env` sessions, turn-protocol sessions, or either (`close`). */
+export type SessionKind = 'none' | 'env' | 'turns' | 'any';
+
+/** The runtime facts of one op. */
+export interface OpSpec {
+  /** Stem of its schema definitions: `<def>Request`, `<def>Reply` (and `<def>Result` for most). */
+  def: string;
+  session: SessionKind;
+  /** Whether a valid request may create a session (counts against `max_sessions`). */
+  creates: boolean;
+  /** One line for docs/protocol.md. */
+  summary: string;
+}
+
+/** Every op of protocol v1, in the order of docs/protocol.md. */
+export const OP_TABLE: { readonly [O in Op]: OpSpec } = {
+  hello: { def: 'Hello', session: 'none', creates: false, summary: 'Server facts: protocol version, presets, limits, observation spaces.' },
+  reset: { def: 'Reset', session: 'env', creates: true, summary: 'Start an episode in a new session (or replace the episode of `session`).' },
+  step: { def: 'Step', session: 'env', creates: false, summary: 'Execute one agent command; the observation, reward and end flags.' },
+  step_batch: { def: 'StepBatch', session: 'env', creates: false, summary: 'Many steps in one round trip, in order, each failing alone.' },
+  snapshot: { def: 'Snapshot', session: 'env', creates: false, summary: 'Exact snapshot of a session.' },
+  restore: { def: 'Restore', session: 'env', creates: true, summary: 'Continue from a snapshot in a new session (or in `session`).' },
+  close: { def: 'Close', session: 'any', creates: false, summary: 'Close a session of either kind.' },
+  turn_reset: { def: 'TurnReset', session: 'turns', creates: true, summary: "Start a run of the paper's turn protocol: the chat, the tools, the info." },
+  turn_step: { def: 'TurnStep', session: 'turns', creates: false, summary: 'Play one agent turn (commands or tool calls); tool results and the next user message.' },
+  turn_messages: { def: 'TurnMessages', session: 'turns', creates: false, summary: 'The chat to send to the LLM next.' },
+  turn_snapshot: { def: 'TurnSnapshot', session: 'turns', creates: false, summary: 'Exact snapshot of a turn session.' },
+  turn_restore: { def: 'TurnRestore', session: 'turns', creates: true, summary: 'Continue a turn run from a snapshot in a new session (or in `session`).' },
+  turn_time_series: { def: 'TurnTimeSeries', session: 'turns', creates: false, summary: "The reference's extract_time_series of a turn session's world." },
+};
+
+/** The operations of protocol v1 (the keys of `OP_TABLE`, in order). */
+export const OPS = Object.keys(OP_TABLE) as readonly Op[];
