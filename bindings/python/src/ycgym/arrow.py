@@ -50,6 +50,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("ycgym.arrow needs pyarrow: pip install 'ycgym[arrow]'") from e
 
+from ._arrow_schema import EPISODE_COLUMNS, SCHEMA_VERSION, STEP_COLUMNS
 from .spaces import DOMAINS, parse_time
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -71,35 +72,19 @@ __all__ = [
     "episodes_table",
 ]
 
-_STEP_FIELDS: list[tuple[str, Any, bool]] = [
-    ("run_id", pa.string(), False),
-    ("episode_id", pa.int64(), False),
-    ("policy", pa.string(), False),
-    ("preset", pa.string(), False),
-    ("seed", pa.int64(), False),
-    ("step", pa.int64(), False),
-    ("action", pa.string(), True),
-    ("observation_text", pa.string(), False),
-    ("ok", pa.bool_(), False),
-    ("exit_code", pa.int32(), False),
-    ("command", pa.string(), True),
-    ("sim_time", pa.timestamp("us"), False),
-    ("funds_cents", pa.int64(), False),
-    ("monthly_payroll_cents", pa.int64(), False),
-    ("runway_months", pa.float64(), True),
-    *((f"prestige_{d}", pa.float64(), False) for d in DOMAINS),
-    ("active_tasks", pa.int32(), False),
-    ("planned_tasks", pa.int32(), False),
-    ("completed_tasks", pa.int32(), False),
-    ("reward", pa.float64(), False),
-    ("reward_cents", pa.int64(), False),
-    ("terminated", pa.bool_(), False),
-    ("truncated", pa.bool_(), False),
-    ("is_first", pa.bool_(), False),
-    ("is_last", pa.bool_(), False),
-]
+_ARROW_TYPES: dict[str, Any] = {
+    "utf8": pa.string(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "float64": pa.float64(),
+    "bool": pa.bool_(),
+    "timestamp_us": pa.timestamp("us"),
+}
+"""The Arrow type of each column kind of ``src/export/schema.ts``."""
 
-SCHEMA_VERSION = "1"
+# The columns of the step and episode tables are generated from the TypeScript exporter's
+# (src/export/schema.ts -> _arrow_schema.py, by scripts/gen/python.ts): written once.
+_STEP_FIELDS: list[tuple[str, Any, bool]] = [(name, _ARROW_TYPES[kind], nullable) for name, kind, nullable in STEP_COLUMNS]
 
 STEP_SCHEMA = pa.schema(
     [pa.field(name, typ, nullable=nullable) for name, typ, nullable in _STEP_FIELDS],
@@ -107,20 +92,7 @@ STEP_SCHEMA = pa.schema(
 )
 """Arrow schema of step tables (see the module docstring); equal to the TypeScript exporter's."""
 
-_EPISODE_FIELDS: list[tuple[str, Any, bool]] = [
-    ("run_id", pa.string(), False),
-    ("episode_id", pa.int64(), False),
-    ("seed", pa.int64(), False),
-    ("policy", pa.string(), False),
-    ("preset", pa.string(), False),
-    ("final_funds_cents", pa.int64(), False),
-    ("outcome", pa.string(), False),
-    ("steps", pa.int32(), False),
-    ("tasks_succeeded", pa.int32(), False),
-    ("tasks_failed", pa.int32(), False),
-    ("accepted_from_adversarial", pa.int32(), False),
-    ("accepted_total", pa.int32(), False),
-]
+_EPISODE_FIELDS: list[tuple[str, Any, bool]] = [(name, _ARROW_TYPES[kind], nullable) for name, kind, nullable in EPISODE_COLUMNS]
 
 EPISODE_SCHEMA = pa.schema(
     [pa.field(name, typ, nullable=nullable) for name, typ, nullable in _EPISODE_FIELDS],

@@ -24,11 +24,28 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
 import zmq
 
 from . import _json
+from ._protocol import (
+    ChatMessage,
+    EnvSnapshot,
+    HelloResult,
+    Observation,
+    ResetResult,
+    Status,
+    StepInfo,
+    StepResult,
+    TimeSeries,
+    ToolResult,
+    TurnInfo,
+    TurnResetResult,
+    TurnRestoreResult,
+    TurnSnapshot,
+    TurnStepResult,
+)
 from ._version import PROTOCOL_VERSION
 
 __all__ = [
@@ -36,8 +53,12 @@ __all__ = [
     "Client",
     "ProtocolError",
     "ServerExitedError",
+    "ChatMessage",
+    "EnvSnapshot",
     "Observation",
     "Status",
+    "TimeSeries",
+    "TurnSnapshot",
     "StepInfo",
     "StepResult",
     "ResetResult",
@@ -45,8 +66,12 @@ __all__ = [
     "ToolResult",
     "TurnInfo",
     "TurnResetResult",
+    "TurnRestoreResult",
     "TurnStepResult",
 ]
+
+# The wire types (Status, Observation, StepResult, HelloResult, TurnInfo, ...) are generated from the TypeScript
+# contract (src/protocol, schema/protocol.schema.json) into _protocol.py by scripts/gen/python.ts.
 
 RequestId = int | str
 
@@ -89,116 +114,6 @@ class ServerExitedError(ConnectionError):
 
 _LIVENESS_POLL_MS = 200
 """While waiting for a reply, how often a client with ``liveness`` checks that its server still runs."""
-
-
-class Status(TypedDict):
-    """The status block of every observation."""
-
-    sim_time: str
-    horizon_end: str
-    funds_cents: int
-    monthly_payroll_cents: int
-    runway_months: float | None
-    prestige: dict[str, float]
-    trust: dict[str, float]
-    active_tasks: int
-    planned_tasks: int
-    completed_tasks: int
-    bankrupt: bool
-    horizon_reached: bool
-    events: list[Any]
-
-
-class Observation(TypedDict):
-    """What the agent sees after a step (``text`` is exactly what the reference CLI prints)."""
-
-    text: str
-    ok: bool
-    exit_code: int
-    command: str | None
-    status: Status
-
-
-class StepInfo(TypedDict):
-    reward_cents: int
-    step: int
-    funds_cents: int
-    terminal_reason: str | None
-
-
-class StepResult(TypedDict):
-    observation: Observation
-    reward: float
-    terminated: bool
-    truncated: bool
-    info: StepInfo
-
-
-class ResetResult(TypedDict):
-    session: str
-    observation: Observation
-    info: StepInfo
-
-
-class HelloResult(TypedDict, total=False):
-    protocol: int
-    server: str
-    presets: list[str]
-    limits: dict[str, Any]
-    spaces: dict[str, Any]
-    splits: dict[str, dict[str, int]]
-
-
-class ToolResult(TypedDict):
-    """One tool call's result, as the chat carries it (as JSON text) in a ``tool`` message."""
-
-    ok: bool
-    exit_code: int
-    stdout: str
-    stderr: str
-    sim_time: None
-    command: str
-
-
-class TurnInfo(TypedDict):
-    """Run-level information of the turn protocol (``TurnInfo`` in ``docs/protocol.md``)."""
-
-    turn: int
-    calls: int
-    episode: int
-    turns_since_resume: int
-    resumed: bool
-    auto_advanced: bool
-    auto_resume: ToolResult | None
-    reward_cents: int
-    funds_cents: int
-    sim_time: str
-    terminal_reason: str | None
-    terminal_detail: str | None
-    episode_end: dict[str, Any] | None
-
-
-class TurnResetResult(TypedDict, total=False):
-    """Result of ``turn_reset`` / ``turn_restore`` (``tools``/``tool_choice`` only from ``turn_reset``,
-    ``detail`` only when requested)."""
-
-    session: str
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
-    tool_choice: str
-    info: TurnInfo
-    detail: dict[str, Any]
-
-
-class TurnStepResult(TypedDict, total=False):
-    """Result of ``turn_step`` (``detail`` only when requested)."""
-
-    tool_results: list[ToolResult]
-    next_user_message: str | None
-    done: bool
-    terminal_reason: str | None
-    info: TurnInfo
-    detail: dict[str, Any]
 
 
 def _as_z85(key: str | bytes | None) -> bytes | None:
@@ -448,9 +363,9 @@ class Client:
                 out.append(pe)
         return out
 
-    def snapshot(self, session: str, *, timeout: Timeout = DEFAULT) -> dict[str, Any]:
-        """Exact, opaque JSON snapshot of ``session`` (pass it to :meth:`restore`)."""
-        return cast("dict[str, Any]", self.request("snapshot", session=session, timeout=timeout)["snapshot"])
+    def snapshot(self, session: str, *, timeout: Timeout = DEFAULT) -> EnvSnapshot:
+        """Exact JSON snapshot of ``session`` (pass it to :meth:`restore`; treat it as opaque)."""
+        return cast(EnvSnapshot, self.request("snapshot", session=session, timeout=timeout)["snapshot"])
 
     def restore(
         self,
@@ -509,13 +424,13 @@ class Client:
             TurnStepResult, self.request("turn_step", session=session, action=act, detail=True if detail else None, timeout=timeout)
         )
 
-    def turn_messages(self, session: str, *, timeout: Timeout = DEFAULT) -> list[dict[str, Any]]:
+    def turn_messages(self, session: str, *, timeout: Timeout = DEFAULT) -> list[ChatMessage]:
         """The chat to send to the LLM on the next call (system prompt with scratchpad, kept history)."""
-        return cast("list[dict[str, Any]]", self.request("turn_messages", session=session, timeout=timeout)["messages"])
+        return cast("list[ChatMessage]", self.request("turn_messages", session=session, timeout=timeout)["messages"])
 
-    def turn_snapshot(self, session: str, *, timeout: Timeout = DEFAULT) -> dict[str, Any]:
+    def turn_snapshot(self, session: str, *, timeout: Timeout = DEFAULT) -> TurnSnapshot:
         """Exact snapshot of a turn session (``format: "ycgym-turns"``; world, chat and counters)."""
-        return cast("dict[str, Any]", self.request("turn_snapshot", session=session, timeout=timeout)["snapshot"])
+        return cast(TurnSnapshot, self.request("turn_snapshot", session=session, timeout=timeout)["snapshot"])
 
     def turn_restore(
         self,
@@ -524,16 +439,16 @@ class Client:
         *,
         detail: bool = False,
         timeout: Timeout = DEFAULT,
-    ) -> TurnResetResult:
+    ) -> TurnRestoreResult:
         """Continue a turn run from ``snapshot`` in ``session`` (overwritten) or in a new session."""
         return cast(
-            TurnResetResult,
+            TurnRestoreResult,
             self.request("turn_restore", snapshot=snapshot, session=session, detail=True if detail else None, timeout=timeout),
         )
 
-    def turn_time_series(self, session: str, *, timeout: Timeout = DEFAULT) -> dict[str, Any]:
+    def turn_time_series(self, session: str, *, timeout: Timeout = DEFAULT) -> TimeSeries:
         """The reference's ``extract_time_series`` of the session's current world (rollout JSON ``time_series``)."""
-        return cast("dict[str, Any]", self.request("turn_time_series", session=session, timeout=timeout)["time_series"])
+        return cast(TimeSeries, self.request("turn_time_series", session=session, timeout=timeout)["time_series"])
 
     def close(self, session: str | None = None, *, timeout: Timeout = DEFAULT) -> Any:
         """With ``session``: the protocol's ``close`` op (frees that session on the server).
