@@ -3,7 +3,8 @@
  * and build the reply. Errors are data: every input, however malformed, yields exactly one reply object.
  */
 import { performance } from 'node:perf_hooks';
-import { describePreset, type EnvSnapshot, type ResetOptions } from '../env/env.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { describePreset } from '../env/env.js';
 import { SPLITS } from '../config/splits.js';
 import {
   checkReply,
@@ -19,14 +20,14 @@ import {
   type ErrorBody,
   type HelloResult,
   type Op,
+  type OpHandlers,
+  type OpRequest,
+  type OpResult,
   type OkReply,
   type Reply,
   type RequestId,
-  type ToolsChoice,
-  type WireTurnAction,
   validRequestId,
 } from '../protocol/protocol.js';
-import type { TurnOptions, TurnSnapshot } from '../turns/turns.js';
 import { SessionError, type SessionManager } from './sessions.js';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -67,6 +68,7 @@ type Req = Record<string, unknown>;
 /** Routes decoded requests to a session table. Pure apart from the session table it drives. */
 export class ProtocolHandler {
   private readonly hello: HelloResult;
+  private readonly handlers: OpHandlers;
 
   constructor(
     private readonly sessions: SessionManager,
@@ -74,6 +76,7 @@ export class ProtocolHandler {
     private readonly opts: ProtocolOptions = {},
   ) {
     getValidators();
+    this.handlers = this.opHandlers();
     this.hello = {
       protocol: PROTOCOL_VERSION,
       server: `ycgym/${facts.version}`,
@@ -129,7 +132,7 @@ export class ProtocolHandler {
         reply = r.reply;
       }
     } catch (e) {
-      reply = errorReply('internal', `internal error: ${e instanceof Error ? e.message : String(e)}`, id);
+      reply = { v: PROTOCOL_VERSION, id, ok: false, error: errorOf(e) };
       op = null;
     }
     return this.finish(op, reply, null, value);
@@ -176,72 +179,70 @@ export class ProtocolHandler {
     if (op === 'step_batch') {
       return new BatchJob(this, this.sessions, id, req['steps'] as BatchEntry[], this.opts.maxBatchReplyBytes ?? DEFAULT_MAX_BATCH_REPLY_BYTES);
     }
+    const handler = this.handlers[op] as (r: OpRequest<Op>) => OpResult<Op>;
     try {
-      return { reply: { v: PROTOCOL_VERSION, id, ok: true, result: this.execute(op, req) }, op };
+      return { reply: { v: PROTOCOL_VERSION, id, ok: true, result: handler(req as OpRequest<Op>) }, op };
     } catch (e) {
-      if (e instanceof SessionError) return { reply: errorReply(e.code, e.message, id), op };
-      throw e;
+      return { reply: { v: PROTOCOL_VERSION, id, ok: false, error: errorOf(e) }, op };
     }
   }
 
-  private execute(op: Op, req: Req): unknown {
+  /** The handler of every op but `step_batch` (run in slices by `BatchJob`), typed from the op table. */
+  private opHandlers(): OpHandlers {
     const s = this.sessions;
-    switch (op) {
-      case 'hello':
-        return this.hello;
-      case 'reset': {
-        const options = req['options'] as ResetOptions & { record?: unknown } | undefined;
+    return {
+      hello: () => this.hello,
+      reset: (req) => {
+        const options = req.options;
         if (options?.record !== undefined) {
-          const rec = options.record as { path?: unknown };
-          const problem = this.opts.recordCheck ? this.opts.recordCheck(rec.path) : '/options/record: recording is disabled on this server (start it with `ycgym serve --record-dir DIR`)';
+          const problem = this.opts.recordCheck ? this.opts.recordCheck(options.record.path) : '/options/record: recording is disabled on this server (start it with `ycgym serve --record-dir DIR`)';
           if (problem !== null) throw new SessionError('invalid_request', problem);
         }
-        const args: { seed: number; preset?: string; session?: string; options?: ResetOptions } = { seed: req['seed'] as number };
-        if (req['preset'] !== undefined) args.preset = req['preset'] as string;
-        if (req['session'] !== undefined) args.session = req['session'] as string;
-        if (options !== undefined) args.options = options;
-        return s.reset(args);
-      }
-      case 'step':
-        return s.step(req['session'] as string, req['action'] as string);
-      case 'step_batch':
+        return s.reset(definedFields(req, ['seed', 'preset', 'session', 'options']));
+      },
+      step: (req) => s.step(req.session, req.action),
+      step_batch: () => {
         throw new Error('step_batch is handled by BatchJob');
-      case 'snapshot':
-        return { snapshot: s.snapshot(req['session'] as string) };
-      case 'restore': {
-        const snap = req['snapshot'];
-        const validate = getValidators().snapshot;
-        if (!validate(snap)) throw new SessionError('bad_snapshot', `not a ycgym snapshot: ${formatErrors(validate.errors, '/snapshot')}`);
-        return s.restore(snap as EnvSnapshot, req['session'] as string | undefined);
-      }
-      case 'close':
-        s.close(req['session'] as string);
+      },
+      snapshot: (req) => ({ snapshot: s.snapshot(req.session) }),
+      restore: (req) => s.restore(checkedSnapshot(getValidators().snapshot, req.snapshot, 'a ycgym snapshot'), req.session),
+      close: (req) => {
+        s.close(req.session);
         return { closed: true };
-      case 'turn_reset': {
-        const args: Parameters<SessionManager['turnReset']>[0] = { seed: req['seed'] as number };
-        if (req['preset'] !== undefined) args.preset = req['preset'] as string;
-        if (req['session'] !== undefined) args.session = req['session'] as string;
-        if (req['options'] !== undefined) args.options = req['options'] as TurnOptions;
-        if (req['tools'] !== undefined) args.tools = req['tools'] as ToolsChoice;
-        if (req['detail'] === true) args.detail = true;
-        return s.turnReset(args);
-      }
-      case 'turn_step':
-        return s.turnStep(req['session'] as string, req['action'] as WireTurnAction, req['detail'] === true);
-      case 'turn_messages':
-        return { messages: s.turnMessages(req['session'] as string) };
-      case 'turn_snapshot':
-        return { snapshot: s.turnSnapshot(req['session'] as string) };
-      case 'turn_restore': {
-        const snap = req['snapshot'];
-        const validate = getValidators().turnSnapshot;
-        if (!validate(snap)) throw new SessionError('bad_snapshot', `not a ycgym turn snapshot: ${formatErrors(validate.errors, '/snapshot')}`);
-        return s.turnRestore(snap as TurnSnapshot, req['session'] as string | undefined, req['detail'] === true);
-      }
-      case 'turn_time_series':
-        return { time_series: s.turnTimeSeries(req['session'] as string) };
-    }
+      },
+      turn_reset: (req) => {
+        const args = definedFields(req, ['seed', 'preset', 'session', 'options', 'tools']);
+        return s.turnReset(req.detail === true ? { ...args, detail: true } : args);
+      },
+      turn_step: (req) => s.turnStep(req.session, req.action, req.detail === true),
+      turn_messages: (req) => ({ messages: s.turnMessages(req.session) }),
+      turn_snapshot: (req) => ({ snapshot: s.turnSnapshot(req.session) }),
+      turn_restore: (req) => s.turnRestore(checkedSnapshot(getValidators().turnSnapshot, req.snapshot, 'a ycgym turn snapshot'), req.session, req.detail === true),
+      turn_time_series: (req) => ({ time_series: s.turnTimeSeries(req.session) }),
+    };
   }
+}
+
+/**
+ * The one mapping of a failure to the error of a reply (or of a `step_batch` entry): a `SessionError` carries
+ * its protocol code; anything else is a bug, `internal`.
+ */
+export function errorOf(e: unknown): ErrorBody {
+  if (e instanceof SessionError) return { code: e.code, message: e.message };
+  return { code: 'internal', message: `internal error: ${e instanceof Error ? e.message : String(e)}` };
+}
+
+/** `snapshot` when it passes `validate`, else `bad_snapshot` (`what`: the kind, for the message). */
+function checkedSnapshot<T>(validate: ValidateFunction, snapshot: T, what: string): T {
+  if (!validate(snapshot)) throw new SessionError('bad_snapshot', `not ${what}: ${formatErrors(validate.errors, '/snapshot')}`);
+  return snapshot;
+}
+
+/** The named fields of `req` that are present, in the order named. */
+function definedFields<T extends object, K extends keyof T>(req: T, keys: readonly K[]): Pick<T, K> {
+  const out = {} as Pick<T, K>;
+  for (const k of keys) if (req[k] !== undefined) out[k] = req[k];
+  return out;
 }
 
 /** One entry of a `step_batch` request. */
@@ -302,8 +303,7 @@ export class BatchJob {
     try {
       return { ok: true, result: this.sessions.step(st.session, st.action) };
     } catch (e) {
-      if (e instanceof SessionError) return { ok: false, error: { code: e.code, message: e.message } };
-      return { ok: false, error: { code: 'internal', message: `internal error: ${e instanceof Error ? e.message : String(e)}` } };
+      return { ok: false, error: errorOf(e) };
     }
   }
 

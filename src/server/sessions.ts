@@ -190,6 +190,69 @@ export class SessionManager {
     return new SessionError('internal', `internal error during ${what} in session ${id} (the session was closed): ${errorText(e)}`);
   }
 
+  /**
+   * The one wrapper of every call into a live session (its environment or a hook): an exception is an
+   * environment bug that closes the session (`internal`), except the end of an episode when `over` says what
+   * to answer (`episode_over`).
+   */
+  private guarded<T>(session: string, what: string, fn: () => T, over?: string): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (over !== undefined && e instanceof EnvUsageError && e.code === 'episode_over') throw new SessionError('episode_over', `session ${session}: ${over}`);
+      throw this.internal(session, what, e);
+    }
+  }
+
+  /**
+   * Start an episode (`reset`, `turn_reset`) in a fresh environment, in `target` (replaced) or a new session.
+   * Nothing changes on failure: a bad preset is `bad_preset`, a refused option `invalid_request`, a bug `internal`.
+   */
+  private start<E extends { close(): void }, R>(what: string, preset: string, target: string | undefined, make: () => E, begin: (env: E) => R): { env: E; r: R } {
+    this.checkPreset(preset);
+    const env = make();
+    try {
+      return { env, r: begin(env) };
+    } catch (e) {
+      safeClose(env);
+      if (e instanceof PresetError) throw new SessionError('bad_preset', e.message);
+      if (isBug(e)) {
+        if (target !== undefined) throw this.internal(target, what, e);
+        throw new SessionError('internal', `internal error during ${what}: ${errorText(e)}`);
+      }
+      throw new SessionError('invalid_request', `/options: ${errorText(e)}`);
+    }
+  }
+
+  /**
+   * Restore a snapshot (`restore`, `turn_restore`) into a fresh environment and check the result; any failure is
+   * `bad_snapshot` and changes nothing. `what` names the snapshot in messages (`snapshot`, `turn snapshot`).
+   */
+  private revive<E extends { close(): void }, R>(what: string, make: () => E, restore: (env: E) => R, check: (r: R) => string | null): { env: E; r: R } {
+    const env = make();
+    let r: R;
+    let problem: string | null;
+    try {
+      r = restore(env);
+      problem = check(r);
+    } catch (e) {
+      safeClose(env);
+      throw new SessionError('bad_snapshot', `cannot restore this ${what}: ${errorText(e)}`);
+    }
+    if (problem !== null) {
+      safeClose(env);
+      throw new SessionError('bad_snapshot', `this ${what} restores to an invalid state: ${problem}`);
+    }
+    return { env, r };
+  }
+
+  /** Check that a new session may be created, or that `target` is a live session of the right kind. */
+  private target(session: string | undefined, kind: 'env' | 'turns'): void {
+    if (session === undefined) this.checkCapacity();
+    else if (kind === 'env') this.getEnv(session);
+    else this.getTurns(session);
+  }
+
   private remove(id: string, reason: CloseReason): void {
     const s = this.sessions.get(id);
     if (s === undefined) return;
@@ -205,86 +268,34 @@ export class SessionManager {
   /** Start an episode in a new session, or in `session` (replacing its episode; unchanged on failure). */
   reset(args: { seed: number; preset?: string; session?: string; options?: ResetOptions }): SessionResetResult {
     const preset = args.preset ?? 'default';
-    if (args.session !== undefined) this.getEnv(args.session);
-    else this.checkCapacity();
-    this.checkPreset(preset);
-    const env = this.envFactory();
     const options = args.options ?? {};
-    let result: ResetResult;
-    try {
-      result = env.reset({ seed: args.seed, preset, options });
-    } catch (e) {
-      safeClose(env);
-      if (e instanceof PresetError) throw new SessionError('bad_preset', e.message);
-      if (isBug(e)) {
-        if (args.session !== undefined) throw this.internal(args.session, 'reset', e);
-        throw new SessionError('internal', `internal error during reset: ${errorText(e)}`);
-      }
-      throw new SessionError('invalid_request', `/options: ${errorText(e)}`);
-    }
+    this.target(args.session, 'env');
+    const { env, r: result } = this.start('reset', preset, args.session, this.envFactory, (e) => e.reset({ seed: args.seed, preset, options }));
     const session = this.put(args.session ?? null, { kind: 'env', env });
-    try {
-      this.hooks.onReset?.({ session, seed: args.seed, preset, options, result });
-    } catch (e) {
-      throw this.internal(session, 'reset', e);
-    }
+    this.guarded(session, 'reset', () => this.hooks.onReset?.({ session, seed: args.seed, preset, options, result }));
     return { session, ...result };
   }
 
   /** Execute one agent command in a session. */
   step(session: string, action: string): StepResult {
     const env = this.getEnv(session);
-    let result: StepResult;
-    try {
-      result = env.step(action);
-    } catch (e) {
-      if (e instanceof EnvUsageError && e.code === 'episode_over') {
-        throw new SessionError('episode_over', `session ${session}: the episode is over (terminated or truncated); send reset`);
-      }
-      throw this.internal(session, 'step', e);
-    }
-    try {
-      this.hooks.onStep?.({ session, action, result });
-    } catch (e) {
-      throw this.internal(session, 'step', e);
-    }
+    const result = this.guarded(session, 'step', () => env.step(action), 'the episode is over (terminated or truncated); send reset');
+    this.guarded(session, 'step', () => this.hooks.onStep?.({ session, action, result }));
     return result;
   }
 
   /** Exact snapshot of a session's environment. */
   snapshot(session: string): EnvSnapshot {
     const env = this.getEnv(session);
-    try {
-      return env.snapshot();
-    } catch (e) {
-      throw this.internal(session, 'snapshot', e);
-    }
+    return this.guarded(session, 'snapshot', () => env.snapshot());
   }
 
   /** Continue from a snapshot in a new session, or in `session` (unchanged on failure). */
   restore(snapshot: EnvSnapshot, session?: string): SessionResetResult {
-    if (session !== undefined) this.getEnv(session);
-    else this.checkCapacity();
-    const env = this.envFactory();
-    let result: ResetResult;
-    let problem: string | null;
-    try {
-      result = env.restore(snapshot);
-      problem = this.checkRestored(result);
-    } catch (e) {
-      safeClose(env);
-      throw new SessionError('bad_snapshot', `cannot restore this snapshot: ${errorText(e)}`);
-    }
-    if (problem !== null) {
-      safeClose(env);
-      throw new SessionError('bad_snapshot', `this snapshot restores to an invalid state: ${problem}`);
-    }
+    this.target(session, 'env');
+    const { env, r: result } = this.revive('snapshot', this.envFactory, (e) => e.restore(snapshot), this.checkRestored);
     const sid = this.put(session ?? null, { kind: 'env', env });
-    try {
-      this.hooks.onRestore?.({ session: sid, snapshot, result });
-    } catch (e) {
-      throw this.internal(sid, 'restore', e);
-    }
+    this.guarded(sid, 'restore', () => this.hooks.onRestore?.({ session: sid, snapshot, result }));
     return { session: sid, ...result };
   }
 
@@ -299,23 +310,9 @@ export class SessionManager {
   /** Start a turn-protocol run in a new session, or in turn session `session` (replaced; unchanged on failure). */
   turnReset(args: { seed: number; preset?: string; session?: string; options?: TurnOptions; tools?: ToolsChoice; detail?: boolean }): TurnResetReply {
     const preset = args.preset ?? 'default';
-    if (args.session !== undefined) this.getTurns(args.session);
-    else this.checkCapacity();
-    this.checkPreset(preset);
-    const ts = this.turnFactory();
-    let r: TurnStart;
-    try {
-      r = ts.reset(args.seed, preset, args.options ?? {});
-    } catch (e) {
-      safeClose(ts);
-      if (e instanceof PresetError) throw new SessionError('bad_preset', e.message);
-      if (isBug(e)) {
-        if (args.session !== undefined) throw this.internal(args.session, 'turn_reset', e);
-        throw new SessionError('internal', `internal error during turn_reset: ${errorText(e)}`);
-      }
-      throw new SessionError('invalid_request', `/options: ${errorText(e)}`);
-    }
-    const session = this.put(args.session ?? null, { kind: 'turns', env: ts });
+    this.target(args.session, 'turns');
+    const { env, r } = this.start('turn_reset', preset, args.session, this.turnFactory, (ts) => ts.reset(args.seed, preset, args.options ?? {}));
+    const session = this.put(args.session ?? null, { kind: 'turns', env });
     const out: TurnResetReply = { session, messages: r.messages, tools: toolList(args.tools), tool_choice: 'auto', info: r.info };
     if (args.detail === true) out.detail = { status: r.status };
     return out;
@@ -324,55 +321,26 @@ export class SessionManager {
   /** Play one agent turn in a turn session. */
   turnStep(session: string, action: WireTurnAction, detail = false): TurnStepReply {
     const ts = this.getTurns(session);
-    try {
-      return ts.step(action, detail);
-    } catch (e) {
-      if (e instanceof EnvUsageError && e.code === 'episode_over') {
-        throw new SessionError('episode_over', `session ${session}: the run is over; send turn_reset`);
-      }
-      throw this.internal(session, 'turn_step', e);
-    }
+    return this.guarded(session, 'turn_step', () => ts.step(action, detail), 'the run is over; send turn_reset');
   }
 
   /** The chat a turn session sends to the LLM next. */
   turnMessages(session: string): ChatMessage[] {
     const ts = this.getTurns(session);
-    try {
-      return ts.messages();
-    } catch (e) {
-      throw this.internal(session, 'turn_messages', e);
-    }
+    return this.guarded(session, 'turn_messages', () => ts.messages());
   }
 
   /** Exact snapshot of a turn session. */
   turnSnapshot(session: string): TurnSnapshot {
     const ts = this.getTurns(session);
-    try {
-      return ts.snapshot();
-    } catch (e) {
-      throw this.internal(session, 'turn_snapshot', e);
-    }
+    return this.guarded(session, 'turn_snapshot', () => ts.snapshot());
   }
 
   /** Continue a turn run from a snapshot in a new session, or in turn session `session` (unchanged on failure). */
   turnRestore(snapshot: TurnSnapshot, session?: string, detail = false): TurnRestoreReply {
-    if (session !== undefined) this.getTurns(session);
-    else this.checkCapacity();
-    const ts = this.turnFactory();
-    let r: TurnStart;
-    let problem: string | null;
-    try {
-      r = ts.restore(snapshot);
-      problem = this.checkTurnRestored(r);
-    } catch (e) {
-      safeClose(ts);
-      throw new SessionError('bad_snapshot', `cannot restore this turn snapshot: ${errorText(e)}`);
-    }
-    if (problem !== null) {
-      safeClose(ts);
-      throw new SessionError('bad_snapshot', `this turn snapshot restores to an invalid state: ${problem}`);
-    }
-    const sid = this.put(session ?? null, { kind: 'turns', env: ts });
+    this.target(session, 'turns');
+    const { env, r } = this.revive('turn snapshot', this.turnFactory, (ts) => ts.restore(snapshot), this.checkTurnRestored);
+    const sid = this.put(session ?? null, { kind: 'turns', env });
     const out: TurnRestoreReply = { session: sid, messages: r.messages, info: r.info };
     if (detail) out.detail = { status: r.status };
     return out;
@@ -381,11 +349,7 @@ export class SessionManager {
   /** `extract_time_series` of a turn session's current world. */
   turnTimeSeries(session: string): Record<string, unknown> {
     const ts = this.getTurns(session);
-    try {
-      return ts.timeSeries();
-    } catch (e) {
-      throw this.internal(session, 'turn_time_series', e);
-    }
+    return this.guarded(session, 'turn_time_series', () => ts.timeSeries());
   }
 
   /** Close a session (of either kind). */
