@@ -36,6 +36,22 @@ export const ERROR_CODES = [
 /** A protocol error code (string literal). */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+/** What each error code means (docs/protocol.md renders this table). */
+export const ERROR_MEANINGS: { readonly [C in ErrorCode]: string } = {
+  bad_json: 'The payload is not strict UTF-8 or not JSON.',
+  bad_frames: 'The message does not have exactly one payload frame after its routing envelope.',
+  message_too_large: 'The payload exceeds `max_message_bytes`, or a `step_batch` entry was not run because the reply reached its cap.',
+  unsupported_version: 'The request has no `v` or a `v` other than 1.',
+  invalid_request: 'The request breaks its schema (the message names the JSON pointer), or the environment refuses an option, or the session is of the other kind.',
+  unknown_op: 'The `op` is not one of the ops of this table.',
+  unknown_session: 'The session id names no live session (closed, reaped or never created).',
+  session_limit: 'Creating a session would exceed `max_sessions`.',
+  episode_over: '`step` after `terminated`/`truncated` without a reset, or `turn_step` after `done`.',
+  bad_preset: 'The preset is not a built-in preset name, or it fails to load.',
+  bad_snapshot: 'The snapshot does not have the snapshot shape, or cannot be restored to a valid state.',
+  internal: 'A bug: the environment threw, or the reply could not be encoded; the server stays up and closes the session named by the request.',
+};
+
 /** The error part of an error reply (and of a failed `step_batch` entry). */
 export interface ErrorBody {
   code: ErrorCode;
