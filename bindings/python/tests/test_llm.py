@@ -184,7 +184,9 @@ def test_max_turns_and_costs(endpoint: str, tmp_path: Path) -> None:
         r = run_llm_episode("ignored", settings=s, seed=2, max_turns=3, out=tmp_path, endpoint=endpoint)
         reqs = fake.requests
     assert [b["temperature"] for b in reqs] == [0.0] * 3 and [b["top_p"] for b in reqs] == [1.0] * 3
-    assert r.terminal_reason == "error" and r.terminal_detail == "max_turns=3 reached"
+    # The turn cap is a truncation with reason max_turns (the rollout JSON keeps the reference's "error").
+    assert r.terminal_reason == "max_turns" and r.terminal_detail == "max_turns=3 reached"
+    assert r.turn_rows[-1]["terminal_reason"] == "max_turns" and r.episode_rows[-1]["outcome"] == "truncated"
     # Reported cost wins; otherwise the price flags (USD per million tokens).
     assert [t.cost_usd for t in r.turns] == [0.25, 0.5, (700 * 1.0 + 70 * 2.0) / 1e6]
     assert r.rollout["total_cost_usd"] == round(0.75 + 840 / 1e6, 6)
@@ -241,7 +243,8 @@ def test_retries_then_failure(endpoint: str, tmp_path: Path) -> None:
         r = run_llm_episode("m", settings=s, out=tmp_path, endpoint=endpoint)
         assert len(fake.requests) == 5
     assert len(r.turns) == 1
-    assert r.terminal_reason == "error" and r.terminal_detail == "Failed to run turn after 3 attempts"
+    assert r.terminal_reason == "error" and r.terminal_detail == "Failed to run turn after 3 attempts (HTTP 500: down)"
+    assert r.endpoint_error is None
     roll = json.loads(next((tmp_path / "rollouts").iterdir()).read_text())
     assert roll["terminal"] and roll["terminal_reason"] == "error" and roll["turns_completed"] == 1
     assert list(roll["time_series"]) == TIME_SERIES_KEYS
@@ -281,6 +284,7 @@ def test_cli(endpoint: str, tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["turns"] == 3 and out["terminal_detail"] == "max_turns=3 reached" and out["calls"] == 3
+    assert out["terminal_reason"] == "max_turns"
     assert out["prompt_tokens"] == 1001 + 1002 + 1003
     assert Path(out["files"]["rollout"]).name == "yc_bench_result_default_1_cli-model.json"
     assert p.stderr.count("[turn ") == 3

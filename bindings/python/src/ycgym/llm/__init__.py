@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .runner import (
     ADVERSARIAL_LOYALTY,
+    EndpointError,
     LLMRunResult,
     LLMSettings,
     TurnRecord,
@@ -20,6 +21,7 @@ from .runner import (
 
 __all__ = [
     "ADVERSARIAL_LOYALTY",
+    "EndpointError",
     "LLMRunResult",
     "LLMSettings",
     "TurnRecord",

@@ -1,24 +1,38 @@
-"""``python -m ycgym.llm``: run an LLM on YC-Bench through the paper's turn protocol and record the run.
+"""``ycgym-llm`` (or ``python -m ycgym.llm``): run an LLM on YC-Bench through the paper's turn protocol.
 
 Example::
 
     OPENAI_BASE_URL=http://127.0.0.1:8000/v1 OPENAI_API_KEY=... \\
-        python -m ycgym.llm --model my-model --seed 1 --preset default --out runs/my-model-1
+        ycgym-llm --model my-model --seed 1 --preset default --out runs/my-model-1
 
 Writes ``DIR/trajectories.arrow``, ``DIR/episodes.arrow``, ``DIR/turns.arrow``, ``DIR/summary.json`` and
 ``DIR/rollouts/yc_bench_result_<preset>_<seed>_<model>.json``; prints a one-line JSON summary on stdout
-and one line per turn on stderr (unless ``--quiet``).
+and one line per turn on stderr (unless ``--quiet``). Several seeds (``--seeds 1-3``, ``--split test
+--count 3``) run ``--parallel N`` at a time, each into ``DIR/seed-<N>/``, and ``DIR`` gets the combined
+``trajectories.arrow``, ``episodes.arrow`` and ``summary.json`` (so ``ycgym report DIR`` works): one JSON
+line per seed on stdout.
+
+Exit status: 0 when every run ended (bankruptcy, horizon, ``max_turns``); 3 when the endpoint refused for good
+(HTTP 400/401/403/404/422: the status and the endpoint's message are on stderr); 1 for other failures
+(retries of 429/5xx/timeouts exhausted).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
-from .runner import LLMSettings, TurnRecord, run_llm_episode
+from .runner import LLMRunResult, LLMSettings, TurnRecord, _summary, run_llm_episode
+
+EXIT_ENDPOINT = 3
+SPLITS = ("test", "validation", "train")
 
 FIXES = ("fresh_scratchpad", "resume_turn_label", "memory_note_rounds", "episode_restart")
 
@@ -47,14 +61,38 @@ def _json_object(v: str) -> dict[str, Any]:
     return o
 
 
+def _seed_list(v: str) -> list[int]:
+    out: list[int] = []
+    for part in v.split(","):
+        a, sep, b = part.strip().partition("-")
+        try:
+            lo = int(a)
+            hi = int(b) if sep else lo
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"bad seed list {v!r} (e.g. 1-3 or 1,5,9)") from None
+        if hi < lo:
+            raise argparse.ArgumentTypeError(f"bad seed range {part!r}")
+        out.extend(range(lo, hi + 1))
+    return out
+
+
+def _prog() -> str:
+    return "ycgym-llm" if os.path.basename(sys.argv[0] or "").startswith("ycgym-llm") else "python -m ycgym.llm"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m ycgym.llm",
+        prog=_prog(),
         description="Run a model behind an OpenAI-compatible Chat Completions endpoint on YC-Bench (the paper's turn protocol).",
     )
     p.add_argument("--model", required=True, help="model name sent to the endpoint")
-    p.add_argument("--seed", type=int, default=1, help="world seed (default 1)")
-    p.add_argument("--preset", default="default", help="server preset (default 'default')")
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=int, default=None, help="world seed (default 1)")
+    seeds.add_argument("--seeds", type=_seed_list, default=None, help="several seeds, e.g. 1-3 or 1,5,9 (each into OUT/seed-N/)")
+    seeds.add_argument("--split", choices=SPLITS, default=None, help="the seeds of a split (ycgym splits): with --count, its first N")
+    p.add_argument("--count", type=_positive_int, default=None, help="with --split: how many seeds (default: all of test)")
+    p.add_argument("--parallel", type=_positive_int, default=1, help="seeds run at the same time (default 1)")
+    p.add_argument("--preset", "--config", dest="preset", default="default", help="server preset name (default 'default'); --config is an alias")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--base-url", default=None, help="endpoint base URL (default: $OPENAI_BASE_URL)")
     p.add_argument("--api-key", default=None, help="API key (default: $OPENAI_API_KEY)")
@@ -85,13 +123,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--price-prompt", type=float, default=None, help="USD per 1M prompt tokens (when the endpoint reports no cost)")
     p.add_argument("--price-completion", type=float, default=None, help="USD per 1M completion tokens")
     p.add_argument("--endpoint", default=None, help="ycgym server endpoint (default: start a local server)")
-    p.add_argument("--run-id", default=None, help="run_id column (default llm-<preset>-<seed>-<model>)")
+    p.add_argument("--run-id", default=None, help="run_id column (default llm-<preset>-<seed>-<model>; with several seeds ID-seed-<N>)")
     p.add_argument("--quiet", action="store_true", help="no per-turn progress on stderr")
     return p
 
 
+def _split_seeds(parser: argparse.ArgumentParser, name: str, count: int | None, endpoint: str | None) -> list[int]:
+    """The first ``count`` seeds of split ``name``, with the ranges the server reports in ``hello``."""
+    from .._backend import Backend
+    from ..splits import server_splits, split_seeds
+
+    b = Backend(endpoint)
+    try:
+        ranges = server_splits(b)
+    finally:
+        b.close()
+    first, last = ranges[name]
+    if count is None and last - first + 1 > 1000:
+        parser.error(f"--split {name} has {last - first + 1} seeds: give --count N")
+    try:
+        return split_seeds(ranges, name, count)
+    except ValueError as e:
+        parser.error(str(e))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    a = build_parser().parse_args(argv)
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    if a.count is not None and a.split is None:
+        parser.error("--count goes with --split")
+    if a.split is not None:
+        seeds = _split_seeds(parser, a.split, a.count, a.endpoint)
+    elif a.seeds is not None:
+        seeds = a.seeds
+    else:
+        seeds = [a.seed if a.seed is not None else 1]
     settings = LLMSettings(
         model=a.model,
         base_url=a.base_url,
@@ -122,42 +188,80 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
 
-    r = run_llm_episode(
-        a.model,
-        seed=a.seed,
-        preset=a.preset,
-        out=a.out,
-        max_turns=a.max_turns,
-        max_episodes=a.max_episodes,
-        history_keep_rounds=a.history_keep_rounds,
-        auto_advance_after_turns=a.auto_advance_after_turns,
-        system_prompt=system_prompt,
-        fixes={f: True for f in a.fix} or None,
-        settings=settings,
-        endpoint=a.endpoint,
-        run_id=a.run_id,
-        on_turn=None if a.quiet else progress,
-    )
-    last = r.episode_rows[-1] if r.episode_rows else None
-    print(
-        json.dumps(
-            {
-                "model": a.model,
-                "seed": a.seed,
-                "preset": a.preset,
-                "turns": r.rollout["turns_completed"],
-                "calls": len(r.turns),
-                "terminal_reason": r.terminal_reason,
-                "terminal_detail": r.terminal_detail,
-                "final_funds_cents": last["final_funds_cents"] if last else None,
-                "prompt_tokens": r.prompt_tokens,
-                "completion_tokens": r.completion_tokens,
-                "cost_usd": round(r.cost_usd, 6),
-                "files": {k: str(v) for k, v in r.files.items()},
-            }
+    many = len(seeds) > 1 or a.seeds is not None or a.split is not None
+    stop = threading.Event()
+    print_lock = threading.Lock()
+
+    def one(seed: int) -> LLMRunResult | None:
+        if stop.is_set():
+            return None
+        out = Path(a.out) / f"seed-{seed}" if many else Path(a.out)
+        r = run_llm_episode(
+            a.model,
+            seed=seed,
+            preset=a.preset,
+            out=out,
+            max_turns=a.max_turns,
+            max_episodes=a.max_episodes,
+            history_keep_rounds=a.history_keep_rounds,
+            auto_advance_after_turns=a.auto_advance_after_turns,
+            system_prompt=system_prompt,
+            fixes={f: True for f in a.fix} or None,
+            settings=settings,
+            endpoint=a.endpoint,
+            run_id=f"{a.run_id}-seed-{seed}" if a.run_id is not None and many else a.run_id,
+            on_turn=None if a.quiet else progress,
         )
-    )
-    return 0 if r.terminal_reason != "error" or (r.terminal_detail or "").startswith("max_turns=") else 1
+        if r.endpoint_error is not None:
+            stop.set()  # the endpoint refuses: start no further seed
+        last = r.episode_rows[-1] if r.episode_rows else None
+        line = {
+            "model": a.model,
+            "seed": seed,
+            "preset": a.preset,
+            "turns": r.rollout["turns_completed"],
+            "calls": len(r.turns),
+            "terminal_reason": r.terminal_reason,
+            "terminal_detail": r.terminal_detail,
+            "final_funds_cents": last["final_funds_cents"] if last else None,
+            "prompt_tokens": r.prompt_tokens,
+            "completion_tokens": r.completion_tokens,
+            "cost_usd": round(r.cost_usd, 6),
+            "files": {k: str(v) for k, v in r.files.items()},
+        }
+        with print_lock:
+            print(json.dumps(line), flush=True)
+            if r.endpoint_error is not None:
+                e = r.endpoint_error
+                print(f"{parser.prog}: the endpoint refused the request (seed {seed}): HTTP {e.status}: {e.message}", file=sys.stderr, flush=True)
+            elif r.terminal_reason == "error":
+                print(f"{parser.prog}: seed {seed} failed: {r.terminal_detail}", file=sys.stderr, flush=True)
+        return r
+
+    if a.parallel > 1 and len(seeds) > 1:
+        with ThreadPoolExecutor(max_workers=a.parallel) as pool:
+            results = list(pool.map(one, seeds))
+    else:
+        results = [one(sd) for sd in seeds]
+    done = [r for r in results if r is not None]
+    if many:
+        _write_combined(Path(a.out), a.model, done)
+    if any(r.endpoint_error is not None for r in done):
+        return EXIT_ENDPOINT
+    return 0 if all(r.terminal_reason != "error" for r in done) and len(done) == len(seeds) else 1
+
+
+def _write_combined(out: Path, model: str, results: Sequence[LLMRunResult]) -> None:
+    """OUT/trajectories.arrow, OUT/episodes.arrow and OUT/summary.json of several seeds, in seed order."""
+    from ..arrow import EPISODE_SCHEMA, STEP_SCHEMA, steps_to_table, write_trajectories
+
+    out.mkdir(parents=True, exist_ok=True)
+    ordered = sorted(results, key=lambda r: int(r.episode_rows[0]["seed"]) if r.episode_rows else 0)
+    steps = [row for r in ordered for row in r.step_rows]
+    episodes = [row for r in ordered for row in r.episode_rows]
+    write_trajectories(steps_to_table(steps), out / "trajectories.arrow", STEP_SCHEMA)
+    write_trajectories(steps_to_table(episodes, EPISODE_SCHEMA), out / "episodes.arrow", EPISODE_SCHEMA)
+    (out / "summary.json").write_text(json.dumps(_summary(model, episodes), indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,10 @@ from .._backend import Backend
 from ..client import TurnStepResult
 
 __all__ = [
+    "EndpointError",
+    "FATAL_STATUSES",
+    "describe_failure",
+    "is_max_turns",
     "LLMSettings",
     "LLMRunResult",
     "TurnRecord",
@@ -144,6 +148,8 @@ class LLMRunResult:
     completion_tokens: int
     cost_usd: float
     files: dict[str, Path] = field(default_factory=dict)
+    endpoint_error: EndpointError | None = None
+    """Set when the endpoint refused for good (401, 403, ...): the run stopped at that call."""
 
 
 def make_openai_client(settings: LLMSettings) -> Any:
@@ -188,6 +194,70 @@ class _LLMError(RuntimeError):
     pass
 
 
+class EndpointError(RuntimeError):
+    """The endpoint refused the request for good (HTTP 400, 401, 403, 404, 422): retrying cannot help.
+
+    ``status`` is the HTTP status, ``message`` the endpoint's own error message.
+    """
+
+    def __init__(self, status: int | None, message: str) -> None:
+        super().__init__(f"HTTP {status}: {message}" if status is not None else message)
+        self.status = status
+        self.message = message
+
+
+FATAL_STATUSES = frozenset({400, 401, 403, 404, 422})
+"""HTTP statuses that end a run at once (bad request, bad key, no access, no such model or route)."""
+
+
+def _status_of(e: BaseException) -> int | None:
+    status = getattr(e, "status_code", None)
+    if isinstance(status, int):
+        return status
+    resp = getattr(e, "response", None)
+    status = getattr(resp, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _endpoint_message(e: BaseException) -> str:
+    """The endpoint's own message (``error.message`` of an OpenAI-style body), else the exception text."""
+    body = getattr(e, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return str(err["message"])
+        if isinstance(body.get("message"), str):
+            return str(body["message"])
+    return str(e)
+
+
+def _retry_after(e: BaseException) -> float | None:
+    """Seconds from a ``Retry-After`` header of the failed response (numeric form only)."""
+    resp = getattr(e, "response", None)
+    headers = getattr(resp, "headers", None)
+    if headers is None:
+        return None
+    try:
+        v = headers.get("retry-after")
+        return max(0.0, float(v)) if v is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def describe_failure(e: BaseException) -> str:
+    """One line: ``HTTP 429: <message>``, or the exception's kind and text (timeouts, refused connections)."""
+    status = _status_of(e)
+    if status is not None:
+        return f"HTTP {status}: {_endpoint_message(e)}"
+    return f"{type(e).__name__}: {e}"
+
+
+def _default_on_retry(attempt: int, attempts: int, wait: float, why: str) -> None:
+    import sys
+
+    print(f"[llm] attempt {attempt}/{attempts} failed ({why}); retrying in {wait:g} s", file=sys.stderr, flush=True)
+
+
 @dataclass
 class _Reply:
     content: str | None
@@ -200,7 +270,15 @@ class _Reply:
     latency_s: float
 
 
-def _complete(llm: Any, s: LLMSettings, messages: list[dict[str, Any]], tools: list[dict[str, Any]], call: int) -> _Reply:
+def _complete(
+    llm: Any,
+    s: LLMSettings,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    call: int,
+    on_retry: Callable[[int, int, float, str], None] | None = _default_on_retry,
+    sleep: Callable[[float], None] = time.sleep,
+) -> _Reply:
     kwargs: dict[str, Any] = {"model": s.model, "messages": messages, "tools": tools, "tool_choice": "auto", "timeout": s.request_timeout}
     if s.temperature is not None:
         kwargs["temperature"] = s.temperature
@@ -222,9 +300,18 @@ def _complete(llm: Any, s: LLMSettings, messages: list[dict[str, Any]], tools: l
             last = e
             if _is_context_error(e):
                 continue
+            status = _status_of(e)
+            if status in FATAL_STATUSES:
+                raise EndpointError(status, _endpoint_message(e)) from e
             if attempt >= s.retry_max_attempts:
-                raise _LLMError(f"Failed to run turn after {s.retry_max_attempts} attempts") from e
-            time.sleep(s.retry_backoff * (2 ** (attempt - 1)))
+                raise _LLMError(f"Failed to run turn after {s.retry_max_attempts} attempts ({describe_failure(e)})") from e
+            wait = s.retry_backoff * (2 ** (attempt - 1))
+            hint = _retry_after(e)
+            if hint is not None:
+                wait = max(wait, hint)
+            if on_retry is not None:
+                on_retry(attempt, s.retry_max_attempts, wait, describe_failure(e))
+            sleep(wait)
     raise _LLMError("run_turn failed without result") from last
 
 
@@ -424,6 +511,7 @@ def run_llm_episode(
     run_id: str | None = None,
     timeout: float | None = 60.0,
     on_turn: Callable[[TurnRecord], None] | None = None,
+    on_retry: Callable[[int, int, float, str], None] | None = _default_on_retry,
 ) -> LLMRunResult:
     """Play one run (``max_episodes`` episodes at most) of the turn protocol with an LLM and record it.
 
@@ -439,6 +527,14 @@ def run_llm_episode(
         run_id: ``run_id`` column (default ``llm-<preset>-<seed>-<model slug>``).
         timeout: seconds per ycgym request.
         on_turn: called after every LLM call with its record.
+        on_retry: called before each retry as ``(attempt, attempts, wait_seconds, why)`` (default: a line on
+            stderr); ``None``: silent.
+
+    Endpoint failures: HTTP 400, 401, 403, 404 and 422 end the run at once (``terminal_reason="error"``, the
+    status and the endpoint's message in ``terminal_detail``, the exception in ``endpoint_error``); 429, 5xx,
+    timeouts and refused connections are retried with doubling waits (at least a ``Retry-After``), and when the
+    attempts run out the run ends with ``"error"``. Reaching ``max_turns`` ends it with ``terminal_reason``
+    ``"max_turns"``, the last step ``truncated`` (the rollout JSON keeps the reference's ``"error"``).
 
     The step table has one row per executed command: row 0 is the world at the start of the episode,
     then one row per tool call in order, and a row for the harness's own ``sim resume`` when it
@@ -477,6 +573,7 @@ def run_llm_episode(
     terminal_detail: str | None = None
     final_ts: dict[str, Any] | None = None
     horizon_years: int | None = None
+    endpoint_error: EndpointError | None = None
     try:
         c = backend.client
         r = c.turn_reset(seed, preset, options=options, tools=s.tools, detail=True)
@@ -495,8 +592,10 @@ def run_llm_episode(
             user_input = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
             timestamp = _now()
             try:
-                reply = _complete(llm, s, messages, tool_list, call)
-            except _LLMError as e:
+                reply = _complete(llm, s, messages, tool_list, call, on_retry)
+            except (_LLMError, EndpointError) as e:
+                if isinstance(e, EndpointError):
+                    endpoint_error = e
                 # The reference marks the run terminal with the error and still writes the rollout.
                 terminal_reason, terminal_detail = "error", str(e)
                 ended_at = _now()
@@ -599,7 +698,10 @@ def run_llm_episode(
         prompt_tokens=pt,
         completion_tokens=ct,
         cost_usd=cost,
+        endpoint_error=endpoint_error,
     )
+    if result.terminal_reason == "error" and is_max_turns(result.terminal_detail):
+        result.terminal_reason = "max_turns"
     if out is not None:
         result.files = write_run(result, out, preset=preset, seed=seed, model=s.model)
     return result
@@ -643,6 +745,17 @@ def _rollout(
     return base
 
 
+def is_max_turns(detail: str | None) -> bool:
+    """Whether a terminal detail is the harness's ``max_turns=N reached``."""
+    return detail is not None and detail.startswith("max_turns=")
+
+
+def _reason(ep_end: Mapping[str, Any]) -> str:
+    """An episode end's reason, ``"max_turns"`` for the turn cap (the harness reports it as ``"error"``)."""
+    r = str(ep_end["terminal_reason"])
+    return "max_turns" if r == "error" and is_max_turns(ep_end.get("terminal_detail")) else r
+
+
 def _turn_row(run_id: str, model: str, preset: str, seed: int, t: TurnRecord) -> dict[str, Any]:
     from ..spaces import parse_time
 
@@ -674,7 +787,7 @@ def _turn_row(run_id: str, model: str, preset: str, seed: int, t: TurnRecord) ->
         "funds_cents": int(info["funds_cents"]),
         "reward_cents": int(info["reward_cents"]),
         "done": bool(t.result["done"]),
-        "terminal_reason": ep_end["terminal_reason"] if ep_end else None,
+        "terminal_reason": _reason(ep_end) if ep_end else None,
         "terminal_detail": ep_end["terminal_detail"] if ep_end else None,
     }
 

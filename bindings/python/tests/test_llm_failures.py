@@ -1,0 +1,95 @@
+"""LLM runs that fail loudly (401 stops at once; 429/5xx back off with the wait shown) and run many seeds."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+
+from fake_openai import FakeOpenAI, HTTPFailure, run
+
+
+def cli(endpoint: str, out: Path, fake: FakeOpenAI, *args: str, key: str = "k") -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": key}
+    return subprocess.run(
+        [sys.executable, "-m", "ycgym.llm", "--model", "m", "--out", str(out), "--endpoint", endpoint, *args],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def read_rows(p: Path) -> list[dict[str, Any]]:
+    with pa.memory_map(str(p), "r") as src:
+        return ipc.open_file(src).read_all().to_pylist()
+
+
+def test_401_stops_at_once_with_the_status_on_stderr(endpoint: str, tmp_path: Path) -> None:
+    with FakeOpenAI([run("yc-bench company status")] * 5, api_key="right") as fake:
+        t0 = time.monotonic()
+        p = cli(endpoint, tmp_path, fake, "--retries", "5", "--retry-backoff", "30", key="wrong")
+        assert fake.requests == []  # refused before any completion
+    assert p.returncode == 3, p.stderr
+    assert "the endpoint refused the request (seed 1): HTTP 401: bad key" in p.stderr
+    assert "retrying" not in p.stderr and time.monotonic() - t0 < 60  # no 30 s backoff
+    out = json.loads(p.stdout)
+    assert out["terminal_reason"] == "error" and out["terminal_detail"] == "HTTP 401: bad key" and out["calls"] == 0
+
+
+def test_403_404_400_are_fatal_too(endpoint: str, tmp_path: Path) -> None:
+    for status in (403, 404, 400):
+        with FakeOpenAI([HTTPFailure(status, f"no way {status}")] * 3) as fake:
+            p = cli(endpoint, tmp_path / str(status), fake, "--retries", "3")
+            assert len(fake.requests) == 1
+        assert p.returncode == 3 and f"HTTP {status}: no way {status}" in p.stderr, p.stderr
+
+
+def test_429_then_200_backs_off_with_the_wait_shown(endpoint: str, tmp_path: Path) -> None:
+    script = [HTTPFailure(429, "slow down"), run("yc-bench company status"), HTTPFailure(500, "boom"), run("yc-bench company status")]
+    with FakeOpenAI(script) as fake:
+        p = cli(endpoint, tmp_path, fake, "--max-turns", "2", "--retry-backoff", "0.2")
+        assert len(fake.requests) == 4
+    assert p.returncode == 0, p.stderr
+    assert "[llm] attempt 1/3 failed (HTTP 429: slow down); retrying in 0.2 s" in p.stderr
+    assert "[llm] attempt 1/3 failed (HTTP 500: boom); retrying in 0.2 s" in p.stderr
+    out = json.loads(p.stdout)
+    assert out["terminal_reason"] == "max_turns" and out["turns"] == 2
+    rows = read_rows(tmp_path / "trajectories.arrow")
+    assert rows[-1]["truncated"] and not rows[-1]["terminated"]
+
+
+def stateless(body: dict[str, Any], n: int) -> dict[str, Any]:
+    """A deterministic agent whose reply depends only on its own conversation (safe for parallel seeds)."""
+    k = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    cmds = ["yc-bench company status", "yc-bench market browse --limit 2", "yc-bench employee list", "yc-bench sim resume"]
+    return run(cmds[k % len(cmds)])
+
+
+def test_seeds_in_parallel_match_one_at_a_time(endpoint: str, tmp_path: Path) -> None:
+    with FakeOpenAI(stateless) as fake:
+        par = cli(endpoint, tmp_path / "par", fake, "--seeds", "1-3", "--parallel", "3", "--max-turns", "4", "--quiet")
+        seq = cli(endpoint, tmp_path / "seq", fake, "--split", "test", "--count", "3", "--max-turns", "4", "--quiet")
+    assert par.returncode == 0 and seq.returncode == 0, par.stderr + seq.stderr
+    assert sorted(json.loads(line)["seed"] for line in par.stdout.splitlines()) == [1, 2, 3]
+    for name in ("trajectories.arrow", "episodes.arrow"):
+        a, b = read_rows(tmp_path / "par" / name), read_rows(tmp_path / "seq" / name)
+        assert a == b and len(a) >= 3
+    eps = read_rows(tmp_path / "par" / "episodes.arrow")
+    assert [e["seed"] for e in eps] == [1, 2, 3] and {e["outcome"] for e in eps} == {"truncated"}
+    assert json.loads((tmp_path / "par" / "summary.json").read_text())["m"]["episodes"] == 3
+    assert (tmp_path / "par" / "seed-2" / "turns.arrow").exists()
+
+
+def test_report_reads_a_multi_seed_llm_run(endpoint: str, tmp_path: Path) -> None:
+    with FakeOpenAI(stateless) as fake:
+        p = cli(endpoint, tmp_path, fake, "--seeds", "1-2", "--max-turns", "3", "--quiet")
+    assert p.returncode == 0, p.stderr
+    entry = os.environ.get("YCGYM_NODE_ENTRY", str(Path(__file__).resolve().parents[3] / "dist" / "src" / "cli" / "main.js"))
+    subprocess.run(["node", entry, "report", str(tmp_path)], check=True, capture_output=True, text=True, timeout=120)
+    md = (tmp_path / "report.md").read_text()
+    assert "## Against the paper's leaderboard" in md and "| **m** | this run |" in md
