@@ -8,6 +8,7 @@
  *   presets/, schema/, data/ the runtime files `packageRoot()` resolves (data/: the published leaderboard)
  *   node_modules/zeromq/     zeromq's own JavaScript, unmodified, with `build/manifest.json` and the prebuilt
  *                            addons it lists (the best one per os/arch/libc); cmake-ts's loader picks one at run time
+ *   node_modules/parquet-wasm/  package.json and the WebAssembly module (`--format parquet`; its JS is bundled)
  *   THIRD_PARTY_LICENSES.md  licence texts of everything bundled
  *
  * Every platform's addon is kept here; the Python build (`bindings/python/setup.py`) keeps only the one of the
@@ -212,6 +213,12 @@ export async function bundleServer(out: string): Promise<Record<string, unknown>
     kept[a.key] = a.path;
   }
   writeFileSync(join(zmqOut, 'build', 'manifest.json'), JSON.stringify(kept, null, 2) + '\n');
+  // parquet-wasm: its JavaScript is bundled; src/export/parquet.ts loads the WebAssembly module through
+  // node_modules resolution, so the package's manifest (its exports map) and that one file ship beside the bundle.
+  const pqDir = packageDir(root, 'parquet-wasm');
+  const pqOut = join(out, 'node_modules', 'parquet-wasm');
+  copy(join(pqDir, 'package.json'), join(pqOut, 'package.json'));
+  copy(join(pqDir, 'esm', 'parquet_wasm_bg.wasm'), join(pqOut, 'esm', 'parquet_wasm_bg.wasm'));
   const licensedDirs = new Set(inputPackages(root, Object.keys(result.metafile.inputs)));
   licensedDirs.add(zmqDir);
   for (const spec of externals) {

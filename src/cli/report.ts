@@ -1,15 +1,18 @@
 /**
- * `ycgym report DIR`: reads a bulk run's Arrow files and summary.json and writes DIR/report.md (summary
- * and per-episode tables) with hand-built SVG plots: funds over simulated time per policy (mean line,
- * min-max band over seeds) and prestige per domain over time (mean per policy); and the policies against the
- * paper's published leaderboard (src/cli/leaderboard.ts): DIR/leaderboard.svg and a ranking table.
+ * `ycgym report DIR`: reads a bulk run's table files (Arrow IPC or Parquet) and summary.json and writes
+ * DIR/report.md (summary and per-episode tables) with hand-built SVG plots: funds over simulated time per
+ * policy (mean line, min-max band over seeds, on a symmetric log axis so that one bankrupt seed does not
+ * squash the others; each bankruptcy marked where it happened) and prestige per domain over time (mean per
+ * policy); and the policies against the paper's published leaderboard (src/cli/leaderboard.ts):
+ * DIR/leaderboard.svg and a ranking table.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RecordBatchReader, type RecordBatch } from 'apache-arrow';
+import { RecordBatchReader, type RecordBatch, type Table } from 'apache-arrow';
 import type { Command } from 'commander';
 import { readArrowFile } from '../export/arrow.js';
+import { readParquetBatches, readParquetFile } from '../export/parquet.js';
 import { dollars, summarize, summaryTable, type RunSummary } from './run.js';
 import { leaderboardSvg, loadLeaderboard, meanPoints, monthlyPoints, rankAll, rankSentences, rankTable } from './leaderboard.js';
 import type { EpisodeRow, Outcome } from '../export/schema.js';
@@ -23,6 +26,35 @@ interface Series {
   policy: string;
   funds: Float64Array;
   prestige: Record<string, Float64Array>;
+  /** Where the episode went bankrupt (its last row had negative funds): grid day and funds; null otherwise. */
+  bankrupt: { day: number; funds: number } | null;
+}
+
+/** The file of a run's table in DIR: TABLE.arrow, else TABLE.parquet; null when neither exists. */
+export function tableFile(dir: string, table: 'trajectories' | 'episodes'): string | null {
+  for (const ext of ['arrow', 'parquet']) {
+    const p = join(dir, `${table}.${ext}`);
+    if (existsSync(p)) return p;
+  }
+  return null;
+}
+
+/** Columns the plots read from the step table. */
+const SERIES_COLUMNS = ['run_id', 'episode_id', 'policy', 'sim_time', 'funds_cents', ...DOMAINS.map((d) => `prestige_${d}`)];
+
+/** Record batches of a step file: Arrow IPC streamed batch by batch, Parquet with only the plotted columns. */
+async function* stepBatches(path: string): AsyncGenerator<RecordBatch> {
+  if (path.endsWith('.parquet')) {
+    yield* readParquetBatches(path, SERIES_COLUMNS);
+    return;
+  }
+  const fh = await open(path);
+  try {
+    const reader = await RecordBatchReader.from(fh);
+    for await (const b of reader) yield b;
+  } finally {
+    await fh.close();
+  }
 }
 
 function numbers(b: RecordBatch, name: string): Float64Array {
@@ -54,10 +86,8 @@ interface RawEpisode {
 /** Read the step file batch by batch (bounded memory) and sample every episode on a daily grid. */
 async function readSeries(path: string): Promise<{ series: Series[]; start: number; days: number; raw: Map<string, RawEpisode> }> {
   const raw = new Map<string, RawEpisode>();
-  const fh = await open(path);
-  try {
-    const reader = await RecordBatchReader.from(fh);
-    for await (const b of reader) {
+  {
+    for await (const b of stepBatches(path)) {
       if (b.numRows === 0) continue;
       const ep = numbers(b, 'episode_id');
       const run = strings(b, 'run_id');
@@ -78,8 +108,6 @@ async function readSeries(path: string): Promise<{ series: Series[]; start: numb
         for (const d of DOMAINS) (e.prestige[d] as number[]).push((pr[d] as Float64Array)[i] as number);
       }
     }
-  } finally {
-    await fh.close();
   }
   let start = Infinity;
   let end = -Infinity;
@@ -100,7 +128,9 @@ async function readSeries(path: string): Promise<{ series: Series[]; start: numb
       f[g] = e.funds[j] as number;
       for (const d of DOMAINS) (p[d] as Float64Array)[g] = (e.prestige[d] as number[])[j] as number;
     }
-    series.push({ policy: e.policy, funds: f, prestige: p });
+    const lastFunds = e.funds[e.funds.length - 1] as number;
+    const bankrupt = lastFunds < 0 ? { day: Math.min(days, ((e.t[e.t.length - 1] as number) - start) / US_PER_DAY), funds: lastFunds } : null;
+    series.push({ policy: e.policy, funds: f, prestige: p, bankrupt });
   }
   return { series, start, days, raw };
 }
@@ -139,7 +169,37 @@ function monthTicks(start: number, days: number): { x: number; label: string }[]
 }
 
 /** One line chart panel as SVG elements (placed at ox, oy). */
-function panel(o: { ox: number; oy: number; w: number; h: number; title: string; yFmt: (v: number) => string; lines: Line[]; days: number; start: number; yMin?: number }): string {
+/**
+ * Symmetric log scale: linear within ±`c` of 0, logarithmic beyond, so that values of very different
+ * magnitudes and signs (a bankrupt seed's debt beside the others' funds) share one readable axis.
+ */
+export function symlog(v: number, c: number): number {
+  return Math.sign(v) * Math.log10(1 + Math.abs(v) / c);
+}
+
+/** Inverse of `symlog`. */
+export function symlogInverse(y: number, c: number): number {
+  return Math.sign(y) * c * (10 ** Math.abs(y) - 1);
+}
+
+/** Tick values of a symlog axis between lo and hi: 0 and ±c·10^k. */
+function symlogTicks(lo: number, hi: number, c: number): number[] {
+  const out: number[] = [];
+  for (let k = 12; k >= 0; k--) if (-c * 10 ** k >= lo) out.push(-c * 10 ** k);
+  if (lo <= 0 && hi >= 0) out.push(0);
+  for (let k = 0; k <= 12; k++) if (c * 10 ** k <= hi) out.push(c * 10 ** k);
+  return out;
+}
+
+/** A point marked on a panel (x in grid days, y in data units). */
+interface Mark {
+  x: number;
+  y: number;
+  color: string;
+  title: string;
+}
+
+function panel(o: { ox: number; oy: number; w: number; h: number; title: string; yFmt: (v: number) => string; lines: Line[]; days: number; start: number; yMin?: number; symlog?: number; marks?: Mark[] }): string {
   const ml = 78;
   const mr = 12;
   const mt = 26;
@@ -161,15 +221,36 @@ function panel(o: { ox: number; oy: number; w: number; h: number; title: string;
     lo = 0;
     hi = 1;
   }
+  for (const m of o.marks ?? []) {
+    lo = Math.min(lo, m.y);
+    hi = Math.max(hi, m.y);
+  }
   if (hi <= lo) hi = lo + 1;
-  const step = niceStep(hi - lo, 6);
-  lo = Math.floor(lo / step) * step;
-  hi = Math.ceil(hi / step) * step;
   const X = (d: number) => o.ox + ml + (pw * d) / Math.max(1, o.days);
-  const Y = (v: number) => o.oy + mt + ph - (ph * (v - lo)) / (hi - lo);
+  let Y: (v: number) => number;
+  let ticks: number[];
+  const c = o.symlog;
+  if (c !== undefined) {
+    // Round the ends out to the next tick (0 or ±c·10^k).
+    const out = (v: number) => (v === 0 ? 0 : Math.sign(v) * c * 10 ** Math.ceil(Math.log10(Math.max(1, Math.abs(v) / c))));
+    lo = Math.min(0, out(lo));
+    hi = Math.max(0, out(hi));
+    if (hi <= lo) hi = c;
+    const a = symlog(lo, c);
+    const b = symlog(hi, c);
+    Y = (v: number) => o.oy + mt + ph - (ph * (symlog(v, c) - a)) / (b - a);
+    ticks = symlogTicks(lo, hi, c);
+  } else {
+    const step = niceStep(hi - lo, 6);
+    lo = Math.floor(lo / step) * step;
+    hi = Math.ceil(hi / step) * step;
+    Y = (v: number) => o.oy + mt + ph - (ph * (v - lo)) / (hi - lo);
+    ticks = [];
+    for (let v = lo; v <= hi + step / 2; v += step) ticks.push(v);
+  }
   const parts: string[] = [];
   parts.push(`<text x="${o.ox + ml + pw / 2}" y="${o.oy + 17}" text-anchor="middle" font-size="14" font-weight="bold">${esc(o.title)}</text>`);
-  for (let v = lo; v <= hi + step / 2; v += step) {
+  for (const v of ticks) {
     const y = Y(v).toFixed(1);
     parts.push(`<line x1="${o.ox + ml}" y1="${y}" x2="${o.ox + ml + pw}" y2="${y}" stroke="#e5e5e5"/>`);
     parts.push(`<text x="${o.ox + ml - 6}" y="${y}" text-anchor="end" dominant-baseline="middle" font-size="11" fill="#444">${esc(o.yFmt(v))}</text>`);
@@ -197,6 +278,12 @@ function panel(o: { ox: number; oy: number; w: number; h: number; title: string;
     const pts: string[] = [];
     for (let i = 0; i < l.ys.length; i++) pts.push(`${X(i).toFixed(1)},${Y(l.ys[i] as number).toFixed(1)}`);
     parts.push(`<polyline points="${pts.join(' ')}" fill="none" stroke="${l.color}" stroke-width="2"/>`);
+  }
+  for (const m of o.marks ?? []) {
+    const x = X(m.x);
+    const y = Y(m.y);
+    const d = 5;
+    parts.push(`<path d="M${(x - d).toFixed(1)},${(y - d).toFixed(1)}L${(x + d).toFixed(1)},${(y + d).toFixed(1)}M${(x - d).toFixed(1)},${(y + d).toFixed(1)}L${(x + d).toFixed(1)},${(y - d).toFixed(1)}" stroke="${m.color}" stroke-width="2.5"><title>${esc(m.title)}</title></path>`);
   }
   return parts.join('\n');
 }
@@ -228,15 +315,27 @@ function aggregate(series: Series[], pick: (s: Series) => Float64Array): { mean:
   return { mean, lo, hi };
 }
 
-/** Funds over time: per policy the mean over episodes with a min-max band. */
+/** Linear part of the funds axis: ±$10,000 (in cents); beyond it the axis is logarithmic. */
+const FUNDS_SYMLOG_CENTS = 1_000_000;
+
+/**
+ * Funds over time: per policy the mean over episodes with a min-max band, on a symmetric log axis; each
+ * bankruptcy is marked with a cross (in its policy's colour) where its episode ended, after which the
+ * episode's funds stay at their last value.
+ */
 export function fundsSvg(series: Series[], policies: string[], start: number, days: number): string {
+  const marks: Mark[] = [];
   const lines: Line[] = policies.map((p, i) => {
-    const a = aggregate(series.filter((s) => s.policy === p), (s) => s.funds);
-    return { label: p, color: COLORS[i % COLORS.length] as string, ys: a.mean, band: { lo: a.lo, hi: a.hi } };
+    const mine = series.filter((s) => s.policy === p);
+    const a = aggregate(mine, (s) => s.funds);
+    const color = COLORS[i % COLORS.length] as string;
+    for (const s of mine) if (s.bankrupt) marks.push({ x: s.bankrupt.day, y: s.bankrupt.funds, color, title: `${p}: bankrupt at ${dollars(s.bankrupt.funds)}` });
+    const n = mine.filter((s) => s.bankrupt).length;
+    return { label: n > 0 ? `${p} (${n} bankrupt ×)` : p, color, ys: a.mean, band: { lo: a.lo, hi: a.hi } };
   });
   const w = 900;
   const h = 480;
-  const body = panel({ ox: 0, oy: 0, w: w - 150, h, title: 'Funds over simulated time (mean, min-max band over seeds)', yFmt: (v) => dollars(v), lines, days, start });
+  const body = panel({ ox: 0, oy: 0, w: w - 150, h, title: 'Funds over simulated time (mean, min-max band; symlog axis; × bankruptcy)', yFmt: (v) => dollars(v), lines, days, start, symlog: FUNDS_SYMLOG_CENTS, marks });
   return svgDoc(w, h, body + '\n' + legend(w - 140, 40, lines));
 }
 
@@ -253,9 +352,9 @@ export function prestigeSvg(series: Series[], policies: string[], start: number,
   return svgDoc(2 * pw + 150, 2 * ph, parts.join('\n') + '\n' + legend(2 * pw + 10, 40, items));
 }
 
-/** The rows of an episodes.arrow file, as the bulk runner produced them (int64 columns as numbers). */
+/** The rows of an episodes.arrow or episodes.parquet file, as the bulk runner produced them (int64 columns as numbers). */
 export function readEpisodes(path: string): EpisodeRow[] {
-  const t = readArrowFile(path);
+  const t: Table = path.endsWith('.parquet') ? readParquetFile(path) : readArrowFile(path);
   return t.toArray().map((r) => {
     const o = r as Record<string, unknown>;
     return {
@@ -319,8 +418,8 @@ function leaderboardSection(dir: string, md: string[], episodes: readonly Episod
 
 /** Build DIR/report.md and its SVG plots; returns the written paths. */
 export async function writeReport(dir: string): Promise<string[]> {
-  const epPath = join(dir, 'episodes.arrow');
-  if (!existsSync(epPath)) throw new Error(`${epPath} not found (run \`ycgym run --out ${dir}\` first)`);
+  const epPath = tableFile(dir, 'episodes');
+  if (epPath === null) throw new Error(`${join(dir, 'episodes.arrow')} (or .parquet) not found (run \`ycgym run --out ${dir}\` first)`);
   const episodes = readEpisodes(epPath);
   const sumPath = join(dir, 'summary.json');
   const policies = [...new Set(episodes.map((e) => e.policy))];
@@ -331,9 +430,9 @@ export async function writeReport(dir: string): Promise<string[]> {
   const seeds = [...new Set(episodes.map((e) => e.seed))].sort((a, b) => a - b);
   md.push(`Preset: ${presets.join(', ')}. Seeds: ${seeds.length} (${seeds[0] ?? '-'}..${seeds[seeds.length - 1] ?? '-'}). Episodes: ${episodes.length}.`, '');
   md.push('## Summary', '', summaryTable(summary), '');
-  const trajPath = join(dir, 'trajectories.arrow');
+  const trajPath = tableFile(dir, 'trajectories');
   let raw: Map<string, RawEpisode> | null = null;
-  if (existsSync(trajPath)) {
+  if (trajPath !== null) {
     const read = await readSeries(trajPath);
     const { series, start, days } = read;
     raw = read.raw;
@@ -346,7 +445,7 @@ export async function writeReport(dir: string): Promise<string[]> {
       md.push('## Funds over time', '', '![funds over time](funds.svg)', '', '## Prestige per domain', '', '![prestige per domain](prestige.svg)', '');
     }
   } else {
-    md.push('_No trajectories.arrow in this directory: no plots._', '');
+    md.push('_No trajectories.arrow or trajectories.parquet in this directory: no plots._', '');
   }
   written.push(...leaderboardSection(dir, md, episodes, policies, raw));
   md.push('## Episodes', '', '| policy | seed | final funds | outcome | steps | tasks ok | tasks failed | accepted (adversarial) |', '| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |');
@@ -363,7 +462,7 @@ export async function writeReport(dir: string): Promise<string[]> {
 export function registerReport(program: Command): void {
   program
     .command('report')
-    .description('write DIR/report.md and SVG plots from the Arrow files of `ycgym run --out DIR`')
+    .description('write DIR/report.md and SVG plots from the Arrow or Parquet files of `ycgym run --out DIR`')
     .argument('<dir>', 'output directory of `ycgym run`')
     .action(async (dir: string) => {
       const files = await writeReport(dir);

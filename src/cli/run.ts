@@ -1,6 +1,8 @@
 /**
- * `ycgym run`: many episodes of baseline policies, in parallel worker threads, exported as Arrow files
- * (DIR/trajectories.arrow, DIR/episodes.arrow) plus DIR/summary.json and a summary table on stdout.
+ * `ycgym run`: many episodes of baseline policies, in parallel worker threads, exported as Arrow IPC files
+ * (DIR/trajectories.arrow, DIR/episodes.arrow; the default) or zstd-compressed Parquet files
+ * (DIR/trajectories.parquet, DIR/episodes.parquet; `--format parquet`) plus DIR/summary.json and a summary
+ * table on stdout.
  *
  * Episodes are assigned to workers deterministically (job i to worker i mod N) and written in
  * (policy, seed) order, so the output files are byte-identical for any number of workers.
@@ -16,7 +18,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { makePolicy, POLICY_NAMES } from '../../baselines/index.js';
 import { loadPreset } from '../config/load.js';
 import type { ExperimentConfig } from '../sim/index.js';
-import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowFileSink, type TableBuffers } from '../export/arrow.js';
+import { episodeBuilder, episodeSink, stepBuilder, stepSink, type TableBuffers } from '../export/arrow.js';
+import { stepParquetSink, writeEpisodesParquet } from '../export/parquet.js';
 import { playJob, type JobRequest, type JobResult, type WorkerConfig } from '../export/jobs.js';
 import type { EpisodeRow } from '../export/schema.js';
 import { addPresetOption } from './preset-option.js';
@@ -33,8 +36,10 @@ export interface RunOptions {
   /** Output directory (created if missing). */
   out: string;
   maxSteps?: number | null;
-  /** Write DIR/trajectories.arrow (default true). */
+  /** Write DIR/trajectories.arrow (or .parquet; default true). */
   trajectories?: boolean;
+  /** File format of the tables: Arrow IPC (`.arrow`, the default) or zstd-compressed Parquet (`.parquet`). */
+  format?: TableFormat;
   /** Also write the reference's rollout JSON files to DIR/rollouts/ (default false). */
   rollouts?: boolean;
   /** Run identifier (default: derived from the run's parameters, so reruns are byte-identical). */
@@ -42,6 +47,11 @@ export interface RunOptions {
   /** Show a progress bar on stderr when it is a TTY (default true). */
   progress?: boolean;
 }
+
+/** File formats of the step and episode tables. */
+export const TABLE_FORMATS = ['arrow', 'parquet'] as const;
+/** A file format of the step and episode tables (also the files' extension). */
+export type TableFormat = (typeof TABLE_FORMATS)[number];
 
 /** Per-policy aggregate written to summary.json. */
 export interface PolicySummary {
@@ -198,7 +208,7 @@ function threadPool(n: number, wc: WorkerConfig): Pool {
 }
 
 /** What a bulk run plays: the options that decide its output files (not how or where it runs). */
-export type RunSpec = Pick<RunOptions, 'policies' | 'seeds' | 'preset' | 'maxSteps' | 'trajectories' | 'rollouts' | 'runId'>;
+export type RunSpec = Pick<RunOptions, 'policies' | 'seeds' | 'preset' | 'maxSteps' | 'trajectories' | 'rollouts' | 'runId' | 'format'>;
 
 /** A validated run: its preset, the settings every job shares and its jobs in output ((policy, seed)) order. */
 export interface RunPlan {
@@ -208,6 +218,8 @@ export interface RunPlan {
   policies: string[];
   /** Job i has index i: the episode_id of its rows. */
   jobs: JobRequest[];
+  /** File format of the tables (the run id does not depend on it: both formats hold the same rows). */
+  format: TableFormat;
 }
 
 /** Validate a run and list its jobs; every process that plays part of a run derives the same plan. */
@@ -226,7 +238,9 @@ export function planRun(o: RunSpec): RunPlan {
   };
   const jobs: JobRequest[] = [];
   for (const policy of o.policies) for (const seed of o.seeds) jobs.push({ index: jobs.length, policy, seed });
-  return { cfg, wc, policies: [...o.policies], jobs };
+  const format = o.format ?? 'arrow';
+  if (!TABLE_FORMATS.includes(format)) throw new Error(`unknown format ${JSON.stringify(format)} (available: ${TABLE_FORMATS.join(', ')})`);
+  return { cfg, wc, policies: [...o.policies], jobs, format };
 }
 
 /** File name of an episode's reference rollout JSON under DIR/rollouts/. */
@@ -234,16 +248,37 @@ export function rolloutFileName(presetName: string, e: Pick<EpisodeRow, 'seed' |
   return `yc_bench_result_${presetName}_${e.seed}_${e.policy}.json`;
 }
 
+/** A streaming writer of step tables, Arrow IPC or Parquet. */
+interface StepSink {
+  writeBuffers(t: TableBuffers): void;
+  /** Batches waiting for the writer (Parquet compresses asynchronously); 0 for Arrow. */
+  backlog(): number;
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
+
+function openStepSink(path: string, format: TableFormat): StepSink {
+  if (format === 'parquet') {
+    const s = stepParquetSink(path);
+    return { writeBuffers: (t) => s.writeBuffers(t), backlog: () => s.backlog(), drain: () => s.drain(), close: () => s.close() };
+  }
+  const s = stepSink(path);
+  return { writeBuffers: (t) => s.writeBuffers(t), backlog: () => 0, drain: async () => {}, close: async () => s.close() };
+}
+
 /**
- * Play `jobs` (a slice of `plan.jobs`, in order) and write DIR/trajectories.arrow (when the plan keeps
- * trajectories), DIR/rollouts/ (when asked) and DIR/episodes.arrow; returns the episode rows in job order.
+ * Play `jobs` (a slice of `plan.jobs`, in order) and write DIR/trajectories.FORMAT (when the plan keeps
+ * trajectories), DIR/rollouts/ (when asked) and DIR/episodes.FORMAT; returns the episode rows in job order.
+ * `format` overrides the plan's (shards stage their files as Arrow IPC whatever the run's format).
  */
-export async function playToDir(plan: RunPlan, jobs: readonly JobRequest[], out: string, workers: number, progress: boolean): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
+export async function playToDir(plan: RunPlan, jobs: readonly JobRequest[], out: string, workers: number, progress: boolean, format: TableFormat = plan.format): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
   const { cfg, wc } = plan;
   mkdirSync(out, { recursive: true });
   if (wc.rollouts) mkdirSync(join(out, 'rollouts'), { recursive: true });
-  const trajPath = wc.trajectories ? join(out, 'trajectories.arrow') : null;
-  const steps: ArrowFileSink | null = trajPath ? stepSink(trajPath) : null;
+  const trajPath = wc.trajectories ? join(out, `trajectories.${format}`) : null;
+  const steps: StepSink | null = trajPath ? openStepSink(trajPath, format) : null;
+  // Parquet compresses behind the writes: past this many queued episodes, playing waits for it.
+  const maxBacklog = 8;
   const episodes: EpisodeRow[] = [];
   const pending = new Map<number, JobResult>();
   // Results are written in job order; `cursor` is the position in `jobs` of the next one to write.
@@ -271,37 +306,58 @@ export async function playToDir(plan: RunPlan, jobs: readonly JobRequest[], out:
     }
   };
 
+  let failed = false;
   try {
     const n = Math.max(1, Math.min(workers, jobs.length));
     if (n === 1) {
       const builder = stepBuilder();
-      for (const j of jobs) accept(playJob(cfg, wc, j, builder, makePolicy));
+      for (const j of jobs) {
+        accept(playJob(cfg, wc, j, builder, makePolicy));
+        if (steps && steps.backlog() > maxBacklog) await steps.drain();
+      }
     } else {
       const pool = threadPool(n, wc);
-      // Bound memory: a job may start only while it is within a window of the write cursor.
+      // Bound memory: a job may start only while it is within a window of the write cursor and the
+      // writer keeps up.
       const window = 4 * n;
       try {
-        await pool.run([...jobs], (i) => (position.get(i) ?? 0) < cursor + window, (r) => {
-          accept(r);
-          pool.poke();
-        });
+        await pool.run(
+          [...jobs],
+          (i) => (position.get(i) ?? 0) < cursor + window && (steps === null || steps.backlog() <= maxBacklog),
+          (r) => {
+            accept(r);
+            if (steps && steps.backlog() > maxBacklog) void steps.drain().then(() => pool.poke());
+            else pool.poke();
+          },
+        );
       } finally {
         await pool.close();
       }
     }
+  } catch (e) {
+    failed = true;
+    throw e;
   } finally {
-    steps?.close();
+    try {
+      await steps?.close();
+    } catch (e) {
+      if (!failed) throw e;
+    }
     bar?.stop();
   }
-  const episodesPath = join(out, 'episodes.arrow');
+  const episodesPath = join(out, `episodes.${format}`);
   writeEpisodes(episodesPath, episodes);
   return { episodes, trajectories: trajPath, episodesPath };
 }
 
-/** Write episode rows (in the given order) as one record batch of an Arrow IPC file. */
+/** Write episode rows (in the given order) as one record batch of an Arrow IPC file, or as Parquet when `path` ends in `.parquet`. */
 export function writeEpisodes(path: string, episodes: readonly EpisodeRow[]): void {
   const eb = episodeBuilder();
   for (const e of episodes) eb.append(e);
+  if (path.endsWith('.parquet')) {
+    writeEpisodesParquet(path, eb.finish());
+    return;
+  }
   const es = episodeSink(path);
   es.writeBuffers(eb.finish());
   es.close();
@@ -359,6 +415,7 @@ export interface RunSpecFlags {
   trajectories: boolean;
   rollouts?: boolean;
   runId?: string;
+  format?: TableFormat;
 }
 
 /** Register the options that decide a run's output (shared by `ycgym run` and `ycgym shard`, so both accept the same flags). */
@@ -369,7 +426,8 @@ export function addRunOptions(cmd: Command): Command {
   addSplitOptions(cmd);
   return addPresetOption(cmd, 'preset name or TOML path', 'default')
     .option('--max-steps <n>', 'truncate each episode after this many actions', positiveInt)
-    .addOption(new Option('--no-trajectories', 'skip DIR/trajectories.arrow (episodes and summary only)'))
+    .addOption(new Option('--no-trajectories', 'skip DIR/trajectories.FORMAT (episodes and summary only)'))
+    .addOption(new Option('--format <format>', 'table files: Arrow IPC (DIR/*.arrow) or zstd-compressed Parquet (DIR/*.parquet)').choices([...TABLE_FORMATS]).default('arrow'))
     .option('--rollouts', "also write the reference's rollout JSON per episode to DIR/rollouts/")
     .option('--run-id <id>', 'run identifier stored in every row (default: derived from the parameters)');
 }
@@ -379,12 +437,13 @@ export function runSpecFrom(o: RunSpecFlags): RunSpec {
   const spec: RunSpec = { policies: o.policy, seeds: o.seeds, preset: o.preset, trajectories: o.trajectories, rollouts: o.rollouts === true };
   if (o.maxSteps !== undefined) spec.maxSteps = o.maxSteps;
   if (o.runId !== undefined) spec.runId = o.runId;
+  if (o.format !== undefined) spec.format = o.format;
   return spec;
 }
 
 /** Register `ycgym run` on a commander program. */
 export function registerRun(program: Command): void {
-  addRunOptions(program.command('run').description('run baseline policies on many seeds in parallel; write Arrow trajectories, episodes and a summary'))
+  addRunOptions(program.command('run').description('run baseline policies on many seeds in parallel; write Arrow or Parquet trajectories, episodes and a summary'))
     .option('--workers <n>', 'worker threads (1 runs in the main thread)', positiveInt, Math.max(1, Math.min(4, cpus().length)))
     .requiredOption('--out <dir>', 'output directory')
     .option('--no-progress', 'no progress bar')

@@ -5,10 +5,12 @@
  * - `shard plan <run flags>` prints the run's plan (job count, run id) as one JSON line.
  * - `shard worker <run flags>` plans the run once, prints `{"event":"ready",...}`, then reads requests
  *   `{"start":A,"end":B,"out":DIR}` (one JSON object per stdin line) and plays jobs [A, B) of the plan into
- *   DIR (the files `ycgym run` writes, without the summary), answering one JSON line per request.
+ *   DIR (the files `ycgym run --format arrow` writes, without the summary: shards stage Arrow IPC whatever the
+ *   run's format), answering one JSON line per request.
  * - `shard merge <run flags> --from STAGING --out DIR` checks that the shards under STAGING hold every job of
- *   the plan exactly once and writes DIR/trajectories.arrow, DIR/episodes.arrow, DIR/rollouts/ and
- *   DIR/summary.json with the same code as `ycgym run`, so the files are byte-identical to its output.
+ *   the plan exactly once and writes DIR/trajectories.FORMAT, DIR/episodes.FORMAT (`--format`: arrow or
+ *   parquet), DIR/rollouts/ and DIR/summary.json with the same code as `ycgym run`, so the files are
+ *   byte-identical to its output.
  *
  * Every process derives the plan from the same flags (planRun), so episode ids and the run id do not
  * depend on how the run was cut.
@@ -19,6 +21,7 @@ import { createInterface } from 'node:readline';
 import { RecordBatch, RecordBatchReader } from 'apache-arrow';
 import type { Command } from 'commander';
 import { stepSink } from '../export/arrow.js';
+import { stepParquetSink } from '../export/parquet.js';
 import type { EpisodeRow } from '../export/schema.js';
 import { readEpisodes } from './report.js';
 import { addRunOptions, planRun, playToDir, rolloutFileName, runSpecFrom, summaryTable, writeEpisodes, writeSummary, type RunPlan, type RunSpecFlags, type RunSummary } from './run.js';
@@ -62,7 +65,7 @@ export function checkRequest(v: unknown, jobs: number): ShardRequest | string {
 
 /** Play one request's jobs into its directory (no summary: a shard is not a run). */
 export async function playShard(plan: RunPlan, req: ShardRequest): Promise<number> {
-  const played = await playToDir(plan, plan.jobs.slice(req.start, req.end), req.out, 1, false);
+  const played = await playToDir(plan, plan.jobs.slice(req.start, req.end), req.out, 1, false, 'arrow');
   return played.episodes.length;
 }
 
@@ -135,13 +138,14 @@ export function collectShards(plan: RunPlan, from: string): ShardContent[] {
 }
 
 /** Merge checked shards into DIR: the files and summary `ycgym run` writes for the same plan. */
-export function mergeShards(plan: RunPlan, from: string, out: string): { summary: RunSummary; episodes: EpisodeRow[]; files: string[] } {
+export async function mergeShards(plan: RunPlan, from: string, out: string): Promise<{ summary: RunSummary; episodes: EpisodeRow[]; files: string[] }> {
   const shards = collectShards(plan, from);
   mkdirSync(out, { recursive: true });
   const files: string[] = [];
   if (plan.wc.trajectories) {
-    const path = join(out, 'trajectories.arrow');
-    const sink = stepSink(path);
+    const path = join(out, `trajectories.${plan.format}`);
+    const sink = plan.format === 'parquet' ? stepParquetSink(path) : stepSink(path);
+    let failed = false;
     try {
       for (const s of shards) {
         const src = join(s.dir, 'trajectories.arrow');
@@ -154,11 +158,19 @@ export function mergeShards(plan: RunPlan, from: string, out: string): { summary
           // another schema and restarts the file. The data is the same: adopt the sink's schema.
           sink.writeBatch(new RecordBatch(sink.schema, batch.data));
           rows += batch.numRows;
+          if ('drain' in sink && sink.backlog() > 8) await sink.drain();
         }
         if (rows !== want) throw new Error(`shard ${s.dir}: trajectories.arrow has ${rows} rows, its episodes need ${want}`);
       }
+    } catch (e) {
+      failed = true;
+      throw e;
     } finally {
-      sink.close();
+      try {
+        await sink.close();
+      } catch (e) {
+        if (!failed) throw e;
+      }
     }
     files.push(path);
   }
@@ -174,7 +186,7 @@ export function mergeShards(plan: RunPlan, from: string, out: string): { summary
     }
   }
   const episodes = shards.flatMap((s) => s.episodes);
-  const epPath = join(out, 'episodes.arrow');
+  const epPath = join(out, `episodes.${plan.format}`);
   writeEpisodes(epPath, episodes);
   files.push(epPath);
   const { summary, path } = writeSummary(out, episodes, plan.policies);
@@ -201,8 +213,8 @@ export function registerShard(program: Command): void {
   addRunOptions(shard.command('merge').description('check and merge the shards under --from into --out: the files and summary.json of `ycgym run`'))
     .requiredOption('--from <dir>', 'directory whose subdirectories are shard outputs')
     .requiredOption('--out <dir>', 'output directory')
-    .action((o: RunSpecFlags & { from: string; out: string }) => {
-      const r = mergeShards(plan(o), o.from, o.out);
+    .action(async (o: RunSpecFlags & { from: string; out: string }) => {
+      const r = await mergeShards(plan(o), o.from, o.out);
       process.stdout.write(`${summaryTable(r.summary)}\n\n`);
       process.stdout.write(`${r.episodes.length} episodes; wrote ${r.files.join(', ')}\n`);
     });

@@ -49,7 +49,7 @@ describe('ycgym shard (a run cut into shards and merged back)', () => {
         const cuts = [...raw].sort((a, b) => a - b);
         const run = join(dir, `cut${n++}`);
         await playCuts(join(run, 'staging'), cuts);
-        mergeShards(planRun(SPEC), join(run, 'staging'), join(run, 'out'));
+        await mergeShards(planRun(SPEC), join(run, 'staging'), join(run, 'out'));
         for (const f of FILES) expect(readFileSync(join(run, 'out', f)).equals(readFileSync(join(ref, f))), `${f} with cuts ${cuts.join(',')}`).toBe(true);
         const rollouts = readdirSync(join(ref, 'rollouts')).sort();
         expect(readdirSync(join(run, 'out', 'rollouts')).sort()).toEqual(rollouts);
@@ -64,7 +64,7 @@ describe('ycgym shard (a run cut into shards and merged back)', () => {
     const run = join(dir, 'notraj');
     await runBulk({ ...spec, workers: 1, out: join(run, 'ref'), progress: false });
     await playCuts(join(run, 'staging'), [5], spec);
-    const r = mergeShards(planRun(spec), join(run, 'staging'), join(run, 'out'));
+    const r = await mergeShards(planRun(spec), join(run, 'staging'), join(run, 'out'));
     expect(r.files.map((f) => f.split('/').pop())).toEqual(['episodes.arrow', 'summary.json']);
     for (const f of ['episodes.arrow', 'summary.json']) expect(readFileSync(join(run, 'out', f)).equals(readFileSync(join(run, 'ref', f)))).toBe(true);
   });
@@ -81,15 +81,15 @@ describe('ycgym shard (a run cut into shards and merged back)', () => {
     };
     const dup = variant('dup');
     await playShard(plan, { start: 3, end: 5, out: join(dup, 'again') });
-    expect(() => mergeShards(plan, dup, join(base, 'o1'))).toThrow(/duplicate episodes: episode 3 \(greedy seed 4\), episode 4 \(random seed 1\)/);
+    await expect(mergeShards(plan, dup, join(base, 'o1'))).rejects.toThrow(/duplicate episodes: episode 3 \(greedy seed 4\), episode 4 \(random seed 1\)/);
     const miss = variant('miss', 's98');
-    expect(() => mergeShards(plan, miss, join(base, 'o2'))).toThrow(/miss 4 of 8 episodes: episode 4 \(random seed 1\)/);
+    await expect(mergeShards(plan, miss, join(base, 'o2'))).rejects.toThrow(/miss 4 of 8 episodes: episode 4 \(random seed 1\)/);
     const other = join(base, 'other');
     await playCuts(other, [4], { ...SPEC, runId: 'another-run' });
-    expect(() => mergeShards(plan, other, join(base, 'o3'))).toThrow(/does not match episode 0 \(greedy seed 1\) of run run-/);
+    await expect(mergeShards(plan, other, join(base, 'o3'))).rejects.toThrow(/does not match episode 0 \(greedy seed 1\) of run run-/);
     const noTraj = variant('notraj', join('s99', 'trajectories.arrow'));
-    expect(() => mergeShards(plan, noTraj, join(base, 'o4'))).toThrow(/has no trajectories.arrow/);
-    expect(() => mergeShards(plan, join(base, 'nowhere'), join(base, 'o5'))).toThrow(/no such directory of shards/);
+    await expect(mergeShards(plan, noTraj, join(base, 'o4'))).rejects.toThrow(/has no trajectories.arrow/);
+    await expect(mergeShards(plan, join(base, 'nowhere'), join(base, 'o5'))).rejects.toThrow(/no such directory of shards/);
   });
 
   it('the worker answers bad requests with errors and keeps serving', async () => {

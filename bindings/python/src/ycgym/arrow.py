@@ -256,8 +256,9 @@ def steps_to_table(steps: Iterable[Mapping[str, Any]], schema: pa.Schema = STEP_
 
 
 def write_trajectories(table: pa.Table, path: str | Path, schema: pa.Schema | None = STEP_SCHEMA) -> Path:
-    """Write a step table as an Arrow IPC file (``.arrow``; ``.parquet`` writes Parquet). Other tables:
-    pass their ``schema`` (or ``None`` to write the table as it is)."""
+    """Write a step table as an Arrow IPC file (``.arrow``; ``.parquet`` writes zstd-compressed Parquet, as
+    ``ycgym run --format parquet`` does). Other tables: pass their ``schema`` (or ``None`` to write the table
+    as it is)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     if schema is not None and table.schema != schema:
@@ -265,7 +266,7 @@ def write_trajectories(table: pa.Table, path: str | Path, schema: pa.Schema | No
     if p.suffix == ".parquet":
         import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
 
-        pq.write_table(table, p)
+        pq.write_table(table, p, compression="zstd")
     else:
         with pa.OSFile(str(p), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
@@ -285,14 +286,49 @@ def _read_one(p: Path) -> pa.Table:
             return pa.ipc.open_stream(src).read_all()
 
 
+_TABLE_SUFFIXES = (".arrow", ".feather", ".arrows", ".ipc", ".parquet")
+
+
+def _schema_of(p: Path) -> pa.Schema:
+    if p.suffix == ".parquet":
+        import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
+
+        return pq.read_schema(p)
+    with pa.memory_map(str(p), "r") as src:
+        try:
+            return pa.ipc.open_file(src).schema
+        except pa.ArrowInvalid:
+            src.seek(0)
+            return pa.ipc.open_stream(src).schema
+
+
+def _step_files(d: Path) -> list[Path]:
+    """The step tables in directory ``d``, in name order: files of another ycgym table (``episodes``,
+    ``llm_turns``: their ``ycgym.schema`` metadata says so) are left out, and of ``NAME.arrow`` and
+    ``NAME.parquet`` (the same rows in two formats) only the Parquet file is read."""
+    files = sorted(f for f in d.iterdir() if f.is_file() and f.suffix in _TABLE_SUFFIXES)
+    stems_with_parquet = {f.stem for f in files if f.suffix == ".parquet"}
+    out = []
+    for f in files:
+        if f.suffix != ".parquet" and f.stem in stems_with_parquet:
+            continue
+        kind = (_schema_of(f).metadata or {}).get(b"ycgym.schema")
+        if kind is not None and kind != b"steps":
+            continue
+        out.append(f)
+    return out
+
+
 def read_trajectories(path: str | Path | Sequence[str | Path]) -> pa.Table:
     """Read trajectories: an Arrow IPC file or stream (``.arrow``/``.feather``/``.arrows``), a Parquet
-    file, a directory of such files (read in name order), or a list of paths. Dictionary-encoded
-    string columns are decoded to plain strings."""
+    file, a directory of such files, or a list of paths. A directory (e.g. the output of ``ycgym run``) gives
+    its step tables only, in name order: its episode table and other ycgym tables are skipped, and when a
+    table is there as ``.arrow`` and ``.parquet`` only the Parquet file is read. Dictionary-encoded string
+    columns are decoded to plain strings."""
     if isinstance(path, (str, Path)):
         p = Path(path)
         if p.is_dir():
-            files = sorted(f for f in p.iterdir() if f.suffix in (".arrow", ".feather", ".arrows", ".ipc", ".parquet"))
+            files = _step_files(p)
         else:
             files = [p]
     else:

@@ -52,6 +52,12 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--no-trajectories", dest="trajectories", action="store_false", help="skip OUT/trajectories.arrow")
     r.add_argument("--rollouts", action="store_true", help="also write the reference's rollout JSON per episode to OUT/rollouts/")
     r.add_argument("--run-id", help="run identifier stored in every row (default: derived from the parameters)")
+    r.add_argument(
+        "--format",
+        choices=("arrow", "parquet"),
+        default="arrow",
+        help="table files: Arrow IPC (OUT/*.arrow, default) or zstd-compressed Parquet (OUT/*.parquet)",
+    )
     r.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     r.add_argument("--address", help="Ray cluster to connect to (e.g. auto, ray://head:10001); default: start a local Ray")
     r.add_argument("--num-workers", type=_int_at_least(1), help="actors, one CPU each (default: the cluster's CPUs)")
@@ -75,6 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             trajectories=o.trajectories,
             rollouts=o.rollouts,
             run_id=o.run_id,
+            format=o.format,
             address=o.address,
             num_workers=o.num_workers,
             shard_size=o.shard_size,

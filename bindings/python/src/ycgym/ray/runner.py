@@ -12,7 +12,8 @@ places the work:
 * an actor that dies (its process or its runner killed) is restarted by Ray (``max_restarts``) and the shard
   it was playing is retried (``max_task_retries``); a shard's result reaches the driver exactly once;
 * the driver writes each shard under ``OUT/.ray-shards/`` and runs ``ycgym shard merge``, which checks that
-  every job is there exactly once and writes ``trajectories.arrow``, ``episodes.arrow``, ``rollouts/`` and
+  every job is there exactly once and writes ``trajectories.arrow``, ``episodes.arrow`` (``.parquet`` with
+  ``format="parquet"``; the shards themselves always travel as Arrow IPC), ``rollouts/`` and
   ``summary.json`` with the code of ``ycgym run``: the files are byte-identical to its output.
 """
 
@@ -93,6 +94,7 @@ def run_args(
     trajectories: bool = True,
     rollouts: bool = False,
     run_id: str | None = None,
+    format: str = "arrow",
 ) -> list[str]:
     """The flags of ``ycgym run`` that decide a run's output, as passed to every ``ycgym shard`` command."""
     pol = policies if isinstance(policies, str) else ",".join(policies)
@@ -106,6 +108,8 @@ def run_args(
         args.append("--rollouts")
     if run_id is not None:
         args += ["--run-id", run_id]
+    if format != "arrow":
+        args += ["--format", format]
     return args
 
 
@@ -227,6 +231,7 @@ def run(
     trajectories: bool = True,
     rollouts: bool = False,
     run_id: str | None = None,
+    format: str = "arrow",
     address: str | None = None,
     num_workers: int | None = None,
     shard_size: int | None = None,
@@ -237,8 +242,8 @@ def run(
     """Run baseline ``policies`` on ``seeds`` across a Ray cluster; write ``out`` as ``ycgym run`` would.
 
     Args:
-        policies, seeds, preset, max_steps, trajectories, rollouts, run_id: as the flags of ``ycgym run``
-            (``seeds`` as a list or in its syntax, e.g. ``"1-100"``).
+        policies, seeds, preset, max_steps, trajectories, rollouts, run_id, format: as the flags of ``ycgym run``
+            (``seeds`` as a list or in its syntax, e.g. ``"1-100"``; ``format``: ``"arrow"`` or ``"parquet"``).
         address: a Ray cluster to connect to (``ray.init(address=...)``); without it a Ray already initialised
             in this process is used, else a local one is started with ``num_workers`` CPUs (all cores by
             default). A Ray this call starts is left running for later calls and stops at interpreter exit.
@@ -252,7 +257,7 @@ def run(
     t0 = time.perf_counter()
     out_dir = Path(out)
     command = find_server_command()
-    args = run_args(policies, seeds, preset=preset, max_steps=max_steps, trajectories=trajectories, rollouts=rollouts, run_id=run_id)
+    args = run_args(policies, seeds, preset=preset, max_steps=max_steps, trajectories=trajectories, rollouts=rollouts, run_id=run_id, format=format)
     plan = plan_run(args, command)
     jobs = int(plan["jobs"])
     if num_workers is not None and num_workers < 1:
@@ -306,8 +311,8 @@ def run(
         merged = _cli(command, ["shard", "merge", *args, "--from", str(staging), "--out", str(out_dir)], "merge")
         summary: dict[str, dict[str, float]] = json.loads((out_dir / "summary.json").read_text())
         table = merged.split("\n\n", 1)[0]
-        files = [out_dir / "trajectories.arrow"] if trajectories else []
-        files += [out_dir / "episodes.arrow", out_dir / "summary.json"]
+        files = [out_dir / f"trajectories.{format}"] if trajectories else []
+        files += [out_dir / f"episodes.{format}", out_dir / "summary.json"]
         return RunReport(summary, jobs, files, time.perf_counter() - t0, workers, len(ranges), table, placements)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

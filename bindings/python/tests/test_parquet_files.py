@@ -1,0 +1,133 @@
+"""``ycgym run --format parquet``: the Parquet step/episode tables hold exactly the rows of the Arrow IPC files
+(same run, ``--format arrow``), read back with pyarrow, polars and DuckDB without any extension; zstd
+compression; ``ycgym.arrow.read_trajectories(dir)`` reads only the step table of a run directory; the README's
+DuckDB query runs as written.
+
+Runs the TypeScript CLI (``node dist/src/cli/main.js run``); the Makefile builds it before pytest runs.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_arrow_files import GOLDEN_GREEDY, POLICIES, SEEDS, _entry
+
+pa = pytest.importorskip("pyarrow")
+import pyarrow.ipc as ipc  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _run(out: Path, *extra: str) -> None:
+    cmd = [*_entry(), "run", "--policy", ",".join(POLICIES), "--seeds", "1-3", "--workers", "2", "--out", str(out), "--no-progress", *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The same run written as Arrow IPC (the default) and as Parquet."""
+    arrow = tmp_path_factory.mktemp("run-arrow")
+    parquet = tmp_path_factory.mktemp("run-parquet")
+    _run(arrow)
+    _run(parquet, "--format", "parquet")
+    return arrow, parquet
+
+
+def _arrow(d: Path, table: str) -> pa.Table:
+    return ipc.open_file(d / f"{table}.arrow").read_all()
+
+
+def test_parquet_files_hold_the_arrow_rows_pyarrow(runs: tuple[Path, Path]) -> None:
+    arrow, parquet = runs
+    assert sorted(p.name for p in parquet.iterdir()) == ["episodes.parquet", "summary.json", "trajectories.parquet"]
+    assert (parquet / "summary.json").read_bytes() == (arrow / "summary.json").read_bytes()
+    for table in ("trajectories", "episodes"):
+        want = _arrow(arrow, table)
+        got = pq.read_table(parquet / f"{table}.parquet")
+        # Same schema (types, nullability and the ycgym.schema metadata), same rows.
+        assert got.schema.equals(want.schema, check_metadata=True), table
+        assert got.equals(want), table
+        meta = pq.ParquetFile(parquet / f"{table}.parquet").metadata
+        for rg in range(meta.num_row_groups):
+            for c in range(meta.num_columns):
+                assert meta.row_group(rg).column(c).compression == "ZSTD"
+    steps = pq.read_table(parquet / "trajectories.parquet")
+    text = steps.column("observation_text")
+    assert text.type == pa.string() and not pa.types.is_dictionary(text.type)
+    # Compressed: the texts (most of the bytes) shrink by far more than 10x.
+    assert (parquet / "trajectories.parquet").stat().st_size * 10 < (arrow / "trajectories.arrow").stat().st_size
+
+
+def test_parquet_rows_with_polars(runs: tuple[Path, Path]) -> None:
+    import polars as pl
+
+    arrow, parquet = runs
+    for table in ("trajectories", "episodes"):
+        got = pl.read_parquet(parquet / f"{table}.parquet")
+        want = pl.read_ipc(arrow / f"{table}.arrow")
+        assert got.schema == want.schema
+        assert got.equals(want), table
+
+
+def test_parquet_rows_with_duckdb(runs: tuple[Path, Path]) -> None:
+    import duckdb
+
+    arrow, parquet = runs
+    con = duckdb.connect()
+    steps_pq = con.execute(f"select * from read_parquet('{parquet / 'trajectories.parquet'}') order by episode_id, step").arrow()
+    want = _arrow(arrow, "trajectories")  # noqa: F841 (DuckDB scans the local)
+    steps_ipc = con.execute("select * from want order by episode_id, step").arrow()
+    assert steps_pq.to_pylist() == steps_ipc.to_pylist()
+    rows = con.execute(
+        f"select policy, seed, final_funds_cents from '{parquet / 'episodes.parquet'}' order by episode_id"
+    ).fetchall()
+    assert [(p, s) for p, s, _ in rows] == [(p, s) for p in POLICIES for s in SEEDS]
+    for policy, seed, final in rows:
+        if policy == "greedy":
+            assert final == GOLDEN_GREEDY[seed]
+
+
+def test_read_trajectories_of_a_run_directory(runs: tuple[Path, Path]) -> None:
+    from ycgym.arrow import STEP_SCHEMA, read_trajectories
+
+    arrow, parquet = runs
+    want = _arrow(arrow, "trajectories")
+    for d in (arrow, parquet):
+        got = read_trajectories(d)
+        # The step rows only: episodes.arrow/.parquet is not mixed in (no rows of nulls).
+        assert got.num_rows == want.num_rows, d
+        assert got.schema.equals(STEP_SCHEMA, check_metadata=True)
+        assert got.equals(want), d
+    # A directory holding both formats of the same table reads it once.
+    both = parquet.parent / "both-formats"
+    both.mkdir(exist_ok=True)
+    for f in [*arrow.iterdir(), *parquet.iterdir()]:
+        (both / f.name).write_bytes(f.read_bytes())
+    assert read_trajectories(both).equals(want)
+
+
+def test_write_trajectories_parquet_is_zstd(tmp_path: Path, runs: tuple[Path, Path]) -> None:
+    from ycgym.arrow import read_trajectories, write_trajectories
+
+    arrow, _ = runs
+    want = _arrow(arrow, "trajectories")
+    p = write_trajectories(want, tmp_path / "t.parquet")
+    assert pq.ParquetFile(p).metadata.row_group(0).column(7).compression == "ZSTD"
+    assert read_trajectories(p).equals(want)
+
+
+def test_readme_duckdb_example_runs(runs: tuple[Path, Path]) -> None:
+    """The README's DuckDB line over Parquet runs as written (DIR replaced by a run directory)."""
+    import duckdb
+
+    _, parquet = runs
+    readme = (REPO / "README.md").read_text()
+    m = re.search(r"duckdb\.sql\(\"(select [^\"]*'DIR/episodes\.parquet'[^\"]*)\"\)", readme)
+    assert m, "README.md shows a duckdb.sql(...) query over DIR/episodes.parquet"
+    rows = duckdb.sql(m.group(1).replace("DIR/", f"{parquet}/")).fetchall()
+    assert sorted(r[0] for r in rows) == sorted(POLICIES)

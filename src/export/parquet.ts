@@ -1,0 +1,185 @@
+/**
+ * Parquet writing and reading for trajectories (`ycgym run --format parquet`), through parquet-wasm (the Rust
+ * `parquet` crate compiled to WebAssembly). The files hold exactly the Arrow schema of `schema.ts` (metadata
+ * included, stored by the writer as `ARROW:schema`), zstd-compressed, and are read by pyarrow, polars and DuckDB
+ * without any extension.
+ *
+ * Output is deterministic: the same record batches in the same order give the same bytes (no time stamps; the
+ * writer's `created_by` names the parquet-rs version pinned in package-lock.json).
+ */
+import { closeSync, openAsBlob, openSync, readFileSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { makeData, RecordBatch, RecordBatchStreamWriter, Struct, tableFromIPC, type Schema, type Table } from 'apache-arrow';
+import * as pq from 'parquet-wasm/esm';
+import { recordBatch, type TableBuffers } from './arrow.js';
+import { EPISODE_SCHEMA, STEP_SCHEMA } from './schema.js';
+
+let ready = false;
+
+/** A record batch of `schema` without rows. */
+function emptyBatch(schema: Schema): RecordBatch {
+  const children = schema.fields.map((f) => makeData({ type: f.type, length: 0, nullCount: 0 }));
+  return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: 0, nullCount: 0, children }));
+}
+
+/** Instantiate the WebAssembly module once (synchronously, from the file the package ships). */
+function init(): void {
+  if (ready) return;
+  // Resolved through node_modules, so it works from the build, from an installed npm package and from the
+  // server bundle of the Python wheel (which ships this one file of the package beside the bundle).
+  const path = createRequire(import.meta.url).resolve('parquet-wasm/esm/parquet_wasm_bg.wasm');
+  pq.initSync({ module: readFileSync(path) });
+  ready = true;
+}
+
+/** Rows per row group: bounds the writer's memory and lets readers skip and parallelise. */
+export const ROW_GROUP_ROWS = 65536;
+
+function writerProperties(): pq.WriterProperties {
+  return (
+    new pq.WriterPropertiesBuilder()
+      .setCompression(pq.Compression.ZSTD)
+      // Long texts: dictionary encoding hashes every value and rarely matches; zstd takes the repetition.
+      .setColumnDictionaryEnabled('observation_text', false)
+      .setMaxRowGroupSize(ROW_GROUP_ROWS)
+      .build()
+  );
+}
+
+/** An apache-arrow record batch as a parquet-wasm (WebAssembly memory) record batch, through the IPC stream format. */
+function toWasm(b: RecordBatch): pq.RecordBatch {
+  const w = new RecordBatchStreamWriter();
+  w.write(b);
+  w.finish();
+  const t = pq.Table.fromIPCStream(w.toUint8Array(true));
+  try {
+    const out = t.recordBatch(0);
+    if (out === undefined) throw new Error('parquet: empty IPC stream');
+    return out;
+  } finally {
+    t.free();
+  }
+}
+
+function writeAll(fd: number, b: Uint8Array): void {
+  let off = 0;
+  while (off < b.byteLength) off += writeSync(fd, b, off, b.byteLength - off);
+}
+
+/**
+ * Streams record batches of one schema into a zstd-compressed Parquet file. `writeBuffers`/`writeBatch` queue
+ * a batch (one per episode); `drain()` lets the writer catch up (await it now and then to bound memory);
+ * `close()` writes the footer.
+ */
+export class ParquetFileSink {
+  private readonly fd: number;
+  private controller!: ReadableStreamDefaultController<pq.RecordBatch>;
+  private readonly done: Promise<void>;
+  private failure: unknown = null;
+  private closed = false;
+  rows = 0;
+  constructor(
+    readonly path: string,
+    readonly schema: Schema,
+  ) {
+    init();
+    this.fd = openSync(path, 'w');
+    const source = new ReadableStream<pq.RecordBatch>({
+      start: (c) => {
+        this.controller = c;
+      },
+    });
+    // The transform reads the first batch (for the schema) before it resolves: do not await it before writing.
+    const bytes = pq.transformParquetStream(source, writerProperties());
+    const fd = this.fd;
+    this.done = (async () => {
+      const out = (await bytes) as ReadableStream<Uint8Array>;
+      for await (const chunk of out) writeAll(fd, chunk);
+    })().catch((e: unknown) => {
+      this.failure = e;
+    });
+    // Start with an empty batch so that a file without rows still carries the schema.
+    this.pushBatch(emptyBatch(schema));
+  }
+  private pushBatch(b: RecordBatch): void {
+    if (this.closed) throw new Error(`${this.path}: sink is closed`);
+    if (this.failure !== null) throw this.failure instanceof Error ? this.failure : new Error(String(this.failure));
+    this.controller.enqueue(toWasm(b));
+    this.rows += b.numRows;
+  }
+  /** Append a batch of rows given as raw buffers. */
+  writeBuffers(t: TableBuffers): void {
+    if (t.length === 0) return;
+    this.pushBatch(recordBatch(this.schema, t));
+  }
+  /** Append a record batch whose fields equal the sink's schema. */
+  writeBatch(b: RecordBatch): void {
+    this.pushBatch(new RecordBatch(this.schema, b.data));
+  }
+  /** Batches queued and not yet taken by the writer. */
+  backlog(): number {
+    return this.closed ? 0 : Math.max(0, 1 - (this.controller.desiredSize ?? 1));
+  }
+  /** Let the writer take queued batches until at most `batches` wait. */
+  async drain(batches = 0): Promise<void> {
+    while (this.failure === null && this.backlog() > batches) await new Promise<void>((r) => setImmediate(r));
+  }
+  /** Write the footer and close the file. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.controller.close();
+    await this.done;
+    closeSync(this.fd);
+    if (this.failure !== null) throw this.failure instanceof Error ? this.failure : new Error(String(this.failure));
+  }
+}
+
+/** Streaming sink for step tables. */
+export function stepParquetSink(path: string): ParquetFileSink {
+  return new ParquetFileSink(path, STEP_SCHEMA);
+}
+
+/** Write one table (given as raw buffers) to a Parquet file in one go (small tables: the episode table). */
+export function writeParquetBuffers(path: string, schema: Schema, t: TableBuffers): void {
+  init();
+  const batch = t.length > 0 ? recordBatch(schema, t) : emptyBatch(schema);
+  const w = new RecordBatchStreamWriter();
+  w.write(batch);
+  w.finish();
+  const table = pq.Table.fromIPCStream(w.toUint8Array(true));
+  const bytes = pq.writeParquet(table, writerProperties());
+  const fd = openSync(path, 'w');
+  try {
+    writeAll(fd, bytes);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Write episode rows' buffers to `path` as Parquet. */
+export function writeEpisodesParquet(path: string, t: TableBuffers): void {
+  writeParquetBuffers(path, EPISODE_SCHEMA, t);
+}
+
+/** Read a whole Parquet file into an apache-arrow table (schema metadata included). */
+export function readParquetFile(path: string): Table {
+  init();
+  const t = pq.readParquet(readFileSync(path));
+  return tableFromIPC(t.intoIPCStream());
+}
+
+/**
+ * The record batches of a Parquet file, streamed from disk (bounded memory), with only the columns named
+ * (all when omitted).
+ */
+export async function* readParquetBatches(path: string, columns?: readonly string[]): AsyncGenerator<RecordBatch> {
+  init();
+  const file = await pq.ParquetFile.fromFile(await openAsBlob(path));
+  try {
+    const stream = (await file.stream(columns ? { columns: [...columns] } : null)) as ReadableStream<pq.RecordBatch>;
+    for await (const b of stream) yield* tableFromIPC(b.intoIPCStream()).batches;
+  } finally {
+    file.free();
+  }
+}
