@@ -1,7 +1,8 @@
 /**
  * Export benchmarks (picked up by bench/run.ts as the `export` suite): Arrow rows written per second from
- * prebuilt step rows, and the wall time of a bulk run of greedy episodes with trajectories exported using
- * 2 worker threads. Every figure is a median over repeats.
+ * prebuilt step rows, and the wall time and file size of a bulk run of greedy episodes with trajectories
+ * exported using 2 worker threads, as Arrow IPC and as zstd Parquet (`--format parquet`), with their ratios
+ * measured in the same run. Every figure is a median over repeats.
  */
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,10 +75,19 @@ export async function runExportBench(opts: { quick: boolean }): Promise<Record<s
     }
     const episodes = opts.quick ? 200 : 1000;
     const wall: number[] = [];
+    const wallPq: number[] = [];
+    let arrowBytes = 0;
+    let parquetBytes = 0;
+    const seeds = Array.from({ length: episodes }, (_, i) => i + 1);
     for (let k = 0; k < (opts.quick ? 1 : 3); k++) {
       const out = join(dir, `run${k}`);
-      const r = await runBulk({ policies: ['greedy'], seeds: Array.from({ length: episodes }, (_, i) => i + 1), preset: 'default', workers: 2, out, progress: false });
+      const r = await runBulk({ policies: ['greedy'], seeds, preset: 'default', workers: 2, out, progress: false });
       wall.push(r.seconds);
+      arrowBytes = statSync(join(out, 'trajectories.arrow')).size;
+      rmSync(out, { recursive: true, force: true });
+      const rp = await runBulk({ policies: ['greedy'], seeds, preset: 'default', workers: 2, out, progress: false, format: 'parquet' });
+      wallPq.push(rp.seconds);
+      parquetBytes = statSync(join(out, 'trajectories.parquet')).size;
       rmSync(out, { recursive: true, force: true });
     }
     return {
@@ -86,7 +96,15 @@ export async function runExportBench(opts: { quick: boolean }): Promise<Record<s
       arrow_write_rows_per_sec_64_char_text: { median: median(short), rounds: short },
       arrow_encode_rows_per_sec_no_disk: { median: median(encodeFull), rounds: encodeFull },
       arrow_encode_rows_per_sec_no_disk_64_char_text: { median: median(encodeShort), rounds: encodeShort },
-      bulk_greedy_with_trajectories_2_workers: { episodes, median_seconds: median(wall), rounds: wall },
+      bulk_greedy_with_trajectories_2_workers: { episodes, median_seconds: median(wall), rounds: wall, bytes_per_episode: Math.round(arrowBytes / episodes) },
+      bulk_greedy_with_parquet_trajectories_2_workers: {
+        episodes,
+        median_seconds: median(wallPq),
+        rounds: wallPq,
+        bytes_per_episode: Math.round(parquetBytes / episodes),
+        seconds_ratio_vs_arrow: median(wallPq) / median(wall),
+        size_ratio_vs_arrow: parquetBytes / arrowBytes,
+      },
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -79,10 +79,11 @@ def test_parquet_rows_with_duckdb(runs: tuple[Path, Path]) -> None:
 
     arrow, parquet = runs
     con = duckdb.connect()
-    steps_pq = con.execute(f"select * from read_parquet('{parquet / 'trajectories.parquet'}') order by episode_id, step").arrow()
+    steps_pq = con.execute(f"select * from read_parquet('{parquet / 'trajectories.parquet'}') order by episode_id, step").fetchall()
     want = _arrow(arrow, "trajectories")  # noqa: F841 (DuckDB scans the local)
-    steps_ipc = con.execute("select * from want order by episode_id, step").arrow()
-    assert steps_pq.to_pylist() == steps_ipc.to_pylist()
+    steps_ipc = con.execute("select * from want order by episode_id, step").fetchall()
+    assert len(steps_pq) == want.num_rows
+    assert steps_pq == steps_ipc
     rows = con.execute(
         f"select policy, seed, final_funds_cents from '{parquet / 'episodes.parquet'}' order by episode_id"
     ).fetchall()
