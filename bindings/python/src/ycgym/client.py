@@ -363,9 +363,9 @@ class Client:
                 out.append(pe)
         return out
 
-    def snapshot(self, session: str, *, timeout: Timeout = DEFAULT) -> EnvSnapshot:
-        """Exact JSON snapshot of ``session`` (pass it to :meth:`restore`; treat it as opaque)."""
-        return cast(EnvSnapshot, self.request("snapshot", session=session, timeout=timeout)["snapshot"])
+    def snapshot(self, session: str, *, timeout: Timeout = DEFAULT) -> dict[str, Any]:
+        """Exact, opaque JSON snapshot of ``session`` (pass it to :meth:`restore`; its shape: ``EnvSnapshot``)."""
+        return cast("dict[str, Any]", self.request("snapshot", session=session, timeout=timeout)["snapshot"])
 
     def restore(
         self,
@@ -424,13 +424,13 @@ class Client:
             TurnStepResult, self.request("turn_step", session=session, action=act, detail=True if detail else None, timeout=timeout)
         )
 
-    def turn_messages(self, session: str, *, timeout: Timeout = DEFAULT) -> list[ChatMessage]:
-        """The chat to send to the LLM on the next call (system prompt with scratchpad, kept history)."""
-        return cast("list[ChatMessage]", self.request("turn_messages", session=session, timeout=timeout)["messages"])
+    def turn_messages(self, session: str, *, timeout: Timeout = DEFAULT) -> list[dict[str, Any]]:
+        """The chat to send to the LLM on the next call (system prompt with scratchpad, kept history; ``ChatMessage``s)."""
+        return cast("list[dict[str, Any]]", self.request("turn_messages", session=session, timeout=timeout)["messages"])
 
-    def turn_snapshot(self, session: str, *, timeout: Timeout = DEFAULT) -> TurnSnapshot:
-        """Exact snapshot of a turn session (``format: "ycgym-turns"``; world, chat and counters)."""
-        return cast(TurnSnapshot, self.request("turn_snapshot", session=session, timeout=timeout)["snapshot"])
+    def turn_snapshot(self, session: str, *, timeout: Timeout = DEFAULT) -> dict[str, Any]:
+        """Exact snapshot of a turn session (``format: "ycgym-turns"``; world, chat and counters; shape ``TurnSnapshot``)."""
+        return cast("dict[str, Any]", self.request("turn_snapshot", session=session, timeout=timeout)["snapshot"])
 
     def turn_restore(
         self,
@@ -446,9 +446,9 @@ class Client:
             self.request("turn_restore", snapshot=snapshot, session=session, detail=True if detail else None, timeout=timeout),
         )
 
-    def turn_time_series(self, session: str, *, timeout: Timeout = DEFAULT) -> TimeSeries:
-        """The reference's ``extract_time_series`` of the session's current world (rollout JSON ``time_series``)."""
-        return cast(TimeSeries, self.request("turn_time_series", session=session, timeout=timeout)["time_series"])
+    def turn_time_series(self, session: str, *, timeout: Timeout = DEFAULT) -> dict[str, Any]:
+        """The reference's ``extract_time_series`` of the session's current world (rollout JSON ``time_series``; shape ``TimeSeries``)."""
+        return cast("dict[str, Any]", self.request("turn_time_series", session=session, timeout=timeout)["time_series"])
 
     def close(self, session: str | None = None, *, timeout: Timeout = DEFAULT) -> Any:
         """With ``session``: the protocol's ``close`` op (frees that session on the server).

@@ -10,7 +10,7 @@ and the preset's own starting funds (info ``funds_cents`` at reset), so it does 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from .._backend import Backend, attach_finalizer
 from ..client import Client, ProtocolError, TurnResetResult, TurnStepResult
@@ -74,7 +74,7 @@ class TurnRun:
         self.session = res["session"]
         self._backend.sessions.add(self.session)
         self.seed = int(seed)
-        self.tools = list(res.get("tools", []))
+        self.tools = list(cast("list[dict[str, Any]]", res.get("tools", [])))
         self.start_funds_cents = self.funds_cents = int(res["info"]["funds_cents"])
         self.done = False
         self.terminal_reason = None

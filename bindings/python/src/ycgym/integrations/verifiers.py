@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import verifiers.v1 as vf
 from openai import AsyncOpenAI
@@ -194,7 +194,7 @@ class YCBenchHarness(vf.Harness[YCBenchHarnessConfig]):
         llm = AsyncOpenAI(base_url=endpoint, api_key=secret, max_retries=0)
         try:
             res = await asyncio.to_thread(run.reset, data.seed)
-            messages, tools = res["messages"], run.tools
+            messages, tools = cast("list[dict[str, Any]]", res["messages"]), run.tools
             if st is not None:
                 st.start_funds_cents = st.final_funds_cents = run.start_funds_cents
             turns = 0

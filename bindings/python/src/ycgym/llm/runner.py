@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .._backend import Backend
 from ..client import TurnStepResult
@@ -579,8 +579,9 @@ def run_llm_episode(
         r = c.turn_reset(seed, preset, options=options, tools=s.tools, detail=True)
         session = r["session"]
         backend.sessions.add(session)
-        messages = r["messages"]
-        tool_list = r["tools"]
+        # Plain dicts for the OpenAI-style API (their wire shapes: ycgym._protocol.ChatMessage, FunctionTool).
+        messages = cast("list[dict[str, Any]]", r["messages"])
+        tool_list = cast("list[dict[str, Any]]", r["tools"])
         status0 = r["detail"]["status"]
         horizon_years = int(status0["horizon_end"][:4]) - int(status0["sim_time"][:4])
         rec.start(status0)
@@ -653,7 +654,7 @@ def run_llm_episode(
                 on_turn(record)
             if ep_end is not None:
                 ended_at = _now()
-                ts = detail["episode_time_series"]
+                ts = cast("dict[str, Any] | None", detail["episode_time_series"])
                 rec.end(ep_end["terminal_reason"], ts)
                 episode_logs.append(
                     {
