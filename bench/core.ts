@@ -5,7 +5,7 @@
 import { GreedyPolicy } from '../baselines/greedy.js';
 import { loadPreset } from '../src/config/load.js';
 import { runEpisode } from '../src/env/episode.js';
-import { clearWorldCache, Simulation } from '../src/sim/index.js';
+import { clearWorldCache, outcome, Simulation } from '../src/sim/index.js';
 
 /** Median of a sample. */
 export function median(xs: number[]): number {
@@ -56,7 +56,7 @@ function commandLatencies(samples: number): Record<string, { p50: number; p99: n
   while ((lat['sim resume'] as number[]).length < samples) {
     const sim = Simulation.create(cfg, { seed: 1 + (i++ % 20) });
     for (let k = 0; k < 25 && (lat['sim resume'] as number[]).length < samples; k++) {
-      if (sim.state.fundsCents < 0 || sim.state.simTime >= sim.state.horizonEnd) break;
+      if (outcome(sim.state).terminated) break;
       const browse = sim.execute('market browse').value as { tasks: { task_id: string }[] };
       time('market browse (50, value)', () => sim.execute('market browse'));
       time('market browse (50, with text)', () => sim.execute('market browse').text);

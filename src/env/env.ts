@@ -3,7 +3,7 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { loadPreset } from '../config/load.js';
-import { DOMAINS, type ExperimentConfig, isoformat, monthlyPayroll, type Out, pyRound, type SimSnapshot, Simulation, taskCounts, toFloat } from '../sim/index.js';
+import { companyFigures, DOMAINS, type ExperimentConfig, isoformat, type Out, outcome, type SimSnapshot, Simulation, toFloat } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 
 /** Options of `reset`. */
@@ -108,25 +108,24 @@ export interface EnvLike {
 /** Build the status block of a simulation. */
 export function statusOf(sim: Simulation, events: unknown[] = []): Status {
   const s = sim.state;
-  const payroll = monthlyPayroll(sim);
+  const f = companyFigures(s);
   const prestige: Record<string, number> = {};
   for (const d of DOMAINS) prestige[d] = toFloat(s.prestige[d]);
   const trust: Record<string, number> = {};
   for (const c of [...s.clients].sort((a, b) => (a.name < b.name ? -1 : 1))) trust[c.name] = toFloat(c.trust);
-  const counts = taskCounts(s);
   return {
-    sim_time: isoformat(s.simTime),
-    horizon_end: isoformat(s.horizonEnd),
-    funds_cents: s.fundsCents,
-    monthly_payroll_cents: payroll,
-    runway_months: payroll > 0 ? pyRound(s.fundsCents / payroll, 2) : null,
+    sim_time: isoformat(f.simTime),
+    horizon_end: isoformat(f.horizonEnd),
+    funds_cents: f.fundsCents,
+    monthly_payroll_cents: f.monthlyPayrollCents,
+    runway_months: f.runwayMonths,
     prestige,
     trust,
-    active_tasks: counts.active,
-    planned_tasks: counts.planned,
-    completed_tasks: counts.completed,
-    bankrupt: s.fundsCents < 0,
-    horizon_reached: s.simTime >= s.horizonEnd,
+    active_tasks: f.tasks.active,
+    planned_tasks: f.tasks.planned,
+    completed_tasks: f.tasks.completed,
+    bankrupt: f.bankrupt,
+    horizon_reached: f.horizonReached,
     events,
   };
 }
@@ -192,9 +191,8 @@ export class Env implements EnvLike {
   }
 
   private terminalReason(): StepInfo['terminal_reason'] {
-    const s = (this.sim as Simulation).state;
-    if (s.fundsCents < 0) return 'bankruptcy';
-    if (s.simTime >= s.horizonEnd) return 'horizon_end';
+    const end = outcome((this.sim as Simulation).state);
+    if (end.reason !== null) return end.reason;
     if (this.maxSteps !== null && this.steps >= this.maxSteps) return 'max_steps';
     return null;
   }
@@ -214,8 +212,7 @@ export class Env implements EnvLike {
     this.steps++;
     const events = r.ok && r.verb === 'sim resume' ? ((r.value as { [k: string]: Out })['wake_events'] as unknown[]) : [];
     const rewardCents = sim.state.fundsCents - before;
-    const s = sim.state;
-    const terminated = s.fundsCents < 0 || s.simTime >= s.horizonEnd;
+    const terminated = outcome(sim.state).terminated;
     const truncated = !terminated && this.maxSteps !== null && this.steps >= this.maxSteps;
     this.done = terminated || truncated;
     return {

@@ -2,7 +2,7 @@
  * Run a command-level policy for one episode against an in-process simulation.
  */
 import type { Policy } from './policy.js';
-import { type ExperimentConfig, Simulation } from '../sim/index.js';
+import { type ExperimentConfig, isBankrupt, Simulation } from '../sim/index.js';
 
 /** One executed step of an episode. */
 export interface EpisodeStep {
@@ -43,5 +43,5 @@ export function runEpisode(cfg: ExperimentConfig, seed: number, policy: Policy, 
     lastExit = r.exit;
     lastOutput = r.value;
   }
-  return { seed, policy: policy.name, finalFundsCents: sim.state.fundsCents, bankrupt: sim.state.fundsCents < 0, stepCount, steps, sim };
+  return { seed, policy: policy.name, finalFundsCents: sim.state.fundsCents, bankrupt: isBankrupt(sim.state), stepCount, steps, sim };
 }

@@ -3,7 +3,7 @@
  * `scripts/bot_runner.py` with `runner/extract.py`'s `extract_time_series`), rebuilt from a finished
  * simulation so that the reference's plotting scripts can read ycgym runs.
  */
-import { DOMAINS_ALPHA, isoformat, pyPow, pyRound, type Simulation, type Task, toFloat } from '../sim/index.js';
+import { DOMAINS_ALPHA, isoformat, outcome, pyPow, pyRound, type Simulation, type Task, toFloat } from '../sim/index.js';
 import { ADVERSARIAL_LOYALTY } from './rollout.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -155,9 +155,8 @@ export function extractTimeSeries(sim: Simulation): { [k: string]: Json } {
 
 /** The whole result document, in the shape bot_runner writes (`terminal_reason` "bankrupt" or "horizon_end"). */
 export function toRolloutJson(sim: Simulation, policy: string, seed: number, turns: number): { [k: string]: Json } {
-  const s = sim.state;
-  const bankrupt = s.fundsCents < 0;
-  const reason = bankrupt ? 'bankrupt' : s.simTime >= s.horizonEnd ? 'horizon_end' : 'truncated';
+  const end = outcome(sim.state);
+  const reason = end.reason === 'bankruptcy' ? 'bankrupt' : (end.reason ?? 'truncated');
   return {
     session_id: `bot-${seed}-${policy}`,
     model: policy,

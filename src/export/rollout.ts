@@ -4,7 +4,7 @@
  * the policy observes each command's parsed output like `runEpisode` gives it.
  */
 import type { Policy } from '../env/policy.js';
-import { type ExperimentConfig, Simulation } from '../sim/index.js';
+import { type ExperimentConfig, outcome, Simulation } from '../sim/index.js';
 import { statusOf, type Status } from '../env/env.js';
 import type { TableBuilder } from './arrow.js';
 import type { EpisodeRow, Outcome, StepRow } from './schema.js';
@@ -99,10 +99,7 @@ export function episodeCounts(sim: Simulation): Pick<EpisodeRow, 'tasks_succeede
 
 /** Outcome of a simulation that stopped. */
 export function outcomeOf(sim: Simulation): Outcome {
-  const s = sim.state;
-  if (s.fundsCents < 0) return 'bankruptcy';
-  if (s.simTime >= s.horizonEnd) return 'horizon_end';
-  return 'truncated';
+  return outcome(sim.state).reason ?? 'truncated';
 }
 
 /** Play `policy` on a fresh world until the episode terminates, is truncated, or the policy stops. */
@@ -118,7 +115,7 @@ export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta
   let lastExit = 0;
   let lastOutput: unknown = null;
   let steps = 0;
-  let done = st.fundsCents < 0 || st.simTime >= st.horizonEnd;
+  let done = outcome(st).terminated;
   while (!done) {
     const cmd = policy.act({ lastCommand, lastExit, lastOutput });
     if (cmd === null) break;
@@ -126,7 +123,7 @@ export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta
     const r = sim.execute(cmd);
     steps++;
     const rewardCents = st.fundsCents - before;
-    const terminated = st.fundsCents < 0 || st.simTime >= st.horizonEnd;
+    const terminated = outcome(st).terminated;
     const truncated = !terminated && steps >= maxSteps;
     done = terminated || truncated;
     if (b) {

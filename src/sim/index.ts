@@ -10,7 +10,10 @@ export type { CommandResult, SimOptions, SimSnapshot } from './simulation.js';
 // The agent commands: their grammar, and the company figures the status commands report.
 export { COMMANDS, GROUP_HELP, parseArgv } from './commands/spec.js';
 export type { CommandSpec, OptionSpec } from './commands/spec.js';
-export { monthlyPayroll, taskCounts } from './commands/handlers.js';
+
+// The one terminal rule (bankrupt or at the horizon) and the company figures every status view reports.
+export { companyFigures, isBankrupt, isHorizonReached, outcome, payrollOf, taskCounts } from './model/status.js';
+export type { CompanyFigures, Outcome, TerminalReason } from './model/status.js';
 
 // The domain model: calendar, world generation and its cache.
 export { isoformat } from './model/calendar.js';

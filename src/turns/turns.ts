@@ -8,7 +8,7 @@
  * holds the named corrections (docs/turn-protocol.md).
  */
 import { loadPreset } from '../config/load.js';
-import { type ExperimentConfig, isoformat, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation } from '../sim/index.js';
+import { companyFigures, type ExperimentConfig, isoformat, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation } from '../sim/index.js';
 import { EnvUsageError } from '../env/env.js';
 import { executeCommand, type ToolResult } from './executor.js';
 import {
@@ -211,24 +211,16 @@ function checkInt(name: string, v: number, min: number): number {
 /** The state the reference reads before a message (`_snapshot_state`). */
 export function readState(sim: Simulation): StateSnapshot {
   const s = sim.state;
-  let active = 0;
-  let planned = 0;
-  for (const t of s.tasks) {
-    if (!t.owned) continue;
-    if (t.status === 'active') active++;
-    else if (t.status === 'planned') planned++;
-  }
-  let payroll = 0;
-  for (const e of s.employees) payroll += e.salaryCents;
+  const f = companyFigures(s);
   return {
-    sim_time: isoformat(s.simTime),
-    horizon_end: isoformat(s.horizonEnd),
-    funds_cents: s.fundsCents,
-    active_tasks: active,
-    planned_tasks: planned,
-    employee_count: s.employees.length,
-    monthly_payroll_cents: payroll,
-    bankrupt: s.fundsCents < 0,
+    sim_time: isoformat(f.simTime),
+    horizon_end: isoformat(f.horizonEnd),
+    funds_cents: f.fundsCents,
+    active_tasks: f.tasks.active,
+    planned_tasks: f.tasks.planned,
+    employee_count: f.employees,
+    monthly_payroll_cents: f.monthlyPayrollCents,
+    bankrupt: f.bankrupt,
     scratchpad: s.scratchpad ? s.scratchpad : null,
   };
 }

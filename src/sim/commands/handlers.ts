@@ -10,6 +10,7 @@ import { F, type Out } from '../py/pyjson.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
+import { companyFigures, isBankrupt, outcome } from '../model/status.js';
 import type { ParsedOptions } from './spec.js';
 
 /** A rejected command: rendered as `{"error": message}` with the given exit code, state untouched. */
@@ -123,8 +124,7 @@ export function simResume(ctx: HandlerCtx): Obj {
     if (r.wakeEvents.length > 0) break;
     if (!state.tasks.some((t) => t.status === 'active')) break;
   }
-  const bankrupt = state.fundsCents < 0;
-  const horizon = state.simTime >= state.horizonEnd;
+  const end = outcome(state);
   const now = isoformat(state.simTime);
   return {
     ok: true,
@@ -135,17 +135,10 @@ export function simResume(ctx: HandlerCtx): Obj {
     payrolls_applied: payrolls,
     balance_delta: balance,
     wake_events: wakes,
-    bankrupt,
-    horizon_reached: horizon,
-    terminal_reason: bankrupt ? 'bankruptcy' : horizon ? 'horizon_end' : null,
+    bankrupt: end.bankrupt,
+    horizon_reached: end.horizonReached,
+    terminal_reason: end.reason,
   };
-}
-
-/** Monthly payroll total in cents. */
-export function monthlyPayroll(ctx: Ctx): number {
-  let s = 0;
-  for (const e of ctx.state.employees) s += e.salaryCents;
-  return s;
 }
 
 /** Next payroll instant as `company status` reports it (always next month unless the fix is on). */
@@ -158,40 +151,26 @@ export function nextPayroll(ctx: Ctx): number {
   return firstBusinessOfMonth(nextMonthStart(t));
 }
 
-/** The company's tasks by state, as `company status` counts them. */
-export function taskCounts(state: SimState): { active: number; planned: number; completed: number; cancelled: number } {
-  const counts = { active: 0, planned: 0, completed: 0, cancelled: 0 };
-  for (const t of state.tasks) {
-    if (!t.owned) continue;
-    if (t.status === 'active') counts.active++;
-    else if (t.status === 'planned') counts.planned++;
-    else if (t.status === 'completed_success' || t.status === 'completed_fail') counts.completed++;
-    else if (t.status === 'cancelled') counts.cancelled++;
-  }
-  return counts;
-}
-
 /** `company status`. */
 export function companyStatus(ctx: HandlerCtx): Obj {
   const { state } = ctx;
   const prestige: Obj = {};
   for (const d of DOMAINS_ALPHA) prestige[d] = F(toFloat(state.prestige[d]));
-  const counts = taskCounts(state);
-  const payroll = monthlyPayroll(ctx);
+  const f = companyFigures(state);
   return {
     company_id: ctx.uuid('company', 0),
     company_name: state.companyName,
-    funds_cents: state.fundsCents,
+    funds_cents: f.fundsCents,
     prestige,
-    sim_time: isoformat(state.simTime),
-    horizon_end: isoformat(state.horizonEnd),
-    tasks: counts,
-    employees: state.employees.length,
+    sim_time: isoformat(f.simTime),
+    horizon_end: isoformat(f.horizonEnd),
+    tasks: f.tasks,
+    employees: f.employees,
     next_payroll: isoformat(nextPayroll(ctx)),
-    monthly_payroll_cents: payroll,
+    monthly_payroll_cents: f.monthlyPayrollCents,
     risk: {
-      months_runway: payroll > 0 ? F(pyRound(state.fundsCents / payroll, 2)) : null,
-      bankrupt: state.fundsCents < 0,
+      months_runway: f.runwayMonths !== null ? F(f.runwayMonths) : null,
+      bankrupt: f.bankrupt,
     },
   };
 }
@@ -517,7 +496,7 @@ export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
     cancel_penalty_per_domain: F(toFloat(penalty)),
     prestige_changes: changes,
     trust_delta: F(trustDelta),
-    bankrupt: state.fundsCents < 0,
+    bankrupt: isBankrupt(state),
   };
 }
 

@@ -9,6 +9,7 @@ import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { F, type Out } from '../py/pyjson.js';
 import { pyPow } from '../py/pymath.js';
 import { EVENT_PRIORITY, type Domain, type EventType, type SimEvent, type SimState, type Task } from './types.js';
+import { isBankrupt } from './status.js';
 
 /** Engine context: the mutable state and its immutable configuration. */
 export interface Ctx {
@@ -220,7 +221,7 @@ export function book(state: SimState, at: number, category: SimState['ledger'][n
 function applyPayroll(ctx: Ctx, at: number): boolean {
   const { state } = ctx;
   for (const e of state.employees) book(state, at, 'monthly_payroll', -Math.trunc(e.salaryCents), 'employee', e.id);
-  return state.fundsCents < 0;
+  return isBankrupt(state);
 }
 
 function applyPrestigeDecay(ctx: Ctx, days: number): void {
@@ -346,7 +347,7 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
     fundsDelta,
     listedReward: task.advertisedRewardCents || task.rewardCents,
     trustDelta,
-    bankrupt: state.fundsCents < 0,
+    bankrupt: isBankrupt(state),
     appliedBumps,
   };
 }

@@ -1,0 +1,90 @@
+/**
+ * The one terminal rule and the one set of company figures. An episode is over when the company is bankrupt
+ * (funds below zero) or the simulated clock has reached the horizon; every layer (the commands' outputs, the
+ * step env, the turn protocol, the exporters, the bench) asks these functions instead of restating the rule.
+ */
+import { pyRound } from '../py/pyfloat.js';
+import type { SimState } from './types.js';
+
+/** Why an episode ended by the simulation's own rule (the reference's `terminal_reason`). */
+export type TerminalReason = 'bankruptcy' | 'horizon_end';
+
+/** Where the company stands against the terminal rule. */
+export interface Outcome {
+  /** Bankrupt or at the horizon: no agent command can continue the episode. */
+  readonly terminated: boolean;
+  /** `bankruptcy` before `horizon_end` when both hold; null while the episode runs. */
+  readonly reason: TerminalReason | null;
+  readonly bankrupt: boolean;
+  readonly horizonReached: boolean;
+  readonly fundsCents: number;
+  /** The horizon instant (µs since epoch). */
+  readonly horizonEnd: number;
+}
+
+/** Funds below zero. */
+export function isBankrupt(state: Pick<SimState, 'fundsCents'>): boolean {
+  return state.fundsCents < 0;
+}
+
+/** The simulated clock has reached the horizon. */
+export function isHorizonReached(state: Pick<SimState, 'simTime' | 'horizonEnd'>): boolean {
+  return state.simTime >= state.horizonEnd;
+}
+
+/** The terminal rule: is the episode over, and why. */
+export function outcome(state: Pick<SimState, 'fundsCents' | 'simTime' | 'horizonEnd'>): Outcome {
+  const bankrupt = isBankrupt(state);
+  const horizonReached = isHorizonReached(state);
+  return {
+    terminated: bankrupt || horizonReached,
+    reason: bankrupt ? 'bankruptcy' : horizonReached ? 'horizon_end' : null,
+    bankrupt,
+    horizonReached,
+    fundsCents: state.fundsCents,
+    horizonEnd: state.horizonEnd,
+  };
+}
+
+/** Monthly payroll total in cents. */
+export function payrollOf(state: Pick<SimState, 'employees'>): number {
+  let s = 0;
+  for (const e of state.employees) s += e.salaryCents;
+  return s;
+}
+
+/** The company's tasks by state, as `company status` counts them. */
+export function taskCounts(state: Pick<SimState, 'tasks'>): { active: number; planned: number; completed: number; cancelled: number } {
+  const counts = { active: 0, planned: 0, completed: 0, cancelled: 0 };
+  for (const t of state.tasks) {
+    if (!t.owned) continue;
+    if (t.status === 'active') counts.active++;
+    else if (t.status === 'planned') counts.planned++;
+    else if (t.status === 'completed_success' || t.status === 'completed_fail') counts.completed++;
+    else if (t.status === 'cancelled') counts.cancelled++;
+  }
+  return counts;
+}
+
+/** The company figures every status view reports (`company status`, the env's status block, the turn context). */
+export interface CompanyFigures extends Outcome {
+  readonly simTime: number;
+  readonly monthlyPayrollCents: number;
+  /** Funds over monthly payroll, rounded like Python's `round(x, 2)`; null without payroll. */
+  readonly runwayMonths: number | null;
+  readonly tasks: { active: number; planned: number; completed: number; cancelled: number };
+  readonly employees: number;
+}
+
+/** The company's figures in one pass: the terminal rule, payroll and runway, task counts. */
+export function companyFigures(state: SimState): CompanyFigures {
+  const payroll = payrollOf(state);
+  return {
+    ...outcome(state),
+    simTime: state.simTime,
+    monthlyPayrollCents: payroll,
+    runwayMonths: payroll > 0 ? pyRound(state.fundsCents / payroll, 2) : null,
+    tasks: taskCounts(state),
+    employees: state.employees.length,
+  };
+}
