@@ -7,7 +7,7 @@ import type { Policy } from '../env/policy.js';
 import { type ExperimentConfig, outcome, Simulation } from '../sim/index.js';
 import { statusOf, type Status } from '../env/env.js';
 import type { TableBuilder } from './arrow.js';
-import type { EpisodeRow, Outcome, StepRow } from './schema.js';
+import { daysBetween, isoToMicros, type EpisodeRow, type Outcome, type StepRow } from './schema.js';
 
 /** Adversarial clients as the harness defines them (the policy never sees loyalty). */
 export const ADVERSARIAL_LOYALTY = -0.3;
@@ -35,7 +35,7 @@ export interface RolloutResult {
   sim: Simulation;
 }
 
-/** A step row from an observation's status block and the step's fields. */
+/** A step row from an observation's status block and the step's fields; `startUs`: the episode's start instant. */
 export function stepRow(
   meta: EpisodeMeta,
   step: number,
@@ -45,6 +45,7 @@ export function stepRow(
   rewardCents: number,
   terminated: boolean,
   truncated: boolean,
+  startUs: number,
 ): StepRow {
   const s = obs.status;
   return {
@@ -76,6 +77,8 @@ export function stepRow(
     truncated,
     is_first: step === 0,
     is_last: false,
+    sim_day: daysBetween(simTimeUs, startUs),
+    days_left: daysBetween(isoToMicros(s.horizon_end), simTimeUs),
   };
 }
 
@@ -110,7 +113,7 @@ export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta
   const b = opts.steps ?? null;
   const st = sim.state;
   let pending: StepRow | null = null;
-  if (b) pending = stepRow(meta, 0, null, { text: '', ok: true, exit_code: 0, command: null, status: statusOf(sim) }, st.simTime, 0, false, false);
+  if (b) pending = stepRow(meta, 0, null, { text: '', ok: true, exit_code: 0, command: null, status: statusOf(sim) }, st.simTime, 0, false, false, st.startTime);
   let lastCommand: string | null = null;
   let lastExit = 0;
   let lastOutput: unknown = null;
@@ -128,7 +131,7 @@ export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta
     done = terminated || truncated;
     if (b) {
       b.append(pending as StepRow);
-      pending = stepRow(meta, steps, cmd, { text: r.text, ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim) }, st.simTime, rewardCents, terminated, truncated);
+      pending = stepRow(meta, steps, cmd, { text: r.text, ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim) }, st.simTime, rewardCents, terminated, truncated, st.startTime);
     }
     lastCommand = cmd;
     lastExit = r.exit;

@@ -16,7 +16,7 @@ export interface ColumnDef {
 }
 
 /** Schema version written into the metadata of every file (`ycgym.schema_version`). */
-export const SCHEMA_VERSION = '1';
+export const SCHEMA_VERSION = '2';
 
 /** Columns of the step table: one row per observation, the initial one included (N+1 rows per episode). */
 export const STEP_COLUMNS: readonly ColumnDef[] = [
@@ -48,6 +48,8 @@ export const STEP_COLUMNS: readonly ColumnDef[] = [
   { name: 'truncated', kind: 'bool', nullable: false, doc: 'The episode ended here without terminating (max steps, the policy stopped, or the session ended).' },
   { name: 'is_first', kind: 'bool', nullable: false, doc: 'Initial row of the episode.' },
   { name: 'is_last', kind: 'bool', nullable: false, doc: 'Last row of the episode.' },
+  { name: 'sim_day', kind: 'float64', nullable: false, doc: 'Days since the episode started (fractional; the `sim_day` of the Python observation). Added in schema version 2.' },
+  { name: 'days_left', kind: 'float64', nullable: false, doc: 'Days until the horizon end (fractional, <= 0 once reached; the `days_left` of the Python observation). Added in schema version 2.' },
 ];
 
 /** Columns of the episode table: one row per episode. */
@@ -97,6 +99,8 @@ export interface StepRow {
   truncated: boolean;
   is_first: boolean;
   is_last: boolean;
+  sim_day: number;
+  days_left: number;
 }
 
 /** How an episode ended. */
@@ -151,6 +155,17 @@ export function arrowSchema(cols: readonly ColumnDef[], table: 'steps' | 'episod
 export const STEP_SCHEMA: Schema = arrowSchema(STEP_COLUMNS, 'steps');
 /** Arrow schema of the episode table. */
 export const EPISODE_SCHEMA: Schema = arrowSchema(EPISODE_COLUMNS, 'episodes');
+
+/**
+ * Fractional days from instant `b` to instant `a` (µs), computed as Python's
+ * `(td.days * 86400 + td.seconds + td.microseconds / 1e6) / 86400.0` of `a - b` (the Python observation's
+ * `sim_day` and `days_left`), bit for bit.
+ */
+export function daysBetween(aUs: number, bUs: number): number {
+  const d = aUs - bUs;
+  const secs = Math.floor(d / 1e6);
+  return (secs + (d - secs * 1e6) / 1e6) / 86400;
+}
 
 /** Parse the simulation's `YYYY-MM-DDTHH:MM:SS[.ffffff]` to µs since epoch (NaN when malformed). */
 export function isoToMicros(s: string): number {

@@ -69,9 +69,9 @@ interface Open {
   shadow: Simulation;
 }
 
-function toRow(meta: EpisodeMeta, step: number, action: string | null, r: { observation: ResetResult['observation'] }, rewardCents: number, terminated: boolean, truncated: boolean): StepRow {
+function toRow(meta: EpisodeMeta, step: number, action: string | null, r: { observation: ResetResult['observation'] }, rewardCents: number, terminated: boolean, truncated: boolean, startUs: number): StepRow {
   const obs = r.observation;
-  return stepRow(meta, step, action, obs, isoToMicros(obs.status.sim_time), rewardCents, terminated, truncated);
+  return stepRow(meta, step, action, obs, isoToMicros(obs.status.sim_time), rewardCents, terminated, truncated, startUs);
 }
 
 /** Records every session of a server (see the module comment). Hooks never throw for recording problems they can skip. */
@@ -110,7 +110,7 @@ export class TrajectoryRecorder implements SessionHooks {
   private start(session: string, shadow: Simulation, preset: string, step: number, result: ResetResult): void {
     this.finish(session);
     const meta: EpisodeMeta = { runId: this.runId, episodeId: this.nextEpisode++, policy: this.policy, preset, seed: shadow.state.seed };
-    const row = toRow(meta, step, null, result, 0, false, false);
+    const row = toRow(meta, step, null, result, 0, false, false, shadow.state.startTime);
     row.is_first = true;
     this.open.set(session, { meta, rows: [row], shadow });
   }
@@ -140,7 +140,7 @@ export class TrajectoryRecorder implements SessionHooks {
     if (!o) return;
     o.shadow.execute(e.action);
     const r = e.result;
-    o.rows.push(toRow(o.meta, r.info.step, e.action, r, r.info.reward_cents, r.terminated, r.truncated));
+    o.rows.push(toRow(o.meta, r.info.step, e.action, r, r.info.reward_cents, r.terminated, r.truncated, o.shadow.state.startTime));
     if (r.terminated || r.truncated) this.finish(e.session);
   }
 

@@ -60,7 +60,7 @@ def test_table_schema_and_round_trips(episodes: list[list[dict[str, Any]]], tmp_
     assert table.num_rows == 136 + 6
     assert not any(pa.types.is_dictionary(f.type) for f in table.schema)
     assert table.column_names[:8] == ["run_id", "episode_id", "policy", "preset", "seed", "step", "action", "observation_text"]
-    assert table.column_names[-4:] == ["terminated", "truncated", "is_first", "is_last"]
+    assert table.column_names[-6:] == ["terminated", "truncated", "is_first", "is_last", "sim_day", "days_left"]
     assert table.schema.field("sim_time").type == pa.timestamp("us")
     for name in ("t.arrow", "t.parquet"):
         back = read_trajectories(write_trajectories(table, tmp_path / name))

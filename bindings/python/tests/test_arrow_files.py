@@ -42,7 +42,8 @@ STEP_COLUMNS = [
     "run_id", "episode_id", "policy", "preset", "seed", "step", "action", "observation_text", "ok", "exit_code",
     "command", "sim_time", "funds_cents", "monthly_payroll_cents", "runway_months", "prestige_research",
     "prestige_inference", "prestige_data_environment", "prestige_training", "active_tasks", "planned_tasks",
-    "completed_tasks", "reward", "reward_cents", "terminated", "truncated", "is_first", "is_last",
+    "completed_tasks", "reward", "reward_cents", "terminated", "truncated", "is_first", "is_last", "sim_day",
+    "days_left",
 ]
 EPISODE_COLUMNS = [
     "run_id", "episode_id", "seed", "policy", "preset", "final_funds_cents", "outcome", "steps",

@@ -132,3 +132,27 @@ def test_readme_duckdb_example_runs(runs: tuple[Path, Path]) -> None:
     assert m, "README.md shows a duckdb.sql(...) query over DIR/episodes.parquet"
     rows = duckdb.sql(m.group(1).replace("DIR/", f"{parquet}/")).fetchall()
     assert sorted(r[0] for r in rows) == sorted(POLICIES)
+
+
+def test_sim_day_and_days_left_equal_the_python_observation(runs: tuple[Path, Path]) -> None:
+    """The exporter's ``sim_day``/``days_left`` are the observation's, bit for bit, and ``record_episode``'s too:
+    replay the first actions of greedy seed 1 in the Python env."""
+    from ycgym import YCBenchEnv
+    from ycgym.arrow import record_episode
+
+    _, parquet = runs
+    steps = pq.read_table(parquet / "trajectories.parquet").to_pylist()
+    ep = [r for r in steps if r["policy"] == "greedy" and r["seed"] == 1][:60]
+    assert ep[0]["sim_day"] == 0.0 and ep[-1]["sim_day"] > 1.0
+    env = YCBenchEnv()
+    try:
+        obs, _ = env.reset(seed=1)
+        assert float(obs["sim_day"]) == ep[0]["sim_day"] and float(obs["days_left"]) == ep[0]["days_left"]
+        for row in ep[1:]:
+            obs, *_ = env.step(row["action"])
+            assert (float(obs["sim_day"]), float(obs["days_left"])) == (row["sim_day"], row["days_left"]), row["step"]
+        actions = [r["action"] for r in ep[1:]]
+        rec = record_episode(env, lambda o, i: actions.pop(0) if actions else None, seed=1)
+        assert [(r["sim_day"], r["days_left"]) for r in rec] == [(r["sim_day"], r["days_left"]) for r in ep]
+    finally:
+        env.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
-SCHEMA_VERSION: Final = "1"
+SCHEMA_VERSION: Final = "2"
 """``ycgym.schema_version`` of every table."""
 
 STEP_COLUMNS: Final[tuple[tuple[str, str, bool], ...]] = (
@@ -39,6 +39,8 @@ STEP_COLUMNS: Final[tuple[tuple[str, str, bool], ...]] = (
     ("truncated", "bool", False),
     ("is_first", "bool", False),
     ("is_last", "bool", False),
+    ("sim_day", "float64", False),
+    ("days_left", "float64", False),
 )
 
 EPISODE_COLUMNS: Final[tuple[tuple[str, str, bool], ...]] = (

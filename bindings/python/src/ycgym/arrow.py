@@ -32,6 +32,8 @@ terminated                     bool          funds negative or horizon reached a
 truncated                      bool          the episode ended here without terminating (max steps, or
                                              the policy stopped)
 is_first / is_last             bool          first / last row of the episode
+sim_day                        float64       days since the episode started (as the observation's ``sim_day``)
+days_left                      float64       days until the horizon end (as the observation's ``days_left``)
 =============================  ============  ============================================================
 
 Strings are plain ``string`` (UTF-8), never dictionary-encoded (``?`` marks nullable columns).
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +54,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("ycgym.arrow needs pyarrow: pip install 'ycgym[arrow]'") from e
 
 from ._arrow_schema import EPISODE_COLUMNS, SCHEMA_VERSION, STEP_COLUMNS
-from .spaces import DOMAINS, parse_time
+from .spaces import DOMAINS, _days, parse_time
 
 if TYPE_CHECKING:  # pragma: no cover
     import gymnasium as gym
@@ -158,11 +161,15 @@ def status_row(
     command: str | None,
     status: Mapping[str, Any],
     reward_cents: int,
+    start: datetime | None = None,
 ) -> dict[str, Any]:
     """One :data:`STEP_SCHEMA` row from a status block (``common``: ``run_id, episode_id, policy,
-    preset, seed``); ``terminated``/``truncated``/``is_last`` are false, ``is_first`` is ``step == 0``."""
+    preset, seed``); ``terminated``/``truncated``/``is_last`` are false, ``is_first`` is ``step == 0``;
+    ``start``: the episode's start time (``sim_day`` counts from it; default: this row's time, as on the
+    initial row)."""
     prestige = status["prestige"]
     runway = status.get("runway_months")
+    t = parse_time(status["sim_time"])
     return {
         **common,
         "step": step,
@@ -171,7 +178,7 @@ def status_row(
         "ok": bool(ok),
         "exit_code": int(exit_code),
         "command": command,
-        "sim_time": parse_time(status["sim_time"]),
+        "sim_time": t,
         "funds_cents": int(status["funds_cents"]),
         "monthly_payroll_cents": int(status["monthly_payroll_cents"]),
         "runway_months": None if runway is None else float(runway),
@@ -185,15 +192,23 @@ def status_row(
         "truncated": False,
         "is_first": step == 0,
         "is_last": False,
+        "sim_day": _days(t, t if start is None else start),
+        "days_left": _days(parse_time(status["horizon_end"]), t),
     }
 
 
 def _row(
-    common: Mapping[str, Any], step: int, action: str | None, obs: Mapping[str, Any], info: Mapping[str, Any], reward: float
+    common: Mapping[str, Any],
+    step: int,
+    action: str | None,
+    obs: Mapping[str, Any],
+    info: Mapping[str, Any],
+    reward: float,
+    start: datetime | None = None,
 ) -> dict[str, Any]:
     command = info.get("command", obs.get("command") or None)
     cents = int(info.get("reward_cents", round(float(reward) * 100)))
-    row = status_row(common, step, action, obs["text"], obs["ok"], obs["exit_code"], command, info["status"], cents)
+    row = status_row(common, step, action, obs["text"], obs["ok"], obs["exit_code"], command, info["status"], cents, start)
     row["reward"] = float(reward)
     return row
 
@@ -235,7 +250,7 @@ def record_episode(
             break
         obs, reward, terminated, truncated, info = env.step(action)
         n += 1
-        rows.append(_row(common, n, action, obs, info, float(reward)))
+        rows.append(_row(common, n, action, obs, info, float(reward), rows[0]["sim_time"]))
         rows[-1]["terminated"] = bool(terminated)
         rows[-1]["truncated"] = bool(truncated)
         if terminated or truncated:

@@ -465,6 +465,7 @@ class _Recorder:
             call["command"],
             status,
             int(status["funds_cents"]) - prev,
+            self.rows[self.ep_start]["sim_time"],
         )
         self.rows.append(row)
 
