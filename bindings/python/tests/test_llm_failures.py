@@ -16,10 +16,11 @@ import pyarrow.ipc as ipc
 from fake_openai import FakeOpenAI, HTTPFailure, run
 
 
-def cli(endpoint: str, out: Path, fake: FakeOpenAI, *args: str, key: str = "k") -> subprocess.CompletedProcess[str]:
+def cli(endpoint: str, out: Path | None, fake: FakeOpenAI, *args: str, key: str = "k") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": key}
+    where = ["--out", str(out)] if out is not None else []
     return subprocess.run(
-        [sys.executable, "-m", "ycgym.llm", "--model", "m", "--out", str(out), "--endpoint", endpoint, *args],
+        [sys.executable, "-m", "ycgym.llm", "--model", "m", *where, "--endpoint", endpoint, *args],
         env=env, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
 
@@ -93,3 +94,45 @@ def test_report_reads_a_multi_seed_llm_run(endpoint: str, tmp_path: Path) -> Non
     subprocess.run(["node", entry, "report", str(tmp_path)], check=True, capture_output=True, text=True, timeout=120)
     md = (tmp_path / "report.md").read_text()
     assert "## Against the paper's leaderboard" in md and "| **m** | this run |" in md
+
+
+def test_kill_then_resume_gives_the_uninterrupted_rows(endpoint: str, tmp_path: Path) -> None:
+    """A run killed in the middle (SIGKILL while the endpoint answers call 5) and resumed with --resume writes the
+    same trajectories, episodes and turn rows (latency and wall-clock aside) as a run never interrupted."""
+    args = ["--seed", "2", "--max-turns", "9", "--quiet"]
+    with FakeOpenAI(stateless) as fake:
+        whole = cli(endpoint, tmp_path / "whole", fake, *args)
+    assert whole.returncode == 0, whole.stderr
+
+    victim: dict[str, subprocess.Popen[str]] = {}
+
+    def killer(body: dict[str, Any], n: int) -> dict[str, Any]:
+        if n == 5:
+            victim["p"].kill()
+            victim["p"].wait(timeout=30)
+        return stateless(body, n)
+
+    cut = tmp_path / "cut"
+    with FakeOpenAI(killer) as fake:
+        env = {**os.environ, "OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "k"}
+        victim["p"] = subprocess.Popen(
+            [sys.executable, "-m", "ycgym.llm", "--model", "m", "--out", str(cut), "--endpoint", endpoint, *args],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        victim["p"].communicate(timeout=300)
+    assert victim["p"].returncode != 0
+    state = json.loads((cut / "resume" / "state.json").read_text())
+    assert state["call"] == 4 and not (cut / "episodes.arrow").exists()
+
+    with FakeOpenAI(stateless) as fake:
+        again = cli(endpoint, None, fake, "--resume", str(cut), "--max-turns", "9", "--quiet")
+        assert len(fake.requests) == 5  # calls 5 to 9 only
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["terminal_reason"] == "max_turns"
+    assert not (cut / "resume" / "state.json").exists()
+    for name in ("trajectories.arrow", "episodes.arrow"):
+        assert read_rows(cut / name) == read_rows(tmp_path / "whole" / name), name
+    drop = ("latency_s",)
+    a = [{k: v for k, v in r.items() if k not in drop} for r in read_rows(cut / "turns.arrow")]
+    b = [{k: v for k, v in r.items() if k not in drop} for r in read_rows(tmp_path / "whole" / "turns.arrow")]
+    assert a == b and len(a) == 9

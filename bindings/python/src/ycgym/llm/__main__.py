@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .runner import LLMRunResult, LLMSettings, TurnRecord, _summary, run_llm_episode
+from .runner import LLMRunResult, LLMSettings, TurnRecord, _summary, checkpoint_path, read_checkpoint, run_llm_episode
 
 EXIT_ENDPOINT = 3
 SPLITS = ("test", "validation", "train")
@@ -93,7 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--count", type=_positive_int, default=None, help="with --split: how many seeds (default: all of test)")
     p.add_argument("--parallel", type=_positive_int, default=1, help="seeds run at the same time (default 1)")
     p.add_argument("--preset", "--config", dest="preset", default="default", help="server preset name (default 'default'); --config is an alias")
-    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--out", default=None, help="output directory (required unless --resume)")
+    p.add_argument(
+        "--resume",
+        default=None,
+        metavar="DIR",
+        help="continue the interrupted run in DIR from its last completed turn (same flags; finished seeds are kept)",
+    )
     p.add_argument("--base-url", default=None, help="endpoint base URL (default: $OPENAI_BASE_URL)")
     p.add_argument("--api-key", default=None, help="API key (default: $OPENAI_API_KEY)")
     p.add_argument(
@@ -152,6 +158,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = parser.parse_args(argv)
     if a.count is not None and a.split is None:
         parser.error("--count goes with --split")
+    if a.resume is not None:
+        if a.out is not None and Path(a.out) != Path(a.resume):
+            parser.error("--resume DIR writes to DIR: leave out --out (or give the same directory)")
+        a.out = a.resume
+        single = checkpoint_path(a.resume)
+        if a.seed is None and a.seeds is None and a.split is None and single.exists():
+            a.seed = int(read_checkpoint(single)["seed"])
+    elif a.out is None:
+        parser.error("--out DIR is required")
     if a.split is not None:
         seeds = _split_seeds(parser, a.split, a.count, a.endpoint)
     elif a.seeds is not None:
@@ -196,8 +211,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         if stop.is_set():
             return None
         out = Path(a.out) / f"seed-{seed}" if many else Path(a.out)
+        cp = checkpoint_path(out)
+        resume = None
+        if a.resume is not None:
+            if cp.exists():
+                resume = read_checkpoint(cp)
+            elif (out / "episodes.arrow").exists():
+                with print_lock:
+                    print(json.dumps({"model": a.model, "seed": seed, "preset": a.preset, "resumed": "already finished"}), flush=True)
+                return None
         r = run_llm_episode(
             a.model,
+            checkpoint=cp,
+            resume=resume,
             seed=seed,
             preset=a.preset,
             out=out,
@@ -244,24 +270,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         results = [one(sd) for sd in seeds]
     done = [r for r in results if r is not None]
-    if many:
-        _write_combined(Path(a.out), a.model, done)
     if any(r.endpoint_error is not None for r in done):
+        if many:
+            _write_combined(Path(a.out), a.model, seeds)
         return EXIT_ENDPOINT
-    return 0 if all(r.terminal_reason != "error" for r in done) and len(done) == len(seeds) else 1
+    if many:
+        _write_combined(Path(a.out), a.model, seeds)
+    if stop.is_set() or any(r.terminal_reason == "error" for r in done):
+        return 1
+    return 0
 
 
-def _write_combined(out: Path, model: str, results: Sequence[LLMRunResult]) -> None:
-    """OUT/trajectories.arrow, OUT/episodes.arrow and OUT/summary.json of several seeds, in seed order."""
-    from ..arrow import EPISODE_SCHEMA, STEP_SCHEMA, steps_to_table, write_trajectories
+def _write_combined(out: Path, model: str, seeds: Sequence[int]) -> None:
+    """OUT/trajectories.arrow, OUT/episodes.arrow and OUT/summary.json of the seeds' runs (OUT/seed-N/), in seed order."""
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
 
+    from ..arrow import EPISODE_SCHEMA, STEP_SCHEMA, write_trajectories
+
+    def read(p: Path) -> pa.Table:
+        with pa.memory_map(str(p), "r") as src:
+            return ipc.open_file(src).read_all()
+
+    dirs = [out / f"seed-{sd}" for sd in seeds if (out / f"seed-{sd}" / "episodes.arrow").exists()]
+    steps = pa.concat_tables([read(d / "trajectories.arrow") for d in dirs]) if dirs else STEP_SCHEMA.empty_table()
+    episodes = pa.concat_tables([read(d / "episodes.arrow") for d in dirs]) if dirs else EPISODE_SCHEMA.empty_table()
     out.mkdir(parents=True, exist_ok=True)
-    ordered = sorted(results, key=lambda r: int(r.episode_rows[0]["seed"]) if r.episode_rows else 0)
-    steps = [row for r in ordered for row in r.step_rows]
-    episodes = [row for r in ordered for row in r.episode_rows]
-    write_trajectories(steps_to_table(steps), out / "trajectories.arrow", STEP_SCHEMA)
-    write_trajectories(steps_to_table(episodes, EPISODE_SCHEMA), out / "episodes.arrow", EPISODE_SCHEMA)
-    (out / "summary.json").write_text(json.dumps(_summary(model, episodes), indent=2) + "\n")
+    write_trajectories(steps, out / "trajectories.arrow", STEP_SCHEMA)
+    write_trajectories(episodes, out / "episodes.arrow", EPISODE_SCHEMA)
+    (out / "summary.json").write_text(json.dumps(_summary(model, episodes.to_pylist()), indent=2) + "\n")
 
 
 if __name__ == "__main__":

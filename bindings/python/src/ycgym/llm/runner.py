@@ -27,7 +27,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -46,6 +46,8 @@ __all__ = [
     "run_llm_episode",
     "make_openai_client",
     "rollout_path",
+    "checkpoint_path",
+    "read_checkpoint",
     "write_run",
     "ADVERSARIAL_LOYALTY",
 ]
@@ -424,6 +426,54 @@ def _summary(model: str, episodes: Sequence[Mapping[str, Any]]) -> dict[str, Any
     }
 
 
+# ---------------------------------------------------------------------------------------------- checkpoints
+
+CHECKPOINT_FORMAT = "ycgym-llm-checkpoint-1"
+
+
+def checkpoint_path(out: str | Path) -> Path:
+    """Where a run writing to ``out`` keeps its checkpoint: ``OUT/resume/state.json``."""
+    return Path(out) / "resume" / "state.json"
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, datetime):
+        return {"__datetime__": v.isoformat()}
+    raise TypeError(f"cannot checkpoint {type(v).__name__}")
+
+
+def _json_hook(d: dict[str, Any]) -> Any:
+    if len(d) == 1 and "__datetime__" in d:
+        return datetime.fromisoformat(d["__datetime__"])
+    return d
+
+
+def _write_checkpoint(path: str | Path, state: Mapping[str, Any]) -> None:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, default=_json_default))
+    os.replace(tmp, p)
+
+
+def read_checkpoint(path: str | Path) -> dict[str, Any]:
+    """A checkpoint written by a run with ``checkpoint=path``."""
+    st = json.loads(Path(path).read_text(), object_hook=_json_hook)
+    if not isinstance(st, dict) or st.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path}: not a ycgym-llm checkpoint")
+    return st
+
+
+def _check_resume(st: Mapping[str, Any], *, model: str, seed: int, preset: str, tools: str) -> Mapping[str, Any]:
+    if st.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError("not a ycgym-llm checkpoint")
+    want = {"model": model, "seed": seed, "preset": preset, "tools_mode": tools}
+    got = {k: st.get(k) for k in want}
+    if got != want:
+        raise ValueError(f"the checkpoint is of another run: {got} (this run: {want})")
+    return st
+
+
 # ---------------------------------------------------------------------------------------------- runner
 
 
@@ -437,6 +487,14 @@ class _Recorder:
         self.episode = 1
         self.step = 0
         self.ep_start = 0
+
+    def state(self) -> dict[str, Any]:
+        return {"rows": self.rows, "episodes": self.episodes, "episode": self.episode, "step": self.step, "ep_start": self.ep_start}
+
+    def restore(self, st: Mapping[str, Any]) -> None:
+        self.rows = [dict(r) for r in st["rows"]]
+        self.episodes = [dict(e) for e in st["episodes"]]
+        self.episode, self.step, self.ep_start = int(st["episode"]), int(st["step"]), int(st["ep_start"])
 
     def common(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "episode_id": self.episode - 1, "policy": self.model, "preset": self.preset, "seed": self.seed}
@@ -513,6 +571,8 @@ def run_llm_episode(
     timeout: float | None = 60.0,
     on_turn: Callable[[TurnRecord], None] | None = None,
     on_retry: Callable[[int, int, float, str], None] | None = _default_on_retry,
+    checkpoint: str | Path | None = None,
+    resume: Mapping[str, Any] | None = None,
 ) -> LLMRunResult:
     """Play one run (``max_episodes`` episodes at most) of the turn protocol with an LLM and record it.
 
@@ -528,6 +588,11 @@ def run_llm_episode(
         run_id: ``run_id`` column (default ``llm-<preset>-<seed>-<model slug>``).
         timeout: seconds per ycgym request.
         on_turn: called after every LLM call with its record.
+        checkpoint: after every completed turn, write the run's state here (the turn session's snapshot, the
+            recorded rows and turns; replaced atomically), so that an interrupted run can go on with ``resume``.
+        resume: a checkpoint's content (:func:`read_checkpoint`): continue that run from its last completed turn
+            instead of starting one (same model, seed, preset and tools required). Against a deterministic
+            endpoint the result is the uninterrupted run's.
         on_retry: called before each retry as ``(attempt, attempts, wait_seconds, why)`` (default: a line on
             stderr); ``None``: silent.
 
@@ -577,18 +642,33 @@ def run_llm_episode(
     endpoint_error: EndpointError | None = None
     try:
         c = backend.client
-        r = c.turn_reset(seed, preset, options=options, tools=s.tools, detail=True)
-        session = r["session"]
-        backend.sessions.add(session)
-        # Plain dicts for the OpenAI-style API (their wire shapes: ycgym._protocol.ChatMessage, FunctionTool).
-        messages = cast("list[dict[str, Any]]", r["messages"])
-        tool_list = cast("list[dict[str, Any]]", r["tools"])
-        status0 = r["detail"]["status"]
-        horizon_years = int(status0["horizon_end"][:4]) - int(status0["sim_time"][:4])
-        rec.start(status0)
         ep_transcript: list[dict[str, Any]] = []
         call = 0
         last_turn = 0
+        if resume is None:
+            r = c.turn_reset(seed, preset, options=options, tools=s.tools, detail=True)
+            session = r["session"]
+            backend.sessions.add(session)
+            # Plain dicts for the OpenAI-style API (their wire shapes: ycgym._protocol.ChatMessage, FunctionTool).
+            messages = cast("list[dict[str, Any]]", r["messages"])
+            tool_list = cast("list[dict[str, Any]]", r["tools"])
+            status0 = r["detail"]["status"]
+            horizon_years = int(status0["horizon_end"][:4]) - int(status0["sim_time"][:4])
+            rec.start(status0)
+        else:
+            st = _check_resume(resume, model=s.model, seed=seed, preset=preset, tools=s.tools)
+            rr = c.turn_restore(st["snapshot"])
+            session = rr["session"]
+            backend.sessions.add(session)
+            messages = cast("list[dict[str, Any]]", rr["messages"])
+            tool_list = cast("list[dict[str, Any]]", st["tools"])
+            horizon_years = st["horizon_years"]
+            rec.restore(st["recorder"])
+            turns = [TurnRecord(**t) for t in st["turns"]]
+            episode_logs = list(st["episode_logs"])
+            ep_transcript = list(st["ep_transcript"])
+            call, last_turn = int(st["call"]), int(st["last_turn"])
+            started_at, ep_started = st["started_at"], st["ep_started"]
         while True:
             call += 1
             user_input = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
@@ -679,6 +759,28 @@ def run_llm_episode(
             if res["done"]:
                 break
             messages = c.turn_messages(session)
+            if checkpoint is not None:
+                _write_checkpoint(
+                    checkpoint,
+                    {
+                        "format": CHECKPOINT_FORMAT,
+                        "model": s.model,
+                        "seed": seed,
+                        "preset": preset,
+                        "tools": tool_list,
+                        "tools_mode": s.tools,
+                        "horizon_years": horizon_years,
+                        "snapshot": c.turn_snapshot(session),
+                        "recorder": rec.state(),
+                        "turns": [asdict(t) for t in turns],
+                        "episode_logs": episode_logs,
+                        "ep_transcript": ep_transcript,
+                        "call": call,
+                        "last_turn": last_turn,
+                        "started_at": started_at,
+                        "ep_started": ep_started,
+                    },
+                )
     finally:
         backend.close()
 
@@ -706,6 +808,8 @@ def run_llm_episode(
         result.terminal_reason = "max_turns"
     if out is not None:
         result.files = write_run(result, out, preset=preset, seed=seed, model=s.model)
+    if checkpoint is not None and result.terminal_reason != "error" and Path(checkpoint).exists():
+        Path(checkpoint).unlink()  # the run is over: nothing to resume (after an error it stays, to resume from)
     return result
 
 
