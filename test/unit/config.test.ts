@@ -550,3 +550,47 @@ describe('formatFixedPy', () => {
     expect(formatFixedPy(1e22, 2)).toBe('10000000000000000000000.00'); // f"{1e22:.2f}"
   });
 });
+
+describe('size maxima (issue 12, F2): a preset or a snapshot config cannot ask for gigabytes', () => {
+  // Each maximum, the reference's value (collinear-ai/yc-bench presets/default.toml) and how to set it.
+  const maxima: [string, number, number, (raw: Record<string, any>, v: number) => void][] = [
+    ['/world/num_employees', 1000, 8, (r, v) => (r.world.num_employees = v)],
+    ['/world/num_clients', 1000, 6, (r, v) => (r.world.num_clients = v)],
+    ['/world/num_market_tasks', 5000, 200, (r, v) => (r.world.num_market_tasks = v)],
+    ['/world/market_browse_default_limit', 5000, 50, (r, v) => (r.world.market_browse_default_limit = v)],
+    ['/sim/horizon_years', 100, 1, (r, v) => (r.sim.horizon_years = v)],
+    ['/world/task_progress_milestones', 100, 0, (r, v) => (r.world.task_progress_milestones = Array.from({ length: v }, (_, i) => i / (v + 1)))],
+  ];
+  const base = (): Record<string, any> => JSON.parse(JSON.stringify(loadPreset('default'))) as Record<string, any>;
+  for (const [path, max, reference, set] of maxima) {
+    it(`${path}: at most ${max}, far above every shipped preset and the reference (${reference})`, () => {
+      for (const name of listPresets()) {
+        const raw = JSON.parse(JSON.stringify(loadPreset(name))) as Record<string, any>;
+        const [, table, key] = path.split('/') as [string, string, string];
+        const v: unknown = raw[table][key];
+        expect(Array.isArray(v) ? v.length : (v as number)).toBeLessThanOrEqual(max / 10);
+      }
+      expect(reference).toBeLessThanOrEqual(max / 10);
+      const ok = base();
+      set(ok, max);
+      expect(() => configFromRaw(ok, 'test')).not.toThrow();
+      const bad = base();
+      set(bad, path.endsWith('milestones') ? max + 1 : 3_000_000);
+      expect(() => configFromRaw(bad, 'test')).toThrow(new RegExp(path.replace(/\//g, '\\/')));
+    });
+  }
+  it('texts: name, description, company name, model, system prompt and tier names are bounded', () => {
+    for (const [set, path] of [
+      [(r: Record<string, any>) => (r.name = 'x'.repeat(257)), '/name'],
+      [(r: Record<string, any>) => (r.description = 'x'.repeat(65537)), '/description'],
+      [(r: Record<string, any>) => (r.sim.company_name = 'x'.repeat(1025)), '/sim/company_name'],
+      [(r: Record<string, any>) => (r.agent.model = 'x'.repeat(1025)), '/agent/model'],
+      [(r: Record<string, any>) => (r.agent.system_prompt = 'x'.repeat(262145)), '/agent/system_prompt'],
+      [(r: Record<string, any>) => (r.world.salary_junior.name = 'x'.repeat(257)), '/world/salary_junior/name'],
+    ] as const) {
+      const raw = base();
+      set(raw);
+      expect(() => configFromRaw(raw, 'test')).toThrow(path);
+    }
+  });
+});

@@ -36,3 +36,20 @@ describe('snapshot validation at the boundary', () => {
     });
   }
 });
+
+describe('snapshot config maxima (issue 12, F2)', () => {
+  // Attack: a 1 KB change to a real snapshot asked for a 3,000,000-task market; a restart of the episode (turn
+  // protocol, bankruptcy) then generated it and the server died out of memory. Now the restore itself is refused.
+  for (const [key, value] of [['num_market_tasks', 3_000_000], ['num_employees', 1_000_000], ['num_clients', 1_000_000]] as const) {
+    it(`refuses ${key} = ${value} with a clear error naming the field`, () => {
+      const snap = JSON.parse(JSON.stringify(live().snapshot().sim)) as Record<string, any>;
+      snap.config.world[key] = value;
+      expect(() => validateSimSnapshot(snap)).toThrow(new RegExp(`invalid snapshot config: .*/world/${key}: must be <= \\d+`));
+    });
+  }
+  it('refuses a horizon of 10,000 years', () => {
+    const snap = JSON.parse(JSON.stringify(live().snapshot().sim)) as Record<string, any>;
+    snap.config.sim.horizon_years = 10_000;
+    expect(() => validateSimSnapshot(snap)).toThrow(/\/sim\/horizon_years: must be <= 100/);
+  });
+});
