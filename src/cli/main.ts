@@ -3,7 +3,7 @@
  * The `ycgym` command: world generation, golden parity replay, baseline runs and (later) the server.
  * `ycgym world` and `ycgym parity` are used by external checks: keep their interfaces stable.
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { loadPreset } from '../config/load.js';
 import { type ExperimentConfig, pyJsonDumps } from '../sim/index.js';
 import { replayFiles } from './parity.js';
@@ -13,14 +13,11 @@ import { addPresetOption } from './preset-option.js';
 import { registerPresets } from './presets.js';
 import { registerSplits } from './splits.js';
 import { registerReport, writeReport } from './report.js';
-import { parseSeedList, registerRun, runBulk, summaryTable } from './run.js';
+import { intOption, MAX_WORKERS, parseSeedList, seedArg } from './args.js';
+import { registerRun, runBulk, summaryTable } from './run.js';
 import { registerServe } from './serve.js';
 import { registerShard } from './shard.js';
 
-function parseIntArg(v: string): number {
-  if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(`not an integer: ${v}`);
-  return Number(v);
-}
 
 function fail(msg: string): never {
   process.stderr.write(`ycgym: ${msg}\n`);
@@ -48,7 +45,7 @@ addPresetOption(
   program
     .command('world')
     .description('print the generated world (golden-file format) for a run seed')
-    .option('--seed <n>', 'run seed', parseIntArg)
+    .option('--seed <n>', 'run seed (a safe integer)', seedArg)
     .option('--seeds <list>', 'several seeds (e.g. 1-5): prints a JSON array like the golden files', parseSeedList),
   'preset name or TOML path',
   'default',
@@ -95,7 +92,7 @@ addPresetOption(
   'default',
 )
   .option('--out <dir>', 'output directory', 'runs/main')
-  .option('--workers <n>', 'worker threads', parseIntArg, 2)
+  .option('--workers <n>', `worker threads (1-${MAX_WORKERS})`, intOption(1, MAX_WORKERS, '--workers'), 2)
   .action(async (o: { seeds: number[]; preset: string; out: string; workers: number }) => {
     const r = await runBulk({ policies: ['greedy', 'expert'], seeds: o.seeds, preset: o.preset, workers: o.workers, out: o.out, progress: true });
     process.stdout.write(`${summaryTable(r.summary)}\n\n`);

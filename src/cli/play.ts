@@ -7,7 +7,8 @@
  */
 import { createInterface, type Completer, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
+import { intOption, seedArg } from './args.js';
 import { COMMANDS, DOMAINS, GROUP_HELP } from '../sim/index.js';
 import { pyShlexSplit } from '../turns/executor.js';
 import { TURN_FIX_NAMES, TurnEnv, type TurnFixes, type TurnStepResult } from '../turns/turns.js';
@@ -261,20 +262,16 @@ export function runPlay(o: PlayOptions): Promise<void> {
   });
 }
 
-function intArg(v: string): number {
-  if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(`not an integer: ${v}`);
-  return Number(v);
-}
 
 /** Add `ycgym play [--seed N] [--preset P] [--fix NAME ...] [--max-episodes N]` to a commander program. */
 export function registerPlay(program: Command): Command {
   const cmd = program
     .command('play')
     .description('play YC-Bench yourself, one turn at a time, as the LLM agent sees it')
-    .option('--seed <n>', 'world seed', intArg, 1);
+    .option('--seed <n>', 'world seed (a safe integer)', seedArg, 1);
   return addPresetOption(cmd, 'preset name or TOML path', 'default')
     .option('--fix <name...>', `turn-protocol fixes to turn on (${TURN_FIX_NAMES.join(', ')})`)
-    .option('--max-episodes <n>', 'episodes per run (restart after bankruptcy)', intArg, 1)
+    .option('--max-episodes <n>', 'episodes per run (restart after bankruptcy; 1-1000, as the protocol)', intOption(1, 1000, '--max-episodes'), 1)
     .action(async (opts: { seed: number; preset: string; fix?: string[]; maxEpisodes: number }) => {
       const fixes: Partial<TurnFixes> = {};
       for (const f of opts.fix ?? []) {

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import cliProgress from 'cli-progress';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { intOption, MAX_WORKERS, parseSeedList } from './args.js';
 import { makePolicy, POLICY_NAMES } from '../../baselines/index.js';
 import { loadPreset } from '../config/load.js';
 import type { ExperimentConfig } from '../sim/index.js';
@@ -380,24 +381,8 @@ export async function runBulk(o: RunOptions): Promise<RunResult> {
   return { summary, episodes: played.episodes, files: { trajectories: played.trajectories, episodes: played.episodesPath, summary: path }, seconds: (performance.now() - t0) / 1000 };
 }
 
-function positiveInt(v: string): number {
-  if (!/^\d+$/.test(v) || Number(v) < 1) throw new InvalidArgumentError(`not a positive integer: ${v}`);
-  return Number(v);
-}
-
-/** Parse `1-5`, `1,3,7` or `2` into a list of seeds. */
-export function parseSeedList(v: string): number[] {
-  const out: number[] = [];
-  for (const part of v.split(',')) {
-    const m = /^\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*)?$/.exec(part);
-    if (!m) throw new InvalidArgumentError(`bad seed list: ${v}`);
-    const a = Number(m[1]);
-    const b = m[2] !== undefined ? Number(m[2]) : a;
-    if (b < a) throw new InvalidArgumentError(`bad seed range: ${part}`);
-    for (let s = a; s <= b; s++) out.push(s);
-  }
-  return out;
-}
+/** Parse `1-5`, `1,3,7` or `2` into a list of seeds (kept here for existing importers; see args.ts). */
+export { parseSeedList };
 
 function policyList(v: string): string[] {
   const names = v.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
@@ -425,7 +410,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--seeds <list>', 'seeds, e.g. 1-100 or 1,5,9', parseSeedList, [1]);
   addSplitOptions(cmd);
   return addPresetOption(cmd, 'preset name or TOML path', 'default')
-    .option('--max-steps <n>', 'truncate each episode after this many actions', positiveInt)
+    .option('--max-steps <n>', 'truncate each episode after this many actions', intOption(1, Number.MAX_SAFE_INTEGER, '--max-steps'))
     .addOption(new Option('--no-trajectories', 'skip DIR/trajectories.FORMAT (episodes and summary only)'))
     .addOption(new Option('--format <format>', 'table files: Arrow IPC (DIR/*.arrow) or zstd-compressed Parquet (DIR/*.parquet)').choices([...TABLE_FORMATS]).default('arrow'))
     .option('--rollouts', "also write the reference's rollout JSON per episode to DIR/rollouts/")
@@ -444,7 +429,7 @@ export function runSpecFrom(o: RunSpecFlags): RunSpec {
 /** Register `ycgym run` on a commander program. */
 export function registerRun(program: Command): void {
   addRunOptions(program.command('run').description('run baseline policies on many seeds in parallel; write Arrow or Parquet trajectories, episodes and a summary'))
-    .option('--workers <n>', 'worker threads (1 runs in the main thread)', positiveInt, Math.max(1, Math.min(4, cpus().length)))
+    .option('--workers <n>', `worker threads (1 runs in the main thread; at most ${MAX_WORKERS})`, intOption(1, MAX_WORKERS, '--workers'), Math.max(1, Math.min(4, cpus().length)))
     .requiredOption('--out <dir>', 'output directory')
     .option('--no-progress', 'no progress bar')
     .action(async (o: RunSpecFlags & { workers: number; out: string; progress: boolean }) => {

@@ -4,21 +4,12 @@
  * logs go to stderr as JSON lines. SIGINT/SIGTERM (and, with `--exit-on-stdin-eof`, the end of stdin: the parent
  * died or let go) close the socket and exit 0.
  */
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS } from '../protocol/limits.js';
+import { intOption, secondsIn } from './args.js';
 import { SecurityError, generateCurveKeyPair } from '../server/security.js';
 import { startServer, type Logger, type Server } from '../server/server.js';
 
-function positiveInt(v: string): number {
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)) || Number(v) < 1) throw new InvalidArgumentError(`not a positive integer: ${v}`);
-  return Number(v);
-}
-
-function seconds(v: string): number {
-  const n = Number(v);
-  if (v.trim() === '' || !Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`not a number of seconds >= 0: ${v}`);
-  return n;
-}
 
 interface ServeFlags {
   recordDir?: string;
@@ -88,9 +79,9 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('serve environments over ZeroMQ (protocol v1, docs/protocol.md); prints one "listening" JSON line when bound')
     .option('--endpoint <url>', 'bind endpoint (tcp://127.0.0.1:0 picks a free port; ipc://PATH also works)', 'tcp://127.0.0.1:5555')
-    .option('--max-sessions <n>', 'maximum live sessions', positiveInt, DEFAULT_MAX_SESSIONS)
-    .option('--max-message-bytes <n>', 'maximum request payload in bytes', positiveInt, DEFAULT_MAX_MESSAGE_BYTES)
-    .option('--idle-timeout <seconds>', 'close sessions idle this long (0: never)', seconds, DEFAULT_IDLE_TIMEOUT_MS / 1000)
+    .option('--max-sessions <n>', 'maximum live sessions (1-1000000)', intOption(1, 1_000_000, '--max-sessions'), DEFAULT_MAX_SESSIONS)
+    .option('--max-message-bytes <n>', 'maximum request payload in bytes (1 to 1 GiB)', intOption(1, 2 ** 30, '--max-message-bytes'), DEFAULT_MAX_MESSAGE_BYTES)
+    .option('--idle-timeout <seconds>', 'close sessions idle this long (0: never; at most 10 years)', secondsIn(315_360_000), DEFAULT_IDLE_TIMEOUT_MS / 1000)
     .addOption(new Option('--curve-secret-key <z85>', 'CURVE secret key: required to bind a non-loopback address').env('YCGYM_CURVE_SECRET_KEY'))
     .addOption(new Option('--curve-public-key <z85>', 'CURVE public key (checked against the secret key; derived when omitted)').env('YCGYM_CURVE_PUBLIC_KEY'))
     .option('--record-dir <dir>', 'allow per-session Arrow recording (reset option record: {path: "name.arrow"}) into this directory')
