@@ -17,6 +17,7 @@ interface ServeFlags {
   maxSessions: number;
   maxMessageBytes: number;
   idleTimeout: number;
+  maxMemory?: number;
   curveSecretKey?: string;
   curvePublicKey?: string;
   quiet?: boolean;
@@ -44,6 +45,7 @@ async function serve(o: ServeFlags): Promise<void> {
       maxSessions: o.maxSessions,
       maxMessageBytes: o.maxMessageBytes,
       idleTimeoutMs: Math.round(o.idleTimeout * 1000),
+      ...(o.maxMemory !== undefined ? { maxMemoryBytes: o.maxMemory * 2 ** 20 } : {}),
       ...(o.recordDir !== undefined ? { recordDir: o.recordDir } : {}),
       ...(o.curveSecretKey !== undefined ? { curve: { secretKey: o.curveSecretKey, ...(o.curvePublicKey !== undefined ? { publicKey: o.curvePublicKey } : {}) } } : {}),
       logger: stderrLogger(o.quiet === true),
@@ -82,6 +84,7 @@ export function registerServe(program: Command): void {
     .option('--max-sessions <n>', 'maximum live sessions (1-1000000)', intOption(1, 1_000_000, '--max-sessions'), DEFAULT_MAX_SESSIONS)
     .option('--max-message-bytes <n>', 'maximum request payload in bytes (1 to 1 GiB)', intOption(1, 2 ** 30, '--max-message-bytes'), DEFAULT_MAX_MESSAGE_BYTES)
     .option('--idle-timeout <seconds>', 'close sessions idle this long (0: never; at most 10 years)', secondsIn(315_360_000), DEFAULT_IDLE_TIMEOUT_MS / 1000)
+    .option('--max-memory <MiB>', 'memory budget: above this resident size, new sessions and step_batch are refused with "capacity" (1-16777216 MiB; default: none, only the heap guard)', intOption(1, 2 ** 24, '--max-memory'))
     .addOption(new Option('--curve-secret-key <z85>', 'CURVE secret key: required to bind a non-loopback address').env('YCGYM_CURVE_SECRET_KEY'))
     .addOption(new Option('--curve-public-key <z85>', 'CURVE public key (checked against the secret key; derived when omitted)').env('YCGYM_CURVE_PUBLIC_KEY'))
     .option('--record-dir <dir>', 'allow per-session Arrow recording (reset option record: {path: "name.arrow"}) into this directory')

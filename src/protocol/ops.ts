@@ -30,6 +30,7 @@ export const ERROR_CODES = [
   'episode_over',
   'bad_preset',
   'bad_snapshot',
+  'capacity',
   'internal',
 ] as const;
 
@@ -49,6 +50,7 @@ export const ERROR_MEANINGS: { readonly [C in ErrorCode]: string } = {
   episode_over: '`step` after `terminated`/`truncated` without a reset, or `turn_step` after `done`.',
   bad_preset: 'The preset is not a built-in preset name, or it fails to load.',
   bad_snapshot: 'The snapshot does not have the snapshot shape, or cannot be restored to a valid state.',
+  capacity: 'The server is over its memory budget (`serve --max-memory`, or the heap near its limit) and refuses requests that create sessions or bulk output; or this client has too many requests waiting. Retry later.',
   internal: 'A bug: the environment threw, or the reply could not be encoded; the server stays up and closes the session named by the request.',
 };
 

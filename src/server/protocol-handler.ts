@@ -49,7 +49,15 @@ export interface ProtocolOptions {
   maxBatchReplyBytes?: number;
   /** Why `options.record.path` cannot be recorded (null: it can); absent: recording is unavailable. */
   recordCheck?: (path: unknown) => string | null;
+  /**
+   * Admission control: called before work that creates state or output in bulk (`ADMITTED_OPS`); a string
+   * refuses the request with a `capacity` error carrying it (e.g. the server is over its memory budget).
+   */
+  admit?: (op: Op) => string | null;
 }
+
+/** Requests that create sessions or bulk output, and so pass admission control (`ProtocolOptions.admit`). */
+export const ADMITTED_OPS: ReadonlySet<Op> = new Set<Op>(['reset', 'restore', 'turn_reset', 'turn_restore', 'step_batch']);
 
 /** What handling one request produced: the reply, its encoded frame (UTF-8 JSON) and, when the request named a valid op, that op. */
 export interface Handled {
@@ -176,6 +184,10 @@ export class ProtocolHandler {
     const validate = getValidators().requests[op];
     if (!validate(req)) return { reply: errorReply('invalid_request', formatErrors(validate.errors), id), op };
     if (req['id'] !== undefined && id === null) return { reply: errorReply('invalid_request', '/id: invalid', null), op };
+    if (this.opts.admit !== undefined && ADMITTED_OPS.has(op)) {
+      const refused = this.opts.admit(op);
+      if (refused !== null) return { reply: errorReply('capacity', refused, id), op };
+    }
     if (op === 'step_batch') {
       return new BatchJob(this, this.sessions, id, req['steps'] as BatchEntry[], this.opts.maxBatchReplyBytes ?? DEFAULT_MAX_BATCH_REPLY_BYTES);
     }
@@ -259,7 +271,9 @@ function encode(reply: Reply): Buffer {
 }
 
 function runToEnd(h: Handled | BatchJob): Handled {
-  return h instanceof BatchJob ? (h.run(Number.POSITIVE_INFINITY) as Handled) : h;
+  if (!(h instanceof BatchJob)) return h;
+  h.keepResults = true;
+  return h.run(Number.POSITIVE_INFINITY) as Handled;
 }
 
 /**
@@ -267,8 +281,13 @@ function runToEnd(h: Handled | BatchJob): Handled {
  * the deadline (at least one entry per call) and returns the finished reply, or null when entries remain.
  * Each entry is encoded as it completes, so the reply's size is known: once it reaches the cap, the
  * remaining entries are not executed and fail alone with `message_too_large`.
+ *
+ * Only the encoded entries are held while the batch runs (the server sends `frame`); the decoded results are
+ * kept for `reply` only when `keepResults` is set (in-process callers: `handleValue`, `handlePayload`).
  */
 export class BatchJob {
+  /** Keep the decoded results for `Handled.reply` (otherwise `reply.result.results` is empty). */
+  keepResults = false;
   private next = 0;
   private readonly items: BatchItem[] = [];
   /** Encoded entries, each preceded by its separator (`[` or `,`). */
@@ -291,6 +310,11 @@ export class BatchJob {
   /** Entries not yet executed. */
   get remaining(): number {
     return this.steps.length - this.next;
+  }
+
+  /** Bytes of the reply encoded so far. */
+  get replyBytes(): number {
+    return this.bytes;
   }
 
   private one(st: BatchEntry): BatchItem {
@@ -321,7 +345,7 @@ export class BatchJob {
         item = { ok: false, error: { code: 'internal', message: `cannot encode the result: ${e instanceof Error ? e.message : String(e)} (session ${st.session} was closed)` } };
         part = JSON.stringify(item);
       }
-      this.items.push(item);
+      if (this.keepResults) this.items.push(item);
       const buf = Buffer.from((this.parts.length === 0 ? '[' : ',') + part, 'utf8');
       this.parts.push(buf);
       this.bytes += buf.length;

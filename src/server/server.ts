@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { Router } from 'zeromq';
 import type { ResetResult } from '../env/env.js';
@@ -49,6 +50,20 @@ export interface ServerOptions {
   /** Longest stretch a `step_batch` runs before other clients get a turn, in ms (default 5). */
   batchSliceMs?: number;
   /**
+   * Bytes of `step_batch` replies being assembled across all clients (default 256 MiB). Beyond it only the
+   * oldest batch in progress advances (the others wait, their results unchanged), so many clients sending
+   * large batches at once cannot multiply the per-batch cap.
+   */
+  maxBatchBytesInFlight?: number;
+  /**
+   * Memory budget in bytes (`serve --max-memory`): while the resident set size is above it, requests that create
+   * sessions or bulk output (reset, restore, turn_reset, turn_restore, step_batch) are refused with `capacity`.
+   * Independently, they are refused while the V8 heap is above 85% of its limit. Default: no RSS budget.
+   */
+  maxMemoryBytes?: number;
+  /** A client whose reply ZeroMQ could not take for this long (ms) stopped reading: its work is dropped (default 10000). */
+  stallTimeoutMs?: number;
+  /**
    * Tag appended to session ids (`s1.<tag>`); default: 8 random characters per server instance, so that ids
    * are not reused across restarts. `''` gives plain `s1`, `s2`, ... (tests).
    */
@@ -69,6 +84,24 @@ const READ_BURST = 64;
 const YIELD_EVERY_MS = 20;
 /** Upper bound on routing frames echoed back (a REQ behind a few brokers needs far fewer). */
 const MAX_ENVELOPE_FRAMES = 64;
+/**
+ * Replies ZeroMQ may hold for one peer (its send high-water mark). A reading client takes replies into its own
+ * receive queue (1,000 by default) as fast as they come. When a reply does not fit (ROUTER_MANDATORY reports
+ * it), it waits in the peer's outbox (one reply) and the peer gets no more work until it is taken; a peer whose
+ * outbox has waited `STALL_MS` stopped reading: its reply and queued requests are dropped.
+ */
+const SEND_HWM = 64;
+const STALL_MS = 10_000;
+/** How often waiting replies are offered again while nothing else happens (ms). */
+const RETRY_MS = 2;
+/** Requests of one peer read but not yet handled; beyond either bound its requests are refused (`capacity`). */
+const MAX_PEER_QUEUED_MESSAGES = 1024;
+const MAX_PEER_QUEUED_BYTES = 16 * 2 ** 20;
+const DEFAULT_BATCH_BYTES_IN_FLIGHT = 256 * 2 ** 20;
+/** Fraction of V8's heap limit above which bulk work is refused (`capacity`). */
+const HEAP_GUARD = 0.85;
+/** Memory is sampled at most this often (ms). */
+const MEMORY_SAMPLE_MS = 10;
 
 let cachedVersion: string | undefined;
 function packageVersion(): string {
@@ -128,8 +161,12 @@ export interface ServerStats {
   ok: number;
   /** Error replies by code (`errors.bad_json`, ...). */
   errors: Record<string, number>;
-  /** Replies ZeroMQ refused (the peer is gone). */
+  /** Replies ZeroMQ refused (the peer is gone, or its queue is full because it does not read): dropped. */
   send_failures: number;
+  /** Queued requests and batches in progress discarded because their peer stopped reading or left. */
+  dropped_requests: number;
+  /** Most bytes of `step_batch` replies being assembled at once (bounded by `maxBatchBytesInFlight` + one batch cap). */
+  peak_batch_bytes: number;
   /** step_batch requests that ran in more than one slice. */
   sliced_batches: number;
   /** Longest uninterrupted piece of work (one request, or one slice of a batch), in ms. */
@@ -141,7 +178,47 @@ export interface ServerStats {
 /** Requests of one peer (ROUTER identity) waiting their turn, and its batch in progress. */
 interface Peer {
   queue: Buffer[][];
+  /** Bytes of the frames in `queue`. */
+  queuedBytes: number;
   job: { envelope: Buffer[]; batch: BatchJob } | null;
+  /** A reply ZeroMQ could not take yet (the peer's queue is full), and since when it waits. */
+  outbox: Buffer[] | null;
+  stalledSince: number;
+}
+
+function newPeer(): Peer {
+  return { queue: [], queuedBytes: 0, job: null, outbox: null, stalledSince: 0 };
+}
+
+/** Why bulk work should be refused now (memory over budget), or null. */
+export type MemoryGuard = () => string | null;
+
+function mib(n: number): string {
+  return `${(n / 2 ** 20).toFixed(0)} MiB`;
+}
+
+/**
+ * Admission control from `process.memoryUsage()`: the V8 heap against `HEAP_GUARD` of its limit, and the resident
+ * set against `maxMemoryBytes` when given. Sampled at most every `MEMORY_SAMPLE_MS`.
+ */
+export function memoryGuard(maxMemoryBytes: number | undefined, sample: () => NodeJS.MemoryUsage = () => process.memoryUsage()): MemoryGuard {
+  const heapLimit = getHeapStatistics().heap_size_limit;
+  let at = Number.NEGATIVE_INFINITY;
+  let verdict: string | null = null;
+  return () => {
+    const now = performance.now();
+    if (now - at < MEMORY_SAMPLE_MS) return verdict;
+    at = now;
+    const m = sample();
+    if (m.heapUsed > heapLimit * HEAP_GUARD) {
+      verdict = `server at capacity: the JavaScript heap holds ${mib(m.heapUsed)} of its ${mib(heapLimit)} limit; retry later`;
+    } else if (maxMemoryBytes !== undefined && m.rss > maxMemoryBytes) {
+      verdict = `server at capacity: ${mib(m.rss)} in use, above its memory budget of ${mib(maxMemoryBytes)} (--max-memory); retry later`;
+    } else {
+      verdict = null;
+    }
+    return verdict;
+  };
 }
 
 /**
@@ -162,16 +239,25 @@ export class Server {
   private readonly handler: ProtocolHandler;
   private readonly maxMessageBytes: number;
   private readonly sliceMs: number;
+  private readonly batchBytesInFlight: number;
+  /** Batches in progress, oldest first. */
+  private readonly jobs = new Set<BatchJob>();
   private readonly log: Logger;
   private readonly reaper: NodeJS.Timeout | null;
   private readonly loopDone: Promise<void>;
   private closing = false;
   private readonly peers = new Map<string, Peer>();
-  /** Keys of peers with pending work, in turn order (each at most once). */
+  /** Keys of peers with pending work, in turn order (each at most once); peers with a waiting reply are not here. */
   private ready: string[] = [];
+  /** Keys of peers with a reply in their outbox. */
+  private readonly blocked = new Set<string>();
+  /** A receive started but not yet consumed (left pending when the loop stopped waiting to retry outboxes). */
+  private pendingReceive: Promise<Buffer[]> | null = null;
+  private lastRetry = 0;
+  private stallMs = STALL_MS;
   private queuedMessages = 0;
   private queuedBytes = 0;
-  private readonly counters: Omit<ServerStats, 'queued' | 'errors'> = { received: 0, replied: 0, ok: 0, send_failures: 0, sliced_batches: 0, max_unit_ms: 0 };
+  private readonly counters: Omit<ServerStats, 'queued' | 'errors'> = { received: 0, replied: 0, ok: 0, send_failures: 0, dropped_requests: 0, peak_batch_bytes: 0, sliced_batches: 0, max_unit_ms: 0 };
   private readonly errorCounts: Record<string, number> = {};
 
   private constructor(
@@ -182,6 +268,7 @@ export class Server {
     handler: ProtocolHandler,
     maxMessageBytes: number,
     sliceMs: number,
+    batchBytesInFlight: number,
     log: Logger,
   ) {
     this.endpoint = endpoint;
@@ -190,6 +277,7 @@ export class Server {
     this.handler = handler;
     this.maxMessageBytes = maxMessageBytes;
     this.sliceMs = sliceMs;
+    this.batchBytesInFlight = batchBytesInFlight;
     this.log = log;
     const idle = sessions.idleTimeoutMs;
     if (idle > 0) {
@@ -210,8 +298,9 @@ export class Server {
     if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) throw new RangeError('maxMessageBytes must be a positive integer');
     const sliceMs = opts.batchSliceMs ?? DEFAULT_BATCH_SLICE_MS;
     if (!Number.isFinite(sliceMs) || sliceMs < 0) throw new RangeError('batchSliceMs must be >= 0');
-    if (opts.maxBatchReplyBytes !== undefined && (!Number.isSafeInteger(opts.maxBatchReplyBytes) || opts.maxBatchReplyBytes < 1)) {
-      throw new RangeError('maxBatchReplyBytes must be a positive integer');
+    for (const k of ['maxBatchReplyBytes', 'maxBatchBytesInFlight', 'maxMemoryBytes', 'stallTimeoutMs'] as const) {
+      const v = opts[k];
+      if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new RangeError(`${k} must be a positive integer`);
     }
     const keys = opts.curve ? resolveCurveKeys(opts.curve) : null;
     const where = assertBindAllowed(endpoint, keys !== null);
@@ -238,10 +327,16 @@ export class Server {
     if (opts.maxBatchReplyBytes !== undefined) protocolOpts.maxBatchReplyBytes = opts.maxBatchReplyBytes;
     const rec = recording;
     protocolOpts.recordCheck = (name: unknown) => recordProblem(rec ? rec.dir : null, name, rec ? rec.activeFiles : new Set());
+    const guard = memoryGuard(opts.maxMemoryBytes);
+    protocolOpts.admit = () => guard();
     const handler = new ProtocolHandler(sessions, { version: packageVersion(), presets, maxMessageBytes }, protocolOpts);
 
     const socket = new Router({
       linger: 0,
+      // A reply that cannot be queued (peer gone, or not reading: SEND_HWM replies waiting) fails at once.
+      mandatory: true,
+      sendHighWaterMark: SEND_HWM,
+      sendTimeout: 0,
       // Frames above 4x the limit are dropped (and their peer disconnected) by ZeroMQ before reaching us.
       maxMessageSize: Math.min(maxMessageBytes * 4, Number.MAX_SAFE_INTEGER),
       ipv6: where.ipv6,
@@ -259,7 +354,9 @@ export class Server {
     }
     const bound = socket.lastEndpoint ?? endpoint;
     log('info', 'listening', { endpoint: bound, curve: keys !== null });
-    return new Server(socket, bound, keys?.publicKey ?? null, sessions, handler, maxMessageBytes, sliceMs, log);
+    const server = new Server(socket, bound, keys?.publicKey ?? null, sessions, handler, maxMessageBytes, sliceMs, opts.maxBatchBytesInFlight ?? DEFAULT_BATCH_BYTES_IN_FLIGHT, log);
+    if (opts.stallTimeoutMs !== undefined) server.stallMs = opts.stallTimeoutMs;
+    return server;
   }
 
   /** Number of live sessions. */
@@ -285,13 +382,27 @@ export class Server {
     const key = first.toString('latin1');
     let peer = this.peers.get(key);
     if (peer === undefined) {
-      peer = { queue: [], job: null };
+      peer = newPeer();
       this.peers.set(key, peer);
       this.ready.push(key);
     }
+    let bytes = 0;
+    for (const f of frames) bytes += f.length;
+    if (peer.queue.length >= MAX_PEER_QUEUED_MESSAGES || peer.queuedBytes + bytes > MAX_PEER_QUEUED_BYTES) {
+      // Per-client quota: refuse (not queue) what one client sends beyond it, so the shared queue keeps room.
+      this.counters.dropped_requests++;
+      this.count('capacity');
+      if (peer.outbox === null) {
+        const { envelope } = splitFrames(frames);
+        const reply = errorReply('capacity', `too many requests from this client waiting to be handled (limit ${MAX_PEER_QUEUED_MESSAGES} requests, ${MAX_PEER_QUEUED_BYTES} bytes); wait for replies before sending more`);
+        this.socket.send([...envelope.slice(0, MAX_ENVELOPE_FRAMES), Buffer.from(JSON.stringify(reply))]).catch(() => undefined);
+      }
+      return;
+    }
     peer.queue.push(frames);
+    peer.queuedBytes += bytes;
     this.queuedMessages++;
-    for (const f of frames) this.queuedBytes += f.length;
+    this.queuedBytes += bytes;
   }
 
   /** Start handling one message: its reply frames, a batch job to run in slices, or null (nothing to send). */
@@ -335,7 +446,7 @@ export class Server {
     const key = this.ready.shift();
     if (key === undefined) return { out: null, requeue: null };
     const peer = this.peers.get(key);
-    if (peer === undefined) return { out: null, requeue: null };
+    if (peer === undefined || peer.outbox !== null) return { out: null, requeue: null };
     const t0 = performance.now();
     let out: Buffer[] | null = null;
     try {
@@ -343,18 +454,28 @@ export class Server {
         const frames = peer.queue.shift();
         if (frames !== undefined) {
           this.queuedMessages--;
-          for (const f of frames) this.queuedBytes -= f.length;
+          for (const f of frames) {
+            this.queuedBytes -= f.length;
+            peer.queuedBytes -= f.length;
+          }
           const started = this.begin(frames);
           if (started !== null && 'out' in started) out = started.out;
-          else if (started !== null) peer.job = started;
+          else if (started !== null) {
+            peer.job = started;
+            this.jobs.add(started.batch);
+          }
         }
       }
-      if (out === null && peer.job !== null) {
+      if (out === null && peer.job !== null && this.mayAdvance(peer.job.batch)) {
         const { envelope, batch } = peer.job;
         const first = batch.remaining === batch.total;
         const h = batch.run(t0 + this.sliceMs);
+        let inFlight = 0;
+        for (const j of this.jobs) inFlight += j.replyBytes;
+        if (inFlight > this.counters.peak_batch_bytes) this.counters.peak_batch_bytes = inFlight;
         if (h !== null) {
           peer.job = null;
+          this.jobs.delete(batch);
           out = this.finish(envelope, h);
         } else if (first) {
           this.counters.sliced_batches++;
@@ -363,6 +484,7 @@ export class Server {
     } catch (e) {
       // Handling never throws by design; stay up if it does.
       this.log('error', `unexpected failure handling a message: ${(e as Error).message}`);
+      if (peer.job !== null) this.jobs.delete(peer.job.batch);
       peer.job = null;
       out = [Buffer.from(key, 'latin1'), Buffer.from(JSON.stringify(errorReply('internal', 'internal error')))];
     }
@@ -373,8 +495,145 @@ export class Server {
     return { out, requeue: null };
   }
 
+  /**
+   * Whether a batch may run its next slice: always the oldest batch in progress, the others while the replies
+   * being assembled stay below `maxBatchBytesInFlight` (memory: the budget plus one batch's cap).
+   */
+  private mayAdvance(batch: BatchJob): boolean {
+    let total = 0;
+    let oldest = true;
+    for (const j of this.jobs) {
+      if (j === batch) {
+        if (oldest) return true;
+      } else {
+        oldest = false;
+      }
+      total += j.replyBytes;
+    }
+    return total < this.batchBytesInFlight;
+  }
+
+  /** Forget a peer that stopped reading or left: its queued requests and its batch in progress are discarded. */
+  private dropPeer(key: string): void {
+    const peer = this.peers.get(key);
+    if (peer === undefined) return;
+    for (const frames of peer.queue) {
+      this.queuedMessages--;
+      for (const f of frames) this.queuedBytes -= f.length;
+      this.counters.dropped_requests++;
+    }
+    peer.queue = [];
+    peer.queuedBytes = 0;
+    if (peer.outbox !== null) {
+      peer.outbox = null;
+      this.blocked.delete(key);
+    }
+    if (peer.job !== null) {
+      this.jobs.delete(peer.job.batch);
+      peer.job = null;
+      this.counters.dropped_requests++;
+    }
+  }
+
   private canRead(): boolean {
     return this.queuedMessages < MAX_QUEUED_MESSAGES && this.queuedBytes < MAX_QUEUED_BYTES && !this.socket.closed && this.socket.readable;
+  }
+
+  /** The next message if one is already there (or arrives within `waitMs`; Infinity: wait for it), else null. */
+  private async receive(waitMs: number): Promise<Buffer[] | null> {
+    if (this.pendingReceive === null) {
+      if (waitMs === 0 && !this.canRead()) return null;
+      this.pendingReceive = this.socket.receive();
+      // Marked handled: a receive left pending when the server closes rejects with nobody waiting for it.
+      this.pendingReceive.catch(() => undefined);
+    }
+    const p = this.pendingReceive;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const r =
+        waitMs === Number.POSITIVE_INFINITY
+          ? await p
+          : await Promise.race([p, waitMs === 0 ? Promise.resolve(null) : new Promise<null>((res) => (timer = setTimeout(() => res(null), waitMs)))]);
+      if (r !== null) this.pendingReceive = null;
+      return r;
+    } catch (e) {
+      this.pendingReceive = null;
+      throw e;
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
+  }
+
+  /** Hand a reply to ZeroMQ: sent, kept in the peer's outbox (its queue is full), or dropped (the peer is gone). */
+  private async deliver(key: string, frames: Buffer[]): Promise<'sent' | 'waiting' | 'dropped'> {
+    try {
+      await this.socket.send(frames);
+      this.counters.replied++;
+      return 'sent';
+    } catch (e) {
+      if (this.closing || this.socket.closed) return 'dropped';
+      const code = (e as { code?: string }).code;
+      if (code === 'EAGAIN') {
+        let peer = this.peers.get(key);
+        if (peer === undefined) {
+          peer = newPeer();
+          this.peers.set(key, peer);
+        }
+        if (peer.outbox === null) peer.stalledSince = performance.now();
+        peer.outbox = frames;
+        this.blocked.add(key);
+        this.ready = this.ready.filter((k) => k !== key);
+        return 'waiting';
+      }
+      // EHOSTUNREACH: the peer is gone; its reply and its pending work go with it.
+      this.counters.send_failures++;
+      if (this.counters.send_failures <= 10 || this.counters.send_failures % 1000 === 0) {
+        this.log('warn', `reply dropped: ${(e as Error).message}`, { send_failures: this.counters.send_failures });
+      }
+      this.dropPeer(key);
+      if (this.peers.get(key)?.job === null) this.forgetIdle(key);
+      return 'dropped';
+    }
+  }
+
+  private forgetIdle(key: string): void {
+    const peer = this.peers.get(key);
+    if (peer !== undefined && peer.queue.length === 0 && peer.job === null && peer.outbox === null) {
+      this.peers.delete(key);
+      this.ready = this.ready.filter((k) => k !== key);
+    }
+  }
+
+  /** Offer waiting replies again; a peer that took its reply gets back in line, one stalled too long is dropped. */
+  private async retryOutboxes(): Promise<void> {
+    const now = performance.now();
+    for (const key of [...this.blocked]) {
+      const peer = this.peers.get(key);
+      if (peer === undefined || peer.outbox === null) {
+        this.blocked.delete(key);
+        continue;
+      }
+      const frames = peer.outbox;
+      const since = peer.stalledSince;
+      peer.outbox = null;
+      this.blocked.delete(key);
+      const r = await this.deliver(key, frames);
+      if (r === 'waiting') {
+        peer.stalledSince = since;
+        if (now - since > this.stallMs) {
+          this.counters.send_failures++;
+          this.log('warn', 'client stopped reading: its reply and queued requests were dropped', { waited_ms: Math.round(now - peer.stalledSince) });
+          this.dropPeer(key);
+          this.peers.delete(key);
+        }
+      } else if (r === 'sent') {
+        if (peer.queue.length > 0 || peer.job !== null) {
+          if (!this.ready.includes(key)) this.ready.push(key);
+        } else {
+          this.peers.delete(key);
+        }
+      }
+    }
   }
 
   private async loop(): Promise<void> {
@@ -383,11 +642,21 @@ export class Server {
     for (;;) {
       if (this.closing || this.socket.closed) return;
       try {
+        if (this.blocked.size > 0 && performance.now() - this.lastRetry >= RETRY_MS) {
+          this.lastRetry = performance.now();
+          await this.retryOutboxes();
+        }
         if (this.ready.length === 0 && requeue === null) {
-          this.enqueue(await this.socket.receive());
+          // Nothing to do: wait for a message (bounded while replies wait to be offered again).
+          const m = await this.receive(this.blocked.size > 0 ? RETRY_MS : Number.POSITIVE_INFINITY);
+          if (m !== null) this.enqueue(m);
         } else {
           // Other work is pending: read only what is already there, so new peers join the rotation.
-          for (let k = 0; k < READ_BURST && this.canRead(); k++) this.enqueue(await this.socket.receive());
+          for (let k = 0; k < READ_BURST && this.canRead(); k++) {
+            const m = await this.receive(0);
+            if (m === null) break;
+            this.enqueue(m);
+          }
         }
       } catch (e) {
         if (this.closing || this.socket.closed) return;
@@ -396,20 +665,16 @@ export class Server {
         continue;
       }
       if (requeue !== null) {
-        this.ready.push(requeue);
+        if (!this.blocked.has(requeue)) this.ready.push(requeue);
         requeue = null;
       }
       const turn = this.serveNext();
       requeue = turn.requeue;
       if (turn.out !== null) {
-        try {
-          await this.socket.send(turn.out);
-          this.counters.replied++;
-        } catch (e) {
-          if (this.closing || this.socket.closed) return;
-          this.counters.send_failures++;
-          this.log('warn', `send failed: ${(e as Error).message}`);
-        }
+        const key = (turn.out[0] as Buffer).toString('latin1');
+        const r = await this.deliver(key, turn.out);
+        if (this.closing || this.socket.closed) return;
+        if (r !== 'sent' && requeue === key) requeue = null;
       }
       if (performance.now() - lastYield > YIELD_EVERY_MS) {
         await yieldToEventLoop();
@@ -429,6 +694,7 @@ export class Server {
       this.socket.close();
       this.sessions.closeAll();
       this.peers.clear();
+      this.jobs.clear();
       this.ready = [];
       this.log('info', 'closed', { endpoint: this.endpoint });
     }

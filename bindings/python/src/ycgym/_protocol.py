@@ -56,6 +56,7 @@ ERROR_CODES: Final[tuple[str, ...]] = (
     "episode_over",
     "bad_preset",
     "bad_snapshot",
+    "capacity",
     "internal",
 )
 """Every error code of an error reply (``ProtocolError.code``)."""
@@ -294,7 +295,7 @@ class HelloResult(TypedDict):
 
 
 class Error(TypedDict):
-    code: Literal["bad_json", "bad_frames", "message_too_large", "unsupported_version", "invalid_request", "unknown_op", "unknown_session", "session_limit", "episode_over", "bad_preset", "bad_snapshot", "internal"]
+    code: Literal["bad_json", "bad_frames", "message_too_large", "unsupported_version", "invalid_request", "unknown_op", "unknown_session", "session_limit", "episode_over", "bad_preset", "bad_snapshot", "capacity", "internal"]
     message: str
 
 
@@ -714,7 +715,7 @@ Action: TypeAlias = str
 Request: TypeAlias = HelloRequest | ResetRequest | StepRequest | StepBatchRequest | SnapshotRequest | RestoreRequest | CloseRequest | TurnResetRequest | TurnStepRequest | TurnMessagesRequest | TurnSnapshotRequest | TurnRestoreRequest | TurnTimeSeriesRequest
 """Any request (exactly one branch matches: op is a const in each)."""
 
-ErrorCode: TypeAlias = Literal["bad_json", "bad_frames", "message_too_large", "unsupported_version", "invalid_request", "unknown_op", "unknown_session", "session_limit", "episode_over", "bad_preset", "bad_snapshot", "internal"]
+ErrorCode: TypeAlias = Literal["bad_json", "bad_frames", "message_too_large", "unsupported_version", "invalid_request", "unknown_op", "unknown_session", "session_limit", "episode_over", "bad_preset", "bad_snapshot", "capacity", "internal"]
 
 BatchItem: TypeAlias = BatchItem1 | BatchItem2
 
