@@ -7,12 +7,14 @@
  *   node --expose-gc dist/scripts/reliability/run.js --full [--out reliability-report.json]
  *   node --expose-gc dist/scripts/reliability/run.js --full --only commands,load
  *
- * Sections: commands, protocol, load, killed_clients, server_restart, slow_clients, security, limits.
+ * Sections: commands, protocol, load, killed_clients, server_restart, slow_clients, security, limits, abuse
+ * (issue 12's attacks: absurd snapshots, large restores, many big batches, a client that never reads).
  * Exit status 0 when every check passes, 1 otherwise (the report says which).
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { pathToFileURL } from 'node:url';
+import { abuse, type AbuseParams, type AbuseReport } from './lib/abuse.js';
 import { fuzzCommands, type CommandFuzzReport } from './lib/cmdfuzz.js';
 import { killedClients, serverRestart, slowClients, type KilledClientsReport, type ServerRestartReport, type SlowClientsReport } from './lib/faults.js';
 import { simulationLimits, snapshotSizes, wireLimits, type LimitCheck } from './lib/limits.js';
@@ -32,6 +34,7 @@ export interface ModeParams {
   curve: { intruders: number; steps: number };
   cap: { maxSessions: number; clients: number; resetsPerClient: number };
   controlSteps: number;
+  abuse: AbuseParams;
 }
 
 export const MODES: Record<'quick' | 'full', ModeParams> = {
@@ -45,6 +48,7 @@ export const MODES: Record<'quick' | 'full', ModeParams> = {
     curve: { intruders: 2, steps: 150 },
     cap: { maxSessions: 40, clients: 10, resetsPerClient: 8 },
     controlSteps: 200,
+    abuse: { batchClients: 8, restores: 50, floodRequests: 2000 },
   },
   full: {
     commands: 1_000_000,
@@ -56,10 +60,11 @@ export const MODES: Record<'quick' | 'full', ModeParams> = {
     curve: { intruders: 10, steps: 2000 },
     cap: { maxSessions: 1024, clients: 64, resetsPerClient: 20 },
     controlSteps: 5000,
+    abuse: { batchClients: 90, restores: 1500, floodRequests: 20000 },
   },
 };
 
-export const SECTIONS = ['commands', 'protocol', 'load', 'killed_clients', 'server_restart', 'slow_clients', 'security', 'limits'] as const;
+export const SECTIONS = ['commands', 'protocol', 'load', 'killed_clients', 'server_restart', 'slow_clients', 'security', 'limits', 'abuse'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 /** The report. */
@@ -76,6 +81,7 @@ export interface ReliabilityReport {
     slow_clients?: SlowClientsReport;
     security?: { bind_policy: BindPolicyReport; curve_intruders: CurveIntrudersReport; session_cap: SessionCapReport };
     limits?: { checks: LimitCheck[]; snapshot_sizes: ReturnType<typeof snapshotSizes> };
+    abuse?: AbuseReport;
   };
   summary: {
     inputs_tried: { commands: number; frames: number };
@@ -220,6 +226,16 @@ export async function runReliability(mode: 'quick' | 'full', only: readonly Sect
     s.limits = { checks, snapshot_sizes: snapshotSizes() };
     for (const c of checks) check(f, c.ok, `limits: ${c.name}`);
   }
+  if (only.includes('abuse')) {
+    const r = await timed('abuse', () => abuse(p.abuse));
+    s.abuse = r;
+    for (const a of r.attacks) {
+      check(f, a.server_alive, `abuse: the server survives "${a.attack}"`);
+      check(f, a.worst_fresh_hello_ms < 1000, `abuse: a fresh client is answered within 1 s during "${a.attack}"`);
+      check(f, a.ok, `abuse: "${a.attack}" is stopped by its limit`);
+    }
+  }
+
   rep.summary.pass = f.length === 0 && rep.summary.server_crashes === 0;
   rep.elapsed_s = round((performance.now() - t0) / 1000, 1);
   return rep;

@@ -17,6 +17,9 @@ export interface ServerChildOptions {
   validateReplies?: boolean;
   batchSliceMs?: number;
   maxBatchReplyBytes?: number;
+  maxBatchBytesInFlight?: number;
+  maxMemoryBytes?: number;
+  stallTimeoutMs?: number;
 }
 
 /** Messages the child sends. */
@@ -39,6 +42,9 @@ async function main(): Promise<void> {
   if (opts.validateReplies !== undefined) so.validateReplies = opts.validateReplies;
   if (opts.batchSliceMs !== undefined) so.batchSliceMs = opts.batchSliceMs;
   if (opts.maxBatchReplyBytes !== undefined) so.maxBatchReplyBytes = opts.maxBatchReplyBytes;
+  if (opts.maxBatchBytesInFlight !== undefined) so.maxBatchBytesInFlight = opts.maxBatchBytesInFlight;
+  if (opts.maxMemoryBytes !== undefined) so.maxMemoryBytes = opts.maxMemoryBytes;
+  if (opts.stallTimeoutMs !== undefined) so.stallTimeoutMs = opts.stallTimeoutMs;
   so.logger = (level, message, fields) => {
     if (level !== 'info') process.stderr.write(JSON.stringify({ level, msg: message, ...fields }) + '\n');
   };
