@@ -2,6 +2,7 @@
  * `ycgym splits` and the `--split NAME [--count N] [--offset K]` options of `ycgym run` (and `ycgym shard`).
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { integerIn, MAX_SEED_LIST } from './args.js';
 import { isSplitName, SPLIT_NAMES, SPLIT_PURPOSE, SPLITS, splitSeeds, splitSize, type SplitName } from '../config/splits.js';
 
 function splitArg(v: string): SplitName {
@@ -10,13 +11,11 @@ function splitArg(v: string): SplitName {
 }
 
 function countArg(v: string): number {
-  if (!/^\d+$/.test(v) || Number(v) < 1) throw new InvalidArgumentError(`not a positive integer: ${v}`);
-  return Number(v);
+  return integerIn(v, 1, MAX_SEED_LIST, '--count');
 }
 
 function offsetArg(v: string): number {
-  if (!/^\d+$/.test(v)) throw new InvalidArgumentError(`not a non-negative integer: ${v}`);
-  return Number(v);
+  return integerIn(v, 0, Number.MAX_SAFE_INTEGER, '--offset');
 }
 
 /** Splits small enough to run whole when `--count` is not given. */

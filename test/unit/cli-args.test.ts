@@ -47,6 +47,8 @@ describe('numeric CLI arguments', () => {
       [['run', '--policy', 'greedy', '--seeds', '1-100000000', '--out', '/nonexistent/x'], /seed list too long/],
       [['run', '--policy', 'greedy', '--seeds', '1', '--max-steps', '99999999999999999999', '--out', '/nonexistent/x'], /--max-steps must be an integer/],
       [['run', '--policy', 'greedy', '--seeds', '1', '--workers', '0', '--out', '/nonexistent/x'], /--workers must be an integer in \[1, 1024\]/],
+      [['run', '--policy', 'greedy', '--split', 'train', '--count', '99999999999999999999', '--out', '/nonexistent/x'], /--count must be an integer in \[1, 1000000\]/],
+      [['run', '--policy', 'greedy', '--split', 'train', '--count', '5', '--offset', '-100', '--out', '/nonexistent/x'], /--offset must be an integer in \[0, 9007199254740991\], got -100/],
       [['world', '--seed', '1e20'], /seed must be an integer/],
       [['world', '--seed', '99999999999999999999'], /seed must be an integer/],
       [['serve', '--max-sessions', '-5'], /--max-sessions must be an integer/],

@@ -552,13 +552,13 @@ describe('formatFixedPy', () => {
 });
 
 describe('size maxima (issue 12, F2): a preset or a snapshot config cannot ask for gigabytes', () => {
-  // Each maximum, the reference's value (collinear-ai/yc-bench presets/default.toml) and how to set it.
+  // Each maximum, the largest value among the reference's presets (collinear-ai/yc-bench) and how to set it.
   const maxima: [string, number, number, (raw: Record<string, any>, v: number) => void][] = [
-    ['/world/num_employees', 1000, 8, (r, v) => (r.world.num_employees = v)],
-    ['/world/num_clients', 1000, 6, (r, v) => (r.world.num_clients = v)],
-    ['/world/num_market_tasks', 5000, 200, (r, v) => (r.world.num_market_tasks = v)],
-    ['/world/market_browse_default_limit', 5000, 50, (r, v) => (r.world.market_browse_default_limit = v)],
-    ['/sim/horizon_years', 100, 1, (r, v) => (r.sim.horizon_years = v)],
+    ['/world/num_employees', 1000, 10, (r, v) => (r.world.num_employees = v)],
+    ['/world/num_clients', 1000, 8, (r, v) => (r.world.num_clients = v)],
+    ['/world/num_market_tasks', 10000, 1000, (r, v) => (r.world.num_market_tasks = v)],
+    ['/world/market_browse_default_limit', 10000, 50, (r, v) => (r.world.market_browse_default_limit = v)],
+    ['/sim/horizon_years', 100, 3, (r, v) => (r.sim.horizon_years = v)],
     ['/world/task_progress_milestones', 100, 0, (r, v) => (r.world.task_progress_milestones = Array.from({ length: v }, (_, i) => i / (v + 1)))],
   ];
   const base = (): Record<string, any> => JSON.parse(JSON.stringify(loadPreset('default'))) as Record<string, any>;

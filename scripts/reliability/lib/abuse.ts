@@ -104,7 +104,7 @@ export async function abuse(p: AbuseParams): Promise<AbuseReport> {
   const attacks: AttackReport[] = [];
 
   attacks.push(
-    await underAttack('F2: restore of a snapshot claiming a 3,000,000-task market', 'preset schema maxima (num_market_tasks <= 5000, ...): bad_snapshot', {}, async (endpoint) => {
+    await underAttack('F2: restore of a snapshot claiming a 3,000,000-task market', 'preset schema maxima (num_market_tasks <= 10000, ...): bad_snapshot', {}, async (endpoint) => {
       const snap = snapshotOf(1, 0);
       snap['sim'].config.world.num_market_tasks = 3_000_000;
       const c = new Client({ endpoint, timeoutMs: 60_000, maxMessageBytes: 8 << 20 });
