@@ -9,7 +9,7 @@ PIPC := $(foreach f,$(PYCONSTRAINTS),-c $(f))
 # Wheels of the Python package's runtime dependencies, downloaded by py-install: the wheel install test uses them offline.
 WHEELHOUSE := .wheelhouse
 
-.PHONY: run test install build py-install test-ts test-py test-integrations bench fuzz clean wheel
+.PHONY: run test install build py-install test-ts test-py test-integrations bench fuzz clean wheel train
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -47,10 +47,17 @@ wheel: build py-install
 
 test: test-ts test-py
 
-# TRL needs torch (several GB from PyPI): its tests live apart from `make test`.
-$(VENV)/.installed-trl: $(VENV)/.installed
-	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,ray,trl]' $(PIPC)
+# TRL and the PPO example need torch (several GB from PyPI): their tests live apart from `make test`.
+$(VENV)/.installed-trl: $(VENV)/.installed bindings/python/constraints-train.txt
+	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,ray,trl,train]' $(PIPC) -c bindings/python/constraints-train.txt
 	@touch $@
+
+# The MaskablePPO example (bindings/python/examples/train_ppo.py): `make train` prints its JSON line and writes
+# the learning curve to docs/img/train_ppo.png (BUDGET seconds of training; EVAL held-out seeds).
+BUDGET ?= 300
+EVAL ?= 1-10
+train: build $(VENV)/.installed-trl
+	YCGYM_NODE_ENTRY=$(CURDIR)/dist/src/cli/main.js $(VPY) bindings/python/examples/train_ppo.py --budget-s $(BUDGET) --eval-seeds $(EVAL) --plot docs/img/train_ppo.png
 
 test-integrations: build $(VENV)/.installed-trl
 	YCGYM_NODE_ENTRY=$(CURDIR)/dist/src/cli/main.js $(VPY) -m pytest -q bindings/python/tests_integrations

@@ -18,6 +18,8 @@ export type { ExperimentConfig } from './sim/index.js';
 export { Simulation, stream } from './sim/index.js';
 export type { Policy, PolicyObservation } from './env/policy.js';
 export { runEpisode } from './env/episode.js';
+export { admissibleCommands, DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discreteCommand, discreteFrame, discreteSpec, MAX_SLOTS, TIERS } from './env/discrete.js';
+export type { DiscreteFrame, DiscreteOptions, DiscreteSpec } from './env/discrete.js';
 export type { EpisodeResult, EpisodeStep } from './env/episode.js';
 export { TurnEnv, TURN_FIX_NAMES } from './turns/turns.js';
 export type { ChatMessage, ToolCall, TurnAction, TurnFixes, TurnInfo, TurnOptions, TurnResetArgs, TurnResetResult, TurnSnapshot, TurnStepResult, TurnTerminalReason, ToolResult } from './turns/turns.js';

@@ -5,15 +5,36 @@
 import { loadPreset } from '../config/load.js';
 import { companyFigures, DOMAINS, type ExperimentConfig, isoformat, type Out, outcome, type SimSnapshot, Simulation, toFloat } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
+import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec } from './discrete.js';
+
+/** Default of the `stall_steps` reset option: steps in a row without simulated time advancing before truncation. */
+export const DEFAULT_STALL_STEPS = 200;
 
 /** Options of `reset`. */
 export interface ResetOptions {
   /** Truncate the episode after this many steps (default: unlimited). */
   max_steps?: number;
+  /**
+   * Truncate the episode after this many consecutive steps that do not advance simulated time (default
+   * `DEFAULT_STALL_STEPS`; 0 disables the rule): a policy that never gets `sim resume` to advance ends its episode.
+   */
+  stall_steps?: number;
   /** ISO start date (default: the preset's `sim.start_date`). */
   start_date?: string;
   company_name?: string;
   horizon_years?: number;
+  /**
+   * `"text"` (default): actions are command lines. `"discrete"`: actions are integer indices of the Discrete frame
+   * (src/env/discrete.ts); every observation carries `discrete` (numeric features and the action mask) and the
+   * reset info carries `discrete_spec`.
+   */
+  actions?: 'text' | 'discrete';
+  /** Discrete frame: visible market tasks offered for accept (K, default 10). */
+  market_slots?: number;
+  /** Discrete frame: open owned tasks addressable (T, default 4). */
+  task_slots?: number;
+  /** Add `info.admissible_commands` (the commands of the masked-in Discrete actions) to every step (either mode). */
+  admissible_commands?: boolean;
 }
 
 /** Arguments of `reset`. */
@@ -50,6 +71,8 @@ export interface Observation {
   /** Recognised verb (`"task accept"`) or null. */
   command: string | null;
   status: Status;
+  /** Discrete mode only: the numeric observation and the action mask after this step. */
+  discrete?: DiscreteFrame;
 }
 
 /** Extra step information. */
@@ -57,7 +80,13 @@ export interface StepInfo {
   reward_cents: number;
   step: number;
   funds_cents: number;
-  terminal_reason: 'bankruptcy' | 'horizon_end' | 'max_steps' | null;
+  terminal_reason: 'bankruptcy' | 'horizon_end' | 'max_steps' | 'stall' | null;
+  /** Discrete mode: the command line the integer action stood for. */
+  action_text?: string;
+  /** With the `admissible_commands` option: the commands of the actions masked in now. */
+  admissible_commands?: string[];
+  /** Discrete mode, reset and restore only: shapes, names and bounds of the frame. */
+  discrete_spec?: DiscreteSpec;
   [k: string]: unknown;
 }
 
@@ -84,12 +113,20 @@ export interface EnvSnapshot {
   steps: number;
   max_steps: number | null;
   done: boolean;
+  /** The stall rule (absent: the default) and the current count of steps without time advancing (absent: 0). */
+  stall_steps?: number;
+  stalled?: number;
+  /** Action mode (absent: text). */
+  actions?: 'text' | 'discrete';
+  /** Discrete frame sizes (present when the frame is computed). */
+  discrete?: { market_slots: number; task_slots: number };
+  admissible_commands?: boolean;
 }
 
 /** Thrown when the API is misused (step before reset, step after the episode ended). */
 export class EnvUsageError extends Error {
   constructor(
-    readonly code: 'not_reset' | 'episode_over',
+    readonly code: 'not_reset' | 'episode_over' | 'invalid_action',
     message: string,
   ) {
     super(message);
@@ -99,7 +136,7 @@ export class EnvUsageError extends Error {
 /** The common interface of the in-process env and the network client (they are interchangeable). */
 export interface EnvLike {
   reset(args: ResetArgs): ResetResult | Promise<ResetResult>;
-  step(action: string): StepResult | Promise<StepResult>;
+  step(action: string | number): StepResult | Promise<StepResult>;
   snapshot(): EnvSnapshot | Promise<EnvSnapshot>;
   restore(snap: EnvSnapshot): ResetResult | Promise<ResetResult>;
   close(): void | Promise<void>;
@@ -161,7 +198,18 @@ export class Env implements EnvLike {
   private sim: Simulation | null = null;
   private steps = 0;
   private maxSteps: number | null = null;
+  private stallSteps = DEFAULT_STALL_STEPS;
+  private stalled = 0;
   private done = false;
+  private mode: 'text' | 'discrete' = 'text';
+  private admissible = false;
+  private spec: DiscreteSpec | null = null;
+  private frame: DiscreteFrame | null = null;
+
+  /** The Discrete frame's spec (null unless in discrete mode or with `admissible_commands`). */
+  get discreteSpec(): DiscreteSpec | null {
+    return this.spec;
+  }
 
   /** The underlying simulation (null before `reset`). */
   get simulation(): Simulation | null {
@@ -173,6 +221,9 @@ export class Env implements EnvLike {
     const cfg = resolvePreset(args.preset);
     const o = args.options ?? {};
     if (o.max_steps !== undefined && (!Number.isInteger(o.max_steps) || o.max_steps < 1)) throw new RangeError('max_steps must be a positive integer');
+    if (o.stall_steps !== undefined && (!Number.isSafeInteger(o.stall_steps) || o.stall_steps < 0)) throw new RangeError('stall_steps must be a non-negative integer (0 disables the stall rule)');
+    if (o.actions !== undefined && o.actions !== 'text' && o.actions !== 'discrete') throw new RangeError('actions must be "text" or "discrete"');
+    const sizes = discreteSizes({ ...(o.market_slots !== undefined ? { market_slots: o.market_slots } : {}), ...(o.task_slots !== undefined ? { task_slots: o.task_slots } : {}) });
     const simOpts: { seed: number; startDate?: string; companyName?: string; horizonYears?: number } = { seed: args.seed };
     if (o.start_date !== undefined) simOpts.startDate = o.start_date;
     if (o.company_name !== undefined) simOpts.companyName = o.company_name;
@@ -180,20 +231,48 @@ export class Env implements EnvLike {
     this.sim = Simulation.create(cfg, simOpts);
     this.steps = 0;
     this.maxSteps = o.max_steps ?? null;
+    this.stallSteps = o.stall_steps ?? DEFAULT_STALL_STEPS;
+    this.stalled = 0;
     this.done = false;
+    this.setMode(o.actions ?? 'text', o.admissible_commands === true, sizes);
     return this.initial();
+  }
+
+  private setMode(mode: 'text' | 'discrete', admissible: boolean, sizes: { market_slots: number; task_slots: number }): void {
+    this.mode = mode;
+    this.admissible = admissible;
+    this.spec = mode === 'discrete' || admissible ? discreteSpec(this.sim as Simulation, sizes) : null;
+    this.frame = null;
+  }
+
+  /** Recompute the frame after a state change; attach it to the observation and info as configured. */
+  private attachFrame(observation: Observation, info: StepInfo): void {
+    if (this.spec === null) return;
+    const sim = this.sim as Simulation;
+    this.frame = discreteFrame(sim, this.spec);
+    if (this.mode === 'discrete') observation.discrete = this.frame;
+    if (this.admissible) info.admissible_commands = admissibleCommands(sim, this.spec, this.frame.mask);
   }
 
   private initial(): ResetResult {
     const sim = this.sim as Simulation;
     const observation: Observation = { text: '', ok: true, exit_code: 0, command: null, status: statusOf(sim) };
-    return { observation, info: this.info(0) };
+    const info = this.info(0);
+    this.attachFrame(observation, info);
+    if (this.mode === 'discrete') info.discrete_spec = this.spec as DiscreteSpec;
+    return { observation, info };
+  }
+
+  /** The current action mask (discrete mode or `admissible_commands`; null otherwise). */
+  actionMask(): boolean[] | null {
+    return this.frame ? [...this.frame.mask] : null;
   }
 
   private terminalReason(): StepInfo['terminal_reason'] {
     const end = outcome((this.sim as Simulation).state);
     if (end.reason !== null) return end.reason;
     if (this.maxSteps !== null && this.steps >= this.maxSteps) return 'max_steps';
+    if (this.stallSteps > 0 && this.stalled >= this.stallSteps) return 'stall';
     return null;
   }
 
@@ -202,32 +281,58 @@ export class Env implements EnvLike {
     return { reward_cents: rewardCents, step: this.steps, funds_cents: s.fundsCents, terminal_reason: this.terminalReason() };
   }
 
-  /** Execute one agent command. Invalid commands are ordinary steps with an error observation and zero reward. */
-  step(action: string): StepResult {
+  /**
+   * Execute one agent command. Invalid commands are ordinary steps with an error observation and zero reward.
+   * In discrete mode the action is an integer index of the Discrete frame. A masked-out index is refused: an
+   * ordinary step that changes nothing in the simulation (observation `ok` false, exit code 1, an error text, no
+   * `action_text`, reward 0; it counts as a step, and toward the stall rule). An index out of range or not an
+   * integer throws `EnvUsageError` (code `invalid_action`) and is no step at all; so does a number in text mode.
+   */
+  step(action: string | number): StepResult {
     const sim = this.sim;
     if (sim === null) throw new EnvUsageError('not_reset', 'call reset() before step()');
     if (this.done) throw new EnvUsageError('episode_over', 'the episode is over (terminated or truncated); call reset()');
+    let text: string | null;
+    let refusal: string | null = null;
+    if (this.mode === 'discrete') {
+      if (typeof action !== 'number') throw new EnvUsageError('invalid_action', 'in discrete mode the action is an integer index');
+      const spec = this.spec as DiscreteSpec;
+      const frame = this.frame ?? discreteFrame(sim, spec);
+      const c = discreteCommand(sim, spec, frame.mask, action);
+      if ('error' in c && !c.masked) throw new EnvUsageError('invalid_action', c.error);
+      text = 'command' in c ? c.command : null;
+      if ('error' in c) refusal = c.error;
+    } else {
+      if (typeof action === 'number') throw new EnvUsageError('invalid_action', 'in text mode the action is a command string (integer actions need the reset option actions: "discrete")');
+      text = typeof action === 'string' ? action : String(action);
+    }
     const before = sim.state.fundsCents;
-    const r = sim.execute(typeof action === 'string' ? action : String(action));
+    const timeBefore = sim.state.simTime;
+    const r = text !== null ? sim.execute(text) : { ok: false, exit: 1, verb: null, value: null, text: `{"error": ${JSON.stringify(refusal)}}` };
     this.steps++;
+    this.stalled = sim.state.simTime > timeBefore ? 0 : this.stalled + 1;
     const events = r.ok && r.verb === 'sim resume' ? ((r.value as { [k: string]: Out })['wake_events'] as unknown[]) : [];
     const rewardCents = sim.state.fundsCents - before;
     const terminated = outcome(sim.state).terminated;
-    const truncated = !terminated && this.maxSteps !== null && this.steps >= this.maxSteps;
+    const truncated = !terminated && ((this.maxSteps !== null && this.steps >= this.maxSteps) || (this.stallSteps > 0 && this.stalled >= this.stallSteps));
     this.done = terminated || truncated;
-    return {
-      observation: { text: r.text, ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim, events) },
-      reward: rewardCents / 100,
-      terminated,
-      truncated,
-      info: this.info(rewardCents),
-    };
+    const observation: Observation = { text: r.text, ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim, events) };
+    const info = this.info(rewardCents);
+    if (this.mode === 'discrete' && text !== null) info.action_text = text;
+    this.attachFrame(observation, info);
+    return { observation, reward: rewardCents / 100, terminated, truncated, info };
   }
 
   /** Exact snapshot of the whole environment. */
   snapshot(): EnvSnapshot {
     if (this.sim === null) throw new EnvUsageError('not_reset', 'call reset() before snapshot()');
-    return { format: 'ycgym-env', version: 1, sim: this.sim.snapshot(), steps: this.steps, max_steps: this.maxSteps, done: this.done };
+    const snap: EnvSnapshot = { format: 'ycgym-env', version: 1, sim: this.sim.snapshot(), steps: this.steps, max_steps: this.maxSteps, done: this.done };
+    if (this.stallSteps !== DEFAULT_STALL_STEPS) snap.stall_steps = this.stallSteps;
+    if (this.stalled > 0) snap.stalled = this.stalled;
+    if (this.mode !== 'text') snap.actions = this.mode;
+    if (this.spec !== null) snap.discrete = { market_slots: this.spec.market_slots, task_slots: this.spec.task_slots };
+    if (this.admissible) snap.admissible_commands = true;
+    return snap;
   }
 
   /** Continue from a snapshot exactly. */
@@ -236,10 +341,18 @@ export class Env implements EnvLike {
     if (!Number.isSafeInteger(snap.steps) || snap.steps < 0) throw new RangeError('invalid env snapshot: steps');
     if (snap.max_steps !== null && (!Number.isSafeInteger(snap.max_steps) || snap.max_steps < 1)) throw new RangeError('invalid env snapshot: max_steps');
     if (typeof snap.done !== 'boolean') throw new RangeError('invalid env snapshot: done');
+    if (snap.actions !== undefined && snap.actions !== 'text' && snap.actions !== 'discrete') throw new RangeError('invalid env snapshot: actions');
+    if (snap.admissible_commands !== undefined && typeof snap.admissible_commands !== 'boolean') throw new RangeError('invalid env snapshot: admissible_commands');
+    if (snap.stall_steps !== undefined && (!Number.isSafeInteger(snap.stall_steps) || snap.stall_steps < 0)) throw new RangeError('invalid env snapshot: stall_steps');
+    if (snap.stalled !== undefined && (!Number.isSafeInteger(snap.stalled) || snap.stalled < 0)) throw new RangeError('invalid env snapshot: stalled');
+    const sizes = discreteSizes(snap.discrete ?? {});
     this.sim = Simulation.restore(validateSimSnapshot(snap.sim));
     this.steps = snap.steps;
     this.maxSteps = snap.max_steps;
     this.done = snap.done;
+    this.stallSteps = snap.stall_steps ?? DEFAULT_STALL_STEPS;
+    this.stalled = snap.stalled ?? 0;
+    this.setMode(snap.actions ?? 'text', snap.admissible_commands === true, sizes);
     return this.initial();
   }
 

@@ -260,7 +260,7 @@ function definedFields<T extends object, K extends keyof T>(req: T, keys: readon
 /** One entry of a `step_batch` request. */
 interface BatchEntry {
   session: string;
-  action: string;
+  action: string | number;
 }
 
 /** One entry of a `step_batch` reply. */

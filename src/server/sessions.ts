@@ -18,7 +18,7 @@ import { toolList, TurnSession, type TurnStart } from './turn-session.js';
 /** The synchronous environment API the session table drives (`Env` implements it). */
 export interface SessionEnv {
   reset(args: { seed: number; preset: string; options?: ResetOptions }): ResetResult;
-  step(action: string): StepResult;
+  step(action: string | number): StepResult;
   snapshot(): EnvSnapshot;
   restore(snap: EnvSnapshot): ResetResult;
   close(): void;
@@ -34,6 +34,7 @@ export interface SessionHooks {
   /** After a successful restore (the episode continues from a snapshot in `session`). */
   onRestore?(e: { session: string; snapshot: EnvSnapshot; result: ResetResult }): void;
   /** After every successful step. */
+  /** `action` is the command line executed (for a Discrete action, the command it stood for). */
   onStep?(e: { session: string; action: string; result: StepResult }): void;
   /** When a session is removed (its environment is already closed); exceptions are ignored. */
   onClose?(e: { session: string; reason: CloseReason }): void;
@@ -200,6 +201,8 @@ export class SessionManager {
       return fn();
     } catch (e) {
       if (over !== undefined && e instanceof EnvUsageError && e.code === 'episode_over') throw new SessionError('episode_over', `session ${session}: ${over}`);
+      // A Discrete index out of range, or an action of the wrong kind for the session: refused, no step happened.
+      if (e instanceof EnvUsageError && e.code === 'invalid_action') throw new SessionError('invalid_request', `/action: ${e.message}`);
       throw this.internal(session, what, e);
     }
   }
@@ -277,10 +280,11 @@ export class SessionManager {
   }
 
   /** Execute one agent command in a session. */
-  step(session: string, action: string): StepResult {
+  step(session: string, action: string | number): StepResult {
     const env = this.getEnv(session);
     const result = this.guarded(session, 'step', () => env.step(action), 'the episode is over (terminated or truncated); send reset');
-    this.guarded(session, 'step', () => this.hooks.onStep?.({ session, action, result }));
+    const text = typeof action === 'string' ? action : (result.info.action_text ?? String(action));
+    this.guarded(session, 'step', () => this.hooks.onStep?.({ session, action: text, result }));
     return result;
   }
 

@@ -14,11 +14,12 @@ export type { CommandSpec, OptionSpec } from './commands/spec.js';
 // The one terminal rule (bankrupt or at the horizon) and the company figures every status view reports.
 export { companyFigures, isBankrupt, isHorizonReached, outcome, payrollOf, taskCounts } from './model/status.js';
 export type { CompanyFigures, Outcome, TerminalReason } from './model/status.js';
+export { browsable } from './commands/handlers.js';
 
 // The domain model: calendar, world generation and its cache.
-export { isoformat } from './model/calendar.js';
+export { isoformat, US_PER_DAY } from './model/calendar.js';
 export { DOMAINS, DOMAINS_ALPHA } from './model/types.js';
-export type { Task } from './model/types.js';
+export type { Employee, Task } from './model/types.js';
 export { generateReplacementTask, generateWorld } from './model/world.js';
 export type { GenTask } from './model/world.js';
 export { clearWorldCache } from './model/world-cache.js';

@@ -170,6 +170,17 @@ export class Simulation {
     return null;
   }
 
+  /**
+   * The shortest command reference to task `id` that resolves to exactly that task: its title when the
+   * title resolves to it (titles can repeat; resolution prefers market < planned < active), else its UUID.
+   */
+  taskRef(id: number): string {
+    const t = this.state.tasks[id];
+    if (t === undefined) throw new RangeError(`no task ${id}`);
+    const byTitle = H.resolveTask(this.handlerCtx(), t.title, this.byTitle);
+    return byTitle !== null && byTitle.id === id && /^[A-Za-z0-9_.:+-]+$/.test(t.title) ? t.title : this.uuid('task', id);
+  }
+
   private handlerCtx(): H.HandlerCtx {
     return { state: this.state, cfg: this.cfg, uuid: (k, i) => this.uuid(k, i), fromUuid: (k, h) => this.fromUuid(k, h) };
   }

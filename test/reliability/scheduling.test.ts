@@ -75,8 +75,9 @@ describe('fair scheduling over a socket', () => {
   it('serves a lockstep client between the slices of a huge batch, and keeps each peer in order', async () => {
     const big = new Client({ endpoint: server.endpoint, timeoutMs: 120_000 });
     const small = new Client({ endpoint: server.endpoint, timeoutMs: 120_000 });
-    const { session: bs } = await big.reset({ seed: 8 });
-    const { session: ss } = await small.reset({ seed: 9 });
+    // Hundreds of steps that never advance time: the stall rule is off.
+    const { session: bs } = await big.reset({ seed: 8, options: { stall_steps: 0 } });
+    const { session: ss } = await small.reset({ seed: 9, options: { stall_steps: 0 } });
     const n = 600;
     const t0 = performance.now();
     // Pipelined on one connection: the batch, then a step on the same session that must run after it.
@@ -106,11 +107,12 @@ describe('fair scheduling over a socket', () => {
     const d = new Dealer({ linger: 0, receiveTimeout: 30_000 });
     d.connect(server.endpoint);
     const other = new Client({ endpoint: server.endpoint, timeoutMs: 30_000 });
-    await d.send(JSON.stringify({ v: 1, id: 0, op: 'reset', seed: 4 }));
+    // 240 steps that never advance time: the stall rule is off.
+    await d.send(JSON.stringify({ v: 1, id: 0, op: 'reset', seed: 4, options: { stall_steps: 0 } }));
     const sid = (JSON.parse((await d.receive())[0]?.toString() ?? '{}') as { result: { session: string } }).result.session;
     const { session: os } = await other.reset({ seed: 5 });
     const local = new Env();
-    local.reset({ seed: 4 });
+    local.reset({ seed: 4, options: { stall_steps: 0 } });
     const actions: string[] = [];
     for (let i = 1; i <= 40; i++) {
       if (i % 10 === 0) {

@@ -71,7 +71,10 @@ describe('routing', () => {
     expect(err(send(h, { v: 1, op: 'reset', seed: 1.5 }))).toEqual(['invalid_request', '/seed: must be integer']);
     expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { start_date: '01/01/2025' } }))[1]).toMatch(/^\/options\/start_date: must match pattern/);
     expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { horizon_years: 101 } }))[1]).toBe('/options/horizon_years: must be <= 100');
-    expect(err(send(h, { v: 1, op: 'step', session: 's1', action: 3 }))).toEqual(['invalid_request', '/action: must be string']);
+    expect(err(send(h, { v: 1, op: 'step', session: 's1', action: true }))).toEqual(['invalid_request', '/action: must be string']);
+    expect(err(send(h, { v: 1, op: 'step', session: 's1', action: 1.5 }))).toEqual(['invalid_request', '/action: must be string']);
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { actions: 'tokens' } }))[1]).toBe('/options/actions: must be one of "text", "discrete"');
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { stall_steps: -1 } }))[1]).toBe('/options/stall_steps: must be >= 0');
     expect(err(send(h, { v: 1, op: 'step_batch', steps: [] }))).toEqual(['invalid_request', '/steps: must NOT have fewer than 1 items']);
     const many = Array.from({ length: 4097 }, () => ({ session: 's1', action: 'x' }));
     expect(err(send(h, { v: 1, op: 'step_batch', steps: many }))[1]).toBe('/steps: must NOT have more than 4096 items');
@@ -175,5 +178,53 @@ describe('frames', () => {
     expect(splitFrames([b('id'), b('peer'), b(''), b('{}')])).toEqual({ envelope: [b('id'), b('peer'), b('')], payload: [b('{}')] });
     expect(splitFrames([b('id'), b('a'), b('b')]).payload).toHaveLength(2);
     expect(splitFrames([b('id'), b('')]).payload).toHaveLength(0);
+  });
+});
+
+describe('Discrete actions over the protocol', () => {
+  it('integer actions, the frame in every reply; masked-out actions refused, bad indices invalid_request', () => {
+    const h = handler();
+    const r = ok<{ session: string; observation: { discrete: { obs: number[]; mask: boolean[] } }; info: { discrete_spec: { n_actions: number; obs_size: number } } }>(
+      send(h, { v: 1, op: 'reset', seed: 1, options: { actions: 'discrete', market_slots: 5, task_slots: 2 } }),
+    );
+    const spec = r.info.discrete_spec;
+    expect(spec.n_actions).toBe(1 + 5 + 2 * 11);
+    expect(r.observation.discrete.obs).toHaveLength(spec.obs_size);
+    const session = r.session;
+    const snap = ok<{ snapshot: unknown }>(send(h, { v: 1, op: 'snapshot', session })).snapshot;
+    const refused = ok<{ observation: { ok: boolean; text: string }; info: { step: number } }>(send(h, { v: 1, op: 'step', session, action: 0 }));
+    expect(refused.observation.ok).toBe(false);
+    expect(refused.observation.text).toBe('{"error": "action 0 (resume) is masked out (not valid now)"}');
+    expect(refused.info.step).toBe(1);
+    expect(ok<{ snapshot: { sim: unknown } }>(send(h, { v: 1, op: 'snapshot', session })).snapshot.sim).toEqual((snap as { sim: unknown }).sim);
+    expect(err(send(h, { v: 1, op: 'step', session, action: 999 }))).toEqual(['invalid_request', '/action: action must be an integer in [0, 27]']);
+    expect(err(send(h, { v: 1, op: 'step', session, action: 'sim resume' }))).toEqual(['invalid_request', '/action: in discrete mode the action is an integer index']);
+    const s = ok<{ info: { action_text: string; step: number }; observation: { ok: boolean; discrete: { mask: boolean[] } } }>(send(h, { v: 1, op: 'step', session, action: 1 }));
+    expect(s.info.action_text).toMatch(/^task accept --task-id Task-\d+$/);
+    expect(s.info.step).toBe(2);
+    expect(s.observation.ok).toBe(true);
+    const assignAll = 1 + 5;
+    expect(s.observation.discrete.mask[assignAll]).toBe(true);
+    const b = ok<{ results: { ok: boolean; result?: { info: { action_text: string } }; error?: { code: string } }[] }>(
+      send(h, { v: 1, op: 'step_batch', steps: [{ session, action: assignAll }, { session, action: assignAll }, { session, action: assignAll + 1 }] }),
+    );
+    expect(b.results.map((x) => x.ok)).toEqual([true, true, true]);
+    expect(b.results[1]!.result!.info.action_text).toBeUndefined(); // masked out once every employee is assigned: refused
+    expect(b.results[2]!.result!.info.action_text).toMatch(/^task dispatch --task-id /);
+  });
+
+  it('admissible_commands on a text session', () => {
+    const h = handler();
+    const r = ok<{ info: { admissible_commands: string[] } }>(send(h, { v: 1, op: 'reset', seed: 2, options: { admissible_commands: true, market_slots: 3 } }));
+    expect(r.info.admissible_commands).toHaveLength(3);
+  });
+});
+
+describe('integer actions in a text session', () => {
+  it('are invalid_request and no step', () => {
+    const h = handler();
+    const { session } = ok<{ session: string }>(send(h, { v: 1, op: 'reset', seed: 1 }));
+    expect(err(send(h, { v: 1, op: 'step', session, action: 3 }))).toEqual(['invalid_request', '/action: in text mode the action is a command string (integer actions need the reset option actions: "discrete")']);
+    expect(ok<{ info: { step: number } }>(send(h, { v: 1, op: 'step', session, action: 'company status' })).info.step).toBe(1);
   });
 });

@@ -71,9 +71,10 @@ CTRL_C = """
     import ycgym
     from ycgym import server
 
-    env = ycgym.YCBenchEnv()
+    # These loops step until interrupted without advancing time: the stall rule (200 steps) is turned off.
+    env = ycgym.YCBenchEnv(reset_options={"stall_steps": 0})
     env.reset(seed=1)
-    vec = ycgym.YCBenchVectorEnv(4)
+    vec = ycgym.YCBenchVectorEnv(4, reset_options={"stall_steps": 0})
     vec.reset(seed=1)
     pid = server._shared.pid
     out = {}
@@ -136,7 +137,7 @@ def test_an_interrupted_request_is_abandoned_and_its_late_reply_dropped(endpoint
     c = Client(endpoint, timeout=60)
     try:
         n = min(int(c.hello()["limits"]["max_batch"]), 512)
-        sess = c.reset(1)["session"]
+        sess = c.reset(1, options={"stall_steps": 0})["session"]  # a batch of n browses: no stall truncation
 
         def interrupt(signum: int, frame: object) -> None:
             raise KeyboardInterrupt

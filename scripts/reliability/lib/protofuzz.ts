@@ -308,7 +308,7 @@ const mutatedTemplate: fc.Arbitrary<Template> = fc.oneof(
   fc.tuple(validIdArb, fc.nat(), anyJson).map(([id, k, action]): Template => (ctx) =>
     frame('wrong_type', withId({ v: 1, op: 'step', session: ctx.own(k), action: typeof action === 'string' ? 7 : action }, id), ['invalid_request'], null),
   ),
-  fc.tuple(validIdArb, fc.constantFrom<Json>({}, [], 'x', 5, [{}], [{ session: 's1' }], [{ session: 's1', action: 1 }], [{ session: 's1', action: 'x', extra: 1 }])).map(([id, steps]): Template => () =>
+  fc.tuple(validIdArb, fc.constantFrom<Json>({}, [], 'x', 5, [{}], [{ session: 's1' }], [{ session: 's1', action: 1.5 }], [{ session: 's1', action: 'x', extra: 1 }])).map(([id, steps]): Template => () =>
     frame('wrong_type', withId({ v: 1, op: 'step_batch', steps }, id), ['invalid_request'], null),
   ),
   fc.tuple(validIdArb, fc.constantFrom(0, 4097)).map(([id, n]): Template => (ctx) =>

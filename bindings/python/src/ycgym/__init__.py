@@ -6,6 +6,8 @@ this package is its Python binding:
 * :class:`YCBenchEnv` (``gymnasium.make("ycgym/YCBench-v0")``): one session, one command per step.
 * :class:`YCBenchVectorEnv` (``gymnasium.make_vec("ycgym/YCBench-v0", num_envs=N)``): N sessions
   stepped in one ``step_batch`` round trip.
+* :class:`YCBenchDiscreteEnv` (``gymnasium.make("ycgym/YCBench-Discrete-v0")``): masked integer actions and
+  fixed-size numeric observations for RL libraries; :class:`YCBenchDiscreteVectorEnv` batches N of them.
 * :class:`Client`: the raw protocol client (pipelining, timeouts, CURVE).
 * :class:`LocalServer`: runs ``ycgym serve`` as a child process (used automatically when no endpoint
   is given).
@@ -19,6 +21,8 @@ import gymnasium
 from . import _gym_compat
 from ._version import PROTOCOL_VERSION, __version__
 from .client import Client, ProtocolError, ServerExitedError
+from .discrete import YCBenchDiscreteEnv
+from .discrete_vector import YCBenchDiscreteVectorEnv
 from .env import YCBenchEnv
 from .server import LocalServer, ServerStartError
 from .spaces import DOMAINS, UnicodeText
@@ -35,7 +39,10 @@ __all__ = [
     "UnicodeText",
     "YCBenchEnv",
     "YCBenchVectorEnv",
+    "YCBenchDiscreteEnv",
+    "YCBenchDiscreteVectorEnv",
     "ENV_ID",
+    "DISCRETE_ENV_ID",
     "__version__",
 ]
 
@@ -46,6 +53,15 @@ if ENV_ID not in gymnasium.registry:
         id=ENV_ID,
         entry_point="ycgym.env:YCBenchEnv",
         vector_entry_point="ycgym.vector:YCBenchVectorEnv",
+    )
+
+DISCRETE_ENV_ID = "ycgym/YCBench-Discrete-v0"
+
+if DISCRETE_ENV_ID not in gymnasium.registry:
+    gymnasium.register(
+        id=DISCRETE_ENV_ID,
+        entry_point="ycgym.discrete:YCBenchDiscreteEnv",
+        vector_entry_point="ycgym.discrete_vector:YCBenchDiscreteVectorEnv",
     )
 
 # make_vec(..., vector_kwargs={"autoreset_mode": ...}) for the batched vector env (see ycgym._gym_compat).

@@ -1,0 +1,251 @@
+"""``YCBenchDiscreteEnv`` (``gymnasium.make("ycgym/YCBench-Discrete-v0")``): masked integer actions for RL libraries.
+
+Every action is one concrete agent command built from what the agent can see (templates x slots: accept the
+k-th visible market task, assign employees to / dispatch / cancel the j-th open task, ``sim resume``). The
+server computes the action table, the mask of the actions valid now and the fixed-size numeric observation
+(``src/env/discrete.ts``; docs/discrete.md has the tables); this module only wraps them in Gymnasium spaces:
+
+* ``action_space``: ``Discrete(N)``, N = 1 + K + T * (3 + E) (K market slots, T task slots, E employees).
+* ``observation_space``: ``Box(spec.obs_low, spec.obs_high, (obs_size,), float32)``; with ``dict_obs=True``
+  ``Dict({"observations": that Box, "action_mask": Box(0, 1, (N,), int8)})`` (the RLlib / torchrl convention).
+* The mask: ``info["action_mask"]`` (``bool`` array) after every reset and step, and :meth:`action_masks`
+  (what sb3-contrib's ``MaskablePPO`` calls). A masked-out action is refused: ``step`` raises
+  :class:`ycgym.ProtocolError` (code ``invalid_request``) and nothing happens.
+* ``info["action_text"]``: the command an action stood for. ``env.discrete_spec``: feature and action names.
+
+Episodes end by default: ``terminated`` on bankruptcy or the horizon, ``truncated`` after ``max_steps`` (default
+none) or after ``stall_steps`` consecutive steps that do not advance simulated time (default 200, the server's
+rule; 0 disables it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ._backend import connection, open_backend, reopen
+from .client import Client, ProtocolError, ResetResult, StepResult
+
+__all__ = ["YCBenchDiscreteEnv", "DEFAULT_MARKET_SLOTS", "DEFAULT_TASK_SLOTS", "discrete_options", "frame_arrays"]
+
+DEFAULT_MARKET_SLOTS = 10
+DEFAULT_TASK_SLOTS = 4
+
+# Keys of the server's info dict kept in ``info`` (the status block and the spec are left out: the vector env
+# batches infos every step).
+_INFO_KEYS = ("reward_cents", "step", "funds_cents", "terminal_reason", "action_text")
+
+
+def discrete_options(market_slots: int, task_slots: int, max_steps: int | None, stall_steps: int | None, reset_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The reset options of a Discrete session (``reset_options`` first; the frame's own keys win)."""
+    for name, v, lo in (("market_slots", market_slots, 1), ("task_slots", task_slots, 1)):
+        if int(v) != v or not lo <= v <= 256:
+            raise ValueError(f"{name} must be an integer in [1, 256], got {v!r}")
+    if max_steps is not None and (int(max_steps) != max_steps or max_steps < 1):
+        raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+    if stall_steps is not None and (int(stall_steps) != stall_steps or stall_steps < 0):
+        raise ValueError(f"stall_steps must be a non-negative integer (0 disables the rule), got {stall_steps!r}")
+    opts = dict(reset_options or {})
+    opts.update(actions="discrete", market_slots=int(market_slots), task_slots=int(task_slots))
+    if max_steps is not None:
+        opts["max_steps"] = int(max_steps)
+    if stall_steps is not None:
+        opts["stall_steps"] = int(stall_steps)
+    return opts
+
+
+def frame_arrays(result: ResetResult | StepResult) -> tuple[np.ndarray, np.ndarray]:
+    """The numeric observation (float32) and the mask (bool) of a Discrete reply."""
+    d = result["observation"]["discrete"]  # type: ignore[typeddict-item]
+    return np.asarray(d["obs"], dtype=np.float32), np.asarray(d["mask"], dtype=np.bool_)
+
+
+def spaces_of(spec: Mapping[str, Any], dict_obs: bool) -> tuple[spaces.Space[Any], spaces.Discrete]:
+    """Observation and action spaces of a spec."""
+    box = spaces.Box(np.asarray(spec["obs_low"], dtype=np.float32), np.asarray(spec["obs_high"], dtype=np.float32), dtype=np.float32)
+    n = int(spec["n_actions"])
+    obs: spaces.Space[Any] = box
+    if dict_obs:
+        obs = spaces.Dict({"observations": box, "action_mask": spaces.Box(0, 1, (n,), dtype=np.int8)})
+    return obs, spaces.Discrete(n)
+
+
+class YCBenchDiscreteEnv(gym.Env[Any, np.int64]):
+    """YC-Bench with masked integer actions (see the module docstring).
+
+    Args:
+        preset: server preset name.
+        endpoint: server endpoint; ``None`` starts (or reuses) a local server child process.
+        market_slots: K, visible market tasks offered for accept (default 10).
+        task_slots: T, open owned tasks addressable (default 4).
+        dict_obs: observations as ``{"observations", "action_mask"}``.
+        max_steps: truncate after this many steps (default none).
+        stall_steps: truncate after this many steps without simulated time advancing (default: the server's 200).
+        reset_options: other reset options (``start_date``, ``company_name``, ``horizon_years``, ``admissible_commands``).
+        timeout, server_public_key, public_key, secret_key: as for :class:`ycgym.YCBenchEnv`.
+
+    Building the env opens its first session (seed 0) to read the frame's spec; ``reset`` reuses it.
+    The env pickles like :class:`ycgym.YCBenchEnv` (the copy continues the current episode exactly).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        preset: str = "default",
+        endpoint: str | None = None,
+        market_slots: int = DEFAULT_MARKET_SLOTS,
+        task_slots: int = DEFAULT_TASK_SLOTS,
+        dict_obs: bool = False,
+        max_steps: int | None = None,
+        stall_steps: int | None = None,
+        reset_options: Mapping[str, Any] | None = None,
+        render_mode: str | None = None,
+        timeout: float | None = 30.0,
+        server_public_key: str | bytes | None = None,
+        public_key: str | bytes | None = None,
+        secret_key: str | bytes | None = None,
+    ) -> None:
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.preset = preset
+        self.dict_obs = bool(dict_obs)
+        self.render_mode = render_mode
+        self.max_steps = max_steps
+        self._opts = discrete_options(market_slots, task_slots, max_steps, stall_steps, reset_options)
+        self._connect = connection(endpoint, server_public_key, public_key, secret_key, timeout)
+        self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
+        r = self._backend.client.reset(0, preset, options=self._opts)
+        self._session: str | None = r["session"]
+        self._backend.sessions.add(r["session"])
+        self.discrete_spec: dict[str, Any] = dict(r["info"]["discrete_spec"])  # type: ignore[typeddict-item]
+        self.observation_space, self.action_space = spaces_of(self.discrete_spec, self.dict_obs)
+        self._mask = np.zeros(int(self.discrete_spec["n_actions"]), dtype=np.bool_)
+        self._ready = False
+        self._last_text = ""
+        self._last_seed: int | None = None
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def client(self) -> Client:
+        return self._backend.client
+
+    @property
+    def session(self) -> str | None:
+        return self._session
+
+    @property
+    def seed_used(self) -> int | None:
+        return self._last_seed
+
+    # ------------------------------------------------------------------ gym API
+
+    def _wrap(self, result: ResetResult | StepResult) -> tuple[Any, dict[str, Any]]:
+        obs, mask = frame_arrays(result)
+        self._mask = mask
+        self._last_text = result["observation"]["text"]
+        info: dict[str, Any] = {k: result["info"][k] for k in _INFO_KEYS if k in result["info"]}  # type: ignore[literal-required]
+        if "admissible_commands" in result["info"]:
+            info["admissible_commands"] = list(result["info"]["admissible_commands"])  # type: ignore[typeddict-item]
+        info["action_mask"] = mask.copy()
+        info["ok"] = bool(result["observation"]["ok"])
+        info["session"] = self._session
+        if self.dict_obs:
+            return {"observations": obs, "action_mask": mask.astype(np.int8)}, info
+        return obs, info
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is None:
+            seed = int(self.np_random.integers(0, 2**31 - 1))
+        opts = dict(self._opts)
+        if options:
+            opts.update(options)
+            opts.update(actions="discrete", market_slots=self._opts["market_slots"], task_slots=self._opts["task_slots"])
+        if self._backend.ensure_server():
+            self._session = None
+        c = self._backend.client
+        r: ResetResult | None = None
+        if self._session is not None:
+            try:
+                r = c.reset(int(seed), self.preset, session=self._session, options=opts)
+            except ProtocolError as e:
+                if e.code != "unknown_session":
+                    raise
+                self._backend.sessions.discard(self._session)
+                self._session = None
+        if r is None:
+            r = c.reset(int(seed), self.preset, options=opts)
+            self._session = r["session"]
+            self._backend.sessions.add(r["session"])
+        self._last_seed = int(seed)
+        self._ready = True
+        return self._wrap(r)
+
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        if not self._ready or self._session is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        r = self._backend.client.step(self._session, int(action))  # type: ignore[arg-type]
+        obs, info = self._wrap(r)
+        return obs, float(r["reward"]), bool(r["terminated"]), bool(r["truncated"]), info
+
+    def action_masks(self) -> np.ndarray:
+        """The actions valid now (``bool``, length N): sb3-contrib ``MaskablePPO``'s hook."""
+        return self._mask.copy()
+
+    def render(self) -> str | None:
+        """``"ansi"``: the last command's output text."""
+        return self._last_text if self.render_mode == "ansi" else None
+
+    def close(self) -> None:
+        self._session = None
+        self._ready = False
+        self._finalizer()
+
+    # ------------------------------------------------------------------ snapshots and pickling
+
+    def snapshot(self) -> dict[str, Any]:
+        """Exact snapshot of the current episode (for :meth:`restore`)."""
+        if self._session is None or not self._ready:
+            raise gym.error.ResetNeeded("call reset() before snapshot()")
+        return self._backend.client.snapshot(self._session)
+
+    def restore(self, snapshot: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """Continue exactly from a snapshot of a Discrete episode."""
+        if self._backend.ensure_server():
+            self._session = None
+        c = self._backend.client
+        try:
+            r = c.restore(snapshot, session=self._session)
+        except ProtocolError as e:
+            if self._session is None or e.code != "unknown_session":
+                raise
+            self._backend.sessions.discard(self._session)
+            self._session = None
+            r = c.restore(snapshot)
+        self._session = r["session"]
+        self._backend.sessions.add(r["session"])
+        self._ready = True
+        return self._wrap(r)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer")}
+        state["_session"] = None
+        state["_episode"] = self.snapshot() if self._ready and self._session is not None else None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        episode = state.pop("_episode")
+        self.__dict__.update(state)
+        self._backend, self._finalizer = reopen(self, self._connect, self.preset, self.params)
+        self._session = None
+        if episode is not None:
+            self.restore(episode)
+
+    def __repr__(self) -> str:
+        return f"<YCBenchDiscreteEnv preset={self.preset!r} n_actions={self.action_space.n} session={self._session!r}>"

@@ -1,0 +1,57 @@
+"""Policies over the Discrete action frame (:class:`ycgym.YCBenchDiscreteEnv`), reading only the observation,
+the mask and the spec's names.
+
+* :class:`DiscreteGreedy`: the paper's greedy baseline (``baselines/discrete-greedy.ts`` in TypeScript): a planned
+  task gets every employee and is dispatched; while a task is active, ``resume``; otherwise accept the
+  best-reward visible task (market slot 0); with nothing to do, the fallback ``resume``. Its commands are the
+  state-changing commands of the golden ``greedy`` trajectories.
+* :func:`random_masked`: a uniformly random valid action.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = ["DiscreteGreedy", "random_masked"]
+
+
+class DiscreteGreedy:
+    """Greedy over a Discrete spec (``env.discrete_spec``); call :meth:`act` with a Box observation and the mask."""
+
+    def __init__(self, spec: Mapping[str, Any]) -> None:
+        self.spec = spec
+        feat = {n: i for i, n in enumerate(spec["feature_names"])}
+        act = {n: i for i, n in enumerate(spec["action_names"])}
+        e = len(spec["employees"])
+        t = int(spec["task_slots"])
+        self._planned = np.array([feat[f"task[{j}].planned"] for j in range(t)])
+        self._active = np.array([feat[f"task[{j}].active"] for j in range(t)])
+        self._assigned = np.array([[feat[f"task[{j}].assigned[{k}]"] for k in range(e)] for j in range(t)])
+        self._assign_all = [act[f"task[{j}].assign_all"] for j in range(t)]
+        self._dispatch = [act[f"task[{j}].dispatch"] for j in range(t)]
+        self._resume = act["resume"]
+        self._accept0 = act["accept[0]"]
+
+    def act(self, obs: Any, mask: Any) -> int:
+        o = np.asarray(obs)
+        m = np.asarray(mask, dtype=bool)
+        active = False
+        for j in range(len(self._planned)):
+            if o[self._planned[j]] == 1:
+                a = self._assign_all[j] if o[self._assigned[j]].sum() == 0 else self._dispatch[j]
+                if m[a]:
+                    return int(a)
+            if o[self._active[j]] == 1:
+                active = True
+        if active:
+            return int(self._resume)
+        return int(self._accept0) if m[self._accept0] else int(self._resume)
+
+
+def random_masked(mask: Any, rng: np.random.Generator) -> int:
+    """A uniformly random action among those masked in."""
+    ok = np.flatnonzero(np.asarray(mask, dtype=bool))
+    return int(ok[rng.integers(len(ok))])

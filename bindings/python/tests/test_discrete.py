@@ -1,0 +1,195 @@
+"""YCBenchDiscreteEnv and its vector env against the real server: spaces, masks, greedy, episode ends, pickling."""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ycgym
+from helpers import golden_episode
+from ycgym import ProtocolError, YCBenchDiscreteEnv, YCBenchDiscreteVectorEnv
+from ycgym.policies import DiscreteGreedy, random_masked
+
+STATEFUL = ("task accept", "task assign", "task dispatch", "sim resume", "task cancel")
+GOLDEN_OPTIONS = {"start_date": "2025-01-01", "company_name": "BenchCo", "horizon_years": 1}
+
+
+@pytest.mark.parametrize("dict_obs", [False, True])
+def test_check_env_passes_without_warnings(dict_obs: bool) -> None:
+    env = gym.make("ycgym/YCBench-Discrete-v0", dict_obs=dict_obs)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_env(env.unwrapped)
+        assert [str(w.message) for w in caught] == []
+    finally:
+        env.close()
+
+
+def test_spaces_mask_and_info() -> None:
+    env = YCBenchDiscreteEnv(market_slots=6, task_slots=2)
+    try:
+        spec = env.discrete_spec
+        assert env.action_space == gym.spaces.Discrete(1 + 6 + 2 * (3 + 8)) and spec["n_actions"] == env.action_space.n
+        assert env.observation_space.shape == (spec["obs_size"],) and env.observation_space.dtype == np.float32
+        obs, info = env.reset(seed=1)
+        assert obs in env.observation_space
+        mask = info["action_mask"]
+        assert mask.dtype == np.bool_ and mask.shape == (env.action_space.n,)
+        assert np.array_equal(mask, env.action_masks())
+        assert not mask[0] and mask[1:7].all() and not mask[7:].any()
+        obs, reward, terminated, truncated, info = env.step(1)
+        assert info["ok"] and info["action_text"].startswith("task accept --task-id ")
+        assert reward == 0.0 and not terminated and not truncated
+        # A masked-out action is refused: an ordinary step that changes nothing.
+        snap = env.snapshot()["sim"]
+        obs, reward, terminated, truncated, info = env.step(0)
+        assert not info["ok"] and "action_text" not in info and reward == 0.0
+        assert env.snapshot()["sim"] == snap
+        with pytest.raises(ProtocolError) as e:
+            env.step(env.action_space.n)
+        assert e.value.code == "invalid_request" and "integer in" in str(e.value)
+        assert env.step(np.int64(7))[4]["action_text"].startswith("task assign --task-id ")  # numpy integers work
+    finally:
+        env.close()
+
+
+def test_dict_obs() -> None:
+    env = gym.make("ycgym/YCBench-Discrete-v0", dict_obs=True)
+    try:
+        obs, info = env.reset(seed=2)
+        assert set(obs) == {"observations", "action_mask"}
+        assert np.array_equal(obs["action_mask"].astype(bool), info["action_mask"])
+        assert obs in env.observation_space
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("name", ["traj-default-greedy-seed-1.json.gz", "traj-default-greedy-seed-3.json.gz", "traj-multi-greedy-seed-1.json.gz"])
+def test_greedy_in_the_discrete_space_reproduces_the_golden_trajectory(name: str) -> None:
+    ep = golden_episode(name)
+    expected = [(s["cmd"], s["exit"]) for s in ep["steps"] if " ".join(s["cmd"].split()[:2]) in STATEFUL]
+    env = YCBenchDiscreteEnv(preset=ep["preset"], reset_options=GOLDEN_OPTIONS)
+    try:
+        policy = DiscreteGreedy(env.discrete_spec)
+        obs, info = env.reset(seed=ep["seed"])
+        got = []
+        done = False
+        while not done:
+            obs, _, terminated, truncated, info = env.step(policy.act(obs, info["action_mask"]))
+            got.append((info["action_text"], 0 if info["ok"] else 1))
+            done = terminated or truncated
+        assert got == expected
+        final = next(s["out"] for s in ep["steps"] if s["cmd"] == "company status")
+        assert info["funds_cents"] == final["funds_cents"]
+    finally:
+        env.close()
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(1, 4), rng_seed=st.integers(0, 2**32 - 1))
+def test_random_masked_policies_take_only_valid_steps(seed: int, rng_seed: int) -> None:
+    env = YCBenchDiscreteEnv(task_slots=3, reset_options={"admissible_commands": True})
+    try:
+        rng = np.random.default_rng(rng_seed)
+        obs, info = env.reset(seed=seed)
+        for _ in range(25):
+            assert obs in env.observation_space
+            assert len(info["admissible_commands"]) == int(info["action_mask"].sum())
+            a = random_masked(info["action_mask"], rng)
+            fallback = a == 0 and not info["action_mask"][1:].any()
+            obs, _, terminated, truncated, info = env.step(a)
+            assert info["ok"] or fallback
+            if terminated or truncated:
+                break
+    finally:
+        env.close()
+
+
+def test_episodes_end_by_default() -> None:
+    text = gym.make("ycgym/YCBench-v0")
+    try:
+        text.reset(seed=1)
+        n = 0
+        while True:
+            _, _, terminated, truncated, info = text.step("market browse --limit 3")
+            n += 1
+            if terminated or truncated:
+                break
+        assert (n, terminated, truncated, info["terminal_reason"]) == (200, False, True, "stall")
+    finally:
+        text.close()
+    env = YCBenchDiscreteEnv(stall_steps=5, task_slots=8)
+    try:
+        env.reset(seed=1)
+        for i in range(5):
+            _, _, terminated, truncated, info = env.step(1)  # accept, accept, ... never advancing time
+        assert truncated and not terminated and info["terminal_reason"] == "stall"
+    finally:
+        env.close()
+
+
+def test_text_env_admissible_commands() -> None:
+    env = gym.make("ycgym/YCBench-v0", reset_options={"admissible_commands": True})
+    try:
+        _, info = env.reset(seed=1)
+        cmds = info["admissible_commands"]
+        assert len(cmds) == 10 and all(c.startswith("task accept --task-id ") for c in cmds)
+        _, _, _, _, info = env.step(cmds[0])
+        assert info["command"] == "task accept"
+        assert any(c.startswith("task dispatch") or c.startswith("task assign") for c in info["admissible_commands"])
+    finally:
+        env.close()
+
+
+def test_pickle_continues_the_episode_exactly() -> None:
+    env = YCBenchDiscreteEnv()
+    try:
+        obs, info = env.reset(seed=5)
+        for a in (1, 1 + 10):
+            obs, _, _, _, info = env.step(a)
+        copy = pickle.loads(pickle.dumps(env))
+        try:
+            assert np.array_equal(copy.action_masks(), env.action_masks())
+            a = int(np.flatnonzero(env.action_masks())[0])
+            r1 = env.step(a)
+            r2 = copy.step(a)
+            assert np.array_equal(r1[0], r2[0]) and r1[1:4] == r2[1:4] and r1[4]["action_text"] == r2[4]["action_text"]
+        finally:
+            copy.close()
+    finally:
+        env.close()
+
+
+def test_make_vec_batches_with_stacked_masks() -> None:
+    venv = gym.make_vec("ycgym/YCBench-Discrete-v0", num_envs=64)
+    try:
+        assert isinstance(venv, YCBenchDiscreteVectorEnv)
+        obs, info = venv.reset(seed=10)
+        assert obs.shape == (64, venv.discrete_spec["obs_size"]) and obs.dtype == np.float32
+        masks = venv.action_masks()
+        assert masks.shape == (64, venv.discrete_spec["n_actions"]) and np.array_equal(masks, info["action_mask"])
+        rng = np.random.default_rng(0)
+        single = YCBenchDiscreteEnv()
+        try:
+            so, sinfo = single.reset(seed=13)
+            assert np.array_equal(so, obs[3])
+            for _ in range(30):
+                acts = np.array([random_masked(m, rng) for m in venv.action_masks()])
+                obs, rew, term, trunc, info = venv.step(acts)
+                so, sr, st_, su, sinfo = single.step(int(acts[3]))
+                assert np.array_equal(so, obs[3]) and sr == rew[3] and st_ == term[3] and su == trunc[3]
+                if st_ or su:
+                    break
+        finally:
+            single.close()
+        assert obs in venv.observation_space
+    finally:
+        venv.close()
