@@ -106,7 +106,8 @@ export type SessionResetResult = { session: string } & ResetResult;
 /** One entry of a `step_batch` request. */
 export interface BatchStep {
   session: string;
-  action: string;
+  /** A command line, or an integer index in a Discrete session. */
+  action: string | number;
 }
 
 /** One entry of a `step_batch` reply, in request order. */
@@ -181,7 +182,7 @@ export interface SessionParams {
 export interface OpSignatures {
   hello: { params: Record<string, never>; result: HelloResult };
   reset: { params: { seed: number; preset?: string; session?: string; options?: WireResetOptions }; result: SessionResetResult };
-  step: { params: { session: string; action: string }; result: StepResult };
+  step: { params: { session: string; action: string | number }; result: StepResult };
   step_batch: { params: { steps: BatchStep[] }; result: { results: BatchItem[] } };
   snapshot: { params: SessionParams; result: { snapshot: EnvSnapshot } };
   restore: { params: { snapshot: EnvSnapshot; session?: string }; result: SessionResetResult };

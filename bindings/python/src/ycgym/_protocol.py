@@ -87,6 +87,16 @@ class ResetOptions(TypedDict, total=False):
     horizon_years: int
     record: ResetOptionsRecord
     """Server-side Arrow recording (not available in this build: answered with invalid_request)."""
+    stall_steps: int
+    """Truncate after this many consecutive steps that do not advance simulated time (default 200; 0 disables)."""
+    actions: Literal["text", "discrete"]
+    """"text" (default): actions are command lines; "discrete": integer actions of the Discrete frame, observations carry `discrete`, the reset info carries `discrete_spec`."""
+    market_slots: int
+    """Discrete frame: visible market tasks offered for accept (K, default 10)."""
+    task_slots: int
+    """Discrete frame: open owned tasks addressable (T, default 4)."""
+    admissible_commands: bool
+    """Add info.admissible_commands (the commands of the masked-in Discrete actions) to every reset and step."""
 
 
 class _HelloRequestRequired(TypedDict):
@@ -115,7 +125,7 @@ class _StepRequestRequired(TypedDict):
     v: Literal[1]
     op: Literal["step"]
     session: str
-    action: str
+    action: str | int
 
 
 class StepRequest(_StepRequestRequired, total=False):
@@ -124,7 +134,7 @@ class StepRequest(_StepRequestRequired, total=False):
 
 class BatchEntry(TypedDict):
     session: str
-    action: str
+    action: str | int
 
 
 class _StepBatchRequestRequired(TypedDict):
@@ -176,14 +186,27 @@ class EnvSnapshotSim(TypedDict):
     state: dict[str, Any]
 
 
-class EnvSnapshot(TypedDict):
-    """Exact environment snapshot (opaque to clients: send it back to restore)."""
+class EnvSnapshotDiscrete(TypedDict):
+    market_slots: int
+    task_slots: int
+
+
+class _EnvSnapshotRequired(TypedDict):
     format: Literal["ycgym-env"]
     version: Literal[1]
     sim: EnvSnapshotSim
     steps: int
     max_steps: int | None
     done: bool
+
+
+class EnvSnapshot(_EnvSnapshotRequired, total=False):
+    """Exact environment snapshot (opaque to clients: send it back to restore)."""
+    stall_steps: int
+    stalled: int
+    actions: Literal["text", "discrete"]
+    discrete: EnvSnapshotDiscrete
+    admissible_commands: bool
 
 
 class Status(TypedDict):
@@ -206,7 +229,13 @@ class Status(TypedDict):
     """Wake events of this step (only sim resume produces any)."""
 
 
-class Observation(TypedDict):
+class ObservationDiscrete(TypedDict):
+    """Discrete mode: the numeric observation (spec.obs_size numbers within spec.obs_low/obs_high) and the action mask (spec.n_actions booleans)."""
+    obs: list[float]
+    mask: list[bool]
+
+
+class _ObservationRequired(TypedDict):
     text: str
     """Exactly what the reference CLI prints for the command."""
     ok: bool
@@ -216,11 +245,39 @@ class Observation(TypedDict):
     status: Status
 
 
-class StepInfo(TypedDict):
+class Observation(_ObservationRequired, total=False):
+    discrete: ObservationDiscrete
+    """Discrete mode: the numeric observation (spec.obs_size numbers within spec.obs_low/obs_high) and the action mask (spec.n_actions booleans)."""
+
+
+class StepInfoDiscreteSpec(TypedDict):
+    """Discrete mode, reset and restore: shapes, names and bounds of the frame (docs/discrete.md)."""
+    market_slots: int
+    task_slots: int
+    employees: list[str]
+    clients: list[str]
+    n_actions: int
+    action_names: list[str]
+    obs_size: int
+    feature_names: list[str]
+    obs_low: list[float]
+    obs_high: list[float]
+
+
+class _StepInfoRequired(TypedDict):
     reward_cents: int
     step: int
     funds_cents: int
-    terminal_reason: Literal[None, "bankruptcy", "horizon_end", "max_steps"]
+    terminal_reason: Literal[None, "bankruptcy", "horizon_end", "max_steps", "stall"]
+
+
+class StepInfo(_StepInfoRequired, total=False):
+    action_text: str
+    """Discrete mode: the command line the integer action stood for."""
+    admissible_commands: list[str]
+    """With options.admissible_commands: the commands of the actions valid now."""
+    discrete_spec: StepInfoDiscreteSpec
+    """Discrete mode, reset and restore: shapes, names and bounds of the frame (docs/discrete.md)."""
 
 
 class StepResult(TypedDict):
@@ -709,8 +766,8 @@ Seed: TypeAlias = int
 PresetName: TypeAlias = str
 """Name of a built-in preset (see hello.presets); paths are refused."""
 
-Action: TypeAlias = str
-"""One agent command line, e.g. "task accept --task-id ..."."""
+Action: TypeAlias = str | int
+"""One agent command line, e.g. "task accept --task-id ..."; in a session reset with options.actions "discrete", an integer index of the Discrete action frame (docs/discrete.md)."""
 
 Request: TypeAlias = HelloRequest | ResetRequest | StepRequest | StepBatchRequest | SnapshotRequest | RestoreRequest | CloseRequest | TurnResetRequest | TurnStepRequest | TurnMessagesRequest | TurnSnapshotRequest | TurnRestoreRequest | TurnTimeSeriesRequest
 """Any request (exactly one branch matches: op is a const in each)."""
