@@ -136,3 +136,14 @@ def test_kill_then_resume_gives_the_uninterrupted_rows(endpoint: str, tmp_path: 
     a = [{k: v for k, v in r.items() if k not in drop} for r in read_rows(cut / "turns.arrow")]
     b = [{k: v for k, v in r.items() if k not in drop} for r in read_rows(tmp_path / "whole" / "turns.arrow")]
     assert a == b and len(a) == 9
+
+
+def test_help_names_the_command_it_was_run_as() -> None:
+    script = Path(sys.executable).parent / "ycgym-llm"
+    if script.exists():
+        out = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True).stdout
+        assert out.startswith("usage: ycgym-llm ") and "--resume DIR" in out and "--config" not in out.split("\n")[0]
+    out = subprocess.run([sys.executable, "-m", "ycgym.llm", "--help"], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("usage: python -m ycgym.llm ")
+    for flag in ("--seeds", "--split", "--count", "--parallel", "--resume", "--preset PRESET, --config PRESET"):
+        assert flag in out, flag
