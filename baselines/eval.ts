@@ -2,7 +2,7 @@
  * Quick evaluation of a baseline: `node dist/baselines/eval.js POLICY [SEEDS] [PRESET] [KNOBS_JSON]`
  * prints final funds per seed and mean / median / worst. Used to tune the expert.
  */
-import { loadPreset, runEpisode } from '../src/index.js';
+import { Env, loadPreset, runEpisode } from '../src/index.js';
 import { ExpertPolicy, type ExpertKnobs } from './expert.js';
 import { makePolicy } from './index.js';
 
@@ -23,8 +23,9 @@ let bankrupt = 0;
 const t0 = performance.now();
 for (const seed of seedsOf(seedArg)) {
   const policy = name === 'expert' && knobs ? new ExpertPolicy({ knobs }) : makePolicy(name);
-  const r = runEpisode(cfg, seed, policy, { record: false });
-  const s = r.sim.state;
+  const env = new Env();
+  const r = runEpisode(env, policy, { seed, preset: cfg, options: { max_steps: 100_000 } });
+  const s = (env.simulation as NonNullable<typeof env.simulation>).state;
   let ok = 0;
   let fail = 0;
   let planned = 0;
@@ -37,7 +38,7 @@ for (const seed of seedsOf(seedArg)) {
   const payroll = s.employees.reduce((a, e) => a + e.salaryCents, 0);
   finals.push(r.finalFundsCents);
   if (r.bankrupt) bankrupt++;
-  console.log(`seed ${String(seed).padStart(3)}  ${(r.finalFundsCents / 100).toFixed(0).padStart(10)}  ok ${ok} fail ${fail} planned ${planned} payroll ${(payroll / 100).toFixed(0)} steps ${r.steps.length}`);
+  console.log(`seed ${String(seed).padStart(3)}  ${(r.finalFundsCents / 100).toFixed(0).padStart(10)}  ok ${ok} fail ${fail} planned ${planned} payroll ${(payroll / 100).toFixed(0)} steps ${r.stepCount}`);
 }
 const sorted = [...finals].sort((a, b) => a - b);
 const mean = finals.reduce((a, b) => a + b, 0) / finals.length;

@@ -4,6 +4,7 @@
  */
 import { GreedyPolicy } from '../baselines/greedy.js';
 import { loadPreset } from '../src/config/load.js';
+import { Env } from '../src/env/env.js';
 import { runEpisode } from '../src/env/episode.js';
 import { clearWorldCache, outcome, Simulation } from '../src/sim/index.js';
 
@@ -34,7 +35,8 @@ function greedyEpisodesPerSecond(seeds: number[], rounds: number, fresh: boolean
     if (fresh) clearWorldCache();
     const t0 = nowNs();
     steps = 0;
-    for (const s of seeds) steps += runEpisode(cfg, s, new GreedyPolicy(), { record: false }).stepCount;
+    const env = new Env();
+    for (const s of seeds) steps += runEpisode(env, new GreedyPolicy(), { seed: s, preset: cfg }).stepCount;
     const sec = Number(nowNs() - t0) / 1e9;
     rates.push(seeds.length / sec);
     stepsPerSec.push(steps / sec);

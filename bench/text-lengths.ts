@@ -6,9 +6,9 @@
  * Usage: `node dist/bench/text-lengths.js [--seeds 1-3]` (after `npm run build`).
  */
 import { makePolicy } from '../baselines/index.js';
-import type { PolicyObservation } from '../src/env/policy.js';
 import { parseSeedList } from '../src/cli/run.js';
 import { Env } from '../src/env/env.js';
+import { runEpisode } from '../src/env/episode.js';
 
 const PRESETS = ['default', 'multi'];
 const POLICIES = ['greedy', 'throughput', 'expert'];
@@ -26,25 +26,13 @@ export function measure(seeds: readonly number[]): Record<string, number> {
     for (const name of POLICIES) {
       for (const seed of seeds) {
         const env = new Env();
-        const policy = makePolicy(name);
-        policy.reset(seed);
-        env.reset({ seed, preset });
-        let obs: PolicyObservation = { lastCommand: null, lastExit: 0, lastOutput: null };
-        for (let n = 1; ; n++) {
-          const cmd = policy.act(obs);
-          if (cmd === null) break;
-          const r = env.step(cmd);
-          note(`policy: ${cmd.split(' ').slice(0, 2).join(' ')}`, r.observation.text);
-          let out: unknown = null;
-          try {
-            out = JSON.parse(r.observation.text);
-          } catch {
-            // not JSON: the policy sees null
-          }
-          obs = { lastCommand: cmd, lastExit: r.observation.exit_code, lastOutput: out };
-          if (r.terminated || r.truncated) break;
-          if (n % PROBE_EVERY === 0) for (const p of PROBES) note(p, env.step(p).observation.text);
-        }
+        // The probes step the same env between the policy's steps (they are read-only: they change nothing the policy sees).
+        runEpisode(env, makePolicy(name), { seed, preset }, {
+          onStep: ({ step, action, result }) => {
+            note(`policy: ${action.split(' ').slice(0, 2).join(' ')}`, result.observation.text);
+            if (!(result.terminated || result.truncated) && step % PROBE_EVERY === 0) for (const p of PROBES) note(p, env.step(p).observation.text);
+          },
+        });
       }
     }
   }

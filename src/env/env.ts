@@ -3,7 +3,7 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { loadPreset } from '../config/load.js';
-import { companyFigures, DOMAINS, type ExperimentConfig, isoformat, type Out, outcome, type SimSnapshot, Simulation, toFloat } from '../sim/index.js';
+import { type CommandResult, companyFigures, DOMAINS, type ExperimentConfig, isoformat, type Out, outcome, type SimSnapshot, Simulation, toFloat } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec } from './discrete.js';
 
@@ -99,6 +99,17 @@ export interface ResetResult {
 /** Result of `step`. */
 export interface StepResult {
   observation: Observation;
+  reward: number;
+  terminated: boolean;
+  truncated: boolean;
+  info: StepInfo;
+}
+
+/** A step without its observation (`Env.advance`): what an episode loop needs when nobody watches the steps. */
+export interface StepOutcome {
+  exit_code: number;
+  /** The output's typed value (`Env.lastValue`). */
+  value: Out;
   reward: number;
   terminated: boolean;
   truncated: boolean;
@@ -205,6 +216,16 @@ export class Env implements EnvLike {
   private admissible = false;
   private spec: DiscreteSpec | null = null;
   private frame: DiscreteFrame | null = null;
+  private last: Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text'> | null = null;
+
+  /**
+   * The typed value of the last step's output (Python float tags kept; null before the first step, for help text
+   * and for a refused Discrete action): what the observation's text renders. In-process policies read it instead
+   * of parsing the text.
+   */
+  get lastValue(): Out {
+    return this.last === null ? null : this.last.value;
+  }
 
   /** The Discrete frame's spec (null unless in discrete mode or with `admissible_commands`). */
   get discreteSpec(): DiscreteSpec | null {
@@ -235,6 +256,7 @@ export class Env implements EnvLike {
     this.stalled = 0;
     this.done = false;
     this.setMode(o.actions ?? 'text', o.admissible_commands === true, sizes);
+    this.last = null;
     return this.initial();
   }
 
@@ -249,7 +271,7 @@ export class Env implements EnvLike {
   private attachFrame(observation: Observation, info: StepInfo): void {
     if (this.spec === null) return;
     const sim = this.sim as Simulation;
-    this.frame = discreteFrame(sim, this.spec);
+    this.frame ??= discreteFrame(sim, this.spec);
     if (this.mode === 'discrete') observation.discrete = this.frame;
     if (this.admissible) info.admissible_commands = admissibleCommands(sim, this.spec, this.frame.mask);
   }
@@ -289,6 +311,21 @@ export class Env implements EnvLike {
    * integer throws `EnvUsageError` (code `invalid_action`) and is no step at all; so does a number in text mode.
    */
   step(action: string | number): StepResult {
+    const o = this.advance(action);
+    const sim = this.sim as Simulation;
+    const r = this.last as NonNullable<typeof this.last>;
+    const events = r.ok && r.verb === 'sim resume' ? ((r.value as { [k: string]: Out })['wake_events'] as unknown[]) : [];
+    const observation: Observation = { text: r.text, ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim, events) };
+    this.attachFrame(observation, o.info);
+    return { observation, reward: o.reward, terminated: o.terminated, truncated: o.truncated, info: o.info };
+  }
+
+  /**
+   * `step` without building the observation (its text, status block and Discrete frame details are the costliest
+   * part of a step): the reward, the flags, the info and the output's typed value. The episode loop uses it when
+   * nobody watches the steps.
+   */
+  advance(action: string | number): StepOutcome {
     const sim = this.sim;
     if (sim === null) throw new EnvUsageError('not_reset', 'call reset() before step()');
     if (this.done) throw new EnvUsageError('episode_over', 'the episode is over (terminated or truncated); call reset()');
@@ -309,18 +346,18 @@ export class Env implements EnvLike {
     const before = sim.state.fundsCents;
     const timeBefore = sim.state.simTime;
     const r = text !== null ? sim.execute(text) : { ok: false, exit: 1, verb: null, value: null, text: `{"error": ${JSON.stringify(refusal)}}` };
+    this.last = r;
     this.steps++;
     this.stalled = sim.state.simTime > timeBefore ? 0 : this.stalled + 1;
-    const events = r.ok && r.verb === 'sim resume' ? ((r.value as { [k: string]: Out })['wake_events'] as unknown[]) : [];
     const rewardCents = sim.state.fundsCents - before;
     const terminated = outcome(sim.state).terminated;
     const truncated = !terminated && ((this.maxSteps !== null && this.steps >= this.maxSteps) || (this.stallSteps > 0 && this.stalled >= this.stallSteps));
     this.done = terminated || truncated;
-    const observation: Observation = { text: r.text, ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim, events) };
     const info = this.info(rewardCents);
     if (this.mode === 'discrete' && text !== null) info.action_text = text;
-    this.attachFrame(observation, info);
-    return { observation, reward: rewardCents / 100, terminated, truncated, info };
+    // The next step's Discrete actions index this frame (the observation shows it when it is built).
+    this.frame = this.spec !== null ? discreteFrame(sim, this.spec) : null;
+    return { exit_code: r.exit, value: r.value, reward: rewardCents / 100, terminated, truncated, info };
   }
 
   /** Exact snapshot of the whole environment. */
@@ -353,6 +390,7 @@ export class Env implements EnvLike {
     this.stallSteps = snap.stall_steps ?? DEFAULT_STALL_STEPS;
     this.stalled = snap.stalled ?? 0;
     this.setMode(snap.actions ?? 'text', snap.admissible_commands === true, sizes);
+    this.last = null;
     return this.initial();
   }
 

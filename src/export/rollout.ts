@@ -1,11 +1,11 @@
 /**
- * Play one episode of a command-level policy and record it as step rows. The step semantics are exactly
- * `Env.step`'s (reward = change in funds, terminated on bankruptcy or horizon, truncated at max steps);
- * the policy observes each command's parsed output like `runEpisode` gives it.
+ * Play one episode of a command-level policy and record it as step rows: `runEpisode` over an in-process `Env`
+ * (the env steps, rewards and ends the episode; the rows are built from its observations).
  */
 import type { Policy } from '../env/policy.js';
-import { type ExperimentConfig, outcome, Simulation } from '../sim/index.js';
-import { statusOf, type Status } from '../env/env.js';
+import { type EpisodeHooks, runEpisode } from '../env/episode.js';
+import { type ExperimentConfig, outcome, type Simulation } from '../sim/index.js';
+import { Env, type Status } from '../env/env.js';
 import type { TableBuilder } from './arrow.js';
 import { daysBetween, isoToMicros, type EpisodeRow, type Outcome, type StepRow } from './schema.js';
 
@@ -105,54 +105,43 @@ export function outcomeOf(sim: Simulation): Outcome {
   return outcome(sim.state).reason ?? 'truncated';
 }
 
-/** Play `policy` on a fresh world until the episode terminates, is truncated, or the policy stops. */
+/** Play `policy` on a fresh world (through the one episode loop over an `Env`) and record its step rows. */
 export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta, opts: RolloutOptions = {}): RolloutResult {
-  const sim = Simulation.create(cfg, { seed: meta.seed });
-  policy.reset(meta.seed);
-  const maxSteps = opts.maxSteps ?? 100_000;
+  const env = new Env();
   const b = opts.steps ?? null;
-  const st = sim.state;
   let pending: StepRow | null = null;
-  if (b) pending = stepRow(meta, 0, null, { text: '', ok: true, exit_code: 0, command: null, status: statusOf(sim) }, st.simTime, 0, false, false, st.startTime);
-  let lastCommand: string | null = null;
-  let lastExit = 0;
-  let lastOutput: unknown = null;
-  let steps = 0;
-  let done = outcome(st).terminated;
-  while (!done) {
-    const cmd = policy.act({ lastCommand, lastExit, lastOutput });
-    if (cmd === null) break;
-    const before = st.fundsCents;
-    const r = sim.execute(cmd);
-    steps++;
-    const rewardCents = st.fundsCents - before;
-    const terminated = outcome(st).terminated;
-    const truncated = !terminated && steps >= maxSteps;
-    done = terminated || truncated;
-    if (b) {
-      b.append(pending as StepRow);
-      pending = stepRow(meta, steps, cmd, { text: r.text, ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim) }, st.simTime, rewardCents, terminated, truncated, st.startTime);
-    }
-    lastCommand = cmd;
-    lastExit = r.exit;
-    lastOutput = r.value;
-  }
-  if (b && pending) {
-    pending.is_last = true;
+  let sim: Simulation | null = null;
+  const hooks: EpisodeHooks = b
+    ? {
+        onReset: (first) => {
+          sim = env.simulation as Simulation;
+          pending = stepRow(meta, 0, null, first.observation, sim.state.simTime, 0, false, false, sim.state.startTime);
+        },
+        onStep: ({ step, action, result: r }) => {
+          b.append(pending as StepRow);
+          pending = stepRow(meta, step, action, r.observation, (sim as Simulation).state.simTime, r.info.reward_cents, r.terminated, r.truncated, (sim as Simulation).state.startTime);
+        },
+      }
+    : {};
+  const r = runEpisode(env, policy, { seed: meta.seed, preset: cfg, options: { max_steps: opts.maxSteps ?? 100_000, stall_steps: 0 } }, hooks);
+  const last = pending as StepRow | null;
+  if (b && last) {
+    last.is_last = true;
     // An episode that ends without terminating (max steps, or the policy stopped) is truncated at its last row.
-    if (!pending.terminated) pending.truncated = true;
-    b.append(pending);
+    if (!last.terminated) last.truncated = true;
+    b.append(last);
   }
+  const final = env.simulation as Simulation;
   const episode: EpisodeRow = {
     run_id: meta.runId,
     episode_id: meta.episodeId,
     seed: meta.seed,
     policy: meta.policy,
     preset: meta.preset,
-    final_funds_cents: st.fundsCents,
-    outcome: outcomeOf(sim),
-    steps,
-    ...episodeCounts(sim),
+    final_funds_cents: r.finalFundsCents,
+    outcome: r.outcome,
+    steps: r.stepCount,
+    ...episodeCounts(final),
   };
-  return { episode, sim };
+  return { episode, sim: final };
 }

@@ -1,10 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { makePolicy, POLICY_NAMES } from '../../baselines/index.js';
 import { loadPreset } from '../../src/config/load.js';
+import { Env } from '../../src/env/env.js';
 import { runEpisode } from '../../src/env/episode.js';
 import { rollout } from '../../src/export/rollout.js';
 
 const cfg = loadPreset('default');
+
+/** One episode of a baseline through the episode loop, with its commands and output texts. */
+function play(seed: number, name: string) {
+  const steps: { cmd: string; text: string }[] = [];
+  const r = runEpisode(new Env(), makePolicy(name), { seed, preset: cfg }, { onStep: (s) => steps.push({ cmd: s.action, text: s.result.observation.text }) });
+  return { ...r, steps };
+}
 
 describe('baseline policies', () => {
   it('registry has the five baselines', () => {
@@ -13,12 +21,12 @@ describe('baseline policies', () => {
   });
 
   it('greedy through the registry reproduces the golden final funds', () => {
-    expect(runEpisode(cfg, 1, makePolicy('greedy'), { record: false }).finalFundsCents).toBe(42029521);
+    expect(runEpisode(new Env(), makePolicy('greedy'), { seed: 1, preset: cfg }).finalFundsCents).toBe(42029521);
   });
 
   it.each(['random', 'throughput', 'prestige'])('%s: plays one task at a time with every employee, deterministically', (name) => {
-    const a = runEpisode(cfg, 5, makePolicy(name));
-    const b = runEpisode(cfg, 5, makePolicy(name));
+    const a = play(5, name);
+    const b = play(5, name);
     expect(a.steps.map((s) => s.cmd)).toEqual(b.steps.map((s) => s.cmd));
     expect(a.finalFundsCents).toBe(b.finalFundsCents);
     const assigns = a.steps.filter((s) => s.cmd.startsWith('task assign'));
