@@ -39,9 +39,12 @@ function result(r: Reply): Json {
   return r.result as Json;
 }
 
-/** A value of another JSON type than `v` (so a schema typing the field rejects it); for `id` (string or integer) a boolean. */
+/**
+ * A value of another JSON type than `v` (so a schema typing the field rejects it); for the fields that take a
+ * string or an integer (`id`, and `action`: command text or a Discrete action index) a boolean.
+ */
 function wrongType(k: string, v: unknown): unknown {
-  if (k === 'id') return true;
+  if (k === 'id' || k === 'action') return true;
   if (typeof v === 'string') return 12345;
   if (typeof v === 'number') return 'x';
   if (typeof v === 'boolean') return 'x';
