@@ -688,9 +688,15 @@ export class Server {
     if (!this.closing) {
       this.closing = true;
       if (this.reaper !== null) clearInterval(this.reaper);
-      // Unbind first (bounded): a server started right after close() on the same endpoint can then bind it.
-      const unbound = this.socket.unbind(this.endpoint).catch(() => undefined);
-      await Promise.race([unbound, new Promise((r) => setTimeout(r, 1000).unref())]);
+      // Unbind first, so that a server started right after close() on the same endpoint can bind it. Synchronously:
+      // the async unbind runs zmq_unbind on a libuv worker thread, and a close() racing it (the old bounded wait
+      // gave up after 1 s under load) used one ZeroMQ socket from two threads, the likely source of libzmq's
+      // pipe.cpp:355 abort. unbindSync runs on this thread, so close() can never overlap it.
+      try {
+        this.socket.unbindSync(this.endpoint);
+      } catch {
+        // already unbound or never reachable: closing releases everything anyway
+      }
       this.socket.close();
       this.sessions.closeAll();
       this.peers.clear();
