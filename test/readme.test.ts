@@ -26,4 +26,9 @@ describe('README examples run as written', () => {
     expect(file.replace(/^"""[\s\S]*?"""\n+/, '')).toBe(block('python'));
     expect(block('python').split('\n').filter((l) => l.trim() && !l.startsWith('import') && !l.startsWith('#')).length).toBeLessThanOrEqual(20);
   });
+  it('the masked Discrete example is bindings/python/examples/masked_random.py (which pytest runs)', () => {
+    const blocks = [...readme.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+    const file = readFileSync('bindings/python/examples/masked_random.py', 'utf8');
+    expect(blocks).toContain(file.replace(/^"""[\s\S]*?"""\n+/, ''));
+  });
 });

@@ -22,3 +22,13 @@ def test_example_loop_is_short() -> None:
     start = next(i for i, line in enumerate(src) if line.startswith("while "))
     end = next(i for i in range(start + 1, len(src)) if not src[i].startswith((" ", "\t")))
     assert end - start <= 10
+
+
+MASKED = EXAMPLE.parent / "masked_random.py"
+
+
+def test_masked_example_runs() -> None:
+    """The README's masked Discrete example: random valid actions until the episode ends by itself."""
+    out = subprocess.run([sys.executable, str(MASKED)], capture_output=True, text=True, timeout=240, env=os.environ.copy())
+    assert out.returncode == 0, out.stderr
+    assert re.fullmatch(r"\(\d+,\) Discrete\(\d+\) return=\$-?[\d,]+\.\d\d (bankruptcy|horizon_end|stall)\n", out.stdout), out.stdout
