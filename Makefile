@@ -47,9 +47,9 @@ wheel: build py-install
 
 test: test-ts test-py
 
-# TRL and the PPO example need torch (several GB from PyPI): their tests live apart from `make test`.
+# TRL, the PPO example and the RLlib example need torch (several GB from PyPI): their tests live apart from `make test`.
 $(VENV)/.installed-trl: $(VENV)/.installed bindings/python/constraints-train.txt
-	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,ray,trl,train]' $(PIPC) -c bindings/python/constraints-train.txt
+	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,ray,trl,train,rllib]' $(PIPC) -c bindings/python/constraints-train.txt
 	@touch $@
 
 # The MaskablePPO example (bindings/python/examples/train_ppo.py): `make train` prints its JSON line and writes
