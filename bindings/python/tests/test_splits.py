@@ -80,3 +80,17 @@ def test_vector_env_split_in_reset_options_covers_autoresets(endpoint: str) -> N
         assert envs.seeds_used == (101, 1000, 101)
     finally:
         envs.close()
+
+
+def test_discrete_env_split_option_draws_the_same_seeds(endpoint: str) -> None:
+    """The Discrete env reads ``split`` like the text env (it used to pass it to the server, which ignored it)."""
+    from ycgym import YCBenchDiscreteEnv
+
+    env = YCBenchDiscreteEnv(endpoint=endpoint)
+    try:
+        env.reset(seed=7, options={"split": "train"})
+        assert env.seed_used == 1008
+        env.reset(seed=250, options={"split": "test"})
+        assert env.seed_used == 51
+    finally:
+        env.close()

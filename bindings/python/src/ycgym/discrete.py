@@ -29,6 +29,7 @@ from gymnasium import spaces
 
 from ._backend import connection, open_backend, reopen
 from .client import Client, ProtocolError, ResetResult, StepResult
+from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchDiscreteEnv", "DEFAULT_MARKET_SLOTS", "DEFAULT_TASK_SLOTS", "discrete_options", "frame_arrays"]
 
@@ -167,6 +168,9 @@ class YCBenchDiscreteEnv(gym.Env[Any, np.int64]):
         if options:
             opts.update(options)
             opts.update(actions="discrete", market_slots=self._opts["market_slots"], task_slots=self._opts["task_slots"])
+        split = opts.pop("split", None)
+        if split is not None:  # a seed of the split, drawn from the reset seed, as YCBenchEnv does (ycgym.splits)
+            seed = split_seed(server_splits(self._backend), split, int(seed))
         if self._backend.ensure_server():
             self._session = None
         c = self._backend.client
