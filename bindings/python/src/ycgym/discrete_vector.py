@@ -14,13 +14,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ._backend import connection, open_backend, reopen
 from .client import Client, ProtocolError, ResetResult, StepResult
 from .discrete import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discrete_options, frame_arrays, spaces_of
+from .vector import draw_seed
 
 __all__ = ["YCBenchDiscreteVectorEnv"]
 
@@ -88,14 +88,7 @@ class YCBenchDiscreteVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         return tuple(self._sessions)
 
     def _seed(self, i: int, seed: int | None) -> int:
-        if seed is not None:
-            self._rngs[i], _ = seeding.np_random(int(seed))
-            return int(seed)
-        rng = self._rngs[i]
-        if rng is None:
-            rng, _ = seeding.np_random()
-            self._rngs[i] = rng
-        return int(rng.integers(0, 2**31 - 1))
+        return draw_seed(self._rngs, i, seed)
 
     def _reset_many(self, idx: Sequence[int], seeds: Sequence[int | None]) -> list[ResetResult]:
         c = self._backend.client

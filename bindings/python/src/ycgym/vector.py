@@ -44,6 +44,19 @@ from .splits import server_splits, split_seed
 __all__ = ["YCBenchVectorEnv"]
 
 
+
+def draw_seed(rngs: list[Any], i: int, seed: int | None) -> int:
+    """The simulation seed of sub-environment ``i``, drawn exactly as ``YCBenchEnv.reset(seed=seed)`` would
+    (a given seed reseeds its generator ``rngs[i]``; none draws from it). Shared by both vector envs."""
+    if seed is not None:
+        rngs[i], _ = seeding.np_random(int(seed))
+        return int(seed)
+    rng = rngs[i]
+    if rng is None:
+        rng, _ = seeding.np_random()
+        rngs[i] = rng
+    return int(rng.integers(0, 2**31 - 1))
+
 class _Heterogeneous(Exception):
     """Sub-environment infos whose shapes differ (a key is a dict in one and not in another)."""
 
@@ -127,15 +140,7 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
     # ------------------------------------------------------------------ reset
 
     def _draw_seed(self, i: int, seed: int | None) -> int:
-        """Seed sub-environment ``i`` exactly as ``YCBenchEnv.reset(seed=seed)`` would."""
-        if seed is not None:
-            self._rngs[i], _ = seeding.np_random(int(seed))
-            return int(seed)
-        rng = self._rngs[i]
-        if rng is None:
-            rng, _ = seeding.np_random()
-            self._rngs[i] = rng
-        return int(rng.integers(0, 2**31 - 1))
+        return draw_seed(self._rngs, i, seed)
 
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         opts = dict(self.reset_options)
