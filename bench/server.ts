@@ -80,7 +80,7 @@ export async function runServerBench(opts: ServerBenchOptions = {}): Promise<Rec
   const log = opts.log ?? (() => undefined);
   const out: Record<string, number> = {};
 
-  const server = await startServer({ endpoint: 'tcp://127.0.0.1:0', maxSessions: Math.max(1024, nMem + nBatch + 8) });
+  const server = await startServer({ endpoint: 'tcp://127.0.0.1:0', maxSessions: Math.max(1024, nMem + nBatch + 8), maxSessionsPerClient: Math.max(1024, nMem + nBatch + 8) });
   const client = new Client({ endpoint: server.endpoint, timeoutMs: 120_000 });
   try {
     // 1. Lockstep latency: one RemoteEnv step at a time, against an in-process Env and a raw echo.

@@ -213,8 +213,10 @@ const LIMIT_DOCS: Readonly<Record<string, string>> = {
   DEFAULT_MAX_BATCH_REPLY_BYTES: 'bytes of one `step_batch` reply; later entries fail alone with `message_too_large`',
   DEFAULT_MAX_MESSAGE_BYTES: 'bytes of one request payload (`--max-message-bytes`, `hello.limits.max_message_bytes`)',
   DEFAULT_MAX_SESSIONS: 'live sessions (`--max-sessions`, `hello.limits.max_sessions`)',
+  DEFAULT_MAX_SESSIONS_PER_CLIENT: 'live sessions of one client connection (`--max-sessions-per-client`, `hello.limits.max_sessions_per_client`)',
+  SESSION_ID_RANDOM_BYTES: 'random bytes in a session id the server issues (`s` + 22 base64url characters)',
   DEFAULT_IDLE_TIMEOUT_MS: 'milliseconds a session may stay untouched before it is closed; 0 never (`--idle-timeout` in seconds)',
-  MAX_SESSION_ID_TAG_CHARS: 'characters of the per-instance tag of session ids (`s1.<tag>`)',
+  MAX_SESSION_ID_TAG_CHARS: 'characters of the tag of sequential session ids (`s1.<tag>`; servers started with `sessionIdTag`, for tests)',
   CLIENT_DEFAULT_MAX_MESSAGE_BYTES: 'bytes above which the TypeScript client refuses to send a request itself',
   CLIENT_DEFAULT_TIMEOUT_MS: 'per-request timeout of the TypeScript client, milliseconds',
 };

@@ -5,21 +5,24 @@
  * died or let go) close the socket and exit 0.
  */
 import { Option, type Command } from 'commander';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS } from '../protocol/limits.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT } from '../protocol/limits.js';
 import { intOption, secondsIn } from './args.js';
 import { SecurityError, generateCurveKeyPair } from '../server/security.js';
 import { startServer, type Logger, type Server } from '../server/server.js';
+import { readAllowList } from '../server/zap.js';
 
 
 interface ServeFlags {
   recordDir?: string;
   endpoint: string;
   maxSessions: number;
+  maxSessionsPerClient: number;
   maxMessageBytes: number;
   idleTimeout: number;
   maxMemory?: number;
   curveSecretKey?: string;
   curvePublicKey?: string;
+  curveAllow?: string;
   quiet?: boolean;
   exitOnStdinEof?: boolean;
 }
@@ -38,11 +41,14 @@ function die(code: number, msg: string): never {
 
 async function serve(o: ServeFlags): Promise<void> {
   if (o.curvePublicKey !== undefined && o.curveSecretKey === undefined) die(2, 'serve: --curve-public-key needs --curve-secret-key');
+  if (o.curveAllow !== undefined && o.curveSecretKey === undefined) die(2, 'serve: --curve-allow needs --curve-secret-key');
   let server: Server;
   try {
     server = await startServer({
       endpoint: o.endpoint,
       maxSessions: o.maxSessions,
+      maxSessionsPerClient: o.maxSessionsPerClient,
+      ...(o.curveAllow !== undefined ? { curveAllow: readAllowList(o.curveAllow) } : {}),
       maxMessageBytes: o.maxMessageBytes,
       idleTimeoutMs: Math.round(o.idleTimeout * 1000),
       ...(o.maxMemory !== undefined ? { maxMemoryBytes: o.maxMemory * 2 ** 20 } : {}),
@@ -82,11 +88,13 @@ export function registerServe(program: Command): void {
     .description('serve environments over ZeroMQ (protocol v1, docs/protocol.md); prints one "listening" JSON line when bound')
     .option('--endpoint <url>', 'bind endpoint (tcp://127.0.0.1:0 picks a free port; ipc://PATH also works)', 'tcp://127.0.0.1:5555')
     .option('--max-sessions <n>', 'maximum live sessions (1-1000000)', intOption(1, 1_000_000, '--max-sessions'), DEFAULT_MAX_SESSIONS)
+    .option('--max-sessions-per-client <n>', 'maximum live sessions of one client connection (1-1000000; at most --max-sessions)', intOption(1, 1_000_000, '--max-sessions-per-client'), DEFAULT_MAX_SESSIONS_PER_CLIENT)
     .option('--max-message-bytes <n>', 'maximum request payload in bytes (1 to 1 GiB)', intOption(1, 2 ** 30, '--max-message-bytes'), DEFAULT_MAX_MESSAGE_BYTES)
     .option('--idle-timeout <seconds>', 'close sessions idle this long (0: never; at most 10 years)', secondsIn(315_360_000), DEFAULT_IDLE_TIMEOUT_MS / 1000)
     .option('--max-memory <MiB>', 'memory budget: above this resident size, new sessions and step_batch are refused with "capacity" (1-16777216 MiB; default: none, only the heap guard)', intOption(1, 2 ** 24, '--max-memory'))
     .addOption(new Option('--curve-secret-key <z85>', 'CURVE secret key: required to bind a non-loopback address').env('YCGYM_CURVE_SECRET_KEY'))
     .addOption(new Option('--curve-public-key <z85>', 'CURVE public key (checked against the secret key; derived when omitted)').env('YCGYM_CURVE_PUBLIC_KEY'))
+    .addOption(new Option('--curve-allow <file>', 'CURVE client allow-list: a file of client public keys (Z85, one per line; lines starting with # are comments); other clients complete no handshake').env('YCGYM_CURVE_ALLOW'))
     .option('--record-dir <dir>', 'allow per-session Arrow recording (reset option record: {path: "name.arrow"}) into this directory')
     .option('--quiet', 'log only warnings and errors to stderr')
     .option('--exit-on-stdin-eof', 'stop when stdin reaches end of file (a parent process keeps it open while it lives)')

@@ -2,6 +2,7 @@
  * TypeScript client of the ycgym protocol (docs/protocol.md): one DEALER socket, numeric request ids,
  * any number of requests in flight (replies are matched by id), per-request timeouts, optional CURVE.
  */
+import { randomBytes } from 'node:crypto';
 import { Dealer } from 'zeromq';
 import { generateCurveKeyPair } from '../protocol/curve.js';
 import { CLIENT_DEFAULT_MAX_MESSAGE_BYTES, CLIENT_DEFAULT_TIMEOUT_MS } from '../protocol/limits.js';
@@ -99,7 +100,9 @@ export class Client {
     this.endpoint = o.endpoint;
     this.timeoutMs = o.timeoutMs ?? CLIENT_DEFAULT_TIMEOUT_MS;
     this.maxMessageBytes = o.maxMessageBytes ?? CLIENT_DEFAULT_MAX_MESSAGE_BYTES;
-    this.socket = new Dealer({ linger: 0, ipv6: /^tcp:\/\/\[/.test(o.endpoint) });
+    // Sessions belong to the connection's routing id: a random one of our own (not ZeroMQ's 5-byte counter) keeps
+    // them ours across a reconnection after a network failure, and is not guessable.
+    this.socket = new Dealer({ linger: 0, ipv6: /^tcp:\/\/\[/.test(o.endpoint), routingId: `c${randomBytes(16).toString('hex')}` });
     if (o.curveServerKey !== undefined) {
       const own = o.curveSecretKey !== undefined && o.curvePublicKey !== undefined ? { publicKey: o.curvePublicKey, secretKey: o.curveSecretKey } : generateCurveKeyPair();
       this.socket.curveServerKey = o.curveServerKey;

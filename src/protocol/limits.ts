@@ -37,6 +37,15 @@ export const CLIENT_DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;
 /** Default cap on live sessions (`hello.limits.max_sessions`). */
 export const DEFAULT_MAX_SESSIONS = 1024;
 
+/**
+ * Default cap on the live sessions of one client (one connection: its ZeroMQ routing identity), so that one
+ * client cannot take every session of a shared server (`hello.limits.max_sessions_per_client`).
+ */
+export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 256;
+
+/** Random bytes in a session id issued by the server (128 bits: ids are capabilities, not guessable). */
+export const SESSION_ID_RANDOM_BYTES = 16;
+
 /** Default idle time after which a session is closed, in milliseconds; 0 disables reaping (`hello.limits.idle_timeout_ms`). */
 export const DEFAULT_IDLE_TIMEOUT_MS = 600_000;
 

@@ -45,8 +45,8 @@ export const ERROR_MEANINGS: { readonly [C in ErrorCode]: string } = {
   unsupported_version: 'The request has no `v` or a `v` other than 1.',
   invalid_request: 'The request breaks its schema (the message names the JSON pointer), or the environment refuses an option, or the session is of the other kind.',
   unknown_op: 'The `op` is not one of the ops of this table.',
-  unknown_session: 'The session id names no live session (closed, reaped or never created).',
-  session_limit: 'Creating a session would exceed `max_sessions`.',
+  unknown_session: 'The session id names no live session of this client (closed, reaped, never created, or created by another client: the same answer, so nothing leaks).',
+  session_limit: 'Creating a session would exceed `max_sessions`, or this client\'s `max_sessions_per_client`.',
   episode_over: '`step` after `terminated`/`truncated` without a reset, or `turn_step` after `done`.',
   bad_preset: 'The preset is not a built-in preset name, or it fails to load.',
   bad_snapshot: 'The snapshot does not have the snapshot shape, or cannot be restored to a valid state.',
@@ -70,6 +70,7 @@ export type RequestId = string | number;
 export interface Limits {
   max_message_bytes: number;
   max_sessions: number;
+  max_sessions_per_client: number;
   idle_timeout_ms: number;
   max_batch: number;
 }
@@ -207,8 +208,11 @@ export type OpResult<O extends Op> = OpSignatures[O]['result'];
 /** A whole request of an op, as validated against its schema. */
 export type OpRequest<O extends Op> = { v: 1; id?: RequestId; op: O } & OpParams<O>;
 
-/** One handler per op, typed from the table: what a server implements (errors are thrown, mapped to codes once). */
-export type OpHandlers = { readonly [O in Op]: (req: OpRequest<O>) => OpResult<O> };
+/**
+ * One handler per op, typed from the table: what a server implements (errors are thrown, mapped to codes once).
+ * `client` identifies the connection the request came from (opaque; sessions belong to the client that created them).
+ */
+export type OpHandlers = { readonly [O in Op]: (req: OpRequest<O>, client: string) => OpResult<O> };
 
 // ---------------------------------------------------------------------------------------------------------
 // The op table (runtime)

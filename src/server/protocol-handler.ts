@@ -28,7 +28,7 @@ import {
   type RequestId,
   validRequestId,
 } from '../protocol/protocol.js';
-import { SessionError, type SessionManager } from './sessions.js';
+import { LOCAL_OWNER, SessionError, type SessionManager } from './sessions.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Routing
@@ -92,6 +92,7 @@ export class ProtocolHandler {
       limits: {
         max_message_bytes: facts.maxMessageBytes,
         max_sessions: sessions.maxSessions,
+        max_sessions_per_client: sessions.maxSessionsPerClient,
         idle_timeout_ms: Math.round(sessions.idleTimeoutMs),
         max_batch: MAX_BATCH,
       },
@@ -105,27 +106,30 @@ export class ProtocolHandler {
   }
 
   /** Handle one raw payload frame (size, UTF-8, JSON, then `handleValue`). */
-  handlePayload(payload: Uint8Array, maxBytes: number): Handled {
-    return runToEnd(this.beginPayload(payload, maxBytes));
+  handlePayload(payload: Uint8Array, maxBytes: number, client = LOCAL_OWNER): Handled {
+    return runToEnd(this.beginPayload(payload, maxBytes, client));
   }
 
   /** Handle one decoded request value to the end. Never throws. */
-  handleValue(value: unknown): Handled {
-    return runToEnd(this.begin(value));
+  handleValue(value: unknown, client = LOCAL_OWNER): Handled {
+    return runToEnd(this.begin(value, client));
   }
 
   /**
    * Start handling one raw payload frame: the reply, or a `BatchJob` for a valid `step_batch` (run it in
    * slices with `BatchJob.run` so that one large batch does not hold up other clients). Never throws.
    */
-  beginPayload(payload: Uint8Array, maxBytes: number): Handled | BatchJob {
+  beginPayload(payload: Uint8Array, maxBytes: number, client = LOCAL_OWNER): Handled | BatchJob {
     const d = decodePayload(payload, maxBytes);
     if (!d.ok) return { reply: d.reply, frame: encode(d.reply), op: null };
-    return this.begin(d.value);
+    return this.begin(d.value, client);
   }
 
-  /** Start handling one decoded request value (see `beginPayload`). Never throws. */
-  begin(value: unknown): Handled | BatchJob {
+  /**
+   * Start handling one decoded request value (see `beginPayload`) from `client` (the connection's identity:
+   * sessions belong to the client that created them). Never throws.
+   */
+  begin(value: unknown, client = LOCAL_OWNER): Handled | BatchJob {
     let id: RequestId | null = null;
     let op: Op | null = null;
     let reply: Reply;
@@ -134,7 +138,7 @@ export class ProtocolHandler {
         reply = errorReply('invalid_request', '/: must be object');
       } else {
         id = validRequestId(value['id']);
-        const r = this.route(value, id);
+        const r = this.route(value, id, client);
         if (r instanceof BatchJob) return r;
         op = r.op;
         reply = r.reply;
@@ -143,11 +147,11 @@ export class ProtocolHandler {
       reply = { v: PROTOCOL_VERSION, id, ok: false, error: errorOf(e) };
       op = null;
     }
-    return this.finish(op, reply, null, value);
+    return this.finish(op, reply, null, value, client);
   }
 
   /** Validate (when enabled) and encode a reply; `frame` is its encoding when already encoded. */
-  finish(op: Op | null, reply: Reply, frame: Buffer | null, value: unknown = null): Handled {
+  finish(op: Op | null, reply: Reply, frame: Buffer | null, value: unknown = null, client = LOCAL_OWNER): Handled {
     const id = reply.id;
     if (this.opts.validateReplies) {
       const problem = checkReply(op, frame === null ? reply : (JSON.parse(frame.toString('utf8')) as Reply));
@@ -162,13 +166,13 @@ export class ProtocolHandler {
     } catch (e) {
       // E.g. a restored snapshot nested too deeply to serialise: a bug-class failure tied to this session.
       const session = isObject(value) && typeof value['session'] === 'string' ? value['session'] : null;
-      if (session !== null) this.sessions.discard(session);
+      if (session !== null) this.sessions.discard(session, 'internal', client);
       const r = errorReply('internal', `cannot encode the reply: ${e instanceof Error ? e.message : String(e)}${session !== null ? ` (session ${session} was closed)` : ''}`, id);
       return { reply: r, frame: encode(r), op };
     }
   }
 
-  private route(req: Req, id: RequestId | null): { reply: Reply; op: Op | null } | BatchJob {
+  private route(req: Req, id: RequestId | null, client: string): { reply: Reply; op: Op | null } | BatchJob {
     if (req['v'] !== PROTOCOL_VERSION) {
       const got = req['v'] === undefined ? 'no version' : `version ${JSON.stringify(req['v'])}`;
       return { reply: errorReply('unsupported_version', `unsupported protocol ${got}; this server speaks version ${PROTOCOL_VERSION} (send "v": 1)`, id), op: null };
@@ -189,11 +193,11 @@ export class ProtocolHandler {
       if (refused !== null) return { reply: errorReply('capacity', refused, id), op };
     }
     if (op === 'step_batch') {
-      return new BatchJob(this, this.sessions, id, req['steps'] as BatchEntry[], this.opts.maxBatchReplyBytes ?? DEFAULT_MAX_BATCH_REPLY_BYTES);
+      return new BatchJob(this, this.sessions, id, req['steps'] as BatchEntry[], this.opts.maxBatchReplyBytes ?? DEFAULT_MAX_BATCH_REPLY_BYTES, client);
     }
-    const handler = this.handlers[op] as (r: OpRequest<Op>) => OpResult<Op>;
+    const handler = this.handlers[op] as (r: OpRequest<Op>, client: string) => OpResult<Op>;
     try {
-      return { reply: { v: PROTOCOL_VERSION, id, ok: true, result: handler(req as OpRequest<Op>) }, op };
+      return { reply: { v: PROTOCOL_VERSION, id, ok: true, result: handler(req as OpRequest<Op>, client) }, op };
     } catch (e) {
       return { reply: { v: PROTOCOL_VERSION, id, ok: false, error: errorOf(e) }, op };
     }
@@ -204,33 +208,33 @@ export class ProtocolHandler {
     const s = this.sessions;
     return {
       hello: () => this.hello,
-      reset: (req) => {
+      reset: (req, client) => {
         const options = req.options;
         if (options?.record !== undefined) {
           const problem = this.opts.recordCheck ? this.opts.recordCheck(options.record.path) : '/options/record: recording is disabled on this server (start it with `ycgym serve --record-dir DIR`)';
           if (problem !== null) throw new SessionError('invalid_request', problem);
         }
-        return s.reset(definedFields(req, ['seed', 'preset', 'session', 'options']));
+        return s.reset(definedFields(req, ['seed', 'preset', 'session', 'options']), client);
       },
-      step: (req) => s.step(req.session, req.action),
+      step: (req, client) => s.step(req.session, req.action, client),
       step_batch: () => {
         throw new Error('step_batch is handled by BatchJob');
       },
-      snapshot: (req) => ({ snapshot: s.snapshot(req.session) }),
-      restore: (req) => s.restore(checkedSnapshot(getValidators().snapshot, req.snapshot, 'a ycgym snapshot'), req.session),
-      close: (req) => {
-        s.close(req.session);
+      snapshot: (req, client) => ({ snapshot: s.snapshot(req.session, client) }),
+      restore: (req, client) => s.restore(checkedSnapshot(getValidators().snapshot, req.snapshot, 'a ycgym snapshot'), req.session, client),
+      close: (req, client) => {
+        s.close(req.session, client);
         return { closed: true };
       },
-      turn_reset: (req) => {
+      turn_reset: (req, client) => {
         const args = definedFields(req, ['seed', 'preset', 'session', 'options', 'tools']);
-        return s.turnReset(req.detail === true ? { ...args, detail: true } : args);
+        return s.turnReset(req.detail === true ? { ...args, detail: true } : args, client);
       },
-      turn_step: (req) => s.turnStep(req.session, req.action, req.detail === true),
-      turn_messages: (req) => ({ messages: s.turnMessages(req.session) }),
-      turn_snapshot: (req) => ({ snapshot: s.turnSnapshot(req.session) }),
-      turn_restore: (req) => s.turnRestore(checkedSnapshot(getValidators().turnSnapshot, req.snapshot, 'a ycgym turn snapshot'), req.session, req.detail === true),
-      turn_time_series: (req) => ({ time_series: s.turnTimeSeries(req.session) }),
+      turn_step: (req, client) => s.turnStep(req.session, req.action, req.detail === true, client),
+      turn_messages: (req, client) => ({ messages: s.turnMessages(req.session, client) }),
+      turn_snapshot: (req, client) => ({ snapshot: s.turnSnapshot(req.session, client) }),
+      turn_restore: (req, client) => s.turnRestore(checkedSnapshot(getValidators().turnSnapshot, req.snapshot, 'a ycgym turn snapshot'), req.session, req.detail === true, client),
+      turn_time_series: (req, client) => ({ time_series: s.turnTimeSeries(req.session, client) }),
     };
   }
 }
@@ -300,6 +304,7 @@ export class BatchJob {
     readonly id: RequestId | null,
     private readonly steps: readonly BatchEntry[],
     private readonly maxReplyBytes: number,
+    private readonly client: string,
   ) {}
 
   /** Number of entries. */
@@ -325,7 +330,7 @@ export class BatchJob {
       };
     }
     try {
-      return { ok: true, result: this.sessions.step(st.session, st.action) };
+      return { ok: true, result: this.sessions.step(st.session, st.action, this.client) };
     } catch (e) {
       return { ok: false, error: errorOf(e) };
     }
@@ -341,7 +346,7 @@ export class BatchJob {
       try {
         part = JSON.stringify(item);
       } catch (e) {
-        this.sessions.discard(st.session);
+        this.sessions.discard(st.session, 'internal', this.client);
         item = { ok: false, error: { code: 'internal', message: `cannot encode the result: ${e instanceof Error ? e.message : String(e)} (session ${st.session} was closed)` } };
         part = JSON.stringify(item);
       }

@@ -16,7 +16,9 @@ import type { ResetResult } from '../env/env.js';
 import { listPresets, packageRoot } from '../config/load.js';
 import { BatchJob, ProtocolHandler, type Handled } from './protocol-handler.js';
 import { DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator } from '../protocol/protocol.js';
-import { assertBindAllowed, resolveCurveKeys } from './security.js';
+import { assertBindAllowed, resolveCurveKeys, SecurityError } from './security.js';
+import { parseAllowList, ZapHandler } from './zap.js';
+import { SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 import type { TurnStart } from './turn-session.js';
 
@@ -29,12 +31,19 @@ export interface ServerOptions {
   endpoint?: string;
   /** Maximum live sessions (default 1024). */
   maxSessions?: number;
+  /** Maximum live sessions of one client connection (default 256). */
+  maxSessionsPerClient?: number;
   /** Maximum payload frame size in bytes (default 1 MiB); ZeroMQ drops frames above 4x this. */
   maxMessageBytes?: number;
   /** Close sessions idle for this many milliseconds (default 600000; 0 never). */
   idleTimeoutMs?: number;
   /** CURVE server keys (Z85); required to bind a non-loopback TCP address. The public key is derived when absent. */
   curve?: { secretKey: string; publicKey?: string };
+  /**
+   * CURVE client allow-list (Z85 public keys; needs `curve`): only these clients complete the handshake. Without
+   * it any client that knows the server's public key may connect.
+   */
+  curveAllow?: readonly string[];
   logger?: Logger;
   /** Observation hooks for a recorder. */
   hooks?: SessionHooks;
@@ -64,8 +73,9 @@ export interface ServerOptions {
   /** A client whose reply ZeroMQ could not take for this long (ms) stopped reading: its work is dropped (default 10000). */
   stallTimeoutMs?: number;
   /**
-   * Tag appended to session ids (`s1.<tag>`); default: 8 random characters per server instance, so that ids
-   * are not reused across restarts. `''` gives plain `s1`, `s2`, ... (tests).
+   * Sequential session ids with this tag (`s1.<tag>`, `s2.<tag>`, ...; `''` gives plain `s1`, `s2`: tests).
+   * Default: every id is `s` and 128 random bits (22 base64url characters), so ids are unguessable and never
+   * reused across restarts.
    */
   sessionIdTag?: string;
   /** Environment constructor (tests). */
@@ -259,6 +269,8 @@ export class Server {
   private queuedBytes = 0;
   private readonly counters: Omit<ServerStats, 'queued' | 'errors'> = { received: 0, replied: 0, ok: 0, send_failures: 0, dropped_requests: 0, peak_batch_bytes: 0, sliced_batches: 0, max_unit_ms: 0 };
   private readonly errorCounts: Record<string, number> = {};
+  /** The CURVE allow-list's ZAP handler, if any. */
+  private zap: ZapHandler | null = null;
 
   private constructor(
     private readonly socket: Router,
@@ -303,6 +315,8 @@ export class Server {
       if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new RangeError(`${k} must be a positive integer`);
     }
     const keys = opts.curve ? resolveCurveKeys(opts.curve) : null;
+    if (opts.curveAllow !== undefined && keys === null) throw new SecurityError('a CURVE client allow-list needs the server CURVE keys');
+    const allow = opts.curveAllow !== undefined ? parseAllowList(opts.curveAllow.join('\n'), 'curveAllow') : null;
     const where = assertBindAllowed(endpoint, keys !== null);
     const log: Logger = opts.logger ?? (() => undefined);
     const presets = listPresets();
@@ -312,6 +326,7 @@ export class Server {
       checkTurnRestored: turnRestoredChecker(),
     };
     if (opts.maxSessions !== undefined) sessionOpts.maxSessions = opts.maxSessions;
+    if (opts.maxSessionsPerClient !== undefined) sessionOpts.maxSessionsPerClient = opts.maxSessionsPerClient;
     if (opts.idleTimeoutMs !== undefined) sessionOpts.idleTimeoutMs = opts.idleTimeoutMs;
     let recording: SessionRecording | null = null;
     if (opts.recordDir !== undefined) {
@@ -321,7 +336,8 @@ export class Server {
     const hooks = composeHooks([opts.hooks, recording ?? undefined]);
     if (hooks !== undefined) sessionOpts.hooks = hooks;
     if (opts.envFactory !== undefined) sessionOpts.envFactory = opts.envFactory;
-    sessionOpts.idTag = opts.sessionIdTag ?? randomBytes(6).toString('base64url');
+    if (opts.sessionIdTag !== undefined) sessionOpts.idTag = opts.sessionIdTag;
+    else sessionOpts.idFactory = () => `s${randomBytes(SESSION_ID_RANDOM_BYTES).toString('base64url')}`;
     const sessions = new SessionManager(sessionOpts);
     const protocolOpts: ConstructorParameters<typeof ProtocolHandler>[2] = { validateReplies: opts.validateReplies ?? false };
     if (opts.maxBatchReplyBytes !== undefined) protocolOpts.maxBatchReplyBytes = opts.maxBatchReplyBytes;
@@ -331,8 +347,13 @@ export class Server {
     protocolOpts.admit = () => guard();
     const handler = new ProtocolHandler(sessions, { version: packageVersion(), presets, maxMessageBytes }, protocolOpts);
 
+    const zap = allow !== null ? await ZapHandler.start(allow) : null;
     const socket = new Router({
+      ...(zap !== null ? { context: zap.context } : {}),
       linger: 0,
+      // No handover: a connection claiming the routing id of a live one is ignored (with handover it would take
+      // over that client's replies). A ycgym client reconnecting after a network failure keeps its random routing
+      // id, and with it its sessions, once the server has dropped the dead connection.
       // A reply that cannot be queued (peer gone, or not reading: SEND_HWM replies waiting) fails at once.
       mandatory: true,
       sendHighWaterMark: SEND_HWM,
@@ -350,11 +371,13 @@ export class Server {
       await socket.bind(endpoint);
     } catch (e) {
       socket.close();
+      await zap?.close();
       throw new Error(`cannot bind ${endpoint}: ${(e as Error).message}`);
     }
     const bound = socket.lastEndpoint ?? endpoint;
-    log('info', 'listening', { endpoint: bound, curve: keys !== null });
+    log('info', 'listening', { endpoint: bound, curve: keys !== null, curve_allow: allow?.length ?? null });
     const server = new Server(socket, bound, keys?.publicKey ?? null, sessions, handler, maxMessageBytes, sliceMs, opts.maxBatchBytesInFlight ?? DEFAULT_BATCH_BYTES_IN_FLIGHT, log);
+    server.zap = zap;
     if (opts.stallTimeoutMs !== undefined) server.stallMs = opts.stallTimeoutMs;
     return server;
   }
@@ -419,7 +442,7 @@ export class Server {
       const reply = errorReply('bad_frames', `expected exactly one payload frame after the routing envelope, got ${payload.length}`);
       h = { reply, frame: Buffer.from(JSON.stringify(reply)), op: null };
     } else {
-      h = this.handler.beginPayload(payload[0] as Buffer, this.maxMessageBytes);
+      h = this.handler.beginPayload(payload[0] as Buffer, this.maxMessageBytes, clientOf(envelope));
     }
     if (h instanceof BatchJob) return { envelope, batch: h };
     return { out: this.finish(envelope, h) };
@@ -698,6 +721,7 @@ export class Server {
         // already unbound or never reachable: closing releases everything anyway
       }
       this.socket.close();
+      await this.zap?.close();
       this.sessions.closeAll();
       this.peers.clear();
       this.jobs.clear();
@@ -706,6 +730,16 @@ export class Server {
     }
     await this.loopDone;
   }
+}
+
+/**
+ * The client a request comes from, for session ownership: the connection, i.e. the routing id ZeroMQ knows it by
+ * (the first envelope frame). A client cannot take a live connection's id (the socket has no handover), and the
+ * ycgym clients choose 128 random bits, kept across reconnections. Frames a broker (or the client) adds after it
+ * do not split the identity: clients behind one broker share its connection and trust it.
+ */
+function clientOf(envelope: readonly Buffer[]): string {
+  return envelope[0]?.toString('hex') ?? '';
 }
 
 /** Call several hook sets in order (undefined entries are skipped). */

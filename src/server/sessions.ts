@@ -1,7 +1,11 @@
 /**
- * The session table of the server: session id -> environment, with a cap on live sessions, idle reaping and
- * deterministic ids (`s1`, `s2`, ... in creation order, never reused; with an instance tag `s1.<tag>`, ...). Every failure is a `SessionError`
- * carrying a protocol error code; an unexpected exception from an environment closes that session.
+ * The session table of the server: session id -> environment, with a cap on live sessions (in all and per
+ * client), idle reaping and ids that are deterministic by default (`s1`, `s2`, ... in creation order, never reused;
+ * with an instance tag `s1.<tag>`, ...) or drawn by `idFactory` (the server draws 128 random bits per id).
+ * Every session belongs to the client that created it (`owner`, an opaque string: the server uses the request's
+ * ZeroMQ routing envelope); a request of another client on it fails exactly like a request on a session that does
+ * not exist (`unknown_session`), so nothing leaks. Every failure is a `SessionError` carrying a protocol error
+ * code; an unexpected exception from an environment closes that session.
  *
  * Sessions are of two kinds, fixed for the life of an id: `Env` sessions (reset/step/step_batch/snapshot/restore)
  * and turn-protocol sessions (a `TurnEnv`: turn_reset/turn_step/turn_messages/turn_snapshot/turn_restore/
@@ -11,7 +15,7 @@
 import { PresetError } from '../config/load.js';
 import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult } from '../env/env.js';
 import type { ChatMessage, TurnOptions, TurnSnapshot } from '../turns/turns.js';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, MAX_SESSION_ID_TAG_CHARS } from '../protocol/limits.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, MAX_SESSION_ID_TAG_CHARS } from '../protocol/limits.js';
 import type { ErrorCode, SessionResetResult, ToolsChoice, TurnResetReply, TurnRestoreReply, TurnStepReply, WireTurnAction } from '../protocol/ops.js';
 import { toolList, TurnSession, type TurnStart } from './turn-session.js';
 
@@ -44,6 +48,13 @@ export interface SessionHooks {
 export interface SessionManagerOptions {
   /** Maximum number of live sessions (default 1024). */
   maxSessions?: number;
+  /** Maximum number of live sessions of one owner (default 256, at most `maxSessions`). */
+  maxSessionsPerClient?: number;
+  /**
+   * Draws the id of a new session (default: `s1`, `s2`, ... with the `idTag` suffix). It must not return the id
+   * of a live session (the server draws 128 random bits).
+   */
+  idFactory?: () => string;
   /** Close sessions untouched for this many milliseconds; 0 disables reaping (default 600000). */
   idleTimeoutMs?: number;
   /** Names of the presets clients may use (default: none; the server passes `listPresets()`). */
@@ -82,7 +93,10 @@ export class SessionError extends Error {
 }
 
 /** A live session: an `Env` session or a turn-protocol session. */
-type Session = { kind: 'env'; env: SessionEnv; lastUsed: number } | { kind: 'turns'; env: TurnSession; lastUsed: number };
+type Session = ({ kind: 'env'; env: SessionEnv } | { kind: 'turns'; env: TurnSession }) & { lastUsed: number; owner: string };
+
+/** The owner of sessions created in-process (tests, embedding), i.e. without a client identity. */
+export const LOCAL_OWNER = '';
 
 /** What `put` installs. */
 type SessionValue = { kind: 'env'; env: SessionEnv } | { kind: 'turns'; env: TurnSession };
@@ -101,6 +115,7 @@ function isBug(e: unknown): boolean {
 /** Live sessions of one server. */
 export class SessionManager {
   readonly maxSessions: number;
+  readonly maxSessionsPerClient: number;
   readonly idleTimeoutMs: number;
   private readonly presets: ReadonlySet<string>;
   private readonly presetList: string;
@@ -111,13 +126,19 @@ export class SessionManager {
   private readonly checkRestored: (r: ResetResult) => string | null;
   private readonly checkTurnRestored: (r: TurnStart) => string | null;
   private readonly sessions = new Map<string, Session>();
+  /** Live sessions per owner (owners with none are absent). */
+  private readonly owned = new Map<string, number>();
   private nextId = 1;
   private readonly idSuffix: string;
+  private readonly idFactory: (() => string) | null;
 
   constructor(opts: SessionManagerOptions = {}) {
     this.maxSessions = opts.maxSessions ?? DEFAULT_MAX_SESSIONS;
     this.idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     if (!Number.isInteger(this.maxSessions) || this.maxSessions < 1) throw new RangeError('maxSessions must be a positive integer');
+    this.maxSessionsPerClient = Math.min(opts.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT, this.maxSessions);
+    if (!Number.isInteger(this.maxSessionsPerClient) || this.maxSessionsPerClient < 1) throw new RangeError('maxSessionsPerClient must be a positive integer');
+    this.idFactory = opts.idFactory ?? null;
     if (!Number.isFinite(this.idleTimeoutMs) || this.idleTimeoutMs < 0) throw new RangeError('idleTimeoutMs must be >= 0');
     this.presets = new Set(opts.presets ?? []);
     this.presetList = [...this.presets].sort().join(', ');
@@ -142,16 +163,22 @@ export class SessionManager {
     return [...this.sessions.keys()];
   }
 
-  private get(id: string): Session {
+  /** Live sessions of `owner`. */
+  sessionsOf(owner: string): number {
+    return this.owned.get(owner) ?? 0;
+  }
+
+  /** A live session of `owner`; another owner's session is `unknown_session`, word for word as a missing one. */
+  private get(id: string, owner: string): Session {
     const s = this.sessions.get(id);
-    if (s === undefined) throw new SessionError('unknown_session', `unknown session ${JSON.stringify(id)} (closed, reaped or never created)`);
+    if (s === undefined || s.owner !== owner) throw new SessionError('unknown_session', `unknown session ${JSON.stringify(id)} (closed, reaped or never created)`);
     s.lastUsed = this.now();
     return s;
   }
 
   /** An `Env` session (`invalid_request` for a turn-protocol session). */
-  private getEnv(id: string): SessionEnv {
-    const s = this.get(id);
+  private getEnv(id: string, owner: string): SessionEnv {
+    const s = this.get(id, owner);
     if (s.kind !== 'env') {
       throw new SessionError(
         'invalid_request',
@@ -162,26 +189,38 @@ export class SessionManager {
   }
 
   /** A turn-protocol session (`invalid_request` for an `Env` session). */
-  private getTurns(id: string): TurnSession {
-    const s = this.get(id);
+  private getTurns(id: string, owner: string): TurnSession {
+    const s = this.get(id, owner);
     if (s.kind !== 'turns') {
       throw new SessionError('invalid_request', `session ${id} is an Env session: turn_* ops need a turn-protocol session (turn_reset without session creates one)`);
     }
     return s.env;
   }
 
-  private checkCapacity(): void {
+  private checkCapacity(owner: string): void {
     if (this.sessions.size >= this.maxSessions) {
       throw new SessionError('session_limit', `session limit reached (${this.maxSessions} live sessions); close one first`);
     }
+    if (this.sessionsOf(owner) >= this.maxSessionsPerClient) {
+      throw new SessionError('session_limit', `session limit of this client reached (${this.maxSessionsPerClient} live sessions per client); close one first`);
+    }
   }
 
-  /** Install an environment under `id` (a new id when null) and return the id. */
-  private put(id: string | null, v: SessionValue): string {
-    const sid = id ?? `s${this.nextId++}${this.idSuffix}`;
+  private newId(): string {
+    if (this.idFactory === null) return `s${this.nextId++}${this.idSuffix}`;
+    for (;;) {
+      const id = this.idFactory();
+      if (!this.sessions.has(id)) return id;
+    }
+  }
+
+  /** Install an environment under `id` (a new session of `owner` when null) and return the id. */
+  private put(id: string | null, owner: string, v: SessionValue): string {
+    const sid = id ?? this.newId();
     const old = this.sessions.get(sid);
     if (old !== undefined && old.env !== v.env) safeClose(old.env);
-    this.sessions.set(sid, { ...v, lastUsed: this.now() });
+    if (old === undefined) this.owned.set(owner, this.sessionsOf(owner) + 1);
+    this.sessions.set(sid, { ...v, lastUsed: this.now(), owner } as Session);
     return sid;
   }
 
@@ -250,16 +289,19 @@ export class SessionManager {
   }
 
   /** Check that a new session may be created, or that `target` is a live session of the right kind. */
-  private target(session: string | undefined, kind: 'env' | 'turns'): void {
-    if (session === undefined) this.checkCapacity();
-    else if (kind === 'env') this.getEnv(session);
-    else this.getTurns(session);
+  private target(session: string | undefined, kind: 'env' | 'turns', owner: string): void {
+    if (session === undefined) this.checkCapacity(owner);
+    else if (kind === 'env') this.getEnv(session, owner);
+    else this.getTurns(session, owner);
   }
 
   private remove(id: string, reason: CloseReason): void {
     const s = this.sessions.get(id);
     if (s === undefined) return;
     this.sessions.delete(id);
+    const n = this.sessionsOf(s.owner) - 1;
+    if (n > 0) this.owned.set(s.owner, n);
+    else this.owned.delete(s.owner);
     safeClose(s.env);
     try {
       this.hooks.onClose?.({ session: id, reason });
@@ -269,19 +311,19 @@ export class SessionManager {
   }
 
   /** Start an episode in a new session, or in `session` (replacing its episode; unchanged on failure). */
-  reset(args: { seed: number; preset?: string; session?: string; options?: ResetOptions }): SessionResetResult {
+  reset(args: { seed: number; preset?: string; session?: string; options?: ResetOptions }, owner = LOCAL_OWNER): SessionResetResult {
     const preset = args.preset ?? 'default';
     const options = args.options ?? {};
-    this.target(args.session, 'env');
+    this.target(args.session, 'env', owner);
     const { env, r: result } = this.start('reset', preset, args.session, this.envFactory, (e) => e.reset({ seed: args.seed, preset, options }));
-    const session = this.put(args.session ?? null, { kind: 'env', env });
+    const session = this.put(args.session ?? null, owner, { kind: 'env', env });
     this.guarded(session, 'reset', () => this.hooks.onReset?.({ session, seed: args.seed, preset, options, result }));
     return { session, ...result };
   }
 
   /** Execute one agent command in a session. */
-  step(session: string, action: string | number): StepResult {
-    const env = this.getEnv(session);
+  step(session: string, action: string | number, owner = LOCAL_OWNER): StepResult {
+    const env = this.getEnv(session, owner);
     const result = this.guarded(session, 'step', () => env.step(action), 'the episode is over (terminated or truncated); send reset');
     const text = typeof action === 'string' ? action : (result.info.action_text ?? String(action));
     this.guarded(session, 'step', () => this.hooks.onStep?.({ session, action: text, result }));
@@ -289,16 +331,16 @@ export class SessionManager {
   }
 
   /** Exact snapshot of a session's environment. */
-  snapshot(session: string): EnvSnapshot {
-    const env = this.getEnv(session);
+  snapshot(session: string, owner = LOCAL_OWNER): EnvSnapshot {
+    const env = this.getEnv(session, owner);
     return this.guarded(session, 'snapshot', () => env.snapshot());
   }
 
   /** Continue from a snapshot in a new session, or in `session` (unchanged on failure). */
-  restore(snapshot: EnvSnapshot, session?: string): SessionResetResult {
-    this.target(session, 'env');
+  restore(snapshot: EnvSnapshot, session?: string, owner = LOCAL_OWNER): SessionResetResult {
+    this.target(session, 'env', owner);
     const { env, r: result } = this.revive('snapshot', this.envFactory, (e) => e.restore(snapshot), this.checkRestored);
-    const sid = this.put(session ?? null, { kind: 'env', env });
+    const sid = this.put(session ?? null, owner, { kind: 'env', env });
     this.guarded(sid, 'restore', () => this.hooks.onRestore?.({ session: sid, snapshot, result }));
     return { session: sid, ...result };
   }
@@ -312,58 +354,59 @@ export class SessionManager {
   // ------------------------------------------------------------------------------------------- turn protocol
 
   /** Start a turn-protocol run in a new session, or in turn session `session` (replaced; unchanged on failure). */
-  turnReset(args: { seed: number; preset?: string; session?: string; options?: TurnOptions; tools?: ToolsChoice; detail?: boolean }): TurnResetReply {
+  turnReset(args: { seed: number; preset?: string; session?: string; options?: TurnOptions; tools?: ToolsChoice; detail?: boolean }, owner = LOCAL_OWNER): TurnResetReply {
     const preset = args.preset ?? 'default';
-    this.target(args.session, 'turns');
+    this.target(args.session, 'turns', owner);
     const { env, r } = this.start('turn_reset', preset, args.session, this.turnFactory, (ts) => ts.reset(args.seed, preset, args.options ?? {}));
-    const session = this.put(args.session ?? null, { kind: 'turns', env });
+    const session = this.put(args.session ?? null, owner, { kind: 'turns', env });
     const out: TurnResetReply = { session, messages: r.messages, tools: toolList(args.tools), tool_choice: 'auto', info: r.info };
     if (args.detail === true) out.detail = { status: r.status };
     return out;
   }
 
   /** Play one agent turn in a turn session. */
-  turnStep(session: string, action: WireTurnAction, detail = false): TurnStepReply {
-    const ts = this.getTurns(session);
+  turnStep(session: string, action: WireTurnAction, detail = false, owner = LOCAL_OWNER): TurnStepReply {
+    const ts = this.getTurns(session, owner);
     return this.guarded(session, 'turn_step', () => ts.step(action, detail), 'the run is over; send turn_reset');
   }
 
   /** The chat a turn session sends to the LLM next. */
-  turnMessages(session: string): ChatMessage[] {
-    const ts = this.getTurns(session);
+  turnMessages(session: string, owner = LOCAL_OWNER): ChatMessage[] {
+    const ts = this.getTurns(session, owner);
     return this.guarded(session, 'turn_messages', () => ts.messages());
   }
 
   /** Exact snapshot of a turn session. */
-  turnSnapshot(session: string): TurnSnapshot {
-    const ts = this.getTurns(session);
+  turnSnapshot(session: string, owner = LOCAL_OWNER): TurnSnapshot {
+    const ts = this.getTurns(session, owner);
     return this.guarded(session, 'turn_snapshot', () => ts.snapshot());
   }
 
   /** Continue a turn run from a snapshot in a new session, or in turn session `session` (unchanged on failure). */
-  turnRestore(snapshot: TurnSnapshot, session?: string, detail = false): TurnRestoreReply {
-    this.target(session, 'turns');
+  turnRestore(snapshot: TurnSnapshot, session?: string, detail = false, owner = LOCAL_OWNER): TurnRestoreReply {
+    this.target(session, 'turns', owner);
     const { env, r } = this.revive('turn snapshot', this.turnFactory, (ts) => ts.restore(snapshot), this.checkTurnRestored);
-    const sid = this.put(session ?? null, { kind: 'turns', env });
+    const sid = this.put(session ?? null, owner, { kind: 'turns', env });
     const out: TurnRestoreReply = { session: sid, messages: r.messages, info: r.info };
     if (detail) out.detail = { status: r.status };
     return out;
   }
 
   /** `extract_time_series` of a turn session's current world. */
-  turnTimeSeries(session: string): Record<string, unknown> {
-    const ts = this.getTurns(session);
+  turnTimeSeries(session: string, owner = LOCAL_OWNER): Record<string, unknown> {
+    const ts = this.getTurns(session, owner);
     return this.guarded(session, 'turn_time_series', () => ts.timeSeries());
   }
 
   /** Close a session (of either kind). */
-  close(session: string): void {
-    this.get(session);
+  close(session: string, owner = LOCAL_OWNER): void {
+    this.get(session, owner);
     this.remove(session, 'close');
   }
 
   /** Close a session after a failure outside the environment (e.g. its reply could not be encoded); no-op when absent. */
-  discard(session: string, reason: CloseReason = 'internal'): void {
+  discard(session: string, reason: CloseReason = 'internal', owner = LOCAL_OWNER): void {
+    if (this.sessions.get(session)?.owner !== owner) return;
     this.remove(session, reason);
   }
 

@@ -92,8 +92,9 @@ describe('RecoveringEnv', () => {
     const c2 = new Client({ endpoint, timeoutMs: 5000 });
     try {
       const fresh = (await c2.reset({ seed: 2 })).session;
-      expect(fresh).toMatch(/^s1\.[A-Za-z0-9_-]{8}$/); // the first session of the new instance
-      expect(old).toMatch(/^s1\.[A-Za-z0-9_-]{8}$/); // ... and of the old one
+      // The first session of each instance: ids are 128 random bits (issue 12, F7), not `s1.<tag>` any more.
+      expect(fresh).toMatch(/^s[A-Za-z0-9_-]{22}$/);
+      expect(old).toMatch(/^s[A-Za-z0-9_-]{22}$/);
       expect(fresh).not.toBe(old);
       await expect(c2.step(old, 'company status')).rejects.toMatchObject({ code: 'unknown_session' });
       expect((await c2.step(fresh, 'company status')).info.step).toBe(1);

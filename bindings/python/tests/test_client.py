@@ -42,6 +42,29 @@ def test_unknown_session_is_a_protocol_error(client: Client) -> None:
         assert e.value.code == "unknown_session"
 
 
+def test_sessions_belong_to_their_client(client: Client, endpoint: str) -> None:
+    """Issue 12, F7: another client's request on a session is refused like an unknown session, nothing leaks."""
+    sid = client.reset(7)["session"]
+    assert sid.startswith("s") and len(sid) == 23  # "s" + 128 random bits in base64url: not guessable
+    other = Client(endpoint, timeout=10.0)
+    try:
+        with pytest.raises(ProtocolError) as missing:
+            other.step("s" + "A" * 22, "company status")
+        for op, fields in (("step", {"action": "sim resume"}), ("snapshot", {}), ("close", {})):
+            with pytest.raises(ProtocolError) as e:
+                other.request(op, session=sid, **fields)
+            assert e.value.code == "unknown_session"
+            assert e.value.message.replace(sid, "X") == missing.value.message.replace("s" + "A" * 22, "X")
+        [item] = other.step_batch([(sid, "sim resume")], raise_errors=False)
+        assert isinstance(item, ProtocolError) and item.code == "unknown_session"
+        assert other.hello()["limits"]["max_sessions_per_client"] >= 1
+    finally:
+        other.close()
+    # The owner's session is untouched: its first step is the first step of the episode.
+    obs = client.step(sid, "company status")["observation"]
+    assert obs["ok"] is True
+
+
 def test_other_error_codes(client: Client) -> None:
     with pytest.raises(ProtocolError) as e:
         client.request("fly")

@@ -65,12 +65,14 @@ DEFAULT_IDLE_TIMEOUT_MS: Final = 600000
 DEFAULT_MAX_BATCH_REPLY_BYTES: Final = 67108864
 DEFAULT_MAX_MESSAGE_BYTES: Final = 8388608
 DEFAULT_MAX_SESSIONS: Final = 1024
+DEFAULT_MAX_SESSIONS_PER_CLIENT: Final = 256
 MAX_ACTION_CHARS: Final = 65536
 MAX_BATCH: Final = 4096
 MAX_PRESET_NAME_CHARS: Final = 128
 MAX_REQUEST_ID_CHARS: Final = 256
 MAX_SESSION_ID_CHARS: Final = 64
 MAX_SESSION_ID_TAG_CHARS: Final = 32
+SESSION_ID_RANDOM_BYTES: Final = 16
 
 
 class ResetOptionsRecord(TypedDict):
@@ -311,6 +313,8 @@ class HelloResultSplits(TypedDict):
 class HelloResultLimits(TypedDict):
     max_message_bytes: int
     max_sessions: int
+    max_sessions_per_client: int
+    """Live sessions one client connection may hold."""
     idle_timeout_ms: int
     """0: sessions are never reaped."""
     max_batch: int

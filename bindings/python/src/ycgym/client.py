@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -153,6 +154,9 @@ class Client:
         self._ctx = context or zmq.Context.instance()
         sock = self._ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
+        # Sessions belong to the connection's routing id: a random one of our own (not ZeroMQ's 5-byte counter)
+        # keeps them ours across a reconnection after a network failure, and is not guessable.
+        sock.setsockopt(zmq.ROUTING_ID, b"c" + secrets.token_hex(16).encode("ascii"))
         spk = _as_z85(server_public_key)
         if spk is not None:
             if not zmq.has("curve"):
