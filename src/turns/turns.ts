@@ -265,14 +265,35 @@ function infoOf(st: TurnState | null, sim: Simulation, reward: number): TurnInfo
   };
 }
 
+/**
+ * Default cap on the tool output of one turn, in characters of tool messages (not part of the reference): calls
+ * of a turn whose tool messages reached it are not executed and answer an error instead. A full scratchpad read is
+ * about 262 K characters; the reference's harness would hand the model whatever a turn printed, so one request of
+ * 256 reads used to make 67 MB per turn and, kept in the history, exhaust the server's memory (issue 12, F1).
+ */
+export const DEFAULT_MAX_TURN_OUTPUT_CHARS = 1 << 20;
+
+/** Limits of a `TurnEnv` that protect a shared server (not part of the reference). */
+export interface TurnLimits {
+  /** Characters of tool messages one turn may produce before further calls are refused (default 1 Mi). */
+  maxTurnOutputChars: number;
+}
+
 /** The paper's turn protocol over one simulated company. */
 export class TurnEnv {
+  private readonly limits: TurnLimits;
   private sim: Simulation | null = null;
   private cfg: ExperimentConfig | null = null;
   private seed = 0;
   private simOptions: SimOptions = { seed: 0 };
   private settings: TurnSettings | null = null;
   private st: TurnState | null = null;
+
+  constructor(limits: Partial<TurnLimits> = {}) {
+    const max = limits.maxTurnOutputChars ?? DEFAULT_MAX_TURN_OUTPUT_CHARS;
+    if (!Number.isSafeInteger(max) || max < 1) throw new RangeError('maxTurnOutputChars must be a positive integer');
+    this.limits = { maxTurnOutputChars: max };
+  }
 
   /** The underlying simulation (null before `reset`). */
   get simulation(): Simulation | null {
@@ -445,11 +466,25 @@ export class TurnEnv {
     if (msg?.role === 'assistant') (msg.tool_calls ??= []).push({ id: tc.id, type: 'function', function: { name: tc.name, arguments: tc.arguments } });
     open.calls++;
     const { command, error } = this.toolCommand(tc);
-    const r: ToolResult = error !== null ? { ok: false, exit_code: 2, stdout: '', stderr: error, sim_time: null, command } : executeCommand(sim, command, set.accept_unprefixed);
+    const spent = this.turnOutputChars(st, open);
+    const cap = this.limits.maxTurnOutputChars;
+    const refusal = spent >= cap ? `not executed: the tool output of this turn reached ${spent} characters (limit ${cap}); end the turn and go on in the next one` : error;
+    const r: ToolResult = refusal !== null ? { ok: false, exit_code: 2, stdout: '', stderr: refusal, sim_time: null, command } : executeCommand(sim, command, set.accept_unprefixed);
     const detect = set.accept_unprefixed && !/^yc-bench(\s|$)/.test(command.trimStart()) ? `yc-bench ${command.trimStart()}` : command;
     if (error === null && detect.startsWith('yc-bench sim resume') && resumePayload(r.stdout) !== null) open.resume_stdout = r.stdout;
     st.session.push({ role: 'tool', tool_call_id: tc.id, content: toolResultText(r) });
     return r;
+  }
+
+  /** Characters of the tool messages of the open turn so far. */
+  private turnOutputChars(st: TurnState, open: OpenTurn): number {
+    let n = 0;
+    if (open.assistant === null) return n;
+    for (let i = open.assistant + 1; i < st.session.length; i++) {
+      const m = st.session[i];
+      if (m?.role === 'tool') n += m.content.length;
+    }
+    return n;
   }
 
   /** Run one command of the current turn as a `run_command` call with id `call_{n}_{i}`. */

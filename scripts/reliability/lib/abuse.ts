@@ -1,7 +1,8 @@
 /**
  * Attacks of issue 12, each against a fresh server child: an absurd restored snapshot (F2), restores of large
  * snapshots against a memory budget (F3), many clients sending 4,096-step batches (F4), a client that sends
- * but never reads (backpressure). For each: the peak resident memory of the server process during the attack
+ * but never reads (backpressure), a client on another client's sessions and one opening all sessions (F7), a
+ * turn of hundreds of full-scratchpad reads (F1). For each: the peak resident memory of the server process during the attack
  * (Linux VmHWM), the slowest answer a fresh client got while it ran, and whether the server stayed up.
  */
 import { readFileSync } from 'node:fs';
@@ -37,6 +38,10 @@ export interface AbuseParams {
   batchClients: number;
   restores: number;
   floodRequests: number;
+  /** F7: requests of the thief on the victim's (and guessed) sessions. */
+  hijackTries: number;
+  /** F1: `scratchpad read` calls in the one turn. */
+  turnReads: number;
 }
 
 function peakRssMiB(pid: number | undefined): number | null {
@@ -186,6 +191,98 @@ export async function abuse(p: AbuseParams): Promise<AbuseReport> {
         mute.close();
       }
     }),
+  );
+
+  attacks.push(
+    await underAttack(
+      `F7: a client steps, snapshots and closes another client's sessions (${p.hijackTries} tries: guessed ids and the victim's real ids)`,
+      'sessions belong to their connection; ids are 128 random bits: unknown_session, word for word as for a missing id',
+      {},
+      async (endpoint) => {
+        const victim = new Client({ endpoint, timeoutMs: 30_000 });
+        const thief = new Client({ endpoint, timeoutMs: 30_000 });
+        try {
+          // No stall truncation: the victim only browses and reads while the thief tries.
+          const sid = (await victim.reset({ seed: 11, options: { stall_steps: 0 } })).session;
+          const ref = new Env();
+          ref.reset({ seed: 11, options: { stall_steps: 0 } });
+          const codes: Record<string, number> = {};
+          let identical = true;
+          for (let i = 0; i < p.hijackTries; i++) {
+            // Guessed ids of the old form (s1, s2.<tag>, ...) and the victim's real id, which a leak could reveal.
+            const target = i % 4 === 0 ? sid : i % 4 === 1 ? `s${i}` : i % 4 === 2 ? `s${i}.AAAAAAAA` : `s${'A'.repeat(22)}`;
+            const op = i % 3 === 0 ? thief.step(target, 'sim resume') : i % 3 === 1 ? thief.snapshot(target) : thief.closeSession(target);
+            const code = await op.then(
+              () => 'ok',
+              (e: unknown) => (e instanceof ProtocolError ? e.code : 'other'),
+            );
+            codes[code] = (codes[code] ?? 0) + 1;
+            // The victim plays on, and its episode is the one it would be alone.
+            const action = i % 2 === 0 ? 'market browse --limit 5' : 'company status';
+            identical &&= (await victim.step(sid, action)).observation.text === ref.step(action).observation.text;
+          }
+          return { replies: codes, victim_byte_identical: identical, ok: identical && Object.keys(codes).every((k) => k === 'unknown_session') };
+        } finally {
+          await victim.close();
+          await thief.close();
+        }
+      },
+    ),
+  );
+
+  attacks.push(
+    await underAttack(
+      'F7: one client opens sessions until it is refused',
+      '--max-sessions-per-client (default 256 of the 1024): session_limit; other clients still get sessions',
+      {},
+      async (endpoint) => {
+        const greedy = new Client({ endpoint, timeoutMs: 30_000 });
+        const other = new Client({ endpoint, timeoutMs: 30_000 });
+        try {
+          let opened = 0;
+          let code = 'ok';
+          while (code === 'ok' && opened < 2000) {
+            code = await greedy.reset({ seed: opened + 1 }).then(
+              () => 'ok',
+              (e: unknown) => (e instanceof ProtocolError ? e.code : 'other'),
+            );
+            if (code === 'ok') opened++;
+          }
+          const otherOk = await other.reset({ seed: 1 }).then(
+            () => true,
+            () => false,
+          );
+          return { sessions_opened: opened, then: code, other_client_served: otherOk, ok: code === 'session_limit' && otherOk && opened === 256 };
+        } finally {
+          await greedy.close();
+          await other.close();
+        }
+      },
+    ),
+  );
+
+  attacks.push(
+    await underAttack(
+      `F1: a turn of ${p.turnReads} \`scratchpad read\` calls over a full scratchpad`,
+      'per-turn tool output cap (1 Mi characters): later calls of the turn are not executed and answer an error',
+      {},
+      async (endpoint) => {
+        const c = new Client({ endpoint, timeoutMs: 120_000 });
+        try {
+          const session = (await c.turnReset({ seed: 1 })).session;
+          await c.turnStep(session, Array.from({ length: 4 }, () => `yc-bench scratchpad append --content ${'x'.repeat(60_000)}`));
+          const t0 = performance.now();
+          const r = await c.turnStep(session, Array.from({ length: p.turnReads }, () => 'yc-bench scratchpad read'));
+          const ms = performance.now() - t0;
+          const results = r.tool_results;
+          const ran = results.filter((x) => x.ok).length;
+          const next = await c.turnStep(session, ['yc-bench company status']);
+          return { executed: ran, refused: results.length - ran, turn_ms: round(ms, 1), next_turn_ok: next.tool_results[0]?.ok === true, ok: ran < results.length && next.tool_results[0]?.ok === true };
+        } finally {
+          await c.close();
+        }
+      },
+    ),
   );
 
   return { attacks };
