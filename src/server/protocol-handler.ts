@@ -48,7 +48,7 @@ export interface ProtocolOptions {
   /** Cap on one `step_batch` reply in bytes (default `DEFAULT_MAX_BATCH_REPLY_BYTES`). */
   maxBatchReplyBytes?: number;
   /** Why `options.record.path` cannot be recorded (null: it can); absent: recording is unavailable. */
-  recordCheck?: (path: unknown) => string | null;
+  recordCheck?: (path: unknown, client: string) => string | null;
   /**
    * Admission control: called before work that creates state or output in bulk (`ADMITTED_OPS`); a string
    * refuses the request with a `capacity` error carrying it (e.g. the server is over its memory budget).
@@ -211,7 +211,7 @@ export class ProtocolHandler {
       reset: (req, client) => {
         const options = req.options;
         if (options?.record !== undefined) {
-          const problem = this.opts.recordCheck ? this.opts.recordCheck(options.record.path) : '/options/record: recording is disabled on this server (start it with `ycgym serve --record-dir DIR`)';
+          const problem = this.opts.recordCheck ? this.opts.recordCheck(options.record.path, client) : '/options/record: recording is disabled on this server (start it with `ycgym serve --record-dir DIR`)';
           if (problem !== null) throw new SessionError('invalid_request', problem);
         }
         return s.reset(definedFields(req, ['seed', 'preset', 'session', 'options']), client);

@@ -5,8 +5,9 @@
  *
  *     new SessionManager({ ..., hooks: new TrajectoryRecorder({ path: 'out/trajectories.arrow' }) })
  *
- * and `recorder.close()` on shutdown writes the files' footers. Each session's episode is buffered and
- * appended as one record batch when it ends (terminated/truncated, reset again, or the session closes).
+ * and `recorder.close()` on shutdown writes the files' footers. Each session's step rows are appended as record
+ * batches while its episode runs (every `flushRows` rows) and when it ends (terminated/truncated, reset again, or
+ * the session closes), so memory stays bounded however long an episode runs.
  * Episode statistics (tasks succeeded/failed, accepts from adversarial clients) come from a shadow
  * simulation that replays the same commands, so they are exact.
  */
@@ -34,10 +35,15 @@ export class TrajectoryWriter {
     this.steps = stepSink(stepsPath);
     this.episodes = episodeSink(episodesPath);
   }
-  /** Append one episode (one record batch in each file). */
-  write(rows: readonly StepRow[], episode: EpisodeRow): void {
+  /** Append step rows of an episode in progress (one record batch). */
+  writeSteps(rows: readonly StepRow[]): void {
+    if (rows.length === 0) return;
     for (const r of rows) this.sb.append(r);
     this.steps.writeBuffers(this.sb.finish());
+  }
+  /** Append one episode: its last step rows and its episode row (one record batch in each file). */
+  write(rows: readonly StepRow[], episode: EpisodeRow): void {
+    this.writeSteps(rows);
     this.eb.append(episode);
     this.episodes.writeBuffers(this.eb.finish());
     this.count++;
@@ -61,11 +67,22 @@ export interface RecorderOptions {
   policy?: string;
   /** Record only these sessions (default: every session). */
   filter?: (session: string) => boolean;
+  /**
+   * Rows of an episode held in memory before they are written as a record batch (default 1024): an episode of any
+   * length holds at most this many rows (the last one waits for its `is_last` flag).
+   */
+  flushRows?: number;
 }
+
+/** Default `RecorderOptions.flushRows`. */
+export const DEFAULT_FLUSH_ROWS = 1024;
 
 interface Open {
   meta: EpisodeMeta;
+  /** Rows not yet written (the newest always among them). */
   rows: StepRow[];
+  /** Rows of the episode so far, written or not. */
+  total: number;
   shadow: Simulation;
 }
 
@@ -82,6 +99,7 @@ export class TrajectoryRecorder implements SessionHooks {
   private readonly runId: string;
   private readonly policy: string;
   private readonly filter: (session: string) => boolean;
+  private readonly flushRows: number;
   private nextEpisode = 0;
   private closed = false;
 
@@ -91,6 +109,15 @@ export class TrajectoryRecorder implements SessionHooks {
     this.runId = opts.runId ?? 'server';
     this.policy = opts.policy ?? 'agent';
     this.filter = opts.filter ?? (() => true);
+    this.flushRows = opts.flushRows ?? DEFAULT_FLUSH_ROWS;
+    if (!Number.isSafeInteger(this.flushRows) || this.flushRows < 1) throw new RangeError('flushRows must be a positive integer');
+  }
+
+  /** Step rows held in memory, all sessions together (at most `flushRows` per open episode). */
+  get bufferedRows(): number {
+    let n = 0;
+    for (const o of this.open.values()) n += o.rows.length;
+    return n;
   }
 
   /** Episodes written so far. */
@@ -112,7 +139,7 @@ export class TrajectoryRecorder implements SessionHooks {
     const meta: EpisodeMeta = { runId: this.runId, episodeId: this.nextEpisode++, policy: this.policy, preset, seed: shadow.state.seed };
     const row = toRow(meta, step, null, result, 0, false, false, shadow.state.startTime);
     row.is_first = true;
-    this.open.set(session, { meta, rows: [row], shadow });
+    this.open.set(session, { meta, rows: [row], total: 1, shadow });
   }
 
   /** A new episode starts in `session`. */
@@ -141,7 +168,12 @@ export class TrajectoryRecorder implements SessionHooks {
     o.shadow.execute(e.action);
     const r = e.result;
     o.rows.push(toRow(o.meta, r.info.step, e.action, r, r.info.reward_cents, r.terminated, r.truncated, o.shadow.state.startTime));
+    o.total++;
     if (r.terminated || r.truncated) this.finish(e.session);
+    else if (o.rows.length > this.flushRows) {
+      // Stream: write all but the newest row (it may still become the episode's last).
+      this.writer.writeSteps(o.rows.splice(0, o.rows.length - 1));
+    }
   }
 
   /** `session` was closed: its open episode ends (truncated). */
@@ -166,7 +198,7 @@ export class TrajectoryRecorder implements SessionHooks {
       preset: o.meta.preset,
       final_funds_cents: s.fundsCents,
       outcome: outcomeOf(o.shadow),
-      steps: o.rows.length - 1,
+      steps: o.total - 1,
       ...episodeCounts(o.shadow),
     };
     this.writer.write(o.rows, episode);

@@ -342,7 +342,7 @@ export class Server {
     const protocolOpts: ConstructorParameters<typeof ProtocolHandler>[2] = { validateReplies: opts.validateReplies ?? false };
     if (opts.maxBatchReplyBytes !== undefined) protocolOpts.maxBatchReplyBytes = opts.maxBatchReplyBytes;
     const rec = recording;
-    protocolOpts.recordCheck = (name: unknown) => recordProblem(rec ? rec.dir : null, name, rec ? rec.activeFiles : new Set());
+    protocolOpts.recordCheck = (name: unknown, client: string) => recordProblem(rec ? rec.dir : null, name, rec ? rec.active : new Map(), client);
     const guard = memoryGuard(opts.maxMemoryBytes);
     protocolOpts.admit = () => guard();
     const handler = new ProtocolHandler(sessions, { version: packageVersion(), presets, maxMessageBytes }, protocolOpts);

@@ -34,7 +34,7 @@ export type CloseReason = 'close' | 'idle' | 'internal' | 'shutdown';
 /** Observation points for a later recorder (hooks must not throw: an exception is treated like an environment bug). */
 export interface SessionHooks {
   /** After a successful reset (a new episode starts in `session`). */
-  onReset?(e: { session: string; seed: number; preset: string; options: ResetOptions; result: ResetResult }): void;
+  onReset?(e: { session: string; client: string; seed: number; preset: string; options: ResetOptions; result: ResetResult }): void;
   /** After a successful restore (the episode continues from a snapshot in `session`). */
   onRestore?(e: { session: string; snapshot: EnvSnapshot; result: ResetResult }): void;
   /** After every successful step. */
@@ -317,7 +317,7 @@ export class SessionManager {
     this.target(args.session, 'env', owner);
     const { env, r: result } = this.start('reset', preset, args.session, this.envFactory, (e) => e.reset({ seed: args.seed, preset, options }));
     const session = this.put(args.session ?? null, owner, { kind: 'env', env });
-    this.guarded(session, 'reset', () => this.hooks.onReset?.({ session, seed: args.seed, preset, options, result }));
+    this.guarded(session, 'reset', () => this.hooks.onReset?.({ session, client: owner, seed: args.seed, preset, options, result }));
     return { session, ...result };
   }
 

@@ -37,4 +37,36 @@ describe('server-side recording (reset option record)', () => {
     expect(existsSync(join(dir, '..', 'x.arrow'))).toBe(false);
     await c.close();
   });
+
+  it('never lets two recordings write the same file (issue 12, F5), nor a client join another client\'s recording', async () => {
+    const a = new Client({ endpoint: server.endpoint });
+    const b = new Client({ endpoint: server.endpoint });
+    try {
+      // `y.episodes.arrow` writes y.episodes.arrow and y.episodes.episodes.arrow; `y.arrow` would write its episodes
+      // into y.episodes.arrow: before, it was accepted and overwrote the first recording's steps.
+      const first = await a.reset({ seed: 1, options: { record: { path: 'y.episodes.arrow' } } as never });
+      await a.step(first.session, 'company status');
+      await expect(a.reset({ seed: 2, options: { record: { path: 'y.arrow' } } as never })).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringContaining('would write y.episodes.arrow'),
+      });
+      // Another client cannot add its sessions to a's recording in progress; a's own sessions can.
+      await expect(b.reset({ seed: 3, options: { record: { path: 'y.episodes.arrow' } } as never })).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: expect.stringContaining('being recorded by another client'),
+      });
+      const second = await a.reset({ seed: 4, options: { record: { path: 'y.episodes.arrow' } } as never });
+      await a.closeSession(second.session);
+      await a.closeSession(first.session);
+      const steps = tableFromIPC(readFileSync(join(dir, 'y.episodes.arrow')));
+      expect(steps.getChild('action')?.toArray()).toEqual([null, null, 'company status']); // episodes in the order they ended
+      expect(tableFromIPC(readFileSync(join(dir, 'y.episodes.episodes.arrow'))).numRows).toBe(2);
+      // Once complete, neither name nor a name colliding with its files can be recorded again.
+      await expect(a.reset({ seed: 2, options: { record: { path: 'y.arrow' } } as never })).rejects.toMatchObject({ code: 'invalid_request' });
+      await expect(b.reset({ seed: 2, options: { record: { path: 'y.episodes.arrow' } } as never })).rejects.toMatchObject({ code: 'invalid_request' });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
 });
