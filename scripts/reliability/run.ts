@@ -48,7 +48,7 @@ export const MODES: Record<'quick' | 'full', ModeParams> = {
     curve: { intruders: 2, steps: 150 },
     cap: { maxSessions: 40, clients: 10, resetsPerClient: 8 },
     controlSteps: 200,
-    abuse: { batchClients: 8, restores: 50, floodRequests: 2000, hijackTries: 300, turnReads: 256 },
+    abuse: { batchClients: 8, restores: 50, floodRequests: 2000, hijackTries: 300, turnReads: 256, recordedSteps: 20000 },
   },
   full: {
     commands: 1_000_000,
@@ -60,7 +60,7 @@ export const MODES: Record<'quick' | 'full', ModeParams> = {
     curve: { intruders: 10, steps: 2000 },
     cap: { maxSessions: 1024, clients: 64, resetsPerClient: 20 },
     controlSteps: 5000,
-    abuse: { batchClients: 90, restores: 1500, floodRequests: 20000, hijackTries: 3000, turnReads: 256 },
+    abuse: { batchClients: 90, restores: 1500, floodRequests: 20000, hijackTries: 3000, turnReads: 256, recordedSteps: 200000 },
   },
 };
 

@@ -20,6 +20,7 @@ export interface ServerChildOptions {
   maxBatchBytesInFlight?: number;
   maxMemoryBytes?: number;
   stallTimeoutMs?: number;
+  recordDir?: string;
 }
 
 /** Messages the child sends. */
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
   if (opts.maxBatchBytesInFlight !== undefined) so.maxBatchBytesInFlight = opts.maxBatchBytesInFlight;
   if (opts.maxMemoryBytes !== undefined) so.maxMemoryBytes = opts.maxMemoryBytes;
   if (opts.stallTimeoutMs !== undefined) so.stallTimeoutMs = opts.stallTimeoutMs;
+  if (opts.recordDir !== undefined) so.recordDir = opts.recordDir;
   so.logger = (level, message, fields) => {
     if (level !== 'info') process.stderr.write(JSON.stringify({ level, msg: message, ...fields }) + '\n');
   };

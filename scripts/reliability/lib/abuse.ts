@@ -5,7 +5,9 @@
  * turn of hundreds of full-scratchpad reads (F1). For each: the peak resident memory of the server process during the attack
  * (Linux VmHWM), the slowest answer a fresh client got while it ran, and whether the server stayed up.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Dealer } from 'zeromq';
 import { Client, ProtocolError } from '../../../src/client/client.js';
 import { Env } from '../../../src/env/env.js';
@@ -42,6 +44,8 @@ export interface AbuseParams {
   hijackTries: number;
   /** F1: `scratchpad read` calls in the one turn. */
   turnReads: number;
+  /** F6: steps of the one recorded episode. */
+  recordedSteps: number;
 }
 
 function peakRssMiB(pid: number | undefined): number | null {
@@ -284,6 +288,40 @@ export async function abuse(p: AbuseParams): Promise<AbuseReport> {
       },
     ),
   );
+
+  const recordDir = mkdtempSync(join(tmpdir(), 'ycgym-abuse-rec-'));
+  try {
+    attacks.push(
+      await underAttack(
+        `F5 and F6: a recorded session plays ${p.recordedSteps} steps of \`market browse --limit 50\` in one episode; another recording tries a name that would write its files`,
+        'rows streamed to disk every 1,024 rows; a name whose files exist or belong to a recording in progress: invalid_request',
+        { recordDir },
+        async (endpoint) => {
+          const c = new Client({ endpoint, timeoutMs: 120_000 });
+          const other = new Client({ endpoint, timeoutMs: 30_000 });
+          try {
+            const sid = (await c.reset({ seed: 1, options: { stall_steps: 0, record: { path: 'long.episodes.arrow' } } as never })).session;
+            for (let i = 0; i < p.recordedSteps; i += 512) {
+              const n = Math.min(512, p.recordedSteps - i);
+              await c.stepBatch(Array.from({ length: n }, () => ({ session: sid, action: 'market browse --limit 50' })));
+            }
+            const collide = await other.reset({ seed: 2, options: { record: { path: 'long.arrow' } } as never }).then(
+              () => 'ok',
+              (e: unknown) => (e instanceof ProtocolError ? e.code : 'other'),
+            );
+            await c.closeSession(sid);
+            const bytes = statSync(join(recordDir, 'long.episodes.arrow')).size;
+            return { collision_reply: collide, recording_mib: round(bytes / 2 ** 20, 1), ok: collide === 'invalid_request' };
+          } finally {
+            await c.close();
+            await other.close();
+          }
+        },
+      ),
+    );
+  } finally {
+    rmSync(recordDir, { recursive: true, force: true });
+  }
 
   return { attacks };
 }
