@@ -51,6 +51,9 @@ while True:
 """
 
 ACTION = "company status"
+# ACTION never advances simulated time: turn the stall rule off (by default an episode is truncated after
+# 200 steps in a row without time advancing, and the next step would be refused with episode_over).
+OPTIONS = {"stall_steps": 0}
 
 
 def rate(n: int, fn: Callable[[], None]) -> float:
@@ -96,13 +99,13 @@ def main() -> None:
     endpoint = a.endpoint or (server.endpoint if server else "")
     echo = Echo()
     c = Client(endpoint)
-    env = YCBenchEnv(endpoint=endpoint)
-    venv = YCBenchVectorEnv(a.sessions, endpoint=endpoint)
+    env = YCBenchEnv(endpoint=endpoint, reset_options=OPTIONS)
+    venv = YCBenchVectorEnv(a.sessions, endpoint=endpoint, reset_options=OPTIONS)
     runs: dict[str, list[float]] = {k: [] for k in ("echo", "client", "env", "batch", "vector")}
     try:
-        s = c.reset(1)["session"]
+        s = c.reset(1, options=OPTIONS)["session"]
         env.reset(seed=1)
-        sessions = [c.reset(seed)["session"] for seed in range(a.sessions)]
+        sessions = [c.reset(seed, options=OPTIONS)["session"] for seed in range(a.sessions)]
         entries = [(x, ACTION) for x in sessions]
         venv.reset(seed=0)
         acts = (ACTION,) * a.sessions
