@@ -184,3 +184,55 @@ def test_vector_snapshot_and_render() -> None:
         assert [s["steps"] for s in snaps] == [1, 1]
     finally:
         envs.close()
+
+
+def _dtypes(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _dtypes(v) for k, v in x.items()}
+    return x.dtype if isinstance(x, np.ndarray) else type(x)
+
+
+def _info_cases() -> list[list[tuple[int, dict[str, Any]]]]:
+    status = {
+        "sim_time": "2025-01-01T09:00:00",
+        "funds_cents": 20000000,
+        "runway_months": 5.26,
+        "prestige": {"research": 1.0, "training": 1.5},
+        "trust": {"A": 0.0, "B": 0.25},
+        "bankrupt": False,
+        "events": [],
+    }
+
+    def info(i: int, **over: Any) -> dict[str, Any]:
+        st = dict(status, funds_cents=status["funds_cents"] + i, events=[{"type": "x", "i": i}] if i % 3 == 0 else [])
+        base = {"reward_cents": -i, "step": i, "terminal_reason": None, "status": st, "command": "company status", "session": f"s{i}"}
+        base.update(over)
+        return base
+
+    n = 4
+    return [
+        [(i, info(i)) for i in range(n)],  # every env, one shape: the fast path
+        [(i, info(i)) for i in (0, 2, 3)],  # a sub-environment missing
+        [(i, info(i, terminal_reason="stall" if i == 1 else None)) for i in range(n)],  # str and None mixed
+        [(i, info(i, reward_cents=1.5 if i == 2 else 1)) for i in range(n)],  # int and float mixed
+        [(i, info(i, text_truncated=True) if i == 1 else info(i)) for i in range(n)],  # keys differ
+        [(i, dict(info(i), final_obs={"text": "t"}, final_info={"k": i})) for i in range(n)],  # final_obs
+        [(i, info(i, arr=np.arange(3) + i)) for i in range(n)],  # ndarray column
+        [(i, info(i, status=dict(status, trust={"A": 0.0} if i else {"A": 0.0, "B": 1.0}))) for i in range(n)],  # nested keys differ
+        [(i, info(i, step=np.int32(i))) for i in range(n)],  # numpy scalars
+    ]
+
+
+@pytest.mark.parametrize("case", range(9))
+def test_batched_infos_equal_gymnasiums_add_info_fold(case: int) -> None:
+    """The vector info built a column at a time (and its all-envs fast path) is Gymnasium's `_add_info`
+    folded over the sub-environments: same keys, dtypes and values."""
+    entries = _info_cases()[case]
+    v = YCBenchVectorEnv.__new__(YCBenchVectorEnv)
+    v.num_envs = 4
+    got = v._batch_infos(entries)
+    ref: dict[str, Any] = {}
+    for i, inf in entries:
+        ref = gym.vector.VectorEnv._add_info(v, ref, inf, i)
+    assert _dtypes(got) == _dtypes(ref)
+    assert same(got, ref)

@@ -357,6 +357,10 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
         first_keys = entries[0][1].keys()
         uniform = all(info.keys() == first_keys for _, info in entries)  # the usual case
         all_idx = [i for i, _ in entries]
+        if uniform and all_idx == self._every_env():
+            full = self._columnar_full([info for _, info in entries])
+            if full is not None:
+                return full
         keys: dict[str, None] = {}
         if uniform:
             keys = dict.fromkeys(first_keys)
@@ -402,6 +406,49 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
             mask[idx] = True
             out[key] = array
             out["_" + key] = mask
+        return out
+
+    def _every_env(self) -> list[int]:
+        every = self.__dict__.get("_every_env_cache")
+        if every is None or len(every) != self.num_envs:
+            every = self.__dict__["_every_env_cache"] = list(range(self.num_envs))
+        return every
+
+    def _columnar_full(self, infos: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """:meth:`_columnar` when every sub-environment has an info with the same keys (every step
+        without an autoreset): one ``np.array`` per column instead of a fill and a scatter, masks all
+        true. None when a column is anything else than one scalar type, a dict of such columns or
+        plain objects (``final_obs``, arrays, mixed types): the caller takes the general path."""
+        n = self.num_envs
+        out: dict[str, Any] = {}
+        for key in infos[0]:
+            if key == "final_obs":
+                return None
+            vals = [info[key] for info in infos]
+            types = set(map(type, vals))
+            if len(types) != 1:
+                return None
+            t = types.pop()
+            array: Any
+            if t is dict:
+                k0 = vals[0].keys()
+                if not all(v.keys() == k0 for v in vals):
+                    return None
+                array = self._columnar_full(vals)
+                if array is None:
+                    return None
+            elif t in (int, float, bool) or issubclass(t, np.number):
+                array = np.array(vals, dtype=t)
+            elif issubclass(t, (dict, np.ndarray)):
+                return None
+            elif t is str or t is type(None):  # flat: np.array cannot mistake them for nested sequences
+                array = np.array(vals, dtype=object)
+            else:
+                array = np.full(n, fill_value=None, dtype=object)
+                for i, v in enumerate(vals):
+                    array[i] = v
+            out[key] = array
+            out["_" + key] = np.ones(n, dtype=np.bool_)
         return out
 
     def _batch_obs(self) -> dict[str, Any]:
