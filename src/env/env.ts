@@ -3,7 +3,7 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { loadPreset } from '../config/load.js';
-import { type CommandResult, companyFigures, DOMAINS, type ExperimentConfig, isoformat, type Out, outcome, type SimSnapshot, Simulation, toFloat } from '../sim/index.js';
+import { type CommandResult, companyFigures, DOMAINS, type ExperimentConfig, isoformat, type Out, outcome, PyFloat, type SimSnapshot, Simulation, toFloat } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec } from './discrete.js';
 
@@ -151,6 +151,16 @@ export interface EnvLike {
   snapshot(): EnvSnapshot | Promise<EnvSnapshot>;
   restore(snap: EnvSnapshot): ResetResult | Promise<ResetResult>;
   close(): void | Promise<void>;
+}
+
+/**
+ * The wake events of a command's typed output: those of a successful `sim resume`, else none. The status block
+ * carries them (`Env` and the turn protocol's `detail`).
+ */
+export function wakeEventsOf(verb: string | null, ok: boolean, value: Out): unknown[] {
+  if (verb !== 'sim resume' || !ok || value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof PyFloat) return [];
+  const w = value['wake_events'];
+  return Array.isArray(w) ? w : [];
 }
 
 /** Build the status block of a simulation. */
@@ -314,7 +324,7 @@ export class Env implements EnvLike {
     const o = this.advance(action);
     const sim = this.sim as Simulation;
     const r = this.last as NonNullable<typeof this.last>;
-    const events = r.ok && r.verb === 'sim resume' ? ((r.value as { [k: string]: Out })['wake_events'] as unknown[]) : [];
+    const events = wakeEventsOf(r.verb, r.ok, r.value);
     const observation: Observation = { text: r.text, ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim, events) };
     this.attachFrame(observation, o.info);
     return { observation, reward: o.reward, terminated: o.terminated, truncated: o.truncated, info: o.info };

@@ -8,13 +8,13 @@
  * and `recorder.close()` on shutdown writes the files' footers. Each session's step rows are appended as record
  * batches while its episode runs (every `flushRows` rows) and when it ends (terminated/truncated, reset again, or
  * the session closes), so memory stays bounded however long an episode runs.
- * Episode statistics (tasks succeeded/failed, accepts from adversarial clients) come from a shadow
- * simulation that replays the same commands, so they are exact.
+ * Episode statistics (tasks succeeded/failed, accepts from adversarial clients, outcome, final funds) are read from
+ * the session's live world, which the hooks hand over (a session whose environment has none is not recorded).
+ * The world of an episode is kept until the episode is written, also after its session moved on or closed.
  */
-import type { ResetOptions, ResetResult, StepResult } from '../env/env.js';
+import type { ResetResult, StepResult } from '../env/env.js';
 import type { EnvSnapshot } from '../env/env.js';
-import { loadPreset } from '../config/load.js';
-import { type ExperimentConfig, Simulation } from '../sim/index.js';
+import type { Simulation } from '../sim/index.js';
 import type { CloseReason, SessionHooks } from './sessions.js';
 import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowFileSink, type TableBuilder } from '../export/arrow.js';
 import { episodeCounts, outcomeOf, stepRow, type EpisodeMeta } from '../export/rollout.js';
@@ -83,7 +83,8 @@ interface Open {
   rows: StepRow[];
   /** Rows of the episode so far, written or not. */
   total: number;
-  shadow: Simulation;
+  /** The episode's live world. */
+  sim: Simulation;
 }
 
 function toRow(meta: EpisodeMeta, step: number, action: string | null, r: { observation: ResetResult['observation'] }, rewardCents: number, terminated: boolean, truncated: boolean, startUs: number): StepRow {
@@ -95,7 +96,6 @@ function toRow(meta: EpisodeMeta, step: number, action: string | null, r: { obse
 export class TrajectoryRecorder implements SessionHooks {
   private readonly writer: TrajectoryWriter;
   private readonly open = new Map<string, Open>();
-  private readonly presets = new Map<string, ExperimentConfig>();
   private readonly runId: string;
   private readonly policy: string;
   private readonly filter: (session: string) => boolean;
@@ -125,49 +125,33 @@ export class TrajectoryRecorder implements SessionHooks {
     return this.writer.count;
   }
 
-  private preset(name: string): ExperimentConfig {
-    let c = this.presets.get(name);
-    if (!c) {
-      c = loadPreset(name);
-      this.presets.set(name, c);
-    }
-    return c;
-  }
-
-  private start(session: string, shadow: Simulation, preset: string, step: number, result: ResetResult): void {
+  private start(session: string, sim: Simulation | null, step: number, result: ResetResult): void {
     this.finish(session);
-    const meta: EpisodeMeta = { runId: this.runId, episodeId: this.nextEpisode++, policy: this.policy, preset, seed: shadow.state.seed };
-    const row = toRow(meta, step, null, result, 0, false, false, shadow.state.startTime);
+    if (sim === null) return;
+    const meta: EpisodeMeta = { runId: this.runId, episodeId: this.nextEpisode++, policy: this.policy, preset: sim.cfg.name, seed: sim.state.seed };
+    const row = toRow(meta, step, null, result, 0, false, false, sim.state.startTime);
     row.is_first = true;
-    this.open.set(session, { meta, rows: [row], total: 1, shadow });
+    this.open.set(session, { meta, rows: [row], total: 1, sim });
   }
 
   /** A new episode starts in `session`. */
-  onReset(e: { session: string; seed: number; preset: string; options: ResetOptions; result: ResetResult }): void {
+  onReset(e: { session: string; result: ResetResult; sim: Simulation | null }): void {
     if (this.closed || !this.filter(e.session)) return;
-    const cfg = this.preset(e.preset);
-    const o = e.options;
-    const simOpts: { seed: number; startDate?: string; companyName?: string; horizonYears?: number } = { seed: e.seed };
-    if (o.start_date !== undefined) simOpts.startDate = o.start_date;
-    if (o.company_name !== undefined) simOpts.companyName = o.company_name;
-    if (o.horizon_years !== undefined) simOpts.horizonYears = o.horizon_years;
-    this.start(e.session, Simulation.create(cfg, simOpts), cfg.name, 0, e.result);
+    this.start(e.session, e.sim, 0, e.result);
   }
 
   /** An episode continues from a snapshot in `session` (recorded as a new episode starting at the snapshot's step). */
-  onRestore(e: { session: string; snapshot: EnvSnapshot; result: ResetResult }): void {
+  onRestore(e: { session: string; snapshot: EnvSnapshot; result: ResetResult; sim: Simulation | null }): void {
     if (this.closed || !this.filter(e.session)) return;
-    const sim = Simulation.restore(e.snapshot.sim);
-    this.start(e.session, sim, sim.cfg.name, e.snapshot.steps, e.result);
+    this.start(e.session, e.sim, e.snapshot.steps, e.result);
   }
 
   /** One step of `session`. */
   onStep(e: { session: string; action: string; result: StepResult }): void {
     const o = this.open.get(e.session);
     if (!o) return;
-    o.shadow.execute(e.action);
     const r = e.result;
-    o.rows.push(toRow(o.meta, r.info.step, e.action, r, r.info.reward_cents, r.terminated, r.truncated, o.shadow.state.startTime));
+    o.rows.push(toRow(o.meta, r.info.step, e.action, r, r.info.reward_cents, r.terminated, r.truncated, o.sim.state.startTime));
     o.total++;
     if (r.terminated || r.truncated) this.finish(e.session);
     else if (o.rows.length > this.flushRows) {
@@ -189,7 +173,7 @@ export class TrajectoryRecorder implements SessionHooks {
     const last = o.rows[o.rows.length - 1] as StepRow;
     last.is_last = true;
     if (!last.terminated) last.truncated = true;
-    const s = o.shadow.state;
+    const s = o.sim.state;
     const episode: EpisodeRow = {
       run_id: o.meta.runId,
       episode_id: o.meta.episodeId,
@@ -197,9 +181,9 @@ export class TrajectoryRecorder implements SessionHooks {
       policy: o.meta.policy,
       preset: o.meta.preset,
       final_funds_cents: s.fundsCents,
-      outcome: outcomeOf(o.shadow),
+      outcome: outcomeOf(o.sim),
       steps: o.total - 1,
-      ...episodeCounts(o.shadow),
+      ...episodeCounts(o.sim),
     };
     this.writer.write(o.rows, episode);
   }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { CloseReason, SessionHooks } from './sessions.js';
 import type { EnvSnapshot, ResetOptions, ResetResult, StepResult } from '../env/env.js';
 import { TrajectoryRecorder, type RecorderOptions } from './recorder.js';
+import type { Simulation } from '../sim/index.js';
 
 /** A recording file name: letters, digits, `.`, `_`, `-`, ending in `.arrow` (no directories). */
 export const RECORD_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,122}\.arrow$/;
@@ -65,7 +66,7 @@ export class SessionRecording implements SessionHooks {
     }
   }
 
-  onReset(e: { session: string; client?: string; seed: number; preset: string; options: ResetOptions & { record?: { path: string } }; result: ResetResult }): void {
+  onReset(e: { session: string; client?: string; seed: number; preset: string; options: ResetOptions & { record?: { path: string } }; result: ResetResult; sim: Simulation | null }): void {
     const name = e.options.record?.path;
     if (this.route.get(e.session) !== name) this.leave(e.session);
     if (name === undefined) return;
@@ -79,7 +80,7 @@ export class SessionRecording implements SessionHooks {
     r.rec.onReset(e);
   }
 
-  onRestore(e: { session: string; snapshot: EnvSnapshot; result: ResetResult }): void {
+  onRestore(e: { session: string; snapshot: EnvSnapshot; result: ResetResult; sim: Simulation | null }): void {
     const name = this.route.get(e.session);
     if (name !== undefined) this.recorders.get(name)?.rec.onRestore(e);
   }

@@ -15,6 +15,7 @@
 import { PresetError } from '../config/load.js';
 import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult } from '../env/env.js';
 import type { ChatMessage, TurnOptions, TurnSnapshot } from '../turns/turns.js';
+import type { Simulation } from '../sim/index.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, MAX_SESSION_ID_TAG_CHARS } from '../protocol/limits.js';
 import type { ErrorCode, SessionResetResult, ToolsChoice, TurnResetReply, TurnRestoreReply, TurnStepReply, WireTurnAction } from '../protocol/ops.js';
 import { toolList, TurnSession, type TurnStart } from './turn-session.js';
@@ -26,20 +27,24 @@ export interface SessionEnv {
   snapshot(): EnvSnapshot;
   restore(snap: EnvSnapshot): ResetResult;
   close(): void;
+  /** The live world, for observers (`Env.simulation`); absent in test doubles. */
+  readonly simulation?: Simulation | null;
 }
 
 /** Why a session ended. */
 export type CloseReason = 'close' | 'idle' | 'internal' | 'shutdown';
 
-/** Observation points for a later recorder (hooks must not throw: an exception is treated like an environment bug). */
+/**
+ * Observation points for a recorder (hooks must not throw: an exception is treated like an environment bug). `sim`
+ * is the session's live world (null for an environment without one): observers read it, never change it.
+ */
 export interface SessionHooks {
   /** After a successful reset (a new episode starts in `session`). */
-  onReset?(e: { session: string; client: string; seed: number; preset: string; options: ResetOptions; result: ResetResult }): void;
+  onReset?(e: { session: string; client: string; seed: number; preset: string; options: ResetOptions; result: ResetResult; sim: Simulation | null }): void;
   /** After a successful restore (the episode continues from a snapshot in `session`). */
-  onRestore?(e: { session: string; snapshot: EnvSnapshot; result: ResetResult }): void;
-  /** After every successful step. */
-  /** `action` is the command line executed (for a Discrete action, the command it stood for). */
-  onStep?(e: { session: string; action: string; result: StepResult }): void;
+  onRestore?(e: { session: string; snapshot: EnvSnapshot; result: ResetResult; sim: Simulation | null }): void;
+  /** After every successful step; `action` is the command line executed (for a Discrete action, the command it stood for). */
+  onStep?(e: { session: string; action: string; result: StepResult; sim: Simulation | null }): void;
   /** When a session is removed (its environment is already closed); exceptions are ignored. */
   onClose?(e: { session: string; reason: CloseReason }): void;
 }
@@ -317,7 +322,7 @@ export class SessionManager {
     this.target(args.session, 'env', owner);
     const { env, r: result } = this.start('reset', preset, args.session, this.envFactory, (e) => e.reset({ seed: args.seed, preset, options }));
     const session = this.put(args.session ?? null, owner, { kind: 'env', env });
-    this.guarded(session, 'reset', () => this.hooks.onReset?.({ session, client: owner, seed: args.seed, preset, options, result }));
+    this.guarded(session, 'reset', () => this.hooks.onReset?.({ session, client: owner, seed: args.seed, preset, options, result, sim: env.simulation ?? null }));
     return { session, ...result };
   }
 
@@ -326,7 +331,7 @@ export class SessionManager {
     const env = this.getEnv(session, owner);
     const result = this.guarded(session, 'step', () => env.step(action), 'the episode is over (terminated or truncated); send reset');
     const text = typeof action === 'string' ? action : (result.info.action_text ?? String(action));
-    this.guarded(session, 'step', () => this.hooks.onStep?.({ session, action: text, result }));
+    this.guarded(session, 'step', () => this.hooks.onStep?.({ session, action: text, result, sim: env.simulation ?? null }));
     return result;
   }
 
@@ -341,7 +346,7 @@ export class SessionManager {
     this.target(session, 'env', owner);
     const { env, r: result } = this.revive('snapshot', this.envFactory, (e) => e.restore(snapshot), this.checkRestored);
     const sid = this.put(session ?? null, owner, { kind: 'env', env });
-    this.guarded(sid, 'restore', () => this.hooks.onRestore?.({ session: sid, snapshot, result }));
+    this.guarded(sid, 'restore', () => this.hooks.onRestore?.({ session: sid, snapshot, result, sim: env.simulation ?? null }));
     return { session: sid, ...result };
   }
 

@@ -5,8 +5,8 @@
  * which a recorder needs and the chat does not carry. The chat and the tool results are exactly the
  * in-process `TurnEnv`'s: a step runs `call`/`run` for each tool call and then `endTurn`, as `step` does.
  */
-import { statusOf, type Status } from '../env/env.js';
-import { policyError, pyShlexSplit, type ToolResult } from '../turns/executor.js';
+import { statusOf, wakeEventsOf, type Status } from '../env/env.js';
+import { policyError, pyShlexSplit, type ExecutedCommand } from '../turns/executor.js';
 import { toolSchemas, type FunctionTool } from '../turns/tools.js';
 import type { CallDetail, ToolsChoice, TurnStepReply, WireTurnAction } from '../protocol/ops.js';
 import {
@@ -47,22 +47,6 @@ export function commandVerb(command: string, acceptUnprefixed: boolean): string 
   return p.kind === 'command' ? `${p.spec.group} ${p.spec.name}` : null;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Wake events of a successful `sim resume` result (as `Env` puts them in the status block). */
-function wakeEvents(r: ToolResult, verb: string | null): unknown[] {
-  if (verb !== 'sim resume' || r.exit_code !== 0) return [];
-  try {
-    const v: unknown = JSON.parse(r.stdout);
-    const w = isRecord(v) ? v['wake_events'] : undefined;
-    return Array.isArray(w) ? w : [];
-  } catch {
-    return [];
-  }
-}
-
 /** One live turn-protocol session. */
 export class TurnSession {
   readonly env: TurnEnv;
@@ -77,10 +61,6 @@ export class TurnSession {
     return s;
   }
 
-  private accepts(): boolean {
-    return this.env.resolvedOptions()?.accept_unprefixed ?? false;
-  }
-
   /** Start a run (throws `PresetError` for a bad preset and `RangeError` for refused options); with the world's status. */
   reset(seed: number, preset: string, options: TurnOptions): TurnStart {
     const r = this.env.reset({ seed, preset, options });
@@ -90,16 +70,13 @@ export class TurnSession {
   /** Play one turn (throws `EnvUsageError` `episode_over` when the run is over). */
   step(action: WireTurnAction, detail: boolean): TurnStepReply {
     const env = this.env;
-    const accept = this.accepts();
     const calls: CallDetail[] = [];
-    const record = (r: ToolResult): void => {
-      if (!detail) return;
-      const verb = commandVerb(r.command, accept);
-      calls.push({ command: verb, status: statusOf(this.sim, wakeEvents(r, verb)) });
+    const record = (ex: ExecutedCommand): void => {
+      if (detail) calls.push({ command: ex.verb, status: statusOf(this.sim, wakeEventsOf(ex.verb, ex.result.ok, ex.value)) });
     };
     // As `TurnEnv.step`: tool calls verbatim, else the commands as run_command calls; then close the turn.
-    if (action.tool_calls !== undefined) for (const tc of action.tool_calls) record(env.call({ id: tc.id, name: tc.name, arguments: tc.arguments }));
-    else for (const c of action.commands ?? []) record(env.run(c));
+    if (action.tool_calls !== undefined) for (const tc of action.tool_calls) record(env.callTyped({ id: tc.id, name: tc.name, arguments: tc.arguments }));
+    else for (const c of action.commands ?? []) record(env.runTyped(c));
     const reply: { content?: string | null; reasoning_content?: string } = {};
     if (action.content !== undefined) reply.content = action.content;
     if (action.reasoning_content !== undefined) reply.reasoning_content = action.reasoning_content;
@@ -107,12 +84,8 @@ export class TurnSession {
     const r = env.endTurn(reply);
     const out: TurnStepReply = { tool_results: r.toolResults, next_user_message: r.nextUserMessage, done: r.done, terminal_reason: r.terminalReason, info: r.info };
     if (detail && world !== null) {
-      const auto = r.info.auto_resume;
-      let autoDetail: CallDetail | null = null;
-      if (auto !== null) {
-        const verb = commandVerb(auto.command, false);
-        autoDetail = { command: verb, status: statusOf(world, wakeEvents(auto, verb)) };
-      }
+      const auto = env.lastAutoResume;
+      const autoDetail: CallDetail | null = auto === null ? null : { command: auto.verb, status: statusOf(world, wakeEventsOf(auto.verb, auto.result.ok, auto.value)) };
       out.detail = {
         calls,
         auto_resume: autoDetail,

@@ -8,7 +8,7 @@
  * stdout exactly as captured from the reference. `sim_time` is always null, as in the reference.
  */
 import { split as shlexSplit } from 'shlex';
-import { PyFloat, type Simulation } from '../sim/index.js';
+import { PyFloat, type Out, type Simulation } from '../sim/index.js';
 import { REFERENCE_HELP } from './reference-help.js';
 import { richUsageError } from './rich.js';
 
@@ -67,24 +67,46 @@ function usageStderr(text: string, message: string, verb: string | null): string
 }
 
 /**
- * Run one agent command as the reference's `run_command` tool does and return the normalised result.
+ * A command the harness ran: the tool result the agent sees (text, rendered here at the edge) and, typed, what the
+ * command was recognised as and what it produced, for the harness's own bookkeeping (nothing re-parses the text).
+ */
+export interface ExecutedCommand {
+  result: ToolResult;
+  /** The verb (`group name`) the command was recognised as; null when it did not run, for help and for usage errors. */
+  verb: string | null;
+  /** The command's typed output (Python float tags kept); null when it did not run and for help. */
+  value: Out;
+}
+
+/** A tool call that was not run: exit code 2 with `stderr`. */
+export function notRun(command: string, stderr: string): ExecutedCommand {
+  return { result: { ok: false, exit_code: 2, stdout: '', stderr, sim_time: null, command }, verb: null, value: null };
+}
+
+/**
+ * Run one agent command as the reference's `run_command` tool does: the normalised result and its typed outcome.
  * `acceptUnprefixed` runs commands that lack the `yc-bench` prefix instead of rejecting them (not the reference).
  */
-export function executeCommand(sim: Simulation, command: string, acceptUnprefixed = false): ToolResult {
+export function runCommand(sim: Simulation, command: string, acceptUnprefixed = false): ExecutedCommand {
   const denied = policyError(command, acceptUnprefixed);
-  if (denied !== null) return { ok: false, exit_code: 2, stdout: '', stderr: denied, sim_time: null, command };
+  if (denied !== null) return notRun(command, denied);
   const r = sim.execute(command);
   if (r.exit === 0 && r.verb === null) {
     // --help: the reference prints typer's rich help screen.
     const key = helpKey(r.text);
     const screen = key !== null ? REFERENCE_HELP[key] : undefined;
-    return { ok: true, exit_code: 0, stdout: screen ?? `${r.text}\n`, stderr: '', sim_time: null, command };
+    return { result: { ok: true, exit_code: 0, stdout: screen ?? `${r.text}\n`, stderr: '', sim_time: null, command }, verb: null, value: null };
   }
   if (r.exit === 2) {
     const v = r.value;
     const err = v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof PyFloat) ? v['error'] : undefined;
     const message = typeof err === 'string' ? err : r.text;
-    return { ok: false, exit_code: 2, stdout: '', stderr: usageStderr(r.text, message, r.verb), sim_time: null, command };
+    return { result: { ok: false, exit_code: 2, stdout: '', stderr: usageStderr(r.text, message, r.verb), sim_time: null, command }, verb: r.verb, value: r.value };
   }
-  return { ok: r.exit === 0, exit_code: r.exit, stdout: `${r.text}\n`, stderr: '', sim_time: null, command };
+  return { result: { ok: r.exit === 0, exit_code: r.exit, stdout: `${r.text}\n`, stderr: '', sim_time: null, command }, verb: r.verb, value: r.value };
+}
+
+/** `runCommand`'s tool result alone. */
+export function executeCommand(sim: Simulation, command: string, acceptUnprefixed = false): ToolResult {
+  return runCommand(sim, command, acceptUnprefixed).result;
 }

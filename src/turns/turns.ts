@@ -10,7 +10,7 @@
 import { loadPreset } from '../config/load.js';
 import { companyFigures, type ExperimentConfig, isoformat, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation } from '../sim/index.js';
 import { EnvUsageError } from '../env/env.js';
-import { executeCommand, type ToolResult } from './executor.js';
+import { notRun, runCommand, type ExecutedCommand, type ToolResult } from './executor.js';
 import {
   buildInitialUserPrompt,
   buildTurnContext,
@@ -234,7 +234,15 @@ function isObject(v: Out): v is { [k: string]: Out } {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof PyFloat);
 }
 
-/** The payload of a `sim resume` output: its stdout parsed as a JSON object, else null. */
+/**
+ * The payload of a `sim resume` the harness ran: its output when that is a JSON object (the reference parses the
+ * stdout: an `{"error": ...}` of exit code 1 counts too; help and usage errors print none), else null.
+ */
+function resumeValue(ex: ExecutedCommand): { [k: string]: Out } | null {
+  return ex.result.exit_code !== 2 && isObject(ex.value) ? ex.value : null;
+}
+
+/** The same payload decoded from a stored stdout (a restored snapshot's open turn: input, not our own output). */
 function resumePayload(stdout: string): { [k: string]: Out } | null {
   const t = stdout.trim();
   if (!t) return null;
@@ -282,6 +290,10 @@ export interface TurnLimits {
 /** The paper's turn protocol over one simulated company. */
 export class TurnEnv {
   private readonly limits: TurnLimits;
+  /** The open turn's tool results and resume payload, typed (the state keeps their text for snapshots). */
+  private openTyped: { results: ToolResult[]; resume: { [k: string]: Out } | null } = { results: [], resume: null };
+  /** The harness's own `sim resume` after the last turn, if it ran one. */
+  private autoResumeRun: ExecutedCommand | null = null;
   private sim: Simulation | null = null;
   private cfg: ExperimentConfig | null = null;
   private seed = 0;
@@ -353,6 +365,8 @@ export class TurnEnv {
       open: null,
     };
     this.st = st;
+    this.openTyped = { results: [], resume: null };
+    this.autoResumeRun = null;
     this.startTurn(null);
     st.last_info = infoOf(st, sim, 0);
     return { messages: this.messages(), info: structuredClone(st.last_info) };
@@ -447,6 +461,7 @@ export class TurnEnv {
     if (st.open === null) {
       st.calls++;
       st.open = { funds_before: sim.state.fundsCents, assistant: null, calls: 0, resume_stdout: null };
+      this.openTyped = { results: [], resume: null };
     }
     return st.open;
   }
@@ -456,6 +471,11 @@ export class TurnEnv {
    * `endTurn`). Returns the result the agent sees; the chat gets the call and its tool message.
    */
   call(tc: ToolCall): ToolResult {
+    return this.callTyped(tc).result;
+  }
+
+  /** `call`, with what the command was recognised as and its typed output. */
+  callTyped(tc: ToolCall): ExecutedCommand {
     const { sim, st, set } = this.live();
     const open = this.openTurn(st, sim);
     if (open.assistant === null) {
@@ -469,11 +489,18 @@ export class TurnEnv {
     const spent = this.turnOutputChars(st, open);
     const cap = this.limits.maxTurnOutputChars;
     const refusal = spent >= cap ? `not executed: the tool output of this turn reached ${spent} characters (limit ${cap}); end the turn and go on in the next one` : error;
-    const r: ToolResult = refusal !== null ? { ok: false, exit_code: 2, stdout: '', stderr: refusal, sim_time: null, command } : executeCommand(sim, command, set.accept_unprefixed);
+    const ex = refusal !== null ? notRun(command, refusal) : runCommand(sim, command, set.accept_unprefixed);
+    const r = ex.result;
+    // The reference's rule on the command line the agent sent (`startswith("yc-bench sim resume")`), then its output.
     const detect = set.accept_unprefixed && !/^yc-bench(\s|$)/.test(command.trimStart()) ? `yc-bench ${command.trimStart()}` : command;
-    if (error === null && detect.startsWith('yc-bench sim resume') && resumePayload(r.stdout) !== null) open.resume_stdout = r.stdout;
+    const resume = error === null && detect.startsWith('yc-bench sim resume') ? resumeValue(ex) : null;
+    if (resume !== null) {
+      open.resume_stdout = r.stdout;
+      this.openTyped.resume = resume;
+    }
     st.session.push({ role: 'tool', tool_call_id: tc.id, content: toolResultText(r) });
-    return r;
+    this.openTyped.results.push(r);
+    return ex;
   }
 
   /** Characters of the tool messages of the open turn so far. */
@@ -489,9 +516,19 @@ export class TurnEnv {
 
   /** Run one command of the current turn as a `run_command` call with id `call_{n}_{i}`. */
   run(command: string): ToolResult {
+    return this.runTyped(command).result;
+  }
+
+  /** `run`, with what the command was recognised as and its typed output. */
+  runTyped(command: string): ExecutedCommand {
     const { sim, st } = this.live();
     const open = this.openTurn(st, sim);
-    return this.call({ id: `call_${st.calls}_${open.calls}`, name: 'run_command', arguments: pyJsonDumps({ command }, null) });
+    return this.callTyped({ id: `call_${st.calls}_${open.calls}`, name: 'run_command', arguments: pyJsonDumps({ command }, null) });
+  }
+
+  /** The harness's own `sim resume` at the end of the last turn (auto-advance), typed; null when it ran none. */
+  get lastAutoResume(): ExecutedCommand | null {
+    return this.autoResumeRun;
   }
 
   /**
@@ -503,6 +540,9 @@ export class TurnEnv {
     const { sim: sim0, st, set } = this.live();
     const open = this.openTurn(st, sim0);
     st.open = null;
+    this.autoResumeRun = null;
+    const typed = this.openTyped;
+    this.openTyped = { results: [], resume: null };
     const results: ToolResult[] = [];
     if (open.assistant !== null) {
       const msg = st.session[open.assistant];
@@ -510,13 +550,13 @@ export class TurnEnv {
         if (reply.content !== undefined) msg.content = reply.content;
         if (reply.reasoning_content !== undefined) msg.reasoning_content = reply.reasoning_content;
       }
-      for (const m of st.session.slice(open.assistant + 1)) if (m.role === 'tool') results.push(JSON.parse(m.content) as ToolResult);
+      results.push(...typed.results);
     } else {
       const msg: ChatMessage = { role: 'assistant', content: reply.content ?? '' };
       if (reply.reasoning_content !== undefined) msg.reasoning_content = reply.reasoning_content;
       st.session.push(msg);
     }
-    let payload = open.resume_stdout !== null ? resumePayload(open.resume_stdout) : null;
+    let payload = open.resume_stdout !== null ? typed.resume : null;
 
     // `run_agent_loop` after the turn.
     const resumed = payload !== null;
@@ -525,8 +565,10 @@ export class TurnEnv {
     else {
       st.turns_since_resume++;
       if (st.turns_since_resume >= set.auto_advance_after_turns) {
-        autoResume = executeCommand(sim0, 'yc-bench sim resume');
-        const p = resumePayload(autoResume.stdout);
+        const ex = runCommand(sim0, 'yc-bench sim resume');
+        this.autoResumeRun = ex;
+        autoResume = ex.result;
+        const p = resumeValue(ex);
         if (p !== null) {
           payload = p;
           st.turns_since_resume = 0;
@@ -634,12 +676,18 @@ export class TurnEnv {
     this.simOptions = { ...snap.sim_options };
     this.settings = structuredClone(snap.settings);
     this.st = structuredClone(snap.state);
+    this.autoResumeRun = null;
+    // A snapshot taken mid-turn: decode its open turn's tool results and resume payload (the snapshot is input).
+    const open = this.st.open;
+    const results: ToolResult[] = [];
+    if (open !== null && open.assistant !== null) for (const m of this.st.session.slice(open.assistant + 1)) if (m.role === 'tool') results.push(JSON.parse(m.content) as ToolResult);
+    this.openTyped = { results, resume: open !== null && open.resume_stdout !== null ? resumePayload(open.resume_stdout) : null };
     return { messages: this.messages(), info: structuredClone(this.st.last_info) };
   }
 
   /** An independent copy continuing identically. */
   clone(): TurnEnv {
-    const e = new TurnEnv();
+    const e = new TurnEnv(this.limits);
     if (this.sim !== null) e.restore(this.snapshot());
     return e;
   }

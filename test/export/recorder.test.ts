@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { GreedyPolicy } from '../../baselines/greedy.js';
 import { readArrowFile } from '../../src/export/arrow.js';
 import { TrajectoryRecorder } from '../../src/server/recorder.js';
+import { rollout } from '../../src/export/rollout.js';
 import { STEP_COLUMNS } from '../../src/export/schema.js';
 import { SessionManager } from '../../src/server/sessions.js';
 import { Simulation } from '../../src/sim/simulation.js';
@@ -71,5 +72,10 @@ describe('server-side TrajectoryRecorder (SessionHooks)', () => {
     expect(Number(eps[0]?.['final_funds_cents'])).toBe(-1630305);
     expect(Number(eps[0]?.['accepted_total'])).toBeGreaterThan(0);
     expect(Number(eps[0]?.['tasks_succeeded']) + Number(eps[0]?.['tasks_failed'])).toBeGreaterThan(0);
+    // The statistics read from the live world equal the bulk runner's for the same greedy episode.
+    const ref = rollout(loadPreset('default'), new GreedyPolicy(), { runId: 'x', episodeId: 0, policy: 'greedy', preset: 'default', seed: 3 }).episode;
+    for (const k of ['final_funds_cents', 'outcome', 'steps', 'tasks_succeeded', 'tasks_failed', 'accepted_from_adversarial', 'accepted_total'] as const) {
+      expect(String(eps[0]?.[k]), k).toBe(String(ref[k]));
+    }
   });
 });

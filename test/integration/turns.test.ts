@@ -14,6 +14,9 @@ import { extractTimeSeries } from '../../src/export/rollout-json.js';
 import { checkReply, schemaValidator, type Op, type Reply } from '../../src/protocol/protocol.js';
 import { startServer, type Server } from '../../src/server/server.js';
 import { commandVerb, type TurnStepReply } from '../../src/server/turn-session.js';
+import { runCommand } from '../../src/turns/executor.js';
+import { Simulation } from '../../src/sim/index.js';
+import { loadPreset } from '../../src/config/load.js';
 import { canonMessage, fixture } from '../turns/helpers.js';
 
 interface Recording {
@@ -174,6 +177,10 @@ describe('detail, tools, time series', () => {
     expect(commandVerb('yc-bench task --help', false)).toBeNull();
     expect(commandVerb("yc-bench task accept 'x", false)).toBeNull();
     expect(commandVerb('yc-bench nope', false)).toBeNull();
+    // The turn session takes the verb from the executed command (no re-parsing); both agree on every form.
+    const sim = Simulation.create(loadPreset('default'), { seed: 1 });
+    const lines = ['yc-bench task accept --task-id x', 'task accept --task-id x', 'yc-bench task --help', "yc-bench task accept 'x", 'yc-bench nope', 'yc-bench sim resume', 'yc-bench market browse --limit nope', 'yc-bench company status', `yc-bench scratchpad write --content ${'y'.repeat(70_000)}`, ''];
+    for (const line of lines) for (const accept of [false, true]) expect(runCommand(sim, line, accept).verb, line.slice(0, 40)).toBe(commandVerb(line, accept));
   });
 });
 
