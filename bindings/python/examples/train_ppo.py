@@ -23,6 +23,7 @@ import gymnasium as gym
 import numpy as np
 
 import ycgym
+from ycgym.episode import run_episode
 from ycgym.policies import DiscreteGreedy, random_masked
 
 
@@ -63,11 +64,8 @@ def make_env(args: argparse.Namespace, pool: list[int], rank: int) -> Any:
 
 def play(env: ycgym.YCBenchDiscreteEnv, seed: int, act: Any) -> int:
     """Final funds (cents) of one episode on ``seed`` with ``act(obs, mask) -> int``."""
-    obs, info = env.reset(seed=seed)
-    while True:
-        obs, _, term, trunc, info = env.step(act(obs, info["action_mask"]))
-        if term or trunc:
-            return int(info["funds_cents"])
+    end = run_episode(env, lambda obs, info: act(obs, info["action_mask"]), seed=seed)
+    return int(end.info["funds_cents"])
 
 
 def greedy_demos(args: argparse.Namespace, pool: list[int], episodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -75,16 +73,16 @@ def greedy_demos(args: argparse.Namespace, pool: list[int], episodes: int) -> tu
     greedy = DiscreteGreedy(env.discrete_spec)
     xs, ms, ys = [], [], []
     rng = np.random.default_rng(args.seed)
+
+    def demonstrate(obs: np.ndarray, info: Any) -> int:
+        a = greedy.act(obs, info["action_mask"])
+        xs.append(obs)
+        ms.append(info["action_mask"])
+        ys.append(a)
+        return a
+
     for _ in range(episodes):
-        obs, info = env.reset(seed=int(rng.choice(pool)))
-        while True:
-            a = greedy.act(obs, info["action_mask"])
-            xs.append(obs)
-            ms.append(info["action_mask"])
-            ys.append(a)
-            obs, _, term, trunc, info = env.step(a)
-            if term or trunc:
-                break
+        run_episode(env, demonstrate, seed=int(rng.choice(pool)))
     env.close()
     return np.asarray(xs, np.float32), np.asarray(ms, bool), np.asarray(ys, np.int64)
 

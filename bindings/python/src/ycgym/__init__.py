@@ -24,6 +24,7 @@ from .client import Client, ProtocolError, ServerExitedError
 from .discrete import YCBenchDiscreteEnv
 from .discrete_vector import YCBenchDiscreteVectorEnv
 from .env import YCBenchEnv
+from .episode import EpisodeResult, run_episode
 from .server import LocalServer, ServerStartError
 from .spaces import DOMAINS, UnicodeText
 from .vector import YCBenchVectorEnv
@@ -32,6 +33,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "Client",
     "DOMAINS",
+    "EpisodeResult",
     "LocalServer",
     "ProtocolError",
     "ServerExitedError",
@@ -39,6 +41,7 @@ __all__ = [
     "UnicodeText",
     "YCBenchEnv",
     "YCBenchVectorEnv",
+    "run_episode",
     "YCBenchDiscreteEnv",
     "YCBenchDiscreteVectorEnv",
     "ENV_ID",

@@ -54,6 +54,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("ycgym.arrow needs pyarrow: pip install 'ycgym[arrow]'") from e
 
 from ._arrow_schema import EPISODE_COLUMNS, SCHEMA_VERSION, STEP_COLUMNS
+from .episode import Transition, run_episode
 from .spaces import DOMAINS, _days, parse_time
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -232,29 +233,27 @@ def record_episode(
     row ``truncated``. ``seed=None`` records the seed the env drew (``env.unwrapped.seed_used``).
     """
     base = env.unwrapped
-    obs, info = env.reset(seed=seed, options=options)
-    used_seed = getattr(base, "seed_used", None)
     name = policy_name if policy_name is not None else getattr(policy, "name", None) or getattr(policy, "__name__", type(policy).__name__)
-    common = {
-        "run_id": run_id if run_id is not None else uuid.uuid4().hex,
-        "episode_id": int(episode_id),
-        "policy": str(name),
-        "preset": preset if preset is not None else str(getattr(base, "preset", "")),
-        "seed": int(seed if seed is not None else (used_seed if used_seed is not None else -1)),
-    }
-    rows = [_row(common, 0, None, obs, info, 0.0)]
-    n = 0
-    while max_steps is None or n < max_steps:
-        action = policy(obs, info)
-        if action is None:
-            break
-        obs, reward, terminated, truncated, info = env.step(action)
-        n += 1
-        rows.append(_row(common, n, action, obs, info, float(reward), rows[0]["sim_time"]))
-        rows[-1]["terminated"] = bool(terminated)
-        rows[-1]["truncated"] = bool(truncated)
-        if terminated or truncated:
-            break
+    rows: list[dict[str, Any]] = []
+    common: dict[str, Any] = {}
+
+    def first(obs: Any, info: Mapping[str, Any]) -> None:
+        used_seed = getattr(base, "seed_used", None)
+        common.update({
+            "run_id": run_id if run_id is not None else uuid.uuid4().hex,
+            "episode_id": int(episode_id),
+            "policy": str(name),
+            "preset": preset if preset is not None else str(getattr(base, "preset", "")),
+            "seed": int(seed if seed is not None else (used_seed if used_seed is not None else -1)),
+        })
+        rows.append(_row(common, 0, None, obs, info, 0.0))
+
+    def step(t: Transition) -> None:
+        rows.append(_row(common, t.step, t.action, t.obs, t.info, t.reward, rows[0]["sim_time"]))
+        rows[-1]["terminated"] = t.terminated
+        rows[-1]["truncated"] = t.truncated
+
+    run_episode(env, policy, seed=seed, options=options, max_steps=max_steps, on_reset=first, on_step=step)
     last = rows[-1]
     if not (last["terminated"] or last["truncated"]):
         last["truncated"] = True  # stopped by max_steps or by the policy
