@@ -5,10 +5,12 @@
 
 Training seeds are drawn from the project's train split (``--train-seeds``, default 1001-100000; the eval seeds
 are always left out), evaluation is on held-out seeds (default 1-10, the test split). Reward: the change in funds (dollars) times
-``--reward-scale`` (a constant, so the optimum is unchanged). ``--bc-episodes N`` first imitates the greedy
-policy for N episodes (behaviour cloning of the masked policy head), then PPO improves on it. The last stdout
-line is one JSON object: ``{"timesteps", "trained_mean_funds_cents", "random_mean_funds_cents",
-"greedy_mean_funds_cents", ...}`` measured on the eval seeds. Uses CUDA when available (``--device``).
+``--reward-scale`` (a constant, so the optimum is unchanged). ``--bc-episodes N`` first imitates a demonstrator
+for N episodes on training seeds (behaviour cloning of the masked policy head; ``--demonstrator value``, the
+default, is ``ycgym.policies.DiscreteValue``: greedy that picks the market task with the best reward per unit of
+work; ``greedy`` imitates greedy itself), then PPO fine-tunes it. The last stdout line is one JSON object:
+``{"timesteps", "trained_mean_funds_cents", "random_mean_funds_cents", "greedy_mean_funds_cents",
+"demonstrator_mean_funds_cents", ...}`` measured on the eval seeds. Uses CUDA when available (``--device``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 
 import ycgym
 from ycgym.episode import run_episode
-from ycgym.policies import DiscreteGreedy, random_masked
+from ycgym.policies import DiscreteGreedy, DiscreteValue, random_masked
 
 
 def seed_range(s: str) -> list[int]:
@@ -68,14 +70,18 @@ def play(env: ycgym.YCBenchDiscreteEnv, seed: int, act: Any) -> int:
     return int(end.info["funds_cents"])
 
 
-def greedy_demos(args: argparse.Namespace, pool: list[int], episodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+DEMONSTRATORS = {"value": DiscreteValue, "greedy": DiscreteGreedy}
+
+
+def demos(args: argparse.Namespace, pool: list[int], episodes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(observations, masks, actions) of ``episodes`` episodes of the demonstrator on training seeds."""
     env = ycgym.YCBenchDiscreteEnv(preset=args.preset, market_slots=args.market_slots, task_slots=args.task_slots, endpoint=args.endpoint)
-    greedy = DiscreteGreedy(env.discrete_spec)
+    teacher = DEMONSTRATORS[args.demonstrator](env.discrete_spec)
     xs, ms, ys = [], [], []
     rng = np.random.default_rng(args.seed)
 
     def demonstrate(obs: np.ndarray, info: Any) -> int:
-        a = greedy.act(obs, info["action_mask"])
+        a = teacher.act(obs, info["action_mask"])
         xs.append(obs)
         ms.append(info["action_mask"])
         ys.append(a)
@@ -115,8 +121,11 @@ def main() -> None:
     p.add_argument("--n-envs", type=int, default=4)
     p.add_argument("--n-steps", type=int, default=256)
     p.add_argument("--reward-scale", type=float, default=1e-5, help="reward = funds change in dollars x this")
-    p.add_argument("--bc-episodes", type=int, default=8, help="greedy episodes to imitate before PPO (0: none)")
-    p.add_argument("--bc-epochs", type=int, default=20)
+    p.add_argument("--demonstrator", choices=sorted(DEMONSTRATORS), default="value", help="policy imitated before PPO: value (DiscreteValue, the default) or greedy")
+    p.add_argument("--bc-episodes", type=int, default=48, help="demonstrator episodes to imitate before PPO (0: none)")
+    p.add_argument("--bc-epochs", type=int, default=100)
+    p.add_argument("--net-arch", default="256,256", help="hidden layer sizes of the policy and value networks")
+    p.add_argument("--learning-rate", type=float, default=2e-5, help="PPO's learning rate (small: fine-tuning the cloned policy)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto")
     p.add_argument("--plot", type=Path, default=None, help="write the learning curve (funds vs env steps) as PNG")
@@ -133,9 +142,13 @@ def main() -> None:
     th.set_num_threads(max(1, th.get_num_threads()))
     start = time.monotonic()
     venv = DummyVecEnv([make_env(args, pool, i) for i in range(args.n_envs)])
-    model = MaskablePPO("MlpPolicy", venv, n_steps=args.n_steps, batch_size=256, learning_rate=3e-4, gamma=0.999, ent_coef=0.01, seed=args.seed, device=args.device, verbose=0)
+    arch = [int(x) for x in args.net_arch.split(",") if x]
+    model = MaskablePPO(
+        "MlpPolicy", venv, n_steps=args.n_steps, batch_size=256, learning_rate=args.learning_rate, gamma=0.999, ent_coef=0.01,
+        policy_kwargs={"net_arch": arch}, seed=args.seed, device=args.device, verbose=0,
+    )
     if args.bc_episodes > 0:
-        behaviour_clone(model, greedy_demos(args, pool, args.bc_episodes), args.bc_epochs)
+        behaviour_clone(model, demos(args, pool, args.bc_episodes), args.bc_epochs)
 
     curve: list[tuple[int, float]] = []
 
@@ -151,13 +164,14 @@ def main() -> None:
 
     env = ycgym.YCBenchDiscreteEnv(preset=args.preset, market_slots=args.market_slots, task_slots=args.task_slots, endpoint=args.endpoint)
     greedy = DiscreteGreedy(env.discrete_spec)
+    teacher = DEMONSTRATORS[args.demonstrator](env.discrete_spec)
     rng = np.random.default_rng(args.seed)
 
     def trained(obs: np.ndarray, mask: np.ndarray) -> int:
         a, _ = model.predict(obs, action_masks=mask, deterministic=True)
         return int(a)
 
-    res = {name: [play(env, s, f) for s in args.eval_seeds] for name, f in (("trained", trained), ("random", lambda o, m: random_masked(m, rng)), ("greedy", greedy.act))}
+    res = {name: [play(env, s, f) for s in args.eval_seeds] for name, f in (("trained", trained), ("random", lambda o, m: random_masked(m, rng)), ("greedy", greedy.act), ("demonstrator", teacher.act))}
     env.close()
     if args.plot is not None and curve:
         import matplotlib
@@ -187,6 +201,8 @@ def main() -> None:
                 "trained_mean_funds_cents": float(np.mean(res["trained"])),
                 "random_mean_funds_cents": float(np.mean(res["random"])),
                 "greedy_mean_funds_cents": float(np.mean(res["greedy"])),
+                "demonstrator": args.demonstrator,
+                "demonstrator_mean_funds_cents": float(np.mean(res["demonstrator"])),
                 "eval_seeds": [args.eval_seeds[0], args.eval_seeds[-1]],
                 "train_episodes": len(curve),
                 "wall_s": round(time.monotonic() - start, 1),

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import ycgym
 from helpers import golden_episode
 from ycgym import ProtocolError, YCBenchDiscreteEnv, YCBenchDiscreteVectorEnv
-from ycgym.policies import DiscreteGreedy, random_masked
+from ycgym.policies import DiscreteGreedy, DiscreteValue, random_masked
 
 STATEFUL = ("task accept", "task assign", "task dispatch", "sim resume", "task cancel")
 GOLDEN_OPTIONS = {"start_date": "2025-01-01", "company_name": "BenchCo", "horizon_years": 1}
@@ -193,3 +193,31 @@ def test_make_vec_batches_with_stacked_masks() -> None:
         assert obs in venv.observation_space
     finally:
         venv.close()
+
+
+def test_discrete_value_accepts_the_best_reward_per_work_and_otherwise_plays_greedy() -> None:
+    """ycgym.policies.DiscreteValue (train_ppo's demonstrator): greedy's task handling, a different accept rule."""
+    env = YCBenchDiscreteEnv(market_slots=5, task_slots=2)
+    try:
+        spec = env.discrete_spec
+        value, greedy = DiscreteValue(spec), DiscreteGreedy(spec)
+        feat = {n: i for i, n in enumerate(spec["feature_names"])}
+        names = spec["action_names"]
+        obs, info = env.reset(seed=4)
+        a = value.act(obs, info["action_mask"])
+        assert info["action_mask"][a] and names[a].startswith("accept[")
+        ratios = [obs[feat[f"market[{k}].reward"]] / sum(obs[feat[f"market[{k}].qty.{d}"]] for d in ycgym.DOMAINS) for k in range(5)]
+        assert names[a] == f"accept[{int(np.argmax(ratios))}]"
+        steps = 0
+        while steps < 300:
+            m = info["action_mask"]
+            a, g = value.act(obs, m), greedy.act(obs, m)
+            assert m[a]
+            if not names[g].startswith("accept["):
+                assert a == g  # staffing, dispatching and resuming are greedy's
+            obs, _, term, trunc, info = env.step(a)
+            steps += 1
+            if term or trunc:
+                break
+    finally:
+        env.close()

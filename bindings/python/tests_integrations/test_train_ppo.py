@@ -29,5 +29,7 @@ def test_train_ppo_runs_within_a_tiny_budget_and_prints_the_json_line(tmp_path: 
     # What a 5-second wall-clock budget learns depends on the machine's speed, so the trained policy's score is only
     # checked for its type here; the learning result is the benchmark run of `make train` (README).
     assert got["greedy_mean_funds_cents"] == (42_029_521 + 27_129_705) / 2
+    # The demonstrator cloned before PPO (ycgym.policies.DiscreteValue): 15,640,831 and 48,160,563 cents.
+    assert got["demonstrator"] == "value" and got["demonstrator_mean_funds_cents"] == (15_640_831 + 48_160_563) / 2
     assert isinstance(got["trained_mean_funds_cents"], float) and isinstance(got["random_mean_funds_cents"], float)
     assert plot.stat().st_size > 0
