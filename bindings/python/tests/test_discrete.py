@@ -221,3 +221,44 @@ def test_discrete_value_accepts_the_best_reward_per_work_and_otherwise_plays_gre
                 break
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("mode", ["SameStep", "Disabled"])
+def test_discrete_vector_env_autoreset_modes(mode: str) -> None:
+    """make_vec(..., vector_kwargs={"autoreset_mode": ...}) gives Gymnasium's SAME_STEP and DISABLED semantics."""
+    from gymnasium.vector import AutoresetMode
+
+    v = gym.make_vec("ycgym/YCBench-Discrete-v0", num_envs=2, vector_kwargs={"autoreset_mode": AutoresetMode(mode)}, max_steps=3)
+    try:
+        assert v.metadata["autoreset_mode"] == AutoresetMode(mode)
+        obs, info = v.reset(seed=[5, 6])
+        first = obs.copy()
+
+        def valid(info: dict) -> np.ndarray:
+            return np.asarray([int(np.flatnonzero(m)[0]) for m in info["action_mask"]])
+
+        for _ in range(2):
+            obs, r, term, trunc, info = v.step(valid(info))
+            assert not (term | trunc).any()
+        obs, r, term, trunc, info = v.step(valid(info))
+        assert trunc.all() and info["terminal_reason"] is not None
+        if mode == "SameStep":
+            # The returned observation is the next episode's (reset) one; the last one is in final_obs.
+            assert info["_final_obs"].all() and info["_final_info"].all()
+            assert info["final_obs"][0].shape == first[0].shape and [f["step"] for f in info["final_info"]] == [3, 3]
+            assert [f["terminal_reason"] for f in info["final_info"]] == ["max_steps", "max_steps"]
+            assert (info["step"] == 0).all()
+            obs, r, term, trunc, info = v.step(valid(info))
+            assert (info["step"] == 1).all() and not (term | trunc).any()
+        else:
+            assert (info["step"] == 3).all()
+            with pytest.raises(ProtocolError) as e:
+                v.step(valid(info))
+            assert e.value.code == "episode_over"
+            obs, info = v.reset(options={"reset_mask": np.array([True, False])})
+            assert info["_step"].tolist() == [True, False] and info["step"][0] == 0
+            obs, info = v.reset(options={"reset_mask": np.array([False, True])})
+            obs, r, term, trunc, info = v.step(valid(info))
+            assert (info["step"] == 1).all()
+    finally:
+        v.close()

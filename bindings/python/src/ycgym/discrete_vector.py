@@ -2,10 +2,17 @@
 
 N Discrete sessions on one server, stepped with one ``step_batch`` round trip; observations ``(N, obs_size)``
 float32 (or a dict of stacked arrays with ``dict_obs=True``), masks stacked ``(N, n_actions)`` bool in
-``info["action_mask"]`` and :meth:`action_masks`. Autoreset is Gymnasium's ``NEXT_STEP`` (the default of
-``SyncVectorEnv``): the step after a sub-environment's episode ends ignores its action and returns its reset
-observation with reward 0. Sub-environment ``i`` of ``reset(seed=s)`` is seeded ``s + i``; later automatic
-resets draw seeds from that sub-environment's own generator.
+``info["action_mask"]`` and :meth:`action_masks`. Autoreset modes as Gymnasium's (``autoreset_mode``):
+
+* ``NEXT_STEP`` (default, as ``SyncVectorEnv``): the step after a sub-environment's episode ends ignores its action
+  and returns its reset observation with reward 0.
+* ``SAME_STEP``: the step that ends an episode resets that sub-environment at once; it returns the reset
+  observation and info, with ``info["final_obs"]`` / ``info["final_info"]`` (masked by ``info["_final_obs"]`` /
+  ``info["_final_info"]``) holding the last observation and info of the episode.
+* ``DISABLED``: no automatic reset; reset ended sub-environments with ``reset(options={"reset_mask": mask})``.
+
+Sub-environment ``i`` of ``reset(seed=s)`` is seeded ``s + i``; later automatic resets draw seeds from that
+sub-environment's own generator.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from gymnasium.vector.utils import batch_space
 from ._backend import connection, open_backend, reopen
 from .client import Client, ProtocolError, ResetResult, StepResult
 from .discrete import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discrete_options, frame_arrays, spaces_of
-from .vector import draw_seed
+from .vector import draw_seed, reset_arguments
 
 __all__ = ["YCBenchDiscreteVectorEnv"]
 
@@ -30,8 +37,8 @@ _REASONS = (None, "bankruptcy", "horizon_end", "max_steps", "stall")
 class YCBenchDiscreteVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     """N YC-Bench Discrete sessions stepped together (see the module docstring).
 
-    Args: ``num_envs`` and the arguments of :class:`ycgym.YCBenchDiscreteEnv`; ``autoreset_mode`` must be
-    ``NEXT_STEP`` (the only mode implemented).
+    Args: ``num_envs`` and the arguments of :class:`ycgym.YCBenchDiscreteEnv`; ``autoreset_mode`` (see the module
+    docstring).
     """
 
     metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -55,9 +62,8 @@ class YCBenchDiscreteVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
     ) -> None:
         if int(num_envs) != num_envs or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
-        if mode != AutoresetMode.NEXT_STEP:
-            raise ValueError(f"YCBenchDiscreteVectorEnv implements autoreset_mode NEXT_STEP only, got {mode}")
+        self.autoreset_mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.num_envs = int(num_envs)
         self.preset = preset
         self.dict_obs = bool(dict_obs)
@@ -114,33 +120,35 @@ class YCBenchDiscreteVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             return {"observations": self._obs.copy(), "action_mask": self._mask.astype(np.int8)}
         return self._obs.copy()
 
-    def _infos(self, results: Sequence[ResetResult | StepResult]) -> dict[str, Any]:
-        n = self.num_envs
-        yes = np.ones(n, dtype=np.bool_)
-        info: dict[str, Any] = {"action_mask": self._mask.copy(), "_action_mask": yes}
+    def _infos(self, results: Sequence[ResetResult | StepResult | None]) -> dict[str, Any]:
+        """Vector infos; a sub-environment whose entry is None (not reset by a masked reset) is masked out."""
+        have = np.asarray([r is not None for r in results], dtype=np.bool_)
+        info: dict[str, Any] = {"action_mask": self._mask.copy(), "_action_mask": have}
         for key in ("reward_cents", "step", "funds_cents"):
-            info[key] = np.asarray([int(r["info"][key]) for r in results], dtype=np.int64)  # type: ignore[literal-required]
-            info[f"_{key}"] = yes
-        info["terminal_reason"] = np.asarray([r["info"]["terminal_reason"] for r in results], dtype=object)
-        info["_terminal_reason"] = yes
+            info[key] = np.asarray([0 if r is None else int(r["info"][key]) for r in results], dtype=np.int64)  # type: ignore[literal-required]
+            info[f"_{key}"] = have
+        info["terminal_reason"] = np.asarray([None if r is None else r["info"]["terminal_reason"] for r in results], dtype=object)
+        info["_terminal_reason"] = have
         return info
 
+    def _single(self, i: int, r: ResetResult | StepResult) -> tuple[Any, dict[str, Any]]:
+        """Sub-environment ``i``'s observation and info as ``YCBenchDiscreteEnv`` returns them (for ``final_obs``)."""
+        obs: Any = {"observations": self._obs[i].copy(), "action_mask": self._mask[i].astype(np.int8)} if self.dict_obs else self._obs[i].copy()
+        info: dict[str, Any] = {"action_mask": self._mask[i].copy(), "terminal_reason": r["info"]["terminal_reason"]}
+        for key in ("reward_cents", "step", "funds_cents"):
+            info[key] = int(r["info"][key])  # type: ignore[literal-required]
+        return obs, info
+
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        n = self.num_envs
-        if seed is None:
-            seeds: list[int | None] = [None] * n
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(n)]
-        else:
-            seeds = list(seed)
-        if len(seeds) != n:
-            raise ValueError(f"If seeds are passed as a list the length must match num_envs={n} but got length={len(seeds)}.")
-        if options:
-            raise ValueError("YCBenchDiscreteVectorEnv.reset takes no options (pass reset_options to the constructor)")
-        results = self._reset_many(range(n), seeds)
-        for i, r in enumerate(results):
+        """Reset all sub-environments (or those of ``options["reset_mask"]``); see the module docstring."""
+        seeds, indices, rest = reset_arguments(self.num_envs, seed, options)
+        if rest:
+            raise ValueError(f"YCBenchDiscreteVectorEnv.reset takes only the option reset_mask (pass reset_options to the constructor), got {sorted(rest)}")
+        results: list[ResetResult | None] = [None] * self.num_envs
+        for i, r in zip(indices, self._reset_many(indices, [seeds[i] for i in indices])):
             self._put(i, r)
-        self._autoreset[:] = False
+            results[i] = r
+        self._autoreset[indices] = False
         self._ready = True
         return self._observation(), self._infos(results)
 
@@ -169,7 +177,21 @@ class YCBenchDiscreteVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
             rewards[i] = float(r["reward"])
             terminated[i] = bool(r["terminated"])
             truncated[i] = bool(r["truncated"])
-        self._autoreset = terminated | truncated
+        ended = terminated | truncated
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            self._autoreset = ended
+        elif self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
+            done = [int(i) for i in np.flatnonzero(ended)]
+            finals = {i: self._single(i, results[i]) for i in done}
+            for i, r in zip(done, self._reset_many(done, [None] * len(done))):
+                self._put(i, r)
+                results[i] = r
+            infos = self._infos(results)
+            infos["final_obs"] = np.asarray([finals[i][0] if i in finals else None for i in range(n)] + [None], dtype=object)[:n]
+            infos["final_info"] = np.asarray([finals[i][1] if i in finals else None for i in range(n)] + [None], dtype=object)[:n]
+            infos["_final_obs"] = ended.copy()
+            infos["_final_info"] = ended.copy()
+            return self._observation(), rewards, terminated, truncated, infos
         return self._observation(), rewards, terminated, truncated, self._infos(results)
 
     def action_masks(self) -> np.ndarray:

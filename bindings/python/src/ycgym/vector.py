@@ -45,6 +45,33 @@ __all__ = ["YCBenchVectorEnv"]
 
 
 
+def reset_arguments(n: int, seed: int | Sequence[int | None] | None, options: Mapping[str, Any] | None) -> tuple[list[int | None], list[int], dict[str, Any]]:
+    """A vector ``reset``'s arguments checked as Gymnasium's vector envs check them: the seed of each sub-environment
+    (``seed + i`` for an int), the indices to reset (``options["reset_mask"]``, a bool array of shape ``(n,)``;
+    default all) and the remaining options."""
+    if seed is None:
+        seeds: list[int | None] = [None] * n
+    elif isinstance(seed, (int, np.integer)):
+        seeds = [int(seed) + i for i in range(n)]
+    else:
+        seeds = list(seed)
+    if len(seeds) != n:
+        raise ValueError(f"If seeds are passed as a list the length must match num_envs={n} but got length={len(seeds)}.")
+    rest = dict(options) if options else {}
+    reset_mask = rest.pop("reset_mask", None)
+    if reset_mask is None:
+        return seeds, list(range(n)), rest
+    if not isinstance(reset_mask, np.ndarray):
+        raise TypeError(f"`options['reset_mask']` must be a numpy array, got {type(reset_mask)}")
+    if reset_mask.shape != (n,):
+        raise ValueError(f"`options['reset_mask']` must have shape `({n},)`, got {reset_mask.shape}")
+    if reset_mask.dtype != np.bool_:
+        raise TypeError(f"`options['reset_mask']` must have `dtype=np.bool_`, got {reset_mask.dtype}")
+    if not np.any(reset_mask):
+        raise ValueError(f"`options['reset_mask']` must contain a boolean array with at least one True value, got reset_mask={reset_mask}")
+    return seeds, [i for i in range(n) if reset_mask[i]], rest
+
+
 def draw_seed(rngs: list[Any], i: int, seed: int | None) -> int:
     """The simulation seed of sub-environment ``i``, drawn exactly as ``YCBenchEnv.reset(seed=seed)`` would
     (a given seed reseeds its generator ``rngs[i]``; none draws from it). Shared by both vector envs."""
@@ -189,31 +216,9 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Reset all sub-environments (or those of ``options["reset_mask"]``); see the module docstring."""
         n = self.num_envs
-        if seed is None:
-            seeds: list[int | None] = [None] * n
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(n)]
+        if isinstance(seed, (int, np.integer)):
             super().reset(seed=int(seed))
-        else:
-            seeds = list(seed)
-        if len(seeds) != n:
-            raise ValueError(f"If seeds are passed as a list the length must match num_envs={n} but got length={len(seeds)}.")
-        options = dict(options) if options else {}
-        reset_mask = options.pop("reset_mask", None)
-        if reset_mask is not None:
-            if not isinstance(reset_mask, np.ndarray):
-                raise TypeError(f"`options['reset_mask']` must be a numpy array, got {type(reset_mask)}")
-            if reset_mask.shape != (n,):
-                raise ValueError(f"`options['reset_mask']` must have shape `({n},)`, got {reset_mask.shape}")
-            if reset_mask.dtype != np.bool_:
-                raise TypeError(f"`options['reset_mask']` must have `dtype=np.bool_`, got {reset_mask.dtype}")
-            if not np.any(reset_mask):
-                raise ValueError(
-                    f"`options['reset_mask']` must contain a boolean array with at least one True value, got reset_mask={reset_mask}"
-                )
-            indices = [i for i in range(n) if reset_mask[i]]
-        else:
-            indices = list(range(n))
+        seeds, indices, options = reset_arguments(n, seed, options)
         if self._backend.ensure_server():  # the local server had exited: every session is gone
             self._sessions = [None] * n
         opts = self._options(options)
