@@ -31,3 +31,9 @@ export function decodeFloat64(b64: string): Float64Array {
   for (let i = 0; i < out.length; i++) out[i] = buf.readDoubleLE(8 * i);
   return out;
 }
+
+/** Exact 2^e for -1022 <= e <= 1023. */
+export function pow2(e: number): number {
+  DV.setBigInt64(0, BigInt(e + 1023) << 52n);
+  return DV.getFloat64(0);
+}

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { pyDecimalQuantize, pyFormatF, pyFormatFixed, pyRepr, pyRound, pyRoundInt } from '../../src/sim/py/pyfloat.js';
 import { PyRandom } from '../../src/sim/py/rng.js';
+import { pow2 } from '../helpers/ulp.js';
 
 interface SpecialRow {
   x: number;
@@ -29,15 +30,6 @@ interface FormatVectors {
 const V = JSON.parse(readFileSync(new URL('../fixtures/py/float-format-vectors.json', import.meta.url), 'utf8')) as FormatVectors;
 
 const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
-const F64 = new Float64Array(1);
-const U32 = new Uint32Array(F64.buffer);
-const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-/** Exact 2^e for -1022 <= e <= 1023. */
-function pow2(e: number): number {
-  U32[LE ? 1 : 0] = (e + 1023) << 20;
-  U32[LE ? 0 : 1] = 0;
-  return F64[0] as number;
-}
 
 /** Mirror of gen_vectors.py fmt_inputs(): identical draws, exact float ops only. */
 function fmtInputs(r: PyRandom, n: number): number[] {

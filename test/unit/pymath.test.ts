@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fma, glibcExp, glibcLog, glibcPow, pyCos, pyExp, pyLog, pyPow, pySin } from '../../src/sim/py/pymath.js';
 import { PyRandom, TWOPI } from '../../src/sim/py/rng.js';
-import { decodeFloat64, ulpDistance, ulpStep } from '../helpers/ulp.js';
+import { decodeFloat64, ulpDistance, ulpStep, pow2 } from '../helpers/ulp.js';
 
 type Fn = 'log' | 'exp' | 'pow' | 'sin' | 'cos';
 interface MathVectors {
@@ -23,15 +23,6 @@ const PY: Record<Fn, (x: number, y: number) => number> = {
   cos: (x) => pyCos(x),
 };
 
-const F64 = new Float64Array(1);
-const U32 = new Uint32Array(F64.buffer);
-const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-/** Exact 2^e for -1022 <= e <= 1023. */
-function pow2(e: number): number {
-  U32[LE ? 1 : 0] = (e + 1023) << 20;
-  U32[LE ? 0 : 1] = 0;
-  return F64[0] as number;
-}
 
 /** Mirror of gen_vectors.py math_inputs(): identical draws, exact float ops only. */
 function mathInputs(fn: Fn, r: PyRandom, n: number): [number, number][] {

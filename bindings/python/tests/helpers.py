@@ -75,3 +75,20 @@ def alive(pid: int) -> bool:
             return f.read().split(")")[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def check_env_without_warnings(env_id: str, **kwargs: Any) -> None:
+    """Gymnasium's ``check_env`` on ``gymnasium.make(env_id, **kwargs)`` passes and warns nothing."""
+    import warnings
+
+    import gymnasium as gym
+    from gymnasium.utils.env_checker import check_env
+
+    env = gym.make(env_id, **kwargs)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_env(env.unwrapped)
+        assert [str(w.message) for w in caught] == []
+    finally:
+        env.close()

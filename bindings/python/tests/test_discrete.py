@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import pickle
-import warnings
 
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ycgym
-from helpers import golden_episode
+from helpers import check_env_without_warnings, golden_episode
 from ycgym import ProtocolError, YCBenchDiscreteEnv, YCBenchDiscreteVectorEnv
 from ycgym.policies import DiscreteGreedy, DiscreteValue, random_masked
 
@@ -23,14 +21,7 @@ GOLDEN_OPTIONS = {"start_date": "2025-01-01", "company_name": "BenchCo", "horizo
 
 @pytest.mark.parametrize("dict_obs", [False, True])
 def test_check_env_passes_without_warnings(dict_obs: bool) -> None:
-    env = gym.make("ycgym/YCBench-Discrete-v0", dict_obs=dict_obs)
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            check_env(env.unwrapped)
-        assert [str(w.message) for w in caught] == []
-    finally:
-        env.close()
+    check_env_without_warnings("ycgym/YCBench-Discrete-v0", dict_obs=dict_obs)
 
 
 def test_spaces_mask_and_info() -> None:

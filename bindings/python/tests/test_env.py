@@ -2,27 +2,18 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import gymnasium as gym
 import pytest
-from gymnasium.utils.env_checker import check_env
 
 import ycgym
-from helpers import golden_commands, golden_episode, normalize, parse_out, same
+from helpers import check_env_without_warnings, golden_commands, golden_episode, normalize, parse_out, same
 from ycgym import ProtocolError, YCBenchEnv
 
 
 def test_check_env_passes_without_warnings() -> None:
-    env = gym.make("ycgym/YCBench-v0")
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            check_env(env.unwrapped)
-        assert [str(w.message) for w in caught] == []
-    finally:
-        env.close()
+    check_env_without_warnings("ycgym/YCBench-v0")
 
 
 def test_make_reset_step() -> None:

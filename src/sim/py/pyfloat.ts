@@ -20,8 +20,8 @@ const FAST_LIMIT = 2 ** 43;
 /** Relative safety margin around .5 ties: 4x the maximal relative rounding error of one multiply. */
 const TIE_MARGIN = 2 ** -51;
 
-/** Decompose a finite double into BigInt mantissa and power-of-two exponent: |x| = m * 2^e. */
-function decompose(x: number): { m: bigint; e: number } {
+/** Decompose a finite double into BigInt mantissa and power-of-two exponent: |x| = m * 2^e (subnormals: e = -1074). */
+export function decompose(x: number): { m: bigint; e: number } {
   F64[0] = x;
   const hi = U32[HI] as number;
   const lo = U32[LO] as number;

@@ -32,6 +32,7 @@
  *   draw rounds differently is about 2.2e-19 / 1e-4 = 2e-15 (about 5e-13 for a 200-task market);
  *   none did, and the 6,000 stored skill-boost vectors match CPython exactly.
  */
+import { decompose as decomposeAbs } from './pyfloat.js';
 
 const F64 = new Float64Array(1);
 const U32 = new Uint32Array(F64.buffer);
@@ -131,18 +132,10 @@ function fmaSlow(a: number, b: number, c: number): number {
   return bigTimesPow2(sum, e);
 }
 
+/** x = m * 2^e with a signed BigInt mantissa. */
 function decompose(x: number): { m: bigint; e: number } {
-  F64[0] = x;
-  const hi = U32[HI] as number;
-  const lo = U32[LO] as number;
-  const bexp = (hi >>> 20) & 0x7ff;
-  let m = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
-  let e = -1074;
-  if (bexp !== 0) {
-    m |= 1n << 52n;
-    e = bexp - 1075;
-  }
-  return { m: x < 0 ? -m : m, e };
+  const d = decomposeAbs(x);
+  return { m: x < 0 ? -d.m : d.m, e: d.e };
 }
 
 /** Correctly rounded (half-even) double nearest to n * 2^e. */
