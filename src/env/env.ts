@@ -35,6 +35,12 @@ export interface ResetOptions {
   task_slots?: number;
   /** Add `info.admissible_commands` (the commands of the masked-in Discrete actions) to every step (either mode). */
   admissible_commands?: boolean;
+  /**
+   * `false`: observations carry no output text (`text` is `""`; everything else is unchanged), so the command output
+   * is never rendered: for agents that read the typed status block or the Discrete frame. Default true (LLM agents
+   * read the text).
+   */
+  text?: boolean;
 }
 
 /** Arguments of `reset`. */
@@ -132,6 +138,8 @@ export interface EnvSnapshot {
   /** Discrete frame sizes (present when the frame is computed). */
   discrete?: { market_slots: number; task_slots: number };
   admissible_commands?: boolean;
+  /** Output text off (absent: on). */
+  text?: false;
 }
 
 /** Thrown when the API is misused (step before reset, step after the episode ended). */
@@ -224,6 +232,8 @@ export class Env implements EnvLike {
   private done = false;
   private mode: 'text' | 'discrete' = 'text';
   private admissible = false;
+  /** Whether observations carry the output text (reset option `text`). */
+  private withText = true;
   private spec: DiscreteSpec | null = null;
   private frame: DiscreteFrame | null = null;
   private last: Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text'> | null = null;
@@ -254,6 +264,7 @@ export class Env implements EnvLike {
     if (o.max_steps !== undefined && (!Number.isInteger(o.max_steps) || o.max_steps < 1)) throw new RangeError('max_steps must be a positive integer');
     if (o.stall_steps !== undefined && (!Number.isSafeInteger(o.stall_steps) || o.stall_steps < 0)) throw new RangeError('stall_steps must be a non-negative integer (0 disables the stall rule)');
     if (o.actions !== undefined && o.actions !== 'text' && o.actions !== 'discrete') throw new RangeError('actions must be "text" or "discrete"');
+    if (o.text !== undefined && typeof o.text !== 'boolean') throw new RangeError('text must be a boolean');
     const sizes = discreteSizes({ ...(o.market_slots !== undefined ? { market_slots: o.market_slots } : {}), ...(o.task_slots !== undefined ? { task_slots: o.task_slots } : {}) });
     const simOpts: { seed: number; startDate?: string; companyName?: string; horizonYears?: number } = { seed: args.seed };
     if (o.start_date !== undefined) simOpts.startDate = o.start_date;
@@ -266,6 +277,7 @@ export class Env implements EnvLike {
     this.stalled = 0;
     this.done = false;
     this.setMode(o.actions ?? 'text', o.admissible_commands === true, sizes);
+    this.withText = o.text !== false;
     this.last = null;
     return this.initial();
   }
@@ -325,7 +337,7 @@ export class Env implements EnvLike {
     const sim = this.sim as Simulation;
     const r = this.last as NonNullable<typeof this.last>;
     const events = wakeEventsOf(r.verb, r.ok, r.value);
-    const observation: Observation = { text: r.text, ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim, events) };
+    const observation: Observation = { text: this.withText ? r.text : '', ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim, events) };
     this.attachFrame(observation, o.info);
     return { observation, reward: o.reward, terminated: o.terminated, truncated: o.truncated, info: o.info };
   }
@@ -379,6 +391,7 @@ export class Env implements EnvLike {
     if (this.mode !== 'text') snap.actions = this.mode;
     if (this.spec !== null) snap.discrete = { market_slots: this.spec.market_slots, task_slots: this.spec.task_slots };
     if (this.admissible) snap.admissible_commands = true;
+    if (!this.withText) snap.text = false;
     return snap;
   }
 
@@ -390,6 +403,7 @@ export class Env implements EnvLike {
     if (typeof snap.done !== 'boolean') throw new RangeError('invalid env snapshot: done');
     if (snap.actions !== undefined && snap.actions !== 'text' && snap.actions !== 'discrete') throw new RangeError('invalid env snapshot: actions');
     if (snap.admissible_commands !== undefined && typeof snap.admissible_commands !== 'boolean') throw new RangeError('invalid env snapshot: admissible_commands');
+    if (snap.text !== undefined && snap.text !== false) throw new RangeError('invalid env snapshot: text');
     if (snap.stall_steps !== undefined && (!Number.isSafeInteger(snap.stall_steps) || snap.stall_steps < 0)) throw new RangeError('invalid env snapshot: stall_steps');
     if (snap.stalled !== undefined && (!Number.isSafeInteger(snap.stalled) || snap.stalled < 0)) throw new RangeError('invalid env snapshot: stalled');
     const sizes = discreteSizes(snap.discrete ?? {});
@@ -400,6 +414,7 @@ export class Env implements EnvLike {
     this.stallSteps = snap.stall_steps ?? DEFAULT_STALL_STEPS;
     this.stalled = snap.stalled ?? 0;
     this.setMode(snap.actions ?? 'text', snap.admissible_commands === true, sizes);
+    this.withText = snap.text !== false;
     this.last = null;
     return this.initial();
   }

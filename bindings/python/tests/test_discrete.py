@@ -253,3 +253,18 @@ def test_discrete_vector_env_autoreset_modes(mode: str) -> None:
             assert (info["step"] == 1).all()
     finally:
         v.close()
+
+
+def test_the_discrete_env_asks_for_no_text_unless_it_renders_it() -> None:
+    plain = YCBenchDiscreteEnv()
+    shown = YCBenchDiscreteEnv(render_mode="ansi")
+    try:
+        assert plain._opts["text"] is False and "text" not in shown._opts
+        plain.reset(seed=1)
+        shown.reset(seed=1)
+        o1, *_ = plain.step(0)
+        o2, *_ = shown.step(0)
+        assert np.array_equal(o1, o2) and plain.render() is None and shown.render() != ""
+    finally:
+        plain.close()
+        shown.close()

@@ -226,3 +226,25 @@ def test_other_preset_has_its_own_spaces() -> None:
 def test_version_and_registry() -> None:
     assert ycgym.ENV_ID in gym.registry
     assert gym.registry[ycgym.ENV_ID].vector_entry_point == "ycgym.vector:YCBenchVectorEnv"
+
+
+def test_obs_text_none_blanks_the_text_and_nothing_else() -> None:
+    """obs_text="none" (reset option text: false): the server never renders the output; the rest is unchanged."""
+    import numpy as np
+    import pytest
+
+    full, none = ycgym.YCBenchEnv(), ycgym.YCBenchEnv(obs_text="none")
+    try:
+        a, _ = full.reset(seed=3)
+        b, _ = none.reset(seed=3)
+        for cmd in ["market browse --limit 3", "employee list", "sim resume"]:
+            a, ra, ta, ua, ia = full.step(cmd)
+            b, rb, tb, ub, ib = none.step(cmd)
+            assert a["text"] != "" and b["text"] == ""
+            assert (rb, tb, ub, ib["funds_cents"], ib["step"]) == (ra, ta, ua, ia["funds_cents"], ia["step"])
+            assert all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a if k != "text")
+        with pytest.raises(ValueError, match="obs_text"):
+            ycgym.YCBenchEnv(obs_text="some")
+    finally:
+        full.close()
+        none.close()

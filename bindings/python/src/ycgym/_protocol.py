@@ -99,6 +99,8 @@ class ResetOptions(TypedDict, total=False):
     """Discrete frame: open owned tasks addressable (T, default 4)."""
     admissible_commands: bool
     """Add info.admissible_commands (the commands of the masked-in Discrete actions) to every reset and step."""
+    text: bool
+    """false: observations carry no output text (text is ""); the output is never rendered. Default true."""
 
 
 class _HelloRequestRequired(TypedDict):
@@ -209,6 +211,7 @@ class EnvSnapshot(_EnvSnapshotRequired, total=False):
     actions: Literal["text", "discrete"]
     discrete: EnvSnapshotDiscrete
     admissible_commands: bool
+    text: Literal[False]
 
 
 class Status(TypedDict):

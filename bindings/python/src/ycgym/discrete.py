@@ -41,8 +41,10 @@ DEFAULT_TASK_SLOTS = 4
 _INFO_KEYS = ("reward_cents", "step", "funds_cents", "terminal_reason", "action_text")
 
 
-def discrete_options(market_slots: int, task_slots: int, max_steps: int | None, stall_steps: int | None, reset_options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The reset options of a Discrete session (``reset_options`` first; the frame's own keys win)."""
+def discrete_options(market_slots: int, task_slots: int, max_steps: int | None, stall_steps: int | None, reset_options: Mapping[str, Any] | None, text: bool = False) -> dict[str, Any]:
+    """The reset options of a Discrete session (``reset_options`` first; the frame's own keys win). The output text is
+    off (reset option ``text: false``: the server does not render it) unless ``text`` or ``reset_options`` asks for it:
+    the Discrete observation does not include it; only ``render_mode="ansi"`` shows it."""
     for name, v, lo in (("market_slots", market_slots, 1), ("task_slots", task_slots, 1)):
         if int(v) != v or not lo <= v <= 256:
             raise ValueError(f"{name} must be an integer in [1, 256], got {v!r}")
@@ -51,6 +53,8 @@ def discrete_options(market_slots: int, task_slots: int, max_steps: int | None, 
     if stall_steps is not None and (int(stall_steps) != stall_steps or stall_steps < 0):
         raise ValueError(f"stall_steps must be a non-negative integer (0 disables the rule), got {stall_steps!r}")
     opts = dict(reset_options or {})
+    if not text:
+        opts.setdefault("text", False)
     opts.update(actions="discrete", market_slots=int(market_slots), task_slots=int(task_slots))
     if max_steps is not None:
         opts["max_steps"] = int(max_steps)
@@ -117,7 +121,7 @@ class YCBenchDiscreteEnv(gym.Env[Any, np.int64]):
         self.dict_obs = bool(dict_obs)
         self.render_mode = render_mode
         self.max_steps = max_steps
-        self._opts = discrete_options(market_slots, task_slots, max_steps, stall_steps, reset_options)
+        self._opts = discrete_options(market_slots, task_slots, max_steps, stall_steps, reset_options, text=render_mode == "ansi")
         self._connect = connection(endpoint, server_public_key, public_key, secret_key, timeout)
         self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
         r = self._backend.client.reset(0, preset, options=self._opts)

@@ -44,6 +44,16 @@ def make_info(result: ResetResult | StepResult, session: str | None, max_text_le
     return info
 
 
+def text_option(obs_text: str, reset_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``reset_options`` with the ``text`` reset option ``obs_text`` stands for (``"full"``: as given; ``"none"``: off)."""
+    if obs_text not in ("full", "none"):
+        raise ValueError(f'obs_text must be "full" or "none", got {obs_text!r}')
+    opts = dict(reset_options or {})
+    if obs_text == "none":
+        opts["text"] = False
+    return opts
+
+
 class YCBenchEnv(gym.Env[ObsType, str]):
     """YC-Bench as a Gymnasium environment, backed by a ycgym server.
 
@@ -66,6 +76,9 @@ class YCBenchEnv(gym.Env[ObsType, str]):
             override them.
         max_text_length: bound of the ``text`` observation (:data:`ycgym.spaces.MAX_TEXT_LENGTH`); longer
             texts are cut and flagged in ``info`` (``text_truncated``, ``text_length``).
+        obs_text: ``"full"`` (default: the command output, what an LLM reads) or ``"none"``: the ``text``
+            observation is always ``""`` and the server never renders the output (the reset option
+            ``text: false``), for agents that read the numeric observation.
 
     The env pickles (``pickle``, ``cloudpickle``: ``AsyncVectorEnv``, multiprocessing, Ray): the copy connects
     to the same endpoint, or to a local server of its own process when ``endpoint`` was ``None``, and continues
@@ -93,6 +106,7 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         timeout: float | None = 30.0,
         reset_options: Mapping[str, Any] | None = None,
         max_text_length: int = MAX_TEXT_LENGTH,
+        obs_text: str = "full",
     ) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
@@ -101,7 +115,7 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         self.preset = preset
         self.max_steps = max_steps
         self.render_mode = render_mode
-        self.reset_options: dict[str, Any] = dict(reset_options or {})
+        self.reset_options: dict[str, Any] = text_option(obs_text, reset_options)
         self.max_text_length = check_max_text_length(max_text_length)
         self._connect = connection(endpoint, server_public_key, public_key, secret_key, timeout)
         self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)

@@ -37,7 +37,7 @@ from gymnasium.vector.utils import batch_space
 
 from ._backend import connection, open_backend, reopen, restore_sessions, snapshot_sessions, status_time
 from .client import Client, ProtocolError, ResetResult, StepResult
-from .env import make_info
+from .env import make_info, text_option
 from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_batch, encode_observation, observation_space
 from .splits import server_splits, split_seed
 
@@ -94,7 +94,7 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
     Args:
         num_envs: number of sub-environments (sessions).
         preset, endpoint, max_steps, server_public_key, public_key, secret_key, timeout,
-        reset_options, max_text_length: as for :class:`ycgym.YCBenchEnv`.
+        reset_options, max_text_length, obs_text: as for :class:`ycgym.YCBenchEnv`.
         autoreset_mode: an :class:`gymnasium.vector.AutoresetMode` (or its value string).
         render_mode: ``None`` or ``"ansi"`` (``render()`` returns the N last texts).
     """
@@ -115,6 +115,7 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
         timeout: float | None = 30.0,
         reset_options: Mapping[str, Any] | None = None,
         max_text_length: int = MAX_TEXT_LENGTH,
+        obs_text: str = "full",
     ) -> None:
         if int(num_envs) != num_envs or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
@@ -126,7 +127,7 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
         self.preset = preset
         self.max_steps = max_steps
         self.render_mode = render_mode
-        self.reset_options: dict[str, Any] = dict(reset_options or {})
+        self.reset_options: dict[str, Any] = text_option(obs_text, reset_options)
         self.autoreset_mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
         self.metadata = {"render_modes": ["ansi"], "autoreset_mode": self.autoreset_mode}
         self.max_text_length = check_max_text_length(max_text_length)
