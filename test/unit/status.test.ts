@@ -33,6 +33,18 @@ describe('outcome: the terminal rule', () => {
   });
 });
 
+describe('companyFigures: the outcome plus the figures', () => {
+  it('carries every field of outcome(), in its order, then the figures', () => {
+    const env = new Env();
+    env.reset({ seed: 3 });
+    const state = (env as unknown as { sim: { state: Parameters<typeof companyFigures>[0] } }).sim.state;
+    const f = companyFigures(state);
+    const o = outcome(state);
+    expect(Object.keys(f)).toEqual([...Object.keys(o), 'simTime', 'monthlyPayrollCents', 'runwayMonths', 'tasks', 'employees']);
+    expect({ ...f }).toMatchObject(o);
+  });
+});
+
 describe('every status view agrees with companyFigures', () => {
   const cfg = loadPreset('default');
   for (const [name, make] of [
