@@ -10,9 +10,9 @@ import type { Readable, Writable } from 'node:stream';
 import { Command } from 'commander';
 import { intOption, seedArg } from './args.js';
 import { COMMANDS, DOMAINS, GROUP_HELP } from '../sim/index.js';
-import { pyShlexSplit } from '../turns/executor.js';
-import { TURN_FIX_NAMES, TurnEnv, type TurnFixes, type TurnStepResult } from '../turns/turns.js';
-import type { ToolResult } from '../turns/executor.js';
+import { TURN_FIX_NAMES, type TurnAction, TurnEnv, type TurnFixes, type TurnStepResult } from '../turns/turns.js';
+import { runTurnEpisode, type TurnAgent, type TurnObservation } from '../turns/episode.js';
+import { pyShlexSplit, type ToolResult } from '../turns/executor.js';
 import { addPresetOption } from './preset-option.js';
 
 /** Options of a play session. */
@@ -197,69 +197,98 @@ export function makeCompleter(env: TurnEnv): Completer {
   };
 }
 
-/** Run an interactive session until the run ends or the player quits. */
-export function runPlay(o: PlayOptions): Promise<void> {
+/**
+ * Run an interactive session until the run ends or the player quits. The player is a turn-level agent of the one
+ * episode loop (`runTurnEpisode`): each turn it runs the typed commands at once (their output shown as they run) and
+ * answers the turn when the player types `end` or resumes the simulation.
+ */
+export async function runPlay(o: PlayOptions): Promise<void> {
   const color = o.color ?? (Boolean(o.output.isTTY) && !process.env['NO_COLOR']);
   const st = makeStyle(color);
   const env = new TurnEnv();
-  const reset = env.reset({ seed: o.seed, preset: o.preset, options: { fixes: o.fixes, max_episodes: o.maxEpisodes } });
   const say = (s: string) => o.output.write(`${s}\n`);
-  const context = (msg: string) => {
+  const context = (msg: string | null) => {
     say('');
-    say(st.cyan(msg));
+    say(st.cyan(msg ?? ''));
     say('');
   };
-  say(st.bold(`ycgym play — seed ${o.seed}, preset ${o.preset}`) + st.dim('  (help: commands, quit: leave)'));
-  context(reset.messages[1]?.content ?? '');
   const rl: Interface = createInterface({ input: o.input, output: o.output, completer: makeCompleter(env), historySize: 1000, terminal: Boolean(o.output.isTTY) });
+  /** The turn being typed: resolved with the turn's action, or null when the player leaves. */
+  let answer: ((a: TurnAction | null) => void) | null = null;
+  const reply = (a: TurnAction | null) => {
+    const r = answer;
+    answer = null;
+    r?.(a);
+  };
   let turn = 1;
   const prompt = () => {
     rl.setPrompt(`${st.dim(`[turn ${turn}]`)} ${st.green('yc-bench>')} `);
     rl.prompt();
   };
-  const finish = (r: TurnStepResult): boolean => {
-    turn = r.info.turn + 1;
+  const player: TurnAgent = {
+    name: 'player',
+    reset() {},
+    act(obs: TurnObservation): Promise<TurnAction | null> {
+      turn = obs.info.turn + 1;
+      context(obs.userMessage);
+      const next = new Promise<TurnAction | null>((resolve) => {
+        answer = resolve;
+      });
+      prompt();
+      pump();
+      return next;
+    },
+  };
+  const afterTurn = ({ result: r }: { result: TurnStepResult }) => {
     if (r.info.auto_advanced) say(st.yellow('(no resume for several turns: the harness ran `yc-bench sim resume`)'));
     if (r.info.episode_end && !r.done) say(st.yellow(`Episode ${r.info.episode_end.episode} ended (${r.info.episode_end.terminal_reason}); episode ${r.info.episode} starts.`));
     if (r.done) {
       say('');
       say(st.bold(`Run over: ${r.terminalReason ?? 'unknown'}${r.info.terminal_detail && r.info.terminal_detail !== r.terminalReason ? ` (${r.info.terminal_detail})` : ''}.`));
       say(`Funds: ${dollars(r.info.funds_cents)}  Time: ${r.info.sim_time}  Turns: ${r.info.turn}`);
-      return true;
     }
-    if (r.nextUserMessage !== null) context(r.nextUserMessage);
-    return false;
   };
-  return new Promise<void>((resolve) => {
-    rl.on('close', () => resolve());
-    rl.on('line', (raw: string) => {
-      const line = raw.trim();
-      if (line === '') return prompt();
-      if (line === 'quit' || line === 'exit') return rl.close();
-      if (line === 'help') {
-        say(helpText(st, env.resolvedOptions()?.auto_advance_after_turns ?? 5));
-        return prompt();
-      }
-      if (line === 'system') {
-        say(st.dim(env.messages()[0]?.content ?? ''));
-        return prompt();
-      }
-      if (line === 'end' || line === 'next') {
-        if (finish(env.endTurn())) return rl.close();
-        return prompt();
-      }
-      const command = /^yc-bench(\s|$)/.test(line) ? line : `yc-bench ${line}`;
-      const r = env.run(command);
-      say(renderResult(r, color));
-      const argv = pyShlexSplit(command) ?? [];
-      if (argv[1] === 'sim' && argv[2] === 'resume' && r.stdout.trim().startsWith('{')) {
-        if (finish(env.endTurn())) return rl.close();
-      }
+  /** Lines typed while no turn is waiting (piped input arrives in bursts): handled in order by the next turn. */
+  const typed: string[] = [];
+  let closed = false;
+  const handle = (raw: string) => {
+    const line = raw.trim();
+    if (line === '') return prompt();
+    if (line === 'quit' || line === 'exit') return reply(null);
+    if (line === 'help') {
+      say(helpText(st, env.resolvedOptions()?.auto_advance_after_turns ?? 5));
       return prompt();
-    });
-    rl.on('SIGINT', () => rl.close());
-    prompt();
+    }
+    if (line === 'system') {
+      say(st.dim(env.messages()[0]?.content ?? ''));
+      return prompt();
+    }
+    // The commands already ran (`env.run`) as calls of the open turn: the turn's action adds none.
+    if (line === 'end' || line === 'next') return reply({ commands: [] });
+    const command = /^yc-bench(\s|$)/.test(line) ? line : `yc-bench ${line}`;
+    say(renderResult(env.run(command), color));
+    if (env.resumedThisTurn) return reply({ commands: [] });
+    return prompt();
+  };
+  const pump = () => {
+    while (answer !== null && typed.length > 0) handle(typed.shift() as string);
+    if (answer !== null && closed) reply(null);
+  };
+  rl.on('line', (raw: string) => {
+    typed.push(raw);
+    pump();
   });
+  rl.on('close', () => {
+    closed = true;
+    pump();
+  });
+  rl.on('SIGINT', () => rl.close());
+  const hello = () => say(st.bold(`ycgym play — seed ${o.seed}, preset ${o.preset}`) + st.dim('  (help: commands, quit: leave)'));
+  try {
+    await runTurnEpisode(env, player, { seed: o.seed, preset: o.preset, options: { fixes: o.fixes, max_episodes: o.maxEpisodes } }, { onReset: hello, onTurn: afterTurn });
+  } finally {
+    rl.close();
+  }
 }
 
 

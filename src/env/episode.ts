@@ -71,9 +71,36 @@ function valueOf(env: object, r: StepResult): unknown {
   return 'lastValue' in env ? (env as { lastValue: unknown }).lastValue : outputValue(r.observation);
 }
 
-/** The loop's bookkeeping, shared by the synchronous and the asynchronous driver. */
-class EpisodeLoop {
-  private obs: PolicyObservation = { lastCommand: null, lastExit: 0, lastOutput: null };
+/**
+ * An agent of any action space: it sees observations `O` and answers actions `A`, or null to stop. The command-level
+ * `Policy` is an `Agent<PolicyObservation, string>`; the turn protocol's agents see a chat and answer whole turns
+ * (src/turns/episode.ts). An asynchronous agent (a person at a terminal, an LLM) answers with a promise.
+ */
+export interface Agent<O, A> {
+  readonly name: string;
+  reset(seed: number): void;
+  act(obs: O): A | null | Promise<A | null>;
+}
+
+/** What the loop needs of a step, whatever the env: the env's flags, funds and terminal reason. */
+export interface StepView {
+  readonly terminated: boolean;
+  readonly truncated: boolean;
+  readonly fundsCents: number;
+  /** The simulation's terminal reason when it has one (`bankruptcy`, `horizon_end`), else null. */
+  readonly reason: 'bankruptcy' | 'horizon_end' | null;
+}
+
+/** The terminal reason of the simulation among an env's reasons (`max_steps`, `stall`, `error` are not its own). */
+export function simulationReason(r: string | null | undefined): 'bankruptcy' | 'horizon_end' | null {
+  return r === 'bankruptcy' || r === 'horizon_end' ? r : null;
+}
+
+/**
+ * The loop's bookkeeping, shared by every driver (synchronous, asynchronous, command-level, turn-level): it asks the
+ * agent for actions until the env says the episode is over or the agent stops, and sums up the episode.
+ */
+export class EpisodeLoop<O, A> {
   private steps = 0;
   private done: boolean;
   private terminated = false;
@@ -81,44 +108,56 @@ class EpisodeLoop {
   private reason: 'bankruptcy' | 'horizon_end' | null;
 
   constructor(
-    private readonly policy: Policy,
+    private readonly agent: Agent<O, A>,
     private readonly seed: number,
-    first: ResetResult,
-    private readonly hooks: EpisodeHooks,
+    private obs: O,
+    first: StepView,
   ) {
-    policy.reset(seed);
-    hooks.onReset?.(first);
-    const r = first.info.terminal_reason;
-    this.reason = r === 'bankruptcy' || r === 'horizon_end' ? r : null;
-    this.done = this.reason !== null;
-    this.funds = first.info.funds_cents;
+    agent.reset(seed);
+    this.reason = first.reason;
+    this.done = first.terminated || first.truncated || this.reason !== null;
+    this.funds = first.fundsCents;
   }
 
-  /** The policy's next action, or null when the episode is over. */
-  next(): string | null {
+  /** The agent's next action, or null when the episode is over (use `nextAsync` for an asynchronous agent). */
+  next(): A | null {
     if (this.done) return null;
-    const a = this.policy.act(this.obs);
+    const a = this.agent.act(this.obs);
+    if (a instanceof Promise) throw new TypeError(`agent ${this.agent.name} answered with a promise: drive it with an asynchronous loop`);
+    return this.took(a);
+  }
+
+  /** `next` for an agent that may answer with a promise. */
+  async nextAsync(): Promise<A | null> {
+    if (this.done) return null;
+    return this.took(await this.agent.act(this.obs));
+  }
+
+  private took(a: A | null): A | null {
     if (a === null) this.done = true;
     return a;
   }
 
-  /** Note a step: its action, exit code, flags, info and output value (the hooks see `result` when there is one). */
-  record(action: string, step: { exit_code: number; terminated: boolean; truncated: boolean; info: StepInfo }, value: unknown, result: StepResult | null): void {
+  /** Note a step: what the env answered and what the agent observes next. */
+  record(view: StepView, obs: O): void {
     this.steps++;
-    this.obs = { lastCommand: action, lastExit: step.exit_code, lastOutput: value };
-    this.funds = step.info.funds_cents;
-    this.terminated = step.terminated;
-    const r = step.info.terminal_reason;
-    this.reason = r === 'bankruptcy' || r === 'horizon_end' ? r : null;
-    this.done = step.terminated || step.truncated;
-    if (result !== null) this.hooks.onStep?.({ step: this.steps, action, result });
+    this.obs = obs;
+    this.funds = view.fundsCents;
+    this.terminated = view.terminated;
+    this.reason = view.reason;
+    this.done = view.terminated || view.truncated;
+  }
+
+  /** Number of steps recorded so far. */
+  get stepCount(): number {
+    return this.steps;
   }
 
   result(): EpisodeResult {
     const ended = this.terminated || this.reason !== null;
     return {
       seed: this.seed,
-      policy: this.policy.name,
+      policy: this.agent.name,
       finalFundsCents: this.funds,
       terminated: ended,
       truncated: !ended,
@@ -129,20 +168,33 @@ class EpisodeLoop {
   }
 }
 
+const START: PolicyObservation = { lastCommand: null, lastExit: 0, lastOutput: null };
+
+function viewOf(step: { terminated: boolean; truncated: boolean; info: StepInfo }): StepView {
+  return { terminated: step.terminated, truncated: step.truncated, fundsCents: step.info.funds_cents, reason: simulationReason(step.info.terminal_reason) };
+}
+
+function firstView(first: ResetResult): StepView {
+  return { terminated: false, truncated: false, fundsCents: first.info.funds_cents, reason: simulationReason(first.info.terminal_reason) };
+}
+
 /**
  * Play `policy` on `env` for one episode (from `env.reset(args)`); `args.options.max_steps` truncates it. Without an
  * `onStep` hook an env with `advance` (the in-process `Env`) skips building observations nobody reads.
  */
 export function runEpisode(env: SyncEnvLike, policy: Policy, args: ResetArgs, hooks: EpisodeHooks = {}): EpisodeResult {
-  const loop = new EpisodeLoop(policy, args.seed, env.reset(args), hooks);
+  const first = env.reset(args);
+  const loop = new EpisodeLoop<PolicyObservation, string>(policy, args.seed, START, firstView(first));
+  hooks.onReset?.(first);
   const advance = hooks.onStep === undefined && env.advance !== undefined ? env.advance.bind(env) : null;
   for (let a = loop.next(); a !== null; a = loop.next()) {
     if (advance !== null) {
       const o = advance(a);
-      loop.record(a, { exit_code: o.exit_code, terminated: o.terminated, truncated: o.truncated, info: o.info }, o.value, null);
+      loop.record(viewOf(o), { lastCommand: a, lastExit: o.exit_code, lastOutput: o.value });
     } else {
       const r = env.step(a);
-      loop.record(a, flags(r), valueOf(env, r), r);
+      loop.record(viewOf(r), { lastCommand: a, lastExit: r.observation.exit_code, lastOutput: valueOf(env, r) });
+      hooks.onStep?.({ step: loop.stepCount, action: a, result: r });
     }
   }
   return loop.result();
@@ -150,14 +202,13 @@ export function runEpisode(env: SyncEnvLike, policy: Policy, args: ResetArgs, ho
 
 /** `runEpisode` over an asynchronous env (a `RemoteEnv`, or any `EnvLike`). */
 export async function runEpisodeAsync(env: EnvLike, policy: Policy, args: ResetArgs, hooks: EpisodeHooks = {}): Promise<EpisodeResult> {
-  const loop = new EpisodeLoop(policy, args.seed, await env.reset(args), hooks);
-  for (let a = loop.next(); a !== null; a = loop.next()) {
+  const first = await env.reset(args);
+  const loop = new EpisodeLoop<PolicyObservation, string>(policy, args.seed, START, firstView(first));
+  hooks.onReset?.(first);
+  for (let a = await loop.nextAsync(); a !== null; a = await loop.nextAsync()) {
     const r = await env.step(a);
-    loop.record(a, flags(r), valueOf(env, r), r);
+    loop.record(viewOf(r), { lastCommand: a, lastExit: r.observation.exit_code, lastOutput: valueOf(env, r) });
+    hooks.onStep?.({ step: loop.stepCount, action: a, result: r });
   }
   return loop.result();
-}
-
-function flags(r: StepResult): { exit_code: number; terminated: boolean; truncated: boolean; info: StepInfo } {
-  return { exit_code: r.observation.exit_code, terminated: r.terminated, truncated: r.truncated, info: r.info };
 }

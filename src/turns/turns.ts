@@ -526,6 +526,12 @@ export class TurnEnv {
     return this.callTyped({ id: `call_${st.calls}_${open.calls}`, name: 'run_command', arguments: pyJsonDumps({ command }, null) });
   }
 
+  /** The open turn has had a `sim resume` whose output is a JSON object (the harness's rule: the agent resumed). */
+  get resumedThisTurn(): boolean {
+    const open = this.st?.open ?? null;
+    return open !== null && open.resume_stdout !== null;
+  }
+
   /** The harness's own `sim resume` at the end of the last turn (auto-advance), typed; null when it ran none. */
   get lastAutoResume(): ExecutedCommand | null {
     return this.autoResumeRun;
