@@ -6,6 +6,7 @@ from typing import Any
 
 import ycgym
 from ycgym import run_episode
+from ycgym.policies import DiscreteGreedy
 
 
 def test_run_episode_ends_with_the_env_and_watches_every_step(endpoint: str) -> None:
@@ -24,3 +25,31 @@ def test_run_episode_ends_with_the_env_and_watches_every_step(endpoint: str) -> 
         assert (none.steps, none.truncated, none.total_reward) == (0, True, 0.0)
     finally:
         env.close()
+
+
+def test_run_episode_goes_on_from_a_started_env(endpoint: str) -> None:
+    """``start=(obs, info)``: the loop continues an env that is already under way (no reset, no on_reset) and plays
+    the same steps as one uninterrupted episode."""
+    whole_env = ycgym.YCBenchDiscreteEnv(endpoint=endpoint)
+    env = ycgym.YCBenchDiscreteEnv(endpoint=endpoint)
+    greedy = DiscreteGreedy(env.discrete_spec)
+
+    def policy(obs: Any, info: Any) -> int:
+        return greedy.act(obs, info["action_mask"])
+
+    try:
+        whole: list[Any] = []
+        full = run_episode(whole_env, policy, seed=5, options={"max_steps": 60}, on_step=lambda t: whole.append((t.action, t.reward, t.info["funds_cents"])))
+        head: list[Any] = []
+        first = run_episode(env, policy, seed=5, options={"max_steps": 60}, max_steps=25, on_step=lambda t: head.append((t.action, t.reward, t.info["funds_cents"])))
+        assert first.steps == 25 and not first.terminated
+        resets: list[Any] = []
+        tail: list[Any] = []
+        rest = run_episode(env, policy, start=(first.obs, first.info), on_reset=lambda o, i: resets.append(i), on_step=lambda t: tail.append((t.action, t.reward, t.info["funds_cents"])))
+        assert resets == []
+        assert head + tail == whole
+        assert rest.steps == full.steps - 25
+        assert (rest.terminated, rest.truncated) == (full.terminated, full.truncated)
+    finally:
+        env.close()
+        whole_env.close()

@@ -55,12 +55,19 @@ def run_episode(
     max_steps: int | None = None,
     on_reset: Callable[[Any, Mapping[str, Any]], None] | None = None,
     on_step: Callable[[Transition], None] | None = None,
+    start: tuple[Any, Mapping[str, Any]] | None = None,
 ) -> EpisodeResult:
     """Reset ``env`` (``seed``, ``options``) and step it with ``policy`` until it terminates or truncates, the policy
-    returns ``None``, or ``max_steps`` steps were taken. ``on_reset(obs, info)`` and ``on_step(transition)`` watch."""
-    obs, info = env.reset(seed=seed, options=options)
-    if on_reset is not None:
-        on_reset(obs, info)
+    returns ``None``, or ``max_steps`` steps were taken. ``on_reset(obs, info)`` and ``on_step(transition)`` watch.
+
+    ``start=(obs, info)`` goes on with an env that is already under way (restored from a snapshot, or started by
+    another op such as ``turn_reset``) instead of resetting it; ``on_reset`` is then not called."""
+    if start is None:
+        obs, info = env.reset(seed=seed, options=options)
+        if on_reset is not None:
+            on_reset(obs, info)
+    else:
+        obs, info = start
     n, total, terminated, truncated = 0, 0.0, False, False
     while max_steps is None or n < max_steps:
         action = policy(obs, info)

@@ -34,6 +34,7 @@ from typing import Any, Literal, cast
 
 from .._backend import Backend
 from ..client import TurnStepResult
+from ..episode import Transition, run_episode
 
 __all__ = [
     "EndpointError",
@@ -548,6 +549,62 @@ class _Recorder:
         )
 
 
+class _TurnSteps:
+    """A turn session as an env of :func:`ycgym.run_episode`: one step is one turn (``turn_step`` with its detail).
+
+    The observation is the chat for the next LLM call (``turn_messages``; ``None`` once the run is over), the info
+    the server's whole ``turn_step`` reply, the reward the turn's change of funds in cents. The run is terminated by
+    the simulation's own reasons (bankruptcy, horizon end) and truncated by anything else the server ends it with
+    (``max_turns``). The session is started by the caller (``turn_reset`` or ``turn_restore``).
+    """
+
+    def __init__(self, client: Any, session: str) -> None:
+        self.client = client
+        self.session = session
+
+    def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None) -> Any:
+        raise RuntimeError("a turn session is started with turn_reset or turn_restore; run it with run_episode(start=...)")
+
+    def step(self, action: Mapping[str, Any]) -> tuple[Any, int, bool, bool, TurnStepResult]:
+        res = self.client.turn_step(self.session, action, detail=True)
+        done = bool(res["done"])
+        terminated = done and res["terminal_reason"] in ("bankruptcy", "horizon_end")
+        messages = None if done else self.client.turn_messages(self.session)
+        return messages, int(res["info"]["reward_cents"]), terminated, done and not terminated, res
+
+
+class _LLMAgent:
+    """The model as a policy of the episode loop: the chat in, the turn's action (tool calls, content) out.
+
+    A failed call (retries exhausted, a fatal endpoint status) stops the episode: the policy answers ``None`` and
+    keeps the exception in :attr:`failure`. What the last call sent and got is kept for the turn's record.
+    """
+
+    def __init__(self, llm: Any, s: LLMSettings, tools: list[dict[str, Any]], on_retry: Any, call: int) -> None:
+        self.llm, self.s, self.tools, self.on_retry = llm, s, tools, on_retry
+        self.call = call
+        self.reply: _Reply | None = None
+        self.failure: BaseException | None = None
+        self.user_input = ""
+        self.messages_sent = 0
+        self.timestamp = ""
+
+    def __call__(self, messages: list[dict[str, Any]], info: Mapping[str, Any]) -> dict[str, Any] | None:
+        self.call += 1
+        self.user_input = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+        self.messages_sent = len(messages)
+        self.timestamp = _now()
+        try:
+            self.reply = reply = _complete(self.llm, self.s, messages, self.tools, self.call, self.on_retry)
+        except (_LLMError, EndpointError) as e:
+            self.failure = e
+            return None
+        action: dict[str, Any] = {"tool_calls": reply.tool_calls, "content": reply.content}
+        if reply.reasoning is not None:
+            action["reasoning_content"] = reply.reasoning
+        return action
+
+
 def run_llm_episode(
     model: str,
     *,
@@ -669,38 +726,13 @@ def run_llm_episode(
             ep_transcript = list(st["ep_transcript"])
             call, last_turn = int(st["call"]), int(st["last_turn"])
             started_at, ep_started = st["started_at"], st["ep_started"]
-        while True:
-            call += 1
-            user_input = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
-            timestamp = _now()
-            try:
-                reply = _complete(llm, s, messages, tool_list, call, on_retry)
-            except (_LLMError, EndpointError) as e:
-                if isinstance(e, EndpointError):
-                    endpoint_error = e
-                # The reference marks the run terminal with the error and still writes the rollout.
-                terminal_reason, terminal_detail = "error", str(e)
-                ended_at = _now()
-                final_ts = c.turn_time_series(session)
-                rec.end("error", final_ts)
-                episode_logs.append(
-                    {
-                        "episode": rec.episode,
-                        "turns_completed": last_turn,
-                        "terminal_reason": "error",
-                        "terminal_detail": terminal_detail,
-                        "cost_usd": round(sum(t["cost_usd"] for t in ep_transcript), 6),
-                        "started_at": ep_started,
-                        "ended_at": ended_at,
-                        "transcript": ep_transcript,
-                    }
-                )
-                break
-            action: dict[str, Any] = {"tool_calls": reply.tool_calls, "content": reply.content}
-            if reply.reasoning is not None:
-                action["reasoning_content"] = reply.reasoning
+        agent = _LLMAgent(llm, s, tool_list, on_retry, call)
+
+        def on_step(step: Transition) -> None:
+            nonlocal last_turn, ended_at, terminal_reason, terminal_detail, final_ts, ep_transcript, ep_started
+            res = cast("TurnStepResult", step.info)
+            reply = cast("_Reply", agent.reply)
             first = rec.step + 1
-            res = c.turn_step(session, action, detail=True)
             detail = res["detail"]
             for tool, cd in zip(res["tool_results"], detail["calls"]):
                 rec.add(tool, cd)
@@ -711,11 +743,11 @@ def run_llm_episode(
             ep_end = info["episode_end"]
             last_turn = int(info["turn"])
             record = TurnRecord(
-                call=call,
+                call=agent.call,
                 turn=int(ep_end["turns_completed"]) if ep_end else int(info["turn"]),
                 episode=rec.episode,
-                user_input=user_input,
-                messages_sent=len(messages),
+                user_input=agent.user_input,
+                messages_sent=agent.messages_sent,
                 content=reply.content,
                 reasoning_content=reply.reasoning,
                 tool_calls=reply.tool_calls,
@@ -724,7 +756,7 @@ def run_llm_episode(
                 completion_tokens=reply.completion_tokens,
                 cost_usd=reply.cost_usd,
                 latency_s=reply.latency_s,
-                timestamp=timestamp,
+                timestamp=agent.timestamp,
                 result=res,
                 first_step=first,
                 steps=rec.step - first + 1,
@@ -756,10 +788,7 @@ def run_llm_episode(
                     rec.start(detail["status"])
                     ep_transcript = []
                     ep_started = _now()
-            if res["done"]:
-                break
-            messages = c.turn_messages(session)
-            if checkpoint is not None:
+            if checkpoint is not None and not res["done"]:
                 _write_checkpoint(
                     checkpoint,
                     {
@@ -775,12 +804,36 @@ def run_llm_episode(
                         "turns": [asdict(t) for t in turns],
                         "episode_logs": episode_logs,
                         "ep_transcript": ep_transcript,
-                        "call": call,
+                        "call": agent.call,
                         "last_turn": last_turn,
                         "started_at": started_at,
                         "ep_started": ep_started,
                     },
                 )
+
+        # The one episode loop: one step is one turn, from the session as reset or restored above.
+        run_episode(_TurnSteps(c, session), agent, start=(messages, {}), on_step=on_step)
+        if agent.failure is not None:
+            e = agent.failure
+            if isinstance(e, EndpointError):
+                endpoint_error = e
+            # The reference marks the run terminal with the error and still writes the rollout.
+            terminal_reason, terminal_detail = "error", str(e)
+            ended_at = _now()
+            final_ts = c.turn_time_series(session)
+            rec.end("error", final_ts)
+            episode_logs.append(
+                {
+                    "episode": rec.episode,
+                    "turns_completed": last_turn,
+                    "terminal_reason": "error",
+                    "terminal_detail": terminal_detail,
+                    "cost_usd": round(sum(t["cost_usd"] for t in ep_transcript), 6),
+                    "started_at": ep_started,
+                    "ended_at": ended_at,
+                    "transcript": ep_transcript,
+                }
+            )
     finally:
         backend.close()
 
