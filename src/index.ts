@@ -17,7 +17,7 @@ export { listPresets, loadPreset, PresetError } from './config/load.js';
 export type { ExperimentConfig } from './sim/index.js';
 export { Simulation, stream } from './sim/index.js';
 export type { Policy, PolicyObservation } from './env/policy.js';
-export { EpisodeLoop, outputValue, runEpisode, runEpisodeAsync, simulationReason } from './env/episode.js';
+export { EpisodeLoop, outputValue, recordCommandStep, runEpisode, runEpisodeAsync, simulationReason, startCommandEpisode } from './env/episode.js';
 export { admissibleCommands, DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discreteCommand, discreteFrame, discreteSpec, MAX_SLOTS, TIERS } from './env/discrete.js';
 export type { DiscreteFrame, DiscreteOptions, DiscreteSpec } from './env/discrete.js';
 export type { Agent, EpisodeHooks, EpisodeResult, EpisodeStep, StepView, SyncEnvLike } from './env/episode.js';
@@ -28,5 +28,7 @@ export type { ChatMessage, ToolCall, TurnAction, TurnFixes, TurnInfo, TurnOption
 export { RUN_COMMAND_TOOL, toolCallToCommand, toolSchemas } from './turns/tools.js';
 export { SYSTEM_PROMPT } from './turns/prompts.js';
 export { RecoveringEnv } from './client/recovering-env.js';
+export { runEpisodesBatched } from './client/batched.js';
+export type { BatchedEpisode, BatchedHooks } from './client/batched.js';
 export type { ClientTurnResetArgs, ToolsChoice, TurnResetReply, TurnStepReply, TurnRestoreReply, WireTurnAction } from './client/client.js';
 export type { CallDetail, TurnStepDetail } from './protocol/ops.js';

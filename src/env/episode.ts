@@ -178,13 +178,23 @@ function firstView(first: ResetResult): StepView {
   return { terminated: false, truncated: false, fundsCents: first.info.funds_cents, reason: simulationReason(first.info.terminal_reason) };
 }
 
+/** The loop of a command-level policy's episode from its reset (for drivers of their own, e.g. batched ones). */
+export function startCommandEpisode(policy: Policy, seed: number, first: ResetResult): EpisodeLoop<PolicyObservation, string> {
+  return new EpisodeLoop<PolicyObservation, string>(policy, seed, START, firstView(first));
+}
+
+/** Note a step of `startCommandEpisode`'s loop; `value` is the output's typed value (default: decoded from its text). */
+export function recordCommandStep(loop: EpisodeLoop<PolicyObservation, string>, action: string, r: StepResult, value: unknown = outputValue(r.observation)): void {
+  loop.record(viewOf(r), { lastCommand: action, lastExit: r.observation.exit_code, lastOutput: value });
+}
+
 /**
  * Play `policy` on `env` for one episode (from `env.reset(args)`); `args.options.max_steps` truncates it. Without an
  * `onStep` hook an env with `advance` (the in-process `Env`) skips building observations nobody reads.
  */
 export function runEpisode(env: SyncEnvLike, policy: Policy, args: ResetArgs, hooks: EpisodeHooks = {}): EpisodeResult {
   const first = env.reset(args);
-  const loop = new EpisodeLoop<PolicyObservation, string>(policy, args.seed, START, firstView(first));
+  const loop = startCommandEpisode(policy, args.seed, first);
   hooks.onReset?.(first);
   const advance = hooks.onStep === undefined && env.advance !== undefined ? env.advance.bind(env) : null;
   for (let a = loop.next(); a !== null; a = loop.next()) {
@@ -193,7 +203,7 @@ export function runEpisode(env: SyncEnvLike, policy: Policy, args: ResetArgs, ho
       loop.record(viewOf(o), { lastCommand: a, lastExit: o.exit_code, lastOutput: o.value });
     } else {
       const r = env.step(a);
-      loop.record(viewOf(r), { lastCommand: a, lastExit: r.observation.exit_code, lastOutput: valueOf(env, r) });
+      recordCommandStep(loop, a, r, valueOf(env, r));
       hooks.onStep?.({ step: loop.stepCount, action: a, result: r });
     }
   }
@@ -203,11 +213,11 @@ export function runEpisode(env: SyncEnvLike, policy: Policy, args: ResetArgs, ho
 /** `runEpisode` over an asynchronous env (a `RemoteEnv`, or any `EnvLike`). */
 export async function runEpisodeAsync(env: EnvLike, policy: Policy, args: ResetArgs, hooks: EpisodeHooks = {}): Promise<EpisodeResult> {
   const first = await env.reset(args);
-  const loop = new EpisodeLoop<PolicyObservation, string>(policy, args.seed, START, firstView(first));
+  const loop = startCommandEpisode(policy, args.seed, first);
   hooks.onReset?.(first);
   for (let a = await loop.nextAsync(); a !== null; a = await loop.nextAsync()) {
     const r = await env.step(a);
-    loop.record(viewOf(r), { lastCommand: a, lastExit: r.observation.exit_code, lastOutput: valueOf(env, r) });
+    recordCommandStep(loop, a, r, valueOf(env, r));
     hooks.onStep?.({ step: loop.stepCount, action: a, result: r });
   }
   return loop.result();
