@@ -285,7 +285,7 @@ export async function runPlay(o: PlayOptions): Promise<void> {
   rl.on('SIGINT', () => rl.close());
   const hello = () => say(st.bold(`ycgym play — seed ${o.seed}, preset ${o.preset}`) + st.dim('  (help: commands, quit: leave)'));
   try {
-    await runTurnEpisode(env, player, { seed: o.seed, preset: o.preset, options: { fixes: o.fixes, max_episodes: o.maxEpisodes } }, { onReset: hello, onTurn: afterTurn });
+    await runTurnEpisode(env, player, { seed: o.seed, preset: o.preset, options: { fixes: o.fixes, max_episodes: o.maxEpisodes } }, { onReset: hello, onStep: afterTurn });
   } finally {
     rl.close();
   }

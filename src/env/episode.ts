@@ -7,20 +7,20 @@
 import type { Policy, PolicyObservation } from './policy.js';
 import type { EnvLike, ResetArgs, ResetResult, StepInfo, StepOutcome, StepResult } from './env.js';
 
-/** One step of an episode as the loop saw it. */
-export interface EpisodeStep {
+/** One step of an episode as the loop saw it (action `A`, the env's answer `R`; command-level by default). */
+export interface EpisodeStep<A = string, R = StepResult> {
   /** 1 for the first action. */
   readonly step: number;
-  readonly action: string;
-  readonly result: StepResult;
+  readonly action: A;
+  readonly result: R;
 }
 
-/** Watchers of an episode (recorders, exporters). */
-export interface EpisodeHooks {
+/** Watchers of an episode (recorders, exporters); `F` is the reset's result. */
+export interface EpisodeHooks<F = ResetResult, A = string, R = StepResult> {
   /** After `reset`, with its result (step 0). */
-  onReset?(first: ResetResult): void;
+  onReset?(first: F): void;
   /** After every step; read what you need of the step during the call (the in-process env drops the rest). */
-  onStep?(s: EpisodeStep): void;
+  onStep?(s: EpisodeStep<A, R>): void;
 }
 
 /** Outcome of an episode. */

@@ -3,7 +3,7 @@
  * at `ycgym play`) plays a `TurnEnv` (or anything with its `reset`/`step`/`messages`) with the same `EpisodeLoop` as
  * the command-level policies. The run's end is the env's (`done`, its terminal reason); nothing is recomputed here.
  */
-import { type Agent, EpisodeLoop, type EpisodeResult, outputValue, simulationReason, type StepView } from '../env/episode.js';
+import { type Agent, type EpisodeHooks, EpisodeLoop, type EpisodeResult, type EpisodeStep, outputValue, simulationReason, type StepView } from '../env/episode.js';
 import type { Policy, PolicyObservation } from '../env/policy.js';
 import type { ChatMessage, TurnAction, TurnInfo, TurnResetArgs, TurnResetResult, TurnStepResult } from './turns.js';
 import type { ToolResult } from './executor.js';
@@ -31,18 +31,10 @@ export interface TurnEnvLike {
 }
 
 /** One turn as the loop saw it. */
-export interface TurnEpisodeStep {
-  /** 1 for the first turn. */
-  readonly step: number;
-  readonly action: TurnAction;
-  readonly result: TurnStepResult;
-}
+export type TurnEpisodeStep = EpisodeStep<TurnAction, TurnStepResult>;
 
-/** Watchers of a run of the turn protocol. */
-export interface TurnEpisodeHooks {
-  onReset?(first: TurnResetResult): void;
-  onTurn?(t: TurnEpisodeStep): void;
-}
+/** Watchers of a run of the turn protocol (`onStep` after every turn). */
+export type TurnEpisodeHooks = EpisodeHooks<TurnResetResult, TurnAction, TurnStepResult>;
 
 /** The loop's view of a turn: the run is terminated by the simulation's reasons, truncated by `max_turns` (`error`). */
 export function turnView(r: { done: boolean; info: TurnInfo }): StepView {
@@ -64,7 +56,7 @@ export async function runTurnEpisode(env: TurnEnvLike, agent: TurnAgent, args: T
   for (let a = await loop.nextAsync(); a !== null; a = await loop.nextAsync()) {
     const r = await env.step(a);
     loop.record(turnView(r), { userMessage: r.nextUserMessage, info: r.info, toolResults: r.toolResults, messages });
-    hooks.onTurn?.({ step: loop.stepCount, action: a, result: r });
+    hooks.onStep?.({ step: loop.stepCount, action: a, result: r });
   }
   return loop.result();
 }

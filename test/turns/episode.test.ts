@@ -54,7 +54,7 @@ describe('runTurnEpisode: the turn protocol through the one loop', () => {
     const env = new TurnEnv();
     const agent = new ScriptedAgent();
     const turns: TurnStepResult[] = [];
-    const r = await runTurnEpisode(env, agent, args, { onTurn: (t) => turns.push(t.result) });
+    const r = await runTurnEpisode(env, agent, args, { onStep: (t) => turns.push(t.result) });
     expect(turns).toEqual(hand.results);
     expect(env.messages()).toEqual(hand.env.messages());
     expect(r.stepCount).toBe(12);
@@ -79,7 +79,7 @@ describe('runTurnEpisode: the turn protocol through the one loop', () => {
     [1, 'horizon_end'],
   ] as const)('a baseline as a turn agent (seed %i): the run ends by the simulation (%s) and is terminated', async (seed, outcome) => {
     const turns: TurnStepResult[] = [];
-    const r = await runTurnEpisode(new TurnEnv(), commandPolicyAgent(makePolicy('greedy')), { seed, preset: 'default', options: { max_turns: 5000 } }, { onTurn: (t) => turns.push(t.result) });
+    const r = await runTurnEpisode(new TurnEnv(), commandPolicyAgent(makePolicy('greedy')), { seed, preset: 'default', options: { max_turns: 5000 } }, { onStep: (t) => turns.push(t.result) });
     expect(r).toMatchObject({ outcome, terminated: true, truncated: false, policy: 'greedy', bankrupt: outcome === 'bankruptcy' });
     expect(r.stepCount).toBe(turns.length);
     const last = turns.at(-1);
