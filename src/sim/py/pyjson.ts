@@ -18,10 +18,17 @@ export function F(x: number): number {
 /** JSON-like output value; floats are tagged so text output matches Python's `json.dumps`. */
 export type Out = null | boolean | number | string | PyFloat | Out[] | { [k: string]: Out };
 
-const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+/** Whether `s` needs no escaping: printable ASCII without `"` and `\`. */
+function plainAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
 
 function encodeString(s: string): string {
-  if (PLAIN_ASCII.test(s)) return '"' + s + '"';
+  if (plainAscii(s)) return '"' + s + '"';
   let out = '"';
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -38,18 +45,30 @@ function encodeString(s: string): string {
   return out + '"';
 }
 
+/** Bounded memo of Python float reprs (outputs repeat the same few thousand floats; `String(x)` is the cost). */
+const reprCache = new Map<number, string>();
+const REPR_CACHE_MAX = 16_384;
+
 function floatText(x: number): string {
+  let t = reprCache.get(x);
+  if (t !== undefined) return t;
   if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return 'Infinity';
   if (x === -Infinity) return '-Infinity';
-  return pyRepr(x);
+  t = pyRepr(x);
+  // -0.0 and 0.0 are one Map key (SameValueZero): never cache zeros.
+  if (x !== 0) {
+    if (reprCache.size >= REPR_CACHE_MAX) reprCache.clear();
+    reprCache.set(x, t);
+  }
+  return t;
 }
 
 function intText(x: number): string {
   if (Number.isSafeInteger(x)) return String(x);
   if (!Number.isFinite(x)) return floatText(x);
   if (Number.isInteger(x)) return Math.abs(x) < 1e21 ? x.toFixed(0) : BigInt(x).toString();
-  return pyRepr(x);
+  return floatText(x);
 }
 
 /**
@@ -74,6 +93,24 @@ function childMode(k: string): Mode {
   return FLOAT_KEYS.has(k) ? Mode.Float : FLOAT_MAP_KEYS.has(k) ? Mode.FloatMap : Mode.Plain;
 }
 
+/** A key's JSON text (quoted, escaped, followed by `": "`) and the mode of its value. */
+interface KeyInfo {
+  readonly text: string;
+  readonly mode: Mode;
+}
+/** Memo of key texts and modes (keys repeat in every output; bounded: names used as keys come from the world). */
+const keyCache = new Map<string, KeyInfo>();
+const KEY_CACHE_MAX = 4096;
+
+function keyInfo(k: string): KeyInfo {
+  let info = keyCache.get(k);
+  if (info === undefined) {
+    info = { text: encodeString(k) + ': ', mode: childMode(k) };
+    if (keyCache.size < KEY_CACHE_MAX) keyCache.set(k, info);
+  }
+  return info;
+}
+
 const PADS: string[] = [];
 function pad(indent: number, level: number): string {
   const n = indent * level;
@@ -85,48 +122,128 @@ function pad(indent: number, level: number): string {
   return p;
 }
 
-function dumpValue(x: Out, level: number, mode: Mode, indent: number | null): string {
-  if (x === null) return 'null';
+/**
+ * Frozen output values whose rendered text is memoised (see `memoRendered`): the text of the last (level, indent,
+ * mode) it was printed at. A frozen value cannot change, so its text never goes stale.
+ */
+interface Rendered {
+  level: number;
+  indent: number | null;
+  mode: Mode;
+  text: string | null;
+}
+const rendered = new WeakMap<object, Rendered>();
+
+/**
+ * Deep-freeze an output value and let `pyJsonDumps` memoise its text: a value shared by many outputs (a market
+ * listing entry that did not change between two `market browse`) is rendered once. Returns the value.
+ */
+export function memoRendered<T extends Out>(v: T): T {
+  deepFreeze(v);
+  if (v !== null && typeof v === 'object' && !rendered.has(v)) rendered.set(v, { level: -1, indent: null, mode: Mode.Plain, text: null });
+  return v;
+}
+
+function deepFreeze(v: Out): void {
+  if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return;
+  if (Array.isArray(v)) for (const e of v) deepFreeze(e);
+  else if (!(v instanceof PyFloat)) for (const k in v) deepFreeze(v[k] as Out);
+  Object.freeze(v);
+}
+
+/** The output being written (one pass, appended to; `pyJsonDumps` is not re-entered from inside a write). */
+let buf = '';
+
+function write(x: Out, level: number, mode: Mode, indent: number | null): void {
+  if (x === null) {
+    buf += 'null';
+    return;
+  }
   switch (typeof x) {
     case 'boolean':
-      return x ? 'true' : 'false';
+      buf += x ? 'true' : 'false';
+      return;
     case 'number':
-      return mode === Mode.Float ? floatText(x) : intText(x);
+      buf += mode === Mode.Float ? floatText(x) : intText(x);
+      return;
     case 'string':
-      return encodeString(x);
+      buf += plainAscii(x) ? '"' + x + '"' : encodeString(x);
+      return;
   }
-  if (x instanceof PyFloat) return floatText(x.value);
+  if (x instanceof PyFloat) {
+    buf += floatText(x.value);
+    return;
+  }
   if (Array.isArray(x)) {
     const n = x.length;
-    if (n === 0) return '[]';
+    if (n === 0) {
+      buf += '[]';
+      return;
+    }
     if (indent === null) {
-      let out = '[' + dumpValue(x[0] as Out, level + 1, Mode.Plain, null);
-      for (let i = 1; i < n; i++) out += ', ' + dumpValue(x[i] as Out, level + 1, Mode.Plain, null);
-      return out + ']';
+      buf += '[';
+      write(x[0] as Out, level + 1, Mode.Plain, null);
+      for (let i = 1; i < n; i++) {
+        buf += ', ';
+        write(x[i] as Out, level + 1, Mode.Plain, null);
+      }
+      buf += ']';
+      return;
     }
     const p = pad(indent, level + 1);
-    let out = '[' + p + dumpValue(x[0] as Out, level + 1, Mode.Plain, indent);
-    for (let i = 1; i < n; i++) out += ',' + p + dumpValue(x[i] as Out, level + 1, Mode.Plain, indent);
-    return out + pad(indent, level) + ']';
+    buf += '[' + p;
+    write(x[0] as Out, level + 1, Mode.Plain, indent);
+    for (let i = 1; i < n; i++) {
+      buf += ',' + p;
+      write(x[i] as Out, level + 1, Mode.Plain, indent);
+    }
+    buf += pad(indent, level) + ']';
+    return;
   }
-  const obj = x as { [k: string]: Out };
-  let out = '{';
+  const memo = rendered.get(x);
+  if (memo !== undefined) {
+    if (memo.text !== null && memo.level === level && memo.indent === indent && memo.mode === mode) {
+      buf += memo.text;
+      return;
+    }
+    const outer = buf;
+    buf = '';
+    writeObject(x, level, mode, indent);
+    memo.level = level;
+    memo.indent = indent;
+    memo.mode = mode;
+    memo.text = buf;
+    buf = outer + buf;
+    return;
+  }
+  writeObject(x, level, mode, indent);
+}
+
+function writeObject(obj: { [k: string]: Out }, level: number, mode: Mode, indent: number | null): void {
   let first = true;
-  const p = indent === null ? '' : pad(indent, level + 1);
+  const p = indent === null ? ', ' : ',' + pad(indent, level + 1);
   for (const k in obj) {
-    const v = obj[k] as Out;
-    const m = mode === Mode.FloatMap ? Mode.Float : childMode(k);
-    if (indent === null) out += (first ? '' : ', ') + encodeString(k) + ': ' + dumpValue(v, level + 1, m, null);
-    else out += (first ? '' : ',') + p + encodeString(k) + ': ' + dumpValue(v, level + 1, m, indent);
-    first = false;
+    const info = keyInfo(k);
+    if (first) {
+      buf += indent === null ? '{' : '{' + pad(indent, level + 1);
+      first = false;
+    } else buf += p;
+    buf += info.text;
+    write(obj[k] as Out, level + 1, mode === Mode.FloatMap ? Mode.Float : info.mode, indent);
   }
-  if (first) return '{}';
-  return out + (indent === null ? '}' : pad(indent, level) + '}');
+  if (first) buf += '{}';
+  else buf += indent === null ? '}' : pad(indent, level) + '}';
 }
 
 /** Python `json.dumps(v, indent=indent)` (ensure_ascii=True); `indent` null gives the compact `", "`/`": "` form. */
 export function pyJsonDumps(v: Out, indent: number | null = 2): string {
-  return dumpValue(v, 0, Mode.Plain, indent);
+  buf = '';
+  try {
+    write(v, 0, Mode.Plain, indent);
+    return buf;
+  } finally {
+    buf = '';
+  }
 }
 
 /** Tag the floats of a plain output (by key, as `pyJsonDumps` prints them) so it compares exactly with parsed reference output. */

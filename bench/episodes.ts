@@ -1,0 +1,123 @@
+/**
+ * Greedy episodes per second in process, with and without observation text (issue 14, item 1), and the wall
+ * time of a bulk `ycgym run` with trajectories. Every figure is a median over repeats; the modes are interleaved
+ * inside each repeat so a loaded machine slows them alike, and the text/no-text ratio is taken in the same run.
+ *
+ * Modes (each a full greedy episode through the in-process `Env`, world cache warm unless said otherwise):
+ * - `text`: `env.step` with an `onStep` hook that reads `observation.text` (what an LLM agent or an exporter sees);
+ * - `text_fresh_world`: the same with the world cache cleared before the round (every seed generates its world);
+ * - `no_text`: the same steps with the reset option `text: false` (observation without text);
+ * - `value_only`: no hook (the episode loop's `advance`: typed values only).
+ *
+ * Usage: `npm run build && node dist/bench/episodes.js [--seeds 50] [--repeats 7] [--cli 200] [--cli-repeats 3]`
+ * (`--writer N`: the JSON writer alone over N episodes' outputs, 0 skips it; `--cli 0` skips the CLI timing; `--modes text,no_text` picks modes; `--json` prints JSON only).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GreedyPolicy } from '../baselines/greedy.js';
+import { loadPreset } from '../src/config/load.js';
+import { Env } from '../src/env/env.js';
+import { runEpisode } from '../src/env/episode.js';
+import { clearWorldCache, type ExperimentConfig, type Out, pyJsonDumps } from '../src/sim/index.js';
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+const MODES = ['text', 'text_fresh_world', 'no_text', 'value_only'] as const;
+type Mode = (typeof MODES)[number];
+
+/** One round: every seed's greedy episode in `mode`; episodes per second and total text characters read. */
+function round(cfg: ExperimentConfig, seeds: readonly number[], mode: Mode): { eps: number; chars: number } {
+  if (mode === 'text_fresh_world') clearWorldCache();
+  const env = new Env();
+  const policy = new GreedyPolicy();
+  let chars = 0;
+  const hooks = mode === 'value_only' ? {} : { onStep: (s: { result: { observation: { text: string } } }) => void (chars += s.result.observation.text.length) };
+  const options = mode === 'no_text' ? { text: false } : {};
+  const t0 = process.hrtime.bigint();
+  for (const seed of seeds) runEpisode(env, policy, { seed, preset: cfg, options }, hooks);
+  const sec = Number(process.hrtime.bigint() - t0) / 1e9;
+  return { eps: seeds.length / sec, chars };
+}
+
+/** Medians of greedy episodes/s per mode over `repeats` interleaved rounds of `nSeeds` seeds. */
+export function episodeRates(nSeeds: number, repeats: number, modes: readonly Mode[] = MODES): Record<string, unknown> {
+  const cfg = loadPreset('default');
+  const seeds = Array.from({ length: nSeeds }, (_, i) => i + 1);
+  for (const m of modes) round(cfg, seeds.slice(0, Math.min(5, nSeeds)), m); // JIT warm-up
+  for (const m of modes) if (m !== 'text_fresh_world') round(cfg, seeds, m); // warm the world cache for these seeds
+  const rates: Record<string, number[]> = {};
+  let chars = 0;
+  for (let r = 0; r < repeats; r++) {
+    for (const m of modes) {
+      const x = round(cfg, seeds, m);
+      (rates[m] ??= []).push(x.eps);
+      if (m === 'text') chars = x.chars;
+    }
+  }
+  const out: Record<string, unknown> = { seeds: nSeeds, repeats };
+  for (const m of modes) out[`${m}_episodes_per_s`] = median(rates[m] as number[]);
+  const ratios = (rates['text'] ?? []).map((t, i) => t / ((rates['no_text'] ?? [])[i] ?? NaN));
+  if (modes.includes('text') && modes.includes('no_text')) out['ratio_text_vs_no_text'] = median(ratios);
+  if (modes.includes('text')) out['text_chars_per_round'] = chars;
+  return out;
+}
+
+/**
+ * The JSON writer alone: µs to render (indent 2) every output of one greedy episode, over unshared copies of the
+ * outputs of `nSeeds` episodes (so no memoised text is reused); median of `repeats`.
+ */
+export function writerMicrosecondsPerEpisode(nSeeds: number, repeats: number): number {
+  const cfg = loadPreset('default');
+  const values: Out[] = [];
+  const env = new Env();
+  for (let seed = 1; seed <= nSeeds; seed++) runEpisode(env, new GreedyPolicy(), { seed, preset: cfg, options: { text: false } }, { onStep: () => void values.push(structuredClone(env.lastValue)) });
+  const us: number[] = [];
+  let sink = 0;
+  for (let r = 0; r < repeats + 1; r++) {
+    const t0 = process.hrtime.bigint();
+    for (const v of values) sink += pyJsonDumps(v, 2).length;
+    if (r > 0) us.push(Number(process.hrtime.bigint() - t0) / 1e3 / nSeeds);
+  }
+  if (sink < 0) throw new Error('unreachable');
+  return median(us);
+}
+
+/** Median wall seconds of `ycgym run --policy greedy --seeds 1-N --workers 2` (default output: trajectories on). */
+export function cliRunSeconds(nSeeds: number, repeats: number, workers = 2): Record<string, unknown> {
+  const main = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+  const secs: number[] = [];
+  for (let r = 0; r < repeats; r++) {
+    const out = mkdtempSync(join(tmpdir(), 'ycgym-bench-'));
+    try {
+      const t0 = process.hrtime.bigint();
+      execFileSync(process.execPath, [main, 'run', '--policy', 'greedy', '--seeds', `1-${nSeeds}`, '--workers', String(workers), '--out', out], { stdio: 'ignore' });
+      secs.push(Number(process.hrtime.bigint() - t0) / 1e9);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }
+  return { command: `ycgym run --policy greedy --seeds 1-${nSeeds} --workers ${workers} --out DIR`, seconds_median: median(secs), seconds: secs };
+}
+
+function arg(name: string, dflt: string): string {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? (process.argv[i + 1] ?? dflt) : dflt;
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const modes = arg('--modes', MODES.join(',')).split(',') as Mode[];
+  for (const m of modes) if (!MODES.includes(m)) throw new Error(`unknown mode ${m} (${MODES.join(', ')})`);
+  const result: Record<string, unknown> = { episodes: episodeRates(Number(arg('--seeds', '50')), Number(arg('--repeats', '7')), modes) };
+  const writer = Number(arg('--writer', '5'));
+  if (writer > 0) result['writer_us_per_episode'] = writerMicrosecondsPerEpisode(writer, Number(arg('--repeats', '7')));
+  const cli = Number(arg('--cli', '200'));
+  if (cli > 0) result['cli_run'] = cliRunSeconds(cli, Number(arg('--cli-repeats', '3')));
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+}

@@ -1,0 +1,85 @@
+/**
+ * The one-pass Python JSON writer (`pyJsonDumps`, with its key, float-repr and frozen-value memos) prints exactly
+ * what the writer it replaced prints (test/helpers/pyjson-oracle.ts), over random values and real command outputs.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { loadPreset } from '../../src/config/load.js';
+import { FLOAT_KEYS, FLOAT_MAP_KEYS, memoRendered, PyFloat, pyJsonDumps, type Out } from '../../src/sim/py/pyjson.js';
+import { Simulation } from '../../src/sim/simulation.js';
+import { oraclePyJsonDumps } from '../helpers/pyjson-oracle.js';
+
+const key = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...FLOAT_KEYS, ...FLOAT_MAP_KEYS) },
+  { weight: 2, arbitrary: fc.constantFrom('task_id', 'tasks', 'count', 'name', 'research', 'error', '') },
+  { weight: 2, arbitrary: fc.string({ maxLength: 8 }) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 6 }) },
+);
+const num = fc.oneof(
+  fc.integer({ min: -1e6, max: 1e6 }),
+  fc.double(),
+  fc.constantFrom(0, -0, NaN, Infinity, -Infinity, 1e21, -1e22, 2 ** 53, 2 ** 53 + 2, 1e-7, 5e-324, 0.1, 899, 1e16),
+  fc.integer({ min: -1000, max: 1000 }).map((n) => n / 8),
+);
+const leaf: fc.Arbitrary<Out> = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  num,
+  num.map((x) => new PyFloat(x)),
+  fc.string({ maxLength: 12 }),
+  fc.string({ unit: 'binary', maxLength: 8 }),
+);
+const { value } = fc.letrec<{ value: Out }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    leaf,
+    fc.array(tie('value'), { maxLength: 5 }),
+    fc.dictionary(key, tie('value'), { maxKeys: 6 }) as fc.Arbitrary<Out>,
+  ),
+}));
+const indent = fc.constantFrom<number | null>(2, null, 0, 4);
+
+describe('pyJsonDumps equals the previous writer', () => {
+  it('random values, every indent', () => {
+    fc.assert(
+      fc.property(value, indent, (v, ind) => {
+        expect(pyJsonDumps(v, ind)).toBe(oraclePyJsonDumps(v, ind));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('memoised frozen values print the same at any depth, indent and float mode, repeatedly', () => {
+    fc.assert(
+      fc.property(fc.array(value, { minLength: 1, maxLength: 4 }), fc.array(fc.tuple(key, fc.nat(3), indent), { minLength: 1, maxLength: 6 }), (shared, placements) => {
+        const frozen = shared.map((v) => memoRendered(structuredClone(v)));
+        for (const [k, depth, ind] of placements) {
+          // The shared values nested `depth` levels deep under key `k` (which may be a float or float-map key).
+          let doc: Out = { [k]: frozen, other: frozen[0] as Out };
+          for (let i = 0; i < depth; i++) doc = [doc, { [k]: doc }];
+          expect(pyJsonDumps(doc, ind)).toBe(oraclePyJsonDumps(doc, ind));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('memoRendered deep-freezes', () => {
+    const v = memoRendered({ a: [1, { b: 2 }] } as Out) as { a: [number, { b: number }] };
+    expect(Object.isFrozen(v) && Object.isFrozen(v.a) && Object.isFrozen(v.a[1])).toBe(true);
+  });
+
+  it('every output of played commands, text and compact', () => {
+    const cfg = loadPreset('default');
+    const sim = Simulation.create(cfg, { seed: 3 });
+    const lines = ['employee list', 'client list', 'company status'];
+    for (let i = 0; i < 12; i++) {
+      lines.push('market browse --limit 200', 'market browse --offset 3 --limit 7', `task accept --task-id Task-${i + 1}`, `task assign --task-id Task-${i + 1} --employees Emp_1,Emp_2`, `task dispatch --task-id Task-${i + 1}`, 'sim resume', 'task list', 'finance ledger', 'report monthly', 'client history');
+    }
+    for (const line of lines) {
+      const r = sim.execute(line);
+      expect(pyJsonDumps(r.value, 2), line).toBe(oraclePyJsonDumps(r.value, 2));
+      expect(pyJsonDumps(r.value, null), line).toBe(oraclePyJsonDumps(r.value, null));
+    }
+  });
+});
