@@ -11,6 +11,7 @@ import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
 import { companyFigures, isBankrupt, outcome } from '../model/status.js';
+import { marketEntry } from './market-entry.js';
 import type { ParsedOptions } from './spec.js';
 
 /** A rejected command: rendered as `{"error": message}` with the given exit code, state untouched. */
@@ -251,16 +252,7 @@ export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): Obj {
       skipped++;
       continue;
     }
-    tasks.push({
-      task_id: t.title,
-      client_name: clientName(ctx, t),
-      required_prestige: t.requiredPrestige,
-      required_trust: t.requiredTrust,
-      reward_funds_cents: t.rewardCents,
-      reward_prestige_delta: F(toFloat(t.rewardPrestigeDelta)),
-      skill_boost_pct: F(toFloat(t.skillBoostPct)),
-      requirements: t.reqs.map((r) => ({ domain: r.domain, required_qty: F(toFloat(r.required)) })),
-    });
+    tasks.push(marketEntry(t, clientName(ctx, t)));
     if (tasks.length >= limit) break;
   }
   return { total: ctx.cfg.fixes.market_browse_total ? all.length : tasks.length, offset, limit, tasks };

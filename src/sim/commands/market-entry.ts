@@ -1,0 +1,77 @@
+/**
+ * `market browse` listing entries, reused between listings while the task they describe is unchanged.
+ *
+ * An entry is a pure function of a task's listed fields (title, client name, prestige and trust gates, reward,
+ * prestige delta, skill boost, requirements). The last entry built for a task is kept with the exact field values
+ * it was built from and handed out again only when every one of them is still the same (Decimals are immutable, so
+ * an unchanged reference is an unchanged value): a listing equals a freshly built one whatever changed in between.
+ * Entries are deep-frozen and their text is memoised by the JSON writer (`memoRendered`), so an agent that browses
+ * after every task pays for the text of the tasks that are new to the listing, not for the whole listing.
+ */
+import { toFloat, type Dec } from '../py/decimal.js';
+import { F, memoRendered, type Out } from '../py/pyjson.js';
+import type { Domain, Task } from '../model/types.js';
+
+interface CachedEntry {
+  readonly title: string;
+  readonly clientName: string | null;
+  readonly requiredPrestige: number;
+  readonly requiredTrust: number;
+  readonly rewardCents: number;
+  readonly rewardPrestigeDelta: Dec;
+  readonly skillBoostPct: Dec;
+  /** The requirements as listed: domain and required quantity, in order. */
+  readonly reqs: readonly { readonly domain: Domain; readonly required: Dec }[];
+  readonly entry: Out;
+}
+
+const entries = new WeakMap<Task, CachedEntry>();
+
+function unchanged(c: CachedEntry, t: Task, clientName: string | null): boolean {
+  if (
+    c.title !== t.title ||
+    c.clientName !== clientName ||
+    c.requiredPrestige !== t.requiredPrestige ||
+    c.requiredTrust !== t.requiredTrust ||
+    c.rewardCents !== t.rewardCents ||
+    c.rewardPrestigeDelta !== t.rewardPrestigeDelta ||
+    c.skillBoostPct !== t.skillBoostPct ||
+    c.reqs.length !== t.reqs.length
+  ) {
+    return false;
+  }
+  for (let i = 0; i < c.reqs.length; i++) {
+    const a = c.reqs[i] as CachedEntry['reqs'][number];
+    const b = t.reqs[i] as Task['reqs'][number];
+    if (a.domain !== b.domain || a.required !== b.required) return false;
+  }
+  return true;
+}
+
+/** The `market browse` entry of task `t` (frozen; shared with earlier listings while the task is unchanged). */
+export function marketEntry(t: Task, clientName: string | null): Out {
+  const c = entries.get(t);
+  if (c !== undefined && unchanged(c, t, clientName)) return c.entry;
+  const entry = memoRendered({
+    task_id: t.title,
+    client_name: clientName,
+    required_prestige: t.requiredPrestige,
+    required_trust: t.requiredTrust,
+    reward_funds_cents: t.rewardCents,
+    reward_prestige_delta: F(toFloat(t.rewardPrestigeDelta)),
+    skill_boost_pct: F(toFloat(t.skillBoostPct)),
+    requirements: t.reqs.map((r) => ({ domain: r.domain, required_qty: F(toFloat(r.required)) })),
+  });
+  entries.set(t, {
+    title: t.title,
+    clientName,
+    requiredPrestige: t.requiredPrestige,
+    requiredTrust: t.requiredTrust,
+    rewardCents: t.rewardCents,
+    rewardPrestigeDelta: t.rewardPrestigeDelta,
+    skillBoostPct: t.skillBoostPct,
+    reqs: t.reqs.map((r) => ({ domain: r.domain, required: r.required })),
+    entry,
+  });
+  return entry;
+}
