@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   E,
@@ -156,6 +157,50 @@ describe('seeding (init_genrand + init_by_array)', () => {
       return y >>> 0;
     };
     expect([0, 1, 2].map((i) => temper(mt[i] as number))).toEqual([1067595299, 955945823, 477289528]);
+  });
+
+  it('equals a plain transcription of mt19937ar.c (init_genrand, init_by_array, one twist) for random keys', () => {
+    // Unsigned 32-bit arithmetic spelled out with >>> 0, one statement per line of the C code.
+    const reference = (key: readonly number[]): number[] => {
+      const n = 624;
+      const mt: number[] = new Array<number>(n);
+      mt[0] = 19650218;
+      for (let i = 1; i < n; i++) mt[i] = (Math.imul(1812433253, (mt[i - 1] as number) ^ ((mt[i - 1] as number) >>> 30)) + i) >>> 0;
+      let i = 1;
+      let j = 0;
+      for (let k = Math.max(n, key.length); k > 0; k--) {
+        const p = mt[i - 1] as number;
+        mt[i] = ((((mt[i] as number) ^ Math.imul(p ^ (p >>> 30), 1664525)) >>> 0) + (key[j] as number) + j) >>> 0;
+        i++;
+        j++;
+        if (i >= n) {
+          mt[0] = mt[n - 1] as number;
+          i = 1;
+        }
+        if (j >= key.length) j = 0;
+      }
+      for (let k = n - 1; k > 0; k--) {
+        const p = mt[i - 1] as number;
+        mt[i] = ((((mt[i] as number) ^ Math.imul(p ^ (p >>> 30), 1566083941)) >>> 0) - i) >>> 0;
+        i++;
+        if (i >= n) {
+          mt[0] = mt[n - 1] as number;
+          i = 1;
+        }
+      }
+      mt[0] = 0x80000000;
+      for (let kk = 0; kk < n; kk++) {
+        const y = (((mt[kk] as number) & 0x80000000) | ((mt[(kk + 1) % n] as number) & 0x7fffffff)) >>> 0;
+        mt[kk] = ((mt[(kk + 397) % n] as number) ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0)) >>> 0;
+      }
+      return mt;
+    };
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: 0xffffffff }), { minLength: 1, maxLength: 700 }), (key) => {
+        expect([...mtStateFromKey(key)]).toEqual(reference(key));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   for (const s of V.seeds) {

@@ -88,49 +88,59 @@ export function mtStateFromKey(key: readonly number[]): Uint32Array {
   return new Uint32Array(fillMtState(key, new Int32Array(N)).buffer);
 }
 
-/** {@link mtStateFromKey} into `mt` (Int32Array keeps words small integers for V8; bit patterns are identical). */
+/**
+ * {@link mtStateFromKey} into `mt` (Int32Array keeps words small integers for V8; bit patterns are identical). The
+ * word just written is carried in a local (`prev`) instead of being read back, and the twist's conditional XOR is
+ * branch-free: the seeding of ~200 streams per generated world is the largest cost of a fresh world.
+ */
 function fillMtState(key: readonly number[], mt: Int32Array): Int32Array {
   mt.set(INIT_GENRAND);
-  let prev: number;
   // init_by_array
   const klen = key.length;
   let i = 1;
   let j = 0;
+  let prev = mt[0] as number;
   for (let k = N > klen ? N : klen; k > 0; k--) {
-    prev = mt[i - 1] as number;
     // | 0 keeps every intermediate an int32 (arithmetic mod 2^32, like CPython's `&= 0xffffffff`).
-    mt[i] = (((((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1664525)) + (key[j] as number)) | 0) + j) | 0;
+    prev = (((((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1664525)) + (key[j] as number)) | 0) + j) | 0;
+    mt[i] = prev;
     i++;
     j++;
     if (i >= N) {
-      mt[0] = mt[N - 1] as number;
+      mt[0] = prev;
       i = 1;
     }
     if (j >= klen) j = 0;
   }
+  prev = mt[i - 1] as number;
   for (let k = N - 1; k > 0; k--) {
-    prev = mt[i - 1] as number;
-    mt[i] = (((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1566083941)) - i) | 0;
+    prev = (((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1566083941)) - i) | 0;
+    mt[i] = prev;
     i++;
     if (i >= N) {
-      mt[0] = mt[N - 1] as number;
+      mt[0] = prev;
       i = 1;
     }
   }
-  mt[0] = 0x80000000 | 0;
+  mt[0] = UPPER_MASK;
   // CPython leaves index = N, so its first genrand_uint32() twists the whole block: do it now.
   let kk = 0;
   let y: number;
+  let cur = mt[0] as number;
   for (; kk < N - M; kk++) {
-    y = ((mt[kk] as number) & UPPER_MASK) | ((mt[kk + 1] as number) & LOWER_MASK);
-    mt[kk] = (mt[kk + M] as number) ^ (y >>> 1) ^ (y & 1 ? MATRIX_A : 0);
+    const next = mt[kk + 1] as number;
+    y = (cur & UPPER_MASK) | (next & LOWER_MASK);
+    mt[kk] = (mt[kk + M] as number) ^ (y >>> 1) ^ (-(y & 1) & MATRIX_A);
+    cur = next;
   }
   for (; kk < N - 1; kk++) {
-    y = ((mt[kk] as number) & UPPER_MASK) | ((mt[kk + 1] as number) & LOWER_MASK);
-    mt[kk] = (mt[kk + M - N] as number) ^ (y >>> 1) ^ (y & 1 ? MATRIX_A : 0);
+    const next = mt[kk + 1] as number;
+    y = (cur & UPPER_MASK) | (next & LOWER_MASK);
+    mt[kk] = (mt[kk + M - N] as number) ^ (y >>> 1) ^ (-(y & 1) & MATRIX_A);
+    cur = next;
   }
   y = ((mt[N - 1] as number) & UPPER_MASK) | ((mt[0] as number) & LOWER_MASK);
-  mt[N - 1] = (mt[M - 1] as number) ^ (y >>> 1) ^ (y & 1 ? MATRIX_A : 0);
+  mt[N - 1] = (mt[M - 1] as number) ^ (y >>> 1) ^ (-(y & 1) & MATRIX_A);
   return mt;
 }
 
