@@ -188,10 +188,15 @@ export function renderProtocolPy(): string {
   return `${lines.join('\n').replace(/\n{3,}/g, '\n\n\n')}`;
 }
 
-/** `_arrow_schema.py`: the columns of the step and episode tables (name, kind, nullable). */
+/** `_arrow_schema.py`: the columns of the step and episode tables (name, kind, nullable), and the struct fields of list columns. */
 export function renderArrowSchemaPy(): string {
   const cols = (name: string, list: readonly ColumnDef[]): string =>
     `${name}: Final[tuple[tuple[str, str, bool], ...]] = (\n${list.map((c) => `    (${pyLiteral(c.name)}, ${pyLiteral(c.kind)}, ${pyLiteral(c.nullable)}),\n`).join('')})\n`;
+  const structs = [...STEP_COLUMNS, ...EPISODE_COLUMNS].filter((c) => c.kind === 'list_struct');
+  const fields = (c: ColumnDef): string => {
+    const items = (c.fields ?? []).map((f) => `(${pyLiteral(f.name)}, ${pyLiteral(f.kind)})`);
+    return `(${items.join(', ')}${items.length === 1 ? ',' : ''})`;
+  };
   return [
     HEADER('src/export/schema.ts'),
     '"""Columns of the trajectory tables as the TypeScript exporter writes them: (name, kind, nullable)."""\n',
@@ -201,6 +206,8 @@ export function renderArrowSchemaPy(): string {
     '"""``ycgym.schema_version`` of every table."""\n',
     cols('STEP_COLUMNS', STEP_COLUMNS),
     cols('EPISODE_COLUMNS', EPISODE_COLUMNS),
+    `STRUCT_FIELDS: Final[dict[str, tuple[tuple[str, str], ...]]] = {\n${structs.map((c) => `    ${pyLiteral(c.name)}: ${fields(c)},\n`).join('')}}`,
+    '"""The struct fields ``(name, kind)`` (never null) of each ``list_struct`` column, a list of such structs (item field ``item``)."""\n',
   ].join('\n');
 }
 

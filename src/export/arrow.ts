@@ -3,18 +3,20 @@
  * record batches assembled from those buffers without copying, and an IPC file writer that streams to disk.
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { makeData, RecordBatch, RecordBatchFileWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
+import { DataType, type Field, makeData, RecordBatch, RecordBatchFileWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
 import { EPISODE_COLUMNS, EPISODE_SCHEMA, STEP_COLUMNS, STEP_SCHEMA, type ColumnDef, type EpisodeRow, type StepRow } from './schema.js';
 
 /** Raw buffers of one column (all transferable). */
 export interface ColumnBuffers {
-  /** Values: little-endian fixed-width values, a validity-style bitmap for bool, UTF-8 bytes for utf8. */
+  /** Values: little-endian fixed-width values, a validity-style bitmap for bool, UTF-8 bytes for utf8 (empty for list_struct). */
   values: Uint8Array;
-  /** utf8 only: `length + 1` offsets into `values`. */
+  /** utf8: `length + 1` offsets into `values`; list_struct: `length + 1` offsets into the `items` rows. */
   offsets: Int32Array | null;
   /** Validity bitmap (LSB first), null when the column has no nulls. */
   validity: Uint8Array | null;
   nullCount: number;
+  /** list_struct only: the structs of every list, one column per struct field. */
+  items?: TableBuffers;
 }
 
 /** Raw buffers of a table chunk: one entry per column of the column list, in order. */
@@ -26,9 +28,13 @@ export interface TableBuffers {
 /** Every ArrayBuffer of a table chunk (for `postMessage` transfer lists). */
 export function transferList(t: TableBuffers): ArrayBuffer[] {
   const out = new Set<ArrayBuffer>();
-  for (const c of t.columns) {
-    for (const b of [c.values, c.offsets, c.validity]) if (b !== null && b.buffer instanceof ArrayBuffer) out.add(b.buffer);
-  }
+  const add = (t: TableBuffers): void => {
+    for (const c of t.columns) {
+      for (const b of [c.values, c.offsets, c.validity]) if (b !== null && b.buffer instanceof ArrayBuffer) out.add(b.buffer);
+      if (c.items) add(c.items);
+    }
+  };
+  add(t);
   return [...out];
 }
 
@@ -197,6 +203,79 @@ class BoolCol extends Col {
   }
 }
 
+/**
+ * A `list_struct` column: list offsets, and one child column per struct field holding the structs of every row.
+ * A value is an array of objects (a property per field), or, for a two-field struct, a record whose keys are the
+ * first field and whose values the second, written in sorted key order (UTF-16 code units, as `statusOf` sorts).
+ */
+class ListStructCol extends Col {
+  private offsets = new Int32Array(256);
+  private readonly children: Col[];
+  private readonly names: string[];
+  private items = 0;
+  constructor(def: ColumnDef) {
+    super(def);
+    const fields = def.fields ?? [];
+    if (fields.length === 0) throw new Error(`list_struct column ${def.name} has no fields`);
+    this.names = fields.map((f) => f.name);
+    this.children = fields.map((f) => makeCol({ name: f.name, kind: f.kind, nullable: false, doc: '' }));
+  }
+  private item(values: readonly unknown[]): void {
+    for (let k = 0; k < this.children.length; k++) {
+      const v = values[k];
+      if (v === null || v === undefined) throw new TypeError(`column ${this.def.name}: struct field ${this.names[k] as string} is not nullable`);
+      (this.children[k] as Col).push(this.items, v);
+    }
+    this.items++;
+  }
+  push(i: number, v: unknown): void {
+    if (i + 2 > this.offsets.length) {
+      const next = new Int32Array(this.offsets.length * 2);
+      next.set(this.offsets);
+      this.offsets = next;
+    }
+    if (v === null || v === undefined) this.markNull(i);
+    else {
+      this.markValid(i);
+      if (Array.isArray(v)) {
+        for (const e of v as Record<string, unknown>[]) this.item(this.names.map((n) => e[n]));
+      } else {
+        if (this.children.length !== 2) throw new TypeError(`column ${this.def.name}: a record value needs a two-field struct`);
+        const rec = v as Record<string, unknown>;
+        let keys = Object.keys(rec);
+        for (let k = 1; k < keys.length; k++) {
+          if ((keys[k] as string) < (keys[k - 1] as string)) {
+            keys = [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+            break;
+          }
+        }
+        for (const key of keys) this.item([key, rec[key]]);
+      }
+    }
+    if (this.items > 0x7fffffff) throw new RangeError(`list column ${this.def.name}: more than 2^31 items in one chunk`);
+    this.offsets[i + 1] = this.items;
+  }
+  finish(n: number): ColumnBuffers {
+    const offsets = new Int32Array(n + 1);
+    offsets.set(this.offsets.subarray(0, n + 1));
+    const items: TableBuffers = { length: this.items, columns: this.children.map((c) => c.finish(this.items)) };
+    return { values: new Uint8Array(0), offsets, validity: this.finishValidity(n), nullCount: this.nullCount, items };
+  }
+}
+
+function makeCol(c: ColumnDef): Col {
+  switch (c.kind) {
+    case 'utf8':
+      return new Utf8Col(c);
+    case 'bool':
+      return new BoolCol(c);
+    case 'list_struct':
+      return new ListStructCol(c);
+    default:
+      return new FixedCol(c);
+  }
+}
+
 /** Appends rows column by column; `finish` hands out the buffers and resets the builder. */
 export class TableBuilder<R extends object> {
   private cols: Col[] = [];
@@ -209,7 +288,7 @@ export class TableBuilder<R extends object> {
     return this.n;
   }
   private reset(): void {
-    this.cols = this.columns.map((c) => (c.kind === 'utf8' ? new Utf8Col(c) : c.kind === 'bool' ? new BoolCol(c) : new FixedCol(c)));
+    this.cols = this.columns.map(makeCol);
     this.n = 0;
   }
   /** Append one row (a value per column name; null only in nullable columns). */
@@ -243,29 +322,40 @@ export function episodeBuilder(): TableBuilder<EpisodeRow> {
   return new TableBuilder<EpisodeRow>(EPISODE_COLUMNS);
 }
 
+/** The Arrow data of one column's buffers (no copies). */
+function columnData(f: Field, length: number, c: ColumnBuffers | undefined): Data {
+  if (!c) throw new Error(`missing buffers for column ${f.name}`);
+  const base = { type: f.type, length, nullCount: c.nullCount, nullBitmap: c.validity ?? undefined };
+  const v = c.values;
+  if (DataType.isList(f.type)) {
+    const item = f.type.children[0]?.type;
+    if (!c.items || !item || !DataType.isStruct(item)) throw new Error(`column ${f.name}: a list column needs struct items and their buffers`);
+    return makeData({ ...base, valueOffsets: c.offsets ?? new Int32Array(length + 1), child: structData(item.children, c.items) });
+  }
+  switch (f.type.toString()) {
+    case 'Utf8':
+      return makeData({ ...base, valueOffsets: c.offsets ?? new Int32Array(length + 1), data: v });
+    case 'Bool':
+      return makeData({ ...base, data: v });
+    case 'Int32':
+      return makeData({ ...base, data: new Int32Array(v.buffer, v.byteOffset, length) });
+    case 'Float64':
+      return makeData({ ...base, data: new Float64Array(v.buffer, v.byteOffset, length) });
+    default:
+      // Int64 and Timestamp<MICROSECOND>.
+      return makeData({ ...base, data: new BigInt64Array(v.buffer, v.byteOffset, length) });
+  }
+}
+
+/** A struct (no nulls) of `fields` from a table's buffers. */
+function structData(fields: Field[], t: TableBuffers): Data<Struct> {
+  const children = fields.map((f, i) => columnData(f, t.length, t.columns[i]));
+  return makeData({ type: new Struct(fields), length: t.length, nullCount: 0, children });
+}
+
 /** Assemble a record batch from raw buffers (no copies). */
 export function recordBatch(schema: Schema, t: TableBuffers): RecordBatch {
-  const children: Data[] = schema.fields.map((f, i) => {
-    const c = t.columns[i];
-    if (!c) throw new Error(`missing buffers for column ${f.name}`);
-    const base = { type: f.type, length: t.length, nullCount: c.nullCount, nullBitmap: c.validity ?? undefined };
-    const v = c.values;
-    switch (f.type.toString()) {
-      case 'Utf8':
-        return makeData({ ...base, valueOffsets: c.offsets ?? new Int32Array(t.length + 1), data: v });
-      case 'Bool':
-        return makeData({ ...base, data: v });
-      case 'Int32':
-        return makeData({ ...base, data: new Int32Array(v.buffer, v.byteOffset, t.length) });
-      case 'Float64':
-        return makeData({ ...base, data: new Float64Array(v.buffer, v.byteOffset, t.length) });
-      default:
-        // Int64 and Timestamp<MICROSECOND>.
-        return makeData({ ...base, data: new BigInt64Array(v.buffer, v.byteOffset, t.length) });
-    }
-  });
-  const struct = makeData({ type: new Struct(schema.fields), length: t.length, nullCount: 0, children });
-  return new RecordBatch(schema, struct);
+  return new RecordBatch(schema, structData(schema.fields, t));
 }
 
 /** Arrow IPC file writer that streams to a file descriptor (bounded memory, synchronous). */

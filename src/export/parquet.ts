@@ -9,17 +9,26 @@
  */
 import { closeSync, openAsBlob, openSync, readFileSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { makeData, RecordBatch, RecordBatchStreamWriter, Struct, tableFromIPC, type Schema, type Table } from 'apache-arrow';
+import { DataType, makeData, RecordBatch, RecordBatchStreamWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
 import * as pq from 'parquet-wasm/esm';
 import { recordBatch, type TableBuffers } from './arrow.js';
 import { EPISODE_SCHEMA, STEP_SCHEMA } from './schema.js';
 
 let ready = false;
 
+/** Data of `type` without rows (a list's offsets and its item child included). */
+function emptyData(type: DataType): Data {
+  if (DataType.isList(type)) {
+    const item = type.children[0]?.type as DataType;
+    return makeData({ type, length: 0, nullCount: 0, valueOffsets: new Int32Array(1), child: emptyData(item) });
+  }
+  if (DataType.isStruct(type)) return makeData({ type, length: 0, nullCount: 0, children: type.children.map((f) => emptyData(f.type)) });
+  return makeData({ type, length: 0, nullCount: 0 });
+}
+
 /** A record batch of `schema` without rows. */
 function emptyBatch(schema: Schema): RecordBatch {
-  const children = schema.fields.map((f) => makeData({ type: f.type, length: 0, nullCount: 0 }));
-  return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: 0, nullCount: 0, children }));
+  return new RecordBatch(schema, emptyData(new Struct(schema.fields)) as Data<Struct>);
 }
 
 /** Instantiate the WebAssembly module once (synchronously, from the file the package ships). */

@@ -79,6 +79,7 @@ export function stepRow(
     is_last: false,
     sim_day: daysBetween(simTimeUs, startUs),
     days_left: daysBetween(isoToMicros(s.horizon_end), simTimeUs),
+    trust: s.trust,
   };
 }
 

@@ -2,10 +2,23 @@
  * Column layout of the trajectory and episode tables (Arrow IPC files; see docs/trajectories.md).
  * One definition drives the builders, the Arrow schemas, the tests and the documentation.
  */
-import { Bool, Field, Float64, Int32, Int64, Schema, TimestampMicrosecond, Utf8, type DataType } from 'apache-arrow';
+import { Bool, Field, Float64, Int32, Int64, List, Schema, Struct, TimestampMicrosecond, Utf8, type DataType } from 'apache-arrow';
 
-/** Physical column kinds used by the tables (plain Utf8 strings: no dictionary encoding anywhere). */
-export type ColumnKind = 'utf8' | 'int32' | 'int64' | 'float64' | 'bool' | 'timestamp_us';
+/** Physical kinds of a single value (plain Utf8 strings: no dictionary encoding anywhere). */
+export type ScalarKind = 'utf8' | 'int32' | 'int64' | 'float64' | 'bool' | 'timestamp_us';
+
+/**
+ * Column kinds: a scalar, or `list_struct`: a list of structs whose fields (`ColumnDef.fields`, never null) are
+ * scalars. Arrow type `List<Struct<...>>` with a non-null item field named `item`, which Arrow IPC, Parquet,
+ * pyarrow, polars and DuckDB all read (a `Map` is not one polars reads as such).
+ */
+export type ColumnKind = ScalarKind | 'list_struct';
+
+/** One field of a `list_struct` column's structs (not nullable). */
+export interface StructFieldDef {
+  readonly name: string;
+  readonly kind: ScalarKind;
+}
 
 /** One column. */
 export interface ColumnDef {
@@ -13,10 +26,12 @@ export interface ColumnDef {
   readonly kind: ColumnKind;
   readonly nullable: boolean;
   readonly doc: string;
+  /** `list_struct` only: the fields of the structs, in order. */
+  readonly fields?: readonly StructFieldDef[];
 }
 
 /** Schema version written into the metadata of every file (`ycgym.schema_version`). */
-export const SCHEMA_VERSION = '2';
+export const SCHEMA_VERSION = '3';
 
 /** Columns of the step table: one row per observation, the initial one included (N+1 rows per episode). */
 export const STEP_COLUMNS: readonly ColumnDef[] = [
@@ -50,6 +65,16 @@ export const STEP_COLUMNS: readonly ColumnDef[] = [
   { name: 'is_last', kind: 'bool', nullable: false, doc: 'Last row of the episode.' },
   { name: 'sim_day', kind: 'float64', nullable: false, doc: 'Days since the episode started (fractional; the `sim_day` of the Python observation). Added in schema version 2.' },
   { name: 'days_left', kind: 'float64', nullable: false, doc: 'Days until the horizon end (fractional, <= 0 once reached; the `days_left` of the Python observation). Added in schema version 2.' },
+  {
+    name: 'trust',
+    kind: 'list_struct',
+    nullable: false,
+    doc: 'Trust of every client after the step, one `{client, trust}` struct per client in client-name order (the `trust` of the observation\'s status block and of the Python `info["status"]`). Added in schema version 3.',
+    fields: [
+      { name: 'client', kind: 'utf8' },
+      { name: 'trust', kind: 'float64' },
+    ],
+  },
 ];
 
 /** Columns of the episode table: one row per episode. */
@@ -101,6 +126,11 @@ export interface StepRow {
   is_last: boolean;
   sim_day: number;
   days_left: number;
+  /**
+   * Client name -> trust, keys in client-name order (the status block's `trust`); a `list_struct` column also
+   * takes an array of `{client, trust}` objects.
+   */
+  trust: Readonly<Record<string, number>> | readonly { client: string; trust: number }[];
 }
 
 /** How an episode ended. */
@@ -122,7 +152,14 @@ export interface EpisodeRow {
   accepted_total: number;
 }
 
-function arrowType(kind: ColumnKind): DataType {
+/** The Arrow type of a column: the item field of a `list_struct` list is named `item` and is not nullable. */
+export function columnType(c: Pick<ColumnDef, 'name' | 'kind' | 'fields'>): DataType {
+  if (c.kind !== 'list_struct') return arrowType(c.kind);
+  if (!c.fields || c.fields.length === 0) throw new Error(`list_struct column ${c.name} has no fields`);
+  return new List(new Field('item', new Struct(c.fields.map((f) => new Field(f.name, arrowType(f.kind), false))), false));
+}
+
+function arrowType(kind: ScalarKind): DataType {
   switch (kind) {
     case 'utf8':
       return new Utf8();
@@ -146,7 +183,7 @@ export function arrowSchema(cols: readonly ColumnDef[], table: 'steps' | 'episod
     ['ycgym.schema_version', SCHEMA_VERSION],
   ]);
   return new Schema(
-    cols.map((c) => new Field(c.name, arrowType(c.kind), c.nullable)),
+    cols.map((c) => new Field(c.name, columnType(c), c.nullable)),
     meta,
   );
 }

@@ -83,7 +83,7 @@ describe('arrow table builder and file sink', () => {
       [EPISODE_SCHEMA, EPISODE_COLUMNS, 'episodes'],
     ] as const) {
       expect(schema.metadata.get('ycgym.schema')).toBe(name);
-      expect(schema.metadata.get('ycgym.schema_version')).toBe('2');
+      expect(schema.metadata.get('ycgym.schema_version')).toBe('3');
       schema.fields.forEach((f, i) => {
         expect(DataType.isDictionary(f.type)).toBe(false);
         expect(f.name).toBe(cols[i]?.name);

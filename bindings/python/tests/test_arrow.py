@@ -60,7 +60,7 @@ def test_table_schema_and_round_trips(episodes: list[list[dict[str, Any]]], tmp_
     assert table.num_rows == 136 + 6
     assert not any(pa.types.is_dictionary(f.type) for f in table.schema)
     assert table.column_names[:8] == ["run_id", "episode_id", "policy", "preset", "seed", "step", "action", "observation_text"]
-    assert table.column_names[-6:] == ["terminated", "truncated", "is_first", "is_last", "sim_day", "days_left"]
+    assert table.column_names[-7:] == ["terminated", "truncated", "is_first", "is_last", "sim_day", "days_left", "trust"]
     assert table.schema.field("sim_time").type == pa.timestamp("us")
     for name in ("t.arrow", "t.parquet"):
         back = read_trajectories(write_trajectories(table, tmp_path / name))
@@ -127,7 +127,14 @@ def test_schema_equals_the_typescript_exporters() -> None:
         "bool": pa.bool_(),
         "timestamp_us": pa.timestamp("us"),
     }
-    want = [(c["name"], kinds[c["kind"]], c["nullable"]) for c in ts["cols"]]
+
+    def kind(c: dict[str, Any]) -> Any:
+        if c["kind"] != "list_struct":
+            return kinds[c["kind"]]
+        struct = pa.struct([pa.field(f["name"], kinds[f["kind"]], nullable=False) for f in c["fields"]])
+        return pa.list_(pa.field("item", struct, nullable=False))
+
+    want = [(c["name"], kind(c), c["nullable"]) for c in ts["cols"]]
     got = [(f.name, f.type, f.nullable) for f in STEP_SCHEMA]
     assert got == want
     assert STEP_SCHEMA.metadata[b"ycgym.schema_version"].decode() == ts["v"]

@@ -43,7 +43,7 @@ STEP_COLUMNS = [
     "command", "sim_time", "funds_cents", "monthly_payroll_cents", "runway_months", "prestige_research",
     "prestige_inference", "prestige_data_environment", "prestige_training", "active_tasks", "planned_tasks",
     "completed_tasks", "reward", "reward_cents", "terminated", "truncated", "is_first", "is_last", "sim_day",
-    "days_left",
+    "days_left", "trust",
 ]
 EPISODE_COLUMNS = [
     "run_id", "episode_id", "seed", "policy", "preset", "final_funds_cents", "outcome", "steps",

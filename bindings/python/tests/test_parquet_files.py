@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_arrow_files import GOLDEN_GREEDY, POLICIES, SEEDS, _entry
@@ -156,3 +157,71 @@ def test_sim_day_and_days_left_equal_the_python_observation(runs: tuple[Path, Pa
         assert [(r["sim_day"], r["days_left"]) for r in rec] == [(r["sim_day"], r["days_left"]) for r in ep]
     finally:
         env.close()
+
+
+def _trust_pairs(value: Any) -> list[tuple[str, float]]:
+    """A ``trust`` cell as read by pyarrow, polars or DuckDB (a list of ``{client, trust}``) as pairs."""
+    return [(item["client"], item["trust"]) for item in value]
+
+
+def _trust_by_reader(parquet_file: Path, seed: int, ipc_file: Path | None = None) -> dict[str, list[list[tuple[str, float]]]]:
+    """The ``trust`` column of greedy seed ``seed``'s rows, in step order, read by pyarrow, polars and DuckDB from
+    ``parquet_file`` (and by pyarrow and polars from ``ipc_file``)."""
+    import duckdb
+    import polars as pl
+    import pyarrow.compute as pc
+
+    where = f"policy = 'greedy' and seed = {int(seed)}"
+    out: dict[str, list[list[tuple[str, float]]]] = {}
+    t = pq.read_table(parquet_file)
+    t = t.filter(pc.and_(pc.equal(t["policy"], "greedy"), pc.equal(t["seed"], seed))).sort_by("step")
+    out["pyarrow"] = [_trust_pairs(v) for v in t.column("trust").to_pylist()]
+    df = pl.read_parquet(parquet_file).filter((pl.col("policy") == "greedy") & (pl.col("seed") == seed)).sort("step")
+    assert df.schema["trust"] == pl.List(pl.Struct({"client": pl.String, "trust": pl.Float64}))
+    out["polars"] = [_trust_pairs(v) for v in df["trust"].to_list()]
+    con = duckdb.connect()
+    assert con.execute(f"select typeof(trust) from read_parquet('{parquet_file}') limit 1").fetchone() == ("STRUCT(client VARCHAR, trust DOUBLE)[]",)
+    rows = con.execute(f"select trust from read_parquet('{parquet_file}') where {where} order by step").fetchall()
+    out["duckdb"] = [_trust_pairs(r[0]) for r in rows]
+    if ipc_file is not None:
+        t = ipc.open_file(ipc_file).read_all()
+        t = t.filter(pc.and_(pc.equal(t["policy"], "greedy"), pc.equal(t["seed"], seed))).sort_by("step")
+        out["pyarrow ipc"] = [_trust_pairs(v) for v in t.column("trust").to_pylist()]
+        df = pl.read_ipc(ipc_file).filter((pl.col("policy") == "greedy") & (pl.col("seed") == seed)).sort("step")
+        out["polars ipc"] = [_trust_pairs(v) for v in df["trust"].to_list()]
+    return out
+
+
+def test_trust_column_equals_the_env_info_trust(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    """``trust`` holds every client's trust after the step in client-name order, exactly the env's
+    ``info["status"]["trust"]`` at the same step: the exporter's Parquet and Arrow files read by pyarrow, polars
+    and DuckDB (replaying greedy seed 1 in the Python env), and ``record_episode``'s rows written by
+    ``write_trajectories``."""
+    from ycgym import YCBenchEnv
+    from ycgym.arrow import record_episode, steps_to_table, write_trajectories
+
+    arrow, parquet = runs
+    ep = [r for r in pq.read_table(parquet / "trajectories.parquet").to_pylist() if r["policy"] == "greedy" and r["seed"] == 1][:150]
+    env = YCBenchEnv()
+    try:
+        _, info = env.reset(seed=1)
+        want = [list(info["status"]["trust"].items())]
+        for row in ep[1:]:
+            _, _, _, _, info = env.step(row["action"])
+            want.append(list(info["status"]["trust"].items()))
+        actions = [r["action"] for r in ep[1:]]
+        rec = record_episode(env, lambda o, i: actions.pop(0) if actions else None, seed=1, policy_name="greedy")
+    finally:
+        env.close()
+    names = [c for c, _ in want[0]]
+    assert len(names) >= 2 and names == sorted(names)
+    assert len({tuple(w) for w in want}) > 1, "trust changes during the replayed steps"
+    n = len(want)
+    for reader, got in _trust_by_reader(parquet / "trajectories.parquet", 1, arrow / "trajectories.arrow").items():
+        assert got[:n] == want, reader
+    assert [_trust_pairs(r["trust"]) for r in rec] == want
+    table = steps_to_table(rec)
+    write_trajectories(table, tmp_path / "rec.parquet")
+    write_trajectories(table, tmp_path / "rec.arrow")
+    for reader, got in _trust_by_reader(tmp_path / "rec.parquet", 1, tmp_path / "rec.arrow").items():
+        assert got == want, reader

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
-SCHEMA_VERSION: Final = "2"
+SCHEMA_VERSION: Final = "3"
 """``ycgym.schema_version`` of every table."""
 
 STEP_COLUMNS: Final[tuple[tuple[str, str, bool], ...]] = (
@@ -41,6 +41,7 @@ STEP_COLUMNS: Final[tuple[tuple[str, str, bool], ...]] = (
     ("is_last", "bool", False),
     ("sim_day", "float64", False),
     ("days_left", "float64", False),
+    ("trust", "list_struct", False),
 )
 
 EPISODE_COLUMNS: Final[tuple[tuple[str, str, bool], ...]] = (
@@ -57,3 +58,8 @@ EPISODE_COLUMNS: Final[tuple[tuple[str, str, bool], ...]] = (
     ("accepted_from_adversarial", "int32", False),
     ("accepted_total", "int32", False),
 )
+
+STRUCT_FIELDS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    "trust": (("client", "utf8"), ("trust", "float64")),
+}
+"""The struct fields ``(name, kind)`` (never null) of each ``list_struct`` column, a list of such structs (item field ``item``)."""

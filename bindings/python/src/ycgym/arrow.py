@@ -34,9 +34,14 @@ truncated                      bool          the episode ended here without term
 is_first / is_last             bool          first / last row of the episode
 sim_day                        float64       days since the episode started (as the observation's ``sim_day``)
 days_left                      float64       days until the horizon end (as the observation's ``days_left``)
+trust                          list<struct>  ``[{client, trust}]``: every client's trust after the step, in
+                                             client-name order (``info["status"]["trust"]`` as a list)
 =============================  ============  ============================================================
 
 Strings are plain ``string`` (UTF-8), never dictionary-encoded (``?`` marks nullable columns).
+``trust`` is ``list<item: struct<client: string, trust: double>>`` (items and fields never null), which
+pyarrow, polars (``List(Struct)``) and DuckDB (``STRUCT(client VARCHAR, trust DOUBLE)[]``) read from the
+Arrow IPC and the Parquet files alike.
 """
 
 from __future__ import annotations
@@ -53,7 +58,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("ycgym.arrow needs pyarrow: pip install 'ycgym[arrow]'") from e
 
-from ._arrow_schema import EPISODE_COLUMNS, SCHEMA_VERSION, STEP_COLUMNS
+from ._arrow_schema import EPISODE_COLUMNS, SCHEMA_VERSION, STEP_COLUMNS, STRUCT_FIELDS
 from .episode import Transition, run_episode
 from .spaces import DOMAINS, _days, parse_time
 
@@ -68,6 +73,7 @@ __all__ = [
     "TURN_SCHEMA",
     "Policy",
     "status_row",
+    "trust_items",
     "record_episode",
     "steps_to_table",
     "write_trajectories",
@@ -84,11 +90,21 @@ _ARROW_TYPES: dict[str, Any] = {
     "bool": pa.bool_(),
     "timestamp_us": pa.timestamp("us"),
 }
-"""The Arrow type of each column kind of ``src/export/schema.ts``."""
+"""The Arrow type of each scalar column kind of ``src/export/schema.ts``."""
+
+
+def _column_type(name: str, kind: str) -> Any:
+    """The Arrow type of a column: a scalar kind, or ``list_struct``: a list (non-null items named ``item``)
+    of structs whose non-null fields are ``STRUCT_FIELDS[name]``."""
+    if kind != "list_struct":
+        return _ARROW_TYPES[kind]
+    struct = pa.struct([pa.field(f, _ARROW_TYPES[k], nullable=False) for f, k in STRUCT_FIELDS[name]])
+    return pa.list_(pa.field("item", struct, nullable=False))
+
 
 # The columns of the step and episode tables are generated from the TypeScript exporter's
 # (src/export/schema.ts -> _arrow_schema.py, by scripts/gen/python.ts): written once.
-_STEP_FIELDS: list[tuple[str, Any, bool]] = [(name, _ARROW_TYPES[kind], nullable) for name, kind, nullable in STEP_COLUMNS]
+_STEP_FIELDS: list[tuple[str, Any, bool]] = [(name, _column_type(name, kind), nullable) for name, kind, nullable in STEP_COLUMNS]
 
 STEP_SCHEMA = pa.schema(
     [pa.field(name, typ, nullable=nullable) for name, typ, nullable in _STEP_FIELDS],
@@ -96,7 +112,7 @@ STEP_SCHEMA = pa.schema(
 )
 """Arrow schema of step tables (see the module docstring); equal to the TypeScript exporter's."""
 
-_EPISODE_FIELDS: list[tuple[str, Any, bool]] = [(name, _ARROW_TYPES[kind], nullable) for name, kind, nullable in EPISODE_COLUMNS]
+_EPISODE_FIELDS: list[tuple[str, Any, bool]] = [(name, _column_type(name, kind), nullable) for name, kind, nullable in EPISODE_COLUMNS]
 
 EPISODE_SCHEMA = pa.schema(
     [pa.field(name, typ, nullable=nullable) for name, typ, nullable in _EPISODE_FIELDS],
@@ -195,7 +211,14 @@ def status_row(
         "is_last": False,
         "sim_day": _days(t, t if start is None else start),
         "days_left": _days(parse_time(status["horizon_end"]), t),
+        "trust": trust_items(status["trust"]),
     }
+
+
+def trust_items(trust: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``trust`` column's value of a status block's ``trust`` mapping: ``[{"client", "trust"}]`` in
+    client-name order."""
+    return [{"client": k, "trust": float(v)} for k, v in sorted(trust.items())]
 
 
 def _row(

@@ -1,0 +1,144 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataType, type Table } from 'apache-arrow';
+import { afterAll, describe, expect, it } from 'vitest';
+import { GreedyPolicy } from '../../baselines/greedy.js';
+import { loadPreset } from '../../src/config/load.js';
+import { Env } from '../../src/env/env.js';
+import { ArrowFileSink, readArrowFile, stepBuilder, TableBuilder } from '../../src/export/arrow.js';
+import { ParquetFileSink, readParquetFile } from '../../src/export/parquet.js';
+import { rollout } from '../../src/export/rollout.js';
+import { arrowSchema, STEP_SCHEMA, type ColumnDef } from '../../src/export/schema.js';
+import { TrajectoryRecorder } from '../../src/server/recorder.js';
+import { SessionManager } from '../../src/server/sessions.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ycgym-trust-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Pairs = [string, number][];
+
+/** A list<struct{client, trust}> cell read back by apache-arrow, as pairs. */
+function pairs(cell: unknown): Pairs | null {
+  if (cell === null) return null;
+  return [...(cell as Iterable<{ client: string; trust: number }>)].map((s) => [s.client, s.trust]);
+}
+
+/** The `trust` column of a table, as pairs per row. */
+function trustColumn(t: Table): (Pairs | null)[] {
+  return [...(t.getChild('trust') ?? [])].map(pairs);
+}
+
+const COLS: ColumnDef[] = [
+  { name: 'i', kind: 'int32', nullable: false, doc: '' },
+  { name: 'trust', kind: 'list_struct', nullable: true, doc: '', fields: [{ name: 'client', kind: 'utf8' }, { name: 'trust', kind: 'float64' }] },
+  { name: 's', kind: 'utf8', nullable: false, doc: '' },
+];
+interface Row {
+  i: number;
+  trust: Record<string, number> | { client: string; trust: number }[] | null;
+  s: string;
+}
+
+describe('list_struct columns (the trust column)', () => {
+  it('round-trip through Arrow IPC and Parquet: arrays, records in sorted key order, empty lists, nulls, several batches', async () => {
+    const rows: Row[] = [];
+    const want: (Pairs | null)[] = [];
+    for (let k = 0; k < 700; k++) {
+      const n = k % 4;
+      const names = Array.from({ length: n }, (_, j) => `Client ${String.fromCharCode(90 - j)} ✓${k % 3}`);
+      const values = names.map((_, j) => (k * 7 + j) / 3 - 50);
+      const sorted: Pairs = names.map((c, j): [string, number] => [c, values[j] as number]).sort((a, b) => (a[0] < b[0] ? -1 : 1));
+      if (k % 9 === 4) {
+        rows.push({ i: k, trust: null, s: `r${k}` });
+        want.push(null);
+      } else if (k % 2 === 0) {
+        // A record whose keys are not sorted (written in sorted order).
+        rows.push({ i: k, trust: Object.fromEntries(names.map((c, j) => [c, values[j] as number])), s: `r${k}` });
+        want.push(sorted);
+      } else {
+        // An array is written as given.
+        rows.push({ i: k, trust: names.map((c, j) => ({ client: c, trust: values[j] as number })), s: `r${k}` });
+        want.push(names.map((c, j): [string, number] => [c, values[j] as number]));
+      }
+    }
+    const schema = arrowSchema(COLS, 'steps');
+    const f = schema.fields[1];
+    expect(f && DataType.isList(f.type)).toBe(true);
+    expect(String(f?.type)).toBe('List<Struct<{client:Utf8, trust:Float64}>>');
+    const arrowPath = join(dir, 'list.arrow');
+    const parquetPath = join(dir, 'list.parquet');
+    const sink = new ArrowFileSink(arrowPath, schema);
+    const psink = new ParquetFileSink(parquetPath, schema);
+    const b = new TableBuilder<Row>(COLS);
+    for (let k = 0; k < rows.length; k++) {
+      b.append(rows[k] as Row);
+      if (k % 250 === 249 || k === rows.length - 1) {
+        const buffers = b.finish();
+        sink.writeBuffers(buffers);
+        psink.writeBuffers(buffers);
+      }
+    }
+    sink.close();
+    await psink.close();
+    for (const t of [readArrowFile(arrowPath), readParquetFile(parquetPath)]) {
+      expect(t.numRows).toBe(rows.length);
+      expect(trustColumn(t)).toEqual(want);
+      expect([...(t.getChild('i') ?? [])]).toEqual(rows.map((r) => r.i));
+      expect([...(t.getChild('s') ?? [])]).toEqual(rows.map((r) => r.s));
+    }
+    expect(readArrowFile(arrowPath).batches.length).toBe(3);
+  });
+
+  it('refuses nulls inside the structs and records for structs of more than two fields', () => {
+    const b = new TableBuilder<Row>(COLS);
+    expect(() => b.append({ i: 1, trust: [{ client: 'a', trust: null as unknown as number }], s: '' })).toThrow(/not nullable/);
+    const three: ColumnDef[] = [{ name: 'x', kind: 'list_struct', nullable: false, doc: '', fields: [{ name: 'a', kind: 'utf8' }, { name: 'b', kind: 'int32' }, { name: 'c', kind: 'bool' }] }];
+    expect(() => new TableBuilder<{ x: unknown }>(three).append({ x: { a: 1 } })).toThrow(/two-field struct/);
+    expect(() => new TableBuilder<{ x: unknown }>([{ name: 'x', kind: 'list_struct', nullable: false, doc: '' }])).toThrow(/no fields/);
+  });
+
+  it("the step table's trust is the status block's trust at every step: bulk rollout and the server recorder", () => {
+    const cfg = loadPreset('default');
+    // The statuses of greedy seed 2, step by step, from the env itself.
+    const env = new Env();
+    const statuses: Pairs[] = [Object.entries(env.reset({ seed: 2, preset: cfg }).observation.status.trust)];
+    const policy = new GreedyPolicy();
+    policy.reset();
+    const actions: string[] = [];
+    let lastCommand: string | null = null;
+    let lastExit = 0;
+    let lastOutput: unknown = null;
+    for (let k = 0; k < 300; k++) {
+      const a = policy.act({ lastCommand, lastExit, lastOutput });
+      if (a === null) break;
+      const r = env.step(a);
+      actions.push(a);
+      statuses.push(Object.entries(r.observation.status.trust));
+      [lastCommand, lastExit, lastOutput] = [a, r.observation.exit_code, env.lastValue];
+      if (r.terminated || r.truncated) break;
+    }
+    const names = statuses[0]?.map(([c]) => c) ?? [];
+    expect(names.length).toBe(6);
+    expect([...names].sort()).toEqual(names);
+    expect(new Set(statuses.map((s) => JSON.stringify(s))).size).toBeGreaterThan(1);
+
+    // Bulk rollout rows (the rows `ycgym run` writes), through an Arrow file.
+    const sb = stepBuilder();
+    rollout(cfg, new GreedyPolicy(), { runId: 'r', episodeId: 0, policy: 'greedy', preset: 'default', seed: 2 }, { steps: sb, maxSteps: actions.length });
+    const bulkPath = join(dir, 'bulk.arrow');
+    const bulk = new ArrowFileSink(bulkPath, STEP_SCHEMA);
+    bulk.writeBuffers(sb.finish());
+    bulk.close();
+    expect(trustColumn(readArrowFile(bulkPath))).toEqual(statuses);
+
+    // The server recorder over a session manager playing the same actions.
+    const recPath = join(dir, 'rec.arrow');
+    const rec = new TrajectoryRecorder({ path: recPath, flushRows: 64 });
+    const sm = new SessionManager({ presets: ['default'], hooks: rec });
+    const s = sm.reset({ seed: 2 });
+    for (const a of actions) sm.step(s.session, a);
+    rec.close();
+    expect(trustColumn(readArrowFile(recPath))).toEqual(statuses);
+  });
+});
