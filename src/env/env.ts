@@ -3,7 +3,7 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { loadPreset } from '../config/load.js';
-import { type CommandResult, companyFigures, DOMAINS, type ExperimentConfig, isoformat, type Out, outcome, PyFloat, type SimSnapshot, Simulation, toFloat } from '../sim/index.js';
+import { type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, toFloat, type VerbValue, type WakeEvent } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec } from './discrete.js';
 
@@ -115,7 +115,7 @@ export interface StepResult {
 export interface StepOutcome {
   exit_code: number;
   /** The output's typed value (`Env.lastValue`). */
-  value: Out;
+  value: CommandValue;
   reward: number;
   terminated: boolean;
   truncated: boolean;
@@ -165,10 +165,8 @@ export interface EnvLike {
  * The wake events of a command's typed output: those of a successful `sim resume`, else none. The status block
  * carries them (`Env` and the turn protocol's `detail`).
  */
-export function wakeEventsOf(verb: string | null, ok: boolean, value: Out): unknown[] {
-  if (verb !== 'sim resume' || !ok || value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof PyFloat) return [];
-  const w = value['wake_events'];
-  return Array.isArray(w) ? w : [];
+export function wakeEventsOf(r: VerbValue): WakeEvent[] {
+  return isVerb(r, 'sim resume') ? r.value.wake_events : [];
 }
 
 /** Build the status block of a simulation. */
@@ -243,7 +241,7 @@ export class Env implements EnvLike {
    * and for a refused Discrete action): what the observation's text renders. In-process policies read it instead
    * of parsing the text.
    */
-  get lastValue(): Out {
+  get lastValue(): CommandValue {
     return this.last === null ? null : this.last.value;
   }
 
@@ -336,7 +334,7 @@ export class Env implements EnvLike {
     const o = this.advance(action);
     const sim = this.sim as Simulation;
     const r = this.last as NonNullable<typeof this.last>;
-    const events = wakeEventsOf(r.verb, r.ok, r.value);
+    const events = wakeEventsOf(r);
     const observation: Observation = { text: this.withText ? r.text : '', ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim, events) };
     this.attachFrame(observation, o.info);
     return { observation, reward: o.reward, terminated: o.terminated, truncated: o.truncated, info: o.info };

@@ -72,7 +72,7 @@ export class TurnSession {
     const env = this.env;
     const calls: CallDetail[] = [];
     const record = (ex: ExecutedCommand): void => {
-      if (detail) calls.push({ command: ex.verb, status: statusOf(this.sim, wakeEventsOf(ex.verb, ex.result.ok, ex.value)) });
+      if (detail) calls.push({ command: ex.verb, status: statusOf(this.sim, wakeEventsOf(ex)) });
     };
     // As `TurnEnv.step`: tool calls verbatim, else the commands as run_command calls; then close the turn.
     if (action.tool_calls !== undefined) for (const tc of action.tool_calls) record(env.callTyped({ id: tc.id, name: tc.name, arguments: tc.arguments }));
@@ -85,7 +85,7 @@ export class TurnSession {
     const out: TurnStepReply = { tool_results: r.toolResults, next_user_message: r.nextUserMessage, done: r.done, terminal_reason: r.terminalReason, info: r.info };
     if (detail && world !== null) {
       const auto = env.lastAutoResume;
-      const autoDetail: CallDetail | null = auto === null ? null : { command: auto.verb, status: statusOf(world, wakeEventsOf(auto.verb, auto.result.ok, auto.value)) };
+      const autoDetail: CallDetail | null = auto === null ? null : { command: auto.verb, status: statusOf(world, wakeEventsOf(auto)) };
       out.detail = {
         calls,
         auto_resume: autoDetail,

@@ -16,6 +16,53 @@ export { companyFigures, isBankrupt, isHorizonReached, outcome, payrollOf, taskC
 export type { CompanyFigures, Outcome, TerminalReason } from './model/status.js';
 export { browsable } from './commands/handlers.js';
 
+// The typed result of each verb (what its JSON text renders), the `{error}` of a rejection, the wake events.
+export { isError, isVerb, RESULT_KEYS, ROW_KEYS, WAKE_EVENT_KEYS } from './commands/results.js';
+export type {
+  BankruptcyWakeEvent,
+  ClientHistoryResult,
+  ClientHistoryRow,
+  ClientListResult,
+  ClientRow,
+  CommandResults,
+  CommandValue,
+  CompanyStatusResult,
+  EmployeeListResult,
+  EmployeeRow,
+  ErrorResult,
+  FinanceLedgerResult,
+  HorizonEndWakeEvent,
+  LedgerRow,
+  MarketBrowseResult,
+  MarketRequirementRow,
+  MarketTaskRow,
+  MonthlyPayrollWakeEvent,
+  MonthRow,
+  PrestigeChangeRow,
+  ReportMonthlyResult,
+  RiskRow,
+  ScratchpadClearResult,
+  ScratchpadReadResult,
+  ScratchpadWriteResult,
+  SimResumeResult,
+  TaskAcceptResult,
+  TaskAssignmentRow,
+  TaskAssignResult,
+  TaskCancelResult,
+  TaskCompletedWakeEvent,
+  TaskCountsRow,
+  TaskDispatchResult,
+  TaskHalfWakeEvent,
+  TaskInspectResult,
+  TaskListResult,
+  TaskListRow,
+  TaskRequirementRow,
+  UnknownWakeEvent,
+  Verb,
+  VerbValue,
+  WakeEvent,
+} from './commands/results.js';
+
 // The domain model: calendar, world generation and its cache.
 export { isoformat, US_PER_DAY } from './model/calendar.js';
 export { DOMAINS, DOMAINS_ALPHA } from './model/types.js';
@@ -52,6 +99,6 @@ export { deriveWorld, formatFixedPy, salaryShareTotal } from './config/derive.js
 export { toFloat } from './py/decimal.js';
 export { pyFormatFixed, pyRepr, pyRound } from './py/pyfloat.js';
 export { F, PyFloat, parseTyped, pyJsonDumps, toPlain, typedEqual, typedFromPlain } from './py/pyjson.js';
-export type { Out } from './py/pyjson.js';
+export type { Float, Out } from './py/pyjson.js';
 export { pyPow } from './py/pymath.js';
 export { stream } from './py/rng.js';

@@ -12,7 +12,8 @@ import { parseArgv, type CommandSpec, type ParsedOptions } from './commands/spec
 import { D, Dec } from './py/decimal.js';
 import { insertEvent } from './model/engine.js';
 import { pyFormatFixed } from './py/pyfloat.js';
-import { pyJsonDumps, type Out } from './py/pyjson.js';
+import { pyJsonDumps } from './py/pyjson.js';
+import { isVerb, type CommandResults, type CommandValue, type ErrorResult, type Verb } from './commands/results.js';
 import { DOMAINS, type Domain, type SimState, type Task } from './model/types.js';
 import { marketTask, worldTemplate } from './model/world-cache.js';
 
@@ -26,28 +27,35 @@ export interface SimOptions {
 }
 
 /**
- * Result of one command: exit code (0 ok, 1 rejected, 2 usage), JSON value and the exact text printed.
- * `text` and `plain` are computed on first access (serialising large outputs is the costliest part of a step).
+ * Result of one command: exit code (0 ok, 1 rejected, 2 usage), typed value and the exact text printed.
+ * `text` is computed on first access (serialising large outputs is the costliest part of a step).
  */
 export class CommandResult {
   private textCache: string | undefined;
   constructor(
     /** Exit code: 0 ok, 1 rejected by the command, 2 usage error. */
     readonly exit: number,
-    /** The JSON result with Python float tags (see `PyFloat`); `null` for `--help`. */
-    readonly value: Out,
+    /** The verb's typed result (src/sim/commands/results.ts) when accepted, `{error}` when not, `null` for `--help`. */
+    readonly value: CommandValue,
     /** True when the command was accepted and applied. */
     readonly ok: boolean,
     /** Verb (`group name`) that was recognised, or null. */
-    readonly verb: string | null,
+    readonly verb: Verb | null,
     private readonly render: (() => string) | string,
   ) {}
+  /** True when this is an accepted command of `verb`: `value` is then that verb's result (`isVerb`). */
+  is<V extends Verb>(verb: V): this is CommandResult & { readonly verb: V; readonly value: CommandResults[V] } {
+    return isVerb(this, verb);
+  }
   /** What the reference CLI prints on stdout (JSON with `indent=2`, or the compact error object). */
   get text(): string {
     if (this.textCache === undefined) this.textCache = typeof this.render === 'string' ? this.render : this.render();
     return this.textCache;
   }
 }
+
+/** A verb's handler in the dispatch table. */
+type Handler<V extends Verb> = (sim: Simulation, ctx: H.HandlerCtx, opts: ParsedOptions) => CommandResults[V];
 
 /** Limits protecting a long-running environment (not part of the reference). */
 export interface SimLimits {
@@ -209,79 +217,77 @@ export class Simulation {
     return this.run(parsed.spec, parsed.opts);
   }
 
-  private usage(message: string, verb: string | null, usage?: string): CommandResult {
-    const value: Out = { error: message };
+  private usage(message: string, verb: Verb | null, usage?: string): CommandResult {
+    const value: ErrorResult = { error: message };
     return new CommandResult(2, value, false, verb, usage ? `${usage}\n\nError: ${message}` : `Error: ${message}`);
   }
 
   private run(spec: CommandSpec, opts: ParsedOptions): CommandResult {
-    const verb = `${spec.group} ${spec.name}`;
+    // Every command of the grammar has a handler (test/unit/command-results.test.ts runs them all).
+    const verb = `${spec.group} ${spec.name}` as Verb;
     const ctx = this.handlerCtx();
     try {
-      const value = this.dispatch(ctx, spec, opts);
+      const value = this.dispatch(ctx, verb, spec, opts);
       return new CommandResult(0, value, true, verb, () => pyJsonDumps(value, 2));
     } catch (e) {
       if (e instanceof CommandError) {
-        const value: Out = { error: e.message };
+        const value: ErrorResult = { error: e.message };
         return new CommandResult(e.exit, value, false, verb, () => pyJsonDumps(value, null));
       }
       throw e;
     }
   }
 
-  private dispatch(ctx: H.HandlerCtx, spec: CommandSpec, opts: ParsedOptions): { [k: string]: Out } {
-    switch (`${spec.group} ${spec.name}`) {
-      case 'sim init':
-        return H.simInit(opts);
-      case 'sim resume':
-        return H.simResume(ctx);
-      case 'company status':
-        return H.companyStatus(ctx);
-      case 'employee list':
-        return H.employeeList(ctx);
-      case 'market browse':
-        return H.marketBrowse(ctx, opts);
-      case 'task accept':
-        return H.taskAccept(ctx, opts, this.byTitle, (t) => {
-          this.state.tasks.push(t);
-          this.indexTitle(t);
-        });
-      case 'task assign':
-        return H.taskAssign(ctx, opts, this.byTitle);
-      case 'task assign-all':
-        return H.taskAssignAll();
-      case 'task dispatch':
-        return H.taskDispatch(ctx, opts, this.byTitle);
-      case 'task list':
-        return H.taskList(ctx, opts);
-      case 'task inspect':
-        return H.taskInspect(ctx, opts, this.byTitle);
-      case 'task cancel':
-        return H.taskCancel(ctx, opts, this.byTitle);
-      case 'finance ledger':
-        return H.financeLedger(ctx, opts);
-      case 'report monthly':
-        return H.reportMonthly(ctx, opts);
-      case 'client list':
-        return H.clientList(ctx);
-      case 'client history':
-        return H.clientHistory(ctx);
-      case 'scratchpad read':
-      case 'scratchpad write':
-      case 'scratchpad append':
-      case 'scratchpad clear': {
-        const content = opts['content'];
-        if (typeof content === 'string') {
-          const size = spec.name === 'append' && this.state.scratchpad ? this.state.scratchpad.length + 1 + content.length : content.length;
-          if (size > this.limits.maxScratchpadChars) {
-            throw new CommandError(`Scratchpad would exceed ${this.limits.maxScratchpadChars} characters (${size}); nothing was changed.`);
-          }
-        }
-        return H.scratchpad(ctx, spec.name, opts);
-      }
-      default:
-        throw new CommandError(`Unknown command: ${spec.group} ${spec.name}`, 2);
+  private dispatch(ctx: H.HandlerCtx, verb: Verb, spec: CommandSpec, opts: ParsedOptions): CommandResults[Verb] {
+    const handler: Handler<Verb> | undefined = Simulation.HANDLERS[verb];
+    if (handler === undefined) throw new CommandError(`Unknown command: ${spec.group} ${spec.name}`, 2);
+    return handler(this, ctx, opts);
+  }
+
+  /** Each verb's handler; the compiler checks each against the verb's result type. */
+  private static readonly HANDLERS: { readonly [V in Verb]: Handler<V> } = {
+    'sim init': (_sim, _ctx, opts) => H.simInit(opts),
+    'sim resume': (_sim, ctx) => H.simResume(ctx),
+    'company status': (_sim, ctx) => H.companyStatus(ctx),
+    'employee list': (_sim, ctx) => H.employeeList(ctx),
+    'market browse': (_sim, ctx, opts) => H.marketBrowse(ctx, opts),
+    'task accept': (sim, ctx, opts) => H.taskAccept(ctx, opts, sim.byTitle, (t) => sim.addTask(t)),
+    'task assign': (sim, ctx, opts) => H.taskAssign(ctx, opts, sim.byTitle),
+    'task assign-all': () => H.taskAssignAll(),
+    'task dispatch': (sim, ctx, opts) => H.taskDispatch(ctx, opts, sim.byTitle),
+    'task list': (_sim, ctx, opts) => H.taskList(ctx, opts),
+    'task inspect': (sim, ctx, opts) => H.taskInspect(ctx, opts, sim.byTitle),
+    'task cancel': (sim, ctx, opts) => H.taskCancel(ctx, opts, sim.byTitle),
+    'finance ledger': (_sim, ctx, opts) => H.financeLedger(ctx, opts),
+    'report monthly': (_sim, ctx, opts) => H.reportMonthly(ctx, opts),
+    'client list': (_sim, ctx) => H.clientList(ctx),
+    'client history': (_sim, ctx) => H.clientHistory(ctx),
+    'scratchpad read': (_sim, ctx) => H.scratchpadRead(ctx),
+    'scratchpad write': (sim, ctx, opts) => {
+      sim.checkScratchpad(false, opts);
+      return H.scratchpadWrite(ctx, opts);
+    },
+    'scratchpad append': (sim, ctx, opts) => {
+      sim.checkScratchpad(true, opts);
+      return H.scratchpadAppend(ctx, opts);
+    },
+    'scratchpad clear': (_sim, ctx) => H.scratchpadClear(ctx),
+  };
+
+  /** Refuse a scratchpad command whose content would make the scratchpad exceed its limit. */
+  private checkScratchpad(append: boolean, opts: ParsedOptions): void {
+    const content = opts['content'];
+    if (typeof content !== 'string') return;
+    const size = append && this.state.scratchpad ? this.state.scratchpad.length + 1 + content.length : content.length;
+    if (size > this.limits.maxScratchpadChars) {
+      throw new CommandError(`Scratchpad would exceed ${this.limits.maxScratchpadChars} characters (${size}); nothing was changed.`);
     }
+  }
+
+  /** Add a task created by a command (`task accept`'s replacement) and index its title. */
+  private addTask(t: Task): void {
+    this.state.tasks.push(t);
+    this.indexTitle(t);
   }
 
   /** Plain-JSON snapshot of the whole simulation (config included); `restore` continues it exactly. */

@@ -8,7 +8,7 @@
  * stdout exactly as captured from the reference. `sim_time` is always null, as in the reference.
  */
 import { split as shlexSplit } from 'shlex';
-import { PyFloat, type Out, type Simulation } from '../sim/index.js';
+import { isError, type CommandValue, type Simulation, type Verb } from '../sim/index.js';
 import { REFERENCE_HELP } from './reference-help.js';
 import { richUsageError } from './rich.js';
 
@@ -73,9 +73,12 @@ function usageStderr(text: string, message: string, verb: string | null): string
 export interface ExecutedCommand {
   result: ToolResult;
   /** The verb (`group name`) the command was recognised as; null when it did not run, for help and for usage errors. */
-  verb: string | null;
-  /** The command's typed output (Python float tags kept); null when it did not run and for help. */
-  value: Out;
+  verb: Verb | null;
+  /**
+   * The command's typed output: the verb's result (narrow it with `isVerb(ex, verb)`) or `{error}`; null when it did
+   * not run and for help.
+   */
+  value: CommandValue;
 }
 
 /** A tool call that was not run: exit code 2 with `stderr`. */
@@ -98,9 +101,7 @@ export function runCommand(sim: Simulation, command: string, acceptUnprefixed = 
     return { result: { ok: true, exit_code: 0, stdout: screen ?? `${r.text}\n`, stderr: '', sim_time: null, command }, verb: null, value: null };
   }
   if (r.exit === 2) {
-    const v = r.value;
-    const err = v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof PyFloat) ? v['error'] : undefined;
-    const message = typeof err === 'string' ? err : r.text;
+    const message = isError(r.value) ? r.value.error : r.text;
     return { result: { ok: false, exit_code: 2, stdout: '', stderr: usageStderr(r.text, message, r.verb), sim_time: null, command }, verb: r.verb, value: r.value };
   }
   return { result: { ok: r.exit === 0, exit_code: r.exit, stdout: `${r.text}\n`, stderr: '', sim_time: null, command }, verb: r.verb, value: r.value };

@@ -8,7 +8,7 @@
  * holds the named corrections (docs/turn-protocol.md).
  */
 import { loadPreset } from '../config/load.js';
-import { companyFigures, type ExperimentConfig, isoformat, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation } from '../sim/index.js';
+import { companyFigures, type ExperimentConfig, isoformat, isVerb, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation, type TerminalReason } from '../sim/index.js';
 import { EnvUsageError } from '../env/env.js';
 import { notRun, runCommand, type ExecutedCommand, type ToolResult } from './executor.js';
 import {
@@ -234,24 +234,35 @@ function isObject(v: Out): v is { [k: string]: Out } {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof PyFloat);
 }
 
+/** What the harness reads of a resume payload: the wake events of the next turn's context, and the end of the run. */
+interface ResumeReading {
+  events: readonly Out[];
+  reason: TerminalReason | null;
+}
+
 /**
- * The payload of a `sim resume` the harness ran: its output when that is a JSON object (the reference parses the
- * stdout: an `{"error": ...}` of exit code 1 counts too; help and usage errors print none), else null.
+ * The payload of a `sim resume` the harness ran, when its output is a JSON object (the reference parses the stdout:
+ * an `{"error": ...}` of exit code 1 counts too, without events; help and usage errors print none), else null.
  */
-function resumeValue(ex: ExecutedCommand): { [k: string]: Out } | null {
-  return ex.result.exit_code !== 2 && isObject(ex.value) ? ex.value : null;
+function resumeValue(ex: ExecutedCommand): ResumeReading | null {
+  if (ex.result.exit_code === 2 || ex.value === null) return null;
+  return isVerb(ex, 'sim resume') ? { events: ex.value.wake_events, reason: ex.value.terminal_reason } : { events: [], reason: null };
 }
 
 /** The same payload decoded from a stored stdout (a restored snapshot's open turn: input, not our own output). */
-function resumePayload(stdout: string): { [k: string]: Out } | null {
+function resumePayload(stdout: string): ResumeReading | null {
   const t = stdout.trim();
   if (!t) return null;
+  let v: Out;
   try {
-    const v = parseTyped(t);
-    return isObject(v) ? v : null;
+    v = parseTyped(t);
   } catch {
     return null;
   }
+  if (!isObject(v)) return null;
+  const wake = v['wake_events'];
+  const reason = v['terminal_reason'];
+  return { events: pyTruthy(wake) && Array.isArray(wake) ? wake : [], reason: reason === 'bankruptcy' || reason === 'horizon_end' ? reason : null };
 }
 
 /** Run information of the current state (`reward` in cents); `st` null gives the state before turn 1. */
@@ -291,7 +302,7 @@ export interface TurnLimits {
 export class TurnEnv {
   private readonly limits: TurnLimits;
   /** The open turn's tool results and resume payload, typed (the state keeps their text for snapshots). */
-  private openTyped: { results: ToolResult[]; resume: { [k: string]: Out } | null } = { results: [], resume: null };
+  private openTyped: { results: ToolResult[]; resume: ResumeReading | null } = { results: [], resume: null };
   /** The harness's own `sim resume` after the last turn, if it ran one. */
   private autoResumeRun: ExecutedCommand | null = null;
   private sim: Simulation | null = null;
@@ -583,14 +594,11 @@ export class TurnEnv {
     }
     let pending: string | null = null;
     if (payload !== null) {
-      const wake = payload['wake_events'];
-      const events: Out[] = pyTruthy(wake) && Array.isArray(wake) ? wake : [];
       const label = set.fixes.resume_turn_label ? st.turn + 2 : st.turn + 1;
-      pending = buildTurnContext(label, readState(sim0), events, this.memoryRounds());
-      const reason = payload['terminal_reason'];
-      if (reason === 'bankruptcy' || reason === 'horizon_end') {
-        st.terminal_reason = reason;
-        st.terminal_detail = reason;
+      pending = buildTurnContext(label, readState(sim0), payload.events, this.memoryRounds());
+      if (payload.reason !== null) {
+        st.terminal_reason = payload.reason;
+        st.terminal_detail = payload.reason;
       }
     }
     st.turn++;

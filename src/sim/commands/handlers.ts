@@ -1,17 +1,42 @@
 /**
  * Command handlers: each validates, applies and renders one agent command exactly as the reference's
- * `cli/*_commands.py` does. A handler either returns its JSON result or throws `CommandError`
- * before changing anything (the reference rolls the whole command back on any error).
+ * `cli/*_commands.py` does. A handler either returns its typed result (src/sim/commands/results.ts: the JSON it
+ * prints, fields in output order) or throws `CommandError` before changing anything (the reference rolls the
+ * whole command back on any error).
  */
 import { addBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../model/calendar.js';
 import { D, decFromFloat, dmax, toFloat } from '../py/decimal.js';
 import { activeTasks, advanceTime, fetchNextEvent, quantize, recalculateEtas, type Ctx, type UuidFn } from '../model/engine.js';
-import { F, type Out } from '../py/pyjson.js';
+import { F, type Float } from '../py/pyjson.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
 import { companyFigures, isBankrupt, outcome } from '../model/status.js';
 import { marketEntry } from './market-entry.js';
+import type {
+  ClientHistoryResult,
+  ClientListResult,
+  CompanyStatusResult,
+  EmployeeListResult,
+  FinanceLedgerResult,
+  MarketBrowseResult,
+  MarketTaskRow,
+  MonthRow,
+  LedgerRow,
+  PrestigeChangeRow,
+  ReportMonthlyResult,
+  ScratchpadClearResult,
+  ScratchpadReadResult,
+  ScratchpadWriteResult,
+  SimResumeResult,
+  TaskAcceptResult,
+  TaskAssignResult,
+  TaskCancelResult,
+  TaskDispatchResult,
+  TaskInspectResult,
+  TaskListResult,
+  WakeEvent,
+} from './results.js';
 import type { ParsedOptions } from './spec.js';
 
 /** A rejected command: rendered as `{"error": message}` with the given exit code, state untouched. */
@@ -27,8 +52,6 @@ export interface HandlerCtx extends Ctx {
   /** Resolve a UUID string (any Python-accepted form) to an entity id of the given kind. */
   readonly fromUuid: (kind: 'task' | 'employee', hex: string) => number | null;
 }
-
-type Obj = { [k: string]: Out };
 
 function str(opts: ParsedOptions, k: string): string {
   return String(opts[k]);
@@ -94,24 +117,24 @@ function clientsByName(ctx: Ctx) {
 // ---------------------------------------------------------------------------------------------
 
 /** `sim init`: only one simulation per environment (the reference refuses a second init, after parsing the date). */
-export function simInit(opts: ParsedOptions): Obj {
+export function simInit(opts: ParsedOptions): never {
   const date = str(opts, 'start_date');
   if (parseMdy(date) === null) throw new CommandError(`Invalid value: Invalid date format: ${date}. Use MM/DD/YYYY.`, 2);
   throw new CommandError('A simulation already exists. Only one simulation per database is supported.');
 }
 
 /** `sim resume`: advance to the next event (one advance: every advance yields a wake event). */
-export function simResume(ctx: HandlerCtx): Obj {
+export function simResume(ctx: HandlerCtx): SimResumeResult {
   const { state } = ctx;
   if (!state.tasks.some((t) => t.status === 'active')) {
     throw new CommandError('No active tasks. Accept and dispatch a task before calling sim resume. Use: market browse → task accept → task dispatch → sim resume');
   }
   const oldTime = state.simTime;
-  const wakes: Out[] = [];
+  const wakes: WakeEvent[] = [];
   let balance = 0;
   let payrolls = 0;
   let events = 0;
-  let checkpoint: string | null = null;
+  let checkpoint: SimResumeResult['checkpoint_event_type'] = null;
   for (;;) {
     const ev = fetchNextEvent(state, state.horizonEnd);
     if (ev === null) break;
@@ -153,9 +176,9 @@ export function nextPayroll(ctx: Ctx): number {
 }
 
 /** `company status`. */
-export function companyStatus(ctx: HandlerCtx): Obj {
+export function companyStatus(ctx: HandlerCtx): CompanyStatusResult {
   const { state } = ctx;
-  const prestige: Obj = {};
+  const prestige = {} as Record<Domain, Float>;
   for (const d of DOMAINS_ALPHA) prestige[d] = F(toFloat(state.prestige[d]));
   const f = companyFigures(state);
   return {
@@ -177,11 +200,11 @@ export function companyStatus(ctx: HandlerCtx): Obj {
 }
 
 /** `employee list`. */
-export function employeeList(ctx: HandlerCtx): Obj {
+export function employeeList(ctx: HandlerCtx): EmployeeListResult {
   const { state } = ctx;
   const active = activeTasks(state);
-  const employees: Out[] = state.employees.map((e) => {
-    const rates: Obj = {};
+  const employees = state.employees.map((e) => {
+    const rates = {} as Record<Domain, Float>;
     for (const d of DOMAINS_ALPHA) rates[d] = F(pyRound(toFloat(e.rates[d]), 2));
     return {
       name: e.name,
@@ -238,14 +261,14 @@ function marketByReward(state: SimState): Task[] {
 }
 
 /** `market browse [--domain D] [--reward-min-cents N] [--limit N] [--offset N]`. */
-export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): Obj {
+export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowseResult {
   const limit = opts['limit'] !== undefined ? Number(opts['limit']) : ctx.cfg.world.market_browse_default_limit;
   const offset = opts['offset'] !== undefined ? Number(opts['offset']) : 0;
   const filter: { domain?: Domain; rewardMin?: number } = {};
   if (opts['domain'] !== undefined) filter.domain = opts['domain'] as Domain;
   if (opts['reward_min_cents'] !== undefined) filter.rewardMin = Number(opts['reward_min_cents']);
   const all = browsable(ctx, filter);
-  const tasks: Out[] = [];
+  const tasks: MarketTaskRow[] = [];
   let skipped = 0;
   for (const t of all) {
     if (skipped < offset) {
@@ -259,7 +282,7 @@ export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): Obj {
 }
 
 /** `task accept --task-id ID`. */
-export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>, addTask: (t: Task) => void): Obj {
+export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>, addTask: (t: Task) => void): TaskAcceptResult {
   const { state, cfg } = ctx;
   const w = cfg.world;
   const ident = str(opts, 'task_id');
@@ -330,7 +353,7 @@ function requireOwnedTask(ctx: HandlerCtx, ident: string, byTitle: Map<string, n
 }
 
 /** `task assign --task-id ID --employees A,B`. */
-export function taskAssign(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): Obj {
+export function taskAssign(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): TaskAssignResult {
   const { state } = ctx;
   const names = str(opts, 'employees').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
   const task = requireOwnedTask(ctx, str(opts, 'task_id'), byTitle, ['planned', 'active'], 'must be planned or active to assign');
@@ -365,12 +388,12 @@ export function taskAssign(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
 }
 
 /** `task assign-all`: always disabled in the reference. */
-export function taskAssignAll(): Obj {
+export function taskAssignAll(): never {
   throw new CommandError('assign-all is not available. Use `task assign --task-id <ID> --employees Emp_1,Emp_4,Emp_7` to assign specific employees.');
 }
 
 /** `task dispatch --task-id ID`. */
-export function taskDispatch(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): Obj {
+export function taskDispatch(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): TaskDispatchResult {
   const { state } = ctx;
   const task = requireOwnedTask(ctx, str(opts, 'task_id'), byTitle, ['planned'], 'must be planned to dispatch');
   if (task.assignments.length === 0) {
@@ -385,7 +408,7 @@ export function taskDispatch(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<
 }
 
 /** `task list [--status S]`: owned tasks by accepted_at descending. */
-export function taskList(ctx: HandlerCtx, opts: ParsedOptions): Obj {
+export function taskList(ctx: HandlerCtx, opts: ParsedOptions): TaskListResult {
   const { state } = ctx;
   let status: string | null = null;
   if (opts['status'] !== undefined) {
@@ -399,7 +422,7 @@ export function taskList(ctx: HandlerCtx, opts: ParsedOptions): Obj {
     if (a.acceptedAt === null || b.acceptedAt === null) return a.acceptedAt === null ? (b.acceptedAt === null ? a.id - b.id : 1) : -1;
     return b.acceptedAt - a.acceptedAt || a.id - b.id;
   });
-  const rows: Out[] = tasks.map((t) => ({
+  const rows = tasks.map((t) => ({
     task_id: t.title,
     title: t.title,
     status: t.status,
@@ -412,7 +435,7 @@ export function taskList(ctx: HandlerCtx, opts: ParsedOptions): Obj {
 }
 
 /** `task inspect --task-id ID`. */
-export function taskInspect(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): Obj {
+export function taskInspect(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): TaskInspectResult {
   const ident = str(opts, 'task_id');
   const t = resolveTask(ctx, ident, byTitle);
   if (!t) throw new CommandError(`Task '${ident}' not found.`);
@@ -446,7 +469,7 @@ export function taskInspect(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<s
 }
 
 /** `task cancel --task-id ID --reason R`: broken in the reference on SQLite; implemented behind `fixes.task_cancel`. */
-export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): Obj {
+export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): TaskCancelResult {
   const { state, cfg } = ctx;
   const w = cfg.world;
   const ident = str(opts, 'task_id');
@@ -467,7 +490,7 @@ export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
       c.trust = decFromFloat(pyRound(next, 3));
     }
   }
-  const changes: Obj = {};
+  const changes: Partial<Record<Domain, PrestigeChangeRow>> = {};
   const pmin = decFromFloat(w.prestige_min);
   for (const r of task.reqs) {
     const old = state.prestige[r.domain];
@@ -493,8 +516,8 @@ export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
 }
 
 /** `client list`. */
-export function clientList(ctx: HandlerCtx): Obj {
-  const clients: Out[] = clientsByName(ctx).map((c) => ({
+export function clientList(ctx: HandlerCtx): ClientListResult {
+  const clients = clientsByName(ctx).map((c) => ({
     client_id: ctx.uuid('client', c.id),
     name: c.name,
     trust_level: F(toFloat(c.trust)),
@@ -505,8 +528,8 @@ export function clientList(ctx: HandlerCtx): Obj {
 }
 
 /** `client history`. */
-export function clientHistory(ctx: HandlerCtx): Obj {
-  const rows: Out[] = clientsByName(ctx).map((c) => {
+export function clientHistory(ctx: HandlerCtx): ClientHistoryResult {
+  const rows = clientsByName(ctx).map((c) => {
     let ok = 0;
     let fail = 0;
     for (const t of ctx.state.tasks) {
@@ -531,7 +554,7 @@ function badDate(s: string): CommandError {
 }
 
 /** `finance ledger [--from D] [--to D] [--category C]`. */
-export function financeLedger(ctx: HandlerCtx, opts: ParsedOptions): Obj {
+export function financeLedger(ctx: HandlerCtx, opts: ParsedOptions): FinanceLedgerResult {
   let from: number | null = null;
   let to: number | null = null;
   if (opts['from_date'] !== undefined) {
@@ -549,7 +572,7 @@ export function financeLedger(ctx: HandlerCtx, opts: ParsedOptions): Obj {
       throw new CommandError(`Invalid category: ${cat}. Valid: [${LEDGER_CATEGORIES.map((c) => `'${c}'`).join(', ')}]`);
     }
   }
-  const entries: Out[] = [];
+  const entries: LedgerRow[] = [];
   let total = 0;
   for (const e of ctx.state.ledger) {
     if (from !== null && e.at < from) continue;
@@ -569,7 +592,7 @@ export function financeLedger(ctx: HandlerCtx, opts: ParsedOptions): Obj {
 }
 
 /** `report monthly`: empty in the reference; computed from the ledger under `fixes.report_monthly`. */
-export function reportMonthly(ctx: HandlerCtx, opts: ParsedOptions): Obj {
+export function reportMonthly(ctx: HandlerCtx, opts: ParsedOptions): ReportMonthlyResult {
   let from: number | null = null;
   let to: number | null = null;
   for (const [k, set] of [['from_month', (v: number) => (from = v)], ['to_month', (v: number) => (to = v)]] as const) {
@@ -581,7 +604,7 @@ export function reportMonthly(ctx: HandlerCtx, opts: ParsedOptions): Obj {
   }
   if (!ctx.cfg.fixes.report_monthly) return { count: 0, months: [] };
   const { state } = ctx;
-  const months: Out[] = [];
+  const months: MonthRow[] = [];
   let funds = state.initialFundsCents;
   let i = 0;
   const ledger = state.ledger;
@@ -609,19 +632,27 @@ export function reportMonthly(ctx: HandlerCtx, opts: ParsedOptions): Obj {
   return { count: months.length, months };
 }
 
-/** `scratchpad read|write|append|clear`. */
-export function scratchpad(ctx: HandlerCtx, name: string, opts: ParsedOptions): Obj {
+/** `scratchpad read`. */
+export function scratchpadRead(ctx: HandlerCtx): ScratchpadReadResult {
+  return { content: ctx.state.scratchpad };
+}
+
+/** `scratchpad write --content C`. */
+export function scratchpadWrite(ctx: HandlerCtx, opts: ParsedOptions): ScratchpadWriteResult {
+  ctx.state.scratchpad = str(opts, 'content');
+  return { ok: true, content: ctx.state.scratchpad };
+}
+
+/** `scratchpad append --content C`: a newline between the old and the new content. */
+export function scratchpadAppend(ctx: HandlerCtx, opts: ParsedOptions): ScratchpadWriteResult {
   const { state } = ctx;
-  if (name === 'read') return { content: state.scratchpad };
-  if (name === 'write') {
-    state.scratchpad = str(opts, 'content');
-    return { ok: true, content: state.scratchpad };
-  }
-  if (name === 'append') {
-    const c = str(opts, 'content');
-    state.scratchpad = state.scratchpad ? `${state.scratchpad}\n${c}` : c;
-    return { ok: true, content: state.scratchpad };
-  }
-  state.scratchpad = '';
+  const c = str(opts, 'content');
+  state.scratchpad = state.scratchpad ? `${state.scratchpad}\n${c}` : c;
+  return { ok: true, content: state.scratchpad };
+}
+
+/** `scratchpad clear`. */
+export function scratchpadClear(ctx: HandlerCtx): ScratchpadClearResult {
+  ctx.state.scratchpad = '';
   return { ok: true };
 }

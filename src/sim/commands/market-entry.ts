@@ -9,8 +9,9 @@
  * after every task pays for the text of the tasks that are new to the listing, not for the whole listing.
  */
 import { toFloat, type Dec } from '../py/decimal.js';
-import { F, memoRendered, type Out } from '../py/pyjson.js';
+import { F, memoRendered } from '../py/pyjson.js';
 import type { Domain, Task } from '../model/types.js';
+import type { MarketTaskRow } from './results.js';
 
 interface CachedEntry {
   readonly title: string;
@@ -22,7 +23,7 @@ interface CachedEntry {
   readonly skillBoostPct: Dec;
   /** The requirements as listed: domain and required quantity, in order. */
   readonly reqs: readonly { readonly domain: Domain; readonly required: Dec }[];
-  readonly entry: Out;
+  readonly entry: MarketTaskRow;
 }
 
 const entries = new WeakMap<Task, CachedEntry>();
@@ -49,10 +50,10 @@ function unchanged(c: CachedEntry, t: Task, clientName: string | null): boolean 
 }
 
 /** The `market browse` entry of task `t` (frozen; shared with earlier listings while the task is unchanged). */
-export function marketEntry(t: Task, clientName: string | null): Out {
+export function marketEntry(t: Task, clientName: string | null): MarketTaskRow {
   const c = entries.get(t);
   if (c !== undefined && unchanged(c, t, clientName)) return c.entry;
-  const entry = memoRendered({
+  const entry = memoRendered<MarketTaskRow>({
     task_id: t.title,
     client_name: clientName,
     required_prestige: t.requiredPrestige,

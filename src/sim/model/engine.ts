@@ -6,7 +6,7 @@ import type { ExperimentConfig } from '../config/types.js';
 import { addBusinessHours, businessHoursBetween, isoformat, payrollBoundaries, US_PER_SEC } from './calendar.js';
 import { D, DZERO, Dec, decFromFloat, dint, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
-import { F, type Out } from '../py/pyjson.js';
+import { F, type Float } from '../py/pyjson.js';
 import { pyPow } from '../py/pymath.js';
 import { EVENT_PRIORITY, type Domain, type EventType, type SimEvent, type SimState, type Task } from './types.js';
 import { isBankrupt } from './status.js';
@@ -355,7 +355,35 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
 /** Deterministic UUID-shaped identifier of an entity (the reference uses random uuid4s). */
 export type UuidFn = (kind: string, id: number) => string;
 
-function dispatchEvent(ctx: Ctx, ev: SimEvent, now: number, uuid: UuidFn): { [k: string]: Out } {
+/** Wake event of a `task_half_progress` event: the task reached a progress milestone. */
+export type TaskHalfWakeEvent = { type: 'task_half'; task_id: string; milestone_pct: number; handled: boolean };
+/** Wake event of a finished task: success or failure, what it paid or cost, the client's trust change. */
+export type TaskCompletedWakeEvent = {
+  type: 'task_completed';
+  task_id: string;
+  task_title: string;
+  client_name: string | null;
+  success: boolean;
+  funds_delta: number;
+  listed_reward: number;
+  trust_delta: Float;
+  deadline_margin: string | null;
+  employees_assigned: number;
+  salary_bump_total_cents: number;
+  bankrupt: boolean;
+};
+/** Wake event of a payroll run, with the funds after it. */
+export type MonthlyPayrollWakeEvent = { type: 'monthly_payroll'; funds_after: number };
+/** Wake event of the horizon's end. */
+export type HorizonEndWakeEvent = { type: 'horizon_end'; reached: true };
+/** Wake event of a bankruptcy event. */
+export type BankruptcyWakeEvent = { type: 'bankruptcy'; bankrupt: true };
+/** Wake event of an event type without a handler (the reference's fallback; nothing schedules one today). */
+export type UnknownWakeEvent = { type: 'unknown'; event_type: EventType };
+/** What `sim resume` reports of each event it processed (`wake_events`), discriminated by `type`. */
+export type WakeEvent = TaskHalfWakeEvent | TaskCompletedWakeEvent | MonthlyPayrollWakeEvent | HorizonEndWakeEvent | BankruptcyWakeEvent | UnknownWakeEvent;
+
+function dispatchEvent(ctx: Ctx, ev: SimEvent, now: number, uuid: UuidFn): Exclude<WakeEvent, MonthlyPayrollWakeEvent> {
   const { state } = ctx;
   const w = ctx.cfg.world;
   if (ev.type === 'task_half_progress') {
@@ -412,7 +440,7 @@ export interface AdvanceResult {
   balanceDelta: number;
   bankrupt: boolean;
   horizonReached: boolean;
-  wakeEvents: { [k: string]: Out }[];
+  wakeEvents: WakeEvent[];
 }
 
 /** Reference `advance_time`: process payroll and events up to `target`; payroll always ends the call. */
@@ -464,7 +492,7 @@ export function advanceTime(ctx: Ctx, target: number, uuid: UuidFn): AdvanceResu
       res.horizonReached = true;
       break;
     }
-    if (ev.type === 'bankruptcy' || wake['bankrupt'] === true) {
+    if (ev.type === 'bankruptcy' || (wake.type === 'task_completed' && wake.bankrupt)) {
       res.bankrupt = true;
       break;
     }

@@ -8,12 +8,18 @@ import { pyRepr } from './pyfloat.js';
 export class PyFloat {
   constructor(readonly value: number) {}
 }
+declare const FLOAT: unique symbol;
+/**
+ * A number the reference prints as a Python float (`899.0`): a plain number at run time, marked for the compiler
+ * only, so a result type's float field accepts only values that went through `F`.
+ */
+export type Float = number & { readonly [FLOAT]: true };
 /**
  * Marks a value the reference prints as a Python float. Outputs stay plain numbers; `pyJsonDumps` restores
  * the float formatting from the key (see FLOAT_KEYS in pyjson.ts), so this is documentation, not a wrapper.
  */
-export function F(x: number): number {
-  return x;
+export function F(x: number): Float {
+  return x as Float;
 }
 /** JSON-like output value; floats are tagged so text output matches Python's `json.dumps`. */
 export type Out = null | boolean | number | string | PyFloat | Out[] | { [k: string]: Out };
