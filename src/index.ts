@@ -16,6 +16,55 @@ export type { CurveKeyPair } from './protocol/curve.js';
 export { listPresets, loadPreset, PresetError } from './config/load.js';
 export type { ExperimentConfig } from './sim/index.js';
 export { Simulation, stream } from './sim/index.js';
+// The typed result of every command (what its JSON output renders) and the wake events of `sim resume`.
+export { isError, isVerb } from './sim/index.js';
+export type {
+  BankruptcyWakeEvent,
+  ClientHistoryResult,
+  ClientHistoryRow,
+  ClientListResult,
+  ClientRow,
+  CommandResult,
+  CommandResults,
+  CommandValue,
+  CompanyStatusResult,
+  EmployeeListResult,
+  EmployeeRow,
+  ErrorResult,
+  FinanceLedgerResult,
+  Float,
+  HorizonEndWakeEvent,
+  LedgerRow,
+  MarketBrowseResult,
+  MarketRequirementRow,
+  MarketTaskRow,
+  MonthlyPayrollWakeEvent,
+  MonthRow,
+  PrestigeChangeRow,
+  ReportMonthlyResult,
+  RiskRow,
+  ScratchpadClearResult,
+  ScratchpadReadResult,
+  ScratchpadWriteResult,
+  SimResumeResult,
+  TaskAcceptResult,
+  TaskAssignmentRow,
+  TaskAssignResult,
+  TaskCancelResult,
+  TaskCompletedWakeEvent,
+  TaskCountsRow,
+  TaskDispatchResult,
+  TaskHalfWakeEvent,
+  TaskInspectResult,
+  TaskListResult,
+  TaskListRow,
+  TaskRequirementRow,
+  TaskTerms,
+  UnknownWakeEvent,
+  Verb,
+  VerbValue,
+  WakeEvent,
+} from './sim/index.js';
 export type { Policy, PolicyObservation } from './env/policy.js';
 export { EpisodeLoop, outputValue, recordCommandStep, runEpisode, runEpisodeAsync, simulationReason, startCommandEpisode } from './env/episode.js';
 export { admissibleCommands, DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discreteCommand, discreteFrame, discreteSpec, MAX_SLOTS, TIERS } from './env/discrete.js';

@@ -18,50 +18,7 @@ export { browsable } from './commands/handlers.js';
 
 // The typed result of each verb (what its JSON text renders), the `{error}` of a rejection, the wake events.
 export { isError, isVerb, RESULT_KEYS, ROW_KEYS, WAKE_EVENT_KEYS } from './commands/results.js';
-export type {
-  BankruptcyWakeEvent,
-  ClientHistoryResult,
-  ClientHistoryRow,
-  ClientListResult,
-  ClientRow,
-  CommandResults,
-  CommandValue,
-  CompanyStatusResult,
-  EmployeeListResult,
-  EmployeeRow,
-  ErrorResult,
-  FinanceLedgerResult,
-  HorizonEndWakeEvent,
-  LedgerRow,
-  MarketBrowseResult,
-  MarketRequirementRow,
-  MarketTaskRow,
-  MonthlyPayrollWakeEvent,
-  MonthRow,
-  PrestigeChangeRow,
-  ReportMonthlyResult,
-  RiskRow,
-  ScratchpadClearResult,
-  ScratchpadReadResult,
-  ScratchpadWriteResult,
-  SimResumeResult,
-  TaskAcceptResult,
-  TaskAssignmentRow,
-  TaskAssignResult,
-  TaskCancelResult,
-  TaskCompletedWakeEvent,
-  TaskCountsRow,
-  TaskDispatchResult,
-  TaskHalfWakeEvent,
-  TaskInspectResult,
-  TaskListResult,
-  TaskListRow,
-  TaskRequirementRow,
-  UnknownWakeEvent,
-  Verb,
-  VerbValue,
-  WakeEvent,
-} from './commands/results.js';
+export type * from './commands/results.js';
 
 // The domain model: calendar, world generation and its cache.
 export { isoformat, US_PER_DAY } from './model/calendar.js';
