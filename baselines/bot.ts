@@ -4,8 +4,8 @@
  * (prestige- and trust-gated, like the bot's own filter); hours are estimated the bot's way, from tier
  * averages (junior 2.0, mid 3.5, senior 5.0 units/h, summed over all employees, one task at a time).
  */
-import { employees, episodeOver, marketTasks, num, rec, type MarketTask } from './obs.js';
-import type { Policy, PolicyObservation } from '../src/index.js';
+import { employees, episodeOver, fields, marketTasks, num, rec, type MarketTask } from './obs.js';
+import type { CompanyStatusResult, Policy, PolicyObservation, TaskListResult } from '../src/index.js';
 
 /** bot_runner's `_TIER_AVG_RATE`. */
 export const TIER_AVG_RATE: Readonly<Record<string, number>> = { junior: 2.0, mid: 3.5, senior: 5.0 };
@@ -87,7 +87,7 @@ export abstract class MarketBot implements Policy {
         return 'task list --status active';
       }
       case 'status': {
-        const active = num(rec(out)?.['count']);
+        const active = num(fields<TaskListResult>(out)?.count);
         if (active > 0) {
           this.phase = 'check';
           return 'sim resume';
@@ -100,7 +100,7 @@ export abstract class MarketBot implements Policy {
         return 'market browse --limit 200';
       }
       case 'browse': {
-        const p = rec(rec(out)?.['prestige']);
+        const p = rec(fields<CompanyStatusResult>(out)?.prestige);
         this.maxPrestige = p ? Math.max(...Object.values(p).map((v) => num(v, 1))) : 1;
         this.phase = 'pick';
         return 'market browse --limit 200';

@@ -19,8 +19,18 @@
  * - Several tasks run in parallel; idle employees join running tasks where they speed them up.
  * - Near the horizon only tasks that can finish in time are taken.
  */
-import { employees, episodeOver, marketTasks, num, rec, str, arr, type MarketTask } from './obs.js';
-import type { Policy, PolicyObservation } from '../src/index.js';
+import { employees, episodeOver, fields, marketTasks, num, rec, str, arr, type MarketTask } from './obs.js';
+import type {
+  ClientListResult,
+  ClientRow,
+  CompanyStatusResult,
+  Policy,
+  PolicyObservation,
+  SimResumeResult,
+  TaskCompletedWakeEvent,
+  TaskInspectResult,
+  TaskRequirementRow,
+} from '../src/index.js';
 
 /** Game rules the expert relies on (the default preset's documented values). */
 export interface ExpertRules {
@@ -264,36 +274,36 @@ export class ExpertPolicy implements Policy {
   }
 
   private readStatus(out: unknown): void {
-    const o = rec(out);
+    const o = fields<CompanyStatusResult>(out);
     if (!o) return;
-    this.now = parseIsoUs(str(o['sim_time']));
-    this.horizon = parseIsoUs(str(o['horizon_end']));
-    const p = rec(o['prestige']);
+    this.now = parseIsoUs(str(o.sim_time));
+    this.horizon = parseIsoUs(str(o.horizon_end));
+    const p = rec(o.prestige);
     if (p) for (const [k, v] of Object.entries(p)) this.prestige[k] = num(v, 1);
   }
 
   private readClients(out: unknown): void {
-    for (const c of arr(rec(out)?.['clients'])) {
-      const r = rec(c);
+    for (const c of arr(fields<ClientListResult>(out)?.clients)) {
+      const r = fields<ClientRow>(c);
       if (!r) continue;
-      const info = this.client(str(r['name']));
-      if (info) info.trust = num(r['trust_level']);
+      const info = this.client(str(r.name));
+      if (info) info.trust = num(r.trust_level);
     }
   }
 
   private readWake(out: unknown): void {
-    for (const w of arr(rec(out)?.['wake_events'])) {
-      const e = rec(w);
-      if (!e || e['type'] !== 'task_completed') continue;
-      const title = str(e['task_title']);
+    for (const w of arr(fields<SimResumeResult>(out)?.wake_events)) {
+      const e = fields<TaskCompletedWakeEvent>(w);
+      if (!e || e.type !== 'task_completed') continue;
+      const title = str(e.task_title);
       const run = this.running.get(title);
       if (run) {
         for (const n of run.team) if (this.busy.get(n) === title) this.busy.delete(n);
         this.running.delete(title);
       }
-      const c = this.client(typeof e['client_name'] === 'string' ? e['client_name'] : null);
+      const c = this.client(typeof e.client_name === 'string' ? e.client_name : null);
       if (c) {
-        if (e['success'] === true) c.succeeded++;
+        if (e.success === true) c.succeeded++;
         else {
           c.failed++;
           c.adversarial = true;
@@ -323,12 +333,12 @@ export class ExpertPolicy implements Policy {
         o = yield `task accept --task-id ${t.id}`;
         if (o.lastExit !== 0) continue;
         o = yield `task inspect --task-id ${t.id}`;
-        const ins = rec(o.lastOutput);
-        const reqs = arr(ins?.['requirements']).flatMap((q) => {
-          const r = rec(q);
-          return r ? [{ domain: str(r['domain']), qty: num(r['required_qty']) }] : [];
+        const ins = fields<TaskInspectResult>(o.lastOutput);
+        const reqs = arr(ins?.requirements).flatMap((q) => {
+          const r = fields<TaskRequirementRow>(q);
+          return r ? [{ domain: str(r.domain), qty: num(r.required_qty) }] : [];
         });
-        if (!ins || str(ins['status']) !== 'planned' || reqs.length === 0) continue;
+        if (!ins || str(ins.status) !== 'planned' || reqs.length === 0) continue;
         const expected = t.reqs.reduce((s, r) => s + this.expectedQty(t, r.qty), 0);
         const actual = reqs.reduce((s, r) => s + r.qty, 0);
         const c = this.client(t.client);

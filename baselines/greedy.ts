@@ -3,7 +3,8 @@
  * `greedy` trajectories do: with no active task, browse, accept the best-reward browsable task,
  * assign every employee, dispatch; then `sim resume` until bankruptcy or the horizon.
  */
-import type { Policy, PolicyObservation } from '../src/index.js';
+import { arr, employees, episodeOver, fields, num, str } from './obs.js';
+import type { MarketBrowseResult, MarketTaskRow, Policy, PolicyObservation, TaskListResult } from '../src/index.js';
 
 /** Greedy: one task at a time, all employees, highest listed reward first. */
 export class GreedyPolicy implements Policy {
@@ -19,17 +20,15 @@ export class GreedyPolicy implements Policy {
   }
 
   act(obs: PolicyObservation): string | null {
-    const out = obs.lastOutput as Record<string, unknown> | null;
+    const out = obs.lastOutput;
     if (this.queue.length > 0) return this.queue.shift() as string;
     switch (this.phase) {
       case 'start':
         this.phase = 'check';
         return 'employee list';
       case 'check':
-        if (obs.lastCommand === 'employee list' && out) {
-          this.employees = ((out['employees'] as { name: string }[]) ?? []).map((e) => e.name);
-        }
-        if (obs.lastCommand === 'sim resume' && out && (out['bankrupt'] === true || out['horizon_reached'] === true)) {
+        if (obs.lastCommand === 'employee list' && out) this.employees = employees(out).map((e) => e.name);
+        if (obs.lastCommand === 'sim resume' && episodeOver(out)) {
           this.phase = 'done';
           this.queue = ['client history', 'employee list', 'finance ledger'];
           return 'company status';
@@ -37,7 +36,7 @@ export class GreedyPolicy implements Policy {
         this.phase = 'browse';
         return 'task list --status active';
       case 'browse': {
-        const count = out ? Number(out['count'] ?? 0) : 0;
+        const count = num(fields<TaskListResult>(out)?.count);
         if (count > 0) {
           this.phase = 'check';
           return 'sim resume';
@@ -46,11 +45,11 @@ export class GreedyPolicy implements Policy {
         return 'market browse --limit 200';
       }
       case 'resume': {
-        const tasks = (out?.['tasks'] as { task_id: string }[] | undefined) ?? [];
-        const best = tasks[0];
+        // Only the first (highest-reward) task is read: greedy browses after every task.
+        const best = fields<MarketTaskRow>(arr(fields<MarketBrowseResult>(out)?.tasks)[0]);
         this.phase = 'check';
         if (!best) return 'sim resume';
-        const id = best.task_id;
+        const id = str(best.task_id);
         this.queue = [`task assign --task-id ${id} --employees ${this.employees.join(',')}`, `task dispatch --task-id ${id}`, 'sim resume'];
         return `task accept --task-id ${id}`;
       }

@@ -59,10 +59,10 @@ function commandLatencies(samples: number): Record<string, { p50: number; p99: n
     const sim = Simulation.create(cfg, { seed: 1 + (i++ % 20) });
     for (let k = 0; k < 25 && (lat['sim resume'] as number[]).length < samples; k++) {
       if (outcome(sim.state).terminated) break;
-      const browse = sim.execute('market browse').value as { tasks: { task_id: string }[] };
+      const browse = sim.execute('market browse');
       time('market browse (50, value)', () => sim.execute('market browse'));
       time('market browse (50, with text)', () => sim.execute('market browse').text);
-      const id = browse.tasks[0]?.task_id;
+      const id = browse.is('market browse') ? browse.value.tasks[0]?.task_id : undefined;
       if (!id) break;
       time('task accept', () => sim.execute(`task accept --task-id ${id}`));
       time('task assign', () => sim.execute(`task assign --task-id ${id} --employees Emp_1,Emp_2,Emp_3,Emp_4,Emp_5,Emp_6,Emp_7,Emp_8`));
