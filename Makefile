@@ -63,7 +63,7 @@ test-integrations: build $(VENV)/.installed-trl
 	YCGYM_NODE_ENTRY=$(CURDIR)/dist/src/cli/main.js $(VPY) -m pytest -q bindings/python/tests_integrations
 
 bench: build
-	node dist/bench/run.js
+	node --expose-gc dist/bench/run.js
 
 clean:
 	rm -rf dist node_modules $(VENV) $(WHEELHOUSE) bindings/python/dist

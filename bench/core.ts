@@ -1,12 +1,13 @@
 /**
- * Core benchmarks: full greedy episodes in-process and per-command latency. Every figure is a median
- * over repeated samples (never a single timing). Run with `npm run bench` (or `make bench`).
+ * Core benchmarks: full greedy episodes in-process and per-command latency (the `core` suite of `npm run bench`,
+ * which repeats it and takes medians over the repeats).
  */
 import { GreedyPolicy } from '../baselines/greedy.js';
 import { loadPreset } from '../src/config/load.js';
 import { Env } from '../src/env/env.js';
 import { runEpisode } from '../src/env/episode.js';
 import { clearWorldCache, outcome, Simulation } from '../src/sim/index.js';
+import type { MetricSpec, Sample, Size, Suite } from './harness.js';
 
 /** Median of a sample. */
 export function median(xs: number[]): number {
@@ -25,29 +26,32 @@ function nowNs(): bigint {
   return process.hrtime.bigint();
 }
 
-/** Greedy episodes per second: median over rounds of `seeds` episodes. `fresh` clears the world cache before each round. */
-function greedyEpisodesPerSecond(seeds: number[], rounds: number, fresh: boolean): { median: number; rounds: number[]; steps: number; steps_per_sec_median: number } {
+/** Greedy episodes (and commands) per second over one round of `seeds` episodes. `fresh` clears the world cache first. */
+export function greedyRound(seeds: readonly number[], fresh: boolean): { episodes_per_s: number; commands_per_s: number } {
   const cfg = loadPreset('default');
-  const rates: number[] = [];
-  const stepsPerSec: number[] = [];
+  if (fresh) clearWorldCache();
+  const t0 = nowNs();
   let steps = 0;
-  for (let r = 0; r < rounds; r++) {
-    if (fresh) clearWorldCache();
-    const t0 = nowNs();
-    steps = 0;
-    const env = new Env();
-    for (const s of seeds) steps += runEpisode(env, new GreedyPolicy(), { seed: s, preset: cfg }).stepCount;
-    const sec = Number(nowNs() - t0) / 1e9;
-    rates.push(seeds.length / sec);
-    stepsPerSec.push(steps / sec);
-  }
-  return { median: median(rates), rounds: rates, steps, steps_per_sec_median: median(stepsPerSec) };
+  const env = new Env();
+  for (const s of seeds) steps += runEpisode(env, new GreedyPolicy(), { seed: s, preset: cfg }).stepCount;
+  const sec = Number(nowNs() - t0) / 1e9;
+  return { episodes_per_s: seeds.length / sec, commands_per_s: steps / sec };
 }
 
+/** Latency keys of `commandLatencies`, with the benchmark names they are reported under. */
+export const LATENCY_COMMANDS = {
+  'task accept': 'task_accept',
+  'task assign': 'task_assign',
+  'task dispatch': 'task_dispatch',
+  'sim resume': 'sim_resume',
+  'market browse (50, value)': 'market_browse_50_value',
+  'market browse (50, with text)': 'market_browse_50_text',
+} as const;
+
 /** p50/p99 latency (µs) of the accept → assign → dispatch → resume cycle's commands and of `market browse`. */
-function commandLatencies(samples: number): Record<string, { p50: number; p99: number }> {
+export function commandLatencies(samples: number): Record<string, { p50: number; p99: number }> {
   const cfg = loadPreset('default');
-  const lat: Record<string, number[]> = { 'task accept': [], 'task assign': [], 'task dispatch': [], 'sim resume': [], 'market browse (50, value)': [], 'market browse (50, with text)': [] };
+  const lat: Record<string, number[]> = Object.fromEntries(Object.keys(LATENCY_COMMANDS).map((k) => [k, []]));
   const time = (key: string, f: () => unknown) => {
     const t0 = nowNs();
     f();
@@ -76,14 +80,48 @@ function commandLatencies(samples: number): Record<string, { p50: number; p99: n
   return out;
 }
 
-/** Run the core benchmark suite. */
-export function runCoreBench(opts: { quick?: boolean } = {}): Record<string, unknown> {
-  const seeds = Array.from({ length: opts.quick ? 10 : 50 }, (_, i) => i + 1);
-  const rounds = opts.quick ? 3 : 7;
-  greedyEpisodesPerSecond(seeds.slice(0, 5), 2, false); // JIT warm-up
-  return {
-    greedy_episodes_per_sec_cached_world: greedyEpisodesPerSecond(seeds, rounds, false),
-    greedy_episodes_per_sec_fresh_world: greedyEpisodesPerSecond(seeds, rounds, true),
-    command_latency_us: commandLatencies(opts.quick ? 300 : 3000),
-  };
+const SIZES: Record<Size, { seeds: number; samples: number }> = { full: { seeds: 50, samples: 3000 }, quick: { seeds: 10, samples: 300 }, tiny: { seeds: 2, samples: 10 } };
+const seedsOf = (size: Size): number[] => Array.from({ length: SIZES[size].seeds }, (_, i) => i + 1);
+
+const latencyMetrics: Record<string, MetricSpec> = {};
+for (const name of Object.values(LATENCY_COMMANDS)) {
+  for (const q of ['p50', 'p99']) {
+    latencyMetrics[`${name}_${q}_us`] = {
+      unit: 'µs',
+      better: 'lower',
+      ...(name === 'market_browse_50_text' ? { baselines: [`market_browse_50_value_${q}_us`], doc: 'market browse (50 tasks) with its exact JSON text; ratio: over the typed value alone' } : {}),
+    };
+  }
 }
+
+/**
+ * The core suite: full greedy episodes in process (world cached, and generated afresh; the ratio fresh/cached
+ * in the same repeat) and per-command latencies (a repeat's p50 and p99 over its samples).
+ */
+export const coreSuite: Suite = {
+  name: 'core',
+  metrics: {
+    greedy_episodes_per_s_cached_world: { unit: 'episodes/s', better: 'higher', doc: 'full greedy episodes in process, observation text read, world cache warm' },
+    greedy_commands_per_s_cached_world: { unit: 'commands/s', better: 'higher' },
+    greedy_episodes_per_s_fresh_world: { unit: 'episodes/s', better: 'higher', baselines: ['greedy_episodes_per_s_cached_world'], doc: 'the same with every world generated afresh' },
+    ...latencyMetrics,
+  },
+  params: (size) => ({ greedy_seeds: SIZES[size].seeds, latency_samples: SIZES[size].samples, preset: 'default' }),
+  setup(size) {
+    greedyRound(seedsOf(size).slice(0, 5), false); // JIT warm-up
+    greedyRound(seedsOf(size), false); // the world cache holds every seed
+  },
+  run(_ctx, size) {
+    const out: Sample = {};
+    const cached = greedyRound(seedsOf(size), false);
+    out['greedy_episodes_per_s_cached_world'] = cached.episodes_per_s;
+    out['greedy_commands_per_s_cached_world'] = cached.commands_per_s;
+    out['greedy_episodes_per_s_fresh_world'] = greedyRound(seedsOf(size), true).episodes_per_s;
+    for (const [k, v] of Object.entries(commandLatencies(SIZES[size].samples))) {
+      const name = LATENCY_COMMANDS[k as keyof typeof LATENCY_COMMANDS];
+      out[`${name}_p50_us`] = v.p50;
+      out[`${name}_p99_us`] = v.p99;
+    }
+    return out;
+  },
+};

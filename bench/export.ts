@@ -1,20 +1,21 @@
 /**
- * Export benchmarks (picked up by bench/run.ts as the `export` suite): Arrow rows written per second from
- * prebuilt step rows, and the wall time and file size of a bulk run of greedy episodes with trajectories
- * exported using 2 worker threads, as Arrow IPC and as zstd Parquet (`--format parquet`), with their ratios
- * measured in the same run. Every figure is a median over repeats.
+ * Export benchmarks (the `export` suite of `npm run bench`): Arrow rows written per second from prebuilt step
+ * rows, and the wall time and file size of a bulk run of greedy episodes with trajectories exported using 2 worker
+ * threads, as Arrow IPC and as zstd Parquet (`--format parquet`).
  */
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DataType } from 'apache-arrow';
 import { GreedyPolicy } from '../baselines/greedy.js';
-import { runBulk } from '../src/cli/run.js';
+import { runBulk, workerScript } from '../src/cli/run.js';
 import { loadPreset } from '../src/config/load.js';
 import { stepBuilder, stepSink } from '../src/export/arrow.js';
 import { rollout } from '../src/export/rollout.js';
 import { recordBatch } from '../src/export/arrow.js';
 import { STEP_SCHEMA, type StepRow } from '../src/export/schema.js';
-import { median } from './core.js';
+import type { Sample, Size, Suite } from './harness.js';
 
 /** Step rows of real greedy episodes (the rows a bulk run writes). */
 function greedyRows(seeds: number[]): StepRow[] {
@@ -27,7 +28,9 @@ function greedyRows(seeds: number[]): StepRow[] {
     const row = {} as Record<string, unknown>;
     for (const f of STEP_SCHEMA.fields) {
       const v = o[f.name];
-      row[f.name] = typeof v === 'bigint' ? Number(v) : v;
+      // A list of structs (trust) as plain objects, as the exporter's rows hold them.
+      if (DataType.isList(f.type)) row[f.name] = [...(v as Iterable<{ toJSON(): object }>)].map((s) => s.toJSON());
+      else row[f.name] = typeof v === 'bigint' ? Number(v) : v;
     }
     row['sim_time'] = 0;
     return row as unknown as StepRow;
@@ -49,64 +52,69 @@ function writeRate(path: string, rows: StepRow[], target: number, batch: number)
   return { rowsPerSec: target / sec, mbPerSec: path === '/dev/null' ? 0 : statSync(path).size / 1e6 / sec };
 }
 
-/** The export suite. */
-export async function runExportBench(opts: { quick: boolean }): Promise<Record<string, unknown>> {
-  const dir = mkdtempSync(join(tmpdir(), 'ycgym-bench-export-'));
-  try {
-    const rounds = opts.quick ? 3 : 5;
-    const rows = greedyRows([1, 2, 3, 4, 5]);
-    const avgText = rows.reduce((a, r) => a + r.observation_text.length, 0) / rows.length;
-    const small = rows.map((r) => ({ ...r, observation_text: r.observation_text.slice(0, 64) }));
-    const target = opts.quick ? 200_000 : 1_000_000;
-    const full: number[] = [];
-    const fullMb: number[] = [];
-    const short: number[] = [];
-    const encodeFull: number[] = [];
-    const encodeShort: number[] = [];
-    const file = join(dir, 'rows.arrow');
-    const devNull = existsSync('/dev/null') ? '/dev/null' : file;
-    for (let k = 0; k < rounds; k++) {
-      const a = writeRate(file, rows, target, 4096);
-      full.push(a.rowsPerSec);
-      fullMb.push(a.mbPerSec);
-      short.push(writeRate(file, small, target, 4096).rowsPerSec);
-      encodeFull.push(writeRate(devNull, rows, target, 4096).rowsPerSec);
-      encodeShort.push(writeRate(devNull, small, target, 4096).rowsPerSec);
-    }
-    const episodes = opts.quick ? 200 : 1000;
-    const wall: number[] = [];
-    const wallPq: number[] = [];
-    let arrowBytes = 0;
-    let parquetBytes = 0;
-    const seeds = Array.from({ length: episodes }, (_, i) => i + 1);
-    for (let k = 0; k < (opts.quick ? 1 : 3); k++) {
-      const out = join(dir, `run${k}`);
-      const r = await runBulk({ policies: ['greedy'], seeds, preset: 'default', workers: 2, out, progress: false });
-      wall.push(r.seconds);
-      arrowBytes = statSync(join(out, 'trajectories.arrow')).size;
-      rmSync(out, { recursive: true, force: true });
-      const rp = await runBulk({ policies: ['greedy'], seeds, preset: 'default', workers: 2, out, progress: false, format: 'parquet' });
-      wallPq.push(rp.seconds);
-      parquetBytes = statSync(join(out, 'trajectories.parquet')).size;
-      rmSync(out, { recursive: true, force: true });
-    }
-    return {
-      arrow_write_rows_per_sec: { median: median(full), rounds: full, avg_observation_chars: Math.round(avgText) },
-      arrow_write_mb_per_sec: { median: median(fullMb) },
-      arrow_write_rows_per_sec_64_char_text: { median: median(short), rounds: short },
-      arrow_encode_rows_per_sec_no_disk: { median: median(encodeFull), rounds: encodeFull },
-      arrow_encode_rows_per_sec_no_disk_64_char_text: { median: median(encodeShort), rounds: encodeShort },
-      bulk_greedy_with_trajectories_2_workers: { episodes, median_seconds: median(wall), rounds: wall, bytes_per_episode: Math.round(arrowBytes / episodes) },
-      bulk_greedy_with_parquet_trajectories_2_workers: {
-        episodes,
-        median_seconds: median(wallPq),
-        rounds: wallPq,
-        bytes_per_episode: Math.round(parquetBytes / episodes),
-        seconds_ratio_vs_arrow: median(wallPq) / median(wall),
-        size_ratio_vs_arrow: parquetBytes / arrowBytes,
-      },
-    };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+const SIZES: Record<Size, { rows: number; episodes: number; rowSeeds: number; maxRepeats: number }> = {
+  full: { rows: 300_000, episodes: 1000, rowSeeds: 5, maxRepeats: 3 },
+  quick: { rows: 100_000, episodes: 200, rowSeeds: 5, maxRepeats: 3 },
+  tiny: { rows: 2_000, episodes: 3, rowSeeds: 1, maxRepeats: 2 },
+};
+
+interface ExportContext {
+  dir: string;
+  rows: StepRow[];
+  small: StepRow[];
+  devNull: string;
+  workers: number;
 }
+
+/**
+ * The export suite: Arrow rows written per second from prebuilt greedy step rows (real observation text, and the
+ * same rows with 64-character text; to a file and encoded only), and bulk runs of greedy episodes with trajectories
+ * on 2 worker threads, as Arrow IPC and as zstd Parquet (ratios: Parquet over Arrow, in the same repeat).
+ */
+export const exportSuite: Suite<ExportContext> = {
+  name: 'export',
+  metrics: {
+    arrow_write_rows_per_s: { unit: 'rows/s', better: 'higher', doc: 'step rows with their real observation text, built and written to an Arrow IPC file' },
+    arrow_write_mb_per_s: { unit: 'MB/s', better: 'higher' },
+    arrow_write_rows_per_s_64_char_text: { unit: 'rows/s', better: 'higher', doc: 'the same rows with the text cut to 64 characters' },
+    arrow_encode_rows_per_s_no_disk: { unit: 'rows/s', better: 'higher', baselines: ['arrow_write_rows_per_s'], doc: 'built and encoded, written to /dev/null; ratio: over writing to a file' },
+    bulk_greedy_arrow_seconds: { unit: 's', better: 'lower', doc: '`ycgym run --policy greedy` with trajectories (Arrow IPC), 2 workers' },
+    bulk_greedy_parquet_seconds: { unit: 's', better: 'lower', baselines: ['bulk_greedy_arrow_seconds'], doc: 'the same run with --format parquet; ratio: over the Arrow run' },
+    bulk_greedy_arrow_bytes_per_episode: { unit: 'bytes/episode', better: 'lower' },
+    bulk_greedy_parquet_bytes_per_episode: { unit: 'bytes/episode', better: 'lower', baselines: ['bulk_greedy_arrow_bytes_per_episode'] },
+  },
+  params: (size) => ({ rows_written: SIZES[size].rows, row_source_seeds: SIZES[size].rowSeeds, bulk_episodes: SIZES[size].episodes, workers: 2, preset: 'default' }),
+  maxRepeats: (size) => SIZES[size].maxRepeats,
+  setup(size) {
+    const dir = mkdtempSync(join(tmpdir(), 'ycgym-bench-export-'));
+    const rows = greedyRows(Array.from({ length: SIZES[size].rowSeeds }, (_, i) => i + 1));
+    const small = rows.map((r) => ({ ...r, observation_text: r.observation_text.slice(0, 64) }));
+    // Two worker threads need the built worker script (present after `npm run build`; tests may run from source).
+    const workers = existsSync(fileURLToPath(workerScript())) ? 2 : 1;
+    return { dir, rows, small, devNull: existsSync('/dev/null') ? '/dev/null' : join(dir, 'null.arrow'), workers };
+  },
+  async run(ctx, size) {
+    const { rows: target, episodes } = SIZES[size];
+    const file = join(ctx.dir, 'rows.arrow');
+    const full = writeRate(file, ctx.rows, target, 4096);
+    const out: Sample = {
+      arrow_write_rows_per_s: full.rowsPerSec,
+      arrow_write_mb_per_s: full.mbPerSec,
+      arrow_write_rows_per_s_64_char_text: writeRate(file, ctx.small, target, 4096).rowsPerSec,
+      arrow_encode_rows_per_s_no_disk: writeRate(ctx.devNull, ctx.rows, target, 4096).rowsPerSec,
+    };
+    const seeds = Array.from({ length: episodes }, (_, i) => i + 1);
+    const dirOut = join(ctx.dir, 'run');
+    for (const format of ['arrow', 'parquet'] as const) {
+      rmSync(dirOut, { recursive: true, force: true });
+      const r = await runBulk({ policies: ['greedy'], seeds, preset: 'default', workers: ctx.workers, out: dirOut, progress: false, format });
+      out[`bulk_greedy_${format}_seconds`] = r.seconds;
+      out[`bulk_greedy_${format}_bytes_per_episode`] = statSync(join(dirOut, `trajectories.${format}`)).size / episodes;
+    }
+    rmSync(dirOut, { recursive: true, force: true });
+    return out;
+  },
+  teardown(ctx) {
+    rmSync(ctx.dir, { recursive: true, force: true });
+  },
+};

@@ -4,6 +4,8 @@
  * Server and client share this process (and its one thread), as in the contract tests.
  *
  *   node dist/bench/server.js            (add --expose-gc for steadier memory numbers)
+ *
+ * `serverSuite` is the `server` suite of `npm run bench`.
  */
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -12,6 +14,7 @@ import { Client } from '../src/client/client.js';
 import { RemoteEnv } from '../src/client/remote-env.js';
 import { Env } from '../src/env/env.js';
 import { startServer } from '../src/server/server.js';
+import type { Size, Suite } from './harness.js';
 
 /** Options of `runServerBench`. */
 export interface ServerBenchOptions {
@@ -29,6 +32,8 @@ export interface ServerBenchOptions {
 
 /** Commands that never advance the clock, so an episode never ends while we time it. */
 const ACTIONS = ['company status', 'task list --status active', 'employee list', 'market browse --limit 10'];
+/** The stall rule off: by default an episode is truncated after 200 steps in a row that do not advance time. */
+const OPTIONS = { stall_steps: 0 };
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -85,7 +90,7 @@ export async function runServerBench(opts: ServerBenchOptions = {}): Promise<Rec
   try {
     // 1. Lockstep latency: one RemoteEnv step at a time, against an in-process Env and a raw echo.
     const env = new RemoteEnv(client);
-    await env.reset({ seed: 1 });
+    await env.reset({ seed: 1, options: OPTIONS });
     const remote: number[] = [];
     for (let i = 0; i < steps + 50; i++) {
       const t0 = performance.now();
@@ -94,7 +99,7 @@ export async function runServerBench(opts: ServerBenchOptions = {}): Promise<Rec
     }
     await env.close();
     const local = new Env();
-    local.reset({ seed: 1 });
+    local.reset({ seed: 1, options: OPTIONS });
     const inproc: number[] = [];
     for (let i = 0; i < steps + 50; i++) {
       const t0 = performance.now();
@@ -111,7 +116,7 @@ export async function runServerBench(opts: ServerBenchOptions = {}): Promise<Rec
     log(`lockstep: step ${out['lockstep_step_median_us']} us (in-process ${out['inprocess_step_median_us']} us), echo ${out['echo_roundtrip_median_us']} us, ratio ${out['lockstep_over_echo_ratio']}`);
 
     // 2. step_batch throughput over nBatch sessions.
-    const sessions = (await Promise.all(Array.from({ length: nBatch }, (_, i) => client.reset({ seed: 1000 + i })))).map((r) => r.session);
+    const sessions = (await Promise.all(Array.from({ length: nBatch }, (_, i) => client.reset({ seed: 1000 + i, options: OPTIONS })))).map((r) => r.session);
     const batchOf = (round: number) => sessions.map((session, j) => ({ session, action: ACTIONS[(round + j) % ACTIONS.length] as string }));
     await client.stepBatch(batchOf(0)); // warm-up
     let t0 = performance.now();
@@ -119,7 +124,7 @@ export async function runServerBench(opts: ServerBenchOptions = {}): Promise<Rec
     const batchSec = (performance.now() - t0) / 1000;
     const envs = Array.from({ length: nBatch }, (_, i) => {
       const e = new Env();
-      e.reset({ seed: 1000 + i });
+      e.reset({ seed: 1000 + i, options: OPTIONS });
       return e;
     });
     t0 = performance.now();
@@ -158,3 +163,42 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const r = await runServerBench({ log: (l) => process.stderr.write(l + '\n') });
   process.stdout.write(JSON.stringify(r, null, 2) + '\n');
 }
+
+const SIZES: Record<Size, Required<Omit<ServerBenchOptions, 'log'>>> = {
+  full: { lockstepSteps: 2000, batchSessions: 64, batchRounds: 100, memorySessions: 1000 },
+  quick: { lockstepSteps: 500, batchSessions: 64, batchRounds: 30, memorySessions: 200 },
+  tiny: { lockstepSteps: 20, batchSessions: 4, batchRounds: 3, memorySessions: 10 },
+};
+
+/**
+ * The server suite: lockstep `step` over ZeroMQ against a raw echo round trip and an in-process step, `step_batch`
+ * throughput against in-process steps (each ratio in the same repeat), and memory per live session.
+ */
+export const serverSuite: Suite = {
+  name: 'server',
+  metrics: {
+    lockstep_step_median_us: { unit: 'µs', better: 'lower', baselines: ['echo_roundtrip_median_us'], doc: 'TS RemoteEnv.step over ZeroMQ (server in this process); ratio: over a raw ROUTER/DEALER echo round trip' },
+    echo_roundtrip_median_us: { unit: 'µs', better: 'lower' },
+    inprocess_step_median_us: { unit: 'µs', better: 'lower' },
+    step_batch_steps_per_s: { unit: 'env-steps/s', better: 'higher', baselines: ['inprocess_steps_per_s'], doc: 'step_batch over `batch_sessions` sessions, TS client; ratio: over the same steps in process' },
+    inprocess_steps_per_s: { unit: 'env-steps/s', better: 'higher' },
+    step_batch_request_median_ms: { unit: 'ms', better: 'lower' },
+    rss_per_session_kib: { unit: 'KiB', better: 'lower', doc: 'RSS growth per live session (`memory_sessions` sessions)' },
+    heap_per_session_kib: { unit: 'KiB', better: 'lower' },
+  },
+  params: (size) => ({ lockstep_steps: SIZES[size].lockstepSteps, batch_sessions: SIZES[size].batchSessions, batch_rounds: SIZES[size].batchRounds, memory_sessions: SIZES[size].memorySessions }),
+  async run(_ctx, size) {
+    const r = await runServerBench(SIZES[size]);
+    const pick = (k: string): number => r[k] ?? NaN;
+    return {
+      lockstep_step_median_us: pick('lockstep_step_median_us'),
+      echo_roundtrip_median_us: pick('echo_roundtrip_median_us'),
+      inprocess_step_median_us: pick('inprocess_step_median_us'),
+      step_batch_steps_per_s: pick('batch64_steps_per_s'),
+      inprocess_steps_per_s: pick('inprocess_steps_per_s'),
+      step_batch_request_median_ms: pick('batch64_request_median_ms'),
+      rss_per_session_kib: pick('rss_per_session_kib'),
+      heap_per_session_kib: pick('heap_per_session_kib'),
+    };
+  },
+};
