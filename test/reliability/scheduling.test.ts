@@ -78,7 +78,9 @@ describe('fair scheduling over a socket', () => {
     // Hundreds of steps that never advance time: the stall rule is off.
     const { session: bs } = await big.reset({ seed: 8, options: { stall_steps: 0 } });
     const { session: ss } = await small.reset({ seed: 9, options: { stall_steps: 0 } });
-    const n = 600;
+    // Long enough on a fast engine (listings are reused since 2812b58: 600 steps took ~0.2 s on a loaded 2-core box,
+    // too close to the lockstep latency there); ~25 KB a step keeps the reply far under the 64 MiB cap.
+    const n = 1500;
     const t0 = performance.now();
     // Pipelined on one connection: the batch, then a step on the same session that must run after it.
     const batch = big.stepBatch(Array.from({ length: n }, () => ({ session: bs, action: 'market browse --limit 60' })));
