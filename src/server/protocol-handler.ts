@@ -336,8 +336,12 @@ export class BatchJob {
     }
   }
 
-  /** Run until `deadline` (a `performance.now()` value); the finished reply, or null when entries remain. */
-  run(deadline: number): Handled | null {
+  /**
+   * Run until `deadline` (a `performance.now()` value) or until this call has encoded `maxSliceBytes` of reply (the
+   * entry that crosses it is kept); the finished reply, or null when entries remain. At least one entry runs.
+   */
+  run(deadline: number, maxSliceBytes = Number.POSITIVE_INFINITY): Handled | null {
+    const start = this.bytes;
     do {
       const st = this.steps[this.next] as BatchEntry;
       this.next++;
@@ -354,7 +358,7 @@ export class BatchJob {
       const buf = Buffer.from((this.parts.length === 0 ? '[' : ',') + part, 'utf8');
       this.parts.push(buf);
       this.bytes += buf.length;
-    } while (this.next < this.steps.length && performance.now() < deadline);
+    } while (this.next < this.steps.length && this.bytes - start < maxSliceBytes && performance.now() < deadline);
     if (this.next < this.steps.length) return null;
     const reply: OkReply = { v: PROTOCOL_VERSION, id: this.id, ok: true, result: { results: this.items } };
     // The same bytes as encoding the whole reply, without encoding every result a second time (and without

@@ -85,6 +85,11 @@ export interface ServerOptions {
 /** The default bind endpoint: loopback only. */
 export const DEFAULT_ENDPOINT = 'tcp://127.0.0.1:5555';
 const DEFAULT_BATCH_SLICE_MS = 5;
+/**
+ * A slice of a batch also ends once it has encoded this many reply bytes (after the entry that crossed it), so the
+ * memory of replies in flight is bounded by bytes, not by how much output the engine can produce in `sliceMs`.
+ */
+export const BATCH_SLICE_BYTES = 1 << 19;
 /** Requests read from ZeroMQ but not yet handled (beyond either bound the server stops reading; ZeroMQ queues). */
 const MAX_QUEUED_MESSAGES = 4096;
 const MAX_QUEUED_BYTES = 64 * 2 ** 20;
@@ -175,7 +180,10 @@ export interface ServerStats {
   send_failures: number;
   /** Queued requests and batches in progress discarded because their peer stopped reading or left. */
   dropped_requests: number;
-  /** Most bytes of `step_batch` replies being assembled at once (bounded by `maxBatchBytesInFlight` + one batch cap). */
+  /**
+   * Most bytes of `step_batch` replies being assembled at once (bounded by `maxBatchBytesInFlight` + one batch cap +
+   * one slice: `BATCH_SLICE_BYTES` and the entry that crossed it).
+   */
   peak_batch_bytes: number;
   /** step_batch requests that ran in more than one slice. */
   sliced_batches: number;
@@ -492,7 +500,7 @@ export class Server {
       if (out === null && peer.job !== null && this.mayAdvance(peer.job.batch)) {
         const { envelope, batch } = peer.job;
         const first = batch.remaining === batch.total;
-        const h = batch.run(t0 + this.sliceMs);
+        const h = batch.run(t0 + this.sliceMs, BATCH_SLICE_BYTES);
         let inFlight = 0;
         for (const j of this.jobs) inFlight += j.replyBytes;
         if (inFlight > this.counters.peak_batch_bytes) this.counters.peak_batch_bytes = inFlight;

@@ -48,6 +48,27 @@ describe('BatchJob', () => {
     expect(reply).toMatchObject({ v: 1, id: 'b', ok: true });
   });
 
+  it('a slice ends after the entry that crosses its byte limit, whatever the time left (memory bounded by bytes)', () => {
+    const h = handler();
+    h.handleValue({ v: 1, op: 'reset', seed: 3 });
+    const steps = Array.from({ length: 40 }, () => ({ session: 's1', action: 'market browse --limit 20' }));
+    const b = h.beginPayload(Buffer.from(JSON.stringify({ v: 1, id: 'c', op: 'step_batch', steps })), 1 << 20) as BatchJob;
+    const limit = 30_000;
+    let before = 0;
+    let calls = 0;
+    for (;;) {
+      calls++;
+      const r = b.run(Number.POSITIVE_INFINITY, limit);
+      if (r !== null) break;
+      const slice = b.replyBytes - before;
+      // At least the limit (a slice stops only after crossing it), at most the limit plus one entry.
+      expect(slice).toBeGreaterThanOrEqual(limit);
+      expect(slice).toBeLessThan(limit + 20_000);
+      before = b.replyBytes;
+    }
+    expect(calls).toBeGreaterThan(3);
+  });
+
   it('caps the reply: entries past the cap fail alone with message_too_large and do not run', () => {
     const h = handler(20_000);
     h.handleValue({ v: 1, op: 'reset', seed: 1 });
