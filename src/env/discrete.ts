@@ -125,25 +125,39 @@ function progress(t: Task): number {
   return req > 0 ? done / req : 0;
 }
 
-/** Every feature, in order, through `w` (one source for the spec and the values). */
-function features(sim: Simulation, k: number, tslots: number, w: Writer): void {
+/** Slot prefixes, built once (`market[3].`, `task[1].`, `employee[5].`). */
+const slotPrefixes = (kind: string) => Array.from({ length: Math.max(MAX_SLOTS, 64) }, (_, i) => `${kind}[${i}].`);
+const MARKET_P = slotPrefixes('market');
+const TASK_P = slotPrefixes('task');
+const EMPLOYEE_P = slotPrefixes('employee');
+const ASSIGNED_NAMES = Array.from({ length: 64 }, (_, i) => `assigned[${i}]`);
+const prefixOf = (table: readonly string[], kind: string, i: number) => table[i] ?? `${kind}[${i}].`;
+
+/** Feature names that depend on the world (its clients, by name), built once per simulation state. */
+const clientNameCache = new WeakMap<object, { clients: readonly Simulation['state']['clients'][number][]; trust: string[]; client: string[] }>();
+function clientFeatureNames(sim: Simulation) {
+  const clients = sortedClients(sim);
+  const c = clientNameCache.get(sim.state);
+  if (c !== undefined && c.clients.length === clients.length && c.clients.every((x, i) => x === clients[i])) return { clients, trust: c.trust, client: c.client };
+  const made = { clients, trust: clients.map((x) => `trust.${x.name}`), client: clients.map((x) => `client.${x.name}`) };
+  clientNameCache.set(sim.state, made);
+  return made;
+}
+
+/** Every feature, in order, through `w` (one source for the spec and the values); `open` and `market` as listed now. */
+function features(sim: Simulation, k: number, tslots: number, w: Writer, open: readonly Task[] = openTasks(sim), market: readonly Task[] = browsable(sim)): void {
   const s = sim.state;
   const cfg = sim.cfg.world;
   const funds0 = Math.max(1, s.initialFundsCents);
   const pmax = cfg.prestige_max;
   const tmax = cfg.trust_max;
-  const clients = sortedClients(sim);
+  const { clients, trust: trustNames, client: clientNames } = clientFeatureNames(sim);
   const trustOf = (clientId: number | null) => {
     const c = clientId === null ? undefined : s.clients[clientId];
     return c ? toFloat(c.trust) / tmax : 0;
   };
   const payroll = payrollOf(s);
-  const open = openTasks(sim);
-  const market = browsable(sim);
   const E = s.employees.length;
-  const trustNames = clients.map((c) => `trust.${c.name}`);
-  const clientNames = clients.map((c) => `client.${c.name}`);
-  const assignedNames = s.employees.map((_e, i) => `assigned[${i}]`);
 
   // Company.
   w.f('company.', 'funds', -10, 100, s.fundsCents / funds0);
@@ -159,7 +173,7 @@ function features(sim: Simulation, k: number, tslots: number, w: Writer): void {
   // Market slots.
   for (let i = 0; i < k; i++) {
     const t = market[i];
-    const p = `market[${i}].`;
+    const p = prefixOf(MARKET_P, 'market', i);
     w.f(p, 'present', 0, 1, t ? 1 : 0);
     w.f(p, 'reward', 0, 10, t ? t.rewardCents / funds0 : 0);
     w.f(p, 'required_prestige', 0, 1, t ? t.requiredPrestige / pmax : 0);
@@ -183,7 +197,7 @@ function features(sim: Simulation, k: number, tslots: number, w: Writer): void {
   // Task slots.
   for (let j = 0; j < tslots; j++) {
     const t = open[j];
-    const p = `task[${j}].`;
+    const p = prefixOf(TASK_P, 'task', j);
     const prog = t ? progress(t) : 0;
     w.f(p, 'present', 0, 1, t ? 1 : 0);
     w.f(p, 'planned', 0, 1, t?.status === 'planned' ? 1 : 0);
@@ -201,13 +215,13 @@ function features(sim: Simulation, k: number, tslots: number, w: Writer): void {
       const r = t?.reqs.find((q) => q.domain === d);
       w.f(p, REMAINING_NAMES[n]!, 0, 10, r ? (toFloat(r.required) - toFloat(r.completed)) / SCALE_QTY : 0);
     });
-    for (let e = 0; e < E; e++) w.f(p, assignedNames[e]!, 0, 1, t && t.assignments.some((a) => a.employeeId === e) ? 1 : 0);
+    for (let e = 0; e < E; e++) w.f(p, ASSIGNED_NAMES[e] ?? `assigned[${e}]`, 0, 1, t && t.assignments.some((a) => a.employeeId === e) ? 1 : 0);
   }
 
   // Employees.
   for (let e = 0; e < E; e++) {
     const emp = s.employees[e]!;
-    const p = `employee[${e}].`;
+    const p = prefixOf(EMPLOYEE_P, 'employee', e);
     TIERS.forEach((tier, n) => w.f(p, TIER_NAMES[n]!, 0, 1, emp.tier === tier ? 1 : 0));
     w.f(p, 'salary', 0, 100, emp.salaryCents / SCALE_SALARY);
     let active = 0;
@@ -259,18 +273,25 @@ export function discreteSpec(sim: Simulation, o: DiscreteOptions = {}): Discrete
 /** Observation and mask of the current state. */
 export function discreteFrame(sim: Simulation, spec: DiscreteSpec): DiscreteFrame {
   const obs: number[] = [];
-  features(sim, spec.market_slots, spec.task_slots, {
-    f(_prefix, _name, lo, hi, v) {
-      obs.push(clip(Number.isFinite(v) ? v : hi, lo, hi));
+  const open = openTasks(sim);
+  const market = browsable(sim);
+  features(
+    sim,
+    spec.market_slots,
+    spec.task_slots,
+    {
+      f(_prefix, _name, lo, hi, v) {
+        obs.push(clip(Number.isFinite(v) ? v : hi, lo, hi));
+      },
     },
-  });
+    open,
+    market,
+  );
   const mask = new Array<boolean>(spec.n_actions).fill(false);
   const s = sim.state;
-  const open = openTasks(sim);
   const E = spec.employees.length;
   mask[0] = open.some((t) => t.status === 'active');
   if (open.length < spec.task_slots) {
-    const market = browsable(sim);
     for (let i = 0; i < spec.market_slots && i < market.length; i++) mask[1 + i] = true;
   }
   const cancel = sim.cfg.fixes.task_cancel;

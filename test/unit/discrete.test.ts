@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { Env, EnvUsageError } from '../../src/env/env.js';
 import { discreteFrame, discreteSpec, openTasks } from '../../src/env/discrete.js';
@@ -284,5 +285,36 @@ describe('episodes end by default (the stall rule)', () => {
     expect(other.step('company status').truncated).toBe(false);
     expect(other.step('company status').info.terminal_reason).toBe('stall');
     expect(() => new Env().reset({ seed: 1, options: { stall_steps: -1 } })).toThrow(RangeError);
+  });
+});
+
+describe('Discrete frames are pinned', () => {
+  // sha256 of every frame (JSON of {obs, mask}) along four episodes, computed with the build of main at 4326289,
+  // before the frame was computed with listings shared and names built once: any change of a value or of the
+  // mask shows here.
+  const PINNED: Record<string, { steps: number; sha256: string }> = {
+    'default:1:random': { steps: 58, sha256: 'a73849826ad8d03ef3094a4cf949d55b38503e4ef6ecc5ba420c8adfa779e58d' },
+    'corrected:2:random': { steps: 408, sha256: '1360ae3807c538ba502c961b4bcc9a56bedf68c62f1d9b852b9a3c8e18bc8492' },
+    'default:2:greedy': { steps: 215, sha256: '62970e8c59f8729de3911685b8f75d4666791c85a527c7ade4bc2e60112e2feb' },
+    'default:5:greedy': { steps: 227, sha256: 'a76875dda86d1ca49f4e8f6e0bb08882be7600f0127278321d0e4bf17596d3b6' },
+  };
+  it.each(Object.keys(PINNED))('%s', (key) => {
+    const [preset, s, policy] = key.split(':') as [string, string, string];
+    const seed = Number(s);
+    const env = new Env();
+    let r = env.reset({ seed, preset, options: { actions: 'discrete', market_slots: 6, task_slots: 3 } });
+    const greedy = new DiscreteGreedy(r.info.discrete_spec!);
+    const h = createHash('sha256');
+    let x = seed;
+    let steps = 0;
+    for (; steps < 3000 && !(r.terminated || r.truncated); steps++) {
+      const f = r.observation.discrete!;
+      h.update(JSON.stringify(f));
+      const ok = f.mask.flatMap((m, i) => (m ? [i] : []));
+      x = (x * 1103515245 + 12345) % 2147483648;
+      r = env.step(policy === 'greedy' ? greedy.act(f.obs, f.mask) : (ok[x % ok.length] as number));
+    }
+    h.update(JSON.stringify(r.observation.discrete));
+    expect({ steps, sha256: h.digest('hex') }).toEqual(PINNED[key]);
   });
 });
