@@ -225,3 +225,21 @@ def test_trust_column_equals_the_env_info_trust(runs: tuple[Path, Path], tmp_pat
     write_trajectories(table, tmp_path / "rec.arrow")
     for reader, got in _trust_by_reader(tmp_path / "rec.parquet", 1, tmp_path / "rec.arrow").items():
         assert got == want, reader
+
+
+def test_trajectories_doc_trust_query_runs(runs: tuple[Path, Path]) -> None:
+    """docs/trajectories.md's DuckDB query over the trust column runs as written (DIR replaced by a run directory)
+    and gives that client's trust at every step of the episode."""
+    import duckdb
+
+    _, parquet = runs
+    doc = (REPO / "docs" / "trajectories.md").read_text()
+    m = re.search(r"```sql\n(select [^`]*unnest\(trust\)[^`]*)```", doc)
+    assert m, "docs/trajectories.md shows a DuckDB query over the trust column"
+    sql = m.group(1).replace("DIR/", f"{parquet}/")
+    client = re.search(r"t\.client = '([^']+)'", sql)
+    assert client
+    got = duckdb.sql(sql).fetchall()
+    steps = pq.read_table(parquet / "trajectories.parquet").to_pylist()
+    want = [(r["step"], next(t["trust"] for t in r["trust"] if t["client"] == client.group(1))) for r in steps if r["episode_id"] == 0]
+    assert got == sorted(want) and len(got) > 1
