@@ -10,7 +10,8 @@
  * - `value_only`: no hook (the episode loop's `advance`: typed values only).
  *
  * Usage: `npm run build && node dist/bench/episodes.js [--seeds 50] [--repeats 7] [--cli 200] [--cli-repeats 3]`
- * (`--writer N`: the JSON writer alone over N episodes' outputs, 0 skips it; `--cli 0` skips the CLI timing; `--modes text,no_text` picks modes; `--json` prints JSON only).
+ * (`--against OTHER/dist`: this build and another, rounds alternating in one process, per-mode medians and ratio;
+ * `--writer N`: the JSON writer alone over N episodes' outputs, 0 skips it; `--cli 0` skips the CLI timing; `--modes text,no_text` picks modes; `--json` prints JSON only).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -89,6 +90,40 @@ export function writerMicrosecondsPerEpisode(nSeeds: number, repeats: number): n
   return median(us);
 }
 
+/** One round of `nSeeds` greedy episodes in `mode` (for `--against`: the same round from another build). */
+export function episodeRound(nSeeds: number, mode: string): number {
+  if (!(MODES as readonly string[]).includes(mode)) throw new Error(`unknown mode ${mode}`);
+  return round(loadPreset('default'), Array.from({ length: nSeeds }, (_, i) => i + 1), mode as Mode).eps;
+}
+
+/**
+ * This build against another one in the same process (`other`: that build's `dist` folder, with this bench): rounds
+ * alternate between the two, so load on the machine hits both alike. Medians of episodes/s and of the per-pair ratio.
+ */
+export async function againstBuild(other: string, nSeeds: number, repeats: number, modes: readonly Mode[]): Promise<Record<string, unknown>> {
+  const url = new URL(`file://${other.startsWith('/') ? other : join(process.cwd(), other)}/bench/episodes.js`);
+  const theirs = (await import(url.href)) as { episodeRound: (n: number, m: string) => number };
+  const out: Record<string, unknown> = { other, seeds: nSeeds, repeats };
+  for (const m of modes) {
+    for (let w = 0; w < 2; w++) {
+      theirs.episodeRound(nSeeds, m);
+      episodeRound(nSeeds, m);
+    }
+    const a: number[] = [];
+    const b: number[] = [];
+    const ratio: number[] = [];
+    for (let r = 0; r < repeats; r++) {
+      const x = theirs.episodeRound(nSeeds, m);
+      const y = episodeRound(nSeeds, m);
+      a.push(x);
+      b.push(y);
+      ratio.push(y / x);
+    }
+    out[m] = { other_episodes_per_s: median(a), this_episodes_per_s: median(b), ratio_this_vs_other: median(ratio) };
+  }
+  return out;
+}
+
 /** Median wall seconds of `ycgym run --policy greedy --seeds 1-N --workers 2` (default output: trajectories on). */
 export function cliRunSeconds(nSeeds: number, repeats: number, workers = 2): Record<string, unknown> {
   const main = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -114,6 +149,11 @@ function arg(name: string, dflt: string): string {
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const modes = arg('--modes', MODES.join(',')).split(',') as Mode[];
   for (const m of modes) if (!MODES.includes(m)) throw new Error(`unknown mode ${m} (${MODES.join(', ')})`);
+  const against = arg('--against', '');
+  if (against !== '') {
+    process.stdout.write(JSON.stringify(await againstBuild(against, Number(arg('--seeds', '20')), Number(arg('--repeats', '9')), modes), null, 2) + '\n');
+    process.exit(0);
+  }
   const result: Record<string, unknown> = { episodes: episodeRates(Number(arg('--seeds', '50')), Number(arg('--repeats', '7')), modes) };
   const writer = Number(arg('--writer', '5'));
   if (writer > 0) result['writer_us_per_episode'] = writerMicrosecondsPerEpisode(writer, Number(arg('--repeats', '7')));
