@@ -37,6 +37,7 @@ import type {
   TaskListResult,
   WakeEvent,
 } from './results.js';
+import { marketOrder } from './market-order.js';
 import type { ParsedOptions } from './spec.js';
 
 /** A rejected command: rendered as `{"error": message}` with the given exit code, state untouched. */
@@ -250,12 +251,13 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
 const marketCache = new WeakMap<SimState, { len: number; list: Task[] }>();
 /**
  * Market tasks by reward descending, ties by rowid (cached). Market membership only changes on
- * `task accept`, which always appends a replacement task, so the task count is a sufficient version.
+ * `task accept`, which always appends a replacement task, so the task count is a sufficient version;
+ * a new version updates the previous order (`marketOrder`) instead of sorting again.
  */
 function marketByReward(state: SimState): Task[] {
   const c = marketCache.get(state);
   if (c && c.len === state.tasks.length) return c.list;
-  const list = state.tasks.filter((t) => t.status === 'market').sort((a, b) => b.rewardCents - a.rewardCents || a.id - b.id);
+  const list = marketOrder(state.tasks, c && c.len < state.tasks.length ? c.list : null, c ? c.len : 0);
   marketCache.set(state, { len: state.tasks.length, list });
   return list;
 }
