@@ -169,6 +169,24 @@ export function wakeEventsOf(r: VerbValue): WakeEvent[] {
   return isVerb(r, 'sim resume') ? r.value.wake_events : [];
 }
 
+type Client = Simulation['state']['clients'][number];
+/** The last order of each clients array: the same client objects, with the names they had then. */
+const clientOrders = new WeakMap<readonly Client[], { input: Client[]; names: string[]; sorted: Client[] }>();
+
+/** Clients sorted by name (the status block's `trust` order); the sort is redone only when a client or name changed. */
+function clientsByName(clients: readonly Client[]): readonly Client[] {
+  const c = clientOrders.get(clients);
+  if (c !== undefined && c.input.length === clients.length) {
+    let same = true;
+    for (let i = 0; i < clients.length && same; i++) same = c.input[i] === clients[i] && c.names[i] === (clients[i] as Client).name;
+    if (same) return c.sorted;
+  }
+  const input = [...clients];
+  const sorted = [...clients].sort((a, b) => (a.name < b.name ? -1 : 1));
+  clientOrders.set(clients, { input, names: input.map((x) => x.name), sorted });
+  return sorted;
+}
+
 /** Build the status block of a simulation. */
 export function statusOf(sim: Simulation, events: unknown[] = []): Status {
   const s = sim.state;
@@ -176,7 +194,7 @@ export function statusOf(sim: Simulation, events: unknown[] = []): Status {
   const prestige: Record<string, number> = {};
   for (const d of DOMAINS) prestige[d] = toFloat(s.prestige[d]);
   const trust: Record<string, number> = {};
-  for (const c of [...s.clients].sort((a, b) => (a.name < b.name ? -1 : 1))) trust[c.name] = toFloat(c.trust);
+  for (const c of clientsByName(s.clients)) trust[c.name] = toFloat(c.trust);
   return {
     sim_time: isoformat(f.simTime),
     horizon_end: isoformat(f.horizonEnd),

@@ -237,8 +237,15 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
   for (const t of marketByReward(ctx.state)) {
     if (t.status !== 'market' || t.requiredPrestige > maxP) continue;
     if (filter.rewardMin !== undefined && t.rewardCents < filter.rewardMin) continue;
-    if (filter.domain !== undefined && !t.reqs.some((r) => r.domain === filter.domain)) continue;
-    if (!t.reqs.every((r) => pm[r.domain] >= t.requiredPrestige)) continue;
+    // Loops, not some/every with closures: this runs for every market task of every listing.
+    if (filter.domain !== undefined) {
+      let has = false;
+      for (const r of t.reqs) if (r.domain === filter.domain) has = true;
+      if (!has) continue;
+    }
+    let meets = true;
+    for (const r of t.reqs) if (!(pm[r.domain] >= t.requiredPrestige)) meets = false;
+    if (!meets) continue;
     if (t.requiredTrust > 0 && t.clientId !== null) {
       const c = ctx.state.clients[t.clientId];
       if ((c ? toFloat(c.trust) : 0.0) < t.requiredTrust) continue;

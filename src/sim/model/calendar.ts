@@ -76,8 +76,25 @@ function two(n: number): string {
   return n < 10 ? `0${n}` : String(n);
 }
 
-/** Python `datetime.isoformat()` of a naive datetime (microseconds only when non-zero). */
+/** The last two instants formatted (a status block formats the same `sim_time` and `horizon_end` step after step). */
+let isoT0 = NaN;
+let isoS0 = '';
+let isoT1 = NaN;
+let isoS1 = '';
+
+/** Python `datetime.isoformat()` of a naive datetime (microseconds only when non-zero). Remembers the last two. */
 export function isoformat(t: number): string {
+  if (Object.is(t, isoT0)) return isoS0;
+  if (Object.is(t, isoT1)) return isoS1;
+  const s = formatIso(t);
+  isoT1 = isoT0;
+  isoS1 = isoS0;
+  isoT0 = t;
+  isoS0 = s;
+  return s;
+}
+
+function formatIso(t: number): string {
   const day = dayOf(t);
   const [y, mo, d] = civilFromDays(day);
   let rem = t - day * US_PER_DAY;
