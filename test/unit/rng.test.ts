@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
+import { mersenneFromState } from 'pure-rand/generator/mersenne';
 import { describe, expect, it } from 'vitest';
 import {
   E,
@@ -157,6 +158,25 @@ describe('seeding (init_genrand + init_by_array)', () => {
       return y >>> 0;
     };
     expect([0, 1, 2].map((i) => temper(mt[i] as number))).toEqual([1067595299, 955945823, 477289528]);
+  });
+
+  it('draws and snapshots like pure-rand\'s mersenne generator from the same state (the layout snapshots keep)', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }), fc.nat({ max: 1500 }), fc.nat({ max: 700 }), (seed, skip, take) => {
+        const r = new PyRandom(seed);
+        for (let i = 0; i < skip; i++) r.nextUint32();
+        const st = r.getState();
+        const oracle = mersenneFromState([...st.mt]);
+        const copy = PyRandom.fromState(st);
+        for (let i = 0; i < take; i++) {
+          const want = oracle.next() >>> 0;
+          expect(r.nextUint32()).toBe(want);
+          expect(copy.nextUint32()).toBe(want);
+        }
+        expect(r.getState().mt).toEqual(oracle.getState().map((x) => x >>> 0));
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('equals a plain transcription of mt19937ar.c (init_genrand, init_by_array, one twist) for random keys', () => {

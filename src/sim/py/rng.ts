@@ -1,5 +1,5 @@
 /**
- * Bit-exact port of CPython 3.11's `random.Random` (Mersenne Twister MT19937) on top of pure-rand.
+ * Bit-exact port of CPython 3.11's `random.Random` (Mersenne Twister MT19937).
  *
  * Seeding reproduces `_randommodule.c` (`init_genrand(19650218)` + `init_by_array(key)`), the
  * uniform/integer methods reproduce `Lib/random.py` line by line, and log/exp/pow go through
@@ -13,8 +13,6 @@
  */
 
 import { createHash } from 'node:crypto';
-import { mersenneFromState } from 'pure-rand/generator/mersenne';
-import type { JumpableRandomGenerator } from 'pure-rand/types/JumpableRandomGenerator';
 import { pyCos, pyExp, pyLog, pyPow, pySin, pySqrt } from './pymath.js';
 import { pyRepr } from './pyfloat.js';
 
@@ -35,9 +33,12 @@ export const LOG4: number = pyLog(4.0);
 /** SG_MAGICCONST = 1.0 + log(4.5) */
 export const SG_MAGICCONST: number = 1.0 + pyLog(4.5);
 
-/** JSON snapshot of a {@link PyRandom}: pure-rand's MT state ([index, ...624 words], uint32) plus gauss_next. */
+/** JSON snapshot of a {@link PyRandom}: the lazily twisted MT state ([index, ...624 words], uint32) plus gauss_next. */
 export interface PyRandomState {
-  /** pure-rand mersenne state: [index, ...624 state words] (lazily twisted layout, NOT CPython's getstate()). */
+  /**
+   * [index, ...624 state words] in the lazily twisted layout pure-rand's mersenne generator uses (the format of
+   * snapshots taken when this ran on pure-rand), NOT CPython's getstate().
+   */
   mt: number[];
   /** CPython's cached second Box-Muller deviate (`Random.gauss_next`), or null. */
   gaussNext: number | null;
@@ -80,8 +81,6 @@ const INIT_GENRAND: Int32Array = (() => {
   }
   return mt;
 })();
-/** Reused scratch block (seeding allocates nothing but the generator's own state array). */
-const SCRATCH = new Int32Array(N);
 
 /** CPython `init_by_array(init_genrand(19650218), key)` followed by one full MT twist: the 624 words of the first output block. */
 export function mtStateFromKey(key: readonly number[]): Uint32Array {
@@ -174,21 +173,54 @@ function bisectRight(a: readonly number[], x: number, lo: number, hi: number): n
   return lo;
 }
 
+/**
+ * MT19937 with a lazy twist: `next()` tempers word `index`, then twists that slot into its value of the next block
+ * (so the state is always "the words still to output, then the next block's words already twisted"). This is
+ * pure-rand's mersenne layout, kept so snapshots stay the same; the words live in an Int32Array (signed, same bits).
+ */
+class Mt19937 {
+  constructor(
+    readonly words: Int32Array,
+    public index: number,
+  ) {}
+
+  /** Next tempered 32-bit output as a signed int32 (callers take `>>> 0` or `>>> k`). */
+  next(): number {
+    const mt = this.words;
+    const i = this.index;
+    let y = mt[i] as number;
+    y ^= y >>> 11;
+    y ^= (y << 7) & 0x9d2c5680;
+    y ^= (y << 15) & 0xefc60000;
+    y ^= y >>> 18;
+    let z: number;
+    if (i < N - M) {
+      z = ((mt[i] as number) & UPPER_MASK) | ((mt[i + 1] as number) & LOWER_MASK);
+      mt[i] = (mt[i + M] as number) ^ (z >>> 1) ^ (-(z & 1) & MATRIX_A);
+      this.index = i + 1;
+    } else if (i < N - 1) {
+      z = ((mt[i] as number) & UPPER_MASK) | ((mt[i + 1] as number) & LOWER_MASK);
+      mt[i] = (mt[i + M - N] as number) ^ (z >>> 1) ^ (-(z & 1) & MATRIX_A);
+      this.index = i + 1;
+    } else {
+      z = ((mt[N - 1] as number) & UPPER_MASK) | ((mt[0] as number) & LOWER_MASK);
+      mt[N - 1] = (mt[M - 1] as number) ^ (z >>> 1) ^ (-(z & 1) & MATRIX_A);
+      this.index = 0;
+    }
+    return y;
+  }
+}
+
 /** CPython 3.11 `random.Random`, bit-exact for integer/str seeds (all methods consume the MT stream identically). */
 export class PyRandom {
-  private gen: JumpableRandomGenerator;
+  private gen: Mt19937;
   /** CPython's `gauss_next` cache (second Box-Muller deviate). */
   gaussNext: number | null = null;
 
   /** `random.Random(seed)` for an int (any size, sign ignored like CPython) or str (version 2) seed. */
   constructor(seed: number | bigint | string) {
-    const mt = fillMtState(seedKey(seed), SCRATCH);
-    // pure-rand twists lazily (next() tempers states[index], then re-twists that slot), so it must
-    // start from the already-twisted block at index 0. Signed words are fine: it only uses bit ops.
-    const st: number[] = new Array<number>(N + 1);
-    st[0] = 0;
-    for (let i = 0; i < N; i++) st[i + 1] = mt[i] as number;
-    this.gen = mersenneFromState(st);
+    // Seeding leaves the first block twisted, so the lazy twist starts at index 0.
+    this.gen = new Mt19937(fillMtState(seedKey(seed), new Int32Array(N)), 0);
   }
 
   /** Next raw 32-bit output (`genrand_uint32`), as an unsigned integer. */
@@ -479,16 +511,21 @@ export class PyRandom {
 
   /** JSON-safe snapshot of the full generator state (restore with {@link setState} or {@link PyRandom.fromState}). */
   getState(): PyRandomState {
-    const s = this.gen.getState();
-    const mt = new Array<number>(s.length);
-    for (let i = 0; i < s.length; i++) mt[i] = (s[i] as number) >>> 0;
+    const words = this.gen.words;
+    const mt = new Array<number>(N + 1);
+    mt[0] = this.gen.index;
+    for (let i = 0; i < N; i++) mt[i + 1] = (words[i] as number) >>> 0;
     return { mt, gaussNext: this.gaussNext };
   }
 
   /** Restore a snapshot taken with {@link getState}; the stream continues exactly where it was. */
   setState(state: PyRandomState): void {
     if (state.mt.length !== N + 1) throw new Error('PyRandom.setState: bad state length');
-    this.gen = mersenneFromState(state.mt);
+    const index = state.mt[0] as number;
+    if (!(Number.isInteger(index) && index >= 0 && index < N)) throw new Error('PyRandom.setState: bad state index');
+    const words = new Int32Array(N);
+    for (let i = 0; i < N; i++) words[i] = state.mt[i + 1] as number;
+    this.gen = new Mt19937(words, index);
     this.gaussNext = state.gaussNext;
   }
 
