@@ -10,7 +10,7 @@
  * - `value_only`: no hook (the episode loop's `advance`: typed values only).
  *
  * Usage: `npm run build && node dist/bench/episodes.js [--seeds 50] [--repeats 7] [--cli 200] [--cli-repeats 3]`
- * (`--against OTHER/dist`: this build and another, rounds alternating in one process, per-mode medians and ratio;
+ * (`--against OTHER/dist`: this build and another, alternating processes, per-mode medians and ratio;
  * `--writer N`: the JSON writer alone over N episodes' outputs, 0 skips it; `--cli 0` skips the CLI timing; `--modes text,no_text` picks modes; `--json` prints JSON only).
  */
 import { execFileSync } from 'node:child_process';
@@ -34,7 +34,7 @@ const MODES = ['text', 'text_fresh_world', 'no_text', 'value_only'] as const;
 type Mode = (typeof MODES)[number];
 
 /** One round: every seed's greedy episode in `mode`; episodes per second and total text characters read. */
-function round(cfg: ExperimentConfig, seeds: readonly number[], mode: Mode): { eps: number; chars: number } {
+function round(cfg: ExperimentConfig, seeds: readonly number[], mode: Mode): { eps: number; epsCpu: number; chars: number } {
   if (mode === 'text_fresh_world') clearWorldCache();
   const env = new Env();
   const policy = new GreedyPolicy();
@@ -42,9 +42,11 @@ function round(cfg: ExperimentConfig, seeds: readonly number[], mode: Mode): { e
   const hooks = mode === 'value_only' ? {} : { onStep: (s: { result: { observation: { text: string } } }) => void (chars += s.result.observation.text.length) };
   const options = mode === 'no_text' ? { text: false } : {};
   const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
   for (const seed of seeds) runEpisode(env, policy, { seed, preset: cfg, options }, hooks);
+  const cpu = process.cpuUsage(c0);
   const sec = Number(process.hrtime.bigint() - t0) / 1e9;
-  return { eps: seeds.length / sec, chars };
+  return { eps: seeds.length / sec, epsCpu: seeds.length / ((cpu.user + cpu.system) / 1e6), chars };
 }
 
 /** Medians of greedy episodes/s per mode over `repeats` interleaved rounds of `nSeeds` seeds. */
@@ -54,16 +56,20 @@ export function episodeRates(nSeeds: number, repeats: number, modes: readonly Mo
   for (const m of modes) round(cfg, seeds.slice(0, Math.min(5, nSeeds)), m); // JIT warm-up
   for (const m of modes) if (m !== 'text_fresh_world') round(cfg, seeds, m); // warm the world cache for these seeds
   const rates: Record<string, number[]> = {};
+  const cpuRates: Record<string, number[]> = {};
   let chars = 0;
   for (let r = 0; r < repeats; r++) {
     for (const m of modes) {
       const x = round(cfg, seeds, m);
       (rates[m] ??= []).push(x.eps);
+      (cpuRates[m] ??= []).push(x.epsCpu);
       if (m === 'text') chars = x.chars;
     }
   }
   const out: Record<string, unknown> = { seeds: nSeeds, repeats };
   for (const m of modes) out[`${m}_episodes_per_s`] = median(rates[m] as number[]);
+  // Per CPU second of this process (GC threads included): steadier than wall time on a shared machine.
+  for (const m of modes) out[`${m}_episodes_per_cpu_s`] = median(cpuRates[m] as number[]);
   const ratios = (rates['text'] ?? []).map((t, i) => t / ((rates['no_text'] ?? [])[i] ?? NaN));
   if (modes.includes('text') && modes.includes('no_text')) out['ratio_text_vs_no_text'] = median(ratios);
   if (modes.includes('text')) out['text_chars_per_round'] = chars;
@@ -90,36 +96,36 @@ export function writerMicrosecondsPerEpisode(nSeeds: number, repeats: number): n
   return median(us);
 }
 
-/** One round of `nSeeds` greedy episodes in `mode` (for `--against`: the same round from another build). */
-export function episodeRound(nSeeds: number, mode: string): number {
-  if (!(MODES as readonly string[]).includes(mode)) throw new Error(`unknown mode ${mode}`);
-  return round(loadPreset('default'), Array.from({ length: nSeeds }, (_, i) => i + 1), mode as Mode).eps;
+/** Episodes per CPU second of `mode`, measured by a fresh process of the build at `dist` (its own warm-up, 3 rounds). */
+function childRate(dist: string, nSeeds: number, mode: Mode): number {
+  const script = join(dist, 'bench', 'episodes.js');
+  const out = execFileSync(process.execPath, [script, '--seeds', String(nSeeds), '--repeats', '3', '--modes', mode, '--cli', '0', '--writer', '0'], { encoding: 'utf8' });
+  const r = (JSON.parse(out) as { episodes: Record<string, number> }).episodes[`${mode}_episodes_per_cpu_s`];
+  if (typeof r !== 'number') throw new Error(`no ${mode} rate from ${script}`);
+  return r;
 }
 
 /**
- * This build against another one in the same process (`other`: that build's `dist` folder, with this bench): rounds
- * alternate between the two, so load on the machine hits both alike. Medians of episodes/s and of the per-pair ratio.
+ * This build against another (`other`: that build's `dist` folder, with this bench): separate processes, alternating
+ * between the two builds (two builds in one process disturb each other's JIT and GC by up to 20%). Per mode: medians
+ * of the processes' episodes per CPU second (each the median of 3 rounds; CPU time, not wall time, because other
+ * work on a shared machine stretches wall time), their ratio, and the median of the per-pair ratios.
  */
-export async function againstBuild(other: string, nSeeds: number, repeats: number, modes: readonly Mode[]): Promise<Record<string, unknown>> {
-  const url = new URL(`file://${other.startsWith('/') ? other : join(process.cwd(), other)}/bench/episodes.js`);
-  const theirs = (await import(url.href)) as { episodeRound: (n: number, m: string) => number };
+export function againstBuild(other: string, nSeeds: number, repeats: number, modes: readonly Mode[]): Record<string, unknown> {
+  const mine = fileURLToPath(new URL('..', import.meta.url));
   const out: Record<string, unknown> = { other, seeds: nSeeds, repeats };
   for (const m of modes) {
-    for (let w = 0; w < 2; w++) {
-      theirs.episodeRound(nSeeds, m);
-      episodeRound(nSeeds, m);
-    }
     const a: number[] = [];
     const b: number[] = [];
     const ratio: number[] = [];
     for (let r = 0; r < repeats; r++) {
-      const x = theirs.episodeRound(nSeeds, m);
-      const y = episodeRound(nSeeds, m);
+      const x = childRate(other, nSeeds, m);
+      const y = childRate(mine, nSeeds, m);
       a.push(x);
       b.push(y);
       ratio.push(y / x);
     }
-    out[m] = { other_episodes_per_s: median(a), this_episodes_per_s: median(b), ratio_this_vs_other: median(ratio) };
+    out[m] = { other_episodes_per_cpu_s: median(a), this_episodes_per_cpu_s: median(b), ratio_of_medians: median(b) / median(a), median_pair_ratio: median(ratio) };
   }
   return out;
 }
@@ -151,7 +157,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
   for (const m of modes) if (!MODES.includes(m)) throw new Error(`unknown mode ${m} (${MODES.join(', ')})`);
   const against = arg('--against', '');
   if (against !== '') {
-    process.stdout.write(JSON.stringify(await againstBuild(against, Number(arg('--seeds', '20')), Number(arg('--repeats', '9')), modes), null, 2) + '\n');
+    process.stdout.write(JSON.stringify(againstBuild(against, Number(arg('--seeds', '20')), Number(arg('--repeats', '7')), modes), null, 2) + '\n');
     process.exit(0);
   }
   const result: Record<string, unknown> = { episodes: episodeRates(Number(arg('--seeds', '50')), Number(arg('--repeats', '7')), modes) };
