@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -173,18 +174,23 @@ def main() -> None:
 
     res = {name: [play(env, s, f) for s in args.eval_seeds] for name, f in (("trained", trained), ("random", lambda o, m: random_masked(m, rng)), ("greedy", greedy.act), ("demonstrator", teacher.act))}
     env.close()
-    if args.plot is not None and curve:
+    if args.plot is not None:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        steps, funds = np.asarray(curve).T
-        k = max(1, len(funds) // 20)
-        smooth = np.convolve(funds, np.ones(k) / k, mode="valid")
         fig, ax = plt.subplots(figsize=(7, 4))
-        ax.plot(steps / 1000, funds / 100, ".", alpha=0.3, label="training episodes")
-        ax.plot(steps[k - 1 :] / 1000, smooth / 100, label=f"moving mean ({k})")
+        if curve:
+            steps, funds = np.asarray(curve).T
+            k = max(1, len(funds) // 20)
+            smooth = np.convolve(funds, np.ones(k) / k, mode="valid")
+            ax.plot(steps / 1000, funds / 100, ".", alpha=0.3, label="training episodes")
+            ax.plot(steps[k - 1 :] / 1000, smooth / 100, label=f"moving mean ({k})")
+        else:
+            # A budget too short for any training episode to end (or a slow machine): the evaluation lines only.
+            print(f"train_ppo: no training episode ended within {args.budget_s:g} s; the plot has the evaluation lines only", file=sys.stderr)
+            ax.text(0.5, 0.5, "no training episode ended within the budget", transform=ax.transAxes, ha="center", va="center")
         ax.axhline(np.mean(res["greedy"]) / 100, color="k", ls="--", label="greedy (eval seeds)")
         ax.axhline(np.mean(res["trained"]) / 100, color="g", ls=":", label="trained (eval seeds)")
         ax.set_xlabel("env steps (thousands)")

@@ -33,3 +33,17 @@ def test_train_ppo_runs_within_a_tiny_budget_and_prints_the_json_line(tmp_path: 
     assert got["demonstrator"] == "value" and got["demonstrator_mean_funds_cents"] == (15_640_831 + 48_160_563) / 2
     assert isinstance(got["trained_mean_funds_cents"], float) and isinstance(got["random_mean_funds_cents"], float)
     assert plot.stat().st_size > 0
+
+
+def test_train_ppo_writes_the_plot_even_when_no_training_episode_ended(tmp_path: Path) -> None:
+    """A budget too short for any training episode (or a loaded machine): the plot is still written, with a note."""
+    plot = tmp_path / "curve.png"
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--budget-s", "0.01", "--eval-seeds", "1", "--bc-episodes", "1", "--bc-epochs", "1", "--n-envs", "2", "--n-steps", "32", "--plot", str(plot)],
+        capture_output=True, text=True, timeout=900, env=dict(os.environ),
+    )
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["train_episodes"] == 0
+    assert "no training episode ended" in out.stderr
+    assert plot.stat().st_size > 0
