@@ -6,7 +6,8 @@
  * it was built from and handed out again only when every one of them is still the same (Decimals are immutable, so
  * an unchanged reference is an unchanged value): a listing equals a freshly built one whatever changed in between.
  * Entries are deep-frozen and their text is memoised by the JSON writer (`memoRendered`), so an agent that browses
- * after every task pays for the text of the tasks that are new to the listing, not for the whole listing.
+ * after every task pays for the text of the tasks that are new to the listing, not for the whole listing; entries
+ * also carry over to the next episode on the same seed (found through the task's template Decimal).
  */
 import { toFloat, type Dec } from '../py/decimal.js';
 import { F, memoRendered } from '../py/pyjson.js';
@@ -27,6 +28,13 @@ interface CachedEntry {
 }
 
 const entries = new WeakMap<Task, CachedEntry>();
+/**
+ * Entries by the Decimal of their prestige delta, which a task shares with its world template: a new episode on a
+ * seed already played (evaluation sets, RL resets, a warm world cache) finds the entries of the earlier episode's
+ * tasks here. A few per Decimal (several tasks may share one); a candidate is used only if `unchanged` holds.
+ */
+const byDelta = new WeakMap<Dec, CachedEntry[]>();
+const PER_DELTA = 4;
 
 function unchanged(c: CachedEntry, t: Task, clientName: string | null): boolean {
   if (
@@ -53,6 +61,15 @@ function unchanged(c: CachedEntry, t: Task, clientName: string | null): boolean 
 export function marketEntry(t: Task, clientName: string | null): MarketTaskRow {
   const c = entries.get(t);
   if (c !== undefined && unchanged(c, t, clientName)) return c.entry;
+  const shared = byDelta.get(t.rewardPrestigeDelta);
+  if (shared !== undefined) {
+    for (const s of shared) {
+      if (unchanged(s, t, clientName)) {
+        entries.set(t, s);
+        return s.entry;
+      }
+    }
+  }
   const entry = memoRendered<MarketTaskRow>({
     task_id: t.title,
     client_name: clientName,
@@ -63,7 +80,7 @@ export function marketEntry(t: Task, clientName: string | null): MarketTaskRow {
     skill_boost_pct: F(toFloat(t.skillBoostPct)),
     requirements: t.reqs.map((r) => ({ domain: r.domain, required_qty: F(toFloat(r.required)) })),
   });
-  entries.set(t, {
+  const made: CachedEntry = {
     title: t.title,
     clientName,
     requiredPrestige: t.requiredPrestige,
@@ -73,6 +90,12 @@ export function marketEntry(t: Task, clientName: string | null): MarketTaskRow {
     skillBoostPct: t.skillBoostPct,
     reqs: t.reqs.map((r) => ({ domain: r.domain, required: r.required })),
     entry,
-  });
+  };
+  entries.set(t, made);
+  if (shared === undefined) byDelta.set(t.rewardPrestigeDelta, [made]);
+  else {
+    if (shared.length >= PER_DELTA) shared.shift();
+    shared.push(made);
+  }
   return entry;
 }
