@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { GreedyPolicy } from '../../baselines/greedy.js';
 import { loadPreset } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
+import { runEpisode } from '../../src/env/episode.js';
 import { ArrowFileSink, readArrowFile, stepBuilder, TableBuilder } from '../../src/export/arrow.js';
 import { ParquetFileSink, readParquetFile } from '../../src/export/parquet.js';
 import { rollout } from '../../src/export/rollout.js';
@@ -101,23 +102,15 @@ describe('list_struct columns (the trust column)', () => {
   it("the step table's trust is the status block's trust at every step: bulk rollout and the server recorder", () => {
     const cfg = loadPreset('default');
     // The statuses of greedy seed 2, step by step, from the env itself.
-    const env = new Env();
-    const statuses: Pairs[] = [Object.entries(env.reset({ seed: 2, preset: cfg }).observation.status.trust)];
-    const policy = new GreedyPolicy();
-    policy.reset();
+    const statuses: Pairs[] = [];
     const actions: string[] = [];
-    let lastCommand: string | null = null;
-    let lastExit = 0;
-    let lastOutput: unknown = null;
-    for (let k = 0; k < 300; k++) {
-      const a = policy.act({ lastCommand, lastExit, lastOutput });
-      if (a === null) break;
-      const r = env.step(a);
-      actions.push(a);
-      statuses.push(Object.entries(r.observation.status.trust));
-      [lastCommand, lastExit, lastOutput] = [a, r.observation.exit_code, env.lastValue];
-      if (r.terminated || r.truncated) break;
-    }
+    runEpisode(new Env(), new GreedyPolicy(), { seed: 2, preset: cfg, options: { max_steps: 300 } }, {
+      onReset: (first) => void statuses.push(Object.entries(first.observation.status.trust)),
+      onStep: ({ action, result }) => {
+        actions.push(action);
+        statuses.push(Object.entries(result.observation.status.trust));
+      },
+    });
     const names = statuses[0]?.map(([c]) => c) ?? [];
     expect(names.length).toBe(6);
     expect([...names].sort()).toEqual(names);

@@ -5,24 +5,13 @@
 import { FLOAT_KEYS, FLOAT_MAP_KEYS, PyFloat, type Out } from '../../src/sim/py/pyjson.js';
 import { pyRepr } from '../../src/sim/py/pyfloat.js';
 
-const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-
+/**
+ * Python's `json.dumps` string (`ensure_ascii=True`), derived independently of the writer under test: JSON.stringify
+ * escapes the quote, the backslash and the control characters as Python does (short escapes, `\u001f`, lone
+ * surrogates as `\udxxx`); Python also escapes every other code unit outside space..`~` as `\uXXXX` (lowercase).
+ */
 function encodeString(s: string): string {
-  if (PLAIN_ASCII.test(s)) return '"' + s + '"';
-  let out = '"';
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 0x22) out += '\\"';
-    else if (c === 0x5c) out += '\\\\';
-    else if (c === 0x0a) out += '\\n';
-    else if (c === 0x0d) out += '\\r';
-    else if (c === 0x09) out += '\\t';
-    else if (c === 0x08) out += '\\b';
-    else if (c === 0x0c) out += '\\f';
-    else if (c < 0x20 || c > 0x7e) out += '\\u' + c.toString(16).padStart(4, '0');
-    else out += s[i];
-  }
-  return out + '"';
+  return JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
 
 function floatText(x: number): string {
@@ -39,25 +28,17 @@ function intText(x: number): string {
   return pyRepr(x);
 }
 
-const enum Mode {
-  Plain = 0,
-  Float = 1,
-  FloatMap = 2,
-}
+/** How the numbers under a key print: as given, as Python floats, or as a map of names to floats. */
+type Mode = 'plain' | 'float' | 'float-map';
 
 function childMode(k: string): Mode {
-  return FLOAT_KEYS.has(k) ? Mode.Float : FLOAT_MAP_KEYS.has(k) ? Mode.FloatMap : Mode.Plain;
+  if (FLOAT_KEYS.has(k)) return 'float';
+  return FLOAT_MAP_KEYS.has(k) ? 'float-map' : 'plain';
 }
 
-const PADS: string[] = [];
+/** A newline and the indentation of `level` (not memoised: the oracle favours plainness). */
 function pad(indent: number, level: number): string {
-  const n = indent * level;
-  let p = PADS[n];
-  if (p === undefined) {
-    p = '\n' + ' '.repeat(n);
-    PADS[n] = p;
-  }
-  return p;
+  return '\n' + ' '.repeat(indent * level);
 }
 
 function dumpValue(x: Out, level: number, mode: Mode, indent: number | null): string {
@@ -66,7 +47,7 @@ function dumpValue(x: Out, level: number, mode: Mode, indent: number | null): st
     case 'boolean':
       return x ? 'true' : 'false';
     case 'number':
-      return mode === Mode.Float ? floatText(x) : intText(x);
+      return mode === 'float' ? floatText(x) : intText(x);
     case 'string':
       return encodeString(x);
   }
@@ -75,13 +56,13 @@ function dumpValue(x: Out, level: number, mode: Mode, indent: number | null): st
     const n = x.length;
     if (n === 0) return '[]';
     if (indent === null) {
-      let out = '[' + dumpValue(x[0] as Out, level + 1, Mode.Plain, null);
-      for (let i = 1; i < n; i++) out += ', ' + dumpValue(x[i] as Out, level + 1, Mode.Plain, null);
+      let out = '[' + dumpValue(x[0] as Out, level + 1, 'plain', null);
+      for (let i = 1; i < n; i++) out += ', ' + dumpValue(x[i] as Out, level + 1, 'plain', null);
       return out + ']';
     }
     const p = pad(indent, level + 1);
-    let out = '[' + p + dumpValue(x[0] as Out, level + 1, Mode.Plain, indent);
-    for (let i = 1; i < n; i++) out += ',' + p + dumpValue(x[i] as Out, level + 1, Mode.Plain, indent);
+    let out = '[' + p + dumpValue(x[0] as Out, level + 1, 'plain', indent);
+    for (let i = 1; i < n; i++) out += ',' + p + dumpValue(x[i] as Out, level + 1, 'plain', indent);
     return out + pad(indent, level) + ']';
   }
   const obj = x as { [k: string]: Out };
@@ -90,7 +71,7 @@ function dumpValue(x: Out, level: number, mode: Mode, indent: number | null): st
   const p = indent === null ? '' : pad(indent, level + 1);
   for (const k in obj) {
     const v = obj[k] as Out;
-    const m = mode === Mode.FloatMap ? Mode.Float : childMode(k);
+    const m = mode === 'float-map' ? 'float' : childMode(k);
     if (indent === null) out += (first ? '' : ', ') + encodeString(k) + ': ' + dumpValue(v, level + 1, m, null);
     else out += (first ? '' : ',') + p + encodeString(k) + ': ' + dumpValue(v, level + 1, m, indent);
     first = false;
@@ -102,5 +83,5 @@ function dumpValue(x: Out, level: number, mode: Mode, indent: number | null): st
 /** Python `json.dumps(v, indent=indent)` (ensure_ascii=True); `indent` null gives the compact `", "`/`": "` form. */
 /** The old `pyJsonDumps`: Python `json.dumps(v, indent=indent)` (ensure_ascii=True). */
 export function oraclePyJsonDumps(v: Out, indent: number | null = 2): string {
-  return dumpValue(v, 0, Mode.Plain, indent);
+  return dumpValue(v, 0, 'plain', indent);
 }

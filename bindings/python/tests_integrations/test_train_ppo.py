@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,14 +16,19 @@ pytest.importorskip("sb3_contrib")
 SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "train_ppo.py"
 
 
-def test_train_ppo_runs_within_a_tiny_budget_and_prints_the_json_line(tmp_path: Path) -> None:
-    plot = tmp_path / "curve.png"
+def _train(*, budget_s: str, eval_seeds: str, plot: Path) -> tuple[dict[str, Any], str]:
+    """Run the example with a tiny model and budget: its JSON line and its stderr."""
     out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--budget-s", "5", "--eval-seeds", "1-2", "--bc-episodes", "1", "--bc-epochs", "1", "--n-envs", "2", "--n-steps", "32", "--plot", str(plot)],
+        [sys.executable, str(SCRIPT), "--budget-s", budget_s, "--eval-seeds", eval_seeds, "--bc-episodes", "1", "--bc-epochs", "1", "--n-envs", "2", "--n-steps", "32", "--plot", str(plot)],
         capture_output=True, text=True, timeout=900, env=dict(os.environ),
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+
+def test_train_ppo_runs_within_a_tiny_budget_and_prints_the_json_line(tmp_path: Path) -> None:
+    plot = tmp_path / "curve.png"
+    got, _ = _train(budget_s="5", eval_seeds="1-2", plot=plot)
     assert set(got) >= {"timesteps", "trained_mean_funds_cents", "random_mean_funds_cents", "greedy_mean_funds_cents"}
     assert got["timesteps"] > 0 and got["eval_seeds"] == [1, 2]
     # The comparison baseline is the golden greedy (final funds 42,029,521 and 27,129,705 cents on seeds 1 and 2).
@@ -38,12 +44,7 @@ def test_train_ppo_runs_within_a_tiny_budget_and_prints_the_json_line(tmp_path: 
 def test_train_ppo_writes_the_plot_even_when_no_training_episode_ended(tmp_path: Path) -> None:
     """A budget too short for any training episode (or a loaded machine): the plot is still written, with a note."""
     plot = tmp_path / "curve.png"
-    out = subprocess.run(
-        [sys.executable, str(SCRIPT), "--budget-s", "0.01", "--eval-seeds", "1", "--bc-episodes", "1", "--bc-epochs", "1", "--n-envs", "2", "--n-steps", "32", "--plot", str(plot)],
-        capture_output=True, text=True, timeout=900, env=dict(os.environ),
-    )
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got, stderr = _train(budget_s="0.01", eval_seeds="1", plot=plot)
     assert got["train_episodes"] == 0
-    assert "no training episode ended" in out.stderr
+    assert "no training episode ended" in stderr
     assert plot.stat().st_size > 0
