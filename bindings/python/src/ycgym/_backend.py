@@ -229,3 +229,53 @@ def snapshot_start(snapshot: Mapping[str, Any], fallback: datetime) -> datetime:
 
 def status_time(obs: Mapping[str, Any]) -> datetime:
     return parse_time(obs["status"]["sim_time"])
+
+
+class BackendAccess:
+    """``client`` and ``endpoint`` of an env that talks to its server through ``self._backend``."""
+
+    _backend: Backend
+
+    @property
+    def client(self) -> Client:
+        """The underlying protocol client (e.g. for pipelined requests of your own)."""
+        return self._backend.client
+
+    @property
+    def endpoint(self) -> str:
+        """The server's endpoint."""
+        return self._backend.endpoint
+
+
+class SessionAccess(BackendAccess):
+    """``session`` and ``seed_used`` of a single env (one server session, reset by seed)."""
+
+    _session: str | None
+    _last_seed: int | None
+
+    @property
+    def session(self) -> str | None:
+        """The server session of the current episode (``None`` before the first reset)."""
+        return self._session
+
+    @property
+    def seed_used(self) -> int | None:
+        """The simulation seed of the current episode (drawn from ``np_random`` when reset had none)."""
+        return self._last_seed
+
+    def _restore_session(self, snapshot: Mapping[str, Any]) -> Any:
+        """``restore`` into this env's session, or into a new one when the server reaped it or restarted."""
+        if self._backend.ensure_server():
+            self._session = None
+        c = self._backend.client
+        try:
+            r = c.restore(snapshot, session=self._session)
+        except ProtocolError as e:
+            if self._session is None or e.code != "unknown_session":
+                raise
+            self._backend.sessions.discard(self._session)
+            self._session = None
+            r = c.restore(snapshot)
+        self._session = r["session"]
+        self._backend.sessions.add(r["session"])
+        return r

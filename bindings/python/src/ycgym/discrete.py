@@ -27,8 +27,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ._backend import connection, open_backend, reopen
-from .client import Client, ProtocolError, ResetResult, StepResult
+from ._backend import SessionAccess, connection, open_backend, reopen
+from .client import ProtocolError, ResetResult, StepResult
 from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchDiscreteEnv", "DEFAULT_MARKET_SLOTS", "DEFAULT_TASK_SLOTS", "discrete_options", "frame_arrays"]
@@ -79,7 +79,7 @@ def spaces_of(spec: Mapping[str, Any], dict_obs: bool) -> tuple[spaces.Space[Any
     return obs, spaces.Discrete(n)
 
 
-class YCBenchDiscreteEnv(gym.Env[Any, np.int64]):
+class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
     """YC-Bench with masked integer actions (see the module docstring).
 
     Args:
@@ -135,18 +135,6 @@ class YCBenchDiscreteEnv(gym.Env[Any, np.int64]):
         self._last_seed: int | None = None
 
     # ------------------------------------------------------------------ properties
-
-    @property
-    def client(self) -> Client:
-        return self._backend.client
-
-    @property
-    def session(self) -> str | None:
-        return self._session
-
-    @property
-    def seed_used(self) -> int | None:
-        return self._last_seed
 
     # ------------------------------------------------------------------ gym API
 
@@ -225,19 +213,7 @@ class YCBenchDiscreteEnv(gym.Env[Any, np.int64]):
 
     def restore(self, snapshot: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
         """Continue exactly from a snapshot of a Discrete episode."""
-        if self._backend.ensure_server():
-            self._session = None
-        c = self._backend.client
-        try:
-            r = c.restore(snapshot, session=self._session)
-        except ProtocolError as e:
-            if self._session is None or e.code != "unknown_session":
-                raise
-            self._backend.sessions.discard(self._session)
-            self._session = None
-            r = c.restore(snapshot)
-        self._session = r["session"]
-        self._backend.sessions.add(r["session"])
+        r = self._restore_session(snapshot)
         self._ready = True
         return self._wrap(r)
 

@@ -24,8 +24,8 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._backend import connection, open_backend, reopen
-from .client import Client, ProtocolError, ResetResult, StepResult
+from ._backend import BackendAccess, connection, open_backend, reopen
+from .client import ProtocolError, ResetResult, StepResult
 from .discrete import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discrete_options, frame_arrays, spaces_of
 from .vector import draw_seed, reset_arguments
 
@@ -34,7 +34,7 @@ __all__ = ["YCBenchDiscreteVectorEnv"]
 _REASONS = (None, "bankruptcy", "horizon_end", "max_steps", "stall")
 
 
-class YCBenchDiscreteVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
+class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndarray]):
     """N YC-Bench Discrete sessions stepped together (see the module docstring).
 
     Args: ``num_envs`` and the arguments of :class:`ycgym.YCBenchDiscreteEnv`; ``autoreset_mode`` (see the module
@@ -84,10 +84,6 @@ class YCBenchDiscreteVectorEnv(VectorEnv[Any, np.ndarray, np.ndarray]):
         self._rngs: list[np.random.Generator | None] = [None] * n
         self._autoreset = np.zeros(n, dtype=np.bool_)
         self._ready = False
-
-    @property
-    def client(self) -> Client:
-        return self._backend.client
 
     @property
     def sessions(self) -> tuple[str, ...]:

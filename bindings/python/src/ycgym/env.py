@@ -8,8 +8,8 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from ._backend import connection, open_backend, reopen, restore_sessions, snapshot_sessions, snapshot_start, status_time
-from .client import Client, ProtocolError, ResetResult, StepResult
+from ._backend import SessionAccess, connection, open_backend, reopen, restore_sessions, snapshot_sessions, snapshot_start, status_time
+from .client import ProtocolError, ResetResult, StepResult
 from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_observation, observation_space
 from .splits import server_splits, split_seed
 
@@ -54,7 +54,7 @@ def text_option(obs_text: str, reset_options: Mapping[str, Any] | None) -> dict[
     return opts
 
 
-class YCBenchEnv(gym.Env[ObsType, str]):
+class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
     """YC-Bench as a Gymnasium environment, backed by a ycgym server.
 
     One step is one command of the reference CLI (``"market browse"``, ``"task accept --task-id ..."``,
@@ -127,25 +127,6 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         self._last_seed: int | None = None
 
     # ------------------------------------------------------------------ properties
-
-    @property
-    def client(self) -> Client:
-        """The underlying protocol client (e.g. for pipelined requests of your own)."""
-        return self._backend.client
-
-    @property
-    def endpoint(self) -> str:
-        return self._backend.endpoint
-
-    @property
-    def session(self) -> str | None:
-        """The server session of the current episode (``None`` before the first reset)."""
-        return self._session
-
-    @property
-    def seed_used(self) -> int | None:
-        """The simulation seed of the current episode (drawn from ``np_random`` when reset had none)."""
-        return self._last_seed
 
     # ------------------------------------------------------------------ gym API
 
@@ -234,18 +215,7 @@ class YCBenchEnv(gym.Env[ObsType, str]):
         Returns ``(observation, info)`` like :meth:`reset` (``text`` is empty); later steps are identical
         to those that followed the snapshot.
         """
-        if self._backend.ensure_server():
-            self._session = None
-        c = self._backend.client
-        try:
-            r = c.restore(snapshot, session=self._session)
-        except ProtocolError as e:
-            if self._session is None or e.code != "unknown_session":
-                raise
-            self._backend.sessions.discard(self._session)
-            self._session = None
-            r = c.restore(snapshot)
-        self._backend.sessions.add(r["session"])
+        r = self._restore_session(snapshot)
         start = snapshot_start(snapshot, status_time(r["observation"]))
         return self._accept_reset(r, start)
 

@@ -35,7 +35,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._backend import connection, open_backend, reopen, restore_sessions, snapshot_sessions, status_time
+from ._backend import BackendAccess, connection, open_backend, reopen, restore_sessions, snapshot_sessions, status_time
 from .client import Client, ProtocolError, ResetResult, StepResult
 from .env import make_info, text_option
 from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_batch, encode_observation, observation_space
@@ -88,7 +88,7 @@ class _Heterogeneous(Exception):
     """Sub-environment infos whose shapes differ (a key is a dict in one and not in another)."""
 
 
-class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
+class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
     """N YC-Bench sessions on one server, stepped with one ``step_batch`` request.
 
     Args:
@@ -147,14 +147,6 @@ class YCBenchVectorEnv(VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
         self._autoreset_envs = np.zeros(n, dtype=np.bool_)
 
     # ------------------------------------------------------------------ properties
-
-    @property
-    def client(self) -> Client:
-        return self._backend.client
-
-    @property
-    def endpoint(self) -> str:
-        return self._backend.endpoint
 
     @property
     def sessions(self) -> tuple[str | None, ...]:
