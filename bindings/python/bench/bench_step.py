@@ -11,6 +11,8 @@ Measures, in one run, with medians over ``--repeats`` runs:
 * ``step_batch_env_steps_per_s``: environment steps per second with ``Client.step_batch`` over
   ``--sessions`` sessions (one round trip per batch).
 * ``vector_env_steps_per_s``: the same through ``YCBenchVectorEnv.step``.
+* ``discrete_vector_env_steps_per_s``: ``YCBenchDiscreteVectorEnv.step`` over ``--sessions`` masked envs (the RL
+  training path), each taking its first valid action; episodes end and auto-reset (new worlds) as in training.
 * ``ratio_client_step_vs_echo``: client_step_per_s / echo_rtt_per_s (1.0 would mean the server and
   JSON cost nothing).
 
@@ -33,7 +35,7 @@ from collections.abc import Callable
 import zmq
 
 import ycgym
-from ycgym import Client, LocalServer, YCBenchEnv, YCBenchVectorEnv, _json
+from ycgym import Client, LocalServer, YCBenchDiscreteVectorEnv, YCBenchEnv, YCBenchVectorEnv, _json
 
 ECHO = r"""
 import sys, zmq
@@ -101,7 +103,8 @@ def main() -> None:
     c = Client(endpoint)
     env = YCBenchEnv(endpoint=endpoint, reset_options=OPTIONS)
     venv = YCBenchVectorEnv(a.sessions, endpoint=endpoint, reset_options=OPTIONS)
-    runs: dict[str, list[float]] = {k: [] for k in ("echo", "client", "env", "batch", "vector")}
+    denv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=endpoint)
+    runs: dict[str, list[float]] = {k: [] for k in ("echo", "client", "env", "batch", "vector", "discrete")}
     try:
         s = c.reset(1, options=OPTIONS)["session"]
         env.reset(seed=1)
@@ -109,12 +112,19 @@ def main() -> None:
         entries = [(x, ACTION) for x in sessions]
         venv.reset(seed=0)
         acts = (ACTION,) * a.sessions
+        _, dinfo = denv.reset(seed=0)
+        dstate = {"info": dinfo}
+
+        def discrete_step() -> None:
+            dstate["info"] = denv.step(dstate["info"]["action_mask"].argmax(axis=1))[4]
+
         # Warm up (the server's JIT, pyzmq, caches).
         rate(500, echo.once)
         rate(500, lambda: c.step(s, ACTION))
         rate(500, lambda: env.step(ACTION))
         rate(20, lambda: c.step_batch(entries))
         rate(20, lambda: venv.step(acts))
+        rate(20, discrete_step)
         # Interleave the measurements so that load changes hit all of them alike.
         for _ in range(a.repeats):
             runs["echo"].append(rate(a.steps, echo.once))
@@ -122,8 +132,10 @@ def main() -> None:
             runs["env"].append(rate(a.steps, lambda: env.step(ACTION)))
             runs["batch"].append(rate(a.batches, lambda: c.step_batch(entries)) * a.sessions)
             runs["vector"].append(rate(a.batches, lambda: venv.step(acts)) * a.sessions)
+            runs["discrete"].append(rate(a.batches, discrete_step) * a.sessions)
     finally:
         echo.close()
+        denv.close()
         venv.close()
         env.close()
         c.close()
@@ -142,6 +154,7 @@ def main() -> None:
                 "step_batch_sessions": a.sessions,
                 "step_batch_env_steps_per_s": round(med["batch"]),
                 "vector_env_steps_per_s": round(med["vector"]),
+                "discrete_vector_env_steps_per_s": round(med["discrete"]),
                 "runs": {k: [round(x) for x in v] for k, v in runs.items()},
                 "action": ACTION,
                 "repeats": a.repeats,
