@@ -257,7 +257,8 @@ export class Env implements EnvLike {
   /**
    * The typed value of the last step's output (Python float tags kept; null before the first step, for help text
    * and for a refused Discrete action): what the observation's text renders. In-process policies read it instead
-   * of parsing the text.
+   * of parsing the text. Read-only: parts of it may be shared and frozen (the entries of `market browse` are reused
+   * while their task is unchanged), so copy it (`structuredClone`) before changing anything in it.
    */
   get lastValue(): CommandValue {
     return this.last === null ? null : this.last.value;
