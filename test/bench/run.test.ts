@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { GreedyPolicy } from '../../baselines/greedy.js';
 import { quantile, summarize, type BenchmarkResult, type BenchResults } from '../../bench/harness.js';
-import { findReference } from '../../bench/reference.js';
+import { findReference, sameStatus } from '../../bench/reference.js';
 import { parseArgs, runBench, SUITES } from '../../bench/run.js';
 import { Env } from '../../src/env/env.js';
 import { runEpisode } from '../../src/env/episode.js';
@@ -95,6 +95,12 @@ describe('npm run bench', () => {
       }
     }
     expect(ratios).toBeGreaterThanOrEqual(6);
+  });
+
+  it("the final status check ignores UUIDs (the reference's company id is a random uuid4) and trailing whitespace only", () => {
+    const ours = '{\n  "company_id": "78b9bb0f-ced4-4739-9b56-bd9a0cde704a",\n  "funds_cents": 42029521\n}';
+    expect(sameStatus('{\n  "company_id": "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0",\n  "funds_cents": 42029521\n}\n', ours)).toBe(true);
+    expect(sameStatus('{\n  "company_id": "0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0",\n  "funds_cents": 42029522\n}', ours)).toBe(false);
   });
 
   it('reference suite: seeds the world, then runs one yc-bench process per greedy command, next to ycgym', async () => {
