@@ -31,7 +31,7 @@
  * features are tier, salary and assignments), no client loyalty or adversarial flag, no scheduled event times
  * (a task's ETA is extrapolated from its observed progress since acceptance).
  */
-import { browsable, DOMAINS, payrollOf, type Simulation, type Task, toFloat, US_PER_DAY } from '../sim/index.js';
+import { browsable, clientsByName, DOMAINS, payrollOf, type Simulation, type Task, toFloat, US_PER_DAY } from '../sim/index.js';
 
 /** Options of the Discrete frame (reset options `market_slots`, `task_slots`). */
 export interface DiscreteOptions {
@@ -112,10 +112,6 @@ export function openTasks(sim: Simulation): Task[] {
     .sort((a, b) => (a.acceptedAt ?? 0) - (b.acceptedAt ?? 0) || a.id - b.id);
 }
 
-function sortedClients(sim: Simulation) {
-  return [...sim.state.clients].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
 /** Progress of a task as `task list` reports it, as a fraction. */
 function progress(t: Task): number {
   let req = 0;
@@ -133,15 +129,16 @@ const EMPLOYEE_P = slotPrefixes('employee');
 const ASSIGNED_NAMES = Array.from({ length: 64 }, (_, i) => `assigned[${i}]`);
 const prefixOf = (table: readonly string[], kind: string, i: number) => table[i] ?? `${kind}[${i}].`;
 
-/** Feature names that depend on the world (its clients, by name), built once per simulation state. */
-const clientNameCache = new WeakMap<object, { clients: readonly Simulation['state']['clients'][number][]; trust: string[]; client: string[] }>();
+/** Feature names that depend on the world's clients, built once per client order (`clientsByName` keeps it). */
+const clientNameCache = new WeakMap<object, { trust: string[]; client: string[] }>();
 function clientFeatureNames(sim: Simulation) {
-  const clients = sortedClients(sim);
-  const c = clientNameCache.get(sim.state);
-  if (c !== undefined && c.clients.length === clients.length && c.clients.every((x, i) => x === clients[i])) return { clients, trust: c.trust, client: c.client };
-  const made = { clients, trust: clients.map((x) => `trust.${x.name}`), client: clients.map((x) => `client.${x.name}`) };
-  clientNameCache.set(sim.state, made);
-  return made;
+  const clients = clientsByName(sim.state.clients);
+  let names = clientNameCache.get(clients);
+  if (names === undefined) {
+    names = { trust: clients.map((x) => `trust.${x.name}`), client: clients.map((x) => `client.${x.name}`) };
+    clientNameCache.set(clients, names);
+  }
+  return { clients, ...names };
 }
 
 /** Every feature, in order, through `w` (one source for the spec and the values); `open` and `market` as listed now. */
@@ -260,7 +257,7 @@ export function discreteSpec(sim: Simulation, o: DiscreteOptions = {}): Discrete
     market_slots: k,
     task_slots: t,
     employees,
-    clients: sortedClients(sim).map((c) => c.name),
+    clients: clientsByName(sim.state.clients).map((c) => c.name),
     n_actions: actions.length,
     action_names: actions,
     obs_size: names.length,

@@ -3,7 +3,7 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { loadPreset } from '../config/load.js';
-import { type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, toFloat, type VerbValue, type WakeEvent } from '../sim/index.js';
+import { clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, toFloat, type VerbValue, type WakeEvent } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec } from './discrete.js';
 
@@ -167,24 +167,6 @@ export interface EnvLike {
  */
 export function wakeEventsOf(r: VerbValue): WakeEvent[] {
   return isVerb(r, 'sim resume') ? r.value.wake_events : [];
-}
-
-type Client = Simulation['state']['clients'][number];
-/** The last order of each clients array: the same client objects, with the names they had then. */
-const clientOrders = new WeakMap<readonly Client[], { input: Client[]; names: string[]; sorted: Client[] }>();
-
-/** Clients sorted by name (the status block's `trust` order); the sort is redone only when a client or name changed. */
-function clientsByName(clients: readonly Client[]): readonly Client[] {
-  const c = clientOrders.get(clients);
-  if (c !== undefined && c.input.length === clients.length) {
-    let same = true;
-    for (let i = 0; i < clients.length && same; i++) same = c.input[i] === clients[i] && c.names[i] === (clients[i] as Client).name;
-    if (same) return c.sorted;
-  }
-  const input = [...clients];
-  const sorted = [...clients].sort((a, b) => (a.name < b.name ? -1 : 1));
-  clientOrders.set(clients, { input, names: input.map((x) => x.name), sorted });
-  return sorted;
 }
 
 /** Build the status block of a simulation. */

@@ -3,7 +3,7 @@
  * `scripts/bot_runner.py` with `runner/extract.py`'s `extract_time_series`), rebuilt from a finished
  * simulation so that the reference's plotting scripts can read ycgym runs.
  */
-import { DOMAINS_ALPHA, isoformat, outcome, pyPow, pyRound, type Simulation, type Task, toFloat } from '../sim/index.js';
+import { clientsByName, DOMAINS_ALPHA, isoformat, outcome, pyPow, pyRound, type Simulation, type Task, toFloat } from '../sim/index.js';
 import { ADVERSARIAL_LOYALTY } from './rollout.js';
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -60,15 +60,15 @@ export function extractTimeSeries(sim: Simulation): { [k: string]: Json } {
     last = at;
   }
 
-  const clientsByName = [...s.clients].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const byName = clientsByName(s.clients);
   const trust: Record<number, number> = {};
-  for (const c of clientsByName) trust[c.id] = 0;
+  for (const c of byName) trust[c.id] = 0;
   const clientTrust: Json[] = [];
   const withClient = completed.filter((t) => t.clientId !== null);
   let lastT: number | null = null;
   const firstC = withClient[0];
   if (firstC) {
-    for (const c of clientsByName) clientTrust.push({ time: isoformat(firstC.completedAt as number), client_name: c.name, trust_level: 0.0, loyalty: c.loyalty });
+    for (const c of byName) clientTrust.push({ time: isoformat(firstC.completedAt as number), client_name: c.name, trust_level: 0.0, loyalty: c.loyalty });
     lastT = firstC.completedAt;
   }
   for (const t of withClient) {
@@ -76,7 +76,7 @@ export function extractTimeSeries(sim: Simulation): { [k: string]: Json } {
     const cid = t.clientId as number;
     if (lastT !== null && at > lastT) {
       const decay = w.trust_decay_per_day * ((at - lastT) / 1e6 / 86400);
-      for (const c of clientsByName) trust[c.id] = Math.max(w.trust_min, (trust[c.id] as number) - decay);
+      for (const c of byName) trust[c.id] = Math.max(w.trust_min, (trust[c.id] as number) - decay);
     }
     const cur = trust[cid] as number;
     if (t.status === 'completed_success') trust[cid] = Math.min(w.trust_max, cur + w.trust_gain_base * pyPow(1 - cur / w.trust_max, w.trust_gain_diminishing_power));

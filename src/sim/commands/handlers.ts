@@ -11,7 +11,7 @@ import { F, type Float } from '../py/pyjson.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
-import { companyFigures, isBankrupt, outcome } from '../model/status.js';
+import { clientsByName, companyFigures, isBankrupt, outcome } from '../model/status.js';
 import { marketEntry } from './market-entry.js';
 import type {
   ClientHistoryResult,
@@ -108,11 +108,6 @@ function progressPct(t: Task): number {
 
 function sortedNames(ctx: Ctx, t: Task): string[] {
   return t.assignments.map((a) => ctx.state.employees[a.employeeId]?.name ?? 'unknown').sort();
-}
-
-/** Clients ordered by name (the reference's `order_by(Client.name)`; SQLite compares bytes). */
-function clientsByName(ctx: Ctx) {
-  return [...ctx.state.clients].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -334,7 +329,7 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   task.owned = true;
   task.acceptedAt = acceptedAt;
   task.deadline = deadline;
-  const sorted = clientsByName(ctx);
+  const sorted = clientsByName(ctx.state.clients);
   let clientIndex = 0;
   if (task.clientId !== null) {
     const i = sorted.findIndex((c) => c.id === task.clientId);
@@ -526,7 +521,7 @@ export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
 
 /** `client list`. */
 export function clientList(ctx: HandlerCtx): ClientListResult {
-  const clients = clientsByName(ctx).map((c) => ({
+  const clients = clientsByName(ctx.state.clients).map((c) => ({
     client_id: ctx.uuid('client', c.id),
     name: c.name,
     trust_level: F(toFloat(c.trust)),
@@ -538,7 +533,7 @@ export function clientList(ctx: HandlerCtx): ClientListResult {
 
 /** `client history`. */
 export function clientHistory(ctx: HandlerCtx): ClientHistoryResult {
-  const rows = clientsByName(ctx).map((c) => {
+  const rows = clientsByName(ctx.state.clients).map((c) => {
     let ok = 0;
     let fail = 0;
     for (const t of ctx.state.tasks) {

@@ -4,7 +4,7 @@
  * step env, the turn protocol, the exporters, the bench) asks these functions instead of restating the rule.
  */
 import { pyRound } from '../py/pyfloat.js';
-import type { SimState } from './types.js';
+import type { Client, SimState } from './types.js';
 
 /** Why an episode ended by the simulation's own rule (the reference's `terminal_reason`). */
 export type TerminalReason = 'bankruptcy' | 'horizon_end';
@@ -95,4 +95,24 @@ export function companyFigures(state: SimState): CompanyFigures {
     tasks: taskCounts(state),
     employees: state.employees.length,
   };
+}
+
+/** The last order of each clients array: the same client objects, with the names they had then. */
+const clientOrders = new WeakMap<readonly Client[], { input: Client[]; names: string[]; sorted: readonly Client[] }>();
+
+/**
+ * Clients ordered by name (the reference's `order_by(Client.name)`; names compare as SQLite compares bytes, and are
+ * unique). The same array is returned while no client or name changed, so callers may key caches on it; read only.
+ */
+export function clientsByName(clients: readonly Client[]): readonly Client[] {
+  const c = clientOrders.get(clients);
+  if (c !== undefined && c.input.length === clients.length) {
+    let same = true;
+    for (let i = 0; i < clients.length && same; i++) same = c.input[i] === clients[i] && c.names[i] === (clients[i] as Client).name;
+    if (same) return c.sorted;
+  }
+  const input = [...clients];
+  const sorted = Object.freeze([...clients].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
+  clientOrders.set(clients, { input, names: input.map((x) => x.name), sorted });
+  return sorted;
 }
