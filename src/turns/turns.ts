@@ -302,7 +302,8 @@ export interface TurnLimits {
 export class TurnEnv {
   private readonly limits: TurnLimits;
   /** The open turn's tool results and resume payload, typed (the state keeps their text for snapshots). */
-  private openTyped: { results: ToolResult[]; resume: ResumeReading | null } = { results: [], resume: null };
+  /** The open turn's tool results, resume reading and tool-message characters so far (derived; not in snapshots). */
+  private openTyped: { results: ToolResult[]; resume: ResumeReading | null; chars: number } = { results: [], resume: null, chars: 0 };
   /** The harness's own `sim resume` after the last turn, if it ran one. */
   private autoResumeRun: ExecutedCommand | null = null;
   private sim: Simulation | null = null;
@@ -376,7 +377,7 @@ export class TurnEnv {
       open: null,
     };
     this.st = st;
-    this.openTyped = { results: [], resume: null };
+    this.openTyped = { results: [], resume: null, chars: 0 };
     this.autoResumeRun = null;
     this.startTurn(null);
     st.last_info = infoOf(st, sim, 0);
@@ -472,7 +473,7 @@ export class TurnEnv {
     if (st.open === null) {
       st.calls++;
       st.open = { funds_before: sim.state.fundsCents, assistant: null, calls: 0, resume_stdout: null };
-      this.openTyped = { results: [], resume: null };
+      this.openTyped = { results: [], resume: null, chars: 0 };
     }
     return st.open;
   }
@@ -497,7 +498,7 @@ export class TurnEnv {
     if (msg?.role === 'assistant') (msg.tool_calls ??= []).push({ id: tc.id, type: 'function', function: { name: tc.name, arguments: tc.arguments } });
     open.calls++;
     const { command, error } = this.toolCommand(tc);
-    const spent = this.turnOutputChars(st, open);
+    const spent = this.openTyped.chars;
     const cap = this.limits.maxTurnOutputChars;
     const refusal = spent >= cap ? `not executed: the tool output of this turn reached ${spent} characters (limit ${cap}); end the turn and go on in the next one` : error;
     const ex = refusal !== null ? notRun(command, refusal) : runCommand(sim, command, set.accept_unprefixed);
@@ -509,20 +510,11 @@ export class TurnEnv {
       open.resume_stdout = r.stdout;
       this.openTyped.resume = resume;
     }
-    st.session.push({ role: 'tool', tool_call_id: tc.id, content: toolResultText(r) });
+    const content = toolResultText(r);
+    st.session.push({ role: 'tool', tool_call_id: tc.id, content });
     this.openTyped.results.push(r);
+    this.openTyped.chars += content.length;
     return ex;
-  }
-
-  /** Characters of the tool messages of the open turn so far. */
-  private turnOutputChars(st: TurnState, open: OpenTurn): number {
-    let n = 0;
-    if (open.assistant === null) return n;
-    for (let i = open.assistant + 1; i < st.session.length; i++) {
-      const m = st.session[i];
-      if (m?.role === 'tool') n += m.content.length;
-    }
-    return n;
   }
 
   /** Run one command of the current turn as a `run_command` call with id `call_{n}_{i}`. */
@@ -559,7 +551,7 @@ export class TurnEnv {
     st.open = null;
     this.autoResumeRun = null;
     const typed = this.openTyped;
-    this.openTyped = { results: [], resume: null };
+    this.openTyped = { results: [], resume: null, chars: 0 };
     const results: ToolResult[] = [];
     if (open.assistant !== null) {
       const msg = st.session[open.assistant];
@@ -694,8 +686,15 @@ export class TurnEnv {
     // A snapshot taken mid-turn: decode its open turn's tool results and resume payload (the snapshot is input).
     const open = this.st.open;
     const results: ToolResult[] = [];
-    if (open !== null && open.assistant !== null) for (const m of this.st.session.slice(open.assistant + 1)) if (m.role === 'tool') results.push(JSON.parse(m.content) as ToolResult);
-    this.openTyped = { results, resume: open !== null && open.resume_stdout !== null ? resumePayload(open.resume_stdout) : null };
+    let chars = 0;
+    if (open !== null && open.assistant !== null) {
+      for (const m of this.st.session.slice(open.assistant + 1)) {
+        if (m.role !== 'tool') continue;
+        results.push(JSON.parse(m.content) as ToolResult);
+        chars += m.content.length;
+      }
+    }
+    this.openTyped = { results, resume: open !== null && open.resume_stdout !== null ? resumePayload(open.resume_stdout) : null, chars };
     return { messages: this.messages(), info: structuredClone(this.st.last_info) };
   }
 
