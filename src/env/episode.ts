@@ -6,6 +6,7 @@
  */
 import type { Policy, PolicyObservation } from './policy.js';
 import type { EnvLike, ResetArgs, ResetResult, StepInfo, StepOutcome, StepResult } from './env.js';
+import { isBankrupt } from '../sim/index.js';
 
 /** One step of an episode as the loop saw it (action `A`, the env's answer `R`; command-level by default). */
 export interface EpisodeStep<A = string, R = StepResult> {
@@ -162,7 +163,7 @@ export class EpisodeLoop<O, A> {
       terminated: ended,
       truncated: !ended,
       outcome: this.reason ?? 'truncated',
-      bankrupt: this.funds < 0,
+      bankrupt: isBankrupt({ fundsCents: this.funds }),
       stepCount: this.steps,
     };
   }
