@@ -16,6 +16,11 @@ export interface TurnObservation {
   readonly info: TurnInfo;
   /** The tool results of the last turn (empty before the first). */
   readonly toolResults: readonly ToolResult[];
+  /**
+   * Their typed values when the env runs in process (`TurnEnv.lastTurnValues`; an entry is undefined where only the
+   * text is known); null from an env that sends only text.
+   */
+  readonly values: readonly unknown[] | null;
   /** The chat the reference would send to the model now (system prompt and kept history). */
   messages(): ChatMessage[] | Promise<ChatMessage[]>;
 }
@@ -28,6 +33,8 @@ export interface TurnEnvLike {
   reset(args: TurnResetArgs): TurnResetResult | Promise<TurnResetResult>;
   step(action: TurnAction): TurnStepResult | Promise<TurnStepResult>;
   messages(): ChatMessage[] | Promise<ChatMessage[]>;
+  /** The typed values of the last turn's calls (the in-process `TurnEnv`). */
+  readonly lastTurnValues?: readonly unknown[];
 }
 
 /** One turn as the loop saw it. */
@@ -50,12 +57,13 @@ export async function runTurnEpisode(env: TurnEnvLike, agent: TurnAgent, args: T
   const first = await env.reset(args);
   const messages = () => env.messages();
   const firstUser = first.messages.find((m) => m.role === 'user');
-  const obs0: TurnObservation = { userMessage: firstUser?.content ?? null, info: first.info, toolResults: [], messages };
+  const values = () => (env.lastTurnValues !== undefined ? env.lastTurnValues : null);
+  const obs0: TurnObservation = { userMessage: firstUser?.content ?? null, info: first.info, toolResults: [], values: values(), messages };
   const loop = new EpisodeLoop<TurnObservation, TurnAction>(agent, args.seed, obs0, { terminated: false, truncated: false, fundsCents: first.info.funds_cents, reason: null });
   hooks.onReset?.(first);
   for (let a = await loop.nextAsync(); a !== null; a = await loop.nextAsync()) {
     const r = await env.step(a);
-    loop.record(turnView(r), { userMessage: r.nextUserMessage, info: r.info, toolResults: r.toolResults, messages });
+    loop.record(turnView(r), { userMessage: r.nextUserMessage, info: r.info, toolResults: r.toolResults, values: values(), messages });
     hooks.onStep?.({ step: loop.stepCount, action: a, result: r });
   }
   return loop.result();
@@ -63,7 +71,7 @@ export async function runTurnEpisode(env: TurnEnvLike, agent: TurnAgent, args: T
 
 /**
  * A command-level policy (a baseline) as a turn agent: one command per turn, seeing the last tool result as the
- * command env shows it (the output's value, its exit code). The harness's rules (auto-advance, `max_turns`, the
+ * command env shows it (the output's typed value in process, else decoded from its text; its exit code). The harness's rules (auto-advance, `max_turns`, the
  * turn context) apply as to any agent, so a baseline can be scored under the paper's protocol.
  */
 export function commandPolicyAgent(policy: Policy): TurnAgent {
@@ -72,10 +80,12 @@ export function commandPolicyAgent(policy: Policy): TurnAgent {
     reset: (seed) => policy.reset(seed),
     act(obs) {
       const t = obs.toolResults[0];
+      // The typed value in process; the output decoded from its text only from an env that sends text.
+      const value = obs.values?.[0];
       const seen: PolicyObservation =
         t === undefined
           ? { lastCommand: null, lastExit: 0, lastOutput: null }
-          : { lastCommand: t.command.replace(/^yc-bench /, ''), lastExit: t.exit_code, lastOutput: outputValue({ text: t.stdout !== '' ? t.stdout : t.stderr, exit_code: t.exit_code }) };
+          : { lastCommand: t.command.replace(/^yc-bench /, ''), lastExit: t.exit_code, lastOutput: value !== undefined ? value : outputValue({ text: t.stdout !== '' ? t.stdout : t.stderr, exit_code: t.exit_code }) };
       const c = policy.act(seen);
       return c === null ? null : { commands: [`yc-bench ${c}`] };
     },

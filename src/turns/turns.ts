@@ -8,7 +8,7 @@
  * holds the named corrections (docs/turn-protocol.md).
  */
 import { loadPreset } from '../config/load.js';
-import { companyFigures, type ExperimentConfig, isoformat, isVerb, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation, type TerminalReason } from '../sim/index.js';
+import { type CommandValue, companyFigures, type ExperimentConfig, isoformat, isVerb, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation, type TerminalReason } from '../sim/index.js';
 import { EnvUsageError } from '../env/env.js';
 import { notRun, runCommand, type ExecutedCommand, type ToolResult } from './executor.js';
 import {
@@ -299,11 +299,26 @@ export interface TurnLimits {
 }
 
 /** The paper's turn protocol over one simulated company. */
+interface OpenTyped {
+  results: ToolResult[];
+  values: (CommandValue | undefined)[];
+  resume: ResumeReading | null;
+  chars: number;
+}
+
+function emptyOpenTyped(): OpenTyped {
+  return { results: [], values: [], resume: null, chars: 0 };
+}
+
 export class TurnEnv {
   private readonly limits: TurnLimits;
   /** The open turn's tool results and resume payload, typed (the state keeps their text for snapshots). */
-  /** The open turn's tool results, resume reading and tool-message characters so far (derived; not in snapshots). */
-  private openTyped: { results: ToolResult[]; resume: ResumeReading | null; chars: number } = { results: [], resume: null, chars: 0 };
+  /**
+   * The open turn's tool results, their typed values (undefined for a call restored from a mid-turn snapshot: only
+   * its text is known), resume reading and tool-message characters so far (derived; not in snapshots).
+   */
+  private openTyped: OpenTyped = emptyOpenTyped();
+  private turnValues: readonly (CommandValue | undefined)[] = [];
   /** The harness's own `sim resume` after the last turn, if it ran one. */
   private autoResumeRun: ExecutedCommand | null = null;
   private sim: Simulation | null = null;
@@ -377,7 +392,8 @@ export class TurnEnv {
       open: null,
     };
     this.st = st;
-    this.openTyped = { results: [], resume: null, chars: 0 };
+    this.openTyped = emptyOpenTyped();
+    this.turnValues = [];
     this.autoResumeRun = null;
     this.startTurn(null);
     st.last_info = infoOf(st, sim, 0);
@@ -473,7 +489,7 @@ export class TurnEnv {
     if (st.open === null) {
       st.calls++;
       st.open = { funds_before: sim.state.fundsCents, assistant: null, calls: 0, resume_stdout: null };
-      this.openTyped = { results: [], resume: null, chars: 0 };
+      this.openTyped = emptyOpenTyped();
     }
     return st.open;
   }
@@ -513,6 +529,7 @@ export class TurnEnv {
     const content = toolResultText(r);
     st.session.push({ role: 'tool', tool_call_id: tc.id, content });
     this.openTyped.results.push(r);
+    this.openTyped.values.push(ex.value);
     this.openTyped.chars += content.length;
     return ex;
   }
@@ -535,6 +552,14 @@ export class TurnEnv {
     return open !== null && open.resume_stdout !== null;
   }
 
+  /**
+   * The typed values of the last completed turn's calls, in order (what their tool results render; undefined for a
+   * call restored from a snapshot taken mid-turn). Read only.
+   */
+  get lastTurnValues(): readonly (CommandValue | undefined)[] {
+    return this.turnValues;
+  }
+
   /** The harness's own `sim resume` at the end of the last turn (auto-advance), typed; null when it ran none. */
   get lastAutoResume(): ExecutedCommand | null {
     return this.autoResumeRun;
@@ -551,7 +576,7 @@ export class TurnEnv {
     st.open = null;
     this.autoResumeRun = null;
     const typed = this.openTyped;
-    this.openTyped = { results: [], resume: null, chars: 0 };
+    this.openTyped = emptyOpenTyped();
     const results: ToolResult[] = [];
     if (open.assistant !== null) {
       const msg = st.session[open.assistant];
@@ -565,6 +590,7 @@ export class TurnEnv {
       if (reply.reasoning_content !== undefined) msg.reasoning_content = reply.reasoning_content;
       st.session.push(msg);
     }
+    this.turnValues = typed.values;
     let payload = open.resume_stdout !== null ? typed.resume : null;
 
     // `run_agent_loop` after the turn.
@@ -694,7 +720,8 @@ export class TurnEnv {
         chars += m.content.length;
       }
     }
-    this.openTyped = { results, resume: open !== null && open.resume_stdout !== null ? resumePayload(open.resume_stdout) : null, chars };
+    this.openTyped = { results, values: results.map(() => undefined), resume: open !== null && open.resume_stdout !== null ? resumePayload(open.resume_stdout) : null, chars };
+    this.turnValues = [];
     return { messages: this.messages(), info: structuredClone(this.st.last_info) };
   }
 

@@ -8,6 +8,8 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { runPlay } from '../../src/cli/play.js';
 import { makePolicy } from '../../baselines/index.js';
+import { outputValue } from '../../src/env/episode.js';
+import { type Out, toPlain } from '../../src/sim/index.js';
 import { commandPolicyAgent, runTurnEpisode, type TurnAgent, type TurnObservation } from '../../src/turns/episode.js';
 import { type TurnAction, type TurnResetArgs, TurnEnv, type TurnStepResult } from '../../src/turns/turns.js';
 
@@ -35,14 +37,14 @@ function byHand(args: TurnResetArgs, agent: ScriptedAgent, max: number): { resul
   const env = new TurnEnv();
   const first = env.reset(args);
   agent.reset();
-  let obs: TurnObservation = { userMessage: first.messages[1]?.content ?? null, info: first.info, toolResults: [], messages: () => env.messages() };
+  let obs: TurnObservation = { userMessage: first.messages[1]?.content ?? null, info: first.info, toolResults: [], values: env.lastTurnValues, messages: () => env.messages() };
   const results: TurnStepResult[] = [];
   for (let i = 0; i < max && !env.done; i++) {
     const a = agent.act(obs);
     if (a === null) break;
     const r = env.step(a);
     results.push(r);
-    obs = { userMessage: r.nextUserMessage, info: r.info, toolResults: r.toolResults, messages: () => env.messages() };
+    obs = { userMessage: r.nextUserMessage, info: r.info, toolResults: r.toolResults, values: env.lastTurnValues, messages: () => env.messages() };
   }
   return { results, env };
 }
@@ -65,6 +67,24 @@ describe('runTurnEpisode: the turn protocol through the one loop', () => {
     expect(agent.seen[1]?.userMessage).toBe(hand.results[0]?.nextUserMessage);
     expect(agent.seen[1]?.toolResults.map((t) => t.command)).toEqual(['yc-bench market browse --limit 3', 'yc-bench task accept --task-id Task-10']);
     expect((await agent.seen[2]?.messages())?.[0]?.role).toBe('system');
+  });
+
+  it("in process the agent sees each call's typed value: what its tool result's text decodes to", async () => {
+    const env = new TurnEnv();
+    const agent = new ScriptedAgent();
+    await runTurnEpisode(env, agent, { seed: 1, preset: 'default', options: { max_turns: 4 } });
+    const seen = agent.seen.slice(1);
+    expect(seen.length).toBe(3);
+    for (const o of seen) {
+      expect(o.values).not.toBeNull();
+      expect(o.values?.length).toBe(o.toolResults.length);
+      o.toolResults.forEach((t, i) => {
+        const v = toPlain(o.values?.[i] as Out);
+        // A usage error's text is a rich panel on stderr (nothing to decode); its value is the `{error}` it renders.
+        if (t.exit_code === 2) expect(v).toEqual({ error: expect.any(String) as unknown });
+        else expect(v).toEqual(outputValue({ text: t.stdout, exit_code: t.exit_code }));
+      });
+    }
   });
 
   it('an agent that stops truncates the run; the env is left open', async () => {
