@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataType } from 'apache-arrow';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ArrowFileSink, readArrowFile, TableBuilder } from '../../src/export/arrow.js';
 import { arrowSchema, EPISODE_COLUMNS, EPISODE_SCHEMA, isoToMicros, STEP_COLUMNS, STEP_SCHEMA, type ColumnDef } from '../../src/export/schema.js';
@@ -65,6 +66,24 @@ describe('arrow table builder and file sink', () => {
     const tcol = t.getChild('t');
     const raw = tcol?.data[0]?.values as BigInt64Array;
     expect(Number(raw[1])).toBe(rows[1]?.t);
+  });
+
+  it('utf8 column bytes equal Buffer.from(s, "utf8") for any string, short or long (lone surrogates included)', () => {
+    const cols: ColumnDef[] = [{ name: 's', kind: 'utf8', nullable: false, doc: '' }];
+    const piece = fc.oneof(fc.string({ unit: 'binary', maxLength: 60 }), fc.string({ maxLength: 200 }), fc.constantFrom('\ud800', '\udfff x', '\u00e9', '\u{1f600}'));
+    fc.assert(
+      fc.property(fc.array(fc.array(piece, { maxLength: 8 }).map((p) => p.join('')), { minLength: 1, maxLength: 40 }), (strings) => {
+        const b = new TableBuilder<{ s: string }>(cols);
+        for (const s of strings) b.append({ s });
+        const c = b.finish().columns[0];
+        const offsets = c?.offsets as Int32Array;
+        strings.forEach((s, k) => {
+          const got = Buffer.from((c?.values as Uint8Array).subarray(offsets[k], offsets[k + 1]));
+          expect(got.equals(Buffer.from(s, 'utf8'))).toBe(true);
+        });
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('writes a valid empty file and rejects nulls in non-nullable columns', () => {
