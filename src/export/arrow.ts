@@ -69,7 +69,13 @@ abstract class Col {
     }
   }
   abstract push(i: number, v: unknown): void;
+  /** The column's buffers for rows [0, n) (copies: the column keeps its own buffers). */
   abstract finish(n: number): ColumnBuffers;
+  /** Forget every row, keeping the buffers' capacity (a bulk run appends episodes of similar sizes). */
+  clear(): void {
+    this.validity = null;
+    this.nullCount = 0;
+  }
   protected finishValidity(n: number): Uint8Array | null {
     if (this.validity === null) return null;
     const bytes = ((n + 63) >> 6) << 3;
@@ -136,6 +142,10 @@ class Utf8Col extends Col {
     const offsets = new Int32Array(n + 1);
     offsets.set(this.offsets.subarray(0, n + 1));
     return { values, offsets, validity: this.finishValidity(n), nullCount: this.nullCount };
+  }
+  override clear(): void {
+    super.clear();
+    this.used = 0;
   }
 }
 
@@ -205,6 +215,10 @@ class BoolCol extends Col {
     values.set(this.bits.subarray(0, Math.min(this.bits.length, bytes)));
     return { values, offsets: null, validity: this.finishValidity(n), nullCount: this.nullCount };
   }
+  override clear(): void {
+    super.clear();
+    this.bits.fill(0);
+  }
 }
 
 /**
@@ -224,13 +238,9 @@ class ListStructCol extends Col {
     this.names = fields.map((f) => f.name);
     this.children = fields.map((f) => makeCol({ name: f.name, kind: f.kind, nullable: false, doc: '' }));
   }
-  private item(values: readonly unknown[]): void {
-    for (let k = 0; k < this.children.length; k++) {
-      const v = values[k];
-      if (v === null || v === undefined) throw new TypeError(`column ${this.def.name}: struct field ${this.names[k] as string} is not nullable`);
-      (this.children[k] as Col).push(this.items, v);
-    }
-    this.items++;
+  private field(k: number, v: unknown): void {
+    if (v === null || v === undefined) throw new TypeError(`column ${this.def.name}: struct field ${this.names[k] as string} is not nullable`);
+    (this.children[k] as Col).push(this.items, v);
   }
   push(i: number, v: unknown): void {
     if (i + 2 > this.offsets.length) {
@@ -242,7 +252,11 @@ class ListStructCol extends Col {
     else {
       this.markValid(i);
       if (Array.isArray(v)) {
-        for (const e of v as Record<string, unknown>[]) this.item(this.names.map((n) => e[n]));
+        const names = this.names;
+        for (const e of v as Record<string, unknown>[]) {
+          for (let k = 0; k < names.length; k++) this.field(k, e[names[k] as string]);
+          this.items++;
+        }
       } else {
         if (this.children.length !== 2) throw new TypeError(`column ${this.def.name}: a record value needs a two-field struct`);
         const rec = v as Record<string, unknown>;
@@ -253,7 +267,11 @@ class ListStructCol extends Col {
             break;
           }
         }
-        for (const key of keys) this.item([key, rec[key]]);
+        for (const key of keys) {
+          this.field(0, key);
+          this.field(1, rec[key]);
+          this.items++;
+        }
       }
     }
     if (this.items > 0x7fffffff) throw new RangeError(`list column ${this.def.name}: more than 2^31 items in one chunk`);
@@ -264,6 +282,11 @@ class ListStructCol extends Col {
     offsets.set(this.offsets.subarray(0, n + 1));
     const items: TableBuffers = { length: this.items, columns: this.children.map((c) => c.finish(this.items)) };
     return { values: new Uint8Array(0), offsets, validity: this.finishValidity(n), nullCount: this.nullCount, items };
+  }
+  override clear(): void {
+    super.clear();
+    for (const c of this.children) c.clear();
+    this.items = 0;
   }
 }
 
@@ -292,7 +315,8 @@ export class TableBuilder<R extends object> {
     return this.n;
   }
   private reset(): void {
-    this.cols = this.columns.map(makeCol);
+    if (this.cols.length === 0) this.cols = this.columns.map(makeCol);
+    else for (const c of this.cols) c.clear();
     this.n = 0;
   }
   /** Append one row (a value per column name; null only in nullable columns). */

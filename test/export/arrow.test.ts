@@ -86,6 +86,25 @@ describe('arrow table builder and file sink', () => {
     );
   });
 
+  it('a builder reused after finish keeps nothing of the earlier rows (bits, nulls, text, list items)', () => {
+    const cols: ColumnDef[] = [
+      ...COLS,
+      { name: 'kv', kind: 'list_struct', nullable: true, doc: '', fields: [{ name: 'k', kind: 'utf8' }, { name: 'v', kind: 'float64' }] },
+    ];
+    const b = new TableBuilder<Row & { kv: Record<string, number> | null }>(cols);
+    for (let k = 0; k < 100; k++) b.append({ s: k % 2 ? null : 'long text '.repeat(20), i: 7, l: -1, f: null, b: true, t: 5, kv: k % 3 ? null : { a: 1, b: 2 } });
+    const first = b.finish();
+    const second = b.finish();
+    expect(second.length).toBe(0);
+    for (const c of second.columns) expect(c.nullCount).toBe(0);
+    b.append({ s: 'x', i: 1, l: 2, f: 3, b: false, t: 4, kv: { z: 9 } });
+    const third = b.finish();
+    const fresh = new TableBuilder<Row & { kv: Record<string, number> | null }>(cols);
+    fresh.append({ s: 'x', i: 1, l: 2, f: 3, b: false, t: 4, kv: { z: 9 } });
+    expect(third).toEqual(fresh.finish());
+    expect(first.columns[0]?.nullCount).toBe(50);
+  });
+
   it('writes a valid empty file and rejects nulls in non-nullable columns', () => {
     const path = join(dir, 'empty.arrow');
     new ArrowFileSink(path, STEP_SCHEMA).close();
