@@ -4,7 +4,9 @@
  * inside each repeat so a loaded machine slows them alike, and the text/no-text ratio is taken in the same run.
  *
  * Modes (each a full greedy episode through the in-process `Env`, world cache warm unless said otherwise):
- * - `text`: `env.step` with an `onStep` hook that reads `observation.text` (what an LLM agent or an exporter sees);
+ * - `text`: `env.step` with an `onStep` hook that reads `observation.text` and UTF-8 encodes it into a scratch buffer, as
+ *   every real consumer does (the server putting it on the wire, the exporter writing it; reading only `.length`
+ *   would not measure a text built lazily, e.g. as a rope of unflattened pieces);
  * - `text_fresh_world`: the same with the world cache cleared before the round (every seed generates its world);
  * - `no_text`: the same steps with the reset option `text: false` (observation without text);
  * - `value_only`: no hook (the episode loop's `advance`: typed values only).
@@ -30,6 +32,9 @@ function median(xs: readonly number[]): number {
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 }
 
+const ENCODER = new TextEncoder();
+let scratch = new Uint8Array(1 << 20);
+
 const MODES = ['text', 'text_fresh_world', 'no_text', 'value_only'] as const;
 type Mode = (typeof MODES)[number];
 
@@ -39,7 +44,16 @@ function round(cfg: ExperimentConfig, seeds: readonly number[], mode: Mode): { e
   const env = new Env();
   const policy = new GreedyPolicy();
   let chars = 0;
-  const hooks = mode === 'value_only' ? {} : { onStep: (s: { result: { observation: { text: string } } }) => void (chars += s.result.observation.text.length) };
+  const hooks =
+    mode === 'value_only'
+      ? {}
+      : {
+          onStep: (s: { result: { observation: { text: string } } }) => {
+            const t = s.result.observation.text;
+            if (scratch.length < t.length * 3) scratch = new Uint8Array(t.length * 3);
+            chars += ENCODER.encodeInto(t, scratch).written;
+          },
+        };
   const options = mode === 'no_text' ? { text: false } : {};
   const t0 = process.hrtime.bigint();
   const c0 = process.cpuUsage();
@@ -89,7 +103,11 @@ export function writerMicrosecondsPerEpisode(nSeeds: number, repeats: number): n
   let sink = 0;
   for (let r = 0; r < repeats + 1; r++) {
     const t0 = process.hrtime.bigint();
-    for (const v of values) sink += pyJsonDumps(v, 2).length;
+    for (const v of values) {
+      const t = pyJsonDumps(v, 2);
+      if (scratch.length < t.length * 3) scratch = new Uint8Array(t.length * 3);
+      sink += ENCODER.encodeInto(t, scratch).written;
+    }
     if (r > 0) us.push(Number(process.hrtime.bigint() - t0) / 1e3 / nSeeds);
   }
   if (sink < 0) throw new Error('unreachable');

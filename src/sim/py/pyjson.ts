@@ -129,14 +129,14 @@ function pad(indent: number, level: number): string {
 }
 
 /**
- * Frozen output values whose rendered text is memoised (see `memoRendered`): the text of the last (level, indent,
+ * Frozen output values whose rendered text is memoised (see `memoRendered`): the bytes of the last (level, indent,
  * mode) it was printed at. A frozen value cannot change, so its text never goes stale.
  */
 interface Rendered {
   level: number;
   indent: number | null;
   mode: Mode;
-  text: string | null;
+  bytes: Uint8Array | null;
 }
 const rendered = new WeakMap<object, Rendered>();
 
@@ -146,7 +146,7 @@ const rendered = new WeakMap<object, Rendered>();
  */
 export function memoRendered<T extends Out>(v: T): T {
   deepFreeze(v);
-  if (v !== null && typeof v === 'object' && !rendered.has(v)) rendered.set(v, { level: -1, indent: null, mode: Mode.Plain, text: null });
+  if (v !== null && typeof v === 'object' && !rendered.has(v)) rendered.set(v, { level: -1, indent: null, mode: Mode.Plain, bytes: null });
   return v;
 }
 
@@ -157,69 +157,122 @@ function deepFreeze(v: Out): void {
   Object.freeze(v);
 }
 
-/** The output being written (one pass, appended to; `pyJsonDumps` is not re-entered from inside a write). */
-let buf = '';
+/**
+ * The output being written, as bytes: every piece is ASCII (ensure_ascii escapes the rest), so one byte per
+ * character. Writing bytes instead of concatenating strings builds no rope (the text of a `market browse` was a tree
+ * of thousands of small strings that every reader then had to flatten) and lets memoised values be copied as bytes.
+ * One pass; `pyJsonDumps` is not re-entered from inside a write.
+ */
+let out: Buffer = Buffer.allocUnsafe(1 << 16);
+let pos = 0;
+/** Largest output buffer kept between calls (a larger one, for a rare huge output, is dropped after it). */
+const KEEP_BYTES = 1 << 22;
+
+function reserve(n: number): void {
+  if (pos + n <= out.length) return;
+  let cap = out.length * 2;
+  while (cap < pos + n) cap *= 2;
+  const next = Buffer.allocUnsafe(cap);
+  out.copy(next, 0, 0, pos);
+  out = next;
+}
+
+/** Append an ASCII string. */
+function put(s: string): void {
+  const n = s.length;
+  reserve(n);
+  if (n <= 24) {
+    const o = out;
+    for (let k = 0; k < n; k++) o[pos + k] = s.charCodeAt(k);
+  } else out.write(s, pos, n, 'latin1');
+  pos += n;
+}
+
+/** Append `"s"`, escaped as Python's ensure_ascii does. */
+function putString(s: string): void {
+  const n = s.length;
+  reserve(n + 2);
+  const o = out;
+  let p = pos;
+  o[p++] = 0x22;
+  for (let k = 0; k < n; k++) {
+    const c = s.charCodeAt(k);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
+      // Rare: escape the whole string through the string path (pos is still before the opening quote).
+      put(encodeString(s));
+      return;
+    }
+    o[p++] = c;
+  }
+  o[p++] = 0x22;
+  pos = p;
+}
 
 function write(x: Out, level: number, mode: Mode, indent: number | null): void {
   if (x === null) {
-    buf += 'null';
+    put('null');
     return;
   }
   switch (typeof x) {
     case 'boolean':
-      buf += x ? 'true' : 'false';
+      put(x ? 'true' : 'false');
       return;
     case 'number':
-      buf += mode === Mode.Float ? floatText(x) : intText(x);
+      put(mode === Mode.Float ? floatText(x) : intText(x));
       return;
     case 'string':
-      buf += plainAscii(x) ? '"' + x + '"' : encodeString(x);
+      putString(x);
       return;
   }
   if (x instanceof PyFloat) {
-    buf += floatText(x.value);
+    put(floatText(x.value));
     return;
   }
   if (Array.isArray(x)) {
     const n = x.length;
     if (n === 0) {
-      buf += '[]';
+      put('[]');
       return;
     }
     if (indent === null) {
-      buf += '[';
+      put('[');
       write(x[0] as Out, level + 1, Mode.Plain, null);
       for (let i = 1; i < n; i++) {
-        buf += ', ';
+        put(', ');
         write(x[i] as Out, level + 1, Mode.Plain, null);
       }
-      buf += ']';
+      put(']');
       return;
     }
     const p = pad(indent, level + 1);
-    buf += '[' + p;
+    put('[');
+    put(p);
     write(x[0] as Out, level + 1, Mode.Plain, indent);
     for (let i = 1; i < n; i++) {
-      buf += ',' + p;
+      put(',');
+      put(p);
       write(x[i] as Out, level + 1, Mode.Plain, indent);
     }
-    buf += pad(indent, level) + ']';
+    put(pad(indent, level));
+    put(']');
     return;
   }
   const memo = rendered.get(x);
   if (memo !== undefined) {
-    if (memo.text !== null && memo.level === level && memo.indent === indent && memo.mode === mode) {
-      buf += memo.text;
+    const b = memo.bytes;
+    if (b !== null && memo.level === level && memo.indent === indent && memo.mode === mode) {
+      reserve(b.length);
+      out.set(b, pos);
+      pos += b.length;
       return;
     }
-    const outer = buf;
-    buf = '';
+    const start = pos;
     writeObject(x, level, mode, indent);
     memo.level = level;
     memo.indent = indent;
     memo.mode = mode;
-    memo.text = buf;
-    buf = outer + buf;
+    // A copy (Buffer#slice would be a view of the shared output buffer).
+    memo.bytes = new Uint8Array(out.subarray(start, pos));
     return;
   }
   writeObject(x, level, mode, indent);
@@ -227,28 +280,39 @@ function write(x: Out, level: number, mode: Mode, indent: number | null): void {
 
 function writeObject(obj: { [k: string]: Out }, level: number, mode: Mode, indent: number | null): void {
   let first = true;
-  const p = indent === null ? ', ' : ',' + pad(indent, level + 1);
+  const p = indent === null ? null : pad(indent, level + 1);
   for (const k in obj) {
     const info = keyInfo(k);
     if (first) {
-      buf += indent === null ? '{' : '{' + pad(indent, level + 1);
+      put('{');
+      if (p !== null) put(p);
       first = false;
-    } else buf += p;
-    buf += info.text;
+    } else if (p === null) put(', ');
+    else {
+      put(',');
+      put(p);
+    }
+    put(info.text);
     write(obj[k] as Out, level + 1, mode === Mode.FloatMap ? Mode.Float : info.mode, indent);
   }
-  if (first) buf += '{}';
-  else buf += indent === null ? '}' : pad(indent, level) + '}';
+  if (first) put('{}');
+  else if (indent === null) put('}');
+  else {
+    put(pad(indent, level));
+    put('}');
+  }
 }
 
 /** Python `json.dumps(v, indent=indent)` (ensure_ascii=True); `indent` null gives the compact `", "`/`": "` form. */
 export function pyJsonDumps(v: Out, indent: number | null = 2): string {
-  buf = '';
+  pos = 0;
   try {
     write(v, 0, Mode.Plain, indent);
-    return buf;
+    // One flat one-byte string (latin1 of ASCII bytes is the same text).
+    return out.toString('latin1', 0, pos);
   } finally {
-    buf = '';
+    pos = 0;
+    if (out.length > KEEP_BYTES) out = Buffer.allocUnsafe(1 << 16);
   }
 }
 
