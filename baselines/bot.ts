@@ -5,7 +5,7 @@
  * averages (junior 2.0, mid 3.5, senior 5.0 units/h, summed over all employees, one task at a time).
  */
 import { employees, episodeOver, fields, marketTasks, num, rec, type MarketTask } from './obs.js';
-import type { CompanyStatusResult, Policy, PolicyObservation, TaskListResult } from '../src/index.js';
+import type { CompanyStatusResult, Policy, PolicyObservation, TaskListResult } from '../src/core.js';
 
 /** bot_runner's `_TIER_AVG_RATE`. */
 export const TIER_AVG_RATE: Readonly<Record<string, number>> = { junior: 2.0, mid: 3.5, senior: 5.0 };

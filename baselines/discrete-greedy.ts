@@ -5,7 +5,7 @@
  * slot 0); with nothing to do it sends the fallback `resume`. Its commands are the state-changing commands of
  * the golden `greedy` trajectories, in the same order.
  */
-import type { DiscreteSpec } from '../src/index.js';
+import type { DiscreteSpec } from '../src/core.js';
 
 /** Index lookups of a spec, built once per spec. */
 export class DiscreteGreedy {

@@ -2,7 +2,7 @@
  * Quick evaluation of a baseline: `node dist/baselines/eval.js POLICY [SEEDS] [PRESET] [KNOBS_JSON]`
  * prints final funds per seed and mean / median / worst. Used to tune the expert.
  */
-import { Env, loadPreset, runEpisode } from '../src/index.js';
+import { Env, loadPreset, runEpisode } from '../src/core.js';
 import { ExpertPolicy, type ExpertKnobs } from './expert.js';
 import { makePolicy } from './index.js';
 

@@ -30,7 +30,7 @@ import type {
   TaskCompletedWakeEvent,
   TaskInspectResult,
   TaskRequirementRow,
-} from '../src/index.js';
+} from '../src/core.js';
 
 /** Game rules the expert relies on (the default preset's documented values). */
 export interface ExpertRules {

@@ -4,7 +4,7 @@
  * assign every employee, dispatch; then `sim resume` until bankruptcy or the horizon.
  */
 import { arr, employees, episodeOver, fields, num, str } from './obs.js';
-import type { MarketBrowseResult, MarketTaskRow, Policy, PolicyObservation, TaskListResult } from '../src/index.js';
+import type { MarketBrowseResult, MarketTaskRow, Policy, PolicyObservation, TaskListResult } from '../src/core.js';
 
 /** Greedy: one task at a time, all employees, highest listed reward first. */
 export class GreedyPolicy implements Policy {

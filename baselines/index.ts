@@ -3,7 +3,7 @@
  */
 import { ExpertPolicy } from './expert.js';
 import { GreedyPolicy } from './greedy.js';
-import type { Policy } from '../src/index.js';
+import type { Policy } from '../src/core.js';
 import { PrestigePolicy } from './prestige.js';
 import { RandomPolicy } from './random.js';
 import { ThroughputPolicy } from './throughput.js';

@@ -5,7 +5,7 @@
  * the field names are those of the commands' result types (`fields<T>`), so a misspelt or renamed field does not
  * compile.
  */
-import type { EmployeeListResult, EmployeeRow, MarketBrowseResult, MarketRequirementRow, MarketTaskRow, SimResumeResult } from '../src/index.js';
+import type { EmployeeListResult, EmployeeRow, MarketBrowseResult, MarketRequirementRow, MarketTaskRow, SimResumeResult } from '../src/core.js';
 
 /** A JSON object, or null when `x` is not one. */
 export function rec(x: unknown): Record<string, unknown> | null {

@@ -2,7 +2,7 @@
  * bot_runner's `random` strategy: a uniformly random browsable task, drawn from the project's seeded
  * stream `bot_random_select:{turn}` of the episode seed (one task at a time, every employee).
  */
-import { stream } from '../src/index.js';
+import { stream } from '../src/core.js';
 import { MarketBot, type Candidate, type PickContext } from './bot.js';
 
 /** Random: seeded choice among the browsable market. */

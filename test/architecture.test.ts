@@ -12,6 +12,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SIM = 'src/sim/';
 const FACADE = 'src/sim/index.ts';
 const PUBLIC = 'src/index.ts';
+/** The in-process public entry (no network, no Arrow): what the baselines and worker threads load. */
+const CORE = 'src/core.ts';
 
 /** The layers of the simulation, lowest first: a file may import its own layer and those below it. */
 const SIM_LAYERS = ['py', 'config', 'model', 'commands', '(root)'] as const;
@@ -60,9 +62,9 @@ const RULES: readonly Rule[] = [
     allowed: (t) => !t.startsWith(SIM) || t === FACADE,
   },
   {
-    name: 'baselines/ import only the public entry src/index.ts',
+    name: 'baselines/ import only the in-process public entry src/core.ts',
     applies: (f) => f.startsWith('baselines/'),
-    allowed: (t) => t.startsWith('baselines/') || t === PUBLIC,
+    allowed: (t) => t.startsWith('baselines/') || t === CORE,
   },
   {
     name: 'only the CLI composition root (src/cli) imports baselines/',
@@ -94,7 +96,7 @@ describe('the rule checks catch violations', () => {
       'src/sim/model/engine.ts': ['src/config/load.ts', 'src/sim/commands/spec.ts', 'src/sim/py/pyfloat.ts'],
       'src/sim/py/pyjson.ts': ['src/sim/model/engine.ts'],
       'src/env/env.ts': ['src/sim/simulation.ts', 'src/sim/index.ts', 'baselines/index.ts', 'src/server/server.ts'],
-      'baselines/greedy.ts': ['src/env/policy.ts', 'src/index.ts', 'baselines/bot.ts'],
+      'baselines/greedy.ts': ['src/env/policy.ts', 'src/index.ts', 'src/core.ts', 'baselines/bot.ts'],
       'bench/core.ts': ['src/sim/model/world-cache.ts'],
       'src/cli/run.ts': ['baselines/index.ts', 'src/sim/index.ts'],
     });
@@ -111,6 +113,7 @@ describe('the rule checks catch violations', () => {
         'src/env/env.ts -> src/server/server.ts',
         'baselines/greedy.ts -> src/env/policy.ts',
         'baselines/greedy.ts -> src/env/policy.ts',
+        'baselines/greedy.ts -> src/index.ts',
         'bench/core.ts -> src/sim/model/world-cache.ts',
       ].sort(),
     );
@@ -136,5 +139,20 @@ describe('the source tree keeps its layers', () => {
 
   it('breaks no layering rule', () => {
     expect(violations(graph, RULES)).toEqual([]);
+  });
+
+  it('the in-process entry src/core.ts reaches no network, protocol or export module (transitively), and src/index.ts re-exports it', () => {
+    const seen = new Set<string>();
+    const todo = [CORE];
+    while (todo.length > 0) {
+      const f = todo.pop() as string;
+      if (seen.has(f)) continue;
+      seen.add(f);
+      todo.push(...(graph.get(f) ?? []));
+    }
+    const heavy = [...seen].filter((f) => ['src/server/', 'src/client/', 'src/protocol/', 'src/export/', 'src/cli/'].some((p) => f.startsWith(p)) || f === PUBLIC);
+    expect(heavy).toEqual([]);
+    expect(seen.size).toBeGreaterThan(20);
+    expect(graph.get(PUBLIC)).toContain(CORE);
   });
 });

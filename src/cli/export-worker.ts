@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { makePolicy } from '../../baselines/index.js';
 import { loadPreset } from '../config/load.js';
-import { stepBuilder, transferList } from '../export/arrow.js';
+import { stepBuilder, transferList } from '../export/table-builder.js';
 import { playJob, type JobRequest, type JobResult, type WorkerConfig } from '../export/jobs.js';
 
 const cfgIn = workerData as WorkerConfig;

@@ -3,10 +3,10 @@
  */
 import type { Policy } from '../env/policy.js';
 import type { ExperimentConfig } from '../sim/index.js';
-import type { TableBuffers, TableBuilder } from './arrow.js';
+import type { TableBuffers, TableBuilder } from './table-builder.js';
 import { rollout } from './rollout.js';
 import { toRolloutJson } from './rollout-json.js';
-import type { EpisodeRow, StepRow } from './schema.js';
+import type { EpisodeRow, StepRow } from './columns.js';
 
 /** Settings shared by every job of a run. */
 export interface WorkerConfig {

@@ -6,8 +6,8 @@ import type { Policy } from '../env/policy.js';
 import { type EpisodeHooks, runEpisode } from '../env/episode.js';
 import { type ExperimentConfig, outcome, type Simulation } from '../sim/index.js';
 import { Env, type Status } from '../env/env.js';
-import type { TableBuilder } from './arrow.js';
-import { daysBetween, isoToMicros, type EpisodeRow, type Outcome, type StepRow } from './schema.js';
+import type { TableBuilder } from './table-builder.js';
+import { daysBetween, isoToMicros, type EpisodeRow, type Outcome, type StepRow } from './columns.js';
 
 /** Adversarial clients as the harness defines them (the policy never sees loyalty). */
 export const ADVERSARIAL_LOYALTY = -0.3;

@@ -98,5 +98,8 @@ describe('npm pack', () => {
     // The library entry point resolves from the installed package.
     const lib = run(process.execPath, ['--input-type=module', '-e', "import { Env } from 'ycgym'; const e = new Env(); const r = e.reset({ seed: 1 }); console.log(typeof r.observation.status.funds_cents);"], app);
     expect(lib.trim()).toBe('number');
+    // The in-process entry `ycgym/core` resolves too, and holds the env without the network client.
+    const core = run(process.execPath, ['--input-type=module', '-e', "import * as c from 'ycgym/core'; const r = new c.Env().reset({ seed: 1 }); console.log(typeof r.observation.status.funds_cents, typeof c.runEpisode, 'Client' in c);"], app);
+    expect(core.trim()).toBe('number function false');
   });
 });
