@@ -216,10 +216,73 @@ describe('seeding (init_genrand + init_by_array)', () => {
       return mt;
     };
     fc.assert(
-      fc.property(fc.array(fc.nat({ max: 0xffffffff }), { minLength: 1, maxLength: 700 }), (key) => {
+      // one- and two-word keys (every stream) take their own seeding loop: half the runs
+      fc.property(fc.oneof(fc.array(fc.nat({ max: 0xffffffff }), { minLength: 1, maxLength: 2 }), fc.array(fc.nat({ max: 0xffffffff }), { minLength: 1, maxLength: 700 })), (key) => {
         expect([...mtStateFromKey(key)]).toEqual(reference(key));
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('a fresh generator\'s lazy first-block twist draws and snapshots like an eager one (random keys, draw counts)', () => {
+    const temper = (v: number): number => {
+      let y = v;
+      y ^= y >>> 11;
+      y ^= (y << 7) & 0x9d2c5680;
+      y ^= (y << 15) & 0xefc60000;
+      y ^= y >>> 18;
+      return y >>> 0;
+    };
+    /** CPython's genrand_uint32: whole-block twist when the block is used up (state from mtStateFromKey, index 0). */
+    const eager = (key: readonly number[]) => {
+      const mt = [...mtStateFromKey(key)];
+      let idx = 0;
+      return () => {
+        if (idx >= 624) {
+          for (let kk = 0; kk < 624; kk++) {
+            const y = (((mt[kk] as number) & 0x80000000) | ((mt[(kk + 1) % 624] as number) & 0x7fffffff)) >>> 0;
+            mt[kk] = ((mt[(kk + 397) % 624] as number) ^ (y >>> 1) ^ (y & 1 ? 0x9908b0df : 0)) >>> 0;
+          }
+          idx = 0;
+        }
+        return temper(mt[idx++] as number);
+      };
+    };
+    fc.assert(
+      fc.property(
+        fc.array(fc.nat({ max: 0xffffffff }), { minLength: 1, maxLength: 4 }),
+        fc.oneof(fc.nat({ max: 8 }), fc.nat({ max: 1400 })),
+        fc.nat({ max: 700 }),
+        (key, skip, take) => {
+          const want = eager(key);
+          const r = new PyRandom({ seedKey: key });
+          for (let i = 0; i < skip; i++) expect(r.nextUint32()).toBe(want());
+          const copy = PyRandom.fromState(r.getState());
+          for (let i = 0; i < take; i++) {
+            const w = want();
+            expect(r.nextUint32()).toBe(w);
+            expect(copy.nextUint32()).toBe(w);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('{ seedKey } seeds like the integer it spells, and stream() like PyRandom(streamSeed())', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 96n }), (n) => {
+        const a = new PyRandom(n);
+        const b = new PyRandom({ seedKey: seedKey(n) });
+        expectSeq(draw(5, () => b.random()), draw(5, () => a.random()), `${n}`);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.oneof(fc.nat(), fc.integer(), fc.double({ noNaN: true }), fc.string()), fc.string({ maxLength: 70 }), (runSeed, key) => {
+        const a = new PyRandom(streamSeed(runSeed, key));
+        const b = stream(runSeed, key);
+        expectSeq(draw(3, () => b.random()), draw(3, () => a.random()), `${runSeed}:${key}`);
+      }),
     );
   });
 

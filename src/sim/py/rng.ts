@@ -13,6 +13,7 @@
  */
 
 import { createHash } from 'node:crypto';
+import { sha256Utf8Words } from './sha256.js';
 import { pyCos, pyExp, pyLog, pyPow, pySin, pySqrt } from './pymath.js';
 import { pyRepr } from './pyfloat.js';
 
@@ -84,17 +85,46 @@ const INIT_GENRAND: Int32Array = (() => {
 
 /** CPython `init_by_array(init_genrand(19650218), key)` followed by one full MT twist: the 624 words of the first output block. */
 export function mtStateFromKey(key: readonly number[]): Uint32Array {
-  return new Uint32Array(fillMtState(key, new Int32Array(N)).buffer);
+  const mt = seedMtState(key, new Int32Array(N));
+  twistBlock(mt);
+  return new Uint32Array(mt.buffer);
 }
 
 /**
- * {@link mtStateFromKey} into `mt` (Int32Array keeps words small integers for V8; bit patterns are identical). The
- * word just written is carried in a local (`prev`) instead of being read back, and the twist's conditional XOR is
- * branch-free: the seeding of ~200 streams per generated world is the largest cost of a fresh world.
+ * CPython `init_by_array(init_genrand(19650218), key)` into `mt` (Int32Array keeps words small integers for V8; bit
+ * patterns are identical): the state CPython twists on its first draw. The word just written is carried in a local
+ * (`prev`) instead of being read back: the seeding of ~200 streams per generated world is the largest cost of a fresh
+ * world. The twist is left to the generator (lazily, one word per draw; see {@link Mt19937}).
  */
-function fillMtState(key: readonly number[], mt: Int32Array): Int32Array {
+function seedMtState(key: readonly number[], mt: Int32Array): Int32Array {
+  const klen = key.length;
+  if (klen > 2) return seedMtStateLong(key, mt);
+  // Keys of one or two words (every seed below 2^64, every stream): init_by_array's first loop is N steps, i = 1..N-1
+  // reading init_genrand's words, then one more at i = 1 after the wrap. `key[j] + j` is added as one int32
+  // (addition mod 2^32 is associative): a0 at odd i (j = 0), a1 at even i and at the wrap step (j = 1 when klen = 2).
+  const a0 = (key[0] as number) | 0;
+  const a1 = klen === 2 ? ((key[1] as number) + 1) | 0 : a0;
+  const init = INIT_GENRAND;
+  let prev = init[0] as number;
+  for (let i = 1; i < N; i++) {
+    prev = (((init[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1664525)) + (i & 1 ? a0 : a1)) | 0;
+    mt[i] = prev;
+  }
+  prev = (((mt[1] as number) ^ Math.imul(prev ^ (prev >>> 30), 1664525)) + a1) | 0;
+  mt[1] = prev;
+  // Second loop: N - 1 steps from i = 2, the last one at i = 1 after the wrap.
+  for (let i = 2; i < N; i++) {
+    prev = (((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1566083941)) - i) | 0;
+    mt[i] = prev;
+  }
+  mt[1] = (((mt[1] as number) ^ Math.imul(prev ^ (prev >>> 30), 1566083941)) - 1) | 0;
+  mt[0] = UPPER_MASK;
+  return mt;
+}
+
+/** {@link seedMtState} for keys of any length (CPython's loops as written). */
+function seedMtStateLong(key: readonly number[], mt: Int32Array): Int32Array {
   mt.set(INIT_GENRAND);
-  // init_by_array
   const klen = key.length;
   let i = 1;
   let j = 0;
@@ -122,7 +152,11 @@ function fillMtState(key: readonly number[], mt: Int32Array): Int32Array {
     }
   }
   mt[0] = UPPER_MASK;
-  // CPython leaves index = N, so its first genrand_uint32() twists the whole block: do it now.
+  return mt;
+}
+
+/** CPython's whole-block twist (genrand_uint32 at index N), in place; the conditional XOR is branch-free. */
+function twistBlock(mt: Int32Array): void {
   let kk = 0;
   let y: number;
   let cur = mt[0] as number;
@@ -140,21 +174,53 @@ function fillMtState(key: readonly number[], mt: Int32Array): Int32Array {
   }
   y = ((mt[N - 1] as number) & UPPER_MASK) | ((mt[0] as number) & LOWER_MASK);
   mt[N - 1] = (mt[M - 1] as number) ^ (y >>> 1) ^ (-(y & 1) & MATRIX_A);
-  return mt;
+}
+
+/**
+ * Word `i` of CPython's block twist, in place, given that words `0..i-1` are already twisted and words `i..N-1` are
+ * not (the order {@link twistBlock} goes in): returns the new word.
+ */
+function twistWordInOrder(mt: Int32Array, i: number): number {
+  let y: number;
+  let w: number;
+  if (i < N - M) {
+    y = ((mt[i] as number) & UPPER_MASK) | ((mt[i + 1] as number) & LOWER_MASK);
+    w = (mt[i + M] as number) ^ (y >>> 1) ^ (-(y & 1) & MATRIX_A);
+  } else if (i < N - 1) {
+    y = ((mt[i] as number) & UPPER_MASK) | ((mt[i + 1] as number) & LOWER_MASK);
+    w = (mt[i + M - N] as number) ^ (y >>> 1) ^ (-(y & 1) & MATRIX_A);
+  } else {
+    y = ((mt[N - 1] as number) & UPPER_MASK) | ((mt[0] as number) & LOWER_MASK);
+    w = (mt[M - 1] as number) ^ (y >>> 1) ^ (-(y & 1) & MATRIX_A);
+  }
+  mt[i] = w;
+  return w;
+}
+
+/** The text `f"{runSeed}:{key}"` the reference hashes (ints in decimal, floats as repr). */
+function streamText(runSeed: number | bigint | string, key: string): string {
+  let s: string;
+  if (typeof runSeed === 'number') {
+    // String() of a safe integer is its plain decimal digits (and "0" for -0, like int(-0.0))
+    if (Number.isSafeInteger(runSeed)) s = String(runSeed);
+    else s = Number.isInteger(runSeed) ? BigInt(runSeed).toString() : pyRepr(runSeed);
+  } else s = runSeed.toString();
+  return `${s}:${key}`;
 }
 
 /** `int.from_bytes(sha256(f"{runSeed}:{key}".encode()).digest()[:8], "big")` */
 export function streamSeed(runSeed: number | bigint | string, key: string): bigint {
-  let s: string;
-  if (typeof runSeed === 'number') s = Number.isInteger(runSeed) ? BigInt(runSeed).toString() : pyRepr(runSeed);
-  else s = runSeed.toString();
-  const digest = createHash('sha256').update(`${s}:${key}`, 'utf8').digest();
-  return digest.readBigUInt64BE(0);
+  const h = sha256Utf8Words(streamText(runSeed, key));
+  return (BigInt((h[0] as number) >>> 0) << 32n) | BigInt((h[1] as number) >>> 0);
 }
 
-/** `random.Random(streamSeed(runSeed, key))` */
+/** `random.Random(streamSeed(runSeed, key))`, seeded from the digest's words without a bigint round trip. */
 export function stream(runSeed: number | bigint | string, key: string): PyRandom {
-  return new PyRandom(streamSeed(runSeed, key));
+  const h = sha256Utf8Words(streamText(runSeed, key));
+  const hi = (h[0] as number) >>> 0;
+  const lo = (h[1] as number) >>> 0;
+  // seedKey of the 64-bit seed: least significant word first, no leading zero word ([0] for 0)
+  return new PyRandom({ seedKey: hi !== 0 ? [lo, hi] : [lo] });
 }
 
 /** Number of bits of a non-negative integer n <= 2^53 (Python's int.bit_length()). */
@@ -174,40 +240,73 @@ function bisectRight(a: readonly number[], x: number, lo: number, hi: number): n
 }
 
 /**
+ * Twist slot `i` of a pure-rand layout into its value of the next block: slots `i..N-1` hold the current block, slots
+ * `0..i-1` the next one.
+ */
+function advanceSlot(mt: Int32Array, i: number): void {
+  let z: number;
+  if (i < N - M) {
+    z = ((mt[i] as number) & UPPER_MASK) | ((mt[i + 1] as number) & LOWER_MASK);
+    mt[i] = (mt[i + M] as number) ^ (z >>> 1) ^ (-(z & 1) & MATRIX_A);
+  } else if (i < N - 1) {
+    z = ((mt[i] as number) & UPPER_MASK) | ((mt[i + 1] as number) & LOWER_MASK);
+    mt[i] = (mt[i + M - N] as number) ^ (z >>> 1) ^ (-(z & 1) & MATRIX_A);
+  } else {
+    z = ((mt[N - 1] as number) & UPPER_MASK) | ((mt[0] as number) & LOWER_MASK);
+    mt[N - 1] = (mt[M - 1] as number) ^ (z >>> 1) ^ (-(z & 1) & MATRIX_A);
+  }
+}
+
+/**
  * MT19937 with a lazy twist: `next()` tempers word `index`, then twists that slot into its value of the next block
  * (so the state is always "the words still to output, then the next block's words already twisted"). This is
  * pure-rand's mersenne layout, kept so snapshots stay the same; the words live in an Int32Array (signed, same bits).
+ *
+ * A freshly seeded generator (`fresh`) is lazier still: its words are CPython's seeded state, not yet twisted, and
+ * each draw twists just the word it outputs (CPython's in-order block twist, one word at a time), so a stream that
+ * draws a handful of words never pays for the other ~620. At the end of that first block, or when a snapshot is
+ * taken ({@link settle}), it switches to the layout above; the output sequence is the same either way.
  */
 class Mt19937 {
   constructor(
     readonly words: Int32Array,
     public index: number,
+    /** Words `index..N-1` are the seeded state, words `0..index-1` the first block's (already output). */
+    public fresh: boolean,
   ) {}
 
   /** Next tempered 32-bit output as a signed int32 (callers take `>>> 0` or `>>> k`). */
   next(): number {
     const mt = this.words;
     const i = this.index;
-    let y = mt[i] as number;
+    let y: number;
+    if (this.fresh) {
+      y = twistWordInOrder(mt, i);
+      if (i === N - 1) {
+        // the first block is out: twist the second, and go on in the pure-rand layout at index 0
+        twistBlock(mt);
+        this.fresh = false;
+        this.index = 0;
+      } else this.index = i + 1;
+    } else {
+      y = mt[i] as number;
+      advanceSlot(mt, i);
+      this.index = i === N - 1 ? 0 : i + 1;
+    }
     y ^= y >>> 11;
     y ^= (y << 7) & 0x9d2c5680;
     y ^= (y << 15) & 0xefc60000;
     y ^= y >>> 18;
-    let z: number;
-    if (i < N - M) {
-      z = ((mt[i] as number) & UPPER_MASK) | ((mt[i + 1] as number) & LOWER_MASK);
-      mt[i] = (mt[i + M] as number) ^ (z >>> 1) ^ (-(z & 1) & MATRIX_A);
-      this.index = i + 1;
-    } else if (i < N - 1) {
-      z = ((mt[i] as number) & UPPER_MASK) | ((mt[i + 1] as number) & LOWER_MASK);
-      mt[i] = (mt[i + M - N] as number) ^ (z >>> 1) ^ (-(z & 1) & MATRIX_A);
-      this.index = i + 1;
-    } else {
-      z = ((mt[N - 1] as number) & UPPER_MASK) | ((mt[0] as number) & LOWER_MASK);
-      mt[N - 1] = (mt[M - 1] as number) ^ (z >>> 1) ^ (-(z & 1) & MATRIX_A);
-      this.index = 0;
-    }
     return y;
+  }
+
+  /** Switch a fresh generator to the pure-rand layout (same output from here on): finish the block, advance slots 0..index-1. */
+  settle(): void {
+    if (!this.fresh) return;
+    const mt = this.words;
+    for (let k = this.index; k < N; k++) twistWordInOrder(mt, k);
+    for (let k = 0; k < this.index; k++) advanceSlot(mt, k);
+    this.fresh = false;
   }
 }
 
@@ -217,10 +316,13 @@ export class PyRandom {
   /** CPython's `gauss_next` cache (second Box-Muller deviate). */
   gaussNext: number | null = null;
 
-  /** `random.Random(seed)` for an int (any size, sign ignored like CPython) or str (version 2) seed. */
-  constructor(seed: number | bigint | string) {
-    // Seeding leaves the first block twisted, so the lazy twist starts at index 0.
-    this.gen = new Mt19937(fillMtState(seedKey(seed), new Int32Array(N)), 0);
+  /**
+   * `random.Random(seed)` for an int (any size, sign ignored like CPython) or str (version 2) seed, or an int given
+   * by its {@link seedKey} words (`{ seedKey }`: 32-bit words, least significant first, no leading zero word).
+   */
+  constructor(seed: number | bigint | string | { readonly seedKey: readonly number[] }) {
+    const key = typeof seed === 'object' ? seed.seedKey : seedKey(seed);
+    this.gen = new Mt19937(seedMtState(key, new Int32Array(N)), 0, true);
   }
 
   /** Next raw 32-bit output (`genrand_uint32`), as an unsigned integer. */
@@ -511,6 +613,7 @@ export class PyRandom {
 
   /** JSON-safe snapshot of the full generator state (restore with {@link setState} or {@link PyRandom.fromState}). */
   getState(): PyRandomState {
+    this.gen.settle();
     const words = this.gen.words;
     const mt = new Array<number>(N + 1);
     mt[0] = this.gen.index;
@@ -525,7 +628,7 @@ export class PyRandom {
     if (!(Number.isInteger(index) && index >= 0 && index < N)) throw new Error('PyRandom.setState: bad state index');
     const words = new Int32Array(N);
     for (let i = 0; i < N; i++) words[i] = state.mt[i + 1] as number;
-    this.gen = new Mt19937(words, index);
+    this.gen = new Mt19937(words, index, false);
     this.gaussNext = state.gaussNext;
   }
 
