@@ -19,9 +19,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ErrorObject, SchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { parse as parseToml } from 'smol-toml';
+import { validate as validatePreset } from './preset-validator.generated.js';
 import { deriveWorld, DIST_FIELDS, type DistType, type ExperimentConfig, formatFixedPy, salaryShareTotal, type WorldConfig, type WorldInput } from '../sim/index.js';
 
 /** A preset that could not be read, merged or validated; `issues` lists every problem found. */
@@ -174,7 +174,6 @@ export function configFromRaw(raw: unknown, sourceLabel: string): ExperimentConf
 
 const builtinRawCache = new Map<string, Table>();
 const builtinConfigCache = new Map<string, ExperimentConfig>();
-let validator: ValidateFunction<ValidatedRaw> | undefined;
 
 /** Python's `Path(p).suffix == ".toml" or os.sep in p or "/" in p`. */
 function isFilePath(nameOrPath: string): boolean {
@@ -265,21 +264,12 @@ function isTable(v: unknown): v is Table {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
 }
 
-/** Compile (once) the preset schema with defaults, strict numbers and the discriminator extension. */
+/**
+ * The preset schema's validator (defaults filled in, strict numbers, discriminated unions): ajv's standalone code,
+ * generated ahead of time from schema/preset.schema.json by scripts/gen/validators.ts (no schema compile at start).
+ */
 function presetValidator(): ValidateFunction<ValidatedRaw> {
-  if (validator !== undefined) return validator;
-  const schema: unknown = JSON.parse(readFileSync(schemaPath(), 'utf8'));
-  if (!isTable(schema)) throw new Error(`${schemaPath()}: not a JSON object`);
-  const ajv = new Ajv2020({
-    allErrors: true,
-    useDefaults: true,
-    discriminator: true,
-    strict: true,
-    strictNumbers: true,
-    allowUnionTypes: true,
-  });
-  validator = ajv.compile<ValidatedRaw>(schema as SchemaObject);
-  return validator;
+  return validatePreset as unknown as ValidateFunction<ValidatedRaw>;
 }
 
 /** Escape one JSON-pointer segment. */
