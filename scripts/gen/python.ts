@@ -3,7 +3,7 @@
  * twice: `bindings/python/src/ycgym/_protocol.py` (the op table, error codes and limits of src/protocol, and
  * a TypedDict per object of schema/protocol.schema.json) and `bindings/python/src/ycgym/_arrow_schema.py`
  * (the trajectory tables' columns of src/export/schema.ts), and the tables of docs/protocol.md between its
- * generated markers (ops, error codes, limits), and the ahead-of-time preset validator (./validators.ts). The files are committed; test/unit/generated.test.ts
+ * generated markers (ops, error codes, limits), and the ahead-of-time preset and request validators (./validators.ts). The files are committed; test/unit/generated.test.ts
  * regenerates them in memory and fails when they differ.
  *
  *   npm run gen            write the files (builds first)
@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../src/config/load.js';
 import { EPISODE_COLUMNS, SCHEMA_VERSION, STEP_COLUMNS, type ColumnDef } from '../../src/export/schema.js';
 import * as limits from '../../src/protocol/limits.js';
-import { PRESET_VALIDATOR_PATH, renderPresetValidator } from './validators.js';
+import { PRESET_VALIDATOR_PATH, renderPresetValidator, renderRequestValidators, REQUEST_VALIDATORS_PATH } from './validators.js';
 import { ERROR_CODES, ERROR_MEANINGS, OP_TABLE, OPS, PROTOCOL_VERSION, protocolSchemaPath } from '../../src/protocol/protocol.js';
 
 type Schema = Record<string, unknown>;
@@ -267,6 +267,7 @@ export function generatedFiles(): GeneratedFile[] {
     { path: 'bindings/python/src/ycgym/_arrow_schema.py', text: renderArrowSchemaPy() },
     { path: 'docs/protocol.md', text: renderProtocolDoc(readFileSync(join(packageRoot(), 'docs', 'protocol.md'), 'utf8')) },
     { path: PRESET_VALIDATOR_PATH, text: renderPresetValidator() },
+    { path: REQUEST_VALIDATORS_PATH, text: renderRequestValidators() },
   ];
 }
 

@@ -10,6 +10,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { packageRoot } from '../config/load.js';
 import { MAX_REQUEST_ID_CHARS } from './limits.js';
 import { OP_TABLE, OPS, type ErrorBody, type ErrorCode, type Op, type RequestId } from './ops.js';
+import * as generated from './request-validators.generated.js';
 
 export * from './limits.js';
 export * from './ops.js';
@@ -58,44 +59,113 @@ export function protocolSchemaPath(): string {
   return join(packageRoot(), 'schema', 'protocol.schema.json');
 }
 
-/** The compiled validators of every op's request and reply, the error reply and the two snapshot kinds. */
+/** The ajv options of the protocol schema (the generated request validators use the same). */
+export const PROTOCOL_AJV_OPTIONS = { allErrors: false, strict: true, allowUnionTypes: true } as const;
+
+/**
+ * The validators of every op's request and reply, the error reply and the two snapshot kinds. The request validators
+ * are generated ahead of time (scripts/gen/validators.ts -> ./request-validators.generated.ts): a server checks
+ * requests from its first message without compiling the schema. The rest (reply validation is a debugging option;
+ * snapshots come with restores) compile the whole schema once, when one of them is first read (~0.5 s of CPU).
+ */
 export interface Validators {
-  requests: Record<Op, ValidateFunction>;
+  readonly requests: Readonly<Record<Op, ValidateFunction>>;
+  readonly replies: Readonly<Record<Op, ValidateFunction>>;
+  readonly errorReply: ValidateFunction;
+  readonly snapshot: ValidateFunction;
+  readonly turnSnapshot: ValidateFunction;
+  readonly ajv: Ajv2020;
+}
+
+let requestValidators: Record<Op, ValidateFunction> | undefined;
+
+function generatedRequests(): Record<Op, ValidateFunction> {
+  if (requestValidators !== undefined) return requestValidators;
+  const byDef = generated as unknown as Record<string, ValidateFunction | undefined>;
+  const out = {} as Record<Op, ValidateFunction>;
+  for (const op of OPS) {
+    const v = byDef[`${OP_TABLE[op].def}Request`];
+    if (v === undefined) throw new Error(`no generated validator for ${OP_TABLE[op].def}Request: run \`npm run gen\``);
+    out[op] = v;
+  }
+  requestValidators = out;
+  return out;
+}
+
+let schemaJson: { $defs?: Record<string, unknown> } | undefined;
+function parsedSchema(): { $defs?: Record<string, unknown> } {
+  schemaJson ??= JSON.parse(readFileSync(protocolSchemaPath(), 'utf8')) as { $defs?: Record<string, unknown> };
+  return schemaJson;
+}
+
+interface Compiled {
+  ajv: Ajv2020;
   replies: Record<Op, ValidateFunction>;
   errorReply: ValidateFunction;
   snapshot: ValidateFunction;
   turnSnapshot: ValidateFunction;
-  ajv: Ajv2020;
 }
+let compiled: Compiled | undefined;
 
-let validators: Validators | undefined;
-
-/** Compiled validators of schema/protocol.schema.json (compiled once per process). */
-export function getValidators(): Validators {
-  if (validators !== undefined) return validators;
-  const schema: unknown = JSON.parse(readFileSync(protocolSchemaPath(), 'utf8'));
-  const ajv = new Ajv2020({ allErrors: false, strict: true, allowUnionTypes: true });
+/** Compile (once) the whole protocol schema: replies, the error reply, snapshots, any `$defs` entry. */
+function compiledSchema(): Compiled {
+  if (compiled !== undefined) return compiled;
+  const schema = parsedSchema();
+  const ajv = new Ajv2020(PROTOCOL_AJV_OPTIONS);
   ajv.addSchema(schema as object);
   const get = (def: string): ValidateFunction => {
     const v = ajv.getSchema(`${SCHEMA_ID}#/$defs/${def}`);
     if (v === undefined) throw new Error(`protocol schema has no $defs/${def}`);
     return v;
   };
-  const requests = {} as Record<Op, ValidateFunction>;
   const replies = {} as Record<Op, ValidateFunction>;
-  for (const op of OPS) {
-    requests[op] = get(`${OP_TABLE[op].def}Request`);
-    replies[op] = get(`${OP_TABLE[op].def}Reply`);
-  }
-  validators = { requests, replies, errorReply: get('ErrorReply'), snapshot: get('EnvSnapshot'), turnSnapshot: get('TurnSnapshot'), ajv };
-  return validators;
+  for (const op of OPS) replies[op] = get(`${OP_TABLE[op].def}Reply`);
+  compiled = { ajv, replies, errorReply: get('ErrorReply'), snapshot: get('EnvSnapshot'), turnSnapshot: get('TurnSnapshot') };
+  return compiled;
 }
 
-/** A validator for any `$defs` entry of the protocol schema (e.g. `"StepResult"`), for tests and clients. */
+const VALIDATORS: Validators = {
+  get requests() {
+    return generatedRequests();
+  },
+  get replies() {
+    return compiledSchema().replies;
+  },
+  get errorReply() {
+    return compiledSchema().errorReply;
+  },
+  get snapshot() {
+    return compiledSchema().snapshot;
+  },
+  get turnSnapshot() {
+    return compiledSchema().turnSnapshot;
+  },
+  get ajv() {
+    return compiledSchema().ajv;
+  },
+};
+
+/** The protocol's validators (requests generated ahead of time; the others compiled when first read). */
+export function getValidators(): Validators {
+  return VALIDATORS;
+}
+
+/** The request validator of `op` (generated ahead of time: no schema compile). */
+export function requestValidator(op: Op): ValidateFunction {
+  return generatedRequests()[op];
+}
+
+/**
+ * A validator for any `$defs` entry of the protocol schema (e.g. `"StepResult"`), for tests and clients. An unknown
+ * entry throws at once; the schema is compiled when the validator is first called.
+ */
 export function schemaValidator(def: string): (value: unknown) => string | null {
-  const v = getValidators().ajv.getSchema(`${SCHEMA_ID}#/$defs/${def}`);
-  if (v === undefined) throw new Error(`protocol schema has no $defs/${def}`);
-  return (value) => (v(value) ? null : formatErrors(v.errors));
+  if (parsedSchema().$defs?.[def] === undefined) throw new Error(`protocol schema has no $defs/${def}`);
+  let v: ValidateFunction | undefined;
+  return (value) => {
+    v ??= compiledSchema().ajv.getSchema(`${SCHEMA_ID}#/$defs/${def}`) as ValidateFunction;
+    return v(value) ? null : formatErrors(v.errors);
+  };
 }
 
 /** `/path: problem` for the first ajv error. */
