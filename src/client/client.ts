@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Dealer } from 'zeromq';
 import { generateCurveKeyPair } from '../protocol/curve.js';
 import { CLIENT_DEFAULT_MAX_MESSAGE_BYTES, CLIENT_DEFAULT_TIMEOUT_MS } from '../protocol/limits.js';
+import { decodeBinaryArrays, type BinaryBatchResult, type DecodedBinaryBatch } from '../protocol/binary.js';
 import type {
   BatchItem,
   BatchStep,
@@ -164,7 +165,7 @@ export class Client {
     p.reject(err);
   }
 
-  private settle(reply: unknown): void {
+  private settle(reply: unknown, arrayFrames: Buffer[] | null = null): void {
     if (!isRecord(reply) || reply['v'] !== 1 || typeof reply['ok'] !== 'boolean') return;
     const rid = reply['id'];
     let id: number | null = typeof rid === 'number' ? rid : null;
@@ -178,7 +179,16 @@ export class Client {
     this.pending.delete(id);
     if (p.timer !== null) clearTimeout(p.timer);
     if (reply['ok'] === true) {
-      p.resolve(reply['result']);
+      if (arrayFrames === null) {
+        p.resolve(reply['result']);
+        return;
+      }
+      try {
+        const result = reply['result'] as BinaryBatchResult;
+        p.resolve({ result, arrays: decodeBinaryArrays(result, arrayFrames) } satisfies DecodedBinaryBatch);
+      } catch (e) {
+        p.reject(new ProtocolError('bad_reply', `${(e as Error).message} (reply to ${p.op})`, id));
+      }
       return;
     }
     const err = reply['error'];
@@ -199,15 +209,19 @@ export class Client {
         await new Promise((r) => setTimeout(r, 10));
         continue;
       }
-      const last = frames[frames.length - 1];
-      if (last === undefined) continue;
+      // The reply is the first frame that is not an empty delimiter; a binary step_batch reply has its array frames after it.
+      let h = 0;
+      while (h < frames.length - 1 && (frames[h] as Buffer).length === 0) h++;
+      const head = frames[h];
+      if (head === undefined) continue;
       let value: unknown;
       try {
-        value = JSON.parse(last.toString('utf8'));
+        value = JSON.parse(head.toString('utf8'));
       } catch {
         continue;
       }
-      this.settle(value);
+      const binary = h < frames.length - 1 && isRecord(value) && isRecord(value['result']) && value['result']['encoding'] === 'binary';
+      this.settle(value, binary ? frames.slice(h + 1) : null);
     }
   }
 
@@ -228,8 +242,17 @@ export class Client {
 
   /** Many steps in one round trip, executed in order, each independently. */
   async stepBatch(steps: readonly BatchStep[]): Promise<BatchItem[]> {
-    const r = await this.call('step_batch', { steps: steps.map((s) => ({ session: s.session, action: s.action })) });
+    const r = (await this.call('step_batch', { steps: steps.map((s) => ({ session: s.session, action: s.action })) })) as { results: BatchItem[] };
     return r.results;
+  }
+
+  /**
+   * `stepBatch` with the binary reply encoding (`encoding: "binary"`, src/protocol/binary.ts): the numbers as typed
+   * arrays by name (row i for entry i; a failed entry's rows are zeros and its error is in `result.errors`), the
+   * strings in `result`. No status block.
+   */
+  stepBatchArrays(steps: readonly BatchStep[]): Promise<DecodedBinaryBatch> {
+    return this.request<DecodedBinaryBatch>('step_batch', { steps: steps.map((s) => ({ session: s.session, action: s.action })), encoding: 'binary' });
   }
 
   /** Exact snapshot of a session. */

@@ -251,6 +251,11 @@ export class Env implements EnvLike {
     return this.spec;
   }
 
+  /** The action mode of the episode (reset option `actions`): `"discrete"` observations carry the Discrete frame. */
+  get actionMode(): 'text' | 'discrete' {
+    return this.mode;
+  }
+
   /** The underlying simulation (null before `reset`). */
   get simulation(): Simulation | null {
     return this.sim;

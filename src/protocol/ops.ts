@@ -10,6 +10,7 @@ import type { EnvSnapshot, Observation, PresetDescription, ResetOptions, ResetRe
 import type { ToolResult } from '../turns/executor.js';
 import type { FunctionTool } from '../turns/tools.js';
 import type { ChatMessage, ToolCall, TurnInfo, TurnOptions, TurnSnapshot } from '../turns/turns.js';
+import type { BatchEncoding, BinaryBatchResult } from './binary.js';
 
 // The types of the environments that travel on the wire, re-exported so that a client needs only this module.
 export type { ChatMessage, EnvSnapshot, FunctionTool, Observation, PresetDescription, ResetOptions, ResetResult, Status, StepInfo, StepResult, ToolCall, ToolResult, TurnInfo, TurnOptions, TurnSnapshot };
@@ -184,7 +185,8 @@ export interface OpSignatures {
   hello: { params: Record<string, never>; result: HelloResult };
   reset: { params: { seed: number; preset?: string; session?: string; options?: WireResetOptions }; result: SessionResetResult };
   step: { params: { session: string; action: string | number }; result: StepResult };
-  step_batch: { params: { steps: BatchStep[] }; result: { results: BatchItem[] } };
+  /** `encoding: "binary"`: the result is a `BinaryBatchResult` and the arrays follow as frames (./binary.ts). */
+  step_batch: { params: { steps: BatchStep[]; encoding?: BatchEncoding }; result: { results: BatchItem[] } | BinaryBatchResult };
   snapshot: { params: SessionParams; result: { snapshot: EnvSnapshot } };
   restore: { params: { snapshot: EnvSnapshot; session?: string }; result: SessionResetResult };
   close: { params: SessionParams; result: { closed: true } };

@@ -12,6 +12,7 @@ import { MAX_REQUEST_ID_CHARS } from './limits.js';
 import { OP_TABLE, OPS, type ErrorBody, type ErrorCode, type Op, type RequestId } from './ops.js';
 import * as generated from './request-validators.generated.js';
 
+export * from './binary.js';
 export * from './limits.js';
 export * from './ops.js';
 

@@ -26,8 +26,11 @@ import {
   type OkReply,
   type Reply,
   type RequestId,
+  type StepResult,
   validRequestId,
 } from '../protocol/protocol.js';
+import { checkBinaryFrames, type BatchEncoding, type BinaryBatchResult } from '../protocol/binary.js';
+import { BinaryBatch, binaryArrayBytes, LITTLE_ENDIAN, type FrameShape } from './binary-batch.js';
 import { LOCAL_OWNER, SessionError, type SessionManager } from './sessions.js';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -59,11 +62,15 @@ export interface ProtocolOptions {
 /** Requests that create sessions or bulk output, and so pass admission control (`ProtocolOptions.admit`). */
 export const ADMITTED_OPS: ReadonlySet<Op> = new Set<Op>(['reset', 'restore', 'turn_reset', 'turn_restore', 'step_batch']);
 
-/** What handling one request produced: the reply, its encoded frame (UTF-8 JSON) and, when the request named a valid op, that op. */
+/**
+ * What handling one request produced: the reply, its encoded frame (UTF-8 JSON) and, when the request named a valid
+ * op, that op; a binary `step_batch` reply also has `arrays`, the frames that follow `frame` (src/protocol/binary.ts).
+ */
 export interface Handled {
   reply: Reply;
   frame: Buffer;
   op: Op | null;
+  arrays?: Buffer[];
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -150,17 +157,22 @@ export class ProtocolHandler {
     return this.finish(op, reply, null, value, client);
   }
 
-  /** Validate (when enabled) and encode a reply; `frame` is its encoding when already encoded. */
-  finish(op: Op | null, reply: Reply, frame: Buffer | null, value: unknown = null, client = LOCAL_OWNER): Handled {
+  /**
+   * Validate (when enabled) and encode a reply; `frame` is its encoding when already encoded, `arrays` the frames
+   * that follow it in a binary reply.
+   */
+  finish(op: Op | null, reply: Reply, frame: Buffer | null, value: unknown = null, client = LOCAL_OWNER, arrays?: Buffer[]): Handled {
     const id = reply.id;
     if (this.opts.validateReplies) {
-      const problem = checkReply(op, frame === null ? reply : (JSON.parse(frame.toString('utf8')) as Reply));
+      const decoded = frame === null ? reply : (JSON.parse(frame.toString('utf8')) as Reply);
+      let problem = checkReply(op, decoded);
+      if (problem === null && arrays !== undefined) problem = decoded.ok ? checkBinaryFrames(decoded.result as BinaryBatchResult, arrays) : 'an error reply with array frames';
       if (problem !== null) {
         const r = errorReply('internal', `reply failed schema validation: ${problem}`, id);
         return { reply: r, frame: encode(r), op };
       }
     }
-    if (frame !== null) return { reply, frame, op };
+    if (frame !== null) return arrays === undefined ? { reply, frame, op } : { reply, frame, op, arrays };
     try {
       return { reply, frame: encode(reply), op };
     } catch (e) {
@@ -193,7 +205,12 @@ export class ProtocolHandler {
       if (refused !== null) return { reply: errorReply('capacity', refused, id), op };
     }
     if (op === 'step_batch') {
-      return new BatchJob(this, this.sessions, id, req['steps'] as BatchEntry[], this.opts.maxBatchReplyBytes ?? DEFAULT_MAX_BATCH_REPLY_BYTES, client);
+      const steps = req['steps'] as BatchEntry[];
+      const maxBytes = this.opts.maxBatchReplyBytes ?? DEFAULT_MAX_BATCH_REPLY_BYTES;
+      if ((req['encoding'] as BatchEncoding | undefined) !== 'binary') return new BatchJob(this, this.sessions, id, steps, maxBytes, client);
+      const planned = this.planBinary(steps, maxBytes, client);
+      if (typeof planned === 'string') return { reply: errorReply('message_too_large', planned, id), op };
+      return new BatchJob(this, this.sessions, id, steps, maxBytes, client, new BinaryBatch(steps.length, planned));
     }
     const handler = this.handlers[op] as (r: OpRequest<Op>, client: string) => OpResult<Op>;
     try {
@@ -201,6 +218,30 @@ export class ProtocolHandler {
     } catch (e) {
       return { reply: { v: PROTOCOL_VERSION, id, ok: false, error: errorOf(e) }, op };
     }
+  }
+
+  /**
+   * The frame shape of a binary `step_batch` (that of its first entry naming a live session of this client; entries
+   * of another shape fail alone when their turn comes), or why the whole request is refused: its arrays alone would
+   * exceed the reply cap.
+   */
+  private planBinary(steps: readonly BatchEntry[], maxBytes: number, client: string): FrameShape | string {
+    if (!LITTLE_ENDIAN) throw new SessionError('invalid_request', '/encoding: this server runs on a big-endian machine and cannot send binary replies; use "json"');
+    let shape: FrameShape = null;
+    for (const st of steps) {
+      try {
+        shape = this.sessions.frameShape(st.session, client);
+        break;
+      } catch {
+        // that entry fails alone; the next one decides
+      }
+    }
+    const bytes = binaryArrayBytes(steps.length, shape);
+    if (bytes >= maxBytes) {
+      const what = shape === null ? '' : ` (Discrete frames of ${shape.obs} features and ${shape.actions} actions)`;
+      return `the arrays of a binary reply to ${steps.length} entries${what} would take ${bytes} bytes; the reply limit is ${maxBytes}: send fewer entries per step_batch`;
+    }
+    return shape;
   }
 
   /** The handler of every op but `step_batch` (run in slices by `BatchJob`), typed from the op table. */
@@ -305,7 +346,11 @@ export class BatchJob {
     private readonly steps: readonly BatchEntry[],
     private readonly maxReplyBytes: number,
     private readonly client: string,
-  ) {}
+    /** The binary reply being filled (`"encoding": "binary"`); null: JSON. */
+    private readonly binary: BinaryBatch | null = null,
+  ) {
+    if (binary !== null) this.bytes = binary.bytes;
+  }
 
   /** Number of entries. */
   get total(): number {
@@ -323,13 +368,21 @@ export class BatchJob {
   }
 
   private one(st: BatchEntry): BatchItem {
-    if (this.bytes >= this.maxReplyBytes) {
+    if (this.bytes >= this.maxReplyBytes || (this.binary !== null && this.binary.bytes >= this.maxReplyBytes)) {
       return {
         ok: false,
         error: { code: 'message_too_large', message: `not executed: the reply to this step_batch reached ${this.bytes} bytes (limit ${this.maxReplyBytes}); send the remaining entries again` },
       };
     }
     try {
+      if (this.binary !== null) {
+        const shape = this.sessions.frameShape(st.session, this.client);
+        const want = this.binary.shape;
+        if ((shape === null) !== (want === null) || (shape !== null && want !== null && (shape.obs !== want.obs || shape.actions !== want.actions))) {
+          const desc = (s: FrameShape): string => (s === null ? 'a text-mode session' : `a Discrete session of ${s.obs} features and ${s.actions} actions`);
+          throw new SessionError('invalid_request', `not executed: a binary step_batch needs sessions of one frame shape; session ${st.session} is ${desc(shape)}, this batch's first is ${desc(want)}`);
+        }
+      }
       return { ok: true, result: this.sessions.step(st.session, st.action, this.client) };
     } catch (e) {
       return { ok: false, error: errorOf(e) };
@@ -341,6 +394,7 @@ export class BatchJob {
    * entry that crosses it is kept); the finished reply, or null when entries remain. At least one entry runs.
    */
   run(deadline: number, maxSliceBytes = Number.POSITIVE_INFINITY): Handled | null {
+    if (this.binary !== null) return this.runBinary(this.binary, deadline, maxSliceBytes);
     const start = this.bytes;
     do {
       const st = this.steps[this.next] as BatchEntry;
@@ -367,5 +421,31 @@ export class BatchJob {
     const frame = Buffer.concat([head, ...this.parts, Buffer.from(']}}')]);
     this.parts.length = 0;
     return this.handler.finish('step_batch', reply, frame);
+  }
+
+  /** `run` of a binary batch: rows are written into the reply's arrays; the header is encoded at the end. */
+  private runBinary(bin: BinaryBatch, deadline: number, maxSliceBytes: number): Handled | null {
+    const start = bin.bytes;
+    do {
+      const i = this.next;
+      const st = this.steps[i] as BatchEntry;
+      this.next++;
+      const item = this.one(st);
+      if (item.ok) {
+        try {
+          bin.put(i, item.result as StepResult);
+        } catch (e) {
+          this.sessions.discard(st.session, 'internal', this.client);
+          bin.fail(i, { code: 'internal', message: `cannot encode the result: ${e instanceof Error ? e.message : String(e)} (session ${st.session} was closed)` });
+        }
+      } else {
+        bin.fail(i, item.error);
+      }
+      this.bytes = bin.bytes;
+    } while (this.next < this.steps.length && bin.bytes - start < maxSliceBytes && performance.now() < deadline);
+    if (this.next < this.steps.length) return null;
+    const { result, frames } = bin.finish();
+    const reply: OkReply = { v: PROTOCOL_VERSION, id: this.id, ok: true, result };
+    return this.handler.finish('step_batch', reply, encode(reply), null, this.client, frames);
   }
 }

@@ -460,7 +460,7 @@ export class Server {
     const r = h.reply;
     this.count(r.ok ? null : r.error.code);
     if (!r.ok && r.error.code === 'internal') this.log('error', r.error.message, { id: r.id });
-    return [...envelope, h.frame];
+    return h.arrays === undefined ? [...envelope, h.frame] : [...envelope, h.frame, ...h.arrays];
   }
 
   private count(code: string | null): void {

@@ -29,6 +29,10 @@ export interface SessionEnv {
   close(): void;
   /** The live world, for observers (`Env.simulation`); absent in test doubles. */
   readonly simulation?: Simulation | null;
+  /** The action mode (`Env.actionMode`); absent in test doubles (text). */
+  readonly actionMode?: 'text' | 'discrete';
+  /** The Discrete frame's spec (`Env.discreteSpec`); absent in test doubles. */
+  readonly discreteSpec?: { obs_size: number; n_actions: number } | null;
 }
 
 /** Why a session ended. */
@@ -324,6 +328,16 @@ export class SessionManager {
     const session = this.put(args.session ?? null, owner, { kind: 'env', env });
     this.guarded(session, 'reset', () => this.hooks.onReset?.({ session, client: owner, seed: args.seed, preset, options, result, sim: env.simulation ?? null }));
     return { session, ...result };
+  }
+
+  /**
+   * The shape of the Discrete frame a step of `session` returns (features, actions), or null in text mode; fails as
+   * `step` would on a session that is not this owner's live `Env` session. Nothing runs.
+   */
+  frameShape(session: string, owner = LOCAL_OWNER): { obs: number; actions: number } | null {
+    const env = this.getEnv(session, owner);
+    const spec = env.actionMode === 'discrete' ? env.discreteSpec : null;
+    return spec === null || spec === undefined ? null : { obs: spec.obs_size, actions: spec.n_actions };
   }
 
   /** Execute one agent command in a session. */

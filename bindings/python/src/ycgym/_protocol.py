@@ -149,6 +149,8 @@ class _StepBatchRequestRequired(TypedDict):
 
 class StepBatchRequest(_StepBatchRequestRequired, total=False):
     id: str | int
+    encoding: Literal["json", "binary"]
+    """Reply encoding (default "json"). "binary": frame 0 is the JSON reply with a StepBatchBinaryResult, followed by one frame per array it lists (docs/protocol.md, Binary step_batch)."""
 
 
 class _SnapshotRequestRequired(TypedDict):
@@ -375,6 +377,34 @@ class BatchItem2(TypedDict):
 
 class StepBatchResult(TypedDict):
     results: list[BatchItem1 | BatchItem2]
+
+
+class BinaryArray(TypedDict):
+    """One array frame of a binary step_batch reply: its name, dtype (numpy notation, little-endian) and shape ([n] or [n, width])."""
+    name: str
+    dtype: Literal["<f8", "<f4", "|u1"]
+    shape: list[int]
+
+
+class StepBatchBinaryResultErrorsItem(TypedDict):
+    index: int
+    error: Error
+
+
+class _StepBatchBinaryResultRequired(TypedDict):
+    encoding: Literal["binary"]
+    n: int
+    arrays: list[BinaryArray]
+    errors: list[StepBatchBinaryResultErrorsItem]
+    text: list[str]
+    command: list[str | None]
+    action_text: list[str | None]
+    terminal_reasons: list[str]
+
+
+class StepBatchBinaryResult(_StepBatchBinaryResultRequired, total=False):
+    """Result of a step_batch with "encoding": "binary" (frame 0); the arrays it lists follow as frames 1..k, row i for entry i (zeros for a failed entry)."""
+    admissible_commands: list[None | list[str]]
 
 
 class SnapshotResult(TypedDict):

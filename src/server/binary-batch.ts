@@ -1,0 +1,149 @@
+/**
+ * The encoder of binary `step_batch` replies (layout: src/protocol/binary.ts, docs/protocol.md "Binary step_batch").
+ * Rows are written into preallocated typed arrays as entries complete; the arrays' bytes become the reply's frames
+ * as they are (no copy), after the JSON header.
+ */
+import { BINARY_COLUMN_ROW_BYTES, TERMINAL_REASONS, type BinaryArrayDesc, type BinaryBatchError, type BinaryBatchResult } from '../protocol/binary.js';
+import type { ErrorBody, StepResult } from '../protocol/ops.js';
+
+/** The frame shape of a Discrete session (`obs_size`, `n_actions`), or null for a text-mode session. */
+export type FrameShape = { obs: number; actions: number } | null;
+
+/** Whether typed arrays are little-endian here (the wire's byte order); the server refuses binary otherwise. */
+export const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+const REASON_CODE: ReadonlyMap<string, number> = new Map(TERMINAL_REASONS.map((r, i) => [r, i + 1]));
+
+/**
+ * Bytes of a binary reply of `n` entries with frame `shape` before any entry ran: its arrays (what `BinaryBatch`
+ * allocates) and a bound of its header's fixed part (the array list, the codes, an empty string per entry).
+ */
+export function binaryArrayBytes(n: number, shape: FrameShape): number {
+  return n * (BINARY_COLUMN_ROW_BYTES + (shape === null ? 0 : 4 * shape.obs + shape.actions)) + 1024 + 16 * n;
+}
+
+/** A binary `step_batch` reply being filled, row by row. */
+export class BinaryBatch {
+  private readonly reward: Float64Array;
+  private readonly flags: Uint8Array[];
+  private readonly cents: Float64Array[];
+  private readonly obs: Float32Array | null;
+  private readonly mask: Uint8Array | null;
+  private readonly errors: BinaryBatchError[] = [];
+  private readonly text: string[];
+  private readonly command: (string | null)[];
+  private readonly actionText: (string | null)[];
+  private admissible: (string[] | null)[] | null = null;
+  /** Bytes of the arrays (fixed) plus an upper bound of the header's strings so far. */
+  bytes: number;
+
+  constructor(
+    readonly n: number,
+    readonly shape: FrameShape,
+  ) {
+    this.reward = new Float64Array(n);
+    // terminated, truncated, ok, exit_code, terminal_reason
+    this.flags = [new Uint8Array(n), new Uint8Array(n), new Uint8Array(n), new Uint8Array(n), new Uint8Array(n)];
+    // reward_cents, step, funds_cents
+    this.cents = [new Float64Array(n), new Float64Array(n), new Float64Array(n)];
+    this.obs = shape === null ? null : new Float32Array(n * shape.obs);
+    this.mask = shape === null ? null : new Uint8Array(n * shape.actions);
+    this.text = new Array<string>(n).fill('');
+    this.command = new Array<string | null>(n).fill(null);
+    this.actionText = new Array<string | null>(n).fill(null);
+    this.bytes = binaryArrayBytes(n, shape);
+  }
+
+  /**
+   * Write entry `i`'s result; returns the bytes it added to the reply (for the reply cap). Throws when the result
+   * does not fit the batch's frame shape (a bug: the shape was checked before the step).
+   */
+  put(i: number, r: StepResult): number {
+    const o = r.observation;
+    const info = r.info;
+    this.reward[i] = r.reward;
+    const [term, trunc, ok, exit, reason] = this.flags as [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+    term[i] = r.terminated ? 1 : 0;
+    trunc[i] = r.truncated ? 1 : 0;
+    ok[i] = o.ok ? 1 : 0;
+    exit[i] = o.exit_code;
+    reason[i] = info.terminal_reason === null ? 0 : (REASON_CODE.get(info.terminal_reason) ?? 255);
+    const [rc, st, fc] = this.cents as [Float64Array, Float64Array, Float64Array];
+    rc[i] = info.reward_cents;
+    st[i] = info.step;
+    fc[i] = info.funds_cents;
+    const d = o.discrete;
+    if (this.shape !== null) {
+      if (d === undefined || d.obs.length !== this.shape.obs || d.mask.length !== this.shape.actions) {
+        throw new Error(`the Discrete frame does not have the batch's shape (${this.shape.obs} features, ${this.shape.actions} actions)`);
+      }
+      (this.obs as Float32Array).set(d.obs, i * this.shape.obs);
+      const m = this.mask as Uint8Array;
+      const base = i * this.shape.actions;
+      for (let k = 0; k < d.mask.length; k++) m[base + k] = d.mask[k] ? 1 : 0;
+    } else if (d !== undefined) {
+      throw new Error('a Discrete frame in a text-mode batch');
+    }
+    let added = 0;
+    this.text[i] = o.text;
+    // JSON of a string: at most 6 bytes per UTF-16 unit (\u escapes), usually 1; the bound keeps the cap honest.
+    added += o.text.length === 0 ? 0 : Buffer.byteLength(o.text, 'utf8') + 2 + (o.text.length >> 3);
+    this.command[i] = o.command;
+    if (o.command !== null) added += o.command.length + 3;
+    if (info.action_text !== undefined) {
+      this.actionText[i] = info.action_text;
+      added += Buffer.byteLength(info.action_text, 'utf8') + 3;
+    }
+    if (info.admissible_commands !== undefined) {
+      this.admissible ??= new Array<string[] | null>(this.n).fill(null);
+      this.admissible[i] = info.admissible_commands;
+      for (const c of info.admissible_commands) added += Buffer.byteLength(c, 'utf8') + 3;
+    }
+    this.bytes += added;
+    return added;
+  }
+
+  /** Mark entry `i` failed (its rows stay zero). */
+  fail(i: number, error: ErrorBody): void {
+    this.errors.push({ index: i, error });
+    this.bytes += error.message.length + 64;
+  }
+
+  /** The header's result and the array frames (views of the typed arrays' bytes, no copy). */
+  finish(): { result: BinaryBatchResult; frames: Buffer[] } {
+    const n = this.n;
+    const arrays: BinaryArrayDesc[] = [];
+    const frames: Buffer[] = [];
+    const add = (name: string, dtype: BinaryArrayDesc['dtype'], a: Float64Array | Float32Array | Uint8Array, width: number | null): void => {
+      arrays.push({ name, dtype, shape: width === null ? [n] : [n, width] });
+      frames.push(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
+    };
+    const [term, trunc, ok, exit, reason] = this.flags as [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+    const [rc, st, fc] = this.cents as [Float64Array, Float64Array, Float64Array];
+    add('reward', '<f8', this.reward, null);
+    add('terminated', '|u1', term, null);
+    add('truncated', '|u1', trunc, null);
+    add('ok', '|u1', ok, null);
+    add('exit_code', '|u1', exit, null);
+    add('reward_cents', '<f8', rc, null);
+    add('step', '<f8', st, null);
+    add('funds_cents', '<f8', fc, null);
+    add('terminal_reason', '|u1', reason, null);
+    if (this.shape !== null) {
+      add('obs', '<f4', this.obs as Float32Array, this.shape.obs);
+      add('mask', '|u1', this.mask as Uint8Array, this.shape.actions);
+    }
+    const result: BinaryBatchResult = {
+      encoding: 'binary',
+      n,
+      arrays,
+      errors: this.errors,
+      text: this.text,
+      command: this.command,
+      action_text: this.actionText,
+      ...(this.admissible !== null ? { admissible_commands: this.admissible } : {}),
+      terminal_reasons: [...TERMINAL_REASONS],
+    };
+    return { result, frames };
+  }
+}
