@@ -10,9 +10,13 @@ Measures, in one run, with medians over ``--repeats`` runs:
 * ``env_step_per_s``: the same through ``YCBenchEnv.step`` (adds observation encoding to numpy).
 * ``step_batch_env_steps_per_s``: environment steps per second with ``Client.step_batch`` over
   ``--sessions`` sessions (one round trip per batch).
+* ``step_batch_binary_env_steps_per_s``: the same steps with ``Client.step_batch_arrays`` (the binary reply encoding:
+  numbers as numpy arrays, texts as a list; no status block), and ``ratio_step_batch_binary_vs_json``.
 * ``vector_env_steps_per_s``: the same through ``YCBenchVectorEnv.step``.
 * ``discrete_vector_env_steps_per_s``: ``YCBenchDiscreteVectorEnv.step`` over ``--sessions`` masked envs (the RL
-  training path), each taking its first valid action; episodes end and auto-reset (new worlds) as in training.
+  training path, binary replies by default), each taking its first valid action; episodes end and auto-reset (new
+  worlds) as in training. ``discrete_vector_json_env_steps_per_s``: the same with ``encoding="json"``, and
+  ``ratio_discrete_binary_vs_json``.
 * ``ratio_client_step_vs_echo``: client_step_per_s / echo_rtt_per_s (1.0 would mean the server and
   JSON cost nothing).
 
@@ -104,7 +108,8 @@ def main() -> None:
     env = YCBenchEnv(endpoint=endpoint, reset_options=OPTIONS)
     venv = YCBenchVectorEnv(a.sessions, endpoint=endpoint, reset_options=OPTIONS)
     denv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=endpoint)
-    runs: dict[str, list[float]] = {k: [] for k in ("echo", "client", "env", "batch", "vector", "discrete")}
+    jenv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=endpoint, encoding="json")
+    runs: dict[str, list[float]] = {k: [] for k in ("echo", "client", "env", "batch", "batch_binary", "vector", "discrete", "discrete_json")}
     try:
         s = c.reset(1, options=OPTIONS)["session"]
         env.reset(seed=1)
@@ -114,27 +119,38 @@ def main() -> None:
         acts = (ACTION,) * a.sessions
         _, dinfo = denv.reset(seed=0)
         dstate = {"info": dinfo}
+        # Other seeds than denv's: the server caches generated worlds, so the env that met a world second would skip its cost.
+        _, jinfo = jenv.reset(seed=1_000_000)
+        jstate = {"info": jinfo}
 
         def discrete_step() -> None:
             dstate["info"] = denv.step(dstate["info"]["action_mask"].argmax(axis=1))[4]
+
+        def discrete_json_step() -> None:
+            jstate["info"] = jenv.step(jstate["info"]["action_mask"].argmax(axis=1))[4]
 
         # Warm up (the server's JIT, pyzmq, caches).
         rate(500, echo.once)
         rate(500, lambda: c.step(s, ACTION))
         rate(500, lambda: env.step(ACTION))
         rate(20, lambda: c.step_batch(entries))
+        rate(20, lambda: c.step_batch_arrays(entries))
         rate(20, lambda: venv.step(acts))
         rate(20, discrete_step)
+        rate(20, discrete_json_step)
         # Interleave the measurements so that load changes hit all of them alike.
         for _ in range(a.repeats):
             runs["echo"].append(rate(a.steps, echo.once))
             runs["client"].append(rate(a.steps, lambda: c.step(s, ACTION)))
             runs["env"].append(rate(a.steps, lambda: env.step(ACTION)))
             runs["batch"].append(rate(a.batches, lambda: c.step_batch(entries)) * a.sessions)
+            runs["batch_binary"].append(rate(a.batches, lambda: c.step_batch_arrays(entries)) * a.sessions)
             runs["vector"].append(rate(a.batches, lambda: venv.step(acts)) * a.sessions)
             runs["discrete"].append(rate(a.batches, discrete_step) * a.sessions)
+            runs["discrete_json"].append(rate(a.batches, discrete_json_step) * a.sessions)
     finally:
         echo.close()
+        jenv.close()
         denv.close()
         venv.close()
         env.close()
@@ -153,8 +169,12 @@ def main() -> None:
                 "ratio_env_step_vs_echo": round(med["env"] / med["echo"], 3),
                 "step_batch_sessions": a.sessions,
                 "step_batch_env_steps_per_s": round(med["batch"]),
+                "step_batch_binary_env_steps_per_s": round(med["batch_binary"]),
+                "ratio_step_batch_binary_vs_json": round(med["batch_binary"] / med["batch"], 3),
                 "vector_env_steps_per_s": round(med["vector"]),
                 "discrete_vector_env_steps_per_s": round(med["discrete"]),
+                "discrete_vector_json_env_steps_per_s": round(med["discrete_json"]),
+                "ratio_discrete_binary_vs_json": round(med["discrete"] / med["discrete_json"], 3),
                 "runs": {k: [round(x) for x in v] for k, v in runs.items()},
                 "action": ACTION,
                 "repeats": a.repeats,

@@ -30,6 +30,6 @@ def test_bench_step_prints_its_keys() -> None:
     )
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout)
-    assert STABLE_KEYS | {"discrete_vector_env_steps_per_s"} <= set(got)
+    assert STABLE_KEYS | {"discrete_vector_env_steps_per_s", "step_batch_binary_env_steps_per_s", "discrete_vector_json_env_steps_per_s"} <= set(got)
     assert got["step_batch_sessions"] == 4
     assert all(got[k] > 0 for k in STABLE_KEYS - {"step_batch_sessions"})

@@ -25,20 +25,34 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ._backend import BackendAccess, connection, open_backend, reopen
-from .client import ProtocolError, ResetResult, StepResult
+from .client import BatchArrays, ProtocolError, ResetResult, StepResult
 from .discrete import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discrete_options, frame_arrays, spaces_of
 from .vector import draw_seed, reset_arguments
 
 __all__ = ["YCBenchDiscreteVectorEnv"]
 
 _REASONS = (None, "bankruptcy", "horizon_end", "max_steps", "stall")
+_INT_KEYS = ("reward_cents", "step", "funds_cents")
+
+
+class _Rows:
+    """The rows ``keep`` of a :class:`BatchArrays`' info columns (what :meth:`YCBenchDiscreteVectorEnv._infos` reads)."""
+
+    def __init__(self, arr: BatchArrays, keep: Sequence[int]) -> None:
+        k = np.asarray(keep, dtype=np.intp)
+        self.reward_cents, self.step, self.funds_cents = arr.reward_cents[k], arr.step[k], arr.funds_cents[k]
+        self._reasons = arr.reasons()[k]
+
+    def reasons(self) -> np.ndarray:
+        return self._reasons
 
 
 class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndarray]):
     """N YC-Bench Discrete sessions stepped together (see the module docstring).
 
     Args: ``num_envs`` and the arguments of :class:`ycgym.YCBenchDiscreteEnv`; ``autoreset_mode`` (see the module
-    docstring).
+    docstring); ``encoding``: how step replies travel, ``"binary"`` (default: the frames, masks, rewards and flags
+    as raw arrays decoded with ``numpy.frombuffer``, no per-step dicts) or ``"json"`` (the same values, slower).
     """
 
     metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
@@ -55,6 +69,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         stall_steps: int | None = None,
         reset_options: Mapping[str, Any] | None = None,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
+        encoding: str = "binary",
         timeout: float | None = 30.0,
         server_public_key: str | bytes | None = None,
         public_key: str | bytes | None = None,
@@ -62,6 +77,9 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
     ) -> None:
         if int(num_envs) != num_envs or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        if encoding not in ("binary", "json"):
+            raise ValueError(f'encoding must be "binary" or "json", got {encoding!r}')
+        self.encoding = encoding
         self.autoreset_mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.num_envs = int(num_envs)
@@ -116,23 +134,33 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             return {"observations": self._obs.copy(), "action_mask": self._mask.astype(np.int8)}
         return self._obs.copy()
 
-    def _infos(self, results: Sequence[ResetResult | StepResult | None]) -> dict[str, Any]:
-        """Vector infos; a sub-environment whose entry is None (not reset by a masked reset) is masked out."""
+    def _infos(self, results: Sequence[ResetResult | StepResult | None], stepped: tuple[Sequence[int], BatchArrays] | None = None) -> dict[str, Any]:
+        """Vector infos; a sub-environment whose entry is None (not reset by a masked reset) is masked out. ``stepped``:
+        the indices and arrays of a binary step (their ``results`` entries are None)."""
         have = np.asarray([r is not None for r in results], dtype=np.bool_)
         info: dict[str, Any] = {"action_mask": self._mask.copy(), "_action_mask": have}
-        for key in ("reward_cents", "step", "funds_cents"):
-            info[key] = np.asarray([0 if r is None else int(r["info"][key]) for r in results], dtype=np.int64)  # type: ignore[literal-required]
+        cols = {key: np.asarray([0 if r is None else int(r["info"][key]) for r in results], dtype=np.int64) for key in _INT_KEYS}  # type: ignore[literal-required]
+        reasons = np.asarray([None if r is None else r["info"]["terminal_reason"] for r in results] + [None], dtype=object)[:-1]
+        if stepped is not None:
+            idx, arr = stepped
+            have[idx] = True
+            for key in _INT_KEYS:
+                cols[key][idx] = getattr(arr, key)
+            reasons[idx] = arr.reasons()
+        for key in _INT_KEYS:
+            info[key] = cols[key]
             info[f"_{key}"] = have
-        info["terminal_reason"] = np.asarray([None if r is None else r["info"]["terminal_reason"] for r in results], dtype=object)
+        info["terminal_reason"] = reasons
         info["_terminal_reason"] = have
         return info
 
-    def _single(self, i: int, r: ResetResult | StepResult) -> tuple[Any, dict[str, Any]]:
-        """Sub-environment ``i``'s observation and info as ``YCBenchDiscreteEnv`` returns them (for ``final_obs``)."""
+    def _single(self, i: int, r: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """Sub-environment ``i``'s observation and info as ``YCBenchDiscreteEnv`` returns them (for ``final_obs``);
+        ``r``: its step's ``info`` fields."""
         obs: Any = {"observations": self._obs[i].copy(), "action_mask": self._mask[i].astype(np.int8)} if self.dict_obs else self._obs[i].copy()
-        info: dict[str, Any] = {"action_mask": self._mask[i].copy(), "terminal_reason": r["info"]["terminal_reason"]}
-        for key in ("reward_cents", "step", "funds_cents"):
-            info[key] = int(r["info"][key])  # type: ignore[literal-required]
+        info: dict[str, Any] = {"action_mask": self._mask[i].copy(), "terminal_reason": r["terminal_reason"]}
+        for key in _INT_KEYS:
+            info[key] = int(r[key])
         return obs, info
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -163,32 +191,67 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         again = [i for i in range(n) if self._autoreset[i]]
         live = [i for i in range(n) if not self._autoreset[i]]
         rid = [c.send("reset", seed=self._seed(i, None), preset=self.preset, session=self._sessions[i], options=self._opts) for i in again]
-        stepped = c.step_batch([(self._sessions[i], int(acts[i])) for i in live]) if live else []  # type: ignore[misc]
+        binary: tuple[Sequence[int], BatchArrays] | None = None
+        if not live:
+            pass
+        elif self.encoding == "binary":
+            # One round trip (the resets are pipelined behind it); rows go straight into the batch arrays.
+            arr = c.step_batch_arrays([(self._sessions[i], int(acts[i])) for i in live])
+            if arr.obs is None or arr.mask is None or arr.obs.shape[1] != self._obs.shape[1] or arr.mask.shape[1] != self._mask.shape[1]:
+                raise ProtocolError("bad_reply", "the binary step reply has no Discrete frame of this env's shape")
+            idx: Any = slice(None) if not again else np.asarray(live, dtype=np.intp)
+            self._obs[idx] = arr.obs
+            self._mask[idx] = arr.mask
+            rewards[idx] = arr.reward
+            terminated[idx] = arr.terminated
+            truncated[idx] = arr.truncated
+            binary = (live if again else self._every(), arr)
+        else:
+            for i, r in zip(live, c.step_batch([(self._sessions[i], int(acts[i])) for i in live])):  # type: ignore[misc]
+                results[i] = r
+                self._put(i, r)
+                rewards[i] = float(r["reward"])
+                terminated[i] = bool(r["terminated"])
+                truncated[i] = bool(r["truncated"])
         for i, r in zip(again, c.gather(rid)):
             results[i] = r
             self._put(i, r)
-        for i, r in zip(live, stepped):
-            results[i] = r
-            self._put(i, r)
-            rewards[i] = float(r["reward"])
-            terminated[i] = bool(r["terminated"])
-            truncated[i] = bool(r["truncated"])
         ended = terminated | truncated
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self._autoreset = ended
         elif self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
             done = [int(i) for i in np.flatnonzero(ended)]
-            finals = {i: self._single(i, results[i]) for i in done}
+            finals = {i: self._single(i, self._step_info(i, results, binary)) for i in done}
             for i, r in zip(done, self._reset_many(done, [None] * len(done))):
                 self._put(i, r)
                 results[i] = r
-            infos = self._infos(results)
+            if binary is not None:  # the ended ones are reset: their infos are the resets'
+                keep = [k for k, i in enumerate(binary[0]) if not ended[i]]
+                binary = ([binary[0][k] for k in keep], _Rows(binary[1], keep))  # type: ignore[assignment]
+            infos = self._infos(results, binary)
             infos["final_obs"] = np.asarray([finals[i][0] if i in finals else None for i in range(n)] + [None], dtype=object)[:n]
             infos["final_info"] = np.asarray([finals[i][1] if i in finals else None for i in range(n)] + [None], dtype=object)[:n]
             infos["_final_obs"] = ended.copy()
             infos["_final_info"] = ended.copy()
             return self._observation(), rewards, terminated, truncated, infos
-        return self._observation(), rewards, terminated, truncated, self._infos(results)
+        return self._observation(), rewards, terminated, truncated, self._infos(results, binary)
+
+    def _every(self) -> list[int]:
+        every = self.__dict__.get("_every_cache")
+        if every is None or len(every) != self.num_envs:
+            every = self.__dict__["_every_cache"] = list(range(self.num_envs))
+        return every
+
+    @staticmethod
+    def _step_info(i: int, results: Sequence[Any], binary: tuple[Sequence[int], BatchArrays] | None) -> Mapping[str, Any]:
+        """The info fields of sub-environment ``i``'s step (from its JSON result or its row of the binary arrays)."""
+        r = results[i]
+        if r is not None:
+            return r["info"]  # type: ignore[no-any-return]
+        assert binary is not None
+        k = list(binary[0]).index(i)
+        arr = binary[1]
+        return {key: getattr(arr, key)[k] for key in _INT_KEYS} | {"terminal_reason": arr.terminal_reasons[int(arr.terminal_reason[k])]}
 
     def action_masks(self) -> np.ndarray:
         """Stacked masks ``(num_envs, n_actions)`` of the actions valid now."""
