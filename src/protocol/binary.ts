@@ -9,15 +9,9 @@
  * entry that failed; its error is in `result.errors`). An error reply to the whole request is the usual one-frame
  * JSON error reply.
  */
-import type { ErrorBody, StepInfo } from './ops.js';
+import { BATCH_ENCODINGS, type BatchEncoding, type BinaryArrayDesc, type BinaryBatchError, type BinaryBatchResult, type BinaryDtype, type StepInfo } from './ops.js';
 
-/** Reply encodings of `step_batch` (`encoding` field of the request; default `"json"`). */
-export const BATCH_ENCODINGS = ['json', 'binary'] as const;
-/** A reply encoding of `step_batch`. */
-export type BatchEncoding = (typeof BATCH_ENCODINGS)[number];
-
-/** Dtypes of the arrays (numpy's notation): float64, float32, uint8, all little-endian. */
-export type BinaryDtype = '<f8' | '<f4' | '|u1';
+export { BATCH_ENCODINGS, type BatchEncoding, type BinaryArrayDesc, type BinaryBatchError, type BinaryBatchResult, type BinaryDtype };
 
 /** Bytes per element of each dtype. */
 export const DTYPE_BYTES: { readonly [D in BinaryDtype]: number } = { '<f8': 8, '<f4': 4, '|u1': 1 };
@@ -47,44 +41,6 @@ export const TERMINAL_REASONS = ['bankruptcy', 'horizon_end', 'max_steps', 'stal
 
 /** Bytes of one row of the per-entry columns. */
 export const BINARY_COLUMN_ROW_BYTES = BINARY_COLUMNS.reduce((a, c) => a + DTYPE_BYTES[c.dtype], 0);
-
-/** One array of a binary reply: its name, dtype and shape (`[n]` or `[n, width]`). */
-export interface BinaryArrayDesc {
-  name: string;
-  dtype: BinaryDtype;
-  shape: number[];
-}
-
-/** A failed entry of a binary reply. */
-export interface BinaryBatchError {
-  index: number;
-  error: ErrorBody;
-}
-
-/**
- * The `result` of a binary `step_batch` reply (frame 0). The arrays follow as frames; what JSON replies carry as
- * strings is here, one entry per request entry (`""`/null for a failed entry). The status block is not sent (ask
- * for JSON when you need it).
- */
-export interface BinaryBatchResult {
-  encoding: 'binary';
-  /** Entries of the request (rows of every array). */
-  n: number;
-  /** The arrays of frames 1..k, in order: `BINARY_COLUMNS`, then `obs` (`<f4`, `[n, obs_size]`) and `mask` (`|u1`, `[n, n_actions]`) in a Discrete batch. */
-  arrays: BinaryArrayDesc[];
-  /** The failed entries, in request order (their rows are zeros). */
-  errors: BinaryBatchError[];
-  /** Each entry's `observation.text`. */
-  text: string[];
-  /** Each entry's `observation.command`. */
-  command: (string | null)[];
-  /** Each entry's `info.action_text` (Discrete sessions), else null. */
-  action_text: (string | null)[];
-  /** Each entry's `info.admissible_commands`; present only when some entry has them. */
-  admissible_commands?: (string[] | null)[];
-  /** The meaning of the `terminal_reason` codes 1.. (code 0 is null). */
-  terminal_reasons: string[];
-}
 
 /** A decoded array of a binary reply. */
 export type BinaryArray = Float64Array | Float32Array | Uint8Array;

@@ -10,7 +10,6 @@ import type { EnvSnapshot, Observation, PresetDescription, ResetOptions, ResetRe
 import type { ToolResult } from '../turns/executor.js';
 import type { FunctionTool } from '../turns/tools.js';
 import type { ChatMessage, ToolCall, TurnInfo, TurnOptions, TurnSnapshot } from '../turns/turns.js';
-import type { BatchEncoding, BinaryBatchResult } from './binary.js';
 
 // The types of the environments that travel on the wire, re-exported so that a client needs only this module.
 export type { ChatMessage, EnvSnapshot, FunctionTool, Observation, PresetDescription, ResetOptions, ResetResult, Status, StepInfo, StepResult, ToolCall, ToolResult, TurnInfo, TurnOptions, TurnSnapshot };
@@ -170,6 +169,54 @@ export interface TurnRestoreReply {
   messages: ChatMessage[];
   info: TurnInfo;
   detail?: { status: Status };
+}
+
+// Binary step_batch replies (layout and decoder: ./binary.ts)
+
+/** Reply encodings of `step_batch` (`encoding` field of the request; default `"json"`). */
+export const BATCH_ENCODINGS = ['json', 'binary'] as const;
+/** A reply encoding of `step_batch`. */
+export type BatchEncoding = (typeof BATCH_ENCODINGS)[number];
+
+/** Dtypes of the arrays (numpy's notation): float64, float32, uint8, all little-endian. */
+export type BinaryDtype = '<f8' | '<f4' | '|u1';
+
+/** One array of a binary reply: its name, dtype and shape (`[n]` or `[n, width]`). */
+export interface BinaryArrayDesc {
+  name: string;
+  dtype: BinaryDtype;
+  shape: number[];
+}
+
+/** A failed entry of a binary reply. */
+export interface BinaryBatchError {
+  index: number;
+  error: ErrorBody;
+}
+
+/**
+ * The `result` of a binary `step_batch` reply (frame 0). The arrays follow as frames; what JSON replies carry as
+ * strings is here, one entry per request entry (`""`/null for a failed entry). The status block is not sent (ask
+ * for JSON when you need it).
+ */
+export interface BinaryBatchResult {
+  encoding: 'binary';
+  /** Entries of the request (rows of every array). */
+  n: number;
+  /** The arrays of frames 1..k, in order: `BINARY_COLUMNS`, then `obs` (`<f4`, `[n, obs_size]`) and `mask` (`|u1`, `[n, n_actions]`) in a Discrete batch. */
+  arrays: BinaryArrayDesc[];
+  /** The failed entries, in request order (their rows are zeros). */
+  errors: BinaryBatchError[];
+  /** Each entry's `observation.text`. */
+  text: string[];
+  /** Each entry's `observation.command`. */
+  command: (string | null)[];
+  /** Each entry's `info.action_text` (Discrete sessions), else null. */
+  action_text: (string | null)[];
+  /** Each entry's `info.admissible_commands`; present only when some entry has them. */
+  admissible_commands?: (string[] | null)[];
+  /** The meaning of the `terminal_reason` codes 1.. (code 0 is null). */
+  terminal_reasons: string[];
 }
 
 // ---------------------------------------------------------------------------------------------------------
