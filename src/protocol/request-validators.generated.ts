@@ -5,753 +5,12 @@
 import runtime0Module from 'ajv/dist/runtime/ucs2length.js';
 const runtime0 = typeof runtime0Module === 'function' ? { default: runtime0Module } : runtime0Module;
 
-export const CloseRequest = validate148;
+export const CloseRequest = validate151;
 const schema63 = {"type":"object","additionalProperties":false,"required":["v","op","session"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"close"},"session":{"$ref":"#/$defs/SessionId"}}};
 const schema35 = {"description":"Protocol version.","const":1};
 const schema36 = {"description":"Client-chosen request id, echoed in the reply: a string of at most 256 characters or a safe integer.","type":["string","integer"],"maxLength":256,"minimum":-9007199254740991,"maximum":9007199254740991};
 const schema42 = {"description":"Session id handed out by the server (s1, s2, ...).","type":"string","minLength":1,"maxLength":64};
 const func1 = runtime0.default;
-
-function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate148.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.session === undefined) && (missing0 = "session"))){
-validate148.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "session"))){
-validate148.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.v !== undefined){
-const _errs2 = errors;
-if(1 !== data.v){
-validate148.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.id !== undefined){
-let data1 = data.id;
-const _errs4 = errors;
-const _errs5 = errors;
-if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-validate148.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 9007199254740991 || isNaN(data1)){
-validate148.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data1 < -9007199254740991 || isNaN(data1)){
-validate148.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
-return false;
-}
-}
-}
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-validate148.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.op !== undefined){
-const _errs7 = errors;
-if("close" !== data.op){
-validate148.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "close"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.session !== undefined){
-let data3 = data.session;
-const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data3 === "string"){
-if(func1(data3) > 64){
-validate148.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func1(data3) < 1){
-validate148.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate148.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-else {
-validate148.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate148.errors = vErrors;
-return errors === 0;
-}
-validate148.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const HelloRequest = validate149;
-const schema34 = {"type":"object","additionalProperties":false,"required":["v","op"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"hello"}}};
-
-function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate149.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if(((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))){
-validate149.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((key0 === "v") || (key0 === "id")) || (key0 === "op"))){
-validate149.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.v !== undefined){
-const _errs2 = errors;
-if(1 !== data.v){
-validate149.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.id !== undefined){
-let data1 = data.id;
-const _errs4 = errors;
-const _errs5 = errors;
-if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-validate149.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 9007199254740991 || isNaN(data1)){
-validate149.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data1 < -9007199254740991 || isNaN(data1)){
-validate149.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
-return false;
-}
-}
-}
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-validate149.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.op !== undefined){
-const _errs7 = errors;
-if("hello" !== data.op){
-validate149.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "hello"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-else {
-validate149.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate149.errors = vErrors;
-return errors === 0;
-}
-validate149.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const ResetRequest = validate150;
-const schema37 = {"type":"object","additionalProperties":false,"required":["v","op","seed"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"reset"},"seed":{"$ref":"#/$defs/Seed"},"preset":{"$ref":"#/$defs/PresetName"},"session":{"$ref":"#/$defs/SessionId"},"options":{"$ref":"#/$defs/ResetOptions"}}};
-const schema40 = {"description":"Run seed (a safe integer).","type":"integer","minimum":-9007199254740991,"maximum":9007199254740991};
-const schema41 = {"description":"Name of a built-in preset (see hello.presets); paths are refused.","type":"string","minLength":1,"maxLength":128};
-const schema43 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"description":"Truncate after this many steps.","type":"integer","minimum":1,"maximum":9007199254740991},"start_date":{"description":"ISO start date YYYY-MM-DD (the simulation starts at 09:00).","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},"company_name":{"type":"string","maxLength":256},"horizon_years":{"type":"integer","minimum":1,"maximum":100},"record":{"description":"Server-side Arrow recording (not available in this build: answered with invalid_request).","type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1,"maxLength":4096}}},"stall_steps":{"description":"Truncate after this many consecutive steps that do not advance simulated time (default 200; 0 disables).","type":"integer","minimum":0,"maximum":9007199254740991},"actions":{"description":"\"text\" (default): actions are command lines; \"discrete\": integer actions of the Discrete frame, observations carry `discrete`, the reset info carries `discrete_spec`.","enum":["text","discrete"]},"market_slots":{"description":"Discrete frame: visible market tasks offered for accept (K, default 10).","type":"integer","minimum":1,"maximum":256},"task_slots":{"description":"Discrete frame: open owned tasks addressable (T, default 4).","type":"integer","minimum":1,"maximum":256},"admissible_commands":{"description":"Add info.admissible_commands (the commands of the masked-in Discrete actions) to every reset and step.","type":"boolean"},"text":{"description":"false: observations carry no output text (text is \"\"); the output is never rendered. Default true.","type":"boolean"}}};
-const func7 = Object.prototype.hasOwnProperty;
-const pattern4 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "u");
-
-function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate150.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.seed === undefined) && (missing0 = "seed"))){
-validate150.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(((((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "seed")) || (key0 === "preset")) || (key0 === "session")) || (key0 === "options"))){
-validate150.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.v !== undefined){
-const _errs2 = errors;
-if(1 !== data.v){
-validate150.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.id !== undefined){
-let data1 = data.id;
-const _errs4 = errors;
-const _errs5 = errors;
-if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-validate150.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 9007199254740991 || isNaN(data1)){
-validate150.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data1 < -9007199254740991 || isNaN(data1)){
-validate150.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
-return false;
-}
-}
-}
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-validate150.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.op !== undefined){
-const _errs7 = errors;
-if("reset" !== data.op){
-validate150.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.seed !== undefined){
-let data3 = data.seed;
-const _errs8 = errors;
-const _errs9 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate150.errors = [{instancePath:instancePath+"/seed",schemaPath:"#/$defs/Seed/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs9){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-validate150.errors = [{instancePath:instancePath+"/seed",schemaPath:"#/$defs/Seed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data3 < -9007199254740991 || isNaN(data3)){
-validate150.errors = [{instancePath:instancePath+"/seed",schemaPath:"#/$defs/Seed/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.preset !== undefined){
-let data4 = data.preset;
-const _errs11 = errors;
-const _errs12 = errors;
-if(errors === _errs12){
-if(typeof data4 === "string"){
-if(func1(data4) > 128){
-validate150.errors = [{instancePath:instancePath+"/preset",schemaPath:"#/$defs/PresetName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func1(data4) < 1){
-validate150.errors = [{instancePath:instancePath+"/preset",schemaPath:"#/$defs/PresetName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate150.errors = [{instancePath:instancePath+"/preset",schemaPath:"#/$defs/PresetName/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.session !== undefined){
-let data5 = data.session;
-const _errs14 = errors;
-const _errs15 = errors;
-if(errors === _errs15){
-if(typeof data5 === "string"){
-if(func1(data5) > 64){
-validate150.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func1(data5) < 1){
-validate150.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate150.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.options !== undefined){
-let data6 = data.options;
-const _errs17 = errors;
-const _errs18 = errors;
-if(errors === _errs18){
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-const _errs20 = errors;
-for(const key1 in data6){
-if(!(func7.call(schema43.properties, key1))){
-validate150.errors = [{instancePath:instancePath+"/options",schemaPath:"#/$defs/ResetOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs20 === errors){
-if(data6.max_steps !== undefined){
-let data7 = data6.max_steps;
-const _errs21 = errors;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-validate150.errors = [{instancePath:instancePath+"/options/max_steps",schemaPath:"#/$defs/ResetOptions/properties/max_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs21){
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 > 9007199254740991 || isNaN(data7)){
-validate150.errors = [{instancePath:instancePath+"/options/max_steps",schemaPath:"#/$defs/ResetOptions/properties/max_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data7 < 1 || isNaN(data7)){
-validate150.errors = [{instancePath:instancePath+"/options/max_steps",schemaPath:"#/$defs/ResetOptions/properties/max_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid7 = _errs21 === errors;
-}
-else {
-var valid7 = true;
-}
-if(valid7){
-if(data6.start_date !== undefined){
-let data8 = data6.start_date;
-const _errs23 = errors;
-if(errors === _errs23){
-if(typeof data8 === "string"){
-if(!pattern4.test(data8)){
-validate150.errors = [{instancePath:instancePath+"/options/start_date",schemaPath:"#/$defs/ResetOptions/properties/start_date/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"+"\""}];
-return false;
-}
-}
-else {
-validate150.errors = [{instancePath:instancePath+"/options/start_date",schemaPath:"#/$defs/ResetOptions/properties/start_date/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid7 = _errs23 === errors;
-}
-else {
-var valid7 = true;
-}
-if(valid7){
-if(data6.company_name !== undefined){
-let data9 = data6.company_name;
-const _errs25 = errors;
-if(errors === _errs25){
-if(typeof data9 === "string"){
-if(func1(data9) > 256){
-validate150.errors = [{instancePath:instancePath+"/options/company_name",schemaPath:"#/$defs/ResetOptions/properties/company_name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-}
-else {
-validate150.errors = [{instancePath:instancePath+"/options/company_name",schemaPath:"#/$defs/ResetOptions/properties/company_name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid7 = _errs25 === errors;
-}
-else {
-var valid7 = true;
-}
-if(valid7){
-if(data6.horizon_years !== undefined){
-let data10 = data6.horizon_years;
-const _errs27 = errors;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-validate150.errors = [{instancePath:instancePath+"/options/horizon_years",schemaPath:"#/$defs/ResetOptions/properties/horizon_years/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs27){
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 > 100 || isNaN(data10)){
-validate150.errors = [{instancePath:instancePath+"/options/horizon_years",schemaPath:"#/$defs/ResetOptions/properties/horizon_years/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
-return false;
-}
-else {
-if(data10 < 1 || isNaN(data10)){
-validate150.errors = [{instancePath:instancePath+"/options/horizon_years",schemaPath:"#/$defs/ResetOptions/properties/horizon_years/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid7 = _errs27 === errors;
-}
-else {
-var valid7 = true;
-}
-if(valid7){
-if(data6.record !== undefined){
-let data11 = data6.record;
-const _errs29 = errors;
-if(errors === _errs29){
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-let missing1;
-if((data11.path === undefined) && (missing1 = "path")){
-validate150.errors = [{instancePath:instancePath+"/options/record",schemaPath:"#/$defs/ResetOptions/properties/record/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
-return false;
-}
-else {
-const _errs31 = errors;
-for(const key2 in data11){
-if(!(key2 === "path")){
-validate150.errors = [{instancePath:instancePath+"/options/record",schemaPath:"#/$defs/ResetOptions/properties/record/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs31 === errors){
-if(data11.path !== undefined){
-let data12 = data11.path;
-const _errs32 = errors;
-if(errors === _errs32){
-if(typeof data12 === "string"){
-if(func1(data12) > 4096){
-validate150.errors = [{instancePath:instancePath+"/options/record/path",schemaPath:"#/$defs/ResetOptions/properties/record/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
-return false;
-}
-else {
-if(func1(data12) < 1){
-validate150.errors = [{instancePath:instancePath+"/options/record/path",schemaPath:"#/$defs/ResetOptions/properties/record/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate150.errors = [{instancePath:instancePath+"/options/record/path",schemaPath:"#/$defs/ResetOptions/properties/record/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-}
-}
-}
-}
-else {
-validate150.errors = [{instancePath:instancePath+"/options/record",schemaPath:"#/$defs/ResetOptions/properties/record/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid7 = _errs29 === errors;
-}
-else {
-var valid7 = true;
-}
-if(valid7){
-if(data6.stall_steps !== undefined){
-let data13 = data6.stall_steps;
-const _errs34 = errors;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-validate150.errors = [{instancePath:instancePath+"/options/stall_steps",schemaPath:"#/$defs/ResetOptions/properties/stall_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs34){
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 > 9007199254740991 || isNaN(data13)){
-validate150.errors = [{instancePath:instancePath+"/options/stall_steps",schemaPath:"#/$defs/ResetOptions/properties/stall_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data13 < 0 || isNaN(data13)){
-validate150.errors = [{instancePath:instancePath+"/options/stall_steps",schemaPath:"#/$defs/ResetOptions/properties/stall_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
-return false;
-}
-}
-}
-}
-var valid7 = _errs34 === errors;
-}
-else {
-var valid7 = true;
-}
-if(valid7){
-if(data6.actions !== undefined){
-let data14 = data6.actions;
-const _errs36 = errors;
-if(!((data14 === "text") || (data14 === "discrete"))){
-validate150.errors = [{instancePath:instancePath+"/options/actions",schemaPath:"#/$defs/ResetOptions/properties/actions/enum",keyword:"enum",params:{allowedValues: schema43.properties.actions.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid7 = _errs36 === errors;
-}
-else {
-var valid7 = true;
-}
-if(valid7){
-if(data6.market_slots !== undefined){
-let data15 = data6.market_slots;
-const _errs37 = errors;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-validate150.errors = [{instancePath:instancePath+"/options/market_slots",schemaPath:"#/$defs/ResetOptions/properties/market_slots/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs37){
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 > 256 || isNaN(data15)){
-validate150.errors = [{instancePath:instancePath+"/options/market_slots",schemaPath:"#/$defs/ResetOptions/properties/market_slots/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256"}];
-return false;
-}
-else {
-if(data15 < 1 || isNaN(data15)){
-validate150.errors = [{instancePath:instancePath+"/options/market_slots",schemaPath:"#/$defs/ResetOptions/properties/market_slots/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid7 = _errs37 === errors;
-}
-else {
-var valid7 = true;
-}
-if(valid7){
-if(data6.task_slots !== undefined){
-let data16 = data6.task_slots;
-const _errs39 = errors;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-validate150.errors = [{instancePath:instancePath+"/options/task_slots",schemaPath:"#/$defs/ResetOptions/properties/task_slots/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs39){
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 > 256 || isNaN(data16)){
-validate150.errors = [{instancePath:instancePath+"/options/task_slots",schemaPath:"#/$defs/ResetOptions/properties/task_slots/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256"}];
-return false;
-}
-else {
-if(data16 < 1 || isNaN(data16)){
-validate150.errors = [{instancePath:instancePath+"/options/task_slots",schemaPath:"#/$defs/ResetOptions/properties/task_slots/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
-return false;
-}
-}
-}
-}
-var valid7 = _errs39 === errors;
-}
-else {
-var valid7 = true;
-}
-if(valid7){
-if(data6.admissible_commands !== undefined){
-const _errs41 = errors;
-if(typeof data6.admissible_commands !== "boolean"){
-validate150.errors = [{instancePath:instancePath+"/options/admissible_commands",schemaPath:"#/$defs/ResetOptions/properties/admissible_commands/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid7 = _errs41 === errors;
-}
-else {
-var valid7 = true;
-}
-if(valid7){
-if(data6.text !== undefined){
-const _errs43 = errors;
-if(typeof data6.text !== "boolean"){
-validate150.errors = [{instancePath:instancePath+"/options/text",schemaPath:"#/$defs/ResetOptions/properties/text/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid7 = _errs43 === errors;
-}
-else {
-var valid7 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate150.errors = [{instancePath:instancePath+"/options",schemaPath:"#/$defs/ResetOptions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-var valid0 = _errs17 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate150.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate150.errors = vErrors;
-return errors === 0;
-}
-validate150.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const RestoreRequest = validate151;
-const schema59 = {"type":"object","additionalProperties":false,"required":["v","op","snapshot"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"restore"},"snapshot":{"description":"What snapshot returned (checked against EnvSnapshot: a mismatch is bad_snapshot).","type":"object"},"session":{"$ref":"#/$defs/SessionId"}}};
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -766,14 +25,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.snapshot === undefined) && (missing0 = "snapshot"))){
+if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.session === undefined) && (missing0 = "session"))){
 validate151.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "snapshot")) || (key0 === "session"))){
+if(!((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "session"))){
 validate151.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -830,8 +89,8 @@ var valid0 = true;
 if(valid0){
 if(data.op !== undefined){
 const _errs7 = errors;
-if("restore" !== data.op){
-validate151.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "restore"},message:"must be equal to constant"}];
+if("close" !== data.op){
+validate151.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "close"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -840,31 +99,18 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.snapshot !== undefined){
-let data3 = data.snapshot;
-const _errs8 = errors;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-validate151.errors = [{instancePath:instancePath+"/snapshot",schemaPath:"#/properties/snapshot/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
 if(data.session !== undefined){
-let data4 = data.session;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data4 === "string"){
-if(func1(data4) > 64){
+let data3 = data.session;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(func1(data3) > 64){
 validate151.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
-if(func1(data4) < 1){
+if(func1(data3) < 1){
 validate151.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -875,11 +121,10 @@ validate151.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/
 return false;
 }
 }
-var valid0 = _errs10 === errors;
+var valid0 = _errs8 === errors;
 }
 else {
 var valid0 = true;
-}
 }
 }
 }
@@ -897,8 +142,8 @@ return errors === 0;
 }
 validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const SnapshotRequest = validate152;
-const schema55 = {"type":"object","additionalProperties":false,"required":["v","op","session"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"snapshot"},"session":{"$ref":"#/$defs/SessionId"}}};
+export const HelloRequest = validate152;
+const schema34 = {"type":"object","additionalProperties":false,"required":["v","op"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"hello"}}};
 
 function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -913,14 +158,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.session === undefined) && (missing0 = "session"))){
+if(((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))){
 validate152.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "session"))){
+if(!(((key0 === "v") || (key0 === "id")) || (key0 === "op"))){
 validate152.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -977,43 +222,14 @@ var valid0 = true;
 if(valid0){
 if(data.op !== undefined){
 const _errs7 = errors;
-if("snapshot" !== data.op){
-validate152.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "snapshot"},message:"must be equal to constant"}];
+if("hello" !== data.op){
+validate152.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "hello"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs7 === errors;
 }
 else {
 var valid0 = true;
-}
-if(valid0){
-if(data.session !== undefined){
-let data3 = data.session;
-const _errs8 = errors;
-const _errs9 = errors;
-if(errors === _errs9){
-if(typeof data3 === "string"){
-if(func1(data3) > 64){
-validate152.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func1(data3) < 1){
-validate152.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate152.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
 }
 }
 }
@@ -1030,8 +246,792 @@ return errors === 0;
 }
 validate152.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StepBatchRequest = validate153;
-const schema49 = {"type":"object","additionalProperties":false,"required":["v","op","steps"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"step_batch"},"steps":{"type":"array","minItems":1,"maxItems":4096,"items":{"$ref":"#/$defs/BatchEntry"}}}};
+export const ResetRequest = validate153;
+const schema37 = {"type":"object","additionalProperties":false,"required":["v","op","seed"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"reset"},"seed":{"$ref":"#/$defs/Seed"},"preset":{"$ref":"#/$defs/PresetName"},"session":{"$ref":"#/$defs/SessionId"},"options":{"$ref":"#/$defs/ResetOptions"}}};
+const schema40 = {"description":"Run seed (a safe integer).","type":"integer","minimum":-9007199254740991,"maximum":9007199254740991};
+const schema41 = {"description":"Name of a built-in preset (see hello.presets); paths are refused.","type":"string","minLength":1,"maxLength":128};
+const schema43 = {"type":"object","additionalProperties":false,"properties":{"max_steps":{"description":"Truncate after this many steps.","type":"integer","minimum":1,"maximum":9007199254740991},"start_date":{"description":"ISO start date YYYY-MM-DD (the simulation starts at 09:00).","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},"company_name":{"type":"string","maxLength":256},"horizon_years":{"type":"integer","minimum":1,"maximum":100},"record":{"description":"Server-side Arrow recording (not available in this build: answered with invalid_request).","type":"object","additionalProperties":false,"required":["path"],"properties":{"path":{"type":"string","minLength":1,"maxLength":4096}}},"stall_steps":{"description":"Truncate after this many consecutive steps that do not advance simulated time (default 200; 0 disables).","type":"integer","minimum":0,"maximum":9007199254740991},"actions":{"description":"\"text\" (default): actions are command lines; \"discrete\": integer actions of the Discrete frame, observations carry `discrete`, the reset info carries `discrete_spec`.","enum":["text","discrete"]},"market_slots":{"description":"Discrete frame: visible market tasks offered for accept (K, default 10).","type":"integer","minimum":1,"maximum":256},"task_slots":{"description":"Discrete frame: open owned tasks addressable (T, default 4).","type":"integer","minimum":1,"maximum":256},"admissible_commands":{"description":"Add info.admissible_commands (the commands of the masked-in Discrete actions) to every reset and step.","type":"boolean"},"text":{"description":"false: observations carry no output text (text is \"\"); the output is never rendered. Default true.","type":"boolean"}}};
+const func7 = Object.prototype.hasOwnProperty;
+const pattern4 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "u");
+
+function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate153.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.seed === undefined) && (missing0 = "seed"))){
+validate153.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "seed")) || (key0 === "preset")) || (key0 === "session")) || (key0 === "options"))){
+validate153.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.v !== undefined){
+const _errs2 = errors;
+if(1 !== data.v){
+validate153.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.id !== undefined){
+let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
+if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
+validate153.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+validate153.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data1 < -9007199254740991 || isNaN(data1)){
+validate153.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
+return false;
+}
+}
+}
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+validate153.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.op !== undefined){
+const _errs7 = errors;
+if("reset" !== data.op){
+validate153.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "reset"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.seed !== undefined){
+let data3 = data.seed;
+const _errs8 = errors;
+const _errs9 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate153.errors = [{instancePath:instancePath+"/seed",schemaPath:"#/$defs/Seed/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs9){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate153.errors = [{instancePath:instancePath+"/seed",schemaPath:"#/$defs/Seed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data3 < -9007199254740991 || isNaN(data3)){
+validate153.errors = [{instancePath:instancePath+"/seed",schemaPath:"#/$defs/Seed/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.preset !== undefined){
+let data4 = data.preset;
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+validate153.errors = [{instancePath:instancePath+"/preset",schemaPath:"#/$defs/PresetName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func1(data4) < 1){
+validate153.errors = [{instancePath:instancePath+"/preset",schemaPath:"#/$defs/PresetName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate153.errors = [{instancePath:instancePath+"/preset",schemaPath:"#/$defs/PresetName/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.session !== undefined){
+let data5 = data.session;
+const _errs14 = errors;
+const _errs15 = errors;
+if(errors === _errs15){
+if(typeof data5 === "string"){
+if(func1(data5) > 64){
+validate153.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data5) < 1){
+validate153.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate153.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs14 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.options !== undefined){
+let data6 = data.options;
+const _errs17 = errors;
+const _errs18 = errors;
+if(errors === _errs18){
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+const _errs20 = errors;
+for(const key1 in data6){
+if(!(func7.call(schema43.properties, key1))){
+validate153.errors = [{instancePath:instancePath+"/options",schemaPath:"#/$defs/ResetOptions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs20 === errors){
+if(data6.max_steps !== undefined){
+let data7 = data6.max_steps;
+const _errs21 = errors;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+validate153.errors = [{instancePath:instancePath+"/options/max_steps",schemaPath:"#/$defs/ResetOptions/properties/max_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs21){
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 9007199254740991 || isNaN(data7)){
+validate153.errors = [{instancePath:instancePath+"/options/max_steps",schemaPath:"#/$defs/ResetOptions/properties/max_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data7 < 1 || isNaN(data7)){
+validate153.errors = [{instancePath:instancePath+"/options/max_steps",schemaPath:"#/$defs/ResetOptions/properties/max_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid7 = _errs21 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data6.start_date !== undefined){
+let data8 = data6.start_date;
+const _errs23 = errors;
+if(errors === _errs23){
+if(typeof data8 === "string"){
+if(!pattern4.test(data8)){
+validate153.errors = [{instancePath:instancePath+"/options/start_date",schemaPath:"#/$defs/ResetOptions/properties/start_date/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"+"\""}];
+return false;
+}
+}
+else {
+validate153.errors = [{instancePath:instancePath+"/options/start_date",schemaPath:"#/$defs/ResetOptions/properties/start_date/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid7 = _errs23 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data6.company_name !== undefined){
+let data9 = data6.company_name;
+const _errs25 = errors;
+if(errors === _errs25){
+if(typeof data9 === "string"){
+if(func1(data9) > 256){
+validate153.errors = [{instancePath:instancePath+"/options/company_name",schemaPath:"#/$defs/ResetOptions/properties/company_name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+}
+else {
+validate153.errors = [{instancePath:instancePath+"/options/company_name",schemaPath:"#/$defs/ResetOptions/properties/company_name/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid7 = _errs25 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data6.horizon_years !== undefined){
+let data10 = data6.horizon_years;
+const _errs27 = errors;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+validate153.errors = [{instancePath:instancePath+"/options/horizon_years",schemaPath:"#/$defs/ResetOptions/properties/horizon_years/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs27){
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 100 || isNaN(data10)){
+validate153.errors = [{instancePath:instancePath+"/options/horizon_years",schemaPath:"#/$defs/ResetOptions/properties/horizon_years/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"}];
+return false;
+}
+else {
+if(data10 < 1 || isNaN(data10)){
+validate153.errors = [{instancePath:instancePath+"/options/horizon_years",schemaPath:"#/$defs/ResetOptions/properties/horizon_years/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid7 = _errs27 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data6.record !== undefined){
+let data11 = data6.record;
+const _errs29 = errors;
+if(errors === _errs29){
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+let missing1;
+if((data11.path === undefined) && (missing1 = "path")){
+validate153.errors = [{instancePath:instancePath+"/options/record",schemaPath:"#/$defs/ResetOptions/properties/record/required",keyword:"required",params:{missingProperty: missing1},message:"must have required property '"+missing1+"'"}];
+return false;
+}
+else {
+const _errs31 = errors;
+for(const key2 in data11){
+if(!(key2 === "path")){
+validate153.errors = [{instancePath:instancePath+"/options/record",schemaPath:"#/$defs/ResetOptions/properties/record/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs31 === errors){
+if(data11.path !== undefined){
+let data12 = data11.path;
+const _errs32 = errors;
+if(errors === _errs32){
+if(typeof data12 === "string"){
+if(func1(data12) > 4096){
+validate153.errors = [{instancePath:instancePath+"/options/record/path",schemaPath:"#/$defs/ResetOptions/properties/record/properties/path/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters"}];
+return false;
+}
+else {
+if(func1(data12) < 1){
+validate153.errors = [{instancePath:instancePath+"/options/record/path",schemaPath:"#/$defs/ResetOptions/properties/record/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate153.errors = [{instancePath:instancePath+"/options/record/path",schemaPath:"#/$defs/ResetOptions/properties/record/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+}
+}
+}
+}
+else {
+validate153.errors = [{instancePath:instancePath+"/options/record",schemaPath:"#/$defs/ResetOptions/properties/record/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid7 = _errs29 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data6.stall_steps !== undefined){
+let data13 = data6.stall_steps;
+const _errs34 = errors;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+validate153.errors = [{instancePath:instancePath+"/options/stall_steps",schemaPath:"#/$defs/ResetOptions/properties/stall_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs34){
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 9007199254740991 || isNaN(data13)){
+validate153.errors = [{instancePath:instancePath+"/options/stall_steps",schemaPath:"#/$defs/ResetOptions/properties/stall_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data13 < 0 || isNaN(data13)){
+validate153.errors = [{instancePath:instancePath+"/options/stall_steps",schemaPath:"#/$defs/ResetOptions/properties/stall_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"}];
+return false;
+}
+}
+}
+}
+var valid7 = _errs34 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data6.actions !== undefined){
+let data14 = data6.actions;
+const _errs36 = errors;
+if(!((data14 === "text") || (data14 === "discrete"))){
+validate153.errors = [{instancePath:instancePath+"/options/actions",schemaPath:"#/$defs/ResetOptions/properties/actions/enum",keyword:"enum",params:{allowedValues: schema43.properties.actions.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid7 = _errs36 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data6.market_slots !== undefined){
+let data15 = data6.market_slots;
+const _errs37 = errors;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+validate153.errors = [{instancePath:instancePath+"/options/market_slots",schemaPath:"#/$defs/ResetOptions/properties/market_slots/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs37){
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 > 256 || isNaN(data15)){
+validate153.errors = [{instancePath:instancePath+"/options/market_slots",schemaPath:"#/$defs/ResetOptions/properties/market_slots/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256"}];
+return false;
+}
+else {
+if(data15 < 1 || isNaN(data15)){
+validate153.errors = [{instancePath:instancePath+"/options/market_slots",schemaPath:"#/$defs/ResetOptions/properties/market_slots/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid7 = _errs37 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data6.task_slots !== undefined){
+let data16 = data6.task_slots;
+const _errs39 = errors;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+validate153.errors = [{instancePath:instancePath+"/options/task_slots",schemaPath:"#/$defs/ResetOptions/properties/task_slots/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
+if(errors === _errs39){
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 > 256 || isNaN(data16)){
+validate153.errors = [{instancePath:instancePath+"/options/task_slots",schemaPath:"#/$defs/ResetOptions/properties/task_slots/maximum",keyword:"maximum",params:{comparison: "<=", limit: 256},message:"must be <= 256"}];
+return false;
+}
+else {
+if(data16 < 1 || isNaN(data16)){
+validate153.errors = [{instancePath:instancePath+"/options/task_slots",schemaPath:"#/$defs/ResetOptions/properties/task_slots/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"}];
+return false;
+}
+}
+}
+}
+var valid7 = _errs39 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data6.admissible_commands !== undefined){
+const _errs41 = errors;
+if(typeof data6.admissible_commands !== "boolean"){
+validate153.errors = [{instancePath:instancePath+"/options/admissible_commands",schemaPath:"#/$defs/ResetOptions/properties/admissible_commands/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid7 = _errs41 === errors;
+}
+else {
+var valid7 = true;
+}
+if(valid7){
+if(data6.text !== undefined){
+const _errs43 = errors;
+if(typeof data6.text !== "boolean"){
+validate153.errors = [{instancePath:instancePath+"/options/text",schemaPath:"#/$defs/ResetOptions/properties/text/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid7 = _errs43 === errors;
+}
+else {
+var valid7 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate153.errors = [{instancePath:instancePath+"/options",schemaPath:"#/$defs/ResetOptions/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate153.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate153.errors = vErrors;
+return errors === 0;
+}
+validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const RestoreRequest = validate154;
+const schema59 = {"type":"object","additionalProperties":false,"required":["v","op","snapshot"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"restore"},"snapshot":{"description":"What snapshot returned (checked against EnvSnapshot: a mismatch is bad_snapshot).","type":"object"},"session":{"$ref":"#/$defs/SessionId"}}};
+
+function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate154.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.snapshot === undefined) && (missing0 = "snapshot"))){
+validate154.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!(((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "snapshot")) || (key0 === "session"))){
+validate154.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.v !== undefined){
+const _errs2 = errors;
+if(1 !== data.v){
+validate154.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.id !== undefined){
+let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
+if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
+validate154.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+validate154.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data1 < -9007199254740991 || isNaN(data1)){
+validate154.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
+return false;
+}
+}
+}
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+validate154.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.op !== undefined){
+const _errs7 = errors;
+if("restore" !== data.op){
+validate154.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "restore"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.snapshot !== undefined){
+let data3 = data.snapshot;
+const _errs8 = errors;
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+validate154.errors = [{instancePath:instancePath+"/snapshot",schemaPath:"#/properties/snapshot/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.session !== undefined){
+let data4 = data.session;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data4 === "string"){
+if(func1(data4) > 64){
+validate154.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data4) < 1){
+validate154.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate154.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate154.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate154.errors = vErrors;
+return errors === 0;
+}
+validate154.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const SnapshotRequest = validate155;
+const schema55 = {"type":"object","additionalProperties":false,"required":["v","op","session"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"snapshot"},"session":{"$ref":"#/$defs/SessionId"}}};
+
+function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate155.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.session === undefined) && (missing0 = "session"))){
+validate155.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "session"))){
+validate155.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.v !== undefined){
+const _errs2 = errors;
+if(1 !== data.v){
+validate155.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.id !== undefined){
+let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
+if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
+validate155.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+validate155.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data1 < -9007199254740991 || isNaN(data1)){
+validate155.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
+return false;
+}
+}
+}
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+validate155.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.op !== undefined){
+const _errs7 = errors;
+if("snapshot" !== data.op){
+validate155.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "snapshot"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.session !== undefined){
+let data3 = data.session;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(func1(data3) > 64){
+validate155.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data3) < 1){
+validate155.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate155.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate155.errors = vErrors;
+return errors === 0;
+}
+validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const StepBatchRequest = validate156;
+const schema49 = {"type":"object","additionalProperties":false,"required":["v","op","steps"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"step_batch"},"steps":{"type":"array","minItems":1,"maxItems":4096,"items":{"$ref":"#/$defs/BatchEntry"}},"encoding":{"description":"Reply encoding (default \"json\"). \"binary\": frame 0 is the JSON reply with a StepBatchBinaryResult, followed by one frame per array it lists (docs/protocol.md, Binary step_batch).","enum":["json","binary"]}}};
 const schema52 = {"type":"object","additionalProperties":false,"required":["session","action"],"properties":{"session":{"$ref":"#/$defs/SessionId"},"action":{"$ref":"#/$defs/Action"}}};
 const schema48 = {"description":"One agent command line, e.g. \"task accept --task-id ...\"; in a session reset with options.actions \"discrete\", an integer index of the Discrete action frame (docs/discrete.md).","anyOf":[{"type":"string"},{"type":"integer","minimum":0,"maximum":1048575}]};
 
@@ -1190,10 +1190,10 @@ return errors === 0;
 validate30.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate153.evaluated;
+const evaluated0 = validate156.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1204,14 +1204,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.steps === undefined) && (missing0 = "steps"))){
-validate153.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate156.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "steps"))){
-validate153.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+if(!(((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "steps")) || (key0 === "encoding"))){
+validate156.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1220,7 +1220,7 @@ if(_errs1 === errors){
 if(data.v !== undefined){
 const _errs2 = errors;
 if(1 !== data.v){
-validate153.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate156.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -1234,18 +1234,18 @@ let data1 = data.id;
 const _errs4 = errors;
 const _errs5 = errors;
 if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-validate153.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
+validate156.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
-validate153.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate156.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data1 < -9007199254740991 || isNaN(data1)){
-validate153.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
+validate156.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
 return false;
 }
 }
@@ -1253,7 +1253,7 @@ return false;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 256){
-validate153.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+validate156.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 }
@@ -1268,7 +1268,7 @@ if(valid0){
 if(data.op !== undefined){
 const _errs7 = errors;
 if("step_batch" !== data.op){
-validate153.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "step_batch"},message:"must be equal to constant"}];
+validate156.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "step_batch"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -1283,12 +1283,12 @@ const _errs8 = errors;
 if(errors === _errs8){
 if(Array.isArray(data3)){
 if(data3.length > 4096){
-validate153.errors = [{instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items"}];
+validate156.errors = [{instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 4096},message:"must NOT have more than 4096 items"}];
 return false;
 }
 else {
 if(data3.length < 1){
-validate153.errors = [{instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
+validate156.errors = [{instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
 }
 else {
@@ -1309,11 +1309,24 @@ break;
 }
 }
 else {
-validate153.errors = [{instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"}];
+validate156.errors = [{instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array"}];
 return false;
 }
 }
 var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.encoding !== undefined){
+let data5 = data.encoding;
+const _errs11 = errors;
+if(!((data5 === "json") || (data5 === "binary"))){
+validate156.errors = [{instancePath:instancePath+"/encoding",schemaPath:"#/properties/encoding/enum",keyword:"enum",params:{allowedValues: schema49.properties.encoding.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs11 === errors;
 }
 else {
 var valid0 = true;
@@ -1324,23 +1337,24 @@ var valid0 = true;
 }
 }
 }
+}
 else {
-validate153.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate153.errors = vErrors;
+validate156.errors = vErrors;
 return errors === 0;
 }
-validate153.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const StepRequest = validate155;
+export const StepRequest = validate158;
 const schema44 = {"type":"object","additionalProperties":false,"required":["v","op","session","action"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"step"},"session":{"$ref":"#/$defs/SessionId"},"action":{"$ref":"#/$defs/Action"}}};
 
-function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate155.evaluated;
+const evaluated0 = validate158.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1351,14 +1365,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.session === undefined) && (missing0 = "session"))) || ((data.action === undefined) && (missing0 = "action"))){
-validate155.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate158.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!(((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "session")) || (key0 === "action"))){
-validate155.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate158.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1367,7 +1381,7 @@ if(_errs1 === errors){
 if(data.v !== undefined){
 const _errs2 = errors;
 if(1 !== data.v){
-validate155.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate158.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -1381,18 +1395,18 @@ let data1 = data.id;
 const _errs4 = errors;
 const _errs5 = errors;
 if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-validate155.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
+validate158.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
-validate155.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate158.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data1 < -9007199254740991 || isNaN(data1)){
-validate155.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
+validate158.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
 return false;
 }
 }
@@ -1400,7 +1414,7 @@ return false;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 256){
-validate155.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+validate158.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 }
@@ -1415,7 +1429,7 @@ if(valid0){
 if(data.op !== undefined){
 const _errs7 = errors;
 if("step" !== data.op){
-validate155.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "step"},message:"must be equal to constant"}];
+validate158.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "step"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -1431,18 +1445,18 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(func1(data3) > 64){
-validate155.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate158.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func1(data3) < 1){
-validate155.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate158.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate155.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate158.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -1518,7 +1532,7 @@ else {
 vErrors.push(err4);
 }
 errors++;
-validate155.errors = vErrors;
+validate158.errors = vErrors;
 return false;
 }
 else {
@@ -1545,22 +1559,22 @@ var valid0 = true;
 }
 }
 else {
-validate155.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate158.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate155.errors = vErrors;
+validate158.errors = vErrors;
 return errors === 0;
 }
-validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate158.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TurnMessagesRequest = validate156;
+export const TurnMessagesRequest = validate159;
 const schema86 = {"type":"object","additionalProperties":false,"required":["v","op","session"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"turn_messages"},"session":{"$ref":"#/$defs/SessionId"}}};
 
-function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate156.evaluated;
+const evaluated0 = validate159.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -1571,14 +1585,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.session === undefined) && (missing0 = "session"))){
-validate156.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate159.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "session"))){
-validate156.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate159.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -1587,7 +1601,7 @@ if(_errs1 === errors){
 if(data.v !== undefined){
 const _errs2 = errors;
 if(1 !== data.v){
-validate156.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate159.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -1601,18 +1615,18 @@ let data1 = data.id;
 const _errs4 = errors;
 const _errs5 = errors;
 if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-validate156.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
+validate159.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
-validate156.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate159.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data1 < -9007199254740991 || isNaN(data1)){
-validate156.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
+validate159.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
 return false;
 }
 }
@@ -1620,7 +1634,7 @@ return false;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 256){
-validate156.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+validate159.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 }
@@ -1635,7 +1649,7 @@ if(valid0){
 if(data.op !== undefined){
 const _errs7 = errors;
 if("turn_messages" !== data.op){
-validate156.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "turn_messages"},message:"must be equal to constant"}];
+validate159.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "turn_messages"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -1651,18 +1665,18 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(func1(data3) > 64){
-validate156.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate159.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func1(data3) < 1){
-validate156.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate159.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate156.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate159.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -1678,16 +1692,16 @@ var valid0 = true;
 }
 }
 else {
-validate156.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate156.errors = vErrors;
+validate159.errors = vErrors;
 return errors === 0;
 }
-validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TurnResetRequest = validate157;
+export const TurnResetRequest = validate160;
 const schema67 = {"type":"object","additionalProperties":false,"required":["v","op","seed"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"turn_reset"},"seed":{"$ref":"#/$defs/Seed"},"preset":{"$ref":"#/$defs/PresetName"},"session":{"$ref":"#/$defs/SessionId"},"options":{"$ref":"#/$defs/TurnOptions"},"tools":{"$ref":"#/$defs/ToolsChoice"},"detail":{"$ref":"#/$defs/Detail"}}};
 const schema77 = {"description":"Tool schemas turn_reset hands out: the reference's run_command (default), one tool per command verb, or both.","enum":["run_command","verbs","all"]};
 const schema78 = {"description":"Ask for the result's detail block (status blocks, verbs, time series).","type":"boolean"};
@@ -2087,397 +2101,6 @@ return errors === 0;
 validate40.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate157.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.seed === undefined) && (missing0 = "seed"))){
-validate157.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!(func7.call(schema67.properties, key0))){
-validate157.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.v !== undefined){
-const _errs2 = errors;
-if(1 !== data.v){
-validate157.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.id !== undefined){
-let data1 = data.id;
-const _errs4 = errors;
-const _errs5 = errors;
-if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-validate157.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 9007199254740991 || isNaN(data1)){
-validate157.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data1 < -9007199254740991 || isNaN(data1)){
-validate157.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
-return false;
-}
-}
-}
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-validate157.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.op !== undefined){
-const _errs7 = errors;
-if("turn_reset" !== data.op){
-validate157.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "turn_reset"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.seed !== undefined){
-let data3 = data.seed;
-const _errs8 = errors;
-const _errs9 = errors;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-validate157.errors = [{instancePath:instancePath+"/seed",schemaPath:"#/$defs/Seed/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
-return false;
-}
-if(errors === _errs9){
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 > 9007199254740991 || isNaN(data3)){
-validate157.errors = [{instancePath:instancePath+"/seed",schemaPath:"#/$defs/Seed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data3 < -9007199254740991 || isNaN(data3)){
-validate157.errors = [{instancePath:instancePath+"/seed",schemaPath:"#/$defs/Seed/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.preset !== undefined){
-let data4 = data.preset;
-const _errs11 = errors;
-const _errs12 = errors;
-if(errors === _errs12){
-if(typeof data4 === "string"){
-if(func1(data4) > 128){
-validate157.errors = [{instancePath:instancePath+"/preset",schemaPath:"#/$defs/PresetName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
-return false;
-}
-else {
-if(func1(data4) < 1){
-validate157.errors = [{instancePath:instancePath+"/preset",schemaPath:"#/$defs/PresetName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate157.errors = [{instancePath:instancePath+"/preset",schemaPath:"#/$defs/PresetName/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs11 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.session !== undefined){
-let data5 = data.session;
-const _errs14 = errors;
-const _errs15 = errors;
-if(errors === _errs15){
-if(typeof data5 === "string"){
-if(func1(data5) > 64){
-validate157.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func1(data5) < 1){
-validate157.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate157.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs14 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.options !== undefined){
-const _errs17 = errors;
-if(!(validate40(data.options, {instancePath:instancePath+"/options",parentData:data,parentDataProperty:"options",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
-errors = vErrors.length;
-}
-var valid0 = _errs17 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.tools !== undefined){
-let data7 = data.tools;
-const _errs18 = errors;
-if(!(((data7 === "run_command") || (data7 === "verbs")) || (data7 === "all"))){
-validate157.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/$defs/ToolsChoice/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values"}];
-return false;
-}
-var valid0 = _errs18 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.detail !== undefined){
-const _errs20 = errors;
-if(typeof data.detail !== "boolean"){
-validate157.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/$defs/Detail/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs20 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate157.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate157.errors = vErrors;
-return errors === 0;
-}
-validate157.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const TurnRestoreRequest = validate159;
-const schema94 = {"type":"object","additionalProperties":false,"required":["v","op","snapshot"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"turn_restore"},"snapshot":{"description":"What turn_snapshot returned (checked against TurnSnapshot: a mismatch is bad_snapshot).","type":"object"},"session":{"$ref":"#/$defs/SessionId"},"detail":{"$ref":"#/$defs/Detail"}}};
-
-function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate159.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(errors === 0){
-if(data && typeof data == "object" && !Array.isArray(data)){
-let missing0;
-if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.snapshot === undefined) && (missing0 = "snapshot"))){
-validate159.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
-return false;
-}
-else {
-const _errs1 = errors;
-for(const key0 in data){
-if(!((((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "snapshot")) || (key0 === "session")) || (key0 === "detail"))){
-validate159.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
-return false;
-break;
-}
-}
-if(_errs1 === errors){
-if(data.v !== undefined){
-const _errs2 = errors;
-if(1 !== data.v){
-validate159.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs2 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.id !== undefined){
-let data1 = data.id;
-const _errs4 = errors;
-const _errs5 = errors;
-if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-validate159.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
-return false;
-}
-if(errors === _errs5){
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 9007199254740991 || isNaN(data1)){
-validate159.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
-return false;
-}
-else {
-if(data1 < -9007199254740991 || isNaN(data1)){
-validate159.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
-return false;
-}
-}
-}
-if(errors === _errs5){
-if(typeof data1 === "string"){
-if(func1(data1) > 256){
-validate159.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
-return false;
-}
-}
-}
-}
-var valid0 = _errs4 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.op !== undefined){
-const _errs7 = errors;
-if("turn_restore" !== data.op){
-validate159.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "turn_restore"},message:"must be equal to constant"}];
-return false;
-}
-var valid0 = _errs7 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.snapshot !== undefined){
-let data3 = data.snapshot;
-const _errs8 = errors;
-if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
-validate159.errors = [{instancePath:instancePath+"/snapshot",schemaPath:"#/properties/snapshot/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-var valid0 = _errs8 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.session !== undefined){
-let data4 = data.session;
-const _errs10 = errors;
-const _errs11 = errors;
-if(errors === _errs11){
-if(typeof data4 === "string"){
-if(func1(data4) > 64){
-validate159.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
-return false;
-}
-else {
-if(func1(data4) < 1){
-validate159.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
-return false;
-}
-}
-}
-else {
-validate159.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
-return false;
-}
-}
-var valid0 = _errs10 === errors;
-}
-else {
-var valid0 = true;
-}
-if(valid0){
-if(data.detail !== undefined){
-const _errs13 = errors;
-if(typeof data.detail !== "boolean"){
-validate159.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/$defs/Detail/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
-return false;
-}
-var valid0 = _errs13 === errors;
-}
-else {
-var valid0 = true;
-}
-}
-}
-}
-}
-}
-}
-}
-}
-else {
-validate159.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
-return false;
-}
-}
-validate159.errors = vErrors;
-return errors === 0;
-}
-validate159.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const TurnSnapshotRequest = validate160;
-const schema90 = {"type":"object","additionalProperties":false,"required":["v","op","session"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"turn_snapshot"},"session":{"$ref":"#/$defs/SessionId"}}};
-
 function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
@@ -2491,14 +2114,14 @@ evaluated0.items = undefined;
 if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
-if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.session === undefined) && (missing0 = "session"))){
+if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.seed === undefined) && (missing0 = "seed"))){
 validate160.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "session"))){
+if(!(func7.call(schema67.properties, key0))){
 validate160.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2555,8 +2178,8 @@ var valid0 = true;
 if(valid0){
 if(data.op !== undefined){
 const _errs7 = errors;
-if("turn_snapshot" !== data.op){
-validate160.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "turn_snapshot"},message:"must be equal to constant"}];
+if("turn_reset" !== data.op){
+validate160.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "turn_reset"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -2565,18 +2188,74 @@ else {
 var valid0 = true;
 }
 if(valid0){
-if(data.session !== undefined){
-let data3 = data.session;
+if(data.seed !== undefined){
+let data3 = data.seed;
 const _errs8 = errors;
 const _errs9 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+validate160.errors = [{instancePath:instancePath+"/seed",schemaPath:"#/$defs/Seed/type",keyword:"type",params:{type: "integer"},message:"must be integer"}];
+return false;
+}
 if(errors === _errs9){
-if(typeof data3 === "string"){
-if(func1(data3) > 64){
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 9007199254740991 || isNaN(data3)){
+validate160.errors = [{instancePath:instancePath+"/seed",schemaPath:"#/$defs/Seed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data3 < -9007199254740991 || isNaN(data3)){
+validate160.errors = [{instancePath:instancePath+"/seed",schemaPath:"#/$defs/Seed/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.preset !== undefined){
+let data4 = data.preset;
+const _errs11 = errors;
+const _errs12 = errors;
+if(errors === _errs12){
+if(typeof data4 === "string"){
+if(func1(data4) > 128){
+validate160.errors = [{instancePath:instancePath+"/preset",schemaPath:"#/$defs/PresetName/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters"}];
+return false;
+}
+else {
+if(func1(data4) < 1){
+validate160.errors = [{instancePath:instancePath+"/preset",schemaPath:"#/$defs/PresetName/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate160.errors = [{instancePath:instancePath+"/preset",schemaPath:"#/$defs/PresetName/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs11 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.session !== undefined){
+let data5 = data.session;
+const _errs14 = errors;
+const _errs15 = errors;
+if(errors === _errs15){
+if(typeof data5 === "string"){
+if(func1(data5) > 64){
 validate160.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
-if(func1(data3) < 1){
+if(func1(data5) < 1){
 validate160.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
@@ -2587,10 +2266,52 @@ validate160.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/
 return false;
 }
 }
-var valid0 = _errs8 === errors;
+var valid0 = _errs14 === errors;
 }
 else {
 var valid0 = true;
+}
+if(valid0){
+if(data.options !== undefined){
+const _errs17 = errors;
+if(!(validate40(data.options, {instancePath:instancePath+"/options",parentData:data,parentDataProperty:"options",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
+errors = vErrors.length;
+}
+var valid0 = _errs17 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.tools !== undefined){
+let data7 = data.tools;
+const _errs18 = errors;
+if(!(((data7 === "run_command") || (data7 === "verbs")) || (data7 === "all"))){
+validate160.errors = [{instancePath:instancePath+"/tools",schemaPath:"#/$defs/ToolsChoice/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values"}];
+return false;
+}
+var valid0 = _errs18 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.detail !== undefined){
+const _errs20 = errors;
+if(typeof data.detail !== "boolean"){
+validate160.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/$defs/Detail/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs20 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
 }
 }
 }
@@ -2608,7 +2329,300 @@ return errors === 0;
 }
 validate160.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TurnStepRequest = validate161;
+export const TurnRestoreRequest = validate162;
+const schema94 = {"type":"object","additionalProperties":false,"required":["v","op","snapshot"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"turn_restore"},"snapshot":{"description":"What turn_snapshot returned (checked against TurnSnapshot: a mismatch is bad_snapshot).","type":"object"},"session":{"$ref":"#/$defs/SessionId"},"detail":{"$ref":"#/$defs/Detail"}}};
+
+function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate162.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.snapshot === undefined) && (missing0 = "snapshot"))){
+validate162.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "snapshot")) || (key0 === "session")) || (key0 === "detail"))){
+validate162.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.v !== undefined){
+const _errs2 = errors;
+if(1 !== data.v){
+validate162.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.id !== undefined){
+let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
+if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
+validate162.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+validate162.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data1 < -9007199254740991 || isNaN(data1)){
+validate162.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
+return false;
+}
+}
+}
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+validate162.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.op !== undefined){
+const _errs7 = errors;
+if("turn_restore" !== data.op){
+validate162.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "turn_restore"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.snapshot !== undefined){
+let data3 = data.snapshot;
+const _errs8 = errors;
+if(!(data3 && typeof data3 == "object" && !Array.isArray(data3))){
+validate162.errors = [{instancePath:instancePath+"/snapshot",schemaPath:"#/properties/snapshot/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.session !== undefined){
+let data4 = data.session;
+const _errs10 = errors;
+const _errs11 = errors;
+if(errors === _errs11){
+if(typeof data4 === "string"){
+if(func1(data4) > 64){
+validate162.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data4) < 1){
+validate162.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate162.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs10 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.detail !== undefined){
+const _errs13 = errors;
+if(typeof data.detail !== "boolean"){
+validate162.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/$defs/Detail/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+return false;
+}
+var valid0 = _errs13 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+}
+}
+else {
+validate162.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate162.errors = vErrors;
+return errors === 0;
+}
+validate162.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const TurnSnapshotRequest = validate163;
+const schema90 = {"type":"object","additionalProperties":false,"required":["v","op","session"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"turn_snapshot"},"session":{"$ref":"#/$defs/SessionId"}}};
+
+function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate163.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(errors === 0){
+if(data && typeof data == "object" && !Array.isArray(data)){
+let missing0;
+if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.session === undefined) && (missing0 = "session"))){
+validate163.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+return false;
+}
+else {
+const _errs1 = errors;
+for(const key0 in data){
+if(!((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "session"))){
+validate163.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+return false;
+break;
+}
+}
+if(_errs1 === errors){
+if(data.v !== undefined){
+const _errs2 = errors;
+if(1 !== data.v){
+validate163.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs2 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.id !== undefined){
+let data1 = data.id;
+const _errs4 = errors;
+const _errs5 = errors;
+if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
+validate163.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
+return false;
+}
+if(errors === _errs5){
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 9007199254740991 || isNaN(data1)){
+validate163.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+return false;
+}
+else {
+if(data1 < -9007199254740991 || isNaN(data1)){
+validate163.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
+return false;
+}
+}
+}
+if(errors === _errs5){
+if(typeof data1 === "string"){
+if(func1(data1) > 256){
+validate163.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+return false;
+}
+}
+}
+}
+var valid0 = _errs4 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.op !== undefined){
+const _errs7 = errors;
+if("turn_snapshot" !== data.op){
+validate163.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "turn_snapshot"},message:"must be equal to constant"}];
+return false;
+}
+var valid0 = _errs7 === errors;
+}
+else {
+var valid0 = true;
+}
+if(valid0){
+if(data.session !== undefined){
+let data3 = data.session;
+const _errs8 = errors;
+const _errs9 = errors;
+if(errors === _errs9){
+if(typeof data3 === "string"){
+if(func1(data3) > 64){
+validate163.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+return false;
+}
+else {
+if(func1(data3) < 1){
+validate163.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+return false;
+}
+}
+}
+else {
+validate163.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+return false;
+}
+}
+var valid0 = _errs8 === errors;
+}
+else {
+var valid0 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+return false;
+}
+}
+validate163.errors = vErrors;
+return errors === 0;
+}
+validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const TurnStepRequest = validate164;
 const schema79 = {"type":"object","additionalProperties":false,"required":["v","op","session","action"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"turn_step"},"session":{"$ref":"#/$defs/SessionId"},"action":{"$ref":"#/$defs/TurnAction"},"detail":{"$ref":"#/$defs/Detail"}}};
 const schema83 = {"description":"One agent turn: the model's tool_calls verbatim, or commands (run_command calls with ids call_{n}_{i}), or neither (a turn without tool calls); not both.","type":"object","if":{"type":"object","required":["tool_calls"],"properties":{"tool_calls":true}},"then":{"type":"object","additionalProperties":false,"required":["tool_calls"],"properties":{"tool_calls":{"type":"array","maxItems":4096,"items":{"$ref":"#/$defs/ToolCall"}},"content":{"description":"Assistant text (default null with tool calls, '' without).","type":["string","null"]},"reasoning_content":{"description":"Kept on the assistant message, as the reference does for thinking models.","type":"string"}}},"else":{"type":"object","additionalProperties":false,"required":[],"properties":{"commands":{"type":"array","maxItems":4096,"items":{"type":"string"}},"content":{"description":"Assistant text (default null with tool calls, '' without).","type":["string","null"]},"reasoning_content":{"description":"Kept on the assistant message, as the reference does for thinking models.","type":"string"}}}};
 const schema84 = {"type":"object","additionalProperties":false,"required":["id","name","arguments"],"properties":{"id":{"description":"Tool call id (tool_call_id of its result message).","type":"string","maxLength":1024},"name":{"description":"run_command or a per-verb tool (any other name still runs arguments.command, as the reference does).","type":"string","maxLength":1024},"arguments":{"description":"The call's arguments as JSON text.","type":"string"}}};
@@ -2950,10 +2964,10 @@ return errors === 0;
 validate44.evaluated = {"dynamicProps":true,"dynamicItems":false};
 
 
-function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate161.evaluated;
+const evaluated0 = validate164.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -2964,14 +2978,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if(((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.session === undefined) && (missing0 = "session"))) || ((data.action === undefined) && (missing0 = "action"))){
-validate161.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate164.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "session")) || (key0 === "action")) || (key0 === "detail"))){
-validate161.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate164.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -2980,7 +2994,7 @@ if(_errs1 === errors){
 if(data.v !== undefined){
 const _errs2 = errors;
 if(1 !== data.v){
-validate161.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate164.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -2994,18 +3008,18 @@ let data1 = data.id;
 const _errs4 = errors;
 const _errs5 = errors;
 if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-validate161.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
+validate164.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
-validate161.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate164.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data1 < -9007199254740991 || isNaN(data1)){
-validate161.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
+validate164.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
 return false;
 }
 }
@@ -3013,7 +3027,7 @@ return false;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 256){
-validate161.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+validate164.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 }
@@ -3028,7 +3042,7 @@ if(valid0){
 if(data.op !== undefined){
 const _errs7 = errors;
 if("turn_step" !== data.op){
-validate161.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "turn_step"},message:"must be equal to constant"}];
+validate164.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "turn_step"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -3044,18 +3058,18 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(func1(data3) > 64){
-validate161.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate164.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func1(data3) < 1){
-validate161.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate164.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate161.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate164.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3080,7 +3094,7 @@ if(valid0){
 if(data.detail !== undefined){
 const _errs12 = errors;
 if(typeof data.detail !== "boolean"){
-validate161.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/$defs/Detail/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
+validate164.errors = [{instancePath:instancePath+"/detail",schemaPath:"#/$defs/Detail/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"}];
 return false;
 }
 var valid0 = _errs12 === errors;
@@ -3097,22 +3111,22 @@ var valid0 = true;
 }
 }
 else {
-validate161.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate164.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate161.errors = vErrors;
+validate164.errors = vErrors;
 return errors === 0;
 }
-validate161.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate164.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const TurnTimeSeriesRequest = validate163;
+export const TurnTimeSeriesRequest = validate166;
 const schema99 = {"type":"object","additionalProperties":false,"required":["v","op","session"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"turn_time_series"},"session":{"$ref":"#/$defs/SessionId"}}};
 
-function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate163.evaluated;
+const evaluated0 = validate166.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3123,14 +3137,14 @@ if(errors === 0){
 if(data && typeof data == "object" && !Array.isArray(data)){
 let missing0;
 if((((data.v === undefined) && (missing0 = "v")) || ((data.op === undefined) && (missing0 = "op"))) || ((data.session === undefined) && (missing0 = "session"))){
-validate163.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
+validate166.errors = [{instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: missing0},message:"must have required property '"+missing0+"'"}];
 return false;
 }
 else {
 const _errs1 = errors;
 for(const key0 in data){
 if(!((((key0 === "v") || (key0 === "id")) || (key0 === "op")) || (key0 === "session"))){
-validate163.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
+validate166.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
 }
@@ -3139,7 +3153,7 @@ if(_errs1 === errors){
 if(data.v !== undefined){
 const _errs2 = errors;
 if(1 !== data.v){
-validate163.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
+validate166.errors = [{instancePath:instancePath+"/v",schemaPath:"#/$defs/Version/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs2 === errors;
@@ -3153,18 +3167,18 @@ let data1 = data.id;
 const _errs4 = errors;
 const _errs5 = errors;
 if((typeof data1 !== "string") && (!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))))){
-validate163.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
+validate166.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/type",keyword:"type",params:{type: schema36.type},message:"must be string,integer"}];
 return false;
 }
 if(errors === _errs5){
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 9007199254740991 || isNaN(data1)){
-validate163.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
+validate166.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"}];
 return false;
 }
 else {
 if(data1 < -9007199254740991 || isNaN(data1)){
-validate163.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
+validate166.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"}];
 return false;
 }
 }
@@ -3172,7 +3186,7 @@ return false;
 if(errors === _errs5){
 if(typeof data1 === "string"){
 if(func1(data1) > 256){
-validate163.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
+validate166.errors = [{instancePath:instancePath+"/id",schemaPath:"#/$defs/RequestId/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"}];
 return false;
 }
 }
@@ -3187,7 +3201,7 @@ if(valid0){
 if(data.op !== undefined){
 const _errs7 = errors;
 if("turn_time_series" !== data.op){
-validate163.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "turn_time_series"},message:"must be equal to constant"}];
+validate166.errors = [{instancePath:instancePath+"/op",schemaPath:"#/properties/op/const",keyword:"const",params:{allowedValue: "turn_time_series"},message:"must be equal to constant"}];
 return false;
 }
 var valid0 = _errs7 === errors;
@@ -3203,18 +3217,18 @@ const _errs9 = errors;
 if(errors === _errs9){
 if(typeof data3 === "string"){
 if(func1(data3) > 64){
-validate163.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
+validate166.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"}];
 return false;
 }
 else {
 if(func1(data3) < 1){
-validate163.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
+validate166.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"}];
 return false;
 }
 }
 }
 else {
-validate163.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
+validate166.errors = [{instancePath:instancePath+"/session",schemaPath:"#/$defs/SessionId/type",keyword:"type",params:{type: "string"},message:"must be string"}];
 return false;
 }
 }
@@ -3230,12 +3244,12 @@ var valid0 = true;
 }
 }
 else {
-validate163.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
+validate166.errors = [{instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"}];
 return false;
 }
 }
-validate163.errors = vErrors;
+validate166.errors = vErrors;
 return errors === 0;
 }
-validate163.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate166.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
