@@ -286,6 +286,24 @@ describe('seeding (init_genrand + init_by_array)', () => {
     );
   });
 
+  it('reseedStream(runSeed, key) continues exactly like a fresh stream(runSeed, key), whatever was drawn before', () => {
+    fc.assert(
+      fc.property(fc.nat(), fc.string({ maxLength: 30 }), fc.oneof(fc.nat({ max: 5 }), fc.nat({ max: 1500 })), fc.boolean(), fc.nat(), fc.string({ maxLength: 30 }), (s0, k0, used, gaussPending, s1, k1) => {
+        const r = stream(s0, k0);
+        for (let i = 0; i < used; i++) r.nextUint32();
+        if (gaussPending) r.gauss();
+        if (used % 3 === 0) r.getState(); // settled (pure-rand layout) before the reseed
+        r.reseedStream(s1, k1);
+        const want = stream(s1, k1);
+        expect(r.gaussNext).toBeNull();
+        expectSeq(draw(700, () => r.nextUint32()), draw(700, () => want.nextUint32()), `${s1}:${k1}`);
+        expectSeq(draw(3, () => r.gauss()), draw(3, () => want.gauss()), `${s1}:${k1} gauss`);
+        expect(r.getState()).toEqual(want.getState());
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   for (const s of V.seeds) {
     it(`Random(${s.seed}): first 20 random()`, () => {
       const r = new PyRandom(BigInt(s.seed));

@@ -72,16 +72,46 @@ const worlds = new Lru<WorldTemplate>(256);
 const people = new Lru<{ employees: GenEmployee[]; clients: GenClient[]; rates: Record<Domain, Dec>[] }>(64);
 const replacements = new Lru<TaskTemplate>(65_536);
 
+/**
+ * `D(pyFormatFixed(x, digits))` memoised by (digits, x): the stored column of a generated float. Drawn values repeat
+ * (4-dp skill boosts and rates, integer quantities), so most lookups skip the formatting and the Decimal parse.
+ * Instances are shared, which is safe because Decimals are immutable (and a market listing compares them by identity
+ * only as a proxy for their value).
+ */
+const quantizedMemo = new Map<number, Dec>();
+const quantizedMemo4 = new Map<number, Dec>();
+function quantized(x: number, digits: 4 | 0): Dec {
+  // Map keys cannot tell -0 from 0 (their Decimals differ): zeros are not memoised.
+  if (x === 0) return digits === 4 ? D(pyFormatFixed(x, 4)) : D(x);
+  const memo = digits === 4 ? quantizedMemo4 : quantizedMemo;
+  let d = memo.get(x);
+  if (d === undefined) {
+    d = digits === 4 ? D(pyFormatFixed(x, 4)) : D(x);
+    // Bounded: forgetting only costs a parse.
+    if (memo.size >= 65_536) memo.clear();
+    memo.set(x, d);
+  }
+  return d;
+}
+
 /** Wrap a generated task with its quantized Decimal columns. */
 export function taskTemplate(g: GenTask): TaskTemplate {
+  const reqs: { domain: Domain; required: Dec }[] = [];
+  // alphabetical domain order (SQLite's); a domain appears at most once in a generated task's requirements
+  for (const d of DOMAINS_ALPHA) {
+    for (const [dd, qty] of g.requirements) {
+      if (dd === d) {
+        reqs.push({ domain: d, required: quantized(qty, 0) });
+        break;
+      }
+    }
+  }
   return {
     gen: g,
+    // Not memoised: market listings find an earlier episode's entries through this task's own delta instance.
     rewardPrestigeDelta: D(pyFormatFixed(g.reward_prestige_delta, 3)),
-    skillBoostPct: D(pyFormatFixed(g.skill_boost_pct, 4)),
-    reqs: DOMAINS_ALPHA.filter((d) => g.requirements.some(([dd]) => dd === d)).map((d) => ({
-      domain: d,
-      required: D((g.requirements.find(([dd]) => dd === d) as [Domain, number])[1]),
-    })),
+    skillBoostPct: quantized(g.skill_boost_pct, 4),
+    reqs,
   };
 }
 
@@ -97,7 +127,7 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
     const clients = generateClients(FIXED_WORLD_SEED, w.num_clients, w);
     const rates = employees.map((e) => {
       const r = {} as Record<Domain, Dec>;
-      for (const d of DOMAINS) r[d] = D(pyFormatFixed(e.rates[d], 4));
+      for (const d of DOMAINS) r[d] = quantized(e.rates[d], 4);
       return r;
     });
     pc = { employees, clients, rates };

@@ -82,8 +82,10 @@ export function generateEmployees(runSeed: number, count: number, cfg: WorldConf
   const tiers = Array.from({ length: count }, (_, i) => TIER_SEQUENCE[i % TIER_SEQUENCE.length] as string);
   stream(runSeed, 'tier_assignment').shuffle(tiers);
   const out: GenEmployee[] = [];
+  // One generator reseeded per employee (each stream is dropped before the next is drawn from).
+  let rng: PyRandom | null = null;
   for (let idx = 1; idx <= count; idx++) {
-    const rng = stream(runSeed, `employee_${idx}`);
+    rng = rng === null ? stream(runSeed, `employee_${idx}`) : rng.reseedStream(runSeed, `employee_${idx}`);
     const tierName = tiers[idx - 1] as string;
     const tc = tierConfig(cfg, tierName);
     const rates = {} as Record<Domain, number>;
@@ -193,8 +195,10 @@ function makeTask(rng: PyRandom, cfg: WorldConfig, prestige: number, serial: num
 export function generateTasks(runSeed: number, count: number, cfg: WorldConfig, clientSpecialties: readonly (readonly Domain[])[] | null, clientMults: readonly number[] | null): GenTask[] {
   const out: GenTask[] = [];
   const numClients = cfg.num_clients > 0 ? cfg.num_clients : 1;
+  // One generator reseeded per task (each stream is dropped before the next is drawn from).
+  let rng: PyRandom | null = null;
   for (let idx = 1; idx <= count; idx++) {
-    const rng = stream(runSeed, `task_${idx}`);
+    rng = rng === null ? stream(runSeed, `task_${idx}`) : rng.reseedStream(runSeed, `task_${idx}`);
     const prestige = idx - 1 < 10 ? 1 : Math.trunc(sampleFromSpec(rng, cfg.dist.required_prestige));
     const clientIndex = (idx - 1) % numClients;
     const spec = clientSpecialties && clientSpecialties.length > 0 ? (clientSpecialties[clientIndex % clientSpecialties.length] ?? null) : null;
@@ -206,9 +210,12 @@ export function generateTasks(runSeed: number, count: number, cfg: WorldConfig, 
   return out;
 }
 
+let replenishRng: PyRandom | null = null;
+
 /** Reference `generate_replacement_task`: same prestige, the replaced client's specialties, no client multiplier. */
 export function generateReplacementTask(runSeed: number, counter: number, prestige: number, clientIndex: number, cfg: WorldConfig, specialties: readonly Domain[] | null): GenTask {
-  const rng = stream(runSeed, `replenish_${counter}`);
+  // A module-level generator reseeded per call: the stream is dropped when this returns, and nothing here re-enters.
+  const rng = replenishRng === null ? (replenishRng = stream(runSeed, `replenish_${counter}`)) : replenishRng.reseedStream(runSeed, `replenish_${counter}`);
   const reqs = sampleRequirements(rng, cfg, prestige, specialties);
   return makeTask(rng, cfg, prestige, counter, reqs, clientIndex);
 }

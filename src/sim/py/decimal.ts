@@ -30,14 +30,19 @@ export function decFromFloat(x: number): Dec {
   return d;
 }
 
-const floatCache = new WeakMap<Dec, number>();
+/** A Decimal carrying its memoised float (an own property: a WeakMap lookup costs more than the conversion saves). */
+interface FloatMemo {
+  readonly ycgymFloat?: number;
+}
 
-/** Python `float(d)`: correctly rounded conversion to a double (memoised: Decimals are immutable). */
+/** Python `float(d)`: correctly rounded conversion to a double (memoised on the instance: Decimals are immutable). */
 export function toFloat(d: Dec): number {
-  let f = floatCache.get(d);
+  const m = d as unknown as FloatMemo;
+  let f = m.ycgymFloat;
   if (f === undefined) {
     f = d.toNumber();
-    floatCache.set(d, f);
+    // Non-enumerable, so deep equality and key listings still see only decimal.js's own fields.
+    if (Object.isExtensible(d)) Object.defineProperty(d, 'ycgymFloat', { value: f });
   }
   return f;
 }

@@ -214,13 +214,18 @@ export function streamSeed(runSeed: number | bigint | string, key: string): bigi
   return (BigInt((h[0] as number) >>> 0) << 32n) | BigInt((h[1] as number) >>> 0);
 }
 
-/** `random.Random(streamSeed(runSeed, key))`, seeded from the digest's words without a bigint round trip. */
-export function stream(runSeed: number | bigint | string, key: string): PyRandom {
+/** The {@link seedKey} words of `streamSeed(runSeed, key)`, straight from the digest (no bigint round trip). */
+function streamKey(runSeed: number | bigint | string, key: string): number[] {
   const h = sha256Utf8Words(streamText(runSeed, key));
   const hi = (h[0] as number) >>> 0;
   const lo = (h[1] as number) >>> 0;
-  // seedKey of the 64-bit seed: least significant word first, no leading zero word ([0] for 0)
-  return new PyRandom({ seedKey: hi !== 0 ? [lo, hi] : [lo] });
+  // least significant word first, no leading zero word ([0] for 0)
+  return hi !== 0 ? [lo, hi] : [lo];
+}
+
+/** `random.Random(streamSeed(runSeed, key))` */
+export function stream(runSeed: number | bigint | string, key: string): PyRandom {
+  return new PyRandom({ seedKey: streamKey(runSeed, key) });
 }
 
 /** Number of bits of a non-negative integer n <= 2^53 (Python's int.bit_length()). */
@@ -323,6 +328,20 @@ export class PyRandom {
   constructor(seed: number | bigint | string | { readonly seedKey: readonly number[] }) {
     const key = typeof seed === 'object' ? seed.seedKey : seedKey(seed);
     this.gen = new Mt19937(seedMtState(key, new Int32Array(N)), 0, true);
+  }
+
+  /**
+   * `self.seed(streamSeed(runSeed, key))`: this generator, in place, becomes what `stream(runSeed, key)` returns
+   * (gauss_next cleared like CPython's seed()), reusing its state buffer. For loops that draw from one stream per
+   * item and drop it: no 2.5 KB buffer to allocate and collect per item. Returns this.
+   */
+  reseedStream(runSeed: number | bigint | string, key: string): this {
+    const gen = this.gen;
+    seedMtState(streamKey(runSeed, key), gen.words);
+    gen.index = 0;
+    gen.fresh = true;
+    this.gaussNext = null;
+    return this;
   }
 
   /** Next raw 32-bit output (`genrand_uint32`), as an unsigned integer. */

@@ -1,0 +1,61 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { loadPreset } from '../../src/config/load.js';
+import { D, toFloat } from '../../src/sim/py/decimal.js';
+import { pyFormatFixed } from '../../src/sim/py/pyfloat.js';
+import { taskTemplate } from '../../src/sim/model/world-cache.js';
+import { generateTasks, type GenTask } from '../../src/sim/model/world.js';
+import { DOMAINS_ALPHA } from '../../src/sim/model/types.js';
+
+describe('toFloat memo on the Decimal instance', () => {
+  it('equals toNumber() on first and later calls, and stays invisible (keys, equality, JSON)', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }).map((x) => pyFormatFixed(x, 6)), fc.bigInt().map(String)), (text) => {
+        const d = D(text);
+        const keys = Object.keys(d);
+        const want = D(text).toNumber();
+        expect(Object.is(toFloat(d), want)).toBe(true);
+        expect(Object.is(toFloat(d), want)).toBe(true);
+        expect(Object.keys(d)).toEqual(keys);
+        expect(d).toEqual(D(text));
+        expect(JSON.stringify(d)).toBe(JSON.stringify(D(text)));
+      }),
+    );
+  });
+
+  it('works on a frozen Decimal (no memo, same value)', () => {
+    const d = Object.freeze(D('0.1'));
+    expect(toFloat(d)).toBe(0.1);
+    expect(toFloat(d)).toBe(0.1);
+  });
+});
+
+describe('taskTemplate columns (memoised quantization)', () => {
+  const plain = (g: GenTask) => ({
+    delta: D(pyFormatFixed(g.reward_prestige_delta, 3)).toString(),
+    boost: D(pyFormatFixed(g.skill_boost_pct, 4)),
+    reqs: DOMAINS_ALPHA.filter((d) => g.requirements.some(([dd]) => dd === d)).map((d) => [d, D((g.requirements.find(([dd]) => dd === d) as [string, number])[1])] as const),
+  });
+  const check = (g: GenTask): void => {
+    const t = taskTemplate(g);
+    const p = plain(g);
+    expect(t.rewardPrestigeDelta.toString()).toBe(p.delta);
+    expect(t.skillBoostPct.toString()).toBe(p.boost.toString());
+    expect(t.skillBoostPct.isNegative()).toBe(p.boost.isNegative());
+    expect(t.reqs.map((r) => [r.domain, r.required.toString(), r.required.isNegative()])).toEqual(p.reqs.map(([d, q]) => [d, q.toString(), q.isNegative()]));
+  };
+
+  it('equal the unmemoised D(pyFormatFixed(...)) for generated markets (twice: memo hits)', () => {
+    const w = loadPreset('default').world;
+    for (const round of [0, 1]) for (const seed of [1, 2, 3]) for (const g of generateTasks(seed, w.num_market_tasks, w, null, null)) check(g);
+    expect(true).toBe(true);
+  });
+
+  it('keep -0 and 0 apart', () => {
+    const g = (boost: number, qty: number): GenTask => ({
+      title: 'T', client_index: 0, required_prestige: 1, reward_funds_cents: 1, reward_prestige_delta: 0.1, skill_boost_pct: boost,
+      required_trust: 0, requirements: [['research', qty]],
+    });
+    for (const [b, q] of [[0, 0], [-0, -0], [0, 0], [-0, -0], [-0.00001, 5], [0.00001, 5]] as const) check(g(b, q));
+  });
+});
