@@ -181,8 +181,7 @@ class Client:
             raise ValueError("client CURVE keys need server_public_key")
         sock.connect(endpoint)
         self._sock: zmq.Socket[bytes] | None = sock
-        self._poller = zmq.Poller()
-        self._poller.register(sock, zmq.POLLIN)
+        self._rcvtimeo = -1  # the socket's ZMQ_RCVTIMEO (ms; -1 waits forever), set by _wait_for when it changes
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
         # Replies received while waiting for another id; ids whose waiter gave up (timeout).
@@ -281,19 +280,21 @@ class Client:
                         "(is the server running and reachable?)"
                     )
                 wait_ms = max(1, int(remaining * 1000))
-            # Poll first, then receive: in lockstep the reply is not there yet right after the send, and a
-            # failed non-blocking receive costs a raised and caught zmq.Again (a third of the client's own
-            # time per step); poll returns at once when a reply is already waiting.
+            # One blocking receive bounded by the socket's receive timeout (set only when it changes): in lockstep
+            # the reply is not there yet right after the send; a poll followed by a non-blocking receive cost two
+            # calls into libzmq and the Poller's Python wrapper per reply, and a failed non-blocking receive a
+            # raised zmq.Again. zmq.Again now means only that the wait ran out.
             if self._liveness is not None:
                 wait_ms = _LIVENESS_POLL_MS if wait_ms is None else min(wait_ms, _LIVENESS_POLL_MS)
-                if not self._poller.poll(wait_ms):
-                    self._check_alive(self._pending.get(request_id, "request"))
-                    continue
-            elif not self._poller.poll(wait_ms):
-                continue
+            timeo = -1 if wait_ms is None else wait_ms
+            if timeo != self._rcvtimeo:
+                sock.setsockopt(zmq.RCVTIMEO, timeo)
+                self._rcvtimeo = timeo
             try:
-                frames = sock.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:  # pragma: no cover - polled readable, so a message is there
+                frames = sock.recv_multipart()
+            except zmq.Again:
+                if self._liveness is not None:
+                    self._check_alive(self._pending.get(request_id, "request"))
                 continue
             reply = self._decode(frames)
             rid = reply.get("id")
@@ -506,7 +507,6 @@ class Client:
             return self.request("close", session=session, timeout=timeout)
         with self._lock:
             if self._sock is not None:
-                self._poller.unregister(self._sock)
                 self._sock.close(0)
                 self._sock = None
                 self._stash.clear()
