@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
-import { D, toFloat } from '../../src/sim/py/decimal.js';
+import { D, dcmp, toFloat } from '../../src/sim/py/decimal.js';
 import { pyFormatFixed } from '../../src/sim/py/pyfloat.js';
 import { taskTemplate } from '../../src/sim/model/world-cache.js';
 import { generateTasks, type GenTask } from '../../src/sim/model/world.js';
@@ -57,5 +57,29 @@ describe('taskTemplate columns (memoised quantization)', () => {
       required_trust: 0, requirements: [['research', qty]],
     });
     for (const [b, q] of [[0, 0], [-0, -0], [0, 0], [-0, -0], [-0.00001, 5], [0.00001, 5]] as const) check(g(b, q));
+  });
+});
+
+describe('dcmp (cmp without the copy)', () => {
+  const special = ['0', '-0', 'NaN', 'Infinity', '-Infinity', '1', '-1', '1e-30', '-1e-30', '9999999999999999999999999999', '0.1', '0.10000000', '1e20', '-1e20'];
+  const decText = fc.oneof(
+    fc.constantFrom(...special),
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map((x) => pyFormatFixed(x, 6)),
+    fc.tuple(fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }), fc.integer({ min: -40, max: 40 })).map(([m, e]) => `${m}e${e}`),
+    fc.integer({ min: -1000, max: 1000 }).map((n) => (n / 8).toString()),
+  );
+  it('equals decimal.js cmp (and so gt/lt/lte/gte/eq) for random, special and computed Decimals', () => {
+    fc.assert(
+      fc.property(decText, decText, fc.constantFrom('plain', 'sum', 'quot'), (ta, tb, how) => {
+        let a = D(ta);
+        let b = D(tb);
+        if (how === 'sum') a = a.add(b);
+        if (how === 'quot' && !b.isZero()) a = a.div(b);
+        for (const [x, y] of [[a, b], [b, a], [a, a]] as const) {
+          expect(Object.is(dcmp(x, y), x.cmp(y)), `${x.toString()} vs ${y.toString()}`).toBe(true);
+        }
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -5,7 +5,7 @@
  * SQLite-stored datetimes). Every conversion between business hours (Decimal) and instants follows
  * the reference's `core/business_time.py` operation by operation, including its float round trips.
  */
-import { D, DZERO, decFromFloat, dint, isPos, type Dec } from '../py/decimal.js';
+import { D, DZERO, dcmp, decFromFloat, dint, isPos, type Dec } from '../py/decimal.js';
 
 /** Microseconds per second / hour / day. */
 export const US_PER_SEC = 1_000_000;
@@ -205,7 +205,7 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
   // First (possibly partial) day, exactly as the reference loop does.
   let dayEnd = atHour(cur, cal.endHour);
   let available = deltaHours(dayEnd - cur);
-  if (remaining.lte(available)) return cur + timedeltaSecondsToUs(remaining.mul(D3600).toNumber());
+  if (dcmp(remaining, available) < 1) return cur + timedeltaSecondsToUs(remaining.mul(D3600).toNumber());
   remaining = remaining.sub(available);
   cur = nextBusinessTime(dayEnd, cal);
   if (!isPos(remaining)) return cur;
@@ -222,7 +222,7 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
   for (;;) {
     dayEnd = atHour(cur, cal.endHour);
     available = deltaHours(dayEnd - cur);
-    if (remaining.lte(available)) return cur + timedeltaSecondsToUs(remaining.mul(D3600).toNumber());
+    if (dcmp(remaining, available) < 1) return cur + timedeltaSecondsToUs(remaining.mul(D3600).toNumber());
     remaining = remaining.sub(available);
     cur = nextBusinessTime(dayEnd, cal);
     if (!isPos(remaining)) return cur;

@@ -4,7 +4,7 @@
  */
 import type { ExperimentConfig } from '../config/types.js';
 import { addBusinessHours, businessHoursBetween, isoformat, payrollBoundaries, US_PER_SEC } from './calendar.js';
-import { D, DZERO, Dec, decFromFloat, dint, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
+import { D, DZERO, Dec, dcmp, decFromFloat, dint, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { F, type Float } from '../py/pyjson.js';
 import { pyPow } from '../py/pymath.js';
@@ -47,7 +47,7 @@ export function effectiveRates(state: SimState, active: Task[] = activeTasks(sta
         const base = emp ? emp.rates[r.domain] : DZERO;
         contributions.push(k === 1 ? base : base.div(dint(k)));
       }
-      contributions.sort((x, y) => y.cmp(x));
+      contributions.sort((x, y) => dcmp(y, x));
       let total = DZERO;
       for (let i = 0; i < contributions.length && i < EFFICIENT_TEAM_SIZE; i++) total = total.add(contributions[i] as Dec);
       m.set(r.domain, total);
@@ -69,7 +69,7 @@ export function flushProgress(ctx: Ctx, t0: number, t1: number): void {
     for (const r of t.reqs) {
       const rate = m?.get(r.domain) ?? DZERO;
       let after = r.completed.add(rate.mul(hours));
-      if (after.gt(r.required)) after = r.required;
+      if (dcmp(after, r.required) > 0) after = r.required;
       if (after.isNegative() && !after.isZero()) after = DZERO;
       // Stored as Numeric(14,4): the next reader reloads it from SQLite (see quantize()).
       r.completed = quantize(after, 4);
@@ -90,7 +90,7 @@ export function solveCompletion(task: Task, now: number, rates: Map<Domain, Dec>
     const rate = rates?.get(r.domain) ?? DZERO;
     if (!isPos(rate)) return null;
     const h = remaining.div(rate);
-    if (h.gt(maxHours)) maxHours = h;
+    if (dcmp(h, maxHours) > 0) maxHours = h;
   }
   if (!isPos(maxHours)) return now;
   return addBusinessHours(now, maxHours);
@@ -122,7 +122,7 @@ export function solveMilestone(task: Task, now: number, rates: Map<Domain, Dec> 
   let sum = current;
   const slopeAt = (hh: Dec): Dec => {
     let s = DZERO;
-    for (const d of doms) if (d.cap !== null && d.cap.gt(hh)) s = s.add(d.rate);
+    for (const d of doms) if (d.cap !== null && dcmp(d.cap, hh) > 0) s = s.add(d.rate);
     return s;
   };
   for (const bp of bpSet) {
@@ -286,7 +286,7 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
       const cap = decFromFloat(w.skill_rate_max);
       for (const r of task.reqs) {
         const emps = task.assignments.map((a) => state.employees[a.employeeId]).filter((e) => e !== undefined);
-        const ranked = emps.map((e, i) => ({ e, i })).sort((x, y) => y.e.rates[r.domain].cmp(x.e.rates[r.domain]) || x.i - y.i);
+        const ranked = emps.map((e, i) => ({ e, i })).sort((x, y) => dcmp(y.e.rates[r.domain], x.e.rates[r.domain]) || x.i - y.i);
         for (const { e } of ranked.slice(0, EFFICIENT_TEAM_SIZE)) {
           const rate = e.rates[r.domain];
           e.rates[r.domain] = quantize(dmin(rate.add(rate.mul(pct)), cap), 4);

@@ -47,14 +47,40 @@ export function toFloat(d: Dec): number {
   return f;
 }
 
+/**
+ * `a.cmp(b)`: 1, -1, 0, or NaN when either is NaN. decimal.js's cmp first copies `b` (`new Decimal(b)`, a digit
+ * array slice); this runs the same steps on `b` itself. The copy changes nothing for a Decimal whose exponent lies
+ * within minE..maxE, which holds for every finite Decimal decimal.js returns (it overflows/underflows the rest).
+ */
+export function dcmp(a: Dec, b: Dec): number {
+  const xd = a.d as number[] | null;
+  const yd = b.d as number[] | null;
+  const xs = a.s;
+  const ys = b.s;
+  // NaN or ±Infinity
+  if (!xd || !yd) return !xs || !ys ? NaN : xs !== ys ? xs : xd === yd ? 0 : !xd !== xs < 0 ? 1 : -1;
+  // either zero
+  if (!xd[0] || !yd[0]) return xd[0] ? xs : yd[0] ? -ys : 0;
+  if (xs !== ys) return xs;
+  if (a.e !== b.e) return a.e > b.e !== xs < 0 ? 1 : -1;
+  const xdL = xd.length;
+  const ydL = yd.length;
+  for (let i = 0, j = xdL < ydL ? xdL : ydL; i < j; ++i) {
+    const u = xd[i] as number;
+    const v = yd[i] as number;
+    if (u !== v) return u > v !== xs < 0 ? 1 : -1;
+  }
+  return xdL === ydL ? 0 : xdL > ydL !== xs < 0 ? 1 : -1;
+}
+
 /** Larger of two Decimals; on equality returns the first (Python `max` semantics). */
 export function dmax(a: Dec, b: Dec): Dec {
-  return b.gt(a) ? b : a;
+  return dcmp(b, a) > 0 ? b : a;
 }
 
 /** Smaller of two Decimals; on equality returns the first (Python `min` semantics). */
 export function dmin(a: Dec, b: Dec): Dec {
-  return b.lt(a) ? b : a;
+  return dcmp(b, a) < 0 ? b : a;
 }
 
 /** d > 0 without allocating a Decimal for the literal. */
