@@ -23,6 +23,11 @@ describe('command line parsing', () => {
       ['', 'Missing command.'],
       ['bogus', "No such command 'bogus'."],
       ['task frobnicate', "No such command 'frobnicate'."],
+      // Object.prototype's keys are no groups (click: No such command)
+      ['constructor', "No such command 'constructor'."],
+      ['toString --help', "No such command 'toString'."],
+      ['__proto__ status', "No such command '__proto__'."],
+      ['hasOwnProperty x', "No such command 'hasOwnProperty'."],
       ['task accept', "Missing option '--task-id'."],
       ['task accept --task-id', "Option '--task-id' requires an argument."],
       ['market browse --limit ten', "Invalid value for '--limit': 'ten' is not a valid integer."],
