@@ -53,6 +53,7 @@ export interface DecodedBinaryBatch {
 
 /** Why the frames of a binary reply do not fit its header, or null when they do. */
 export function checkBinaryFrames(result: BinaryBatchResult, frames: readonly Uint8Array[]): string | null {
+  if (!Number.isSafeInteger(result.n) || result.n < 1 || !Array.isArray(result.arrays)) return 'the header has no valid n or arrays';
   if (frames.length !== result.arrays.length) return `the header lists ${result.arrays.length} arrays, the reply has ${frames.length} array frames`;
   for (let k = 0; k < frames.length; k++) {
     const d = result.arrays[k] as BinaryArrayDesc;

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ycgym import Client, ProtocolError, YCBenchDiscreteVectorEnv
 from ycgym._binary import BatchArrays, decode_batch_arrays
@@ -186,8 +188,12 @@ def test_the_decoder_refuses_frames_that_do_not_fit_their_header() -> None:
         (h, _frames(h)[1:], "lists 9 arrays"),
         (h, [b"\0" * 15, *_frames(h)[1:]], "15 bytes"),
         ({**h, "n": 0}, _frames(h), "no valid n"),
-        ({**h, "arrays": [{**h["arrays"][0], "dtype": "<i8"}, *h["arrays"][1:]]}, _frames(h), "unknown name or dtype"),
-        ({**h, "arrays": [{**h["arrays"][0], "name": "__class__"}, *h["arrays"][1:]]}, _frames(h), "unknown name"),
+        ({**h, "arrays": [{**h["arrays"][0], "dtype": "<i8"}, *h["arrays"][1:]]}, _frames(h), "unknown dtype"),
+        ({**h, "arrays": [{**h["arrays"][0], "name": "__class__"}, *h["arrays"][1:]]}, _frames(h), "unknown or repeated name"),
+        ({**h, "arrays": [h["arrays"][0], *h["arrays"][:-1]]}, _frames(h), "unknown or repeated name"),
+        ({**h, "text": ["a"]}, _frames(h), "text is not a list of n strings"),
+        ({**h, "errors": [{"index": 5, "error": {}}]}, _frames(h), "errors entry"),
+        ({**h, "n": True}, _frames(h), "no valid n"),
         ({**h, "arrays": [{**h["arrays"][0], "shape": [3]}, *h["arrays"][1:]]}, _frames(h), "bad shape"),
         ({**h, "arrays": h["arrays"][:-1]}, _frames(h)[:-1], "no terminal_reason"),
         ({**h, "terminal_reasons": []}, [*_frames(h)[:-1], b"\x01\x00"], "outside the header's table"),
@@ -219,3 +225,34 @@ def test_a_malformed_binary_reply_is_a_bad_reply_error() -> None:
     finally:
         c.close()
         router.close(0)
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 5) | st.floats(allow_nan=False) | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(st.data())
+def test_fuzz_the_decoder_decodes_or_raises_value_error(data: st.DataObject) -> None:
+    """A valid header with random fields replaced, random frames: BatchArrays or ValueError, never another exception."""
+    h = _header()
+    frames = _frames(h)
+    for _ in range(data.draw(st.integers(0, 3))):
+        key = data.draw(st.sampled_from([*h.keys(), "admissible_commands", "arrays.0", "arrays.8"]))
+        if key.startswith("arrays."):
+            k = int(key.split(".")[1])
+            if not isinstance(h["arrays"], list) or len(h["arrays"]) <= k or not isinstance(h["arrays"][k], dict):
+                continue
+            field = data.draw(st.sampled_from(["name", "dtype", "shape"]))
+            h["arrays"][k] = {**h["arrays"][k], field: data.draw(_json_values | st.sampled_from(["obs", "mask", "<f4", "|u1", [2, 3], [2]]))}
+        else:
+            h[key] = data.draw(_json_values)
+    if data.draw(st.booleans()):
+        frames = data.draw(st.lists(st.binary(max_size=24), max_size=12))
+    try:
+        got = decode_batch_arrays(h, frames, ProtocolError)
+    except ValueError:
+        return
+    assert got.n == h["n"] and got.reward.shape[0] == got.n and len(got.text) == got.n

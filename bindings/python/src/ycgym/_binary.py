@@ -18,6 +18,9 @@ __all__ = ["BatchArrays", "decode_batch_arrays"]
 _DTYPES: dict[str, np.dtype[Any]] = {"<f8": np.dtype("<f8"), "<f4": np.dtype("<f4"), "|u1": np.dtype("|u1")}
 # Arrays of 0/1 bytes read as bool (the same bytes; numpy's bool is one byte).
 _BOOLS = frozenset(("terminated", "truncated", "ok", "mask"))
+# The per-entry columns every binary reply has, and every array name a reply may have.
+_COLUMNS = ("reward", "terminated", "truncated", "ok", "exit_code", "reward_cents", "step", "funds_cents", "terminal_reason")
+_ARRAY_NAMES = frozenset((*_COLUMNS, "obs", "mask"))
 
 
 class BatchArrays:
@@ -88,40 +91,63 @@ class BatchArrays:
 
 
 def decode_batch_arrays(result: Mapping[str, Any], frames: Sequence[bytes], error_type: Any) -> BatchArrays:
-    """Wrap a binary reply's header ``result`` and array ``frames``; ``ValueError`` when they do not fit together."""
+    """Wrap a binary reply's header ``result`` and array ``frames``; ``ValueError`` (only) when they do not fit together."""
+    if not isinstance(result, Mapping):
+        raise ValueError("the header's result is not an object")
     n = result.get("n")
     descs = result.get("arrays")
-    if not isinstance(n, int) or n < 1 or not isinstance(descs, list):
+    if type(n) is not int or n < 1 or not isinstance(descs, list):
         raise ValueError("the header has no valid n or arrays")
     if len(frames) != len(descs):
         raise ValueError(f"the header lists {len(descs)} arrays, the reply has {len(frames)} array frames")
     out = BatchArrays()
     out.obs = None
     out.mask = None
+    seen: set[str] = set()
     for d, f in zip(descs, frames):
-        name, dt, shape = d.get("name"), _DTYPES.get(d.get("dtype")), d.get("shape")
-        if dt is None or not isinstance(name, str) or name not in BatchArrays.__slots__:
-            raise ValueError(f"array {name!r}: unknown name or dtype {d.get('dtype')!r}")
-        if not isinstance(shape, list) or not 1 <= len(shape) <= 2 or shape[0] != n or not all(isinstance(x, int) and x >= 0 for x in shape):
+        if not isinstance(d, Mapping):
+            raise ValueError("an array description is not an object")
+        name, dtype, shape = d.get("name"), d.get("dtype"), d.get("shape")
+        dt = _DTYPES.get(dtype) if isinstance(dtype, str) else None
+        if dt is None or not isinstance(name, str) or name not in _ARRAY_NAMES or name in seen:
+            raise ValueError(f"array {name!r}: unknown or repeated name, or unknown dtype {dtype!r}")
+        seen.add(name)
+        if not isinstance(shape, list) or not 1 <= len(shape) <= 2 or shape[0] != n or not all(type(x) is int and x >= 0 for x in shape):
             raise ValueError(f"array {name}: bad shape {shape!r} (n {n})")
         count = shape[0] * (shape[1] if len(shape) == 2 else 1)
         if len(f) != count * dt.itemsize:
             raise ValueError(f"array {name}: {len(f)} bytes for shape {shape} of {dt.str}")
         a = np.frombuffer(f, dtype=np.bool_ if name in _BOOLS and dt.itemsize == 1 else dt)
         setattr(out, name, a.reshape(shape) if len(shape) == 2 else a)
-    for name in ("reward", "terminated", "truncated", "ok", "exit_code", "reward_cents", "step", "funds_cents", "terminal_reason"):
-        if not hasattr(out, name):
-            raise ValueError(f"the reply has no {name} array")
+    missing = [name for name in _COLUMNS if name not in seen]
+    if missing:
+        raise ValueError(f"the reply has no {missing[0]} array")
     out.n = n
-    out.terminal_reasons = (None, *result.get("terminal_reasons", ()))
+    out.terminal_reasons = (None, *_strings(result.get("terminal_reasons"), "terminal_reasons", None))
     if int(out.terminal_reason.max(initial=0)) >= len(out.terminal_reasons):
         raise ValueError("a terminal_reason code outside the header's table")
-    out.text = result.get("text") or [""] * n
-    out.command = result.get("command") or [None] * n
-    out.action_text = result.get("action_text") or [None] * n
-    out.admissible_commands = result.get("admissible_commands")
+    out.text = _strings(result.get("text"), "text", n)
+    out.command = _strings(result.get("command"), "command", n, nullable=True)
+    out.action_text = _strings(result.get("action_text"), "action_text", n, nullable=True)
+    adm = result.get("admissible_commands")
+    if adm is not None and (not isinstance(adm, list) or len(adm) != n or not all(x is None or isinstance(x, list) for x in adm)):
+        raise ValueError("admissible_commands is not a list of n lists or nulls")
+    out.admissible_commands = adm
+    errs = result.get("errors")
+    if not isinstance(errs, list):
+        raise ValueError("errors is not a list")
     out.errors = []
-    for e in result.get("errors") or ():
-        err = e.get("error") or {}
-        out.errors.append(error_type(str(err.get("code", "internal")), str(err.get("message", "")), index=int(e.get("index", -1))))
+    for e in errs:
+        err = e.get("error") if isinstance(e, Mapping) else None
+        index = e.get("index") if isinstance(e, Mapping) else None
+        if not isinstance(err, Mapping) or type(index) is not int or not 0 <= index < n:
+            raise ValueError("an errors entry is not {index, error}")
+        out.errors.append(error_type(str(err.get("code", "internal")), str(err.get("message", "")), index=index))
     return out
+
+
+def _strings(v: Any, what: str, n: int | None, nullable: bool = False) -> list[Any]:
+    """A list of strings (or nulls) of length ``n`` (any length when None), else ``ValueError``."""
+    if not isinstance(v, list) or (n is not None and len(v) != n) or not all(isinstance(x, str) or (nullable and x is None) for x in v):
+        raise ValueError(f"{what} is not a list of {'n ' if n is not None else ''}strings{' or nulls' if nullable else ''}")
+    return v
