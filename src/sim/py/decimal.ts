@@ -30,19 +30,18 @@ export function decFromFloat(x: number): Dec {
   return d;
 }
 
-/** A Decimal carrying its memoised float (an own property: a WeakMap lookup costs more than the conversion saves). */
-interface FloatMemo {
-  readonly ycgymFloat?: number;
-}
+const floatCache = new WeakMap<Dec, number>();
 
-/** Python `float(d)`: correctly rounded conversion to a double (memoised on the instance: Decimals are immutable). */
+/**
+ * Python `float(d)`: correctly rounded conversion to a double (memoised: Decimals are immutable). The memo is a
+ * WeakMap: an own property on the instance was measured 5-8% more instructions per warm-world episode (valgrind
+ * callgrind), decimal.js's code then seeing Decimals of more shapes.
+ */
 export function toFloat(d: Dec): number {
-  const m = d as unknown as FloatMemo;
-  let f = m.ycgymFloat;
+  let f = floatCache.get(d);
   if (f === undefined) {
     f = d.toNumber();
-    // Non-enumerable, so deep equality and key listings still see only decimal.js's own fields.
-    if (Object.isExtensible(d)) Object.defineProperty(d, 'ycgymFloat', { value: f });
+    floatCache.set(d, f);
   }
   return f;
 }
