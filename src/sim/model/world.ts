@@ -5,7 +5,7 @@
  */
 import type { DistSpec, WorldConfig } from '../config/types.js';
 import { pyRound, pyRoundInt } from '../py/pyfloat.js';
-import { stream, type PyRandom } from '../py/rng.js';
+import { restream, stream, type PyRandom } from '../py/rng.js';
 import { DOMAINS, type Domain } from './types.js';
 
 /** Employees and clients are identical across run seeds (reference `_FIXED_WORLD_SEED`). */
@@ -85,7 +85,7 @@ export function generateEmployees(runSeed: number, count: number, cfg: WorldConf
   // One generator reseeded per employee (each stream is dropped before the next is drawn from).
   let rng: PyRandom | null = null;
   for (let idx = 1; idx <= count; idx++) {
-    rng = rng === null ? stream(runSeed, `employee_${idx}`) : rng.reseedStream(runSeed, `employee_${idx}`);
+    rng = restream(rng, runSeed, `employee_${idx}`);
     const tierName = tiers[idx - 1] as string;
     const tc = tierConfig(cfg, tierName);
     const rates = {} as Record<Domain, number>;
@@ -198,7 +198,7 @@ export function generateTasks(runSeed: number, count: number, cfg: WorldConfig, 
   // One generator reseeded per task (each stream is dropped before the next is drawn from).
   let rng: PyRandom | null = null;
   for (let idx = 1; idx <= count; idx++) {
-    rng = rng === null ? stream(runSeed, `task_${idx}`) : rng.reseedStream(runSeed, `task_${idx}`);
+    rng = restream(rng, runSeed, `task_${idx}`);
     const prestige = idx - 1 < 10 ? 1 : Math.trunc(sampleFromSpec(rng, cfg.dist.required_prestige));
     const clientIndex = (idx - 1) % numClients;
     const spec = clientSpecialties && clientSpecialties.length > 0 ? (clientSpecialties[clientIndex % clientSpecialties.length] ?? null) : null;
@@ -215,7 +215,7 @@ let replenishRng: PyRandom | null = null;
 /** Reference `generate_replacement_task`: same prestige, the replaced client's specialties, no client multiplier. */
 export function generateReplacementTask(runSeed: number, counter: number, prestige: number, clientIndex: number, cfg: WorldConfig, specialties: readonly Domain[] | null): GenTask {
   // A module-level generator reseeded per call: the stream is dropped when this returns, and nothing here re-enters.
-  const rng = replenishRng === null ? (replenishRng = stream(runSeed, `replenish_${counter}`)) : replenishRng.reseedStream(runSeed, `replenish_${counter}`);
+  const rng = (replenishRng = restream(replenishRng, runSeed, `replenish_${counter}`));
   const reqs = sampleRequirements(rng, cfg, prestige, specialties);
   return makeTask(rng, cfg, prestige, counter, reqs, clientIndex);
 }

@@ -178,7 +178,8 @@ function twistBlock(mt: Int32Array): void {
 
 /**
  * Word `i` of CPython's block twist, in place, given that words `0..i-1` are already twisted and words `i..N-1` are
- * not (the order {@link twistBlock} goes in): returns the new word.
+ * not (the order {@link twistBlock} goes in): returns the new word. In pure-rand's layout (slots `i..N-1` the current
+ * block, `0..i-1` the next one) the same step advances slot `i` into the next block.
  */
 function twistWordInOrder(mt: Int32Array, i: number): number {
   let y: number;
@@ -228,6 +229,14 @@ export function stream(runSeed: number | bigint | string, key: string): PyRandom
   return new PyRandom({ seedKey: streamKey(runSeed, key) });
 }
 
+/**
+ * `stream(runSeed, key)`, reusing `prev`'s state buffer when given (see {@link PyRandom.reseedStream}): for loops that
+ * draw from one stream per item and drop it before the next.
+ */
+export function restream(prev: PyRandom | null, runSeed: number | bigint | string, key: string): PyRandom {
+  return prev === null ? stream(runSeed, key) : prev.reseedStream(runSeed, key);
+}
+
 /** Number of bits of a non-negative integer n <= 2^53 (Python's int.bit_length()). */
 function bitLength(n: number): number {
   if (n < 4294967296) return 32 - Math.clz32(n);
@@ -242,24 +251,6 @@ function bisectRight(a: readonly number[], x: number, lo: number, hi: number): n
     else lo = mid + 1;
   }
   return lo;
-}
-
-/**
- * Twist slot `i` of a pure-rand layout into its value of the next block: slots `i..N-1` hold the current block, slots
- * `0..i-1` the next one.
- */
-function advanceSlot(mt: Int32Array, i: number): void {
-  let z: number;
-  if (i < N - M) {
-    z = ((mt[i] as number) & UPPER_MASK) | ((mt[i + 1] as number) & LOWER_MASK);
-    mt[i] = (mt[i + M] as number) ^ (z >>> 1) ^ (-(z & 1) & MATRIX_A);
-  } else if (i < N - 1) {
-    z = ((mt[i] as number) & UPPER_MASK) | ((mt[i + 1] as number) & LOWER_MASK);
-    mt[i] = (mt[i + M - N] as number) ^ (z >>> 1) ^ (-(z & 1) & MATRIX_A);
-  } else {
-    z = ((mt[N - 1] as number) & UPPER_MASK) | ((mt[0] as number) & LOWER_MASK);
-    mt[N - 1] = (mt[M - 1] as number) ^ (z >>> 1) ^ (-(z & 1) & MATRIX_A);
-  }
 }
 
 /**
@@ -295,7 +286,7 @@ class Mt19937 {
       } else this.index = i + 1;
     } else {
       y = mt[i] as number;
-      advanceSlot(mt, i);
+      twistWordInOrder(mt, i);
       this.index = i === N - 1 ? 0 : i + 1;
     }
     y ^= y >>> 11;
@@ -310,7 +301,7 @@ class Mt19937 {
     if (!this.fresh) return;
     const mt = this.words;
     for (let k = this.index; k < N; k++) twistWordInOrder(mt, k);
-    for (let k = 0; k < this.index; k++) advanceSlot(mt, k);
+    for (let k = 0; k < this.index; k++) twistWordInOrder(mt, k);
     this.fresh = false;
   }
 }
