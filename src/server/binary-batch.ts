@@ -3,7 +3,7 @@
  * Rows are written into preallocated typed arrays as entries complete; the arrays' bytes become the reply's frames
  * as they are (no copy), after the JSON header.
  */
-import { BINARY_COLUMN_ROW_BYTES, TERMINAL_REASONS, type BinaryArrayDesc, type BinaryBatchError, type BinaryBatchResult } from '../protocol/binary.js';
+import { BINARY_COLUMN_ROW_BYTES, BINARY_COLUMNS, TERMINAL_REASONS, type BinaryArrayDesc, type BinaryBatchError, type BinaryBatchResult, type BinaryColumn } from '../protocol/binary.js';
 import type { ErrorBody, StepResult } from '../protocol/ops.js';
 
 /** The frame shape of a Discrete session (`obs_size`, `n_actions`), or null for a text-mode session. */
@@ -24,9 +24,8 @@ export function binaryArrayBytes(n: number, shape: FrameShape): number {
 
 /** A binary `step_batch` reply being filled, row by row. */
 export class BinaryBatch {
-  private readonly reward: Float64Array;
-  private readonly flags: Uint8Array[];
-  private readonly cents: Float64Array[];
+  /** The per-entry columns, by name (their order and dtypes: `BINARY_COLUMNS`). */
+  private readonly cols: Record<BinaryColumn, Float64Array | Uint8Array>;
   private readonly obs: Float32Array | null;
   private readonly mask: Uint8Array | null;
   private readonly errors: BinaryBatchError[] = [];
@@ -41,11 +40,7 @@ export class BinaryBatch {
     readonly n: number,
     readonly shape: FrameShape,
   ) {
-    this.reward = new Float64Array(n);
-    // terminated, truncated, ok, exit_code, terminal_reason
-    this.flags = [new Uint8Array(n), new Uint8Array(n), new Uint8Array(n), new Uint8Array(n), new Uint8Array(n)];
-    // reward_cents, step, funds_cents
-    this.cents = [new Float64Array(n), new Float64Array(n), new Float64Array(n)];
+    this.cols = Object.fromEntries(BINARY_COLUMNS.map((c) => [c.name, c.dtype === '<f8' ? new Float64Array(n) : new Uint8Array(n)])) as Record<BinaryColumn, Float64Array | Uint8Array>;
     this.obs = shape === null ? null : new Float32Array(n * shape.obs);
     this.mask = shape === null ? null : new Uint8Array(n * shape.actions);
     this.text = new Array<string>(n).fill('');
@@ -61,17 +56,16 @@ export class BinaryBatch {
   put(i: number, r: StepResult): number {
     const o = r.observation;
     const info = r.info;
-    this.reward[i] = r.reward;
-    const [term, trunc, ok, exit, reason] = this.flags as [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array];
-    term[i] = r.terminated ? 1 : 0;
-    trunc[i] = r.truncated ? 1 : 0;
-    ok[i] = o.ok ? 1 : 0;
-    exit[i] = o.exit_code;
-    reason[i] = info.terminal_reason === null ? 0 : (REASON_CODE.get(info.terminal_reason) ?? 255);
-    const [rc, st, fc] = this.cents as [Float64Array, Float64Array, Float64Array];
-    rc[i] = info.reward_cents;
-    st[i] = info.step;
-    fc[i] = info.funds_cents;
+    const c = this.cols;
+    c.reward[i] = r.reward;
+    c.terminated[i] = r.terminated ? 1 : 0;
+    c.truncated[i] = r.truncated ? 1 : 0;
+    c.ok[i] = o.ok ? 1 : 0;
+    c.exit_code[i] = o.exit_code;
+    c.reward_cents[i] = info.reward_cents;
+    c.step[i] = info.step;
+    c.funds_cents[i] = info.funds_cents;
+    c.terminal_reason[i] = info.terminal_reason === null ? 0 : (REASON_CODE.get(info.terminal_reason) ?? 255);
     const d = o.discrete;
     if (this.shape !== null) {
       if (d === undefined || d.obs.length !== this.shape.obs || d.mask.length !== this.shape.actions) {
@@ -118,17 +112,7 @@ export class BinaryBatch {
       arrays.push({ name, dtype, shape: width === null ? [n] : [n, width] });
       frames.push(Buffer.from(a.buffer, a.byteOffset, a.byteLength));
     };
-    const [term, trunc, ok, exit, reason] = this.flags as [Uint8Array, Uint8Array, Uint8Array, Uint8Array, Uint8Array];
-    const [rc, st, fc] = this.cents as [Float64Array, Float64Array, Float64Array];
-    add('reward', '<f8', this.reward, null);
-    add('terminated', '|u1', term, null);
-    add('truncated', '|u1', trunc, null);
-    add('ok', '|u1', ok, null);
-    add('exit_code', '|u1', exit, null);
-    add('reward_cents', '<f8', rc, null);
-    add('step', '<f8', st, null);
-    add('funds_cents', '<f8', fc, null);
-    add('terminal_reason', '|u1', reason, null);
+    for (const c of BINARY_COLUMNS) add(c.name, c.dtype, this.cols[c.name], null);
     if (this.shape !== null) {
       add('obs', '<f4', this.obs as Float32Array, this.shape.obs);
       add('mask', '|u1', this.mask as Uint8Array, this.shape.actions);
