@@ -5,7 +5,7 @@
  * SQLite-stored datetimes). Every conversion between business hours (Decimal) and instants follows
  * the reference's `core/business_time.py` operation by operation, including its float round trips.
  */
-import { D, DZERO, dcmp, decFromFloat, dint, isPos, type Dec } from '../py/decimal.js';
+import { D, DZERO, dcmp, decFromFloat, decToNumber, dint, isPos, type Dec } from '../py/decimal.js';
 
 /** Microseconds per second / hour / day. */
 export const US_PER_SEC = 1_000_000;
@@ -205,14 +205,14 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
   // First (possibly partial) day, exactly as the reference loop does.
   let dayEnd = atHour(cur, cal.endHour);
   let available = deltaHours(dayEnd - cur);
-  if (dcmp(remaining, available) < 1) return cur + timedeltaSecondsToUs(remaining.mul(D3600).toNumber());
+  if (dcmp(remaining, available) < 1) return cur + timedeltaSecondsToUs(decToNumber(remaining.mul(D3600)));
   remaining = remaining.sub(available);
   cur = nextBusinessTime(dayEnd, cal);
   if (!isPos(remaining)) return cur;
   // Every following day offers exactly (end - start) hours, so skip the whole days the reference loop
   // would subtract one by one (exact: each subtraction only shrinks the value, so no rounding occurs).
   const dayHours = dint(cal.endHour - cal.startHour);
-  let whole = remaining.div(dayHours).ceil().toNumber() - 1;
+  let whole = decToNumber(remaining.div(dayHours).ceil()) - 1;
   // The quotient is rounded to 28 digits; never skip past the last partial day.
   if (whole > 0 && !isPos(remaining.sub(dayHours.mul(whole)))) whole--;
   if (whole > 0) {
@@ -222,7 +222,7 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
   for (;;) {
     dayEnd = atHour(cur, cal.endHour);
     available = deltaHours(dayEnd - cur);
-    if (dcmp(remaining, available) < 1) return cur + timedeltaSecondsToUs(remaining.mul(D3600).toNumber());
+    if (dcmp(remaining, available) < 1) return cur + timedeltaSecondsToUs(decToNumber(remaining.mul(D3600)));
     remaining = remaining.sub(available);
     cur = nextBusinessTime(dayEnd, cal);
     if (!isPos(remaining)) return cur;
