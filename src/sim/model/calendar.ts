@@ -5,7 +5,7 @@
  * SQLite-stored datetimes). Every conversion between business hours (Decimal) and instants follows
  * the reference's `core/business_time.py` operation by operation, including its float round trips.
  */
-import { D, DZERO, dcmp, decFromFloat, decToNumber, dint, isPos, type Dec } from '../py/decimal.js';
+import { D, DZERO, dcmp, decFromFloatOnce, decToNumber, dint, isPos, type Dec } from '../py/decimal.js';
 
 /** Microseconds per second / hour / day. */
 export const US_PER_SEC = 1_000_000;
@@ -168,7 +168,7 @@ const hoursCache = new Map<number, Dec>();
 export function deltaHours(deltaUs: number): Dec {
   let h = hoursCache.get(deltaUs);
   if (h === undefined) {
-    h = decFromFloat(deltaUs / US_PER_SEC).div(D3600);
+    h = decFromFloatOnce(deltaUs / US_PER_SEC).div(D3600); // memoised here, by deltaUs
     if (hoursCache.size >= 16384) hoursCache.clear();
     hoursCache.set(deltaUs, h);
   }

@@ -236,15 +236,88 @@ function applyPrestigeDecay(ctx: Ctx, days: number): void {
 function applyTrustDecay(ctx: Ctx, days: number): void {
   const w = ctx.cfg.world;
   if (w.trust_decay_per_day <= 0 || days <= 0) return;
-  const decay = decFromFloat(w.trust_decay_per_day * days);
+  const f = w.trust_decay_per_day * days;
   const floor = decFromFloat(w.trust_min);
   const zeroFloor = floor.isZero();
+  const parts = decayParts(f, floor);
+  let decay: Dec | null = null;
   for (const c of ctx.state.clients) {
     // max(0, 0 - decay) is 0: nothing to compute for clients without trust (most of them).
     if (zeroFloor && c.trust.isZero()) continue;
-    c.trust = quantize(dmax(floor, c.trust.sub(decay)), 3);
+    const fast = parts !== null ? decayedMillis(c.trust, parts) : null;
+    if (fast !== null) c.trust = millisDec(fast);
+    else c.trust = quantize(dmax(floor, c.trust.sub((decay ??= decFromFloat(f)))), 3);
   }
 }
+
+/**
+ * A decay amount `Decimal(repr(f))` split at the third decimal place: f·1000 = units + 0.tail, `near` when 0.tail is
+ * within 1e-8 of one half (or unknown), and the floor in thousandths.
+ */
+export interface DecayParts {
+  readonly units: number;
+  readonly tailZero: boolean;
+  /** 0.tail < 0.5 (meaningful when !tailZero and !near). */
+  readonly tailBelowHalf: boolean;
+  readonly near: boolean;
+  readonly floorMillis: number;
+}
+
+/**
+ * {@link DecayParts} of `Decimal(repr(f))` and a floor, or null when the fast path below does not apply: f outside
+ * [1e-6, 100), or a floor that is negative, above 100 or has more than 3 decimals.
+ */
+export function decayParts(f: number, floor: Dec): DecayParts | null {
+  if (!(f >= 1e-6 && f < 100)) return null;
+  if (floor.isNegative() || floor.decimalPlaces() > 3 || dcmp(floor, HUNDRED) >= 0) return null;
+  // repr of a double in [1e-6, 100) is plain positional notation with at most 17 significant digits
+  const s = String(f);
+  const dot = s.indexOf('.');
+  const ip = dot < 0 ? s : s.slice(0, dot);
+  const fp = dot < 0 ? '' : s.slice(dot + 1);
+  const units = Number(ip) * 1000 + Number(fp.slice(0, 3).padEnd(3, '0'));
+  const rest = fp.slice(3);
+  let tailZero = true;
+  for (let i = 0; i < rest.length; i++) if (rest.charCodeAt(i) !== 48) tailZero = false;
+  const v = rest.length > 0 ? Number(`0.${rest.slice(0, 15)}`) : 0;
+  return { units, tailZero, tailBelowHalf: v < 0.5, near: !tailZero && Math.abs(v - 0.5) < 1e-8, floorMillis: Math.round(toFloat(floor) * 1000) };
+}
+const HUNDRED = D(100);
+
+/**
+ * `quantize(dmax(floor, trust - Decimal(repr(f))), 3)` in thousandths, or null where this does not decide it (then the
+ * caller computes it with Decimals). Identical because, with trust = T/1000 (T an integer, 0 <= trust < 100), f·1000 =
+ * units + 0.tail (0 <= 0.tail < 1, exactly the digits of repr(f)) and the floor F/1000 (0 <= F < 100000):
+ * - the Decimal subtraction is exact: repr(f) >= 1e-6 has at most 17 significant digits, so its last digit is at or
+ *   above 1e-22, and both operands are below 100: the difference needs at most 24 of the context's 28 digits;
+ * - x = trust - decay > floor iff T - units > F (0.tail < 1 and all else integers); otherwise null (dmax takes the
+ *   floor: left to the caller);
+ * - a zero tail: x has at most 3 decimals and quantize returns it: (T - units)/1000;
+ * - else x·1000 = (T - units - 1) + (1 - 0.tail), and 0.tail is at least 1e-8 away from 1/2 (`near` otherwise: null).
+ *   quantize's own test then rounds half-even at the third decimal exactly (its float shortcut applies when the tail
+ *   is more than (int part + 1)·1e-12 away from one half, and x < 100), so the result is T - units when 0.tail < 1/2,
+ *   else T - units - 1. (0.tail is compared through its first 15 digits as a double: off by less than 1e-15.)
+ */
+export function decayedMillis(trust: Dec, p: DecayParts): number | null {
+  if (p.near || trust.isNegative() || trust.decimalPlaces() > 3 || dcmp(trust, HUNDRED) >= 0) return null;
+  const t = Math.round(toFloat(trust) * 1000); // exact: |trust·1000| < 1e5, the double off by < 1e-10
+  const r = t - p.units;
+  if (!(r > p.floorMillis)) return null;
+  if (p.tailZero || p.tailBelowHalf) return r;
+  return r - 1;
+}
+
+const millisMemo = new Map<number, Dec>();
+/** The Decimal m/1000 for an integer 0 <= m < 100000 (shared instances: Decimals are immutable). */
+export function millisDec(m: number): Dec {
+  let d = millisMemo.get(m);
+  if (d === undefined) {
+    d = D(m).div(THOUSAND);
+    millisMemo.set(m, d);
+  }
+  return d;
+}
+const THOUSAND = D(1000);
 
 /** Result of a completion handler, before it is rendered as a wake event. */
 interface CompletionResult {

@@ -19,6 +19,11 @@ export const DZERO: Dec = new Dec(0);
 
 const fromFloatCache = new Map<number, Dec>();
 
+/** `decFromFloat(x)` without the memo: for values that rarely repeat (they would only crowd the memo's constants out). */
+export function decFromFloatOnce(x: number): Dec {
+  return new Dec(Object.is(x, -0) ? '-0' : String(x));
+}
+
 /** Python `Decimal(str(x))` for a float x (shortest round-trip digits, identical in JS and Python). Memoised. */
 export function decFromFloat(x: number): Dec {
   let d = fromFloatCache.get(x);
