@@ -12,7 +12,7 @@ function task(id: number, rewardCents: number): Task {
 }
 
 describe('marketOrder', () => {
-  it('incremental order equals a full sort after any history', () => {
+  it('incremental order (written into a reused array) equals a full sort after any history', () => {
     fc.assert(
       fc.property(
         fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 0, maxLength: 30 }),
@@ -20,11 +20,17 @@ describe('marketOrder', () => {
         (initial, history) => {
           const tasks: Task[] = initial.map((r, i) => task(i, r * 1000));
           let order = marketOrder(tasks, null, 0);
+          // two arrays swapped (as the market cache does), or a fresh one: `out` is overwritten whatever it held
+          const spares: Task[][] = [[task(99, 0), task(98, 0), task(97, 0)]];
           let len = tasks.length;
           for (const [leave, add] of history) {
             for (const k of leave) if (tasks.length > 0) (tasks[k % tasks.length] as { status: string }).status = 'planned';
             for (const r of add) tasks.push(task(tasks.length, r * 1000));
-            order = marketOrder(tasks, order, len);
+            const spare = spares.pop() ?? [];
+            const next = marketOrder(tasks, order, len, spare);
+            expect(next).toBe(spare);
+            spares.push(order);
+            order = next;
             len = tasks.length;
             expect(order.map((t) => t.id)).toEqual(marketOrder(tasks, null, 0).map((t) => t.id));
           }

@@ -12,7 +12,7 @@ import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
 import { clientsByName, companyFigures, isBankrupt, outcome } from '../model/status.js';
-import { marketEntry } from './market-entry.js';
+import { marketEntry, type CachedEntry } from './market-entry.js';
 import type {
   ClientHistoryResult,
   ClientListResult,
@@ -60,6 +60,9 @@ function str(opts: ParsedOptions, k: string): string {
 
 /** Python `UUID(s)` acceptance: optional braces/urn prefix, dashes removed, 32 hex digits. */
 export function parseUuidHex(s: string): string | null {
+  // Every step below only removes characters: a string shorter than 32 cannot end as 32 hex digits (task titles,
+  // employee names). Same result, without the four regex replacements.
+  if (s.length < 32) return null;
   let h = s.trim();
   h = h.replace(/^urn:/, '').replace(/^uuid:/, '');
   h = h.replace(/^\{|\}$/g, '').replace(/-/g, '');
@@ -250,19 +253,29 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
   return out;
 }
 
-const marketCache = new WeakMap<SimState, { len: number; list: Task[] }>();
+const marketCache = new WeakMap<SimState, { len: number; list: Task[]; spare: Task[] }>();
 /**
  * Market tasks by reward descending, ties by rowid (cached). Market membership only changes on
  * `task accept`, which always appends a replacement task, so the task count is a sufficient version;
- * a new version updates the previous order (`marketOrder`) instead of sorting again.
+ * a new version updates the previous order (`marketOrder`) instead of sorting again, into the array of the order
+ * before (the two are swapped: the returned list is read by the caller before the next update).
  */
 function marketByReward(state: SimState): Task[] {
   const c = marketCache.get(state);
-  if (c && c.len === state.tasks.length) return c.list;
-  const list = marketOrder(state.tasks, c && c.len < state.tasks.length ? c.list : null, c ? c.len : 0);
-  marketCache.set(state, { len: state.tasks.length, list });
+  if (c === undefined || c.len > state.tasks.length) {
+    marketCache.set(state, { len: state.tasks.length, list: marketOrder(state.tasks, null, 0), spare: [] });
+    return (marketCache.get(state) as { list: Task[] }).list;
+  }
+  if (c.len === state.tasks.length) return c.list;
+  const list = marketOrder(state.tasks, c.list, c.len, c.spare);
+  c.spare = c.list;
+  c.list = list;
+  c.len = state.tasks.length;
   return list;
 }
+
+/** Each company's last listing entries by task id (see `marketEntry`). */
+const listingEntries = new WeakMap<SimState, (CachedEntry | undefined)[]>();
 
 /** `market browse [--domain D] [--reward-min-cents N] [--limit N] [--offset N]`. */
 export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowseResult {
@@ -272,6 +285,8 @@ export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowse
   if (opts['domain'] !== undefined) filter.domain = opts['domain'] as Domain;
   if (opts['reward_min_cents'] !== undefined) filter.rewardMin = Number(opts['reward_min_cents']);
   const all = browsable(ctx, filter);
+  let byId = listingEntries.get(ctx.state);
+  if (byId === undefined) listingEntries.set(ctx.state, (byId = []));
   const tasks: MarketTaskRow[] = [];
   let skipped = 0;
   for (const t of all) {
@@ -279,7 +294,7 @@ export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowse
       skipped++;
       continue;
     }
-    tasks.push(marketEntry(t, clientName(ctx, t)));
+    tasks.push(marketEntry(t, clientName(ctx, t), byId));
     if (tasks.length >= limit) break;
   }
   return { total: ctx.cfg.fixes.market_browse_total ? all.length : tasks.length, offset, limit, tasks };

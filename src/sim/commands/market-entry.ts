@@ -14,7 +14,8 @@ import { F, memoRendered } from '../py/pyjson.js';
 import type { Domain, Task } from '../model/types.js';
 import type { MarketTaskRow } from './results.js';
 
-interface CachedEntry {
+/** An entry with the field values it was built from (see {@link marketEntry}). */
+export interface CachedEntry {
   readonly title: string;
   readonly clientName: string | null;
   readonly requiredPrestige: number;
@@ -25,6 +26,8 @@ interface CachedEntry {
   /** The requirements as listed: domain and required quantity, in order. */
   readonly reqs: readonly { readonly domain: Domain; readonly required: Dec }[];
   readonly entry: MarketTaskRow;
+  /** The task it was built for (in a caller's `byId` array: the task the slot was filled for). */
+  readonly task: Task;
 }
 
 const entries = new WeakMap<Task, CachedEntry>();
@@ -57,16 +60,52 @@ function unchanged(c: CachedEntry, t: Task, clientName: string | null): boolean 
   return true;
 }
 
-/** The `market browse` entry of task `t` (frozen; shared with earlier listings while the task is unchanged). */
-export function marketEntry(t: Task, clientName: string | null): MarketTaskRow {
-  const c = entries.get(t);
-  if (c !== undefined && unchanged(c, t, clientName)) return c.entry;
+/**
+ * The `market browse` entry of task `t` (frozen; shared with earlier listings while the task is unchanged).
+ * `byId`, when given, is the caller's array of the last entries of one company's tasks by task id (each company's
+ * listing keeps one: an array slot is cheaper to reach than the WeakMap by task); a slot is used only for the very
+ * task object it was filled for, and only if `unchanged` holds.
+ */
+export function marketEntry(t: Task, clientName: string | null, byId?: (CachedEntry | undefined)[]): MarketTaskRow {
+  if (byId !== undefined) {
+    const b = byId[t.id];
+    if (b !== undefined && b.task === t && unchanged(b, t, clientName)) return b.entry;
+    const e = entryOf(t, clientName, false);
+    // filled in id order up to t.id: a packed array (a store far past the end would make it a dictionary)
+    while (byId.length <= t.id) byId.push(undefined);
+    byId[t.id] = e.task === t ? e : withTask(e, t);
+    return e.entry;
+  }
+  return entryOf(t, clientName, true).entry;
+}
+
+function withTask(e: CachedEntry, t: Task): CachedEntry {
+  return {
+    title: e.title,
+    clientName: e.clientName,
+    requiredPrestige: e.requiredPrestige,
+    requiredTrust: e.requiredTrust,
+    rewardCents: e.rewardCents,
+    rewardPrestigeDelta: e.rewardPrestigeDelta,
+    skillBoostPct: e.skillBoostPct,
+    reqs: e.reqs,
+    entry: e.entry,
+    task: t,
+  };
+}
+
+/** The entry of `t`: reused (by task when `byTask`, else only by prestige delta) or built. */
+function entryOf(t: Task, clientName: string | null, byTask: boolean): CachedEntry {
+  if (byTask) {
+    const c = entries.get(t);
+    if (c !== undefined && unchanged(c, t, clientName)) return c;
+  }
   const shared = byDelta.get(t.rewardPrestigeDelta);
   if (shared !== undefined) {
     for (const s of shared) {
       if (unchanged(s, t, clientName)) {
-        entries.set(t, s);
-        return s.entry;
+        if (byTask) entries.set(t, s);
+        return s;
       }
     }
   }
@@ -90,12 +129,13 @@ export function marketEntry(t: Task, clientName: string | null): MarketTaskRow {
     skillBoostPct: t.skillBoostPct,
     reqs: t.reqs.map((r) => ({ domain: r.domain, required: r.required })),
     entry,
+    task: t,
   };
-  entries.set(t, made);
+  if (byTask) entries.set(t, made);
   if (shared === undefined) byDelta.set(t.rewardPrestigeDelta, [made]);
   else {
     if (shared.length >= PER_DELTA) shared.shift();
     shared.push(made);
   }
-  return entry;
+  return made;
 }

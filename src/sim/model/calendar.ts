@@ -213,11 +213,18 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
   // would subtract one by one (exact: each subtraction only shrinks the value, so no rounding occurs).
   const dayHours = dint(cal.endHour - cal.startHour);
   let whole = decToNumber(remaining.div(dayHours).ceil()) - 1;
-  // The quotient is rounded to 28 digits; never skip past the last partial day.
-  if (whole > 0 && !isPos(remaining.sub(dayHours.mul(whole)))) whole--;
   if (whole > 0) {
-    remaining = remaining.sub(dayHours.mul(whole));
-    cur = addWeekdays(cur, whole, cal);
+    // The quotient is rounded to 28 digits; never skip past the last partial day. (The difference is computed once
+    // per candidate `whole`: the same value the test and the update would each compute.)
+    let rest = remaining.sub(dayHours.mul(whole));
+    if (!isPos(rest)) {
+      whole--;
+      if (whole > 0) rest = remaining.sub(dayHours.mul(whole));
+    }
+    if (whole > 0) {
+      remaining = rest;
+      cur = addWeekdays(cur, whole, cal);
+    }
   }
   for (;;) {
     dayEnd = atHour(cur, cal.endHour);

@@ -47,7 +47,7 @@ export function effectiveRates(state: SimState, active: Task[] = activeTasks(sta
         const base = emp ? emp.rates[r.domain] : DZERO;
         contributions.push(k === 1 ? base : base.div(dint(k)));
       }
-      contributions.sort((x, y) => dcmp(y, x));
+      sortDescending(contributions);
       let total = DZERO;
       for (let i = 0; i < contributions.length && i < EFFICIENT_TEAM_SIZE; i++) total = total.add(contributions[i] as Dec);
       m.set(r.domain, total);
@@ -55,6 +55,22 @@ export function effectiveRates(state: SimState, active: Task[] = activeTasks(sta
     out.set(t.id, m);
   }
   return out;
+}
+
+/**
+ * `xs.sort((x, y) => dcmp(y, x))` in place, as an insertion sort (stable, like Array.prototype.sort, with the same
+ * comparator: the same order) for the few contributions of a task-domain, without the sort's scratch allocation.
+ */
+export function sortDescending(xs: Dec[]): void {
+  for (let i = 1; i < xs.length; i++) {
+    const x = xs[i] as Dec;
+    let j = i;
+    while (j > 0 && dcmp(x, xs[j - 1] as Dec) > 0) {
+      xs[j] = xs[j - 1] as Dec;
+      j--;
+    }
+    xs[j] = x;
+  }
 }
 
 /** Move progress of active tasks from t0 to t1 (reference `flush_progress`, with its hours quirk unless fixed). */
@@ -181,6 +197,17 @@ function consumeEvent(state: SimState, ev: SimEvent): void {
   if (i >= 0) state.events.splice(i, 1);
 }
 
+const milestoneOrders = new WeakMap<readonly number[], { copy: number[]; sorted: readonly number[] }>();
+/** `[...ms].sort((a, b) => a - b)`, remembered while `ms` holds the same values (read only). */
+function sortedMilestones(ms: readonly number[]): readonly number[] {
+  const c = milestoneOrders.get(ms);
+  if (c !== undefined && c.copy.length === ms.length && c.copy.every((m, i) => Object.is(m, ms[i]))) return c.sorted;
+  const copy = [...ms];
+  const sorted = [...ms].sort((a, b) => a - b);
+  milestoneOrders.set(ms, { copy, sorted });
+  return sorted;
+}
+
 /** Re-solve completion and next-milestone events for impacted active tasks (all active when null). */
 export function recalculateEtas(ctx: Ctx, now: number, impacted: Set<number> | null): void {
   const { state } = ctx;
@@ -189,7 +216,7 @@ export function recalculateEtas(ctx: Ctx, now: number, impacted: Set<number> | n
   const idSet = new Set(ids);
   state.events = state.events.filter((e) => !((e.type === 'task_completed' || e.type === 'task_half_progress') && e.taskId !== null && idSet.has(e.taskId)));
   const rates = effectiveRates(state);
-  const milestones = [...ctx.cfg.world.task_progress_milestones].sort((a, b) => a - b);
+  const milestones = sortedMilestones(ctx.cfg.world.task_progress_milestones);
   for (const tid of ids) {
     const task = state.tasks[tid];
     if (!task || task.status !== 'active') continue;
