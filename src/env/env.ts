@@ -169,6 +169,14 @@ export function wakeEventsOf(r: VerbValue): WakeEvent[] {
   return isVerb(r, 'sim resume') ? r.value.wake_events : [];
 }
 
+const UTF8 = new TextEncoder();
+
+/** The output of a refused (masked-out) Discrete action: the compact error object the reference prints. */
+function refused(error: string): Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text' | 'writeText'> {
+  const text = `{"error": ${JSON.stringify(error)}}`;
+  return { ok: false, exit: 1, verb: null, value: null, text, writeText: (use) => use(UTF8.encode(text)) };
+}
+
 /** Build the status block of a simulation. */
 export function statusOf(sim: Simulation, events: unknown[] = []): Status {
   const s = sim.state;
@@ -234,7 +242,7 @@ export class Env implements EnvLike {
   private withText = true;
   private spec: DiscreteSpec | null = null;
   private frame: DiscreteFrame | null = null;
-  private last: Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text'> | null = null;
+  private last: Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text' | 'writeText'> | null = null;
 
   /**
    * The typed value of the last step's output (Python float tags kept; null before the first step, for help text
@@ -371,7 +379,7 @@ export class Env implements EnvLike {
     }
     const before = sim.state.fundsCents;
     const timeBefore = sim.state.simTime;
-    const r = text !== null ? sim.execute(text) : { ok: false, exit: 1, verb: null, value: null, text: `{"error": ${JSON.stringify(refusal)}}` };
+    const r = text !== null ? sim.execute(text) : refused(refusal as string);
     this.last = r;
     this.steps++;
     this.stalled = sim.state.simTime > timeBefore ? 0 : this.stalled + 1;
@@ -384,6 +392,17 @@ export class Env implements EnvLike {
     // The next step's Discrete actions index this frame (the observation shows it when it is built).
     this.frame = this.spec !== null ? discreteFrame(sim, this.spec) : null;
     return { exit_code: r.exit, value: r.value, reward: rewardCents / 100, terminated, truncated, info };
+  }
+
+  /**
+   * The last step's output text (what `observation.text` carries with the default reset option `text: true`) as UTF-8
+   * bytes, handed to `use`: a view valid only during the call (copy it). With `text: false` the text is rendered here
+   * straight into bytes, never as a string: for writers of byte buffers (the trajectory exporter). Empty before the
+   * first step.
+   */
+  writeLastText(use: (bytes: Uint8Array) => void): void {
+    if (this.last === null) use(new Uint8Array(0));
+    else this.last.writeText(use);
   }
 
   /** Exact snapshot of the whole environment. */

@@ -103,7 +103,8 @@ export interface StepRow {
   seed: number;
   step: number;
   action: string | null;
-  observation_text: string;
+  /** The text, or its UTF-8 bytes (the row builder copies them; the exporter writes the rendered bytes without a string). */
+  observation_text: string | Uint8Array;
   ok: boolean;
   exit_code: number;
   command: string | null;

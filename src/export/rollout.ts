@@ -35,7 +35,10 @@ export interface RolloutResult {
   sim: Simulation;
 }
 
-/** A step row from an observation's status block and the step's fields; `startUs`: the episode's start instant. */
+/**
+ * A step row from an observation's status block and the step's fields; `startUs`: the episode's start instant,
+ * `horizonUs`: its horizon end (default: parsed from the status block).
+ */
 export function stepRow(
   meta: EpisodeMeta,
   step: number,
@@ -46,6 +49,7 @@ export function stepRow(
   terminated: boolean,
   truncated: boolean,
   startUs: number,
+  horizonUs: number = isoToMicros(obs.status.horizon_end),
 ): StepRow {
   const s = obs.status;
   return {
@@ -78,7 +82,7 @@ export function stepRow(
     is_first: step === 0,
     is_last: false,
     sim_day: daysBetween(simTimeUs, startUs),
-    days_left: daysBetween(isoToMicros(s.horizon_end), simTimeUs),
+    days_left: daysBetween(horizonUs, simTimeUs),
     trust: s.trust,
   };
 }
@@ -106,31 +110,45 @@ export function outcomeOf(sim: Simulation): Outcome {
   return outcome(sim.state).reason ?? 'truncated';
 }
 
-/** Play `policy` on a fresh world (through the one episode loop over an `Env`) and record its step rows. */
+/**
+ * Play `policy` on a fresh world (through the one episode loop over an `Env`) and record its step rows. Rows are
+ * appended as the steps happen, each output text rendered straight into the builder's bytes (the env runs with
+ * `text: false` and `Env.writeLastText`); the last row is marked last (and truncated, when the episode did not
+ * terminate) once the episode is over.
+ */
 export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta, opts: RolloutOptions = {}): RolloutResult {
   const env = new Env();
   const b = opts.steps ?? null;
-  let pending: StepRow | null = null;
   let sim: Simulation | null = null;
+  let lastRow = -1;
+  let lastTerminated = false;
+  const append = (row: StepRow): void => {
+    (b as TableBuilder<StepRow>).append(row);
+    lastRow = (b as TableBuilder<StepRow>).length - 1;
+    lastTerminated = row.terminated;
+  };
   const hooks: EpisodeHooks = b
     ? {
         onReset: (first) => {
-          sim = env.simulation as Simulation;
-          pending = stepRow(meta, 0, null, first.observation, sim.state.simTime, 0, false, false, sim.state.startTime);
+          const s = (sim = env.simulation as Simulation).state;
+          append(stepRow(meta, 0, null, first.observation, s.simTime, 0, false, false, s.startTime, s.horizonEnd));
         },
         onStep: ({ step, action, result: r }) => {
-          b.append(pending as StepRow);
-          pending = stepRow(meta, step, action, r.observation, (sim as Simulation).state.simTime, r.info.reward_cents, r.terminated, r.truncated, (sim as Simulation).state.startTime);
+          const s = (sim as Simulation).state;
+          const row = stepRow(meta, step, action, r.observation, s.simTime, r.info.reward_cents, r.terminated, r.truncated, s.startTime, s.horizonEnd);
+          env.writeLastText((bytes) => {
+            row.observation_text = bytes;
+            append(row);
+          });
         },
       }
     : {};
-  const r = runEpisode(env, policy, { seed: meta.seed, preset: cfg, options: { max_steps: opts.maxSteps ?? 100_000, stall_steps: 0 } }, hooks);
-  const last = pending as StepRow | null;
-  if (b && last) {
-    last.is_last = true;
+  const options = { max_steps: opts.maxSteps ?? 100_000, stall_steps: 0, ...(b ? { text: false } : {}) };
+  const r = runEpisode(env, policy, { seed: meta.seed, preset: cfg, options }, hooks);
+  if (b && lastRow >= 0) {
+    b.setBool(lastRow, 'is_last', true);
     // An episode that ends without terminating (max steps, or the policy stopped) is truncated at its last row.
-    if (!last.terminated) last.truncated = true;
-    b.append(last);
+    if (!lastTerminated) b.setBool(lastRow, 'truncated', true);
   }
   const final = env.simulation as Simulation;
   const episode: EpisodeRow = {

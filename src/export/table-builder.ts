@@ -118,6 +118,11 @@ class Utf8Col extends Col {
       this.markNull(i);
     } else {
       this.markValid(i);
+      if (v instanceof Uint8Array) {
+        this.pushBytes(v);
+        this.offsets[i + 1] = this.used;
+        return;
+      }
       const s = v as string;
       const worst = s.length * 3;
       if (this.used + worst > this.bytes.length) {
@@ -134,6 +139,20 @@ class Utf8Col extends Col {
       if (this.used > 0x7fffffff) throw new RangeError(`utf8 column ${this.def.name}: more than 2 GiB in one chunk`);
     }
     this.offsets[i + 1] = this.used;
+  }
+  /** Append UTF-8 bytes as they are (the caller's encoding; a view it may reuse after the call). */
+  private pushBytes(b: Uint8Array): void {
+    const need = this.used + b.length;
+    if (need > 0x7fffffff) throw new RangeError(`utf8 column ${this.def.name}: more than 2 GiB in one chunk`);
+    if (need > this.bytes.length) {
+      let cap = this.bytes.length * 2;
+      while (cap < need) cap *= 2;
+      const next = Buffer.allocUnsafe(cap);
+      this.bytes.copy(next, 0, 0, this.used);
+      this.bytes = next;
+    }
+    this.bytes.set(b, this.used);
+    this.used = need;
   }
   finish(n: number): ColumnBuffers {
     const values = new Uint8Array(((this.used + 7) >> 3) << 3);
@@ -213,6 +232,11 @@ class BoolCol extends Col {
     const values = new Uint8Array(bytes);
     values.set(this.bits.subarray(0, Math.min(this.bits.length, bytes)));
     return { values, offsets: null, validity: this.finishValidity(n), nullCount: this.nullCount };
+  }
+  /** Change row `i`'s value (already appended, not null). */
+  set(i: number, v: boolean): void {
+    if (v) (this.bits[i >> 3] as number) |= 1 << (i & 7);
+    else (this.bits[i >> 3] as number) &= ~(1 << (i & 7));
   }
   override clear(): void {
     super.clear();
@@ -302,7 +326,10 @@ function makeCol(c: ColumnDef): Col {
   }
 }
 
-/** Appends rows column by column; `finish` hands out the buffers and resets the builder. */
+/**
+ * Appends rows column by column; `finish` hands out the buffers and resets the builder. A utf8 column takes a string or
+ * its UTF-8 bytes (a `Uint8Array`, copied during `append`).
+ */
 export class TableBuilder<R extends object> {
   private cols: Col[] = [];
   private n = 0;
@@ -330,6 +357,17 @@ export class TableBuilder<R extends object> {
       col.push(i, v);
     }
     this.n++;
+  }
+  /**
+   * Change an appended row's value in a non-nullable bool column (the exporter marks the last row of an episode once
+   * it knows it is the last).
+   */
+  setBool(row: number, column: string, v: boolean): void {
+    const k = this.columns.findIndex((c) => c.name === column);
+    const col = this.cols[k];
+    if (!(col instanceof BoolCol) || col.def.nullable) throw new TypeError(`${column} is not a non-nullable bool column`);
+    if (!Number.isInteger(row) || row < 0 || row >= this.n) throw new RangeError(`row ${row} is not appended (${this.n} rows)`);
+    col.set(row, v);
   }
   /** The buffers of every row appended so far; the builder starts over. */
   finish(): TableBuffers {

@@ -12,7 +12,7 @@ import { parseArgv, type CommandSpec, type ParsedOptions } from './commands/spec
 import { D, Dec } from './py/decimal.js';
 import { insertEvent } from './model/engine.js';
 import { pyFormatFixed } from './py/pyfloat.js';
-import { pyJsonDumps } from './py/pyjson.js';
+import { type Out, pyJsonDumps, pyJsonWrite } from './py/pyjson.js';
 import { isVerb, type CommandResults, type CommandValue, type ErrorResult, type Verb } from './commands/results.js';
 import { DOMAINS, type Domain, type SimState, type Task } from './model/types.js';
 import { marketTask, worldTemplate } from './model/world-cache.js';
@@ -25,6 +25,11 @@ export interface SimOptions {
   companyName?: string;
   horizonYears?: number;
 }
+
+/** What a command prints: a fixed text (help, usage errors), or a value printed as Python JSON with this indent. */
+type Printed = string | { readonly json: Out; readonly indent: number | null };
+
+const UTF8 = new TextEncoder();
 
 /**
  * Result of one command: exit code (0 ok, 1 rejected, 2 usage), typed value and the exact text printed.
@@ -41,7 +46,7 @@ export class CommandResult {
     readonly ok: boolean,
     /** Verb (`group name`) that was recognised, or null. */
     readonly verb: Verb | null,
-    private readonly render: (() => string) | string,
+    private readonly printed: Printed,
   ) {}
   /** True when this is an accepted command of `verb`: `value` is then that verb's result (`isVerb`). */
   is<V extends Verb>(verb: V): this is CommandResult & { readonly verb: V; readonly value: CommandResults[V] } {
@@ -49,8 +54,20 @@ export class CommandResult {
   }
   /** What the reference CLI prints on stdout (JSON with `indent=2`, or the compact error object). */
   get text(): string {
-    if (this.textCache === undefined) this.textCache = typeof this.render === 'string' ? this.render : this.render();
+    if (this.textCache === undefined) {
+      const p = this.printed;
+      this.textCache = typeof p === 'string' ? p : pyJsonDumps(p.json, p.indent);
+    }
     return this.textCache;
+  }
+  /**
+   * `text` as UTF-8 bytes, handed to `use` (a view valid only during the call: copy it), without building the string
+   * when it was not built yet: for writers of byte buffers (the trajectory exporter).
+   */
+  writeText(use: (bytes: Uint8Array) => void): void {
+    const p = this.printed;
+    if (this.textCache === undefined && typeof p !== 'string') pyJsonWrite(p.json, p.indent, use);
+    else use(UTF8.encode(this.text));
   }
 }
 
@@ -228,11 +245,11 @@ export class Simulation {
     const ctx = this.handlerCtx();
     try {
       const value = this.dispatch(ctx, verb, spec, opts);
-      return new CommandResult(0, value, true, verb, () => pyJsonDumps(value, 2));
+      return new CommandResult(0, value, true, verb, { json: value, indent: 2 });
     } catch (e) {
       if (e instanceof CommandError) {
         const value: ErrorResult = { error: e.message };
-        return new CommandResult(e.exit, value, false, verb, () => pyJsonDumps(value, null));
+        return new CommandResult(e.exit, value, false, verb, { json: value, indent: null });
       }
       throw e;
     }

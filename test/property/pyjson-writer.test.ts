@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
-import { FLOAT_KEYS, FLOAT_MAP_KEYS, memoRendered, PyFloat, pyJsonDumps, type Out } from '../../src/sim/py/pyjson.js';
+import { FLOAT_KEYS, FLOAT_MAP_KEYS, memoRendered, PyFloat, pyJsonDumps, pyJsonWrite, type Out } from '../../src/sim/py/pyjson.js';
 import { Simulation } from '../../src/sim/simulation.js';
 import { oraclePyJsonDumps } from '../helpers/pyjson-oracle.js';
 
@@ -61,6 +61,18 @@ describe('pyJsonDumps equals the previous writer', () => {
         }
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it('pyJsonWrite hands out the UTF-8 bytes of pyJsonDumps (the text is ASCII), once', () => {
+    fc.assert(
+      fc.property(value, indent, (v, ind) => {
+        const calls: Buffer[] = [];
+        pyJsonWrite(v, ind, (bytes) => calls.push(Buffer.from(bytes)));
+        expect(calls.length).toBe(1);
+        expect((calls[0] as Buffer).equals(Buffer.from(pyJsonDumps(v, ind), 'utf8'))).toBe(true);
+      }),
+      { numRuns: 1000 },
     );
   });
 

@@ -27,6 +27,32 @@ describe('reset option text: false', () => {
     }
   });
 
+  it('writeLastText hands out the UTF-8 bytes of the text a run with text shows, rendered or not (refusals and usage errors too)', () => {
+    const bytesOf = (env: Env): Buffer => {
+      let got: Buffer | null = null;
+      env.writeLastText((b) => (got = Buffer.from(b)));
+      return got as unknown as Buffer;
+    };
+    for (const actions of ['text', 'discrete'] as const) {
+      const on = new Env();
+      const off = new Env();
+      on.reset({ seed: 11, options: { actions, stall_steps: 0 } });
+      off.reset({ seed: 11, options: { actions, stall_steps: 0, text: false } });
+      expect(bytesOf(off).length).toBe(0);
+      const cmds = ['market browse', 'task accept --task-id Task-2', 'task list', 'sim resume', 'bogus verb', 'task accept --task-id "caf\u00e9 \u00fc"', '--help'];
+      for (let i = 0; i < 30; i++) {
+        // Discrete: every action index in turn, masked-out ones (refusals) included.
+        const act = actions === 'text' ? (cmds[i % cmds.length] as string) : i % (on.actionMask() as boolean[]).length;
+        const x = on.step(act);
+        off.step(act);
+        const want = Buffer.from(x.observation.text, 'utf8');
+        expect(bytesOf(off).equals(want)).toBe(true);
+        expect(bytesOf(on).equals(want)).toBe(true);
+        if (x.terminated || x.truncated) break;
+      }
+    }
+  });
+
   it('keeps the option through snapshot and restore, and refuses a non-boolean', () => {
     const env = new Env();
     env.reset({ seed: 2, options: { text: false } });

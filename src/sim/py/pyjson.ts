@@ -311,9 +311,28 @@ export function pyJsonDumps(v: Out, indent: number | null = 2): string {
     // One flat one-byte string (latin1 of ASCII bytes is the same text).
     return out.toString('latin1', 0, pos);
   } finally {
-    pos = 0;
-    if (out.length > KEEP_BYTES) out = Buffer.allocUnsafe(1 << 16);
+    release();
   }
+}
+
+/**
+ * `pyJsonDumps` as bytes (its text is ASCII, so they are its UTF-8 too), handed to `use` without building a string:
+ * for writers that put the text into a byte buffer (the trajectory exporter). The bytes are a view of a shared buffer,
+ * valid only during the call: copy them, and do not render JSON from inside `use`.
+ */
+export function pyJsonWrite(v: Out, indent: number | null, use: (bytes: Uint8Array) => void): void {
+  pos = 0;
+  try {
+    write(v, 0, Mode.Plain, indent);
+    use(out.subarray(0, pos));
+  } finally {
+    release();
+  }
+}
+
+function release(): void {
+  pos = 0;
+  if (out.length > KEEP_BYTES) out = Buffer.allocUnsafe(1 << 16);
 }
 
 /** Tag the floats of a plain output (by key, as `pyJsonDumps` prints them) so it compares exactly with parsed reference output. */
