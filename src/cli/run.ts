@@ -21,7 +21,8 @@ import { loadPreset } from '../config/load.js';
 import type { ExperimentConfig } from '../sim/index.js';
 import { episodeBuilder, episodeSink, stepBuilder, stepSink, type TableBuffers } from '../export/arrow.js';
 import { stepParquetSink, writeEpisodesParquet } from '../export/parquet.js';
-import { playJob, type JobRequest, type JobResult, type WorkerConfig } from '../export/jobs.js';
+import { playJob, type JobRequest, type JobResult, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
+import { unpackTable } from '../export/table-builder.js';
 import type { EpisodeRow } from '../export/schema.js';
 import { addPresetOption } from './preset-option.js';
 import { addSplitOptions } from './splits.js';
@@ -178,14 +179,24 @@ function threadPool(n: number, wc: WorkerConfig): Pool {
           }
         };
         workers.forEach((wk, w) => {
-          wk.on('message', (m: JobResult | { index: number; error: string }) => {
+          // The worker's shared slots, as received (export-worker.ts).
+          const slots: SharedArrayBuffer[] = [];
+          wk.on('message', (m: WorkerMessage | { index: number; error: string }) => {
             busy[w] = false;
             if ('error' in m) {
               reject(new Error(`episode ${m.index} failed in worker ${w}: ${m.error}`));
               return;
             }
             try {
-              onResult(m);
+              const { packed, ...rest } = m;
+              let r: JobResult = rest;
+              if (packed !== null) {
+                if (packed.sab !== null) slots[packed.slot] = packed.sab;
+                const sab = slots[packed.slot];
+                if (sab === undefined) throw new Error(`worker ${w} used slot ${packed.slot} before sending it`);
+                r = { ...rest, steps: unpackTable(packed.layout, sab), release: () => wk.postMessage({ free: packed.slot }) };
+              }
+              onResult(r);
             } catch (e) {
               reject(e instanceof Error ? e : new Error(String(e)));
               return;
@@ -292,6 +303,8 @@ export async function playToDir(plan: RunPlan, jobs: readonly JobRequest[], out:
 
   const write = (r: JobResult): void => {
     if (steps && r.steps) steps.writeBuffers(r.steps as TableBuffers);
+    // Written (Arrow to the file, Parquet into the writer's own memory): a worker may reuse the buffers.
+    r.release?.();
     if (r.rolloutJson !== null) writeFileSync(join(out, 'rollouts', rolloutFileName(wc.presetName, r.episode)), r.rolloutJson + '\n');
     episodes.push(r.episode);
     bar?.increment(1, { policy: r.episode.policy, seed: String(r.episode.seed) });

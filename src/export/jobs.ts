@@ -3,7 +3,7 @@
  */
 import type { Policy } from '../env/policy.js';
 import type { ExperimentConfig } from '../sim/index.js';
-import type { TableBuffers, TableBuilder } from './table-builder.js';
+import type { PackedTable, TableBuffers, TableBuilder } from './table-builder.js';
 import { rollout } from './rollout.js';
 import { toRolloutJson } from './rollout-json.js';
 import type { EpisodeRow, StepRow } from './columns.js';
@@ -18,7 +18,12 @@ export interface WorkerConfig {
   maxSteps: number | null;
   trajectories: boolean;
   rollouts: boolean;
+  /** Shared slots per worker thread for step rows (default `DEFAULT_SLOTS`; more than 1 lets a worker run ahead of the writer). */
+  slots?: number;
 }
+
+/** Default of `WorkerConfig.slots`: the episodes the main thread lets a worker run ahead of the writer (run.ts). */
+export const DEFAULT_SLOTS = 4;
 
 /** One episode to play. */
 export interface JobRequest {
@@ -34,7 +39,19 @@ export interface JobResult {
   steps: TableBuffers | null;
   /** Reference rollout JSON (`yc_bench_result_*.json`), when requested. */
   rolloutJson: string | null;
+  /** Called once `steps` is written (their buffers may then be reused: a worker's shared slot). */
+  release?: () => void;
 }
+
+/**
+ * What a bulk-run worker thread posts for a played job: the result without its step buffers, which lie packed in the
+ * worker's shared slot `packed.slot` (`sab`: the slot's SharedArrayBuffer when the main thread does not hold it yet,
+ * else null). The main thread posts `{ free: slot }` back once it has written them.
+ */
+export type WorkerMessage = Omit<JobResult, 'steps'> & {
+  steps: null;
+  packed: { slot: number; layout: PackedTable; sab: SharedArrayBuffer | null } | null;
+};
 
 /** Play one job. */
 export function playJob(cfg: ExperimentConfig, wc: WorkerConfig, job: JobRequest, builder: TableBuilder<StepRow>, make: (name: string) => Policy): JobResult {

@@ -37,6 +37,79 @@ export function transferList(t: TableBuffers): ArrayBuffer[] {
   return [...out];
 }
 
+/** Where one column's buffers lie in an arena: `[byteOffset, byteLength]`, null for an absent buffer. */
+export interface PackedColumn {
+  values: [number, number];
+  offsets: [number, number] | null;
+  validity: [number, number] | null;
+  nullCount: number;
+  items?: PackedTable;
+}
+
+/** A table chunk's layout in an arena (`packTable`): plain numbers, cheap to post between threads. */
+export interface PackedTable {
+  length: number;
+  columns: PackedColumn[];
+}
+
+const align8 = (n: number): number => ((n + 7) >> 3) << 3;
+
+/** Bytes `packTable` needs for `t` (every buffer at an 8-byte aligned offset). */
+export function packedSize(t: TableBuffers): number {
+  let n = 0;
+  for (const c of t.columns) {
+    n += align8(c.values.byteLength) + (c.offsets ? align8(c.offsets.byteLength) : 0) + (c.validity ? align8(c.validity.byteLength) : 0);
+    if (c.items) n += packedSize(c.items);
+  }
+  return n;
+}
+
+/**
+ * Copy every buffer of `t` into `into` (at least `packedSize(t)` bytes, from offset 0) and return where each lies. A
+ * bulk-run worker thread packs an episode's rows into a SharedArrayBuffer slot the main thread already holds, so no
+ * ArrayBuffer is created per episode on either side (each one counted as external memory drove the main thread into a
+ * full garbage collection every few episodes).
+ */
+export function packTable(t: TableBuffers, into: Uint8Array): PackedTable {
+  let at = 0;
+  const put = (b: Uint8Array | Int32Array): [number, number] => {
+    const off = at;
+    into.set(new Uint8Array(b.buffer, b.byteOffset, b.byteLength), off);
+    at = off + align8(b.byteLength);
+    // Zero the padding: the bytes of a packed table are those of the buffers it came from.
+    into.fill(0, off + b.byteLength, at);
+    return [off, b.byteLength];
+  };
+  const pack = (t: TableBuffers): PackedTable => ({
+    length: t.length,
+    columns: t.columns.map((c) => {
+      const out: PackedColumn = { values: put(c.values), offsets: c.offsets ? put(c.offsets) : null, validity: c.validity ? put(c.validity) : null, nullCount: c.nullCount };
+      if (c.items) out.items = pack(c.items);
+      return out;
+    }),
+  });
+  if (into.byteLength < packedSize(t)) throw new RangeError(`packTable: ${into.byteLength} bytes, ${packedSize(t)} needed`);
+  return pack(t);
+}
+
+/** The table chunk `packTable` laid out in `arena`: views of it, no copies. */
+export function unpackTable(p: PackedTable, arena: ArrayBufferLike): TableBuffers {
+  const bytes = ([off, len]: [number, number]): Uint8Array => new Uint8Array(arena, off, len);
+  return {
+    length: p.length,
+    columns: p.columns.map((c) => {
+      const out: ColumnBuffers = {
+        values: bytes(c.values),
+        offsets: c.offsets ? new Int32Array(arena, c.offsets[0], c.offsets[1] >> 2) : null,
+        validity: c.validity ? bytes(c.validity) : null,
+        nullCount: c.nullCount,
+      };
+      if (c.items) out.items = unpackTable(c.items, arena);
+      return out;
+    }),
+  };
+}
+
 function grow(buf: Uint8Array<ArrayBuffer>, need: number): Uint8Array<ArrayBuffer> {
   if (need <= buf.length) return buf;
   let cap = Math.max(64, buf.length * 2);

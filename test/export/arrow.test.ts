@@ -5,6 +5,7 @@ import { DataType } from 'apache-arrow';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ArrowFileSink, readArrowFile, TableBuilder } from '../../src/export/arrow.js';
+import { packedSize, packTable, unpackTable, type PackedTable, type TableBuffers } from '../../src/export/table-builder.js';
 import { arrowSchema, EPISODE_COLUMNS, EPISODE_SCHEMA, isoToMicros, STEP_COLUMNS, STEP_SCHEMA, type ColumnDef } from '../../src/export/schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ycgym-arrow-'));
@@ -107,6 +108,43 @@ describe('arrow table builder and file sink', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('packTable/unpackTable: a table chunk packed into one arena reads back as the same buffers (8-byte aligned, zero padding)', () => {
+    const cols: ColumnDef[] = [...COLS, { name: 'kv', kind: 'list_struct', nullable: true, doc: '', fields: [{ name: 'k', kind: 'utf8' }, { name: 'v', kind: 'float64' }] }];
+    const row = fc.record({
+      s: fc.option(fc.string({ maxLength: 50 }), { nil: null }),
+      i: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+      l: fc.maxSafeInteger(),
+      f: fc.option(fc.double(), { nil: null }),
+      b: fc.boolean(),
+      t: fc.nat(),
+      kv: fc.option(fc.dictionary(fc.string({ maxLength: 4 }), fc.double(), { maxKeys: 3 }), { nil: null }),
+    });
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 40 }), fc.nat(64), (rows, garbage) => {
+        const b = new TableBuilder<Row & { kv: Record<string, number> | null }>(cols);
+        for (const r of rows) b.append(r);
+        const t = b.finish();
+        // A reused arena: stale bytes everywhere, and a shared one as the worker threads use.
+        const arena = new SharedArrayBuffer(packedSize(t) + garbage);
+        new Uint8Array(arena).fill(0xa5);
+        const layout = packTable(t, new Uint8Array(arena));
+        const back = unpackTable(structuredClone(layout), arena);
+        const plain = (x: TableBuffers): unknown => ({
+          length: x.length,
+          columns: x.columns.map((c) => ({ values: [...c.values], offsets: c.offsets ? [...c.offsets] : null, validity: c.validity ? [...c.validity] : null, nullCount: c.nullCount, items: c.items ? plain(c.items) : undefined })),
+        });
+        expect(plain(back)).toEqual(plain(t));
+        const offs = (p: PackedTable): number[] => p.columns.flatMap((c) => [c.values[0], ...(c.offsets ? [c.offsets[0]] : []), ...(c.validity ? [c.validity[0]] : []), ...(c.items ? offs(c.items) : [])]);
+        for (const o of offs(layout)) expect(o % 8).toBe(0);
+      }),
+      { numRuns: 150 },
+    );
+    const small = new TableBuilder<Row>(COLS);
+    small.append({ s: 'abc', i: 1, l: 2, f: 3, b: true, t: 4 });
+    const t = small.finish();
+    expect(() => packTable(t, new Uint8Array(packedSize(t) - 1))).toThrow(RangeError);
   });
 
   it('setBool changes an appended row of a non-nullable bool column and refuses anything else', () => {

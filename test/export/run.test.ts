@@ -9,7 +9,7 @@ import { readArrowFile, recordBatch, stepBuilder } from '../../src/export/arrow.
 import { rollout } from '../../src/export/rollout.js';
 import { EPISODE_COLUMNS, STEP_COLUMNS, STEP_SCHEMA } from '../../src/export/schema.js';
 import { writeReport } from '../../src/cli/report.js';
-import { runBulk, workerScript, type RunResult } from '../../src/cli/run.js';
+import { planRun, playToDir, runBulk, workerScript, type RunResult } from '../../src/cli/run.js';
 import { loadPreset } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
 
@@ -96,6 +96,22 @@ describe('ycgym run (bulk export)', () => {
     const svg = readFileSync(join(dir, 'w1', 'funds.svg'), 'utf8');
     expect(svg.startsWith('<svg')).toBe(true);
     expect(svg).toContain('<polyline');
+  });
+
+  it.skipIf(!haveWorker)('worker threads reuse their shared slots: 1 or 4 slots, small and growing episodes, the same bytes as one thread', async () => {
+    // 16 short episodes then full ones per worker: with one slot a worker waits for every write before its next
+    // episode; the full episodes outgrow the first slot sizes.
+    for (const maxSteps of [6, null]) {
+      const spec = { policies: maxSteps === null ? ['greedy'] : ['greedy', 'expert'], seeds: maxSteps === null ? [4, 5, 6] : Array.from({ length: 16 }, (_, k) => k + 1), preset: 'default', maxSteps };
+      const plan = planRun(spec);
+      const ref = join(dir, `slots-ref-${maxSteps}`);
+      await playToDir(plan, plan.jobs, ref, 1, false);
+      for (const slots of [1, 4]) {
+        const out = join(dir, `slots-${slots}-${maxSteps}`);
+        await playToDir({ ...plan, wc: { ...plan.wc, slots } }, plan.jobs, out, 2, false);
+        for (const f of ['trajectories.arrow', 'episodes.arrow']) expect(readFileSync(join(out, f)).equals(readFileSync(join(ref, f))), `${f} slots=${slots} maxSteps=${maxSteps}`).toBe(true);
+      }
+    }
   });
 
   it('rollout rows match Env.step observations step for step', () => {
