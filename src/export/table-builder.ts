@@ -197,17 +197,7 @@ class Utf8Col extends Col {
         return;
       }
       const s = v as string;
-      const worst = s.length * 3;
-      if (this.used + worst > this.bytes.length) {
-        const need = this.used + Buffer.byteLength(s, 'utf8');
-        if (need > this.bytes.length) {
-          let cap = this.bytes.length * 2;
-          while (cap < need) cap *= 2;
-          const next = Buffer.allocUnsafe(cap);
-          this.bytes.copy(next, 0, 0, this.used);
-          this.bytes = next;
-        }
-      }
+      if (this.used + s.length * 3 > this.bytes.length) this.ensure(this.used + Buffer.byteLength(s, 'utf8'));
       this.used += writeString(this.bytes, s, this.used);
       if (this.used > 0x7fffffff) throw new RangeError(`utf8 column ${this.def.name}: more than 2 GiB in one chunk`);
     }
@@ -215,17 +205,19 @@ class Utf8Col extends Col {
   }
   /** Append UTF-8 bytes as they are (the caller's encoding; a view it may reuse after the call). */
   private pushBytes(b: Uint8Array): void {
-    const need = this.used + b.length;
-    if (need > 0x7fffffff) throw new RangeError(`utf8 column ${this.def.name}: more than 2 GiB in one chunk`);
-    if (need > this.bytes.length) {
-      let cap = this.bytes.length * 2;
-      while (cap < need) cap *= 2;
-      const next = Buffer.allocUnsafe(cap);
-      this.bytes.copy(next, 0, 0, this.used);
-      this.bytes = next;
-    }
+    this.ensure(this.used + b.length);
     this.bytes.set(b, this.used);
-    this.used = need;
+    this.used += b.length;
+  }
+  /** Room for `need` bytes in all (at most 2 GiB: Arrow utf8 offsets are int32). */
+  private ensure(need: number): void {
+    if (need > 0x7fffffff) throw new RangeError(`utf8 column ${this.def.name}: more than 2 GiB in one chunk`);
+    if (need <= this.bytes.length) return;
+    let cap = this.bytes.length * 2;
+    while (cap < need) cap *= 2;
+    const next = Buffer.allocUnsafe(cap);
+    this.bytes.copy(next, 0, 0, this.used);
+    this.bytes = next;
   }
   finish(n: number): ColumnBuffers {
     const values = new Uint8Array(((this.used + 7) >> 3) << 3);
