@@ -1,0 +1,158 @@
+/**
+ * Bulk-run benchmark (issue 14): wall and CPU time of `ycgym run` playing many episodes, in fresh processes, per output
+ * format (`arrow`, `parquet`, `none` for `--no-trajectories`), with the files' sizes. With `--against OTHER/dist` the
+ * other build runs the same commands in the same run, alternately (each repeat swaps which goes first);
+ * `ratio_other_over_this` is the other build's median time over this one's (above 1: this build is faster), and the
+ * first repeat checks that both builds wrote the same bytes (`identical_files`).
+ *
+ * Usage: `npm run build && node dist/bench/bulk-run.js [--seeds 1-1000] [--policy greedy] [--workers 2]
+ * [--formats arrow,parquet,none] [--repeats 2] [--against OTHER/dist] [--out DIR]` (DIR: where the runs write, default
+ * a temporary folder; each run's files are removed once measured). Prints one JSON object. CPU time is the children's
+ * user + system time from /proc/self/stat (Linux; null elsewhere).
+ */
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const FORMATS = ['arrow', 'parquet', 'none'] as const;
+type Format = (typeof FORMATS)[number];
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+}
+
+let clockTicks: number | null = null;
+
+/** CPU seconds (user + system) of this process's waited-for children so far, or null off Linux. */
+function childrenCpuS(): number | null {
+  try {
+    clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+    // Fields after the command name (which may hold spaces) start at field 3; cutime and cstime are fields 16 and 17.
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[13]) + Number(f[14])) / clockTicks;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether two files hold the same bytes (compared in 16 MiB chunks). */
+function sameBytes(a: string, b: string): boolean {
+  if (statSync(a).size !== statSync(b).size) return false;
+  const fa = openSync(a, 'r');
+  const fb = openSync(b, 'r');
+  try {
+    const ba = Buffer.allocUnsafe(1 << 24);
+    const bb = Buffer.allocUnsafe(1 << 24);
+    for (;;) {
+      const na = readSync(fa, ba, 0, ba.length, null);
+      const nb = readSync(fb, bb, 0, bb.length, null);
+      if (na !== nb || !ba.subarray(0, na).equals(bb.subarray(0, nb))) return false;
+      if (na === 0) return true;
+    }
+  } finally {
+    closeSync(fa);
+    closeSync(fb);
+  }
+}
+
+interface Sample {
+  wall_s: number;
+  cpu_s: number | null;
+}
+
+/** One `ycgym run` of the build at `dist` into `out`. */
+function runOnce(dist: string, format: Format, a: { seeds: string; policy: string; workers: number }, out: string): Sample {
+  const args = [join(dist, 'src', 'cli', 'main.js'), 'run', '--policy', a.policy, '--seeds', a.seeds, '--workers', String(a.workers), '--out', out];
+  args.push(...(format === 'none' ? ['--no-trajectories'] : ['--format', format]));
+  const c0 = childrenCpuS();
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const wall = (performance.now() - t0) / 1000;
+  const c1 = childrenCpuS();
+  if (r.status !== 0) throw new Error(`ycgym run (${dist}, ${format}) failed: ${r.stderr}`);
+  return { wall_s: wall, cpu_s: c0 === null || c1 === null ? null : c1 - c0 };
+}
+
+function sizes(dir: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const f of readdirSync(dir).sort()) out[f] = statSync(join(dir, f)).size;
+  return out;
+}
+
+function main(): void {
+  const args = process.argv.slice(2);
+  const arg = (name: string, dflt: string): string => {
+    const i = args.indexOf(name);
+    return i >= 0 && args[i + 1] !== undefined ? (args[i + 1] as string) : dflt;
+  };
+  const here = fileURLToPath(new URL('..', import.meta.url));
+  const against = arg('--against', '');
+  if (against !== '' && !existsSync(join(against, 'src', 'cli', 'main.js'))) throw new Error(`--against ${against}: no src/cli/main.js there (give a built dist/ folder)`);
+  const formats = arg('--formats', FORMATS.join(',')).split(',') as Format[];
+  for (const f of formats) if (!FORMATS.includes(f)) throw new Error(`unknown format ${f} (available: ${FORMATS.join(', ')})`);
+  const repeats = Number(arg('--repeats', '2'));
+  if (!Number.isInteger(repeats) || repeats < 1) throw new Error('--repeats must be a positive integer');
+  const run = { seeds: arg('--seeds', '1-1000'), policy: arg('--policy', 'greedy'), workers: Number(arg('--workers', '2')) };
+  const root = arg('--out', '') || mkdtempSync(join(tmpdir(), 'ycgym-bulk-bench-'));
+  const builds: Record<string, string> = { this: here };
+  if (against !== '') builds['other'] = against;
+  const samples: Record<string, Record<string, Sample[]>> = {};
+  const files: Record<string, Record<string, Record<string, number>>> = {};
+  const identical: Record<string, boolean> = {};
+  const load0 = loadavg()[0];
+  const t0 = performance.now();
+  try {
+    for (let r = 0; r < repeats; r++) {
+      for (const format of formats) {
+        const order = r % 2 === 0 ? Object.keys(builds) : Object.keys(builds).reverse();
+        const outs: Record<string, string> = {};
+        for (const name of order) {
+          const out = join(root, `${name}-${format}`);
+          rmSync(out, { recursive: true, force: true });
+          (((samples[name] ??= {})[format] ??= []) as Sample[]).push(runOnce(builds[name] as string, format, run, out));
+          (files[name] ??= {})[format] = sizes(out);
+          outs[name] = out;
+        }
+        if (r === 0 && outs['other'] !== undefined) {
+          identical[format] = readdirSync(outs['this'] as string).every((f) => sameBytes(join(outs['this'] as string, f), join(outs['other'] as string, f)));
+        }
+        for (const o of Object.values(outs)) rmSync(o, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    if (arg('--out', '') === '') rmSync(root, { recursive: true, force: true });
+  }
+  const summary = (s: Sample[]): Record<string, unknown> => {
+    const cpu = s.map((x) => x.cpu_s).filter((x): x is number => x !== null);
+    return { wall_s: median(s.map((x) => x.wall_s)), cpu_s: cpu.length === s.length ? median(cpu) : null, runs: s };
+  };
+  const result: Record<string, unknown> = {
+    run: { ...run, formats, repeats },
+    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, loadavg_start: load0, loadavg_end: loadavg()[0] },
+    seconds: (performance.now() - t0) / 1000,
+  };
+  for (const [name, per] of Object.entries(samples)) {
+    result[name] = Object.fromEntries(Object.entries(per).map(([f, s]) => [f, { ...summary(s), files: files[name]?.[f] }]));
+  }
+  if (against !== '') {
+    result['against'] = against;
+    const ratio = (f: string, k: 'wall_s' | 'cpu_s'): number | null => {
+      const a = samples['other']?.[f];
+      const b = samples['this']?.[f];
+      if (!a || !b) return null;
+      const x = summary(a)[k] as number | null;
+      const y = summary(b)[k] as number | null;
+      return x === null || y === null || y === 0 ? null : x / y;
+    };
+    result['ratio_other_over_this'] = Object.fromEntries(formats.map((f) => [f, { wall: ratio(f, 'wall_s'), cpu: ratio(f, 'cpu_s') }]));
+    result['identical_files'] = identical;
+  }
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+}
+
+main();

@@ -1,0 +1,42 @@
+/**
+ * bench/bulk-run.ts on a tiny run against the same build: the JSON it prints (never the timings), the byte check
+ * between builds, and its refusals.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const dist = fileURLToPath(new URL('../../dist', import.meta.url));
+const script = join(dist, 'bench', 'bulk-run.js');
+
+describe('bench/bulk-run', () => {
+  it.skipIf(!existsSync(script))('times ycgym run per format against another build and checks both wrote the same bytes', () => {
+    const r = spawnSync(process.execPath, [script, '--seeds', '1-2', '--workers', '1', '--repeats', '1', '--formats', 'none,arrow', '--against', dist], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as Record<string, any>;
+    expect(out['run']).toEqual({ seeds: '1-2', policy: 'greedy', workers: 1, formats: ['none', 'arrow'], repeats: 1 });
+    for (const build of ['this', 'other']) {
+      for (const f of ['none', 'arrow']) {
+        const m = out[build][f];
+        expect(m.runs.length).toBe(1);
+        expect(m.wall_s).toBeGreaterThan(0);
+        expect(m.cpu_s === null || m.cpu_s >= 0).toBe(true);
+      }
+      expect(Object.keys(out[build]['arrow'].files)).toEqual(['episodes.arrow', 'summary.json', 'trajectories.arrow']);
+      expect(Object.keys(out[build]['none'].files)).toEqual(['episodes.arrow', 'summary.json']);
+    }
+    expect(out['identical_files']).toEqual({ none: true, arrow: true });
+    expect(Object.keys(out['ratio_other_over_this'])).toEqual(['none', 'arrow']);
+  });
+
+  it.skipIf(!existsSync(script))('refuses an unknown format and a build without the CLI', () => {
+    const bad = spawnSync(process.execPath, [script, '--formats', 'csv'], { encoding: 'utf8' });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/unknown format csv/);
+    const nowhere = spawnSync(process.execPath, [script, '--against', '/nonexistent/dist'], { encoding: 'utf8' });
+    expect(nowhere.status).not.toBe(0);
+    expect(nowhere.stderr).toMatch(/no src\/cli\/main.js there/);
+  });
+});
