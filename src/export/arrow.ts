@@ -7,7 +7,7 @@ import { DataType, type Field, makeData, RecordBatch, RecordBatchFileWriter, Str
 import { EPISODE_SCHEMA, STEP_SCHEMA } from './schema.js';
 import type { ColumnBuffers, TableBuffers } from './table-builder.js';
 
-export { episodeBuilder, stepBuilder, TableBuilder, transferList } from './table-builder.js';
+export { episodeBuilder, stepBuilder, TableBuilder } from './table-builder.js';
 export type { ColumnBuffers, TableBuffers } from './table-builder.js';
 
 /** The Arrow data of one column's buffers (no copies). */

@@ -1,11 +1,11 @@
 /**
- * A columnar row builder for the trajectory tables whose buffers can be moved between threads (transferred, not
- * copied) and assembled into Arrow record batches without copying (./arrow.ts). No Arrow import: the bulk-run
- * worker threads load only this and the simulation.
+ * A columnar row builder for the trajectory tables whose buffers are assembled into Arrow record batches without
+ * copying (./arrow.ts), and packed into one shared arena to cross threads (`packTable`/`unpackTable`: a bulk-run
+ * worker's slot). No Arrow import: the bulk-run worker threads load only this and the simulation.
  */
 import { EPISODE_COLUMNS, STEP_COLUMNS, type ColumnDef, type EpisodeRow, type StepRow } from './columns.js';
 
-/** Raw buffers of one column (all transferable). */
+/** Raw buffers of one column. */
 export interface ColumnBuffers {
   /** Values: little-endian fixed-width values, a validity-style bitmap for bool, UTF-8 bytes for utf8 (empty for list_struct). */
   values: Uint8Array;
@@ -22,19 +22,6 @@ export interface ColumnBuffers {
 export interface TableBuffers {
   length: number;
   columns: ColumnBuffers[];
-}
-
-/** Every ArrayBuffer of a table chunk (for `postMessage` transfer lists). */
-export function transferList(t: TableBuffers): ArrayBuffer[] {
-  const out = new Set<ArrayBuffer>();
-  const add = (t: TableBuffers): void => {
-    for (const c of t.columns) {
-      for (const b of [c.values, c.offsets, c.validity]) if (b !== null && b.buffer instanceof ArrayBuffer) out.add(b.buffer);
-      if (c.items) add(c.items);
-    }
-  };
-  add(t);
-  return [...out];
 }
 
 /** Where one column's buffers lie in an arena: `[byteOffset, byteLength]`, null for an absent buffer. */
