@@ -193,6 +193,12 @@ export interface ServerStats {
   queued: number;
 }
 
+/**
+ * The frames of a reply: the routing envelope (Buffers), then the payload: the JSON text as a string (zeromq.js copies
+ * it into the message; see `Handled.body`) or bytes, and a binary reply's array frames.
+ */
+type Frames = (Buffer | string)[];
+
 /** Requests of one peer (ROUTER identity) waiting their turn, and its batch in progress. */
 interface Peer {
   queue: Buffer[][];
@@ -200,7 +206,7 @@ interface Peer {
   queuedBytes: number;
   job: { envelope: Buffer[]; batch: BatchJob } | null;
   /** A reply ZeroMQ could not take yet (the peer's queue is full), and since when it waits. */
-  outbox: Buffer[] | null;
+  outbox: Frames | null;
   stalledSince: number;
 }
 
@@ -426,7 +432,7 @@ export class Server {
       if (peer.outbox === null) {
         const { envelope } = splitFrames(frames);
         const reply = errorReply('capacity', `too many requests from this client waiting to be handled (limit ${MAX_PEER_QUEUED_MESSAGES} requests, ${MAX_PEER_QUEUED_BYTES} bytes); wait for replies before sending more`);
-        this.socket.send([...envelope.slice(0, MAX_ENVELOPE_FRAMES), Buffer.from(JSON.stringify(reply))]).catch(() => undefined);
+        this.socket.send([...envelope.slice(0, MAX_ENVELOPE_FRAMES), JSON.stringify(reply)]).catch(() => undefined);
       }
       return;
     }
@@ -437,18 +443,18 @@ export class Server {
   }
 
   /** Start handling one message: its reply frames, a batch job to run in slices, or null (nothing to send). */
-  private begin(frames: Buffer[]): { out: Buffer[] } | { envelope: Buffer[]; batch: BatchJob } | null {
+  private begin(frames: Buffer[]): { out: Frames } | { envelope: Buffer[]; batch: BatchJob } | null {
     if (frames.length === 0) return null;
     const { envelope, payload } = splitFrames(frames);
     if (envelope.length > MAX_ENVELOPE_FRAMES) {
       const reply = errorReply('bad_frames', `too many routing frames (${envelope.length})`);
       this.count('bad_frames');
-      return { out: [frames[0] as Buffer, Buffer.from(JSON.stringify(reply))] };
+      return { out: [frames[0] as Buffer, JSON.stringify(reply)] };
     }
     let h: Handled | BatchJob;
     if (payload.length !== 1) {
       const reply = errorReply('bad_frames', `expected exactly one payload frame after the routing envelope, got ${payload.length}`);
-      h = { reply, frame: Buffer.from(JSON.stringify(reply)), op: null };
+      h = this.handler.finish(null, reply, JSON.stringify(reply));
     } else {
       h = this.handler.beginPayload(payload[0] as Buffer, this.maxMessageBytes, clientOf(envelope));
     }
@@ -456,11 +462,11 @@ export class Server {
     return { out: this.finish(envelope, h) };
   }
 
-  private finish(envelope: Buffer[], h: Handled): Buffer[] {
+  private finish(envelope: Buffer[], h: Handled): Frames {
     const r = h.reply;
     this.count(r.ok ? null : r.error.code);
     if (!r.ok && r.error.code === 'internal') this.log('error', r.error.message, { id: r.id });
-    return h.arrays === undefined ? [...envelope, h.frame] : [...envelope, h.frame, ...h.arrays];
+    return h.arrays === undefined ? [...envelope, h.body] : [...envelope, h.body, ...h.arrays];
   }
 
   private count(code: string | null): void {
@@ -473,13 +479,13 @@ export class Server {
    * whether the peer has more work (the caller puts it back in line after reading new arrivals, so a peer that
    * just sent its first request goes before a peer that just had its turn).
    */
-  private serveNext(): { out: Buffer[] | null; requeue: string | null } {
+  private serveNext(): { out: Frames | null; requeue: string | null } {
     const key = this.ready.shift();
     if (key === undefined) return { out: null, requeue: null };
     const peer = this.peers.get(key);
     if (peer === undefined || peer.outbox !== null) return { out: null, requeue: null };
     const t0 = performance.now();
-    let out: Buffer[] | null = null;
+    let out: Frames | null = null;
     try {
       if (peer.job === null) {
         const frames = peer.queue.shift();
@@ -517,7 +523,7 @@ export class Server {
       this.log('error', `unexpected failure handling a message: ${(e as Error).message}`);
       if (peer.job !== null) this.jobs.delete(peer.job.batch);
       peer.job = null;
-      out = [Buffer.from(key, 'latin1'), Buffer.from(JSON.stringify(errorReply('internal', 'internal error')))];
+      out = [Buffer.from(key, 'latin1'), JSON.stringify(errorReply('internal', 'internal error'))];
     }
     const dt = performance.now() - t0;
     if (dt > this.counters.max_unit_ms) this.counters.max_unit_ms = dt;
@@ -596,7 +602,7 @@ export class Server {
   }
 
   /** Hand a reply to ZeroMQ: sent, kept in the peer's outbox (its queue is full), or dropped (the peer is gone). */
-  private async deliver(key: string, frames: Buffer[]): Promise<'sent' | 'waiting' | 'dropped'> {
+  private async deliver(key: string, frames: Frames): Promise<'sent' | 'waiting' | 'dropped'> {
     try {
       await this.socket.send(frames);
       this.counters.replied++;
