@@ -267,23 +267,37 @@ export function discreteSpec(sim: Simulation, o: DiscreteOptions = {}): Discrete
   };
 }
 
-/** Observation and mask of the current state. */
-export function discreteFrame(sim: Simulation, spec: DiscreteSpec): DiscreteFrame {
-  const obs: number[] = [];
+/** The values' writer of `discreteFrame`: each feature clipped into its bounds, in order, into a preallocated array. */
+class ValueWriter implements Writer {
+  n = 0;
+  constructor(readonly obs: number[]) {}
+  f(_prefix: string, _name: string, lo: number, hi: number, v: number): void {
+    this.obs[this.n++] = clip(Number.isFinite(v) ? v : hi, lo, hi);
+  }
+}
+
+/**
+ * What the frame was computed from: the market listing and the open tasks at that moment. While the state has not
+ * changed since, `discreteCommand` takes them from here instead of listing both again.
+ */
+export interface FrameLists {
+  market: Task[];
+  open: Task[];
+}
+
+/** Observation and mask of the current state (`lists`: receives the listings it was computed from). */
+export function discreteFrame(sim: Simulation, spec: DiscreteSpec, lists?: FrameLists): DiscreteFrame {
   const open = openTasks(sim);
   const market = browsable(sim);
-  features(
-    sim,
-    spec.market_slots,
-    spec.task_slots,
-    {
-      f(_prefix, _name, lo, hi, v) {
-        obs.push(clip(Number.isFinite(v) ? v : hi, lo, hi));
-      },
-    },
-    open,
-    market,
-  );
+  if (lists !== undefined) {
+    lists.market = market;
+    lists.open = open;
+  }
+  // Written by index into an array of the spec's length (pushing grew it step by step: a fifth of the frame's time).
+  const w = new ValueWriter(new Array<number>(spec.obs_size));
+  features(sim, spec.market_slots, spec.task_slots, w, open, market);
+  const obs = w.obs;
+  if (w.n !== obs.length) obs.length = w.n;
   const mask = new Array<boolean>(spec.n_actions).fill(false);
   const s = sim.state;
   const E = spec.employees.length;
@@ -327,18 +341,20 @@ function commandOf(sim: Simulation, spec: DiscreteSpec, a: number, market: () =>
 
 /**
  * The command of action `a` in the current state, or why there is none: out of range (`masked` false) or masked
- * out (`masked` true). `mask` must be the current mask.
+ * out (`masked` true). `mask` must be the current mask; `lists`, when given, the listings the current frame was
+ * computed from (`discreteFrame`), with the state unchanged since.
  */
-export function discreteCommand(sim: Simulation, spec: DiscreteSpec, mask: readonly boolean[], a: number): { command: string } | { error: string; masked: boolean } {
+export function discreteCommand(sim: Simulation, spec: DiscreteSpec, mask: readonly boolean[], a: number, lists?: FrameLists): { command: string } | { error: string; masked: boolean } {
   if (typeof a !== 'number' || !Number.isInteger(a) || a < 0 || a >= spec.n_actions) return { error: `action must be an integer in [0, ${spec.n_actions - 1}]`, masked: false };
   if (!mask[a]) return { error: `action ${a} (${spec.action_names[a]}) is masked out (not valid now)`, masked: true };
+  if (lists !== undefined) return { command: commandOf(sim, spec, a, () => lists.market, () => lists.open) };
   return { command: commandOf(sim, spec, a, () => browsable(sim), () => openTasks(sim)) };
 }
 
-/** The commands of every masked-in action (TextWorld's `admissible_commands`), in action order. */
-export function admissibleCommands(sim: Simulation, spec: DiscreteSpec, mask: readonly boolean[]): string[] {
-  let market: Task[] | null = null;
-  let open: Task[] | null = null;
+/** The commands of every masked-in action (TextWorld's `admissible_commands`), in action order (`lists`: as `discreteCommand`). */
+export function admissibleCommands(sim: Simulation, spec: DiscreteSpec, mask: readonly boolean[], lists?: FrameLists): string[] {
+  let market: Task[] | null = lists?.market ?? null;
+  let open: Task[] | null = lists?.open ?? null;
   const out: string[] = [];
   for (let a = 0; a < mask.length; a++) {
     if (mask[a]) out.push(commandOf(sim, spec, a, () => (market ??= browsable(sim)), () => (open ??= openTasks(sim))));

@@ -5,7 +5,7 @@
 import { loadPreset } from '../config/load.js';
 import { clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, toFloat, type VerbValue, type WakeEvent } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
-import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec } from './discrete.js';
+import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
 /** Default of the `stall_steps` reset option: steps in a row without simulated time advancing before truncation. */
 export const DEFAULT_STALL_STEPS = 200;
@@ -242,6 +242,8 @@ export class Env implements EnvLike {
   private withText = true;
   private spec: DiscreteSpec | null = null;
   private frame: DiscreteFrame | null = null;
+  /** The listings `frame` was computed from (valid while `frame` is: the state has not changed since). */
+  private readonly frameLists: FrameLists = { market: [], open: [] };
   private last: Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text' | 'writeText'> | null = null;
 
   /**
@@ -305,9 +307,9 @@ export class Env implements EnvLike {
   private attachFrame(observation: Observation, info: StepInfo): void {
     if (this.spec === null) return;
     const sim = this.sim as Simulation;
-    this.frame ??= discreteFrame(sim, this.spec);
+    this.frame ??= discreteFrame(sim, this.spec, this.frameLists);
     if (this.mode === 'discrete') observation.discrete = this.frame;
-    if (this.admissible) info.admissible_commands = admissibleCommands(sim, this.spec, this.frame.mask);
+    if (this.admissible) info.admissible_commands = admissibleCommands(sim, this.spec, this.frame.mask, this.frameLists);
   }
 
   private initial(): ResetResult {
@@ -368,8 +370,8 @@ export class Env implements EnvLike {
     if (this.mode === 'discrete') {
       if (typeof action !== 'number') throw new EnvUsageError('invalid_action', 'in discrete mode the action is an integer index');
       const spec = this.spec as DiscreteSpec;
-      const frame = this.frame ?? discreteFrame(sim, spec);
-      const c = discreteCommand(sim, spec, frame.mask, action);
+      const frame = (this.frame ??= discreteFrame(sim, spec, this.frameLists));
+      const c = discreteCommand(sim, spec, frame.mask, action, this.frameLists);
       if ('error' in c && !c.masked) throw new EnvUsageError('invalid_action', c.error);
       text = 'command' in c ? c.command : null;
       if ('error' in c) refusal = c.error;
@@ -390,7 +392,7 @@ export class Env implements EnvLike {
     const info = this.info(rewardCents);
     if (this.mode === 'discrete' && text !== null) info.action_text = text;
     // The next step's Discrete actions index this frame (the observation shows it when it is built).
-    this.frame = this.spec !== null ? discreteFrame(sim, this.spec) : null;
+    this.frame = this.spec !== null ? discreteFrame(sim, this.spec, this.frameLists) : null;
     return { exit_code: r.exit, value: r.value, reward: rewardCents / 100, terminated, truncated, info };
   }
 

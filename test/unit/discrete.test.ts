@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { Env, EnvUsageError } from '../../src/env/env.js';
-import { discreteFrame, discreteSpec, openTasks } from '../../src/env/discrete.js';
+import { admissibleCommands, discreteCommand, discreteFrame, discreteSpec, openTasks, type FrameLists } from '../../src/env/discrete.js';
 import { Simulation } from '../../src/sim/index.js';
 import { readGoldenFile } from '../../src/cli/parity.js';
 import { DiscreteGreedy } from '../../baselines/discrete-greedy.js';
@@ -145,6 +145,29 @@ describe('Discrete frame: masks', () => {
           ({ obs, mask } = s.observation.discrete!);
           expectFrameShape(env, obs, mask);
           if (s.terminated || s.truncated) break;
+        }
+      }),
+      { numRuns: 12 },
+    );
+  });
+
+  it('property: the listings a frame keeps give the commands (and the frame) that fresh listings give', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 31 - 1 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 12 }), (seed, T, K) => {
+        const env = new Env();
+        let r = env.reset({ seed: (seed % 4) + 1, options: { actions: 'discrete', task_slots: T, market_slots: K } });
+        const sim = env.simulation as Simulation;
+        const spec = env.discreteSpec!;
+        const rand = rng(seed);
+        for (let i = 0; i < 30; i++) {
+          const lists: FrameLists = { market: [], open: [] };
+          const kept = discreteFrame(sim, spec, lists);
+          expect(kept).toEqual(discreteFrame(sim, spec));
+          expect(kept).toEqual(r.observation.discrete);
+          for (let a = 0; a < spec.n_actions; a++) expect(discreteCommand(sim, spec, kept.mask, a, lists)).toEqual(discreteCommand(sim, spec, kept.mask, a));
+          expect(admissibleCommands(sim, spec, kept.mask, lists)).toEqual(admissibleCommands(sim, spec, kept.mask));
+          r = env.step(pickMasked(kept.mask, rand));
+          if (r.terminated || r.truncated) break;
         }
       }),
       { numRuns: 12 },
