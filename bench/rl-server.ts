@@ -6,12 +6,14 @@
  * - `discrete`: what `YCBenchDiscreteVectorEnv.step` sends at `--sessions` Discrete sessions: one binary
  *   `step_batch` (each session's first valid action, as bench_step.py's policy) and, pipelined, one `reset` per
  *   sub-environment whose episode ended on the previous step (next-step autoreset, new worlds);
- * - `lockstep`: one JSON `step` of "company status" (bench_step.py's `client.step`).
+ * - `lockstep`: one JSON `step` of "company status" (bench_step.py's `client.step`);
+ * - `batch_binary`: one binary `step_batch` of "company status" over `--sessions` text sessions (bench_step.py's
+ *   `step_batch_arrays`).
  *
  * With `--against DIR` (another checkout, built) both builds run in this one process, rounds alternating, and the
  * speedup is the median of the per-round ratios, so load on the machine hits both alike.
  *
- *   npm run build && node dist/bench/rl-server.js [--rounds 9] [--sessions 64] [--only discrete|lockstep] [--against ../other-checkout]
+ *   npm run build && node dist/bench/rl-server.js [--rounds 9] [--sessions 64] [--only discrete|lockstep|batch_binary] [--against ../other-checkout]
  */
 import { pathToFileURL } from 'node:url';
 import { join, resolve } from 'node:path';
@@ -20,6 +22,7 @@ interface Workload {
   /** Run `n` units; the number of environment steps they took. */
   discrete(n: number): number;
   lockstep(n: number): number;
+  batch_binary(n: number): number;
 }
 
 const enc = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
@@ -85,7 +88,14 @@ async function setup(root: string, sessions: number): Promise<Workload> {
     for (let k = 0; k < n; k++) call({ op: 'step', session: text, action: 'company status' });
     return n;
   };
-  return { discrete, lockstep };
+  const texts: string[] = [];
+  for (let i = 0; i < sessions; i++) texts.push((call({ op: 'reset', seed: i, preset: 'default', options: { stall_steps: 0 } }).reply.result as { session: string }).session);
+  const batchSteps = texts.map((session) => ({ session, action: 'company status' }));
+  const batch_binary = (n: number): number => {
+    for (let k = 0; k < n; k++) call({ op: 'step_batch', steps: batchSteps, encoding: 'binary' });
+    return n * sessions;
+  };
+  return { discrete, lockstep, batch_binary };
 }
 
 function cpuUs(f: () => number): number {
@@ -104,9 +114,9 @@ export async function rlServerBench(rounds: number, sessions: number, against: s
   const self = resolve(new URL('../..', import.meta.url).pathname);
   const here = await setup(self, sessions);
   const other = against !== null ? await setup(resolve(against), sessions) : null;
-  const units = { discrete: 30, lockstep: 3000 } as const;
+  const units = { discrete: 30, lockstep: 3000, batch_binary: 50 } as const;
   const out: Record<string, number> = { rounds, sessions };
-  for (const w of ['discrete', 'lockstep'] as const) {
+  for (const w of ['discrete', 'lockstep', 'batch_binary'] as const) {
     if (only !== null && w !== only) continue;
     for (let k = 0; k < 2; k++) {
       here[w](units[w]);

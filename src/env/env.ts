@@ -111,6 +111,14 @@ export interface StepResult {
   info: StepInfo;
 }
 
+/** An observation without its status block (`Env.stepWithoutStatus`). */
+export type ObservationWithoutStatus = Omit<Observation, 'status'>;
+
+/** Result of `Env.stepWithoutStatus`: a `StepResult` whose observation has no status block. */
+export interface StepResultWithoutStatus extends Omit<StepResult, 'observation'> {
+  observation: ObservationWithoutStatus;
+}
+
 /** A step without its observation (`Env.advance`): what an episode loop needs when nobody watches the steps. */
 export interface StepOutcome {
   exit_code: number;
@@ -304,7 +312,7 @@ export class Env implements EnvLike {
   }
 
   /** Recompute the frame after a state change; attach it to the observation and info as configured. */
-  private attachFrame(observation: Observation, info: StepInfo): void {
+  private attachFrame(observation: ObservationWithoutStatus, info: StepInfo): void {
     if (this.spec === null) return;
     const sim = this.sim as Simulation;
     this.frame ??= discreteFrame(sim, this.spec, this.frameLists);
@@ -352,6 +360,18 @@ export class Env implements EnvLike {
     const r = this.last as NonNullable<typeof this.last>;
     const events = wakeEventsOf(r);
     const observation: Observation = { text: this.withText ? r.text : '', ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim, events) };
+    this.attachFrame(observation, o.info);
+    return { observation, reward: o.reward, terminated: o.terminated, truncated: o.truncated, info: o.info };
+  }
+
+  /**
+   * `step` without building the observation's status block (everything else as `step` returns it): for consumers
+   * that do not send it (the binary `step_batch` reply has no status block).
+   */
+  stepWithoutStatus(action: string | number): StepResultWithoutStatus {
+    const o = this.advance(action);
+    const r = this.last as NonNullable<typeof this.last>;
+    const observation: ObservationWithoutStatus = { text: this.withText ? r.text : '', ok: r.ok, exit_code: r.exit, command: r.verb };
     this.attachFrame(observation, o.info);
     return { observation, reward: o.reward, terminated: o.terminated, truncated: o.truncated, info: o.info };
   }

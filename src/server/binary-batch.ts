@@ -4,7 +4,8 @@
  * as they are (no copy), after the JSON header.
  */
 import { BINARY_COLUMN_ROW_BYTES, BINARY_COLUMNS, TERMINAL_REASONS, type BinaryArrayDesc, type BinaryBatchError, type BinaryBatchResult, type BinaryColumn } from '../protocol/binary.js';
-import type { ErrorBody, StepResult } from '../protocol/ops.js';
+import type { ErrorBody } from '../protocol/ops.js';
+import type { StepResultWithoutStatus } from '../env/env.js';
 
 /** The frame shape of a Discrete session (`obs_size`, `n_actions`), or null for a text-mode session. */
 export type FrameShape = { obs: number; actions: number } | null;
@@ -53,7 +54,7 @@ export class BinaryBatch {
    * Write entry `i`'s result; returns the bytes it added to the reply (for the reply cap). Throws when the result
    * does not fit the batch's frame shape (a bug: the shape was checked before the step).
    */
-  put(i: number, r: StepResult): number {
+  put(i: number, r: StepResultWithoutStatus): number {
     const o = r.observation;
     const info = r.info;
     const c = this.cols;

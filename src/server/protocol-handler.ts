@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { describePreset } from '../env/env.js';
+import { describePreset, type StepResultWithoutStatus } from '../env/env.js';
 import { SPLITS } from '../config/splits.js';
 import {
   checkReply,
@@ -26,7 +26,6 @@ import {
   type OkReply,
   type Reply,
   type RequestId,
-  type StepResult,
   validRequestId,
 } from '../protocol/protocol.js';
 import { checkBinaryFrames, type BatchEncoding, type BinaryBatchResult } from '../protocol/binary.js';
@@ -408,7 +407,8 @@ export class BatchJob {
           throw new SessionError('invalid_request', `not executed: a binary step_batch needs sessions of one frame shape; session ${st.session} is ${desc(shape)}, this batch's first is ${desc(want)}`);
         }
       }
-      return { ok: true, result: this.sessions.step(st.session, st.action, this.client) };
+      // A binary reply has no status block: it is not built.
+      return { ok: true, result: this.binary !== null ? this.sessions.stepWithoutStatus(st.session, st.action, this.client) : this.sessions.step(st.session, st.action, this.client) };
     } catch (e) {
       return { ok: false, error: errorOf(e) };
     }
@@ -458,7 +458,7 @@ export class BatchJob {
       const item = this.one(st);
       if (item.ok) {
         try {
-          bin.put(i, item.result as StepResult);
+          bin.put(i, item.result as StepResultWithoutStatus);
         } catch (e) {
           this.sessions.discard(st.session, 'internal', this.client);
           bin.fail(i, { code: 'internal', message: `cannot encode the result: ${e instanceof Error ? e.message : String(e)} (session ${st.session} was closed)` });

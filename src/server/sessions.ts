@@ -13,7 +13,7 @@
  * session limit and idle reaping cover both. The hooks observe `Env` sessions only (`onClose` is called for both).
  */
 import { PresetError } from '../config/load.js';
-import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult } from '../env/env.js';
+import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult, type StepResultWithoutStatus } from '../env/env.js';
 import type { ChatMessage, TurnOptions, TurnSnapshot } from '../turns/turns.js';
 import type { Simulation } from '../sim/index.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, MAX_SESSION_ID_TAG_CHARS } from '../protocol/limits.js';
@@ -24,6 +24,8 @@ import { toolList, TurnSession, type TurnStart } from './turn-session.js';
 export interface SessionEnv {
   reset(args: { seed: number; preset: string; options?: ResetOptions }): ResetResult;
   step(action: string | number): StepResult;
+  /** `step` without the observation's status block (`Env.stepWithoutStatus`); absent in test doubles (`step` is used). */
+  stepWithoutStatus?(action: string | number): StepResultWithoutStatus;
   snapshot(): EnvSnapshot;
   restore(snap: EnvSnapshot): ResetResult;
   close(): void;
@@ -347,6 +349,18 @@ export class SessionManager {
     const text = typeof action === 'string' ? action : (result.info.action_text ?? String(action));
     this.guarded(session, 'step', () => this.hooks.onStep?.({ session, action: text, result, sim: env.simulation ?? null }));
     return result;
+  }
+
+  /**
+   * `step` for a reply without the status block (a binary `step_batch`): the status block is not built unless an
+   * `onStep` hook observes the step (hooks get the full result).
+   */
+  stepWithoutStatus(session: string, action: string | number, owner = LOCAL_OWNER): StepResultWithoutStatus {
+    if (this.hooks.onStep !== undefined) return this.step(session, action, owner);
+    const env = this.getEnv(session, owner);
+    const lean = env.stepWithoutStatus;
+    if (lean === undefined) return this.guarded(session, 'step', () => env.step(action), 'the episode is over (terminated or truncated); send reset');
+    return this.guarded(session, 'step', () => lean.call(env, action), 'the episode is over (terminated or truncated); send reset');
   }
 
   /** Exact snapshot of a session's environment. */

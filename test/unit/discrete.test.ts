@@ -341,3 +341,26 @@ describe('Discrete frames are pinned', () => {
     expect({ steps, sha256: h.digest('hex') }).toEqual(PINNED[key]);
   });
 });
+
+describe('stepWithoutStatus', () => {
+  it('is step without the status block, in text and Discrete mode (the same state after)', () => {
+    for (const options of [{ actions: 'discrete' as const }, { admissible_commands: true }, { text: false }]) {
+      const a = new Env();
+      const b = new Env();
+      let ra = a.reset({ seed: 3, options });
+      b.reset({ seed: 3, options });
+      const rand = rng(7);
+      for (let i = 0; i < 60; i++) {
+        const action = options.actions === 'discrete' ? pickMasked(ra.observation.discrete!.mask, rand) : (ra.info.admissible_commands?.[0] ?? 'sim resume');
+        const full = a.step(action);
+        const lean = b.stepWithoutStatus(action);
+        const { status, ...rest } = full.observation;
+        expect(status).toBeDefined();
+        expect(JSON.stringify({ ...full, observation: rest })).toBe(JSON.stringify(lean));
+        ra = full;
+        if (full.terminated || full.truncated) break;
+      }
+      expect(JSON.stringify(a.snapshot())).toBe(JSON.stringify(b.snapshot()));
+    }
+  });
+});
