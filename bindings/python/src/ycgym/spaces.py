@@ -328,21 +328,29 @@ def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datet
     t = parse_time(st["sim_time"])
     prestige = st["prestige"]
     trust = st["trust"]
+    # The scalars come from two arrays built at once (numpy array construction is the costly part): ``f[k, ...]`` is
+    # a 0-d array (a view of its own element) and ``n[k]`` a numpy int64, the types a ``np.array(x, dtype)`` /
+    # ``np.int64(x)`` per field gave.
+    f = np.array(
+        [float(st["funds_cents"]), float(st["monthly_payroll_cents"]), _runway(st["runway_months"]), _days(t, start), _days(parse_time(st["horizon_end"]), t)],
+        dtype=np.float64,
+    )
+    n = np.array([1 if obs["ok"] else 0, obs["exit_code"], st["active_tasks"], st["planned_tasks"], st["completed_tasks"]], dtype=np.int64)
     return {
         "text": obs["text"][:max_text_length],
         "command": obs.get("command") or "",
-        "ok": np.int64(1 if obs["ok"] else 0),
-        "exit_code": np.int64(obs["exit_code"]),
-        "funds_cents": np.array(float(st["funds_cents"]), dtype=np.float64),
-        "monthly_payroll_cents": np.array(float(st["monthly_payroll_cents"]), dtype=np.float64),
-        "runway_months": np.array(_runway(st["runway_months"]), dtype=np.float64),
+        "ok": n[0],
+        "exit_code": n[1],
+        "funds_cents": f[0, ...],
+        "monthly_payroll_cents": f[1, ...],
+        "runway_months": f[2, ...],
         "prestige": np.array([float(prestige[d]) for d in DOMAINS], dtype=np.float64),
         "trust": np.array([float(trust[c]) for c in params.clients], dtype=np.float64),
-        "active_tasks": np.array(st["active_tasks"], dtype=np.int64),
-        "planned_tasks": np.array(st["planned_tasks"], dtype=np.int64),
-        "completed_tasks": np.array(st["completed_tasks"], dtype=np.int64),
-        "sim_day": np.array(_days(t, start), dtype=np.float64),
-        "days_left": np.array(_days(parse_time(st["horizon_end"]), t), dtype=np.float64),
+        "active_tasks": n[2, ...],
+        "planned_tasks": n[3, ...],
+        "completed_tasks": n[4, ...],
+        "sim_day": f[3, ...],
+        "days_left": f[4, ...],
     }
 
 
