@@ -8,12 +8,12 @@
  *   sub-environment whose episode ended on the previous step (next-step autoreset, new worlds);
  * - `lockstep`: one JSON `step` of "company status" (bench_step.py's `client.step`);
  * - `batch_binary`: one binary `step_batch` of "company status" over `--sessions` text sessions (bench_step.py's
- *   `step_batch_arrays`).
+ *   `step_batch_arrays`); `batch_json`: the same as a JSON `step_batch` (bench_step.py's `step_batch`).
  *
  * With `--against DIR` (another checkout, built) both builds run in this one process, rounds alternating, and the
  * speedup is the median of the per-round ratios, so load on the machine hits both alike.
  *
- *   npm run build && node dist/bench/rl-server.js [--rounds 9] [--sessions 64] [--only discrete|lockstep|batch_binary] [--against ../other-checkout]
+ *   npm run build && node dist/bench/rl-server.js [--rounds 9] [--sessions 64] [--only discrete|lockstep|batch_binary|batch_json] [--against ../other-checkout]
  */
 import { pathToFileURL } from 'node:url';
 import { join, resolve } from 'node:path';
@@ -23,6 +23,7 @@ interface Workload {
   discrete(n: number): number;
   lockstep(n: number): number;
   batch_binary(n: number): number;
+  batch_json(n: number): number;
 }
 
 const enc = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
@@ -95,7 +96,11 @@ async function setup(root: string, sessions: number): Promise<Workload> {
     for (let k = 0; k < n; k++) call({ op: 'step_batch', steps: batchSteps, encoding: 'binary' });
     return n * sessions;
   };
-  return { discrete, lockstep, batch_binary };
+  const batch_json = (n: number): number => {
+    for (let k = 0; k < n; k++) call({ op: 'step_batch', steps: batchSteps });
+    return n * sessions;
+  };
+  return { discrete, lockstep, batch_binary, batch_json };
 }
 
 function cpuUs(f: () => number): number {
@@ -114,9 +119,9 @@ export async function rlServerBench(rounds: number, sessions: number, against: s
   const self = resolve(new URL('../..', import.meta.url).pathname);
   const here = await setup(self, sessions);
   const other = against !== null ? await setup(resolve(against), sessions) : null;
-  const units = { discrete: 30, lockstep: 3000, batch_binary: 50 } as const;
+  const units = { discrete: 30, lockstep: 3000, batch_binary: 50, batch_json: 50 } as const;
   const out: Record<string, number> = { rounds, sessions };
-  for (const w of ['discrete', 'lockstep', 'batch_binary'] as const) {
+  for (const w of ['discrete', 'lockstep', 'batch_binary', 'batch_json'] as const) {
     if (only !== null && w !== only) continue;
     for (let k = 0; k < 2; k++) {
       here[w](units[w]);
