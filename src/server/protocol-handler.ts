@@ -83,17 +83,26 @@ export interface Handled {
  * of server process CPU per step).
  */
 function handled(reply: Reply, body: string | Buffer, op: Op | null, arrays?: Buffer[]): Handled {
-  let buf: Buffer | null = typeof body === 'string' ? null : body;
-  const h: Handled = {
-    reply,
-    get frame(): Buffer {
-      return (buf ??= Buffer.from(body as string, 'utf8'));
-    },
-    body,
-    op,
-  };
-  if (arrays !== undefined) h.arrays = arrays;
-  return h;
+  return new EncodedReply(reply, body, op, arrays);
+}
+
+/** `Handled` as a class (the getter on the prototype: an object literal with a getter is built on a slow path). */
+class EncodedReply implements Handled {
+  private buf: Buffer | null;
+  readonly arrays?: Buffer[];
+  constructor(
+    readonly reply: Reply,
+    readonly body: string | Buffer,
+    readonly op: Op | null,
+    arrays?: Buffer[],
+  ) {
+    this.buf = typeof body === 'string' ? null : body;
+    if (arrays !== undefined) this.arrays = arrays;
+  }
+
+  get frame(): Buffer {
+    return (this.buf ??= Buffer.from(this.body as string, 'utf8'));
+  }
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
