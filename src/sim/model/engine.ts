@@ -4,7 +4,7 @@
  */
 import type { ExperimentConfig } from '../config/types.js';
 import { addBusinessHours, businessHoursBetween, isoformat, payrollBoundaries, US_PER_SEC } from './calendar.js';
-import { D, DZERO, Dec, dcmp, decFromFloat, decToNumber, dint, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
+import { D, DZERO, Dec, dcmp, decFromFloat, decFromPlain, decToNumber, dint, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { F, type Float } from '../py/pyjson.js';
 import { pyPow } from '../py/pymath.js';
@@ -626,7 +626,7 @@ export function quantize(x: Dec, scale: number): Dec {
 
 /** The reference's storage round trip, literally: `Decimal('%.{s}f' % float(x))`. */
 export function quantizeExact(x: Dec, scale: number): Dec {
-  return D(pyFormatFixed(decToNumber(x), scale));
+  return decFromPlain(pyFormatFixed(decToNumber(x), scale));
 }
 
 export { Dec };

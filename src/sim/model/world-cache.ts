@@ -5,7 +5,7 @@
  * the single largest cost of a short episode; repeated seeds (evaluation sets, RL resets) skip it.
  */
 import type { WorldConfig } from '../config/types.js';
-import { D, type Dec } from '../py/decimal.js';
+import { D, decFromPlain, type Dec } from '../py/decimal.js';
 import { pyFormatFixed } from '../py/pyfloat.js';
 import { DZERO } from '../py/decimal.js';
 import { DOMAINS, DOMAINS_ALPHA, type Domain, type Task } from './types.js';
@@ -73,7 +73,7 @@ const people = new Lru<{ employees: GenEmployee[]; clients: GenClient[]; rates: 
 const replacements = new Lru<TaskTemplate>(65_536);
 
 /**
- * `D(pyFormatFixed(x, digits))` memoised by (digits, x): the stored column of a generated float. Drawn values repeat
+ * `D(pyFormatFixed(x, digits))` (built by decFromPlain) memoised by (digits, x): the stored column of a generated float. Drawn values repeat
  * (4-dp skill boosts and rates, integer quantities), so most lookups skip the formatting and the Decimal parse.
  * Instances are shared, which is safe because Decimals are immutable (and a market listing compares them by identity
  * only as a proxy for their value).
@@ -86,7 +86,7 @@ function quantized(x: number, digits: 4 | 0): Dec {
   const memo = digits === 4 ? quantizedMemo4 : quantizedMemo;
   let d = memo.get(x);
   if (d === undefined) {
-    d = digits === 4 ? D(pyFormatFixed(x, 4)) : D(x);
+    d = digits === 4 ? decFromPlain(pyFormatFixed(x, 4)) : D(x);
     // Bounded: forgetting only costs a parse.
     if (memo.size >= 65_536) memo.clear();
     memo.set(x, d);
@@ -109,7 +109,7 @@ export function taskTemplate(g: GenTask): TaskTemplate {
   return {
     gen: g,
     // Not memoised: market listings find an earlier episode's entries through this task's own delta instance.
-    rewardPrestigeDelta: D(pyFormatFixed(g.reward_prestige_delta, 3)),
+    rewardPrestigeDelta: decFromPlain(pyFormatFixed(g.reward_prestige_delta, 3)),
     skillBoostPct: quantized(g.skill_boost_pct, 4),
     reqs,
   };

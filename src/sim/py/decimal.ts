@@ -14,6 +14,86 @@ export function D(v: number | string): Dec {
   return new Dec(v);
 }
 
+/** Digit `j` (0-based, over the digits alone) of a plain decimal text whose digits start at `start` and whose point is at `dot` (-1: none), `intLen` digits before it. */
+function digitOf(str: string, start: number, dot: number, intLen: number, j: number): number {
+  return str.charCodeAt(start + (dot >= 0 && j >= intLen ? j + 1 : j)) - 48;
+}
+
+/** The number of `count` digits from digit `from` (count <= 7). */
+function wordOf(str: string, start: number, dot: number, intLen: number, from: number, count: number): number {
+  let w = 0;
+  for (let q = 0; q < count; q++) w = w * 10 + digitOf(str, start, dot, intLen, from + q);
+  return w;
+}
+
+/** A Decimal's fields, writable (decimal.js's own code writes them so; see {@link decFromPlain}). */
+type DecFields = { s: number; e: number; d: number[] };
+
+/**
+ * `new Dec(str)` for a plain decimal text: an optional '-', digits, and at most one '.' with digits on at least one
+ * side (what `String(x)` gives for 1e-6 <= |x| < 1e21 and what `pyFormatFixed` gives for finite x). Any other text goes
+ * to `new Dec(str)`. Builds decimal.js's fields directly instead of its string parse (regex test, replace, search,
+ * slices): the same steps as decimal.js 10's `parseDecimal` (exponent of the first significant digit, leading and
+ * trailing zeros dropped, base-1e7 words aligned so that the first holds (e+1) mod 7 digits, the last padded with
+ * zeros), applied to the digits in place. A Decimal made by the constructor is then given these fields (the
+ * constructor's own, in its order: s, e, d), so it has the same shape. test/property/dec-from-plain.test.ts compares
+ * s, e and d with the constructor's over random and edge texts.
+ */
+export function decFromPlain(str: string): Dec {
+  const n = str.length;
+  let start = 0;
+  let sign = 1;
+  if (n > 0 && str.charCodeAt(0) === 45) {
+    start = 1;
+    sign = -1;
+  }
+  let dot = -1;
+  for (let i = start; i < n; i++) {
+    const c = str.charCodeAt(i);
+    if (c === 46) {
+      if (dot >= 0) return new Dec(str);
+      dot = i;
+    } else if (c < 48 || c > 57) return new Dec(str);
+  }
+  const total = n - start - (dot >= 0 ? 1 : 0); // digits in all
+  if (total === 0) return new Dec(str);
+  const intLen = (dot >= 0 ? dot : n) - start; // digits before the point
+  let lead = 0;
+  while (lead < total && digitOf(str, start, dot, intLen, lead) === 0) lead++;
+  const x = new Dec(0);
+  const f = x as unknown as DecFields;
+  if (lead === total) {
+    // zero: parseDecimal leaves e = 0, d = [0]; the sign is the text's
+    f.s = sign;
+    return x;
+  }
+  let end = total;
+  while (digitOf(str, start, dot, intLen, end - 1) === 0) end--;
+  const len = end - lead;
+  const e = intLen - lead - 1;
+  let k = (e + 1) % 7;
+  if (e < 0) k += 7;
+  const d: number[] = [];
+  let j = lead;
+  let pad: number;
+  if (k < len) {
+    if (k) d.push(wordOf(str, start, dot, intLen, j, k));
+    j += k;
+    while (j < end - 7) {
+      d.push(wordOf(str, start, dot, intLen, j, 7));
+      j += 7;
+    }
+    pad = 7 - (end - j);
+  } else pad = k - len;
+  let last = wordOf(str, start, dot, intLen, j, end - j);
+  for (let q = 0; q < pad; q++) last *= 10;
+  d.push(last);
+  f.s = sign;
+  f.e = e;
+  f.d = d;
+  return x;
+}
+
 /** Decimal zero. */
 export const DZERO: Dec = new Dec(0);
 
@@ -21,14 +101,14 @@ const fromFloatCache = new Map<number, Dec>();
 
 /** `decFromFloat(x)` without the memo: for values that rarely repeat (they would only crowd the memo's constants out). */
 export function decFromFloatOnce(x: number): Dec {
-  return new Dec(Object.is(x, -0) ? '-0' : String(x));
+  return Object.is(x, -0) ? new Dec('-0') : decFromPlain(String(x));
 }
 
 /** Python `Decimal(str(x))` for a float x (shortest round-trip digits, identical in JS and Python). Memoised. */
 export function decFromFloat(x: number): Dec {
   let d = fromFloatCache.get(x);
   if (d === undefined) {
-    d = new Dec(Object.is(x, -0) ? '-0' : String(x));
+    d = decFromFloatOnce(x);
     if (fromFloatCache.size >= 16384) fromFloatCache.clear();
     fromFloatCache.set(x, d);
   }
