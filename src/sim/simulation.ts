@@ -74,6 +74,17 @@ export class CommandResult {
 /** A verb's handler in the dispatch table. */
 type Handler<V extends Verb> = (sim: Simulation, ctx: H.HandlerCtx, opts: ParsedOptions) => CommandResults[V];
 
+/** Each command's verb text, built once per command spec (the dispatch table is looked up by it every step). */
+const verbs = new WeakMap<CommandSpec, Verb>();
+function verbOf(spec: CommandSpec): Verb {
+  let v = verbs.get(spec);
+  if (v === undefined) {
+    v = `${spec.group} ${spec.name}` as Verb;
+    verbs.set(spec, v);
+  }
+  return v;
+}
+
 /** Limits protecting a long-running environment (not part of the reference). */
 export interface SimLimits {
   /** Maximum command line length in characters. */
@@ -92,21 +103,42 @@ function mix32(h: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/** Hash of an entity kind (the first step of {@link uuidHex}), remembered per kind. */
+const kindHashes = new Map<string, number>();
+function kindHash(kind: string): number {
+  let k = kindHashes.get(kind);
+  if (k === undefined) {
+    k = 0x9e3779b9;
+    for (let i = 0; i < kind.length; i++) k = mix32(k ^ Math.imul(kind.charCodeAt(i), 0x27d4eb2d));
+    if (kindHashes.size < 64) kindHashes.set(kind, k);
+  }
+  return k;
+}
+
+/** Two lowercase hex digits of each byte value. */
+const HEX2: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+/** `n.toString(16).padStart(8, '0')` for a uint32. */
+function hex8(n: number): string {
+  return (HEX2[n >>> 24] as string) + (HEX2[(n >>> 16) & 255] as string) + (HEX2[(n >>> 8) & 255] as string) + (HEX2[n & 255] as string);
+}
+
 /**
  * Deterministic UUID (v4 layout) of an entity: a 128-bit non-cryptographic hash of (seed, kind, id).
  * The reference uses random uuid4s; goldens replace them by `<uuid>`, so only stability matters here.
+ * (The same text as joining the four words' 8-digit hex and cutting it: test/unit/uuid.test.ts.)
  */
-function uuidHex(seed: number, kind: string, id: number): string {
-  let k = 0x9e3779b9;
-  for (let i = 0; i < kind.length; i++) k = mix32(k ^ Math.imul(kind.charCodeAt(i), 0x27d4eb2d));
-  const words: string[] = [];
-  for (let w = 0; w < 4; w++) {
-    const h = mix32(mix32(mix32(k ^ Math.imul(w + 1, 0x165667b1)) ^ (seed >>> 0) ^ Math.imul(Math.floor(seed / 4294967296), 0x1b873593)) ^ id ^ Math.imul(Math.floor(id / 4294967296), 0xcc9e2d51));
-    words.push(h.toString(16).padStart(8, '0'));
-  }
-  const h = words.join('');
-  const v = ((parseInt(h[16] as string, 16) & 0x3) | 0x8).toString(16);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${v}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+export function uuidHex(seed: number, kind: string, id: number): string {
+  const k = kindHash(kind);
+  const sm = (seed >>> 0) ^ Math.imul(Math.floor(seed / 4294967296), 0x1b873593);
+  const im = id ^ Math.imul(Math.floor(id / 4294967296), 0xcc9e2d51);
+  const w = (i: number): string => hex8(mix32(mix32(mix32(k ^ Math.imul(i + 1, 0x165667b1)) ^ sm) ^ im));
+  const h0 = w(0);
+  const h1 = w(1);
+  const h2 = w(2);
+  const h3 = w(3);
+  // h = h0 h1 h2 h3; v is the variant nibble from h[16], the first digit of h2
+  const v = ((parseInt(h2[0] as string, 16) & 0x3) | 0x8).toString(16);
+  return `${h0}-${h1.slice(0, 4)}-4${h1.slice(5, 8)}-${v}${h2.slice(1, 4)}-${h2.slice(4, 8)}${h3}`;
 }
 
 /** A simulated company driven by agent commands. */
@@ -241,7 +273,7 @@ export class Simulation {
 
   private run(spec: CommandSpec, opts: ParsedOptions): CommandResult {
     // Every command of the grammar has a handler (test/unit/command-results.test.ts runs them all).
-    const verb = `${spec.group} ${spec.name}` as Verb;
+    const verb = verbOf(spec);
     const ctx = this.handlerCtx();
     try {
       const value = this.dispatch(ctx, verb, spec, opts);

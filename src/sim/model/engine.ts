@@ -8,7 +8,7 @@ import { D, DZERO, Dec, dcmp, decFromFloat, decFromPlain, decToNumber, dint, dma
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { F, type Float } from '../py/pyjson.js';
 import { pyPow } from '../py/pymath.js';
-import { EVENT_PRIORITY, type Domain, type EventType, type SimEvent, type SimState, type Task } from './types.js';
+import { EVENT_PRIORITY, type Domain, type Employee, type EventType, type SimEvent, type SimState, type Task } from './types.js';
 import { isBankrupt } from './status.js';
 
 /** Engine context: the mutable state and its immutable configuration. */
@@ -346,6 +346,25 @@ export function millisDec(m: number): Dec {
 }
 const THOUSAND = D(1000);
 
+/**
+ * The first `k` of `emps` ordered by their rate in domain `d` descending, ties by position in `emps`: what
+ * `emps.map((e, i) => ({ e, i })).sort((x, y) => dcmp(y.e.rates[d], x.e.rates[d]) || x.i - y.i).slice(0, k)` gives (a
+ * strict order, so any correct selection gives the same list), kept by insertion as `emps` is visited in order: an
+ * employee goes after every one already kept whose rate is at least its own. No scratch arrays or closures.
+ */
+export function topByRate(emps: readonly Employee[], d: Domain, k: number): Employee[] {
+  const top: Employee[] = [];
+  for (const e of emps) {
+    const rate = e.rates[d];
+    let p = top.length;
+    while (p > 0 && dcmp((top[p - 1] as Employee).rates[d], rate) < 0) p--;
+    if (p >= k) continue;
+    top.splice(p, 0, e);
+    if (top.length > k) top.pop();
+  }
+  return top;
+}
+
 /** Result of a completion handler, before it is rendered as a wake event. */
 interface CompletionResult {
   success: boolean;
@@ -384,12 +403,16 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
     if (isPos(task.skillBoostPct)) {
       const pct = decFromFloat(toFloat(task.skillBoostPct));
       const cap = decFromFloat(w.skill_rate_max);
+      const emps: Employee[] = [];
+      for (const a of task.assignments) {
+        const e = state.employees[a.employeeId];
+        if (e !== undefined) emps.push(e);
+      }
       for (const r of task.reqs) {
-        const emps = task.assignments.map((a) => state.employees[a.employeeId]).filter((e) => e !== undefined);
-        const ranked = emps.map((e, i) => ({ e, i })).sort((x, y) => dcmp(y.e.rates[r.domain], x.e.rates[r.domain]) || x.i - y.i);
-        for (const { e } of ranked.slice(0, EFFICIENT_TEAM_SIZE)) {
-          const rate = e.rates[r.domain];
-          e.rates[r.domain] = quantize(dmin(rate.add(rate.mul(pct)), cap), 4);
+        const d = r.domain;
+        for (const e of topByRate(emps, d, EFFICIENT_TEAM_SIZE)) {
+          const rate = e.rates[d];
+          e.rates[d] = quantize(dmin(rate.add(rate.mul(pct)), cap), 4);
         }
       }
     }
