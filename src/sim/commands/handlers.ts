@@ -231,6 +231,7 @@ function intPrestige(ctx: Ctx): Record<Domain, number> {
 export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: number } = {}): Task[] {
   const pm = intPrestige(ctx);
   const maxP = Math.max(pm.research, pm.inference, pm.data_environment, pm.training);
+  const minP = Math.min(pm.research, pm.inference, pm.data_environment, pm.training);
   const out: Task[] = [];
   for (const t of marketByReward(ctx.state)) {
     if (t.status !== 'market' || t.requiredPrestige > maxP) continue;
@@ -241,9 +242,12 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
       for (const r of t.reqs) if (r.domain === filter.domain) has = true;
       if (!has) continue;
     }
-    let meets = true;
-    for (const r of t.reqs) if (!(pm[r.domain] >= t.requiredPrestige)) meets = false;
-    if (!meets) continue;
+    // Every domain's prestige is at least minP: nothing to look up when the task asks for no more.
+    if (!(t.requiredPrestige <= minP)) {
+      let meets = true;
+      for (const r of t.reqs) if (!(pm[r.domain] >= t.requiredPrestige)) meets = false;
+      if (!meets) continue;
+    }
     if (t.requiredTrust > 0 && t.clientId !== null) {
       const c = ctx.state.clients[t.clientId];
       if ((c ? toFloat(c.trust) : 0.0) < t.requiredTrust) continue;
@@ -374,7 +378,11 @@ function requireOwnedTask(ctx: HandlerCtx, ident: string, byTitle: Map<string, n
 /** `task assign --task-id ID --employees A,B`. */
 export function taskAssign(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): TaskAssignResult {
   const { state } = ctx;
-  const names = str(opts, 'employees').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  const names: string[] = [];
+  for (const part of str(opts, 'employees').split(',')) {
+    const n = part.trim();
+    if (n.length > 0) names.push(n);
+  }
   const task = requireOwnedTask(ctx, str(opts, 'task_id'), byTitle, ['planned', 'active'], 'must be planned or active to assign');
   // Validate everything first: the reference rolls back a partially applied assign on the first unknown name.
   const emps: Employee[] = [];

@@ -297,6 +297,15 @@ export interface DecayParts {
 export function decayParts(f: number, floor: Dec): DecayParts | null {
   if (!(f >= 1e-6 && f < 100)) return null;
   if (floor.isNegative() || floor.decimalPlaces() > 3 || dcmp(floor, HUNDRED) >= 0) return null;
+  const floorMillis = Math.round(toFloat(floor) * 1000);
+  // Without the text of repr(f), from the double itself: |repr(f) - f| <= half an ulp of f (< 8e-15 for f < 100) and
+  // f·1000 is rounded once (error < 1.2e-11 below 1e5), so g = f·1000 is within 2e-11 of repr(f)·1000. Away from
+  // integers (more than 1e-6 off) g's integer part is that of repr(f)·1000, the tail is not zero, and g's fraction is
+  // within 2e-11 of the true tail: its side of one half is certain outside a 1e-8 margin (`near` inside it).
+  const g = f * 1000;
+  const gi = Math.floor(g);
+  const gf = g - gi;
+  if (gf > 1e-6 && gf < 1 - 1e-6) return { units: gi, tailZero: false, tailBelowHalf: gf < 0.5, near: Math.abs(gf - 0.5) < 1e-8, floorMillis };
   // repr of a double in [1e-6, 100) is plain positional notation with at most 17 significant digits
   const s = String(f);
   const dot = s.indexOf('.');
@@ -307,7 +316,7 @@ export function decayParts(f: number, floor: Dec): DecayParts | null {
   let tailZero = true;
   for (let i = 0; i < rest.length; i++) if (rest.charCodeAt(i) !== 48) tailZero = false;
   const v = rest.length > 0 ? Number(`0.${rest.slice(0, 15)}`) : 0;
-  return { units, tailZero, tailBelowHalf: v < 0.5, near: !tailZero && Math.abs(v - 0.5) < 1e-8, floorMillis: Math.round(toFloat(floor) * 1000) };
+  return { units, tailZero, tailBelowHalf: v < 0.5, near: !tailZero && Math.abs(v - 0.5) < 1e-8, floorMillis };
 }
 const HUNDRED = D(100);
 
