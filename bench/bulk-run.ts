@@ -15,15 +15,11 @@ import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median } from './harness.js';
 
 const FORMATS = ['arrow', 'parquet', 'none'] as const;
 type Format = (typeof FORMATS)[number];
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 let clockTicks: number | null = null;
 

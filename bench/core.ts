@@ -8,13 +8,9 @@ import { Env } from '../src/env/env.js';
 import { runEpisode } from '../src/env/episode.js';
 import { clearWorldCache, outcome, Simulation } from '../src/sim/index.js';
 import type { MetricSpec, Sample, Size, Suite } from './harness.js';
+import { median } from './harness.js';
 
 /** Median of a sample. */
-export function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 /** Percentile (0-100) of a sample. */
 export function percentile(xs: number[], p: number): number {

@@ -8,6 +8,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { join, resolve } from 'node:path';
+import { flagValue, pairedRounds } from './harness.js';
 
 type FrameFn = () => void;
 
@@ -40,10 +41,6 @@ function microseconds(f: FrameFn, n = 3000): number {
   return ((performance.now() - t) / n / 3) * 1000;
 }
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1] as number;
-}
 
 export async function discreteFrameBench(rounds: number, against: string | null): Promise<Record<string, number>> {
   const self = resolve(new URL('../..', import.meta.url).pathname);
@@ -53,26 +50,18 @@ export async function discreteFrameBench(rounds: number, against: string | null)
     microseconds(here);
     if (other) microseconds(other);
   }
-  const a: number[] = [];
-  const b: number[] = [];
-  for (let k = 0; k < rounds; k++) {
-    a.push(microseconds(here));
-    if (other) b.push(microseconds(other));
-  }
-  const out: Record<string, number> = { rounds, frame_us: +median(a).toFixed(2) };
-  if (other) {
-    out['against_frame_us'] = +median(b).toFixed(2);
-    out['speedup_vs_against'] = +median(b.map((x, i) => x / (a[i] as number))).toFixed(2);
+  const r = pairedRounds(rounds, () => microseconds(here), other ? () => microseconds(other) : null);
+  const out: Record<string, number> = { rounds, frame_us: +r.here.toFixed(2) };
+  if (r.other !== null && r.speedup !== null) {
+    out['against_frame_us'] = +r.other.toFixed(2);
+    out['speedup_vs_against'] = +r.speedup.toFixed(2);
   }
   return out;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const argv = process.argv.slice(2);
-  const val = (name: string) => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? (argv[i + 1] ?? null) : null;
-  };
+  const val = (name: string) => flagValue(argv, name);
   const r = await discreteFrameBench(Number(val('--rounds') ?? 21), val('--against'));
   console.log(JSON.stringify(r));
 }

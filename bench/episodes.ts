@@ -25,12 +25,8 @@ import { loadPreset } from '../src/config/load.js';
 import { Env } from '../src/env/env.js';
 import { runEpisode } from '../src/env/episode.js';
 import { clearWorldCache, type ExperimentConfig, type Out, pyJsonDumps } from '../src/sim/index.js';
+import { median } from './harness.js';
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 const ENCODER = new TextEncoder();
 let scratch = new Uint8Array(1 << 20);

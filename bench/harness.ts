@@ -95,6 +95,31 @@ export function quantile(xs: readonly number[], q: number): number {
   return (s[lo] as number) + ((s[hi] as number) - (s[lo] as number)) * (pos - lo);
 }
 
+/** The median of a sample (the 0.5 quantile: the mean of the two middle values of an even count). */
+export function median(xs: readonly number[]): number {
+  return quantile(xs, 0.5);
+}
+
+/**
+ * `rounds` rounds of `here()`, each followed by `other()` when given (another build measured in the same process, so
+ * load on the machine hits both alike): the medians, and `speedup`, the median of the per-round ratios other/here.
+ */
+export function pairedRounds(rounds: number, here: () => number, other: (() => number) | null): { here: number; other: number | null; speedup: number | null } {
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let k = 0; k < rounds; k++) {
+    a.push(here());
+    if (other) b.push(other());
+  }
+  return { here: median(a), other: other ? median(b) : null, speedup: other ? median(b.map((x, i) => x / (a[i] as number))) : null };
+}
+
+/** The value after `--name` in `argv`, or null. */
+export function flagValue(argv: readonly string[], name: string): string | null {
+  const i = argv.indexOf(name);
+  return i >= 0 ? (argv[i + 1] ?? null) : null;
+}
+
 /** Median, p10 and p90 of a sample. */
 export function summarize(xs: readonly number[]): Summary {
   return { median: quantile(xs, 0.5), p10: quantile(xs, 0.1), p90: quantile(xs, 0.9), samples: [...xs] };

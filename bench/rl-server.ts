@@ -17,6 +17,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { join, resolve } from 'node:path';
+import { flagValue, pairedRounds } from './harness.js';
 
 interface Workload {
   /** Run `n` units; the number of environment steps they took. */
@@ -110,10 +111,6 @@ function cpuUs(f: () => number): number {
   return (d.user + d.system) / steps;
 }
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1] as number;
-}
 
 export async function rlServerBench(rounds: number, sessions: number, against: string | null, only: string | null = null): Promise<Record<string, number>> {
   const self = resolve(new URL('../..', import.meta.url).pathname);
@@ -127,16 +124,11 @@ export async function rlServerBench(rounds: number, sessions: number, against: s
       here[w](units[w]);
       other?.[w](units[w]);
     }
-    const a: number[] = [];
-    const b: number[] = [];
-    for (let k = 0; k < rounds; k++) {
-      a.push(cpuUs(() => here[w](units[w])));
-      if (other) b.push(cpuUs(() => other[w](units[w])));
-    }
-    out[`${w}_cpu_us_per_env_step`] = +median(a).toFixed(2);
-    if (other) {
-      out[`against_${w}_cpu_us_per_env_step`] = +median(b).toFixed(2);
-      out[`${w}_speedup_vs_against`] = +median(b.map((x, i) => x / (a[i] as number))).toFixed(2);
+    const r = pairedRounds(rounds, () => cpuUs(() => here[w](units[w])), other ? () => cpuUs(() => other[w](units[w])) : null);
+    out[`${w}_cpu_us_per_env_step`] = +r.here.toFixed(2);
+    if (r.other !== null && r.speedup !== null) {
+      out[`against_${w}_cpu_us_per_env_step`] = +r.other.toFixed(2);
+      out[`${w}_speedup_vs_against`] = +r.speedup.toFixed(2);
     }
   }
   return out;
@@ -144,10 +136,7 @@ export async function rlServerBench(rounds: number, sessions: number, against: s
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const argv = process.argv.slice(2);
-  const val = (name: string) => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? (argv[i + 1] ?? null) : null;
-  };
+  const val = (name: string) => flagValue(argv, name);
   const r = await rlServerBench(Number(val('--rounds') ?? 9), Number(val('--sessions') ?? 64), val('--against'), val('--only'));
   console.log(JSON.stringify(r));
 }

@@ -15,6 +15,7 @@ import { RemoteEnv } from '../src/client/remote-env.js';
 import { Env } from '../src/env/env.js';
 import { startServer } from '../src/server/server.js';
 import type { Size, Suite } from './harness.js';
+import { median } from './harness.js';
 
 /** Options of `runServerBench`. */
 export interface ServerBenchOptions {
@@ -35,11 +36,6 @@ const ACTIONS = ['company status', 'task list --status active', 'employee list',
 /** The stall rule off: by default an episode is truncated after 200 steps in a row that do not advance time. */
 const OPTIONS = { stall_steps: 0 };
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 function round(x: number, digits = 1): number {
   const f = 10 ** digits;

@@ -10,12 +10,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median } from './harness.js';
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
-}
 
 /** CPU ms of loading what an export worker loads, in a fresh process of the build at `dist`. */
 function workerStartCpuMs(dist: string): number {
