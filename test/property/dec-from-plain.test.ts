@@ -39,11 +39,21 @@ describe('decFromPlain', () => {
         if (Math.abs(x) < 1e25) same(pyFormatFixed(x, n));
         const want = new Dec(Object.is(x, -0) ? '-0' : String(x));
         expect(fields(decFromFloatOnce(x))).toEqual(fields(want));
-        // (not for zeros: decFromFloat's memo is a Map, which does not tell -0 from 0)
-        if (x !== 0) expect(fields(decFromFloat(x))).toEqual(fields(want));
+        expect(fields(decFromFloat(x))).toEqual(fields(want));
       }),
       { numRuns: 30_000 },
     );
+  });
+
+  it('decFromFloat keeps the sign of zero whichever zero came first (Python: Decimal(str(-0.0)) is Decimal("-0.0"))', () => {
+    for (const order of [[0, -0, 0, -0], [-0, 0, -0, 0]]) {
+      for (const z of order) {
+        const d = decFromFloat(z);
+        expect(d.isZero()).toBe(true);
+        expect(d.isNegative()).toBe(Object.is(z, -0));
+        expect(Object.is(d.toNumber(), z)).toBe(true);
+      }
+    }
   });
 
   it('edge texts', () => {

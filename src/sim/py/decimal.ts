@@ -104,8 +104,13 @@ export function decFromFloatOnce(x: number): Dec {
   return Object.is(x, -0) ? new Dec('-0') : decFromPlain(String(x));
 }
 
+/** `Decimal('0.0')` and `Decimal('-0.0')`: a Map takes 0 and -0 for one key, so zeros are not memoised there. */
+const ZERO = decFromFloatOnce(0);
+const NEG_ZERO = decFromFloatOnce(-0);
+
 /** Python `Decimal(str(x))` for a float x (shortest round-trip digits, identical in JS and Python). Memoised. */
 export function decFromFloat(x: number): Dec {
+  if (x === 0) return Object.is(x, -0) ? NEG_ZERO : ZERO;
   let d = fromFloatCache.get(x);
   if (d === undefined) {
     d = decFromFloatOnce(x);
