@@ -298,7 +298,7 @@ function packedDoubles(spec: DiscreteSpec): number[] {
  * changed since, `discreteCommand` takes them from here instead of listing both again.
  */
 export interface FrameLists {
-  market: Task[];
+  market: readonly Task[];
   open: Task[];
 }
 
@@ -345,7 +345,7 @@ export function discreteFrame(sim: Simulation, spec: DiscreteSpec, lists?: Frame
 }
 
 /** The command of a valid action index, given the current market listing and open tasks. */
-function commandOf(sim: Simulation, spec: DiscreteSpec, a: number, market: () => Task[], open: () => Task[]): string {
+function commandOf(sim: Simulation, spec: DiscreteSpec, a: number, market: () => readonly Task[], open: () => Task[]): string {
   if (a === 0) return 'sim resume';
   if (a <= spec.market_slots) return `task accept --task-id ${sim.taskRef(market()[a - 1]!.id)}`;
   const E = spec.employees.length;
@@ -372,7 +372,7 @@ export function discreteCommand(sim: Simulation, spec: DiscreteSpec, mask: reado
 
 /** The commands of every masked-in action (TextWorld's `admissible_commands`), in action order (`lists`: as `discreteCommand`). */
 export function admissibleCommands(sim: Simulation, spec: DiscreteSpec, mask: readonly boolean[], lists?: FrameLists): string[] {
-  let market: Task[] | null = lists?.market ?? null;
+  let market: readonly Task[] | null = lists?.market ?? null;
   let open: Task[] | null = lists?.open ?? null;
   const out: string[] = [];
   for (let a = 0; a < mask.length; a++) {

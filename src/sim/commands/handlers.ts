@@ -5,7 +5,7 @@
  * whole command back on any error).
  */
 import { addBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../model/calendar.js';
-import { D, decFromFloat, dmax, toFloat } from '../py/decimal.js';
+import { D, type Dec, decFromFloat, dmax, toFloat } from '../py/decimal.js';
 import { activeTasks, advanceTime, fetchNextEvent, quantize, recalculateEtas, type Ctx, type UuidFn } from '../model/engine.js';
 import { F, type Float } from '../py/pyjson.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
@@ -227,8 +227,40 @@ function intPrestige(ctx: Ctx): Record<Domain, number> {
   };
 }
 
-/** Market tasks a company can see: sorted by reward descending (ties by rowid), passing prestige and trust gates. */
-export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: number } = {}): Task[] {
+/**
+ * The unfiltered listing of a company and what it was computed from. It depends on the market (its membership changes
+ * only with the task count, as `marketByReward` relies on; a listed task's own fields never change), the prestige per
+ * domain and the clients' trust. Prestige and trust are immutable Decimals replaced on every change, so unchanged
+ * references mean unchanged values: the listing is reused until one of them is replaced (a Discrete step computes it
+ * for its frame, and most steps change neither).
+ */
+interface Listing {
+  readonly len: number;
+  readonly prestige: readonly Dec[];
+  readonly trust: readonly Dec[];
+  readonly tasks: readonly Task[];
+}
+const listings = new WeakMap<SimState, Listing>();
+
+function listingCurrent(c: Listing, s: SimState): boolean {
+  if (c.len !== s.tasks.length) return false;
+  for (let i = 0; i < DOMAINS_ALPHA.length; i++) if (s.prestige[DOMAINS_ALPHA[i] as Domain] !== c.prestige[i]) return false;
+  const clients = s.clients;
+  if (clients.length !== c.trust.length) return false;
+  for (let i = 0; i < clients.length; i++) if ((clients[i] as (typeof clients)[number]).trust !== c.trust[i]) return false;
+  return true;
+}
+
+/**
+ * Market tasks a company can see: sorted by reward descending (ties by rowid), passing prestige and trust gates.
+ * Read-only (the unfiltered listing is shared while it is current, and frozen).
+ */
+export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: number } = {}): readonly Task[] {
+  const unfiltered = filter.domain === undefined && filter.rewardMin === undefined;
+  if (unfiltered) {
+    const c = listings.get(ctx.state);
+    if (c !== undefined && listingCurrent(c, ctx.state)) return c.tasks;
+  }
   const pm = intPrestige(ctx);
   const maxP = Math.max(pm.research, pm.inference, pm.data_environment, pm.training);
   const minP = Math.min(pm.research, pm.inference, pm.data_environment, pm.training);
@@ -253,6 +285,15 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
       if ((c ? toFloat(c.trust) : 0.0) < t.requiredTrust) continue;
     }
     out.push(t);
+  }
+  if (unfiltered) {
+    const st = ctx.state;
+    listings.set(st, {
+      len: st.tasks.length,
+      prestige: DOMAINS_ALPHA.map((d) => st.prestige[d]),
+      trust: st.clients.map((c) => c.trust),
+      tasks: Object.freeze(out),
+    });
   }
   return out;
 }

@@ -1,0 +1,72 @@
+/**
+ * The unfiltered market listing (`browsable`), reused while the market, prestige and trust are unchanged, equals the
+ * listing computed afresh after every command of played and random histories. `rewardMin: -Infinity` filters out
+ * nothing and takes the uncached path: the oracle.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { makePolicy } from '../../baselines/index.js';
+import { loadPreset } from '../../src/config/load.js';
+import { Env } from '../../src/env/env.js';
+import { runEpisode } from '../../src/env/episode.js';
+import { browsable, Simulation } from '../../src/sim/index.js';
+import { D } from '../../src/sim/py/decimal.js';
+
+const ids = (ts: readonly { id: number }[]): number[] => ts.map((t) => t.id);
+
+function expectCurrent(sim: Simulation, where: string): void {
+  const cached = browsable(sim);
+  expect(ids(cached), where).toEqual(ids(browsable(sim, { rewardMin: -Infinity })));
+  expect(Object.isFrozen(cached)).toBe(true);
+}
+
+describe('browsable: the reused unfiltered listing', () => {
+  it('equals a fresh listing at every step of played episodes (accepts, prestige gains, trust changes, failures)', () => {
+    for (const policy of ['greedy', 'expert', 'prestige', 'random']) {
+      for (const seed of [1, 3]) {
+        const env = new Env();
+        runEpisode(env, makePolicy(policy), { seed, options: { max_steps: 400, text: false } }, {
+          onStep: ({ step }) => expectCurrent(env.simulation as Simulation, `${policy} seed ${seed} step ${step}`),
+        });
+      }
+    }
+  });
+
+  it('is recomputed when prestige alone crosses a whole level, or a trust alone changes (the state changed in place)', () => {
+    const sim = Simulation.create(loadPreset('default'), { seed: 2 });
+    const before = ids(browsable(sim));
+    const st = sim.state as { prestige: Record<string, unknown>; clients: { trust: unknown }[] };
+    // Every domain to level 3: tasks gated at prestige 2-3 become visible, with no task or trust changed.
+    for (const d of Object.keys(st.prestige)) st.prestige[d] = D(3);
+    const after = ids(browsable(sim));
+    expect(after).toEqual(ids(browsable(sim, { rewardMin: -Infinity })));
+    expect(after.length).toBeGreaterThan(before.length);
+    for (const c of st.clients) c.trust = D(5);
+    expect(ids(browsable(sim))).toEqual(ids(browsable(sim, { rewardMin: -Infinity })));
+  });
+
+  it('equals a fresh listing after any random command history, snapshots and restores included', () => {
+    const cfg = loadPreset('default');
+    const command = fc.oneof(
+      fc.constant('market browse'),
+      fc.constant('sim resume'),
+      fc.integer({ min: 1, max: 60 }).map((n) => `task accept --task-id Task-${n}`),
+      fc.tuple(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 1, max: 8 })).map(([n, e]) => `task assign --task-id Task-${n} --employees Emp_${e}`),
+      fc.integer({ min: 1, max: 60 }).map((n) => `task dispatch --task-id Task-${n}`),
+      fc.integer({ min: 1, max: 60 }).map((n) => `task cancel --task-id Task-${n}`),
+      fc.constant('restore'),
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 50 }), fc.array(command, { maxLength: 60 }), (seed, cmds) => {
+        let sim = Simulation.create(cfg, { seed });
+        expectCurrent(sim, 'start');
+        for (const c of cmds) {
+          if (c === 'restore') sim = Simulation.restore(sim.snapshot());
+          else sim.execute(c);
+          expectCurrent(sim, c);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
