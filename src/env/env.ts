@@ -355,13 +355,7 @@ export class Env implements EnvLike {
    * integer throws `EnvUsageError` (code `invalid_action`) and is no step at all; so does a number in text mode.
    */
   step(action: string | number): StepResult {
-    const o = this.advance(action);
-    const sim = this.sim as Simulation;
-    const r = this.last as NonNullable<typeof this.last>;
-    const events = wakeEventsOf(r);
-    const observation: Observation = { text: this.withText ? r.text : '', ok: r.ok, exit_code: r.exit, command: r.verb, status: statusOf(sim, events) };
-    this.attachFrame(observation, o.info);
-    return { observation, reward: o.reward, terminated: o.terminated, truncated: o.truncated, info: o.info };
+    return this.stepObserved(action, true) as StepResult;
   }
 
   /**
@@ -369,9 +363,16 @@ export class Env implements EnvLike {
    * that do not send it (the binary `step_batch` reply has no status block).
    */
   stepWithoutStatus(action: string | number): StepResultWithoutStatus {
+    return this.stepObserved(action, false);
+  }
+
+  /** `advance`, then the observation: text, flags, the status block when `withStatus`, and the Discrete frame. */
+  private stepObserved(action: string | number, withStatus: boolean): StepResultWithoutStatus {
     const o = this.advance(action);
     const r = this.last as NonNullable<typeof this.last>;
-    const observation: ObservationWithoutStatus = { text: this.withText ? r.text : '', ok: r.ok, exit_code: r.exit, command: r.verb };
+    const observation: ObservationWithoutStatus & { status?: Status } = { text: this.withText ? r.text : '', ok: r.ok, exit_code: r.exit, command: r.verb };
+    // Before the frame: the observation's keys keep their order (text, ok, exit_code, command, status, discrete).
+    if (withStatus) observation.status = statusOf(this.sim as Simulation, wakeEventsOf(r));
     this.attachFrame(observation, o.info);
     return { observation, reward: o.reward, terminated: o.terminated, truncated: o.truncated, info: o.info };
   }

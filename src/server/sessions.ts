@@ -358,9 +358,7 @@ export class SessionManager {
   stepWithoutStatus(session: string, action: string | number, owner = LOCAL_OWNER): StepResultWithoutStatus {
     if (this.hooks.onStep !== undefined) return this.step(session, action, owner);
     const env = this.getEnv(session, owner);
-    const lean = env.stepWithoutStatus;
-    if (lean === undefined) return this.guarded(session, 'step', () => env.step(action), 'the episode is over (terminated or truncated); send reset');
-    return this.guarded(session, 'step', () => lean.call(env, action), 'the episode is over (terminated or truncated); send reset');
+    return this.guarded(session, 'step', () => (env.stepWithoutStatus !== undefined ? env.stepWithoutStatus(action) : env.step(action)), 'the episode is over (terminated or truncated); send reset');
   }
 
   /** Exact snapshot of a session's environment. */
