@@ -19,6 +19,9 @@ Measures, in one run, with medians over ``--repeats`` runs:
   ``ratio_discrete_binary_vs_json``.
 * ``ratio_client_step_vs_echo``: client_step_per_s / echo_rtt_per_s (1.0 would mean the server and
   JSON cost nothing).
+* ``node_echo_rtt_per_s``: the same echo served by Node's zeromq.js (``dist/bench/zmq-echo.js``, the server's own
+  transport, doing nothing else), and ``ratio_node_echo_vs_echo``: the floor a Node server reaches against the Python
+  echo (both null when the built script is not found beside the server's ``main.js``).
 
 Prints one JSON object. Usage::
 
@@ -35,11 +38,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import zmq
 
 import ycgym
 from ycgym import Client, LocalServer, YCBenchDiscreteVectorEnv, YCBenchEnv, YCBenchVectorEnv, _json
+from ycgym.server import find_server_command
 
 ECHO = r"""
 import sys, zmq
@@ -69,11 +74,21 @@ def rate(n: int, fn: Callable[[], None]) -> float:
     return n / (time.perf_counter() - t)
 
 
-class Echo:
-    """A DEALER connected to a ROUTER echo in another Python process."""
+def node_echo_command() -> list[str] | None:
+    """``node dist/bench/zmq-echo.js`` of the build whose server is used (beside its ``dist/src/cli/main.js``), or None."""
+    try:
+        cmd = find_server_command()
+    except Exception:  # noqa: BLE001 - no server found: the Node echo is skipped as well
+        return None
+    script = Path(cmd[-1]).resolve().parents[2] / "bench" / "zmq-echo.js"
+    return [cmd[0], str(script)] if script.is_file() else None
 
-    def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", ECHO], stdout=subprocess.PIPE, text=True)
+
+class Echo:
+    """A DEALER connected to a ROUTER echo in another process (Python by default, or the given command)."""
+
+    def __init__(self, command: list[str] | None = None) -> None:
+        self.proc = subprocess.Popen(command or [sys.executable, "-c", ECHO], stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         port = int(self.proc.stdout.readline())
         self.sock = zmq.Context.instance().socket(zmq.DEALER)
@@ -104,12 +119,14 @@ def main() -> None:
     server = LocalServer(args=["--max-sessions", str(max(1024, 2 * a.sessions + 8))]) if a.endpoint is None else None
     endpoint = a.endpoint or (server.endpoint if server else "")
     echo = Echo()
+    node_cmd = node_echo_command()
+    node_echo = Echo(node_cmd) if node_cmd is not None else None
     c = Client(endpoint)
     env = YCBenchEnv(endpoint=endpoint, reset_options=OPTIONS)
     venv = YCBenchVectorEnv(a.sessions, endpoint=endpoint, reset_options=OPTIONS)
     denv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=endpoint)
     jenv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=endpoint, encoding="json")
-    runs: dict[str, list[float]] = {k: [] for k in ("echo", "client", "env", "batch", "batch_binary", "vector", "discrete", "discrete_json")}
+    runs: dict[str, list[float]] = {k: [] for k in ("echo", "node_echo", "client", "env", "batch", "batch_binary", "vector", "discrete", "discrete_json")}
     try:
         s = c.reset(1, options=OPTIONS)["session"]
         env.reset(seed=1)
@@ -131,6 +148,8 @@ def main() -> None:
 
         # Warm up (the server's JIT, pyzmq, caches).
         rate(500, echo.once)
+        if node_echo is not None:
+            rate(500, node_echo.once)
         rate(500, lambda: c.step(s, ACTION))
         rate(500, lambda: env.step(ACTION))
         rate(20, lambda: c.step_batch(entries))
@@ -141,6 +160,8 @@ def main() -> None:
         # Interleave the measurements so that load changes hit all of them alike.
         for _ in range(a.repeats):
             runs["echo"].append(rate(a.steps, echo.once))
+            if node_echo is not None:
+                runs["node_echo"].append(rate(a.steps, node_echo.once))
             runs["client"].append(rate(a.steps, lambda: c.step(s, ACTION)))
             runs["env"].append(rate(a.steps, lambda: env.step(ACTION)))
             runs["batch"].append(rate(a.batches, lambda: c.step_batch(entries)) * a.sessions)
@@ -150,6 +171,8 @@ def main() -> None:
             runs["discrete_json"].append(rate(a.batches, discrete_json_step) * a.sessions)
     finally:
         echo.close()
+        if node_echo is not None:
+            node_echo.close()
         jenv.close()
         denv.close()
         venv.close()
@@ -158,7 +181,8 @@ def main() -> None:
         if server is not None:
             server.close()
 
-    med = {k: statistics.median(v) for k, v in runs.items()}
+    med = {k: statistics.median(v) for k, v in runs.items() if v}
+    node_med = med.get("node_echo")
     print(
         json.dumps(
             {
@@ -167,6 +191,8 @@ def main() -> None:
                 "env_step_per_s": round(med["env"]),
                 "ratio_client_step_vs_echo": round(med["client"] / med["echo"], 3),
                 "ratio_env_step_vs_echo": round(med["env"] / med["echo"], 3),
+                "node_echo_rtt_per_s": round(node_med) if node_med is not None else None,
+                "ratio_node_echo_vs_echo": round(node_med / med["echo"], 3) if node_med is not None else None,
                 "step_batch_sessions": a.sessions,
                 "step_batch_env_steps_per_s": round(med["batch"]),
                 "step_batch_binary_env_steps_per_s": round(med["batch_binary"]),

@@ -33,3 +33,6 @@ def test_bench_step_prints_its_keys() -> None:
     assert STABLE_KEYS | {"discrete_vector_env_steps_per_s", "step_batch_binary_env_steps_per_s", "discrete_vector_json_env_steps_per_s"} <= set(got)
     assert got["step_batch_sessions"] == 4
     assert all(got[k] > 0 for k in STABLE_KEYS - {"step_batch_sessions"})
+    # The checkout's build has dist/bench/zmq-echo.js beside the server: the Node echo is measured too.
+    assert got["node_echo_rtt_per_s"] > 0
+    assert abs(got["ratio_node_echo_vs_echo"] - got["node_echo_rtt_per_s"] / got["echo_rtt_per_s"]) < 0.002
