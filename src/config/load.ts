@@ -97,20 +97,39 @@ export function presetBase(name: string): string | null {
 
 /** Load a built-in preset by name, or a TOML file by path, into a validated config (a fresh copy each call). */
 export function loadPreset(nameOrPath: string): ExperimentConfig {
-  if (isFilePath(nameOrPath)) {
-    const abs = resolve(nameOrPath);
-    if (!existsSync(abs)) throw new PresetError(nameOrPath, [`config file not found: ${abs}`]);
-    const text = readFileSync(abs, 'utf8');
-    const raw = resolveExtends(parseTomlText(text, nameOrPath), nameOrPath, builtinRaw, []);
-    return configFromRaw(raw, nameOrPath);
-  }
-  let cfg = builtinConfigCache.get(nameOrPath);
+  if (isFilePath(nameOrPath)) return loadPresetFile(nameOrPath);
+  return structuredClone(builtinConfig(nameOrPath));
+}
+
+/**
+ * The config an episode runs on: `undefined` is the default preset, a name or path is loaded, a config is used as
+ * given. A built-in preset comes back as its one shared, deep-frozen config (no copy: every reset of an env or a
+ * turn session asks for one, and the world cache recognises the same object without serialising it again); a TOML
+ * path is read again on every call, so an edited file takes effect on the next episode.
+ */
+export function presetConfig(p: string | ExperimentConfig | undefined): ExperimentConfig {
+  if (p === undefined) return builtinConfig('default');
+  if (typeof p !== 'string') return p;
+  return isFilePath(p) ? loadPresetFile(p) : builtinConfig(p);
+}
+
+function loadPresetFile(path: string): ExperimentConfig {
+  const abs = resolve(path);
+  if (!existsSync(abs)) throw new PresetError(path, [`config file not found: ${abs}`]);
+  const text = readFileSync(abs, 'utf8');
+  const raw = resolveExtends(parseTomlText(text, path), path, builtinRaw, []);
+  return configFromRaw(raw, path);
+}
+
+/** A built-in preset's validated config: built once, deep-frozen, shared. */
+function builtinConfig(name: string): ExperimentConfig {
+  let cfg = builtinConfigCache.get(name);
   if (cfg === undefined) {
-    const raw = resolveExtends(builtinRaw(nameOrPath), nameOrPath, builtinRaw, [nameOrPath]);
-    cfg = deepFreeze(configFromRaw(raw, nameOrPath));
-    builtinConfigCache.set(nameOrPath, cfg);
+    const raw = resolveExtends(builtinRaw(name), name, builtinRaw, [name]);
+    cfg = deepFreeze(configFromRaw(raw, name));
+    builtinConfigCache.set(name, cfg);
   }
-  return structuredClone(cfg);
+  return cfg;
 }
 
 /**

@@ -2,7 +2,7 @@
  * The Gym-shaped environment: one step is one agent command (free text in, structured observation out).
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
-import { loadPreset } from '../config/load.js';
+import { presetConfig } from '../config/load.js';
 import { clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, toFloat, type VerbValue, type WakeEvent } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
@@ -221,7 +221,7 @@ export interface PresetDescription {
 
 /** Describe a preset's observation-relevant facts (clients are the same for every seed). */
 export function describePreset(preset: string | ExperimentConfig): PresetDescription {
-  const cfg = resolvePreset(preset);
+  const cfg = presetConfig(preset);
   const sim = Simulation.create(cfg, { seed: 1 });
   return {
     clients: sim.state.clients.map((c) => c.name).sort(),
@@ -231,10 +231,6 @@ export function describePreset(preset: string | ExperimentConfig): PresetDescrip
   };
 }
 
-function resolvePreset(p: string | ExperimentConfig | undefined): ExperimentConfig {
-  if (p === undefined) return loadPreset('default');
-  return typeof p === 'string' ? loadPreset(p) : p;
-}
 
 /** In-process YC-Bench environment. */
 export class Env implements EnvLike {
@@ -281,7 +277,7 @@ export class Env implements EnvLike {
 
   /** Start a new episode. */
   reset(args: ResetArgs): ResetResult {
-    const cfg = resolvePreset(args.preset);
+    const cfg = presetConfig(args.preset);
     const o = args.options ?? {};
     if (o.max_steps !== undefined && (!Number.isInteger(o.max_steps) || o.max_steps < 1)) throw new RangeError('max_steps must be a positive integer');
     if (o.stall_steps !== undefined && (!Number.isSafeInteger(o.stall_steps) || o.stall_steps < 0)) throw new RangeError('stall_steps must be a non-negative integer (0 disables the stall rule)');

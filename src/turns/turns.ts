@@ -7,7 +7,7 @@
  * reference sends to the LLM on the next call. Reference quirks are kept by default; `TurnOptions.fixes`
  * holds the named corrections (docs/turn-protocol.md).
  */
-import { loadPreset } from '../config/load.js';
+import { presetConfig } from '../config/load.js';
 import { type CommandValue, companyFigures, type ExperimentConfig, isoformat, isVerb, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation, type TerminalReason } from '../sim/index.js';
 import { EnvUsageError } from '../env/env.js';
 import { notRun, runCommand, type ExecutedCommand, type ToolResult } from './executor.js';
@@ -198,10 +198,6 @@ interface TurnState {
   open: OpenTurn | null;
 }
 
-function resolvePreset(p: string | ExperimentConfig | undefined): ExperimentConfig {
-  if (p === undefined) return loadPreset('default');
-  return typeof p === 'string' ? loadPreset(p) : p;
-}
 
 function checkInt(name: string, v: number, min: number): number {
   if (!Number.isInteger(v) || v < min) throw new RangeError(`${name} must be an integer >= ${min}`);
@@ -351,7 +347,7 @@ export class TurnEnv {
 
   /** Start a run: a fresh world, the system prompt and the first user message. */
   reset(args: TurnResetArgs): TurnResetResult {
-    const cfg = resolvePreset(args.preset);
+    const cfg = presetConfig(args.preset);
     const o = args.options ?? {};
     const fixes: TurnFixes = { fresh_scratchpad: false, resume_turn_label: false, memory_note_rounds: false, episode_restart: false };
     for (const [k, v] of Object.entries(o.fixes ?? {})) {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { configFromRaw, listPresets, loadPreset, loadPresetFromText, PresetError, presetDir, schemaPath } from '../../src/config/load.js';
+import { configFromRaw, listPresets, loadPreset, loadPresetFromText, presetConfig, PresetError, presetDir, schemaPath } from '../../src/config/load.js';
 import {
   DERIVED_WORLD_KEYS,
   DIST_FIELDS,
@@ -132,6 +132,28 @@ describe('built-in presets', () => {
     expect(b.world.num_employees).toBe(8);
     expect(b.world.dist.required_qty).toEqual({ type: 'triangular', low: 400, high: 1500, mode: 800 });
     expect(b.fixes.task_cancel).toBe(false);
+  });
+
+  it('presetConfig: one shared frozen config per built-in preset, equal to loadPreset', () => {
+    for (const name of listPresets()) {
+      const a = presetConfig(name);
+      expect(presetConfig(name)).toBe(a);
+      expect(Object.isFrozen(a) && Object.isFrozen(a.world) && Object.isFrozen(a.world.dist)).toBe(true);
+      expect(a).toEqual(loadPreset(name));
+      expect(() => {
+        (a.world as { num_employees: number }).num_employees = 1;
+      }).toThrow(TypeError);
+    }
+    expect(presetConfig(undefined)).toBe(presetConfig('default'));
+    const given = loadPreset('multi');
+    expect(presetConfig(given)).toBe(given);
+  });
+
+  it('presetConfig: a TOML path is read on every call (an edited file takes effect)', () => {
+    const p = tmpFile('edited.toml', 'extends = "default"\n[world]\nnum_employees = 5\n');
+    expect(presetConfig(p).world.num_employees).toBe(5);
+    writeFileSync(p, 'extends = "default"\n[world]\nnum_employees = 6\n');
+    expect(presetConfig(p).world.num_employees).toBe(6);
   });
 });
 
