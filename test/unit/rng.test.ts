@@ -13,6 +13,7 @@ import {
   seedKey,
   stream,
   streamSeed,
+  StreamSequence,
 } from '../../src/sim/py/rng.js';
 import { pyRound } from '../../src/sim/py/pyfloat.js';
 import { pyCos, pyLog, pySin, pySqrt } from '../../src/sim/py/pymath.js';
@@ -301,6 +302,51 @@ describe('seeding (init_genrand + init_by_array)', () => {
         expect(r.getState()).toEqual(want.getState());
       }),
       { numRuns: 150 },
+    );
+  });
+
+  it('reseedStreamPair (interleaved seeding) gives the two streams reseedStream gives, whatever was drawn before', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.nat(), fc.integer(), fc.constant(0)),
+        fc.string({ maxLength: 30 }),
+        fc.string({ maxLength: 30 }),
+        fc.nat({ max: 700 }),
+        fc.boolean(),
+        (runSeed, ka, kb, used, gaussPending) => {
+          const a = stream(1, 'a');
+          const b = stream(2, 'b');
+          for (let i = 0; i < used; i++) b.nextUint32();
+          if (gaussPending) a.gauss();
+          if (used % 2 === 0) b.getState(); // settled before the reseed
+          a.reseedStreamPair(b, runSeed, ka, kb);
+          const wantA = stream(runSeed, ka);
+          const wantB = stream(runSeed, kb);
+          expect(a.gaussNext).toBeNull();
+          expect(b.gaussNext).toBeNull();
+          expectSeq(draw(630, () => a.nextUint32()), draw(630, () => wantA.nextUint32()), `${runSeed}:${ka}`);
+          expectSeq(draw(3, () => b.nextUint32()), draw(3, () => wantB.nextUint32()), `${runSeed}:${kb}`);
+          expect(b.getState()).toEqual(wantB.getState());
+          expect(a.getState()).toEqual(wantA.getState());
+        },
+      ),
+      { numRuns: 150 },
+    );
+    const r = stream(1, 'a');
+    expect(() => r.reseedStreamPair(r, 1, 'x', 'y')).toThrow();
+  });
+
+  it('StreamSequence hands out stream(runSeed, prefix + i) for i = 1, 2, ... (past its count too)', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.nat(), fc.integer()), fc.string({ maxLength: 12 }), fc.nat({ max: 9 }), fc.nat({ max: 4 }), fc.nat({ max: 40 }), (runSeed, prefix, count, extra, used) => {
+        const seq = new StreamSequence(runSeed, prefix, count);
+        for (let i = 1; i <= count + extra; i++) {
+          const got = seq.next();
+          const want = stream(runSeed, prefix + String(i));
+          expectSeq(draw(used + 1, () => got.nextUint32()), draw(used + 1, () => want.nextUint32()), `${runSeed}:${prefix}${i}`);
+        }
+      }),
+      { numRuns: 100 },
     );
   });
 

@@ -5,7 +5,7 @@
  */
 import type { DistSpec, WorldConfig } from '../config/types.js';
 import { pyRound, pyRoundInt } from '../py/pyfloat.js';
-import { restream, stream, type PyRandom } from '../py/rng.js';
+import { restream, stream, StreamSequence, type PyRandom } from '../py/rng.js';
 import { DOMAINS, type Domain } from './types.js';
 
 /** Employees and clients are identical across run seeds (reference `_FIXED_WORLD_SEED`). */
@@ -82,10 +82,10 @@ export function generateEmployees(runSeed: number, count: number, cfg: WorldConf
   const tiers = Array.from({ length: count }, (_, i) => TIER_SEQUENCE[i % TIER_SEQUENCE.length] as string);
   stream(runSeed, 'tier_assignment').shuffle(tiers);
   const out: GenEmployee[] = [];
-  // One generator reseeded per employee (each stream is dropped before the next is drawn from).
-  let rng: PyRandom | null = null;
+  // One stream per employee, each dropped before the next is drawn from (seeded in pairs).
+  const streams = new StreamSequence(runSeed, 'employee_', count);
   for (let idx = 1; idx <= count; idx++) {
-    rng = restream(rng, runSeed, `employee_${idx}`);
+    const rng = streams.next();
     const tierName = tiers[idx - 1] as string;
     const tc = tierConfig(cfg, tierName);
     const rates = {} as Record<Domain, number>;
@@ -195,10 +195,10 @@ function makeTask(rng: PyRandom, cfg: WorldConfig, prestige: number, serial: num
 export function generateTasks(runSeed: number, count: number, cfg: WorldConfig, clientSpecialties: readonly (readonly Domain[])[] | null, clientMults: readonly number[] | null): GenTask[] {
   const out: GenTask[] = [];
   const numClients = cfg.num_clients > 0 ? cfg.num_clients : 1;
-  // One generator reseeded per task (each stream is dropped before the next is drawn from).
-  let rng: PyRandom | null = null;
+  // One stream per task, each dropped before the next is drawn from (seeded in pairs).
+  const streams = new StreamSequence(runSeed, 'task_', count);
   for (let idx = 1; idx <= count; idx++) {
-    rng = restream(rng, runSeed, `task_${idx}`);
+    const rng = streams.next();
     const prestige = idx - 1 < 10 ? 1 : Math.trunc(sampleFromSpec(rng, cfg.dist.required_prestige));
     const clientIndex = (idx - 1) % numClients;
     const spec = clientSpecialties && clientSpecialties.length > 0 ? (clientSpecialties[clientIndex % clientSpecialties.length] ?? null) : null;
