@@ -107,9 +107,13 @@ function clip(x: number, lo: number, hi: number): number {
 
 /** Open (planned or active) owned tasks in slot order: acceptance time, then rowid. */
 export function openTasks(sim: Simulation): Task[] {
-  return sim.state.tasks
-    .filter((t) => t.owned && (t.status === 'planned' || t.status === 'active'))
-    .sort((a, b) => (a.acceptedAt ?? 0) - (b.acceptedAt ?? 0) || a.id - b.id);
+  const out: Task[] = [];
+  for (const t of sim.state.tasks) if (t.owned && (t.status === 'planned' || t.status === 'active')) out.push(t);
+  return out.length > 1 ? out.sort(bySlot) : out;
+}
+
+function bySlot(a: Task, b: Task): number {
+  return (a.acceptedAt ?? 0) - (b.acceptedAt ?? 0) || a.id - b.id;
 }
 
 /** Progress of a task as `task list` reports it, as a fraction. */
@@ -267,17 +271,23 @@ export function discreteSpec(sim: Simulation, o: DiscreteOptions = {}): Discrete
   };
 }
 
-/** The values' writer of `discreteFrame`: each feature clipped into its bounds, in order, into a preallocated array. */
+/** A feature's value as the frame holds it: clipped into its bounds (a non-finite value becomes the upper bound). */
+function bounded(v: number, lo: number, hi: number): number {
+  return clip(Number.isFinite(v) ? v : hi, lo, hi);
+}
+
+/** The values' writer of the reference frame: each feature bounded, in order, into a preallocated array. */
 class ValueWriter implements Writer {
   n = 0;
   constructor(readonly obs: number[]) {}
   f(_prefix: string, _name: string, lo: number, hi: number, v: number): void {
-    this.obs[this.n++] = clip(Number.isFinite(v) ? v : hi, lo, hi);
+    this.obs[this.n++] = bounded(v, lo, hi);
   }
 }
 
-/** A packed array of doubles per spec, copied for each frame (see `packedDoubles`). */
+/** Packed arrays per spec, copied for each frame (see `packedDoubles`). */
 const doubleTemplates = new WeakMap<DiscreteSpec, number[]>();
+const maskTemplates = new WeakMap<DiscreteSpec, boolean[]>();
 
 /**
  * A fresh array of `spec.obs_size` doubles to write by index. A copy of a packed double array: `new Array(n)` is
@@ -293,6 +303,17 @@ function packedDoubles(spec: DiscreteSpec): number[] {
   return t.slice();
 }
 
+/** A fresh packed array of `spec.n_actions` false (a `new Array(n).fill(false)` stays holey: slower to serialise). */
+function packedFalse(spec: DiscreteSpec): boolean[] {
+  let t = maskTemplates.get(spec);
+  if (t === undefined) {
+    t = [];
+    for (let i = 0; i < spec.n_actions; i++) t.push(false);
+    maskTemplates.set(spec, t);
+  }
+  return t.slice();
+}
+
 /**
  * What the frame was computed from: the market listing and the open tasks at that moment. While the state has not
  * changed since, `discreteCommand` takes them from here instead of listing both again.
@@ -302,22 +323,16 @@ export interface FrameLists {
   open: Task[];
 }
 
-/** Observation and mask of the current state (`lists`: receives the listings it was computed from). */
-export function discreteFrame(sim: Simulation, spec: DiscreteSpec, lists?: FrameLists): DiscreteFrame {
-  const open = openTasks(sim);
-  const market = browsable(sim);
-  if (lists !== undefined) {
-    lists.market = market;
-    lists.open = open;
-  }
-  // Written by index into an array of the spec's length (pushing grew it step by step: a fifth of the frame's time).
+/**
+ * The frame as `features` defines it, computed straightforwardly (every feature through the writer, the mask with
+ * `some`): the oracle `discreteFrame`'s fast path is tested against, and its fallback for states it does not cover.
+ */
+export function discreteFrameReference(sim: Simulation, spec: DiscreteSpec, open: Task[] = openTasks(sim), market: readonly Task[] = browsable(sim)): DiscreteFrame {
   const w = new ValueWriter(packedDoubles(spec));
   features(sim, spec.market_slots, spec.task_slots, w, open, market);
   const obs = w.obs;
   if (w.n !== obs.length) obs.length = w.n;
-  // Packed (a `new Array(n).fill(false)` stays holey: slower to serialise).
-  const mask: boolean[] = [];
-  for (let i = 0; i < spec.n_actions; i++) mask.push(false);
+  const mask = packedFalse(spec);
   const s = sim.state;
   const E = spec.employees.length;
   mask[0] = open.some((t) => t.status === 'active');
@@ -342,6 +357,237 @@ export function discreteFrame(sim: Simulation, spec: DiscreteSpec, lists?: Frame
   }
   if (!mask.some((m) => m)) mask[0] = true;
   return { obs, mask };
+}
+
+/** A domain's index in `DOMAINS` (the order of the per-domain features). */
+const DOMAIN_INDEX: Readonly<Record<string, number>> = Object.fromEntries(DOMAINS.map((d, i) => [d, i]));
+
+/** Width of the frame's blocks (the layout `features` writes): company, one market slot, one task slot, one employee. */
+const companyWidth = (clients: number) => 11 + clients;
+const marketWidth = (clients: number) => 12 + clients;
+const taskWidth = (employees: number) => 12 + employees;
+const EMPLOYEE_WIDTH = 6;
+/** Offset of `client_trust` in a market slot (the one feature of a listed task that changes while it is listed). */
+const MARKET_CLIENT_TRUST = 4;
+
+/** What the features of a market task are computed from besides the task (fixed for a simulation in practice). */
+interface FrameCtx {
+  readonly funds0: number;
+  readonly pmax: number;
+  readonly tmax: number;
+  readonly deadlineMin: number;
+  readonly qtyPerDay: number;
+  readonly clients: ReturnType<typeof clientsByName>;
+}
+const frameCtxs = new WeakMap<Simulation, FrameCtx>();
+
+function frameCtx(sim: Simulation): FrameCtx {
+  const cfg = sim.cfg.world;
+  const funds0 = Math.max(1, sim.state.initialFundsCents);
+  const clients = clientsByName(sim.state.clients);
+  const c = frameCtxs.get(sim);
+  if (c !== undefined && c.funds0 === funds0 && c.pmax === cfg.prestige_max && c.tmax === cfg.trust_max && c.deadlineMin === cfg.deadline_min_biz_days && c.qtyPerDay === cfg.deadline_qty_per_day && c.clients === clients) return c;
+  const n: FrameCtx = { funds0, pmax: cfg.prestige_max, tmax: cfg.trust_max, deadlineMin: cfg.deadline_min_biz_days, qtyPerDay: cfg.deadline_qty_per_day, clients };
+  frameCtxs.set(sim, n);
+  return n;
+}
+
+/**
+ * The features of a listed market task, computed once per task object: a listed task's own fields never change
+ * (accepting one rewrites its requirements' quantities, and it leaves the market), so the entry is reused while its
+ * context and its requirements' Decimals are the same references. `client_trust` (the client's trust changes) is
+ * left 0 here and written per frame.
+ */
+interface MarketEntry {
+  readonly ctx: FrameCtx;
+  readonly required: readonly Task['reqs'][number]['required'][];
+  readonly values: readonly number[];
+}
+const marketEntries = new WeakMap<Task, MarketEntry>();
+
+function marketEntry(t: Task, ctx: FrameCtx): MarketEntry {
+  const e = marketEntries.get(t);
+  if (e !== undefined && e.ctx === ctx && e.required.length === t.reqs.length) {
+    let same = true;
+    for (let i = 0; i < t.reqs.length; i++) if (t.reqs[i]!.required !== e.required[i]) same = false;
+    if (same) return e;
+  }
+  const v: number[] = [1, bounded(t.rewardCents / ctx.funds0, 0, 10), bounded(t.requiredPrestige / ctx.pmax, 0, 1), bounded(t.requiredTrust / ctx.tmax, 0, 1), 0];
+  v.push(bounded(toFloat(t.rewardPrestigeDelta), 0, 10), bounded(toFloat(t.skillBoostPct), 0, 10));
+  let maxQty = 0;
+  for (let n = 0; n < DOMAINS.length; n++) {
+    // The first requirement of the domain (as `reqs.find`).
+    let q = 0;
+    for (const r of t.reqs) {
+      if (r.domain === DOMAINS[n]) {
+        q = toFloat(r.required);
+        break;
+      }
+    }
+    maxQty = Math.max(maxQty, q);
+    v.push(bounded(q / SCALE_QTY, 0, 10));
+  }
+  const days = Math.max(ctx.deadlineMin, Math.trunc(maxQty / ctx.qtyPerDay));
+  v.push(bounded(days / MONTH_DAYS, 0, 100));
+  for (const c of ctx.clients) v.push(t.clientId === c.id ? 1 : 0);
+  const n: MarketEntry = { ctx, required: t.reqs.map((r) => r.required), values: v };
+  marketEntries.set(t, n);
+  return n;
+}
+
+/** Scratch of `fastFrame`: per open task slot, which employees (by index) it has. */
+let assignedScratch = new Uint8Array(64);
+
+/**
+ * The frame written by index with the layout `features` defines (its values bit for bit), without closures or
+ * per-slot searches, a listed market task's features taken from its `marketEntry`. Null when the state does not fit
+ * the spec's layout (other client or employee counts, employee ids not their list index): the caller then computes
+ * the reference frame.
+ */
+function fastFrame(sim: Simulation, spec: DiscreteSpec, open: readonly Task[], market: readonly Task[]): DiscreteFrame | null {
+  const s = sim.state;
+  const ctx = frameCtx(sim);
+  const clients = ctx.clients;
+  const C = clients.length;
+  const E = s.employees.length;
+  const K = spec.market_slots;
+  const T = spec.task_slots;
+  if (C !== spec.clients.length || E !== spec.employees.length) return null;
+  if (companyWidth(C) + K * marketWidth(C) + T * taskWidth(E) + E * EMPLOYEE_WIDTH !== spec.obs_size) return null;
+  for (let e = 0; e < E; e++) if (s.employees[e]!.id !== e) return null;
+  const { funds0, pmax, tmax } = ctx;
+  const obs = packedDoubles(spec);
+  const mask = packedFalse(spec);
+  const trustOf = (clientId: number | null): number => {
+    const c = clientId === null ? undefined : s.clients[clientId];
+    return c ? toFloat(c.trust) / tmax : 0;
+  };
+  let o = 0;
+
+  // Company.
+  const payroll = payrollOf(s);
+  obs[o++] = bounded(s.fundsCents / funds0, -10, 100);
+  obs[o++] = bounded(payroll / funds0, 0, 10);
+  obs[o++] = bounded(payroll > 0 ? s.fundsCents / payroll / 12 : 10, -10, 10);
+  obs[o++] = bounded((s.simTime - s.startTime) / Math.max(1, s.horizonEnd - s.startTime), 0, 1);
+  for (let n = 0; n < DOMAINS.length; n++) obs[o++] = bounded(toFloat(s.prestige[DOMAINS[n]!]) / pmax, 0, 1);
+  for (let c = 0; c < C; c++) obs[o++] = bounded(toFloat(clients[c]!.trust) / tmax, 0, 1);
+  let active = 0;
+  for (const t of open) if (t.status === 'active') active++;
+  obs[o++] = bounded(open.length / T, 0, MAX_SLOTS);
+  obs[o++] = bounded(active / T, 0, MAX_SLOTS);
+  obs[o++] = bounded(market.length / Math.max(1, sim.cfg.world.num_market_tasks), 0, 1);
+
+  // Market slots.
+  const mw = marketWidth(C);
+  for (let i = 0; i < K; i++, o += mw) {
+    const t = market[i];
+    if (t === undefined) {
+      for (let x = 0; x < mw; x++) obs[o + x] = 0;
+      continue;
+    }
+    const v = marketEntry(t, ctx).values;
+    for (let x = 0; x < mw; x++) obs[o + x] = v[x]!;
+    obs[o + MARKET_CLIENT_TRUST] = bounded(trustOf(t.clientId), 0, 1);
+  }
+
+  // Task slots (and, per slot, which employees it has: the mask's and the employees' block's source).
+  if (assignedScratch.length < T * E) assignedScratch = new Uint8Array(T * E);
+  const assigned = assignedScratch;
+  assigned.fill(0, 0, T * E);
+  const tw = taskWidth(E);
+  const remaining = [0, 0, 0, 0];
+  for (let j = 0; j < T; j++, o += tw) {
+    const t = open[j];
+    if (t === undefined) {
+      for (let x = 0; x < tw; x++) obs[o + x] = 0;
+      continue;
+    }
+    // Progress as `task list` reports it; the remaining work of each domain's first requirement.
+    let req = 0;
+    let done = 0;
+    for (const r of t.reqs) req += toFloat(r.required);
+    let found = 0;
+    for (const r of t.reqs) {
+      const c = toFloat(r.completed);
+      done += c;
+      const n = DOMAIN_INDEX[r.domain];
+      if (n !== undefined && (found & (1 << n)) === 0) {
+        found |= 1 << n;
+        remaining[n] = (toFloat(r.required) - c) / SCALE_QTY;
+      }
+    }
+    const prog = req > 0 ? done / req : 0;
+    obs[o] = 1;
+    obs[o + 1] = t.status === 'planned' ? 1 : 0;
+    obs[o + 2] = t.status === 'active' ? 1 : 0;
+    obs[o + 3] = bounded(prog, 0, 1);
+    obs[o + 4] = bounded(t.deadline !== null ? (t.deadline - s.simTime) / US_PER_DAY / MONTH_DAYS : 0, -12, 12);
+    let eta = 12;
+    if (prog > 0 && t.acceptedAt !== null) eta = ((s.simTime - t.acceptedAt) * (1 - prog)) / prog / US_PER_DAY / MONTH_DAYS;
+    obs[o + 5] = bounded(eta, 0, 12);
+    obs[o + 6] = bounded(t.rewardCents / funds0, 0, 10);
+    obs[o + 7] = bounded(trustOf(t.clientId), 0, 1);
+    for (let n = 0; n < 4; n++) obs[o + 8 + n] = (found & (1 << n)) === 0 ? 0 : bounded(remaining[n]!, 0, 10);
+    for (const a of t.assignments) if (a.employeeId >= 0 && a.employeeId < E) assigned[j * E + a.employeeId] = 1;
+    for (let e = 0; e < E; e++) obs[o + 12 + e] = assigned[j * E + e]!;
+  }
+
+  // Employees (every open task counts, also those beyond the task slots).
+  for (let e = 0; e < E; e++, o += EMPLOYEE_WIDTH) {
+    const emp = s.employees[e]!;
+    for (let n = 0; n < TIERS.length; n++) obs[o + n] = emp.tier === TIERS[n] ? 1 : 0;
+    obs[o + 3] = bounded(emp.salaryCents / SCALE_SALARY, 0, 100);
+    let busy = 0;
+    let onOpen = 0;
+    for (let j = 0; j < open.length; j++) {
+      const t = open[j]!;
+      let has = j < T ? assigned[j * E + e] === 1 : false;
+      if (j >= T) for (const a of t.assignments) if (a.employeeId === e) has = true;
+      if (!has) continue;
+      onOpen++;
+      if (t.status === 'active') busy++;
+    }
+    obs[o + 4] = bounded(busy / T, 0, MAX_SLOTS);
+    obs[o + 5] = bounded(onOpen / T, 0, MAX_SLOTS);
+  }
+
+  // Mask.
+  let any = active > 0;
+  mask[0] = any;
+  if (open.length < T) {
+    for (let i = 0; i < K && i < market.length; i++) mask[1 + i] = any = true;
+  }
+  const cancel = sim.cfg.fixes.task_cancel;
+  for (let j = 0; j < T && j < open.length; j++) {
+    const t = open[j]!;
+    const base = 1 + K + j * (3 + E);
+    let lacking = false;
+    for (let e = 0; e < E; e++) {
+      if (assigned[j * E + e] === 0) {
+        lacking = true;
+        mask[base + 3 + e] = true;
+      }
+    }
+    const dispatch = t.status === 'planned' && t.assignments.length > 0;
+    mask[base] = lacking;
+    mask[base + 1] = dispatch;
+    mask[base + 2] = cancel;
+    if (lacking || dispatch || cancel) any = true;
+  }
+  if (!any) mask[0] = true;
+  return { obs, mask };
+}
+
+/** Observation and mask of the current state (`lists`: receives the listings it was computed from). */
+export function discreteFrame(sim: Simulation, spec: DiscreteSpec, lists?: FrameLists): DiscreteFrame {
+  const open = openTasks(sim);
+  const market = browsable(sim);
+  if (lists !== undefined) {
+    lists.market = market;
+    lists.open = open;
+  }
+  return fastFrame(sim, spec, open, market) ?? discreteFrameReference(sim, spec, open, market);
 }
 
 /** The command of a valid action index, given the current market listing and open tasks. */
