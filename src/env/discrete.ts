@@ -237,8 +237,35 @@ function features(sim: Simulation, k: number, tslots: number, w: Writer, open: r
   }
 }
 
-/** The spec of the frame for a simulation (fixed for its preset and the options). */
+/** Specs built so far, by what they are built from (`specKey`); a few, cleared when full. */
+const specs = new Map<string, DiscreteSpec>();
+const MAX_CACHED_SPECS = 64;
+
+/** What a spec is built from: the sizes, the employee names in list order and the client names in sorted order. */
+function specKey(sim: Simulation, k: number, t: number): string {
+  return JSON.stringify([k, t, sim.state.employees.map((e) => e.name), clientsByName(sim.state.clients).map((c) => c.name)]);
+}
+
+/**
+ * The spec of the frame for a simulation (fixed for its preset and the options). Built once per sizes, employee
+ * names and client names (every reset of a preset asks for the same one) and shared: deep-frozen, read-only.
+ */
 export function discreteSpec(sim: Simulation, o: DiscreteOptions = {}): DiscreteSpec {
+  const { market_slots: k, task_slots: t } = discreteSizes(o);
+  const key = specKey(sim, k, t);
+  let spec = specs.get(key);
+  if (spec === undefined) {
+    const b = buildDiscreteSpec(sim, { market_slots: k, task_slots: t });
+    for (const a of [b.employees, b.clients, b.action_names, b.feature_names, b.obs_low, b.obs_high]) Object.freeze(a);
+    spec = Object.freeze(b);
+    if (specs.size >= MAX_CACHED_SPECS) specs.clear();
+    specs.set(key, spec);
+  }
+  return spec;
+}
+
+/** `discreteSpec` built afresh (not shared, not frozen). */
+export function buildDiscreteSpec(sim: Simulation, o: DiscreteOptions = {}): DiscreteSpec {
   const { market_slots: k, task_slots: t } = discreteSizes(o);
   const names: string[] = [];
   const low: number[] = [];
@@ -370,7 +397,13 @@ const EMPLOYEE_WIDTH = 6;
 /** Offset of `client_trust` in a market slot (the one feature of a listed task that changes while it is listed). */
 const MARKET_CLIENT_TRUST = 4;
 
-/** What the features of a market task are computed from besides the task (fixed for a simulation in practice). */
+/**
+ * Per simulation: what the features of a market task are computed from besides the task (fixed for a simulation
+ * in practice; a new context, with empty caches, when any of it differs), the market features computed so far and
+ * the open tasks of the last frame. Everything is kept per simulation (small maps, reached with one lookup per
+ * frame): the frame of one of many sessions finds its simulation's data cold in the CPU caches, and a scan of every
+ * task, or a lookup per task in one big table, costs more than the features themselves.
+ */
 interface FrameCtx {
   readonly funds0: number;
   readonly pmax: number;
@@ -378,6 +411,19 @@ interface FrameCtx {
   readonly deadlineMin: number;
   readonly qtyPerDay: number;
   readonly clients: ReturnType<typeof clientsByName>;
+  /** Listed tasks' market features, by task id. */
+  readonly market: Map<number, MarketEntry>;
+  /**
+   * The market slots of the last frame: each one's task, its values (`marketEntry`'s, contiguous: `slotValues[i *
+   * width ...]`) and its client id. Read instead of the entries: one short run of memory for the whole block.
+   */
+  slotTasks: (Task | undefined)[];
+  slotValues: Float64Array;
+  slotClients: (number | null)[];
+  /** The task list and its length when `open` was listed. */
+  tasks: readonly Task[] | null;
+  taskCount: number;
+  open: Task[];
 }
 const frameCtxs = new WeakMap<Simulation, FrameCtx>();
 
@@ -387,27 +433,51 @@ function frameCtx(sim: Simulation): FrameCtx {
   const clients = clientsByName(sim.state.clients);
   const c = frameCtxs.get(sim);
   if (c !== undefined && c.funds0 === funds0 && c.pmax === cfg.prestige_max && c.tmax === cfg.trust_max && c.deadlineMin === cfg.deadline_min_biz_days && c.qtyPerDay === cfg.deadline_qty_per_day && c.clients === clients) return c;
-  const n: FrameCtx = { funds0, pmax: cfg.prestige_max, tmax: cfg.trust_max, deadlineMin: cfg.deadline_min_biz_days, qtyPerDay: cfg.deadline_qty_per_day, clients };
+  const n: FrameCtx = { funds0, pmax: cfg.prestige_max, tmax: cfg.trust_max, deadlineMin: cfg.deadline_min_biz_days, qtyPerDay: cfg.deadline_qty_per_day, clients, market: new Map(), slotTasks: [], slotValues: new Float64Array(0), slotClients: [], tasks: null, taskCount: 0, open: [] };
   frameCtxs.set(sim, n);
   return n;
 }
 
 /**
- * The features of a listed market task, computed once per task object: a listed task's own fields never change
- * (accepting one rewrites its requirements' quantities, and it leaves the market), so the entry is reused while its
- * context and its requirements' Decimals are the same references. `client_trust` (the client's trust changes) is
- * left 0 here and written per frame.
+ * `openTasks`, reusing the last frame's list while the task list has the same length. A task becomes open only by
+ * `task accept`, which always adds the replacement task (the count grows); an open task's slot order (acceptance
+ * time, rowid) never changes; it leaves the open set in place (completed, failed, cancelled): dropped here.
+ */
+function openTasksOf(sim: Simulation, ctx: FrameCtx): Task[] {
+  const tasks = sim.state.tasks;
+  if (ctx.tasks !== tasks || ctx.taskCount !== tasks.length) {
+    ctx.tasks = tasks;
+    ctx.taskCount = tasks.length;
+    return (ctx.open = openTasks(sim));
+  }
+  const open = ctx.open;
+  for (let i = 0; i < open.length; i++) {
+    const t = open[i]!;
+    if (!(t.owned && (t.status === 'planned' || t.status === 'active'))) {
+      // Never changed in place: the list may be held by the caller (the frame's listings).
+      return (ctx.open = open.filter((x) => x.owned && (x.status === 'planned' || x.status === 'active')));
+    }
+  }
+  return open;
+}
+
+/**
+ * The features of a listed market task, computed once per task: a listed task's own fields never change
+ * (accepting one rewrites its requirements' quantities, and it leaves the market for good; `browsable` relies on
+ * the same). A market slot holding the same task object as in the last frame reuses its entry without reading the
+ * task; a task new to its slot finds its entry by id, reused when it is for the same task object with the same
+ * requirement Decimals. `client_trust` (the client's trust changes) is left 0 here and written per frame.
  */
 interface MarketEntry {
-  readonly ctx: FrameCtx;
+  readonly task: Task;
+  readonly clientId: number | null;
   readonly required: readonly Task['reqs'][number]['required'][];
   readonly values: readonly number[];
 }
-const marketEntries = new WeakMap<Task, MarketEntry>();
 
 function marketEntry(t: Task, ctx: FrameCtx): MarketEntry {
-  const e = marketEntries.get(t);
-  if (e !== undefined && e.ctx === ctx && e.required.length === t.reqs.length) {
+  const e = ctx.market.get(t.id);
+  if (e !== undefined && e.task === t && e.required.length === t.reqs.length) {
     let same = true;
     for (let i = 0; i < t.reqs.length; i++) if (t.reqs[i]!.required !== e.required[i]) same = false;
     if (same) return e;
@@ -430,11 +500,13 @@ function marketEntry(t: Task, ctx: FrameCtx): MarketEntry {
   const days = Math.max(ctx.deadlineMin, Math.trunc(maxQty / ctx.qtyPerDay));
   v.push(bounded(days / MONTH_DAYS, 0, 100));
   for (const c of ctx.clients) v.push(t.clientId === c.id ? 1 : 0);
-  const n: MarketEntry = { ctx, required: t.reqs.map((r) => r.required), values: v };
-  marketEntries.set(t, n);
+  const n: MarketEntry = { task: t, clientId: t.clientId, required: t.reqs.map((r) => r.required), values: v };
+  ctx.market.set(t.id, n);
   return n;
 }
 
+/** Scratch of `fastFrame`: each client's trust feature by id. */
+const trustScratch: number[] = [];
 /** Scratch of `fastFrame`: per open task slot, which employees (by index) it has. */
 let assignedScratch = new Uint8Array(64);
 
@@ -444,9 +516,8 @@ let assignedScratch = new Uint8Array(64);
  * the spec's layout (other client or employee counts, employee ids not their list index): the caller then computes
  * the reference frame.
  */
-function fastFrame(sim: Simulation, spec: DiscreteSpec, open: readonly Task[], market: readonly Task[]): DiscreteFrame | null {
+function fastFrame(sim: Simulation, spec: DiscreteSpec, ctx: FrameCtx, open: readonly Task[], market: readonly Task[]): DiscreteFrame | null {
   const s = sim.state;
-  const ctx = frameCtx(sim);
   const clients = ctx.clients;
   const C = clients.length;
   const E = s.employees.length;
@@ -458,10 +529,11 @@ function fastFrame(sim: Simulation, spec: DiscreteSpec, open: readonly Task[], m
   const { funds0, pmax, tmax } = ctx;
   const obs = packedDoubles(spec);
   const mask = packedFalse(spec);
-  const trustOf = (clientId: number | null): number => {
-    const c = clientId === null ? undefined : s.clients[clientId];
-    return c ? toFloat(c.trust) / tmax : 0;
-  };
+  // Each client's trust feature by client id (as `features`' trustOf: s.clients[id], 0 when absent).
+  const trustById = trustScratch;
+  trustById.length = 0;
+  for (const c of s.clients) trustById.push(c ? toFloat(c.trust) / tmax : 0);
+  const trustOf = (clientId: number | null): number => (clientId === null ? 0 : (trustById[clientId] ?? 0));
   let o = 0;
 
   // Company.
@@ -480,15 +552,27 @@ function fastFrame(sim: Simulation, spec: DiscreteSpec, open: readonly Task[], m
 
   // Market slots.
   const mw = marketWidth(C);
+  if (ctx.slotValues.length !== K * mw) {
+    ctx.slotValues = new Float64Array(K * mw);
+    ctx.slotTasks = [];
+    ctx.slotClients = [];
+  }
   for (let i = 0; i < K; i++, o += mw) {
     const t = market[i];
     if (t === undefined) {
       for (let x = 0; x < mw; x++) obs[o + x] = 0;
       continue;
     }
-    const v = marketEntry(t, ctx).values;
-    for (let x = 0; x < mw; x++) obs[o + x] = v[x]!;
-    obs[o + MARKET_CLIENT_TRUST] = bounded(trustOf(t.clientId), 0, 1);
+    // The same task in the slot as in the last frame: its values as they were, without touching the task.
+    if (ctx.slotTasks[i] !== t) {
+      const e = marketEntry(t, ctx);
+      ctx.slotTasks[i] = t;
+      ctx.slotValues.set(e.values, i * mw);
+      ctx.slotClients[i] = e.clientId;
+    }
+    const v = ctx.slotValues;
+    for (let x = 0; x < mw; x++) obs[o + x] = v[i * mw + x]!;
+    obs[o + MARKET_CLIENT_TRUST] = bounded(trustOf(ctx.slotClients[i] as number | null), 0, 1);
   }
 
   // Task slots (and, per slot, which employees it has: the mask's and the employees' block's source).
@@ -581,13 +665,14 @@ function fastFrame(sim: Simulation, spec: DiscreteSpec, open: readonly Task[], m
 
 /** Observation and mask of the current state (`lists`: receives the listings it was computed from). */
 export function discreteFrame(sim: Simulation, spec: DiscreteSpec, lists?: FrameLists): DiscreteFrame {
-  const open = openTasks(sim);
+  const ctx = frameCtx(sim);
+  const open = openTasksOf(sim, ctx);
   const market = browsable(sim);
   if (lists !== undefined) {
     lists.market = market;
     lists.open = open;
   }
-  return fastFrame(sim, spec, open, market) ?? discreteFrameReference(sim, spec, open, market);
+  return fastFrame(sim, spec, ctx, open, market) ?? discreteFrameReference(sim, spec, open, market);
 }
 
 /** The command of a valid action index, given the current market listing and open tasks. */

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Env } from '../../src/env/env.js';
-import { discreteFrame, discreteFrameReference, type DiscreteFrame, type DiscreteSpec } from '../../src/env/discrete.js';
+import { buildDiscreteSpec, discreteFrame, discreteFrameReference, discreteSpec, type DiscreteFrame, type DiscreteSpec } from '../../src/env/discrete.js';
 import { browsable, Simulation } from '../../src/sim/index.js';
 import { D } from '../../src/sim/py/decimal.js';
 import { DiscreteGreedy } from '../../baselines/discrete-greedy.js';
@@ -102,7 +102,7 @@ describe('discreteFrame: the fast path equals the reference frame', () => {
     expect(f.mask.flatMap((m, a) => (m ? [a] : []))).toEqual([0]);
   });
 
-  it('is recomputed when a listed task, a trust or the prestige changes in place (the cached market features are checked)', () => {
+  it('is recomputed when a trust or the prestige changes in place, or a listed task whose requirements changed moves to another slot', () => {
     const env = new Env();
     env.reset({ seed: 3, options: { actions: 'discrete', market_slots: 12, text: false } });
     const sim = env.simulation as Simulation;
@@ -113,9 +113,12 @@ describe('discreteFrame: the fast path equals the reference frame', () => {
     expectSame(sim, spec, 'trust');
     for (const d of Object.keys(st.prestige)) st.prestige[d] = D(4);
     expectSame(sim, spec, 'prestige');
-    // A listed task's requirement replaced in place (as `task accept` does before the task leaves the market).
-    const listed = browsable(sim)[0] as { reqs: { required: unknown }[] };
+    // A listed task's requirement replaced in place (as `task accept` does before the task leaves the market), the
+    // task then listed in another slot: its entry is checked, not reused.
+    const listed = browsable(sim)[1] as { reqs: { required: unknown }[] };
     listed.reqs[0]!.required = D(12345);
+    sim.execute(`task accept --task-id ${sim.taskRef((browsable(sim)[0] as { id: number }).id)}`);
+    expect(browsable(sim)[0]).toBe(listed);
     expectSame(sim, spec, 'requirement');
   });
 
@@ -126,5 +129,38 @@ describe('discreteFrame: the fast path equals the reference frame', () => {
     const spec = env.discreteSpec as DiscreteSpec;
     const other = { ...spec, employees: spec.employees.slice(1) };
     expect(bits(discreteFrame(sim, other))).toEqual(bits(discreteFrameReference(sim, other)));
+  });
+});
+
+describe('discreteSpec: one shared spec per sizes, employees and clients', () => {
+  it('equals the spec built afresh, for every preset and some sizes; shared and frozen', () => {
+    for (const preset of PRESETS) {
+      for (const [K, T] of [[10, 4], [1, 1], [256, 7]] as const) {
+        const a = new Env();
+        a.reset({ seed: 1, preset, options: { actions: 'discrete', market_slots: K, task_slots: T } });
+        const b = new Env();
+        b.reset({ seed: 7, preset, options: { actions: 'discrete', market_slots: K, task_slots: T } });
+        const spec = a.discreteSpec as DiscreteSpec;
+        expect(spec).toEqual(buildDiscreteSpec(a.simulation as Simulation, { market_slots: K, task_slots: T }));
+        expect(b.discreteSpec).toBe(spec);
+        expect(Object.isFrozen(spec) && Object.isFrozen(spec.feature_names) && Object.isFrozen(spec.obs_high)).toBe(true);
+      }
+    }
+  });
+
+  it('is another spec when an employee or a client has another name', () => {
+    const env = new Env();
+    env.reset({ seed: 1, options: { actions: 'discrete' } });
+    const sim = env.simulation as Simulation;
+    const spec = discreteSpec(sim);
+    for (const edit of ['employee', 'client'] as const) {
+      const snap = JSON.parse(JSON.stringify(sim.snapshot()));
+      if (edit === 'employee') snap.state.employees[2].name = 'Emp_Renamed';
+      else snap.state.clients[0].name = 'Zeta Renamed';
+      const other = Simulation.restore(snap);
+      const s2 = discreteSpec(other);
+      expect(s2).not.toEqual(spec);
+      expect(s2).toEqual(buildDiscreteSpec(other));
+    }
   });
 });
