@@ -19,7 +19,8 @@ import { intOption, MAX_WORKERS, parseSeedList } from './args.js';
 import { makePolicy, POLICY_NAMES } from '../../baselines/index.js';
 import { loadPreset } from '../config/load.js';
 import type { ExperimentConfig } from '../sim/index.js';
-import { episodeBuilder, episodeSink, stepBuilder, stepSink, type TableBuffers } from '../export/arrow.js';
+import { ARROW_COMPRESSIONS, episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowCompression, type TableBuffers } from '../export/arrow.js';
+import { zstdEncoder } from '../export/zstd.js';
 import { stepParquetSink, writeEpisodesParquet } from '../export/parquet.js';
 import { playJob, type JobRequest, type JobResult, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
 import { unpackTable } from '../export/table-builder.js';
@@ -42,6 +43,11 @@ export interface RunOptions {
   trajectories?: boolean;
   /** File format of the tables: Arrow IPC (`.arrow`, the default) or zstd-compressed Parquet (`.parquet`). */
   format?: TableFormat;
+  /**
+   * Body compression of the Arrow IPC tables (default `zstd`: each buffer compressed as the Arrow format's
+   * BodyCompression; `none`: plain buffers, as before). Parquet files are always zstd-compressed.
+   */
+  compression?: ArrowCompression;
   /** Also write the reference's rollout JSON files to DIR/rollouts/ (default false). */
   rollouts?: boolean;
   /** Run identifier (default: derived from the run's parameters, so reruns are byte-identical). */
@@ -220,7 +226,7 @@ function threadPool(n: number, wc: WorkerConfig): Pool {
 }
 
 /** What a bulk run plays: the options that decide its output files (not how or where it runs). */
-export type RunSpec = Pick<RunOptions, 'policies' | 'seeds' | 'preset' | 'maxSteps' | 'trajectories' | 'rollouts' | 'runId' | 'format'>;
+export type RunSpec = Pick<RunOptions, 'policies' | 'seeds' | 'preset' | 'maxSteps' | 'trajectories' | 'rollouts' | 'runId' | 'format' | 'compression'>;
 
 /** A validated run: its preset, the settings every job shares and its jobs in output ((policy, seed)) order. */
 export interface RunPlan {
@@ -232,6 +238,8 @@ export interface RunPlan {
   jobs: JobRequest[];
   /** File format of the tables (the run id does not depend on it: both formats hold the same rows). */
   format: TableFormat;
+  /** Body compression of Arrow IPC tables (nor does the run id depend on it). */
+  compression: ArrowCompression;
 }
 
 /** Validate a run and list its jobs; every process that plays part of a run derives the same plan. */
@@ -252,7 +260,9 @@ export function planRun(o: RunSpec): RunPlan {
   for (const policy of o.policies) for (const seed of o.seeds) jobs.push({ index: jobs.length, policy, seed });
   const format = o.format ?? 'arrow';
   if (!TABLE_FORMATS.includes(format)) throw new Error(`unknown format ${JSON.stringify(format)} (available: ${TABLE_FORMATS.join(', ')})`);
-  return { cfg, wc, policies: [...o.policies], jobs, format };
+  const compression = o.compression ?? 'zstd';
+  if (!ARROW_COMPRESSIONS.includes(compression)) throw new Error(`unknown compression ${JSON.stringify(compression)} (available: ${ARROW_COMPRESSIONS.join(', ')})`);
+  return { cfg, wc, policies: [...o.policies], jobs, format, compression };
 }
 
 /** File name of an episode's reference rollout JSON under DIR/rollouts/. */
@@ -269,12 +279,12 @@ interface StepSink {
   close(): Promise<void>;
 }
 
-function openStepSink(path: string, format: TableFormat): StepSink {
+function openStepSink(path: string, format: TableFormat, compression: ArrowCompression): StepSink {
   if (format === 'parquet') {
     const s = stepParquetSink(path);
     return { writeBuffers: (t) => s.writeBuffers(t), backlog: () => s.backlog(), drain: () => s.drain(), close: () => s.close() };
   }
-  const s = stepSink(path);
+  const s = stepSink(path, compression);
   return { writeBuffers: (t) => s.writeBuffers(t), backlog: () => 0, drain: async () => {}, close: async () => s.close() };
 }
 
@@ -285,10 +295,11 @@ function openStepSink(path: string, format: TableFormat): StepSink {
  */
 export async function playToDir(plan: RunPlan, jobs: readonly JobRequest[], out: string, workers: number, progress: boolean, format: TableFormat = plan.format): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
   const { cfg, wc } = plan;
+  if (format === 'arrow' && plan.compression === 'zstd') await zstdEncoder();
   mkdirSync(out, { recursive: true });
   if (wc.rollouts) mkdirSync(join(out, 'rollouts'), { recursive: true });
   const trajPath = wc.trajectories ? join(out, `trajectories.${format}`) : null;
-  const steps: StepSink | null = trajPath ? openStepSink(trajPath, format) : null;
+  const steps: StepSink | null = trajPath ? openStepSink(trajPath, format, plan.compression) : null;
   // Parquet compresses behind the writes: past this many queued episodes, playing waits for it.
   const maxBacklog = 8;
   const episodes: EpisodeRow[] = [];
@@ -360,19 +371,22 @@ export async function playToDir(plan: RunPlan, jobs: readonly JobRequest[], out:
     bar?.stop();
   }
   const episodesPath = join(out, `episodes.${format}`);
-  writeEpisodes(episodesPath, episodes);
+  writeEpisodes(episodesPath, episodes, plan.compression);
   return { episodes, trajectories: trajPath, episodesPath };
 }
 
-/** Write episode rows (in the given order) as one record batch of an Arrow IPC file, or as Parquet when `path` ends in `.parquet`. */
-export function writeEpisodes(path: string, episodes: readonly EpisodeRow[]): void {
+/**
+ * Write episode rows (in the given order) as one record batch of an Arrow IPC file (compressed as given; `zstd` needs
+ * `await zstdEncoder()` first), or as Parquet when `path` ends in `.parquet`.
+ */
+export function writeEpisodes(path: string, episodes: readonly EpisodeRow[], compression: ArrowCompression = 'none'): void {
   const eb = episodeBuilder();
   for (const e of episodes) eb.append(e);
   if (path.endsWith('.parquet')) {
     writeEpisodesParquet(path, eb.finish());
     return;
   }
-  const es = episodeSink(path);
+  const es = episodeSink(path, compression);
   es.writeBuffers(eb.finish());
   es.close();
 }
@@ -414,6 +428,7 @@ export interface RunSpecFlags {
   rollouts?: boolean;
   runId?: string;
   format?: TableFormat;
+  compression?: ArrowCompression;
 }
 
 /** Register the options that decide a run's output (shared by `ycgym run` and `ycgym shard`, so both accept the same flags). */
@@ -426,6 +441,7 @@ export function addRunOptions(cmd: Command): Command {
     .option('--max-steps <n>', 'truncate each episode after this many actions', intOption(1, Number.MAX_SAFE_INTEGER, '--max-steps'))
     .addOption(new Option('--no-trajectories', 'skip DIR/trajectories.FORMAT (episodes and summary only)'))
     .addOption(new Option('--format <format>', 'table files: Arrow IPC (DIR/*.arrow) or zstd-compressed Parquet (DIR/*.parquet)').choices([...TABLE_FORMATS]).default('arrow'))
+    .addOption(new Option('--compression <codec>', 'Arrow IPC body compression: zstd (each buffer, as the Arrow format defines it) or none (Parquet is always zstd)').choices([...ARROW_COMPRESSIONS]).default('zstd'))
     .option('--rollouts', "also write the reference's rollout JSON per episode to DIR/rollouts/")
     .option('--run-id <id>', 'run identifier stored in every row (default: derived from the parameters)');
 }
@@ -436,6 +452,7 @@ export function runSpecFrom(o: RunSpecFlags): RunSpec {
   if (o.maxSteps !== undefined) spec.maxSteps = o.maxSteps;
   if (o.runId !== undefined) spec.runId = o.runId;
   if (o.format !== undefined) spec.format = o.format;
+  if (o.compression !== undefined) spec.compression = o.compression;
   return spec;
 }
 

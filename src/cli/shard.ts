@@ -22,6 +22,7 @@ import { RecordBatch, RecordBatchReader } from 'apache-arrow';
 import type { Command } from 'commander';
 import { stepSink } from '../export/arrow.js';
 import { stepParquetSink } from '../export/parquet.js';
+import { zstdEncoder } from '../export/zstd.js';
 import type { EpisodeRow } from '../export/schema.js';
 import { readEpisodes } from './report.js';
 import { addRunOptions, planRun, playToDir, rolloutFileName, runSpecFrom, summaryTable, writeEpisodes, writeSummary, type RunPlan, type RunSpecFlags, type RunSummary } from './run.js';
@@ -140,11 +141,12 @@ export function collectShards(plan: RunPlan, from: string): ShardContent[] {
 /** Merge checked shards into DIR: the files and summary `ycgym run` writes for the same plan. */
 export async function mergeShards(plan: RunPlan, from: string, out: string): Promise<{ summary: RunSummary; episodes: EpisodeRow[]; files: string[] }> {
   const shards = collectShards(plan, from);
+  if (plan.format === 'arrow' && plan.compression === 'zstd') await zstdEncoder();
   mkdirSync(out, { recursive: true });
   const files: string[] = [];
   if (plan.wc.trajectories) {
     const path = join(out, `trajectories.${plan.format}`);
-    const sink = plan.format === 'parquet' ? stepParquetSink(path) : stepSink(path);
+    const sink = plan.format === 'parquet' ? stepParquetSink(path) : stepSink(path, plan.compression);
     let failed = false;
     try {
       for (const s of shards) {
@@ -187,7 +189,7 @@ export async function mergeShards(plan: RunPlan, from: string, out: string): Pro
   }
   const episodes = shards.flatMap((s) => s.episodes);
   const epPath = join(out, `episodes.${plan.format}`);
-  writeEpisodes(epPath, episodes);
+  writeEpisodes(epPath, episodes, plan.compression);
   files.push(epPath);
   const { summary, path } = writeSummary(out, episodes, plan.policies);
   files.push(path);

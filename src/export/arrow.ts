@@ -1,10 +1,12 @@
 /**
  * Arrow IPC writing for trajectories: record batches assembled without copying from the buffers of the row builder
- * (./table-builder.ts, re-exported), and an IPC file writer that streams to disk.
+ * (./table-builder.ts, re-exported), and an IPC file writer that streams to disk, its body buffers optionally
+ * zstd-compressed (./zstd.ts; reading compressed files needs nothing more than importing this module).
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { DataType, type Field, makeData, RecordBatch, RecordBatchFileWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
+import { CompressionType, DataType, type Field, makeData, RecordBatch, RecordBatchFileWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
 import { EPISODE_SCHEMA, STEP_SCHEMA } from './schema.js';
+import { requireZstdEncoder } from './zstd.js';
 import type { ColumnBuffers, TableBuffers } from './table-builder.js';
 
 export { episodeBuilder, stepBuilder, TableBuilder } from './table-builder.js';
@@ -50,8 +52,27 @@ export function recordBatch(schema: Schema, t: TableBuffers): RecordBatch {
 class FdFileWriter extends RecordBatchFileWriter {
   private pending: Uint8Array[] = [];
   private pendingBytes = 0;
-  constructor(private readonly fd: number) {
-    super();
+  constructor(
+    private readonly fd: number,
+    compression: ArrowCompression,
+  ) {
+    super(compression === 'zstd' ? { compressionType: CompressionType.ZSTD } : {});
+  }
+  /**
+   * apache-arrow 21.2's writer puts the compressed length in each compressed buffer's 8-byte prefix, where the Arrow
+   * format wants the uncompressed length (-1 for a buffer left uncompressed): pyarrow then refuses the file
+   * ("Destination buffer is too small"); Arrow JS's own reader only tells -1 from the rest. The prefix is set right.
+   */
+  protected override _compressBodyBuffers(buffers: ArrayBufferView[]): ReturnType<RecordBatchFileWriter['_compressBodyBuffers']> {
+    const out = super._compressBodyBuffers(buffers);
+    for (let i = 0; i < buffers.length; i++) {
+      const prefix = out.buffers[2 * i];
+      // An empty buffer has no prefix.
+      if (prefix === undefined || prefix.byteLength !== 8) continue;
+      const view = new DataView(prefix.buffer, prefix.byteOffset, 8);
+      if (view.getBigInt64(0, true) !== -1n) view.setBigInt64(0, BigInt((buffers[i] as ArrayBufferView).byteLength), true);
+    }
+    return out;
   }
   protected override _write(chunk: ArrayBufferView | ArrayBuffer): this {
     if (!this._started) return this;
@@ -82,7 +103,14 @@ function writeAll(fd: number, b: Uint8Array): void {
   while (off < b.byteLength) off += writeSync(fd, b, off, b.byteLength - off);
 }
 
-/** Writes record batches of one schema to an Arrow IPC file (`.arrow`), streaming to disk. */
+/** Body compression of an Arrow IPC file: zstd per buffer (Arrow's `BodyCompression`), or none. */
+export type ArrowCompression = 'zstd' | 'none';
+export const ARROW_COMPRESSIONS: readonly ArrowCompression[] = ['zstd', 'none'];
+
+/**
+ * Writes record batches of one schema to an Arrow IPC file (`.arrow`), streaming to disk. With `compression: 'zstd'`
+ * the encoder must be loaded first (`await zstdEncoder()` from ./zstd.ts).
+ */
 export class ArrowFileSink {
   private readonly fd: number;
   private readonly writer: FdFileWriter;
@@ -91,9 +119,11 @@ export class ArrowFileSink {
   constructor(
     readonly path: string,
     readonly schema: Schema,
+    readonly compression: ArrowCompression = 'none',
   ) {
+    if (compression === 'zstd') requireZstdEncoder();
     this.fd = openSync(path, 'w');
-    this.writer = new FdFileWriter(this.fd);
+    this.writer = new FdFileWriter(this.fd, compression);
     // Start with the schema so that a file without batches is still valid.
     this.writer.reset(undefined, schema);
   }
@@ -120,13 +150,13 @@ export class ArrowFileSink {
 }
 
 /** Sink for step tables. */
-export function stepSink(path: string): ArrowFileSink {
-  return new ArrowFileSink(path, STEP_SCHEMA);
+export function stepSink(path: string, compression: ArrowCompression = 'none'): ArrowFileSink {
+  return new ArrowFileSink(path, STEP_SCHEMA, compression);
 }
 
 /** Sink for episode tables. */
-export function episodeSink(path: string): ArrowFileSink {
-  return new ArrowFileSink(path, EPISODE_SCHEMA);
+export function episodeSink(path: string, compression: ArrowCompression = 'none'): ArrowFileSink {
+  return new ArrowFileSink(path, EPISODE_SCHEMA, compression);
 }
 
 /** Read a whole Arrow IPC file into memory. */

@@ -23,10 +23,28 @@ function rowsOf(t: ReturnType<typeof readArrowFile>): unknown[] {
 
 describe('ycgym run --format parquet', () => {
   const arrow = join(dir, 'arrow');
+  const plain = join(dir, 'arrow-plain');
   const parquet = join(dir, 'parquet');
   beforeAll(async () => {
     await runBulk({ ...SPEC, workers: 1, out: arrow, progress: false });
+    await runBulk({ ...SPEC, compression: 'none', workers: 1, out: plain, progress: false });
     await runBulk({ ...SPEC, format: 'parquet', workers: 1, out: parquet, progress: false });
+  });
+
+  it('Arrow IPC is zstd-compressed by default (Arrow BodyCompression); --compression none writes the plain buffers; the same rows', () => {
+    for (const table of ['trajectories', 'episodes']) {
+      const z = readArrowFile(join(arrow, `${table}.arrow`));
+      const p = readArrowFile(join(plain, `${table}.arrow`));
+      expect(z.schema.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable}`)).toEqual(p.schema.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable}`));
+      expect([...z.schema.metadata]).toEqual([...p.schema.metadata]);
+      expect(z.numRows).toBe(p.numRows);
+      expect(rowsOf(z)).toEqual(rowsOf(p));
+    }
+    expect(readFileSync(join(arrow, 'summary.json')).equals(readFileSync(join(plain, 'summary.json')))).toBe(true);
+    const z = readFileSync(join(arrow, 'trajectories.arrow'));
+    const p = readFileSync(join(plain, 'trajectories.arrow'));
+    expect(z.subarray(0, 6).toString()).toBe('ARROW1');
+    expect(z.length * 10).toBeLessThan(p.length);
   });
 
   it('writes the Arrow rows, schema and metadata as zstd Parquet, and the same summary', () => {
@@ -42,7 +60,7 @@ describe('ycgym run --format parquet', () => {
     }
     const pq = readFileSync(join(parquet, 'trajectories.parquet'));
     expect(pq.subarray(0, 4).toString()).toBe('PAR1');
-    expect(pq.length * 10).toBeLessThan(readFileSync(join(arrow, 'trajectories.arrow')).length);
+    expect(pq.length * 10).toBeLessThan(readFileSync(join(plain, 'trajectories.arrow')).length);
     expect(readEpisodes(join(parquet, 'episodes.parquet'))).toEqual(readEpisodes(join(arrow, 'episodes.arrow')));
   });
 

@@ -38,6 +38,31 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def plain_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same run with ``--compression none`` (plain Arrow IPC buffers)."""
+    out = tmp_path_factory.mktemp("ycgym-run-plain")
+    cmd = [*_entry(), "run", "--policy", ",".join(POLICIES), "--seeds", "1-3", "--workers", "1", "--compression", "none", "--out", str(out), "--no-progress"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_zstd_compressed_by_default_and_equal_to_plain(run_dir: Path, plain_dir: Path) -> None:
+    """The default files are Arrow IPC with zstd BodyCompression: pyarrow and polars read the rows of the plain run."""
+    import polars as pl
+    import pyarrow.ipc as ipc
+
+    for name in ("trajectories.arrow", "episodes.arrow"):
+        z = ipc.open_file(run_dir / name).read_all()
+        p = ipc.open_file(plain_dir / name).read_all()
+        assert z.equals(p) and z.schema.equals(p.schema, check_metadata=True)
+        assert pl.read_ipc(run_dir / name).equals(pl.read_ipc(plain_dir / name))
+    # Record batch messages name their compression: the compressed file is far smaller than the plain one.
+    assert (run_dir / "trajectories.arrow").stat().st_size * 10 < (plain_dir / "trajectories.arrow").stat().st_size
+    assert (run_dir / "summary.json").read_bytes() == (plain_dir / "summary.json").read_bytes()
+
+
 STEP_COLUMNS = [
     "run_id", "episode_id", "policy", "preset", "seed", "step", "action", "observation_text", "ok", "exit_code",
     "command", "sim_time", "funds_cents", "monthly_payroll_cents", "runway_months", "prestige_research",

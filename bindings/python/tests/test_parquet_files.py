@@ -31,10 +31,11 @@ def _run(out: Path, *extra: str) -> None:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The same run written as Arrow IPC (the default) and as Parquet."""
+    """The same run written as Arrow IPC with plain buffers (``--compression none``; the default zstd-compressed files
+    hold the same rows: test_arrow_files.py) and as Parquet."""
     arrow = tmp_path_factory.mktemp("run-arrow")
     parquet = tmp_path_factory.mktemp("run-parquet")
-    _run(arrow)
+    _run(arrow, "--compression", "none")
     _run(parquet, "--format", "parquet")
     return arrow, parquet
 

@@ -145,6 +145,10 @@ def test_seed_lists_keep_their_order_and_argv_stays_short() -> None:
         "policies": ["greedy", "random"],
         "jobs": 6,
     }
+    assert "--compression" not in yr.run_args("greedy", "1-3")
+    plain = yr.run_args("greedy", "1-3", compression="none")
+    assert plain[plain.index("--compression") + 1] == "none"
+    assert yr.plan_run(plain)["jobs"] == 3
 
 
 def test_bad_flags_fail_before_ray_starts(tmp_path: Path) -> None:

@@ -58,6 +58,12 @@ def parser() -> argparse.ArgumentParser:
         default="arrow",
         help="table files: Arrow IPC (OUT/*.arrow, default) or zstd-compressed Parquet (OUT/*.parquet)",
     )
+    r.add_argument(
+        "--compression",
+        choices=("zstd", "none"),
+        default="zstd",
+        help="Arrow IPC body compression: zstd (default; each buffer, as the Arrow format defines it) or none",
+    )
     r.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     r.add_argument("--address", help="Ray cluster to connect to (e.g. auto, ray://head:10001); default: start a local Ray")
     r.add_argument("--num-workers", type=_int_at_least(1), help="actors, one CPU each (default: the cluster's CPUs)")
@@ -82,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rollouts=o.rollouts,
             run_id=o.run_id,
             format=o.format,
+            compression=o.compression,
             address=o.address,
             num_workers=o.num_workers,
             shard_size=o.shard_size,

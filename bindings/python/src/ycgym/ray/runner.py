@@ -95,6 +95,7 @@ def run_args(
     rollouts: bool = False,
     run_id: str | None = None,
     format: str = "arrow",
+    compression: str = "zstd",
 ) -> list[str]:
     """The flags of ``ycgym run`` that decide a run's output, as passed to every ``ycgym shard`` command."""
     pol = policies if isinstance(policies, str) else ",".join(policies)
@@ -110,6 +111,8 @@ def run_args(
         args += ["--run-id", run_id]
     if format != "arrow":
         args += ["--format", format]
+    if compression != "zstd":
+        args += ["--compression", compression]
     return args
 
 
@@ -232,6 +235,7 @@ def run(
     rollouts: bool = False,
     run_id: str | None = None,
     format: str = "arrow",
+    compression: str = "zstd",
     address: str | None = None,
     num_workers: int | None = None,
     shard_size: int | None = None,
@@ -242,8 +246,9 @@ def run(
     """Run baseline ``policies`` on ``seeds`` across a Ray cluster; write ``out`` as ``ycgym run`` would.
 
     Args:
-        policies, seeds, preset, max_steps, trajectories, rollouts, run_id, format: as the flags of ``ycgym run``
-            (``seeds`` as a list or in its syntax, e.g. ``"1-100"``; ``format``: ``"arrow"`` or ``"parquet"``).
+        policies, seeds, preset, max_steps, trajectories, rollouts, run_id, format, compression: as the flags of
+            ``ycgym run`` (``seeds`` as a list or in its syntax, e.g. ``"1-100"``; ``format``: ``"arrow"`` or
+            ``"parquet"``; ``compression``: ``"zstd"`` or ``"none"``, the Arrow IPC files' buffers).
         address: a Ray cluster to connect to (``ray.init(address=...)``); without it a Ray already initialised
             in this process is used, else a local one is started with ``num_workers`` CPUs (all cores by
             default). A Ray this call starts is left running for later calls and stops at interpreter exit.
@@ -257,7 +262,9 @@ def run(
     t0 = time.perf_counter()
     out_dir = Path(out)
     command = find_server_command()
-    args = run_args(policies, seeds, preset=preset, max_steps=max_steps, trajectories=trajectories, rollouts=rollouts, run_id=run_id, format=format)
+    args = run_args(
+        policies, seeds, preset=preset, max_steps=max_steps, trajectories=trajectories, rollouts=rollouts, run_id=run_id, format=format, compression=compression
+    )
     plan = plan_run(args, command)
     jobs = int(plan["jobs"])
     if num_workers is not None and num_workers < 1:
