@@ -1,12 +1,13 @@
 /**
  * Bulk-run benchmark (issue 14): wall and CPU time of `ycgym run` playing many episodes, in fresh processes, per output
- * format (`arrow`, `parquet`, `none` for `--no-trajectories`), with the files' sizes. With `--against OTHER/dist` the
+ * format (`arrow`: the default zstd Arrow IPC, `arrow_plain`: `--compression none`, `parquet`, `none` for
+ * `--no-trajectories`), with the files' sizes. With `--against OTHER/dist` the
  * other build runs the same commands in the same run, alternately (each repeat swaps which goes first);
  * `ratio_other_over_this` is the other build's median time over this one's (above 1: this build is faster), and the
  * first repeat checks that both builds wrote the same bytes (`identical_files`).
  *
  * Usage: `npm run build && node dist/bench/bulk-run.js [--seeds 1-1000] [--policy greedy] [--workers 2]
- * [--formats arrow,parquet,none] [--repeats 2] [--against OTHER/dist] [--out DIR]` (DIR: where the runs write, default
+ * [--formats arrow,arrow_plain,parquet,none] [--repeats 2] [--against OTHER/dist] [--out DIR]` (DIR: where the runs write, default
  * a temporary folder; each run's files are removed once measured). Prints one JSON object. CPU time is the children's
  * user + system time from /proc/self/stat (Linux; null elsewhere).
  */
@@ -17,7 +18,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median } from './harness.js';
 
-const FORMATS = ['arrow', 'parquet', 'none'] as const;
+/** `arrow`: the build's default Arrow files; `arrow_plain`: `--compression none` (a build without the flag writes plain files by default). */
+const FORMATS = ['arrow', 'arrow_plain', 'parquet', 'none'] as const;
 type Format = (typeof FORMATS)[number];
 
 
@@ -61,10 +63,23 @@ interface Sample {
   cpu_s: number | null;
 }
 
+/** Whether the build at `dist` has `ycgym run --compression` (builds before it wrote plain Arrow files only). */
+function hasCompression(dist: string): boolean {
+  const r = spawnSync(process.execPath, [join(dist, 'src', 'cli', 'main.js'), 'run', '--help'], { encoding: 'utf8' });
+  return r.stdout.includes('--compression');
+}
+
+/** The `ycgym run` flags of a format for the build at `dist`. */
+function formatArgs(dist: string, format: Format): string[] {
+  if (format === 'none') return ['--no-trajectories'];
+  if (format === 'arrow_plain') return hasCompression(dist) ? ['--format', 'arrow', '--compression', 'none'] : ['--format', 'arrow'];
+  return ['--format', format];
+}
+
 /** One `ycgym run` of the build at `dist` into `out`. */
 function runOnce(dist: string, format: Format, a: { seeds: string; policy: string; workers: number }, out: string): Sample {
   const args = [join(dist, 'src', 'cli', 'main.js'), 'run', '--policy', a.policy, '--seeds', a.seeds, '--workers', String(a.workers), '--out', out];
-  args.push(...(format === 'none' ? ['--no-trajectories'] : ['--format', format]));
+  args.push(...formatArgs(dist, format));
   const c0 = childrenCpuS();
   const t0 = performance.now();
   const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });

@@ -13,12 +13,14 @@ const script = join(dist, 'bench', 'bulk-run.js');
 
 describe('bench/bulk-run', () => {
   it.skipIf(!existsSync(script))('times ycgym run per format against another build and checks both wrote the same bytes', () => {
-    const r = spawnSync(process.execPath, [script, '--seeds', '1-2', '--workers', '1', '--repeats', '1', '--formats', 'none,arrow', '--against', dist], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [script, '--seeds', '1-2', '--workers', '1', '--repeats', '1', '--formats', 'none,arrow,arrow_plain', '--against', dist], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as Record<string, any>;
-    expect(out['run']).toEqual({ seeds: '1-2', policy: 'greedy', workers: 1, formats: ['none', 'arrow'], repeats: 1 });
+    expect(out['run']).toEqual({ seeds: '1-2', policy: 'greedy', workers: 1, formats: ['none', 'arrow', 'arrow_plain'], repeats: 1 });
     for (const build of ['this', 'other']) {
-      for (const f of ['none', 'arrow']) {
+      // The default files are zstd-compressed: far smaller than the plain ones.
+      expect(out[build]['arrow'].files['trajectories.arrow'] * 10).toBeLessThan(out[build]['arrow_plain'].files['trajectories.arrow']);
+      for (const f of ['none', 'arrow', 'arrow_plain']) {
         const m = out[build][f];
         expect(m.runs.length).toBe(1);
         expect(m.wall_s).toBeGreaterThan(0);
@@ -27,8 +29,8 @@ describe('bench/bulk-run', () => {
       expect(Object.keys(out[build]['arrow'].files)).toEqual(['episodes.arrow', 'summary.json', 'trajectories.arrow']);
       expect(Object.keys(out[build]['none'].files)).toEqual(['episodes.arrow', 'summary.json']);
     }
-    expect(out['identical_files']).toEqual({ none: true, arrow: true });
-    expect(Object.keys(out['ratio_other_over_this'])).toEqual(['none', 'arrow']);
+    expect(out['identical_files']).toEqual({ none: true, arrow: true, arrow_plain: true });
+    expect(Object.keys(out['ratio_other_over_this'])).toEqual(['none', 'arrow', 'arrow_plain']);
   });
 
   it.skipIf(!existsSync(script))('refuses an unknown format and a build without the CLI', () => {
