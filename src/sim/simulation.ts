@@ -172,7 +172,7 @@ export class Simulation {
     const prestige = {} as Record<Domain, Dec>;
     for (const d of DOMAINS) prestige[d] = p0;
     const tasks: Task[] = world.market.map((tt, slot) =>
-      marketTask(tt, { id: slot, title: tt.gen.title, clientId: genClients.length > 0 ? tt.gen.client_index % genClients.length : null, rewardCents: tt.gen.reward_funds_cents, marketSlot: slot }),
+      marketTask(tt, { id: slot, title: tt.title, clientId: genClients.length > 0 ? tt.clientIndex % genClients.length : null, rewardCents: tt.rewardFundsCents, marketSlot: slot }),
     );
     const state: SimState = {
       seed: opts.seed,

@@ -397,11 +397,10 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   }
   const counter = task.marketSlot * 1000 + generation;
   const tt = replacementTemplate(state.seed, counter, task.requiredPrestige, clientIndex, w, client ? client.specialties : null);
-  const gen = tt.gen;
-  const repClient = sorted.length > 0 ? sorted[gen.client_index % sorted.length] : undefined;
-  let reward = gen.reward_funds_cents;
+  const repClient = sorted.length > 0 ? sorted[tt.clientIndex % sorted.length] : undefined;
+  let reward = tt.rewardFundsCents;
   if (cfg.fixes.replacement_client_multiplier && repClient) reward = Math.trunc(reward * repClient.rewardMultiplier);
-  let title = gen.title;
+  let title = tt.title;
   if (cfg.fixes.replacement_unique_titles) title = `Task-R${++state.replacementSerial}`;
   const rep = marketTask(tt, { id: state.tasks.length, title, clientId: repClient ? repClient.id : null, rewardCents: reward, marketSlot: task.marketSlot });
   addTask(rep);

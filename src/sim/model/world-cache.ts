@@ -11,9 +11,17 @@ import { DZERO } from '../py/decimal.js';
 import { DOMAINS, DOMAINS_ALPHA, type Domain, type Task } from './types.js';
 import { FIXED_WORLD_SEED, generateClients, generateEmployees, generateReplacementTask, generateTasks, type GenClient, type GenEmployee, type GenTask } from './world.js';
 
-/** A generated task with its stored (quantized) Decimal columns precomputed. Read-only. */
+/**
+ * A generated task as the simulation stores it: the generator's integer columns and its quantized Decimal columns
+ * (the drawn floats and the requirements in sampling order are not kept: the world cache holds tens of thousands of
+ * these, and every one kept is copied by the young-generation collector). Read-only.
+ */
 export interface TaskTemplate {
-  readonly gen: GenTask;
+  readonly title: string;
+  readonly clientIndex: number;
+  readonly requiredPrestige: number;
+  readonly rewardFundsCents: number;
+  readonly requiredTrust: number;
   readonly rewardPrestigeDelta: Dec;
   readonly skillBoostPct: Dec;
   /** Requirements in alphabetical domain order (the order SQLite returns them). */
@@ -70,7 +78,14 @@ function cfgKey(w: WorldConfig): string {
 
 const worlds = new Lru<WorldTemplate>(256);
 const people = new Lru<{ employees: GenEmployee[]; clients: GenClient[]; rates: Record<Domain, Dec>[] }>(64);
-const replacements = new Lru<TaskTemplate>(65_536);
+/** A cached replacement task with the arguments besides (seed, counter, config) it was generated for. */
+interface Replacement {
+  readonly prestige: number;
+  readonly clientIndex: number;
+  readonly specialties: readonly Domain[] | null;
+  readonly tt: TaskTemplate;
+}
+const replacements = new Lru<Replacement>(65_536);
 
 /**
  * `D(pyFormatFixed(x, digits))` (built by decFromPlain) memoised by (digits, x): the stored column of a generated float. Drawn values repeat
@@ -107,11 +122,15 @@ export function taskTemplate(g: GenTask): TaskTemplate {
     }
   }
   return {
-    gen: g,
+    title: g.title,
+    clientIndex: g.client_index,
+    requiredPrestige: g.required_prestige,
+    rewardFundsCents: g.reward_funds_cents,
+    requiredTrust: g.required_trust,
+    reqs: reqs.slice(), // of its exact length (templates are kept; an array grown by push keeps room for 17)
     // Not memoised: market listings find an earlier episode's entries through this task's own delta instance.
     rewardPrestigeDelta: decFromPlain(pyFormatFixed(g.reward_prestige_delta, 3)),
     skillBoostPct: quantized(g.skill_boost_pct, 4),
-    reqs,
   };
 }
 
@@ -147,13 +166,23 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
 
 /** A replacement task (cached); see `generateReplacementTask`. */
 export function replacementTemplate(seed: number, counter: number, prestige: number, clientIndex: number, w: WorldConfig, specialties: readonly Domain[] | null): TaskTemplate {
-  const key = `${seed}|${counter}|${prestige}|${clientIndex}|${specialties ? specialties.join(',') : '-'}|${cfgKey(w)}`;
-  let t = replacements.get(key);
-  if (!t) {
-    t = taskTemplate(generateReplacementTask(seed, counter, prestige, clientIndex, w, specialties));
-    replacements.set(key, t);
-  }
-  return t;
+  // Keyed on (seed, counter, config) alone, a short text kept per entry (the full key, built per call, was a tree of
+  // joined texts kept with every entry); the other arguments are compared on a hit (within a world they are the same
+  // for a counter) and a different one regenerates the entry.
+  const key = `${seed}|${counter}|${cfgKey(w)}`;
+  const hit = replacements.get(key);
+  if (hit && hit.prestige === prestige && hit.clientIndex === clientIndex && sameDomains(hit.specialties, specialties)) return hit.tt;
+  const tt = taskTemplate(generateReplacementTask(seed, counter, prestige, clientIndex, w, specialties));
+  replacements.set(key, { prestige, clientIndex, specialties: specialties ? specialties.slice() : null, tt });
+  return tt;
+}
+
+/** The same domains in the same order (or both null). */
+function sameDomains(a: readonly Domain[] | null, b: readonly Domain[] | null): boolean {
+  if (a === null || b === null) return a === b;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Drop every cached world (for memory measurements and tests). */
@@ -170,7 +199,7 @@ export function marketTask(tt: TaskTemplate, f: { id: number; title: string; cli
     title: f.title,
     clientId: f.clientId,
     status: 'market',
-    requiredPrestige: tt.gen.required_prestige,
+    requiredPrestige: tt.requiredPrestige,
     rewardCents: f.rewardCents,
     rewardPrestigeDelta: tt.rewardPrestigeDelta,
     skillBoostPct: tt.skillBoostPct,
@@ -179,7 +208,7 @@ export function marketTask(tt: TaskTemplate, f: { id: number; title: string; cli
     completedAt: null,
     success: null,
     milestonePct: 0,
-    requiredTrust: tt.gen.required_trust,
+    requiredTrust: tt.requiredTrust,
     advertisedRewardCents: null,
     marketSlot: f.marketSlot,
     owned: false,

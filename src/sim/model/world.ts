@@ -150,11 +150,18 @@ function sampleRequirements(rng: PyRandom, cfg: WorldConfig, prestige: number, s
   const out: [Domain, number][] = [];
   for (const d of picked) {
     const qty = Math.trunc(Math.trunc(sampleFromSpec(rng, cfg.dist.required_qty)) * scale);
-    const existing = out.findIndex(([dd]) => dd === d);
+    let existing = -1;
+    for (let i = 0; i < out.length; i++) {
+      if ((out[i] as [Domain, number])[0] === d) {
+        existing = i;
+        break;
+      }
+    }
     if (existing >= 0) out[existing] = [d, qty];
     else out.push([d, qty]);
   }
-  return out;
+  // of its exact length: generated tasks are kept in the world cache (an array grown by push keeps room for 17)
+  return out.slice();
 }
 
 function distBound(spec: DistSpec, key: 'low' | 'high', dflt: number): number {

@@ -73,10 +73,11 @@ export function decFromPlain(str: string): Dec {
   const e = intLen - lead - 1;
   let k = (e + 1) % 7;
   if (e < 0) k += 7;
-  const d: number[] = [];
+  let d: number[] | null = null;
   let j = lead;
   let pad: number;
   if (k < len) {
+    d = [];
     if (k) d.push(wordOf(str, start, dot, intLen, j, k));
     j += k;
     while (j < end - 7) {
@@ -87,10 +88,15 @@ export function decFromPlain(str: string): Dec {
   } else pad = k - len;
   let last = wordOf(str, start, dot, intLen, j, end - j);
   for (let q = 0; q < pad; q++) last *= 10;
-  d.push(last);
   f.s = sign;
   f.e = e;
-  f.d = d;
+  // Word arrays of their exact length (an array grown by push keeps room for 17 words: 152 bytes where one word
+  // needs 24), as many of these Decimals are kept (generated tasks, memos).
+  if (d === null || d.length === 0) f.d = [last];
+  else {
+    d.push(last);
+    f.d = d.slice();
+  }
   return x;
 }
 
