@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -268,3 +269,38 @@ def test_the_discrete_env_asks_for_no_text_unless_it_renders_it() -> None:
     finally:
         plain.close()
         shown.close()
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
+def test_discrete_vector_env_binary_infos_of_a_full_step_equal_the_entry_by_entry_infos(mode: str) -> None:
+    """A binary step of every sub-environment builds its infos from the reply's columns as they are; they equal the
+    infos built entry by entry (same keys in the same order, dtypes and values), over steps with episode ends."""
+    from gymnasium.vector import AutoresetMode
+
+    v = YCBenchDiscreteVectorEnv(4, max_steps=4, autoreset_mode=AutoresetMode(mode))
+    fast = 0
+    try:
+        infos = v._infos
+
+        def checked(results: Any, stepped: Any = None) -> dict[str, Any]:
+            nonlocal fast
+            out = infos(results, stepped)
+            if stepped is not None and len(stepped[0]) == v.num_envs:
+                fast += 1
+                ref = v._infos_of(results, stepped)
+                assert list(out) == list(ref)
+                for key, want in ref.items():
+                    assert out[key].dtype == want.dtype and out[key].shape == want.shape and out[key].tolist() == want.tolist(), key
+            return out
+
+        v._infos = checked  # type: ignore[method-assign]
+        _, info = v.reset(seed=3)
+        ends = set()
+        for k in range(16):
+            if k == 2:  # out of step: sub-environment 0's episodes end two steps after the others'
+                _, info = v.reset(options={"reset_mask": np.array([True, False, False, False])})
+            _, _, term, trunc, info = v.step(np.asarray([int(np.flatnonzero(m)[0]) for m in info["action_mask"]]))
+            ends.add(tuple((term | trunc).tolist()))
+        assert fast >= 8 and (False, True, True, True) in ends
+    finally:
+        v.close()

@@ -128,6 +128,12 @@ def _as_z85(key: str | bytes | None) -> bytes | None:
     return key.encode("ascii") if isinstance(key, str) else bytes(key)
 
 
+
+def _entries(steps: Iterable[Any]) -> list[dict[str, Any]]:
+    """The request entries of ``step_batch`` steps: ``(session, action)`` pairs or mappings (a tuple is tested first:
+    ``isinstance(s, Mapping)`` is an ABC check, the costliest part of the list for the vector envs' pairs)."""
+    return [{"session": s[0], "action": s[1]} if type(s) is tuple else dict(s) if isinstance(s, Mapping) else {"session": s[0], "action": s[1]} for s in steps]
+
 class Client:
     """A ``DEALER`` connection to a ycgym server.
 
@@ -372,7 +378,7 @@ class Client:
         Results come back in request order. A failed entry raises its :class:`ProtocolError` (with
         ``index`` set) when ``raise_errors`` is true; otherwise it is returned in place of the result.
         """
-        entries = [dict(s) if isinstance(s, Mapping) else {"session": s[0], "action": s[1]} for s in steps]
+        entries = _entries(steps)
         res = self.request("step_batch", steps=entries, timeout=timeout)
         return self._unpack_batch(res, raise_errors)
 
@@ -390,7 +396,7 @@ class Client:
         of one frame shape give ``obs`` and ``mask``; an entry of another shape fails alone. A failed entry raises its
         :class:`ProtocolError` (``index`` set) when ``raise_errors`` is true, else it is in ``errors`` (its rows are zeros).
         """
-        entries = [dict(s) if isinstance(s, Mapping) else {"session": s[0], "action": s[1]} for s in steps]
+        entries = _entries(steps)
         got: BatchArrays = self.request("step_batch", steps=entries, encoding="binary", timeout=timeout)
         if raise_errors:
             got.raise_first()

@@ -137,6 +137,23 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
     def _infos(self, results: Sequence[ResetResult | StepResult | None], stepped: tuple[Sequence[int], BatchArrays] | None = None) -> dict[str, Any]:
         """Vector infos; a sub-environment whose entry is None (not reset by a masked reset) is masked out. ``stepped``:
         the indices and arrays of a binary step (their ``results`` entries are None)."""
+        if stepped is not None and len(stepped[0]) == self.num_envs:
+            return self._stepped_infos(stepped[1])
+        return self._infos_of(results, stepped)
+
+    def _stepped_infos(self, arr: BatchArrays) -> dict[str, Any]:
+        """``_infos`` of a binary step of every sub-environment (no reset among them): the columns as they are."""
+        have = np.ones(self.num_envs, dtype=np.bool_)
+        info: dict[str, Any] = {"action_mask": self._mask.copy(), "_action_mask": have}
+        for key in _INT_KEYS:
+            info[key] = getattr(arr, key).astype(np.int64)
+            info[f"_{key}"] = have
+        info["terminal_reason"] = arr.reasons()
+        info["_terminal_reason"] = have
+        return info
+
+    def _infos_of(self, results: Sequence[ResetResult | StepResult | None], stepped: tuple[Sequence[int], BatchArrays] | None = None) -> dict[str, Any]:
+        """``_infos`` computed entry by entry (any mix of results, binary rows and masked-out entries)."""
         have = np.asarray([r is not None for r in results], dtype=np.bool_)
         info: dict[str, Any] = {"action_mask": self._mask.copy(), "_action_mask": have}
         cols = {key: np.asarray([0 if r is None else int(r["info"][key]) for r in results], dtype=np.int64) for key in _INT_KEYS}  # type: ignore[literal-required]
@@ -188,15 +205,20 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         terminated = np.zeros(n, dtype=np.bool_)
         truncated = np.zeros(n, dtype=np.bool_)
         results: list[Any] = [None] * n
-        again = [i for i in range(n) if self._autoreset[i]]
-        live = [i for i in range(n) if not self._autoreset[i]]
+        if self._autoreset.any():
+            again: list[int] = np.flatnonzero(self._autoreset).tolist()
+            live: list[int] = np.flatnonzero(~self._autoreset).tolist()
+        else:
+            again, live = [], self._every()
         rid = [c.send("reset", seed=self._seed(i, None), preset=self.preset, session=self._sessions[i], options=self._opts) for i in again]
         binary: tuple[Sequence[int], BatchArrays] | None = None
         if not live:
             pass
         elif self.encoding == "binary":
             # One round trip (the resets are pipelined behind it); rows go straight into the batch arrays.
-            arr = c.step_batch_arrays([(self._sessions[i], int(acts[i])) for i in live])
+            act = acts.tolist()
+            sessions = self._sessions
+            arr = c.step_batch_arrays([(sessions[i], int(act[i])) for i in live])
             if arr.obs is None or arr.mask is None or arr.obs.shape[1] != self._obs.shape[1] or arr.mask.shape[1] != self._mask.shape[1]:
                 raise ProtocolError("bad_reply", "the binary step reply has no Discrete frame of this env's shape")
             idx: Any = slice(None) if not again else np.asarray(live, dtype=np.intp)
