@@ -262,6 +262,7 @@ export function planRun(o: RunSpec): RunPlan {
   if (!TABLE_FORMATS.includes(format)) throw new Error(`unknown format ${JSON.stringify(format)} (available: ${TABLE_FORMATS.join(', ')})`);
   const compression = o.compression ?? 'zstd';
   if (!ARROW_COMPRESSIONS.includes(compression)) throw new Error(`unknown compression ${JSON.stringify(compression)} (available: ${ARROW_COMPRESSIONS.join(', ')})`);
+  if (format === 'parquet' && compression === 'none') throw new Error('--compression none applies to Arrow IPC files: Parquet files are always zstd-compressed');
   return { cfg, wc, policies: [...o.policies], jobs, format, compression };
 }
 

@@ -31,6 +31,12 @@ describe('ycgym run --format parquet', () => {
     await runBulk({ ...SPEC, format: 'parquet', workers: 1, out: parquet, progress: false });
   });
 
+  it('refuses --compression none with --format parquet, and an unknown compression', () => {
+    expect(() => planRun({ ...SPEC, format: 'parquet', compression: 'none' })).toThrow(/Parquet files are always zstd-compressed/);
+    expect(() => planRun({ ...SPEC, compression: 'lz4' as 'zstd' })).toThrow(/unknown compression "lz4" \(available: zstd, none\)/);
+    expect(planRun({ ...SPEC, format: 'parquet' }).compression).toBe('zstd');
+  });
+
   it('Arrow IPC is zstd-compressed by default (Arrow BodyCompression); --compression none writes the plain buffers; the same rows', () => {
     for (const table of ['trajectories', 'episodes']) {
       const z = readArrowFile(join(arrow, `${table}.arrow`));
