@@ -65,6 +65,12 @@ def test_table_schema_and_round_trips(episodes: list[list[dict[str, Any]]], tmp_
     for name in ("t.arrow", "t.parquet"):
         back = read_trajectories(write_trajectories(table, tmp_path / name))
         assert back.equals(table)
+    # Arrow files are zstd-compressed by default, as ycgym run writes them; compression=None writes plain buffers.
+    plain = write_trajectories(table, tmp_path / "plain.arrow", compression=None)
+    assert read_trajectories(plain).equals(table)
+    assert (tmp_path / "t.arrow").stat().st_size * 3 < plain.stat().st_size
+    with pytest.raises(ValueError, match="compression must be 'zstd' or None"):
+        write_trajectories(table, tmp_path / "x.arrow", compression="lz4")
     write_trajectories(table.slice(0, 136), tmp_path / "dir" / "a.arrow")
     write_trajectories(table.slice(136), tmp_path / "dir" / "b.arrow")
     assert read_trajectories(tmp_path / "dir").equals(table)

@@ -292,10 +292,13 @@ def steps_to_table(steps: Iterable[Mapping[str, Any]], schema: pa.Schema = STEP_
     return pa.Table.from_pydict(cols, schema=schema)
 
 
-def write_trajectories(table: pa.Table, path: str | Path, schema: pa.Schema | None = STEP_SCHEMA) -> Path:
+def write_trajectories(table: pa.Table, path: str | Path, schema: pa.Schema | None = STEP_SCHEMA, compression: str | None = "zstd") -> Path:
     """Write a step table as an Arrow IPC file (``.arrow``; ``.parquet`` writes zstd-compressed Parquet, as
     ``ycgym run --format parquet`` does). Other tables: pass their ``schema`` (or ``None`` to write the table
-    as it is)."""
+    as it is). An Arrow file's buffers are zstd-compressed, as ``ycgym run`` writes them (``compression=None``:
+    plain buffers, as ``--compression none``)."""
+    if compression not in ("zstd", None):
+        raise ValueError(f"compression must be 'zstd' or None, got {compression!r}")
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     if schema is not None and table.schema != schema:
@@ -305,7 +308,8 @@ def write_trajectories(table: pa.Table, path: str | Path, schema: pa.Schema | No
 
         pq.write_table(table, p, compression="zstd")
     else:
-        with pa.OSFile(str(p), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        options = pa.ipc.IpcWriteOptions(compression=compression)
+        with pa.OSFile(str(p), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
             writer.write_table(table)
     return p
 
