@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Dec, decFromFloat, decFromFloatOnce, decFromPlain } from '../../src/sim/py/decimal.js';
+import { Dec, decFromFixed, decFromFloat, decFromFloatOnce, decFromPlain } from '../../src/sim/py/decimal.js';
 import { pyFormatFixed } from '../../src/sim/py/pyfloat.js';
 
 function fields(d: Dec): { s: number; e: number; d: number[] | null } {
@@ -72,3 +72,40 @@ function decFromPlainOr(t: string, ctor = false): Dec {
     return new Dec(NaN);
   }
 }
+
+describe('decFromFixed', () => {
+  // decFromPlain(pyFormatFixed(x, digits)) is the straightforward computation (itself checked against new Dec above)
+  const sameFixed = (x: number, digits: number): void => {
+    const text = pyFormatFixed(x, digits);
+    const got = decFromFixed(x, digits);
+    const want = new Dec(text);
+    expect(fields(got), `${x} ${digits} ${text}`).toEqual(fields(want));
+    expect(fields(got)).toEqual(fields(decFromPlain(text)));
+    expect(Object.keys(got)).toEqual(Object.keys(want));
+    expect(got.toString()).toBe(want.toString());
+  };
+
+  it('equals the Decimal of pyFormatFixed(x, digits) for doubles, values already rounded to 0-8 places and integers', () => {
+    fc.assert(
+      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e25, max: 1e25 }), fc.integer({ min: 0, max: 8 }), (x, n) => sameFixed(x, n)),
+      { numRuns: 20_000 },
+    );
+    fc.assert(
+      fc.property(fc.integer({ min: -20_000_000, max: 20_000_000 }), fc.integer({ min: 0, max: 8 }), fc.integer({ min: 0, max: 8 }), (m, p, n) => {
+        const x = m / 10 ** p; // like pyRound(v, p) values: the skill boosts, rates and prestige deltas
+        sameFixed(x, n);
+        sameFixed(-x, n);
+        sameFixed(m, n);
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('edge values: zeros, values that round to zero, ties, and the ends of the integer fast path', () => {
+    const xs = [0, -0, 1e-9, -1e-9, 0.00005, -0.00005, 0.00015, 0.0005, 0.0015, 0.5, 1.5, 2.5, 0.125, 0.35, 0.01, 0.4, 1, 10, 100, 1e6, 999.9999, 1000, 9999999, 10000000, 99999.99995, 0.1 + 0.2, 1 / 3, 2 / 3, Number.MIN_VALUE, 1e25, 2 ** 43, 2 ** 53];
+    for (const x of xs) for (let n = 0; n <= 8; n++) {
+      sameFixed(x, n);
+      sameFixed(-x, n);
+    }
+  });
+});

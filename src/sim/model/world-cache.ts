@@ -5,8 +5,7 @@
  * the single largest cost of a short episode; repeated seeds (evaluation sets, RL resets) skip it.
  */
 import type { WorldConfig } from '../config/types.js';
-import { D, decFromPlain, type Dec } from '../py/decimal.js';
-import { pyFormatFixed } from '../py/pyfloat.js';
+import { D, decFromFixed, type Dec } from '../py/decimal.js';
 import { DZERO } from '../py/decimal.js';
 import { DOMAINS, DOMAINS_ALPHA, type Domain, type Task } from './types.js';
 import { FIXED_WORLD_SEED, generateClients, generateEmployees, generateReplacementTask, generateTasks, type GenClient, type GenEmployee, type GenTask } from './world.js';
@@ -88,7 +87,7 @@ interface Replacement {
 const replacements = new Lru<Replacement>(65_536);
 
 /**
- * `D(pyFormatFixed(x, digits))` (built by decFromPlain) memoised by (digits, x): the stored column of a generated float. Drawn values repeat
+ * `D(pyFormatFixed(x, digits))` (built by decFromFixed) memoised by (digits, x): the stored column of a generated float. Drawn values repeat
  * (4-dp skill boosts and rates, integer quantities), so most lookups skip the formatting and the Decimal parse.
  * Instances are shared, which is safe because Decimals are immutable (and a market listing compares them by identity
  * only as a proxy for their value).
@@ -97,11 +96,11 @@ const quantizedMemo = new Map<number, Dec>();
 const quantizedMemo4 = new Map<number, Dec>();
 function quantized(x: number, digits: 4 | 0): Dec {
   // Map keys cannot tell -0 from 0 (their Decimals differ): zeros are not memoised.
-  if (x === 0) return digits === 4 ? D(pyFormatFixed(x, 4)) : D(x);
+  if (x === 0) return digits === 4 ? decFromFixed(x, 4) : D(x);
   const memo = digits === 4 ? quantizedMemo4 : quantizedMemo;
   let d = memo.get(x);
   if (d === undefined) {
-    d = digits === 4 ? decFromPlain(pyFormatFixed(x, 4)) : D(x);
+    d = digits === 4 ? decFromFixed(x, 4) : D(x);
     // Bounded: forgetting only costs a parse.
     if (memo.size >= 65_536) memo.clear();
     memo.set(x, d);
@@ -129,7 +128,7 @@ export function taskTemplate(g: GenTask): TaskTemplate {
     requiredTrust: g.required_trust,
     reqs: reqs.slice(), // of its exact length (templates are kept; an array grown by push keeps room for 17)
     // Not memoised: market listings find an earlier episode's entries through this task's own delta instance.
-    rewardPrestigeDelta: decFromPlain(pyFormatFixed(g.reward_prestige_delta, 3)),
+    rewardPrestigeDelta: decFromFixed(g.reward_prestige_delta, 3),
     skillBoostPct: quantized(g.skill_boost_pct, 4),
   };
 }

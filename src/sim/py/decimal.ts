@@ -3,6 +3,7 @@
  * (28 significant digits, ROUND_HALF_EVEN), isolated from decimal.js's global constructor.
  */
 import { Decimal as DecimalJs } from 'decimal.js';
+import { fixedScaledFast, pyFormatFixed } from './pyfloat.js';
 
 /** The project's Decimal constructor: precision 28, half-even, like Python's default context. */
 export const Dec = DecimalJs.clone({ precision: 28, rounding: DecimalJs.ROUND_HALF_EVEN, toExpNeg: -40, toExpPos: 40 });
@@ -98,6 +99,48 @@ export function decFromPlain(str: string): Dec {
     f.d = d.slice();
   }
   return x;
+}
+
+/**
+ * `decFromPlain(pyFormatFixed(x, digits))`, built from the integer n = round_half_even(|x| * 10^digits) alone when
+ * pyFormatFixed's fast path applies and n < 10^7 (every stored column of a generated task): that text is n's digits
+ * with the point `digits` places from the right and a '-' for negative x and -0, so its Decimal is sign * n *
+ * 10^-digits, and decFromPlain's steps reduce to: trailing zeros dropped (n = m * 10^t), exponent e = L - 1 - digits + t
+ * for the L <= 7 digits of m, and m's digits in base-1e7 words with (e + 1) mod 7 digits in the first (7 when that is
+ * 0 and e < 0), the last padded with zeros: one word, or two when the first word holds fewer digits than m has. Other
+ * values go through the text. test/property/dec-from-plain.test.ts compares sign, exponent and words with the text's.
+ */
+export function decFromFixed(x: number, digits: number): Dec {
+  const n = fixedScaledFast(x, digits);
+  if (n < 0 || n >= 1e7) return decFromPlain(pyFormatFixed(x, digits));
+  const r = new Dec(0);
+  const f = r as unknown as DecFields;
+  // '-' for negative x and for -0 (pyFormatFixed's sign), also when the value rounds to zero
+  const sign = x < 0 || Object.is(x, -0) ? -1 : 1;
+  if (n === 0) {
+    f.s = sign; // zero: e = 0, d = [0], as new Dec(0) has them
+    return r;
+  }
+  let m = n;
+  let e = -digits - 1;
+  while (m % 10 === 0) {
+    m /= 10;
+    e++;
+  }
+  const len = m < 10 ? 1 : m < 100 ? 2 : m < 1000 ? 3 : m < 10000 ? 4 : m < 100000 ? 5 : m < 1000000 ? 6 : 7;
+  e += len;
+  let k = (e + 1) % 7;
+  if (e < 0) k += 7;
+  f.s = sign;
+  f.e = e;
+  if (k === 0) f.d = [m * (POW10[7 - len] as number)];
+  else if (k >= len) f.d = [m * (POW10[k - len] as number)];
+  else {
+    const p = POW10[len - k] as number;
+    const hi = Math.floor(m / p);
+    f.d = [hi, (m - hi * p) * (POW10[7 - len + k] as number)];
+  }
+  return r;
 }
 
 /** Decimal zero. */

@@ -66,6 +66,15 @@ function scaledRoundFast(ax: number, digits: number): number {
   return d < 0 ? n : n + 1;
 }
 
+/**
+ * The integer n = round_half_even(|x| * 10^digits) when {@link pyFormatFixed} takes its fast path for x (then
+ * `'%.{digits}f' % x` is n's digits with the point placed `digits` from the right, after a '-' for negative x and -0),
+ * or -1 (NaN, infinities, large values, digits > 22, near-ties: the text must come from pyFormatFixed itself).
+ */
+export function fixedScaledFast(x: number, digits: number): number {
+  return scaledRoundFast(Math.abs(x), digits);
+}
+
 /** Insert a decimal point `digits` places from the right of the non-negative integer string `s`. */
 function placePoint(s: string, digits: number): string {
   if (digits === 0) return s;
@@ -82,6 +91,7 @@ export function pyFormatFixed(x: number, digits: number): string {
   const neg = isNegative(x);
   const ax = Math.abs(x);
   const fast = scaledRoundFast(ax, digits);
+  // (decFromFixed in ./decimal.ts builds the Decimal of this text from `fast` alone, by this layout)
   const body = fast >= 0 ? placePoint(String(fast), digits) : placePoint(scaledRoundExact(ax, digits).toString(), digits);
   return neg ? `-${body}` : body;
 }
