@@ -21,6 +21,15 @@ function rowsOf(t: ReturnType<typeof readArrowFile>): unknown[] {
   return t.toArray().map((r) => JSON.stringify(r, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
 }
 
+/** Two tables hold the same fields (names, types, nullability), schema metadata and rows. */
+function expectSameTable(got: ReturnType<typeof readArrowFile>, want: ReturnType<typeof readArrowFile>): void {
+  const fields = (t: typeof got) => t.schema.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable}`);
+  expect(fields(got)).toEqual(fields(want));
+  expect([...got.schema.metadata]).toEqual([...want.schema.metadata]);
+  expect(got.numRows).toBe(want.numRows);
+  expect(rowsOf(got)).toEqual(rowsOf(want));
+}
+
 describe('ycgym run --format parquet', () => {
   const arrow = join(dir, 'arrow');
   const plain = join(dir, 'arrow-plain');
@@ -38,14 +47,7 @@ describe('ycgym run --format parquet', () => {
   });
 
   it('Arrow IPC is zstd-compressed by default (Arrow BodyCompression); --compression none writes the plain buffers; the same rows', () => {
-    for (const table of ['trajectories', 'episodes']) {
-      const z = readArrowFile(join(arrow, `${table}.arrow`));
-      const p = readArrowFile(join(plain, `${table}.arrow`));
-      expect(z.schema.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable}`)).toEqual(p.schema.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable}`));
-      expect([...z.schema.metadata]).toEqual([...p.schema.metadata]);
-      expect(z.numRows).toBe(p.numRows);
-      expect(rowsOf(z)).toEqual(rowsOf(p));
-    }
+    for (const table of ['trajectories', 'episodes']) expectSameTable(readArrowFile(join(arrow, `${table}.arrow`)), readArrowFile(join(plain, `${table}.arrow`)));
     expect(readFileSync(join(arrow, 'summary.json')).equals(readFileSync(join(plain, 'summary.json')))).toBe(true);
     const z = readFileSync(join(arrow, 'trajectories.arrow'));
     const p = readFileSync(join(plain, 'trajectories.arrow'));
@@ -56,14 +58,7 @@ describe('ycgym run --format parquet', () => {
   it('writes the Arrow rows, schema and metadata as zstd Parquet, and the same summary', () => {
     expect(readdirSync(parquet).sort()).toEqual(['episodes.parquet', 'summary.json', 'trajectories.parquet']);
     expect(readFileSync(join(parquet, 'summary.json')).equals(readFileSync(join(arrow, 'summary.json')))).toBe(true);
-    for (const table of ['trajectories', 'episodes']) {
-      const want = readArrowFile(join(arrow, `${table}.arrow`));
-      const got = readParquetFile(join(parquet, `${table}.parquet`));
-      expect(got.schema.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable}`)).toEqual(want.schema.fields.map((f) => `${f.name}:${String(f.type)}:${f.nullable}`));
-      expect([...got.schema.metadata]).toEqual([...want.schema.metadata]);
-      expect(got.numRows).toBe(want.numRows);
-      expect(rowsOf(got)).toEqual(rowsOf(want));
-    }
+    for (const table of ['trajectories', 'episodes']) expectSameTable(readParquetFile(join(parquet, `${table}.parquet`)), readArrowFile(join(arrow, `${table}.arrow`)));
     const pq = readFileSync(join(parquet, 'trajectories.parquet'));
     expect(pq.subarray(0, 4).toString()).toBe('PAR1');
     expect(pq.length * 10).toBeLessThan(readFileSync(join(plain, 'trajectories.arrow')).length);
