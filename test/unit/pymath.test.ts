@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { fma, glibcExp, glibcLog, glibcPow, pyCos, pyExp, pyLog, pyPow, pySin } from '../../src/sim/py/pymath.js';
+import { EXACT_PRODUCT_SITES, fma, fmaIntTimes, glibcExp, glibcLog, glibcPow, pyCos, pyExp, pyLog, pyPow, pySin } from '../../src/sim/py/pymath.js';
 import { PyRandom, TWOPI } from '../../src/sim/py/rng.js';
 import { decodeFloat64, ulpDistance, ulpStep, pow2 } from '../helpers/ulp.js';
 
@@ -156,6 +156,35 @@ describe('software fma', () => {
  * per function: measured 96.88% (sin, 4844/5000) and 96.98% (cos, 4849/5000); all others are 1 ulp off.
  */
 const SINCOS_EXACT_FLOOR = 0.965;
+
+describe('exact-product sites of exp/log (plain k * C + c instead of fma)', () => {
+  for (const [name, site] of Object.entries(EXACT_PRODUCT_SITES)) {
+    it(`${name}: k * C is exact for every |k| <= ${site.maxK} and not for the next k; fmaIntTimes equals fma within and past the bound`, () => {
+      // fma(k, C, -RN(k*C)) is the exact rounding error of the product (representable): 0 iff the product is exact
+      for (let k = -site.maxK; k <= site.maxK; k++) {
+        const p = k * site.c;
+        if (fma(k, site.c, -p) !== 0) expect.fail(`${name}: ${k} * C is not exact`);
+      }
+      for (const k of [site.maxK + 1, -site.maxK - 1]) expect(fma(k, site.c, -(k * site.c))).not.toBe(0);
+      let seed = 12345;
+      const next = (): number => {
+        seed = (Math.imul(seed, 1103515245) + 12345) | 0;
+        return (seed >>> 0) / 4294967296;
+      };
+      for (let i = 0; i < 20_000; i++) {
+        // within the bound, and a tenth of them up to 64 past it (where the fma must be taken)
+        const k = i % 10 === 0 ? Math.sign(next() - 0.5) * (site.maxK + 1 + Math.floor(next() * 64)) : Math.round((next() * 2 - 1) * site.maxK);
+        const base = (next() * 2 - 1) * 2 ** Math.round(next() * 40 - 30);
+        // every 7th: near cancellation with the product
+        const c = i % 7 === 0 ? -(k * site.c) * (1 + base * 1e-12) : base;
+        const got = fmaIntTimes(k, site.c, site.maxK, c);
+        const want = fma(k, site.c, c);
+        if (!Object.is(got, want)) expect.fail(`${name}: k=${k} c=${c}: ${got} vs fma ${want}`);
+      }
+      expect(Object.is(fmaIntTimes(0, site.c, site.maxK, -0), fma(0, site.c, -0))).toBe(true);
+    });
+  }
+});
 
 describe('ulp helpers', () => {
   it('step and measure in units in the last place', () => {

@@ -115,6 +115,15 @@ export function fma(a: number, b: number, c: number): number {
   return th + v;
 }
 
+/**
+ * `fma(k, C, c)` for an integer k: the plain `k * C + c` when |k| <= maxK, a bound up to which k * C is exact (then
+ * both round the same exact value once: same result, same sign of zero), else {@link fma}. The sites and their bounds:
+ * {@link EXACT_PRODUCT_SITES}.
+ */
+export function fmaIntTimes(k: number, C: number, maxK: number, c: number): number {
+  return k <= maxK && k >= -maxK ? k * C + c : fma(k, C, c);
+}
+
 /** Exact BigInt fma for operands outside the safe range of the fast algorithm (and non-finite ones). */
 function fmaSlow(a: number, b: number, c: number): number {
   if (!Number.isFinite(a) || !Number.isFinite(b)) return a * b + c;
@@ -173,6 +182,8 @@ const EXP_C2 = hexf('0x1.ffffffffffdbdp-2');
 const EXP_C3 = hexf('0x1.555555555543cp-3');
 const EXP_C4 = hexf('0x1.55555cf172b91p-5');
 const EXP_C5 = hexf('0x1.1111167a4d017p-7');
+/** |kd| up to which kd * EXP_NEGLN2HIN is exact (see {@link EXACT_PRODUCT_SITES}). */
+const EXP_HI_EXACT_KD = 189096;
 const P2_1009 = 2 ** 1009;
 const P2_M1022 = 2 ** -1022;
 
@@ -213,7 +224,7 @@ export function glibcExp(x: number): number {
   F64[0] = kd0;
   const kiLo = U32[LO] as number;
   const kd = kd0 - EXP_SHIFT;
-  const r = fma(kd, EXP_NEGLN2LON, fma(kd, EXP_NEGLN2HIN, x));
+  const r = fma(kd, EXP_NEGLN2LON, fmaIntTimes(kd, EXP_NEGLN2HIN, EXP_HI_EXACT_KD, x));
   const i = kiLo & 127;
   const sbHi = ((EXP_SB_HI[i] as number) + (kiLo << 13)) >>> 0;
   const sbLo = EXP_SB_LO[i] as number;
@@ -246,6 +257,9 @@ const LOG_B7 = hexf('0x1.c7184282ad6cap-4');
 const LOG_B8 = hexf('-0x1.999eb43b068ffp-4');
 const LOG_B9 = hexf('0x1.78182f7afd085p-4');
 const LOG_B10 = hexf('-0x1.5521375d145cdp-4');
+/** |k| up to which k * LOG_LN2HI and k * LOG_LN2LO are exact (see {@link EXACT_PRODUCT_SITES}). */
+const LOG_HI_EXACT_K = 2954;
+const LOG_LO_EXACT_K = 16;
 const P2_27 = 2 ** 27;
 const P2_52 = 2 ** 52;
 
@@ -288,12 +302,29 @@ export function glibcLog(x: number): number {
   const k = tmpHi >> 20;
   const z = asDouble((hx - (tmpHi & 0xfff00000)) >>> 0, lx);
   const r = fma(z, LOG_INVC[i] as number, -1.0);
-  const w = fma(k, LOG_LN2HI, LOG_LOGC[i] as number);
+  const w = fmaIntTimes(k, LOG_LN2HI, LOG_HI_EXACT_K, LOG_LOGC[i] as number);
   const hi = w + r;
-  const lo = fma(k, LOG_LN2LO, w - hi + r);
+  const lo = fmaIntTimes(k, LOG_LN2LO, LOG_LO_EXACT_K, w - hi + r);
   const r2 = r * r;
   return fma(r * r2, fma(fma(r, LOG_A4, LOG_A3), r2, fma(r, LOG_A2, LOG_A1)), fma(r2, LOG_A0, lo)) + hi;
 }
+
+/**
+ * Fused multiply-adds of glibcExp/glibcLog whose product is exact, done as a plain `k * C + c` ({@link fmaIntTimes}):
+ * fma(k, C, c) rounds k*C + c once, and when k*C is a double the plain sum rounds the same exact value once too (same
+ * result, same sign of zero). Each is an integer k times a constant whose significand has few significant bits (its odd part: 42 bits for
+ * LOG_LN2HI, 49 for LOG_LN2LO, 36 for EXP_NEGLN2HIN), so the product is exact while |k| times that odd part is below
+ * 2^53: up to `maxK`. log's exponent k lies within [-1075, 1024] (subnormals normalised first), always below
+ * LOG_HI_EXACT_K; |x| < 1024 gives exp's |kd| up to 189097, and |k| above 16 occurs for log arguments outside about
+ * [2^-16, 2^17]: beyond its bound each site takes the fma. test/unit/pymath.test.ts checks every product within each
+ * bound exact and the next one past it inexact, and fmaIntTimes against fma within and beyond the bounds. (The sites of glibcPow's inline log and exp are left
+ * as they are: pow is not on the world generator's path.)
+ */
+export const EXACT_PRODUCT_SITES: Readonly<Record<'logLn2hi' | 'logLn2lo' | 'expNegLn2hi', { readonly c: number; readonly maxK: number }>> = {
+  logLn2hi: { c: LOG_LN2HI, maxK: LOG_HI_EXACT_K },
+  logLn2lo: { c: LOG_LN2LO, maxK: LOG_LO_EXACT_K },
+  expNegLn2hi: { c: EXP_NEGLN2HIN, maxK: EXP_HI_EXACT_KD },
+};
 
 // ---------------------------------------------------------------------------------------------
 // pow  (optimized-routines math/pow.c; glibc's __pow_fma build of it)
