@@ -354,6 +354,17 @@ function runToEnd(h: Handled | BatchJob): Handled {
   return h.run(Number.POSITIVE_INFINITY) as Handled;
 }
 
+/** The result of an entry a capped `step_batch` reply has no room for. */
+function refusal(bytes: number, limit: number): BatchItem {
+  return {
+    ok: false,
+    error: { code: 'message_too_large', message: `not executed: the reply to this step_batch reached ${bytes} bytes (limit ${limit}); send the remaining entries again` },
+  };
+}
+
+/** Most bytes a refusal adds to a JSON reply (16-digit numbers), its separator included. */
+const REFUSAL_BYTES = JSON.stringify(refusal(9_999_999_999_999_999, 9_999_999_999_999_999)).length + 1;
+
 /**
  * A `step_batch` in progress. `run(deadline)` executes entries in order until `performance.now()` reaches
  * the deadline (at least one entry per call) and returns the finished reply, or null when entries remain.
@@ -371,6 +382,8 @@ export class BatchJob {
   /** Encoded entries, each preceded by its separator (`[` or `,`). */
   private readonly parts: Buffer[] = [];
   private bytes = 0;
+  /** An entry was refused for the cap: every later one is too. */
+  private capped = false;
 
   constructor(
     private readonly handler: ProtocolHandler,
@@ -401,11 +414,14 @@ export class BatchJob {
   }
 
   private one(st: BatchEntry): BatchItem {
-    if (this.bytes >= this.maxReplyBytes || (this.binary !== null && this.binary.bytes >= this.maxReplyBytes)) {
-      return {
-        ok: false,
-        error: { code: 'message_too_large', message: `not executed: the reply to this step_batch reached ${this.bytes} bytes (limit ${this.maxReplyBytes}); send the remaining entries again` },
-      };
+    // A JSON entry runs only while the reply leaves room under the cap for the refusals of every entry after it (each
+    // remaining entry adds one to the reply whatever happens): the finished reply stays within the cap plus the entry
+    // that crossed it. Once one entry is refused, so are all later ones. (A binary reply's size is an estimate kept
+    // by BinaryBatch; it still adds its refusals past the cap.)
+    const reserve = this.binary === null ? (this.steps.length - this.next) * REFUSAL_BYTES : 0;
+    if (this.capped || this.bytes + reserve >= this.maxReplyBytes || (this.binary !== null && this.binary.bytes >= this.maxReplyBytes)) {
+      this.capped = true;
+      return refusal(this.bytes, this.maxReplyBytes);
     }
     try {
       if (this.binary !== null) {

@@ -69,6 +69,31 @@ describe('BatchJob', () => {
     expect(calls).toBeGreaterThan(3);
   });
 
+  it('the cap holds with the refusals counted: 4096 entries of a large output stay within the cap plus one entry (JSON)', () => {
+    // Each entry past the cap still adds its refusal to the reply (~200 bytes): 4096 of them took a 1 MiB-capped reply
+    // to 1.77 MB (40 entries ran) before the reply kept room for them.
+    const cap = 1 << 20;
+    for (const encoding of ['json'] as const) {
+      const h = handler(cap);
+      h.handleValue({ v: 1, op: 'reset', seed: 100, options: { stall_steps: 0 } });
+      const steps = Array.from({ length: 4096 }, () => ({ session: 's1', action: 'market browse --limit 200' }));
+      const r = h.handleValue({ v: 1, op: 'step_batch', steps, ...(encoding === 'binary' ? { encoding } : {}) });
+      expect(r.reply.ok).toBe(true);
+      const size = (r.frame?.length ?? 0) + (r.arrays ?? []).reduce((a, f) => a + f.length, 0);
+      const one = h.handleValue({ v: 1, op: 'step', session: 's1', action: 'market browse --limit 200' });
+      expect(size, encoding).toBeLessThan(cap + (one.frame?.length ?? 0));
+      const after = (h.handleValue({ v: 1, op: 'step', session: 's1', action: 'company status' }).reply as { result: { info: { step: number } } }).result.info.step;
+      // Some entries ran (the step count moved by them and the probe), the rest were refused without running.
+      expect(after).toBeGreaterThan(2);
+      expect(after).toBeLessThan(4096);
+      // The refused entries are the last ones: none runs again once one was refused.
+      const items = (r.reply as { result: BatchReply }).result.results;
+      const ran = after - 2;
+      expect(items.slice(0, ran).every((x) => x.ok)).toBe(true);
+      expect(items.slice(ran).every((x) => !x.ok && x.error?.code === 'message_too_large')).toBe(true);
+    }
+  });
+
   it('caps the reply: entries past the cap fail alone with message_too_large and do not run', () => {
     const h = handler(20_000);
     h.handleValue({ v: 1, op: 'reset', seed: 1 });
