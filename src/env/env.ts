@@ -231,7 +231,6 @@ export function describePreset(preset: string | ExperimentConfig): PresetDescrip
   };
 }
 
-
 /** In-process YC-Bench environment. */
 export class Env implements EnvLike {
   private sim: Simulation | null = null;

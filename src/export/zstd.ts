@@ -12,7 +12,7 @@ import { CompressionType, compressionRegistry } from 'apache-arrow';
 import { decompress } from 'fzstd';
 
 /** zstd level of the IPC buffers: the fastest of the regular levels (trajectory text compresses ~100x at it). */
-export const ZSTD_LEVEL = 1;
+const ZSTD_LEVEL = 1;
 
 interface Compressor {
   compress(data: Uint8Array, level?: number): Uint8Array;
@@ -42,18 +42,12 @@ export function requireZstdEncoder(): void {
   if (encoder === null) throw new Error('zstd encoder not loaded: await zstdEncoder() before writing a compressed Arrow file');
 }
 
-/** Compress a buffer as the Arrow writer does (for tests; `zstdEncoder()` first). */
-export function zstdCompress(data: Uint8Array): Uint8Array {
-  requireZstdEncoder();
-  return (encoder as Compressor).compress(data, ZSTD_LEVEL);
-}
-
 /**
  * Decompress one zstd frame (or several, concatenated) into a buffer of its own at offset 0: fzstd returns a view
  * 12 bytes into its work buffer, and apache-arrow views 64-bit columns in place (a BigInt64Array must start at a
  * multiple of 8).
  */
-export function zstdDecompress(data: Uint8Array): Uint8Array {
+function zstdDecompress(data: Uint8Array): Uint8Array {
   const out = decompress(data);
   return out.byteOffset % 8 === 0 ? out : out.slice();
 }

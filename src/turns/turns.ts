@@ -198,7 +198,6 @@ interface TurnState {
   open: OpenTurn | null;
 }
 
-
 function checkInt(name: string, v: number, min: number): number {
   if (!Number.isInteger(v) || v < min) throw new RangeError(`${name} must be an integer >= ${min}`);
   return v;
