@@ -1,0 +1,54 @@
+import { decompress } from 'fzstd';
+import { describe, expect, it } from 'vitest';
+import { directCompressor, loadZstdLibrary } from '../../src/export/zstd.js';
+
+/** Deterministic bytes: `n` of them, drawn from an alphabet of `alphabet` symbols (small: compressible). */
+function bytes(n: number, alphabet: number, seed: number): Uint8Array {
+  let x = seed >>> 0 || 1;
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    // xorshift32
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = (x >>> 0) % alphabet;
+  }
+  return out;
+}
+
+describe('directCompressor (the wasm encoder without its per-byte copy)', () => {
+  it('is used with the pinned @hpcc-js/wasm-zstd (not the fallback)', async () => {
+    const lib = await loadZstdLibrary();
+    expect(directCompressor(lib)).not.toBe(lib);
+  });
+
+  it('writes the bytes the library writes, and they decompress to the input', async () => {
+    const lib = await loadZstdLibrary();
+    const direct = directCompressor(lib);
+    const inputs = [
+      new Uint8Array(0),
+      new Uint8Array([7]),
+      bytes(1000, 256, 1),
+      bytes(100_000, 4, 2),
+      new Uint8Array(3 << 20).fill(42),
+      // Larger than the module's initial heap: compressing it grows the WebAssembly memory (a periodic pattern, so
+      // the library's per-byte copy of its output stays quick).
+      new Uint8Array(40 << 20).map((_, i) => (i * 7) & 63),
+    ];
+    for (const level of [1, 3]) {
+      for (const data of inputs) {
+        const got = direct.compress(data, level);
+        expect(Buffer.from(got).equals(Buffer.from(lib.compress(data, level)))).toBe(true);
+        expect(Buffer.from(decompress(got)).equals(Buffer.from(data))).toBe(true);
+        // A copy of its own, not a view of the WebAssembly heap (which the next call overwrites or detaches).
+        expect(got.byteOffset).toBe(0);
+        expect(got.buffer.byteLength).toBe(got.byteLength);
+      }
+    }
+  });
+
+  it('falls back to the library object when its internals are not there', () => {
+    const other = { compress: (d: Uint8Array) => d };
+    expect(directCompressor(other)).toBe(other);
+  });
+});
