@@ -7,6 +7,7 @@
 import { Option, type Command } from 'commander';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT } from '../protocol/limits.js';
 import { intOption, secondsIn } from './args.js';
+import { ARROW_COMPRESSIONS, type ArrowCompression } from '../export/arrow.js';
 import { SecurityError, generateCurveKeyPair } from '../server/security.js';
 import { startServer, type Logger, type Server } from '../server/server.js';
 import { readAllowList } from '../server/zap.js';
@@ -14,6 +15,7 @@ import { readAllowList } from '../server/zap.js';
 
 interface ServeFlags {
   recordDir?: string;
+  recordCompression: ArrowCompression;
   endpoint: string;
   maxSessions: number;
   maxSessionsPerClient: number;
@@ -52,7 +54,7 @@ async function serve(o: ServeFlags): Promise<void> {
       maxMessageBytes: o.maxMessageBytes,
       idleTimeoutMs: Math.round(o.idleTimeout * 1000),
       ...(o.maxMemory !== undefined ? { maxMemoryBytes: o.maxMemory * 2 ** 20 } : {}),
-      ...(o.recordDir !== undefined ? { recordDir: o.recordDir } : {}),
+      ...(o.recordDir !== undefined ? { recordDir: o.recordDir, recordCompression: o.recordCompression } : {}),
       ...(o.curveSecretKey !== undefined ? { curve: { secretKey: o.curveSecretKey, ...(o.curvePublicKey !== undefined ? { publicKey: o.curvePublicKey } : {}) } } : {}),
       logger: stderrLogger(o.quiet === true),
     });
@@ -96,6 +98,7 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--curve-public-key <z85>', 'CURVE public key (checked against the secret key; derived when omitted)').env('YCGYM_CURVE_PUBLIC_KEY'))
     .addOption(new Option('--curve-allow <file>', 'CURVE client allow-list: a file of client public keys (Z85, one per line; lines starting with # are comments); other clients complete no handshake').env('YCGYM_CURVE_ALLOW'))
     .option('--record-dir <dir>', 'allow per-session Arrow recording (reset option record: {path: "name.arrow"}) into this directory')
+    .addOption(new Option('--record-compression <codec>', 'body compression of those recordings: zstd (compact; compressed on the server thread as rows are written) or none (plain Arrow IPC)').choices([...ARROW_COMPRESSIONS]).default('zstd'))
     .option('--quiet', 'log only warnings and errors to stderr')
     .option('--exit-on-stdin-eof', 'stop when stdin reaches end of file (a parent process keeps it open while it lives)')
     .action((o: ServeFlags) => serve(o));

@@ -16,11 +16,14 @@ import type { ResetResult, StepResult } from '../env/env.js';
 import type { EnvSnapshot } from '../env/env.js';
 import type { Simulation } from '../sim/index.js';
 import type { CloseReason, SessionHooks } from './sessions.js';
-import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowFileSink, type TableBuilder } from '../export/arrow.js';
+import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowCompression, type ArrowFileSink, type TableBuilder } from '../export/arrow.js';
 import { episodeCounts, outcomeOf, stepRow, type EpisodeMeta } from '../export/rollout.js';
 import { isoToMicros, type EpisodeRow, type StepRow } from '../export/schema.js';
 
-/** Writes whole episodes (step rows + one episode row) to a pair of Arrow IPC files. */
+/**
+ * Writes whole episodes (step rows + one episode row) to a pair of Arrow IPC files, their buffers zstd-compressed
+ * (`compression: 'zstd'`, the encoder loaded first: `await zstdEncoder()`) or plain (`'none'`, the default).
+ */
 export class TrajectoryWriter {
   private readonly steps: ArrowFileSink;
   private readonly episodes: ArrowFileSink;
@@ -31,9 +34,10 @@ export class TrajectoryWriter {
   constructor(
     readonly stepsPath: string,
     readonly episodesPath: string,
+    readonly compression: ArrowCompression = 'none',
   ) {
-    this.steps = stepSink(stepsPath);
-    this.episodes = episodeSink(episodesPath);
+    this.steps = stepSink(stepsPath, compression);
+    this.episodes = episodeSink(episodesPath, compression);
   }
   /** Append step rows of an episode in progress (one record batch). */
   writeSteps(rows: readonly StepRow[]): void {
@@ -72,6 +76,11 @@ export interface RecorderOptions {
    * length holds at most this many rows (the last one waits for its `is_last` flag).
    */
   flushRows?: number;
+  /**
+   * Body compression of both files (default `'none'`; `'zstd'` needs the encoder loaded: `await zstdEncoder()`).
+   * `ycgym serve --record-dir` records compressed unless `--record-compression none`.
+   */
+  compression?: ArrowCompression;
 }
 
 /** Default `RecorderOptions.flushRows`. */
@@ -105,7 +114,7 @@ export class TrajectoryRecorder implements SessionHooks {
 
   constructor(opts: RecorderOptions) {
     const episodesPath = opts.episodesPath ?? (opts.path.endsWith('.arrow') ? `${opts.path.slice(0, -'.arrow'.length)}.episodes.arrow` : `${opts.path}.episodes.arrow`);
-    this.writer = new TrajectoryWriter(opts.path, episodesPath);
+    this.writer = new TrajectoryWriter(opts.path, episodesPath, opts.compression ?? 'none');
     this.runId = opts.runId ?? 'server';
     this.policy = opts.policy ?? 'agent';
     this.filter = opts.filter ?? (() => true);

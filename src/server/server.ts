@@ -5,6 +5,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { recordProblem, SessionRecording } from './session-recording.js';
+import { ARROW_COMPRESSIONS, type ArrowCompression } from '../export/arrow.js';
+import { zstdEncoder } from '../export/zstd.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -52,6 +54,8 @@ export interface ServerOptions {
    * session into DIR/name.arrow (Arrow, docs/trajectories.md). Without it, `options.record` is refused.
    */
   recordDir?: string;
+  /** Body compression of those recordings (default `'zstd'`; `'none'`: plain Arrow IPC, no compression on the server's thread). */
+  recordCompression?: ArrowCompression;
   /** Validate every reply against the protocol schema (tests). */
   validateReplies?: boolean;
   /** Cap on one `step_batch` reply in bytes (default 64 MiB; later entries fail with `message_too_large`). */
@@ -345,7 +349,10 @@ export class Server {
     let recording: SessionRecording | null = null;
     if (opts.recordDir !== undefined) {
       mkdirSync(opts.recordDir, { recursive: true });
-      recording = new SessionRecording(opts.recordDir);
+      const compression = opts.recordCompression ?? 'zstd';
+      if (!ARROW_COMPRESSIONS.includes(compression)) throw new RangeError(`unknown record compression ${JSON.stringify(compression)} (available: ${ARROW_COMPRESSIONS.join(', ')})`);
+      if (compression === 'zstd') await zstdEncoder();
+      recording = new SessionRecording(opts.recordDir, { compression });
     }
     const hooks = composeHooks([opts.hooks, recording ?? undefined]);
     if (hooks !== undefined) sessionOpts.hooks = hooks;

@@ -44,7 +44,7 @@ export class SessionRecording implements SessionHooks {
   private readonly route = new Map<string, string>();
   constructor(
     readonly dir: string,
-    private readonly recorderOptions: Pick<RecorderOptions, 'flushRows'> = {},
+    private readonly recorderOptions: Pick<RecorderOptions, 'flushRows' | 'compression'> = {},
   ) {}
 
   /** Recordings in progress: file name -> the client that started it (its sessions may join it). */

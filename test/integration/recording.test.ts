@@ -70,3 +70,43 @@ describe('server-side recording (reset option record)', () => {
     }
   });
 });
+
+describe('recording compression (issue 14: compact output by default)', () => {
+  const rowsOf = (path: string): string[] =>
+    tableFromIPC(readFileSync(path))
+      .toArray()
+      .map((r) => JSON.stringify(r, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
+
+  it('records zstd-compressed Arrow by default and plain with recordCompression none: the same rows', async () => {
+    const dirs = { zstd: mkdtempSync(join(tmpdir(), 'ycgym-rec-z-')), none: mkdtempSync(join(tmpdir(), 'ycgym-rec-n-')) };
+    try {
+      for (const [codec, dir] of Object.entries(dirs)) {
+        const server = await startServer({ endpoint: 'tcp://127.0.0.1:0', recordDir: dir, ...(codec === 'none' ? { recordCompression: 'none' as const } : {}) });
+        const c = new Client({ endpoint: server.endpoint });
+        try {
+          const r = await c.reset({ seed: 7, options: { record: { path: 'r.arrow' } } as never });
+          for (const cmd of ['market browse --limit 200', 'task accept --task-id Task-3', 'market browse --limit 200', 'company status']) await c.step(r.session, cmd);
+          await c.closeSession(r.session);
+        } finally {
+          await c.close();
+          await server.close();
+        }
+      }
+      for (const f of ['r.arrow', 'r.episodes.arrow']) expect(rowsOf(join(dirs.zstd, f))).toEqual(rowsOf(join(dirs.none, f)));
+      // Two 200-task listings: the plain file holds their text as it is, the compressed one a fraction of it.
+      const size = (d: string) => readFileSync(join(d, 'r.arrow')).length;
+      expect(size(dirs.none)).toBeGreaterThan(5 * size(dirs.zstd));
+    } finally {
+      for (const d of Object.values(dirs)) rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses an unknown codec', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ycgym-rec-x-'));
+    try {
+      await expect(startServer({ endpoint: 'tcp://127.0.0.1:0', recordDir: dir, recordCompression: 'lz4' as never })).rejects.toThrow(/unknown record compression "lz4"/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

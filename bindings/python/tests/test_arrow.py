@@ -144,3 +144,33 @@ def test_schema_equals_the_typescript_exporters() -> None:
     got = [(f.name, f.type, f.nullable) for f in STEP_SCHEMA]
     assert got == want
     assert STEP_SCHEMA.metadata[b"ycgym.schema_version"].decode() == ts["v"]
+
+
+def test_server_recording_is_compressed_and_readable(tmp_path: Path) -> None:
+    """``ycgym serve --record-dir`` records zstd-compressed Arrow by default (issue 14): pyarrow, polars and DuckDB
+    (through pyarrow) read it, with the same rows as a ``--record-compression none`` recording of the same steps."""
+    from ycgym import Client, LocalServer
+
+    tables = {}
+    for codec in ("zstd", "none"):
+        d = tmp_path / codec
+        d.mkdir()
+        args = ["--record-dir", str(d)] + (["--record-compression", "none"] if codec == "none" else [])
+        with LocalServer(args=args) as srv:
+            c = Client(srv.endpoint)
+            try:
+                s = c.reset(7, options={"record": {"path": "r.arrow"}})["session"]
+                for cmd in ("market browse --limit 200", "task accept --task-id Task-3", "market browse --limit 200", "company status"):
+                    c.step(s, cmd)
+                c.close(s)
+            finally:
+                c.close()
+        with pa.memory_map(str(d / "r.arrow")) as f:
+            tables[codec] = pa.ipc.open_file(f).read_all()
+        assert pl.read_ipc(d / "r.arrow").height == 5
+        tables[codec + "_size"] = (d / "r.arrow").stat().st_size
+    assert tables["zstd"].equals(tables["none"])
+    assert tables["zstd"].num_rows == 5
+    assert tables["none_size"] > 5 * tables["zstd_size"]
+    rel = tables["zstd"]
+    assert duckdb.sql("SELECT count(*) FROM rel WHERE action IS NOT NULL").fetchall() == [(4,)]
