@@ -23,6 +23,23 @@ Measures, in one run, with medians over ``--repeats`` runs:
   transport, doing nothing else), and ``ratio_node_echo_vs_echo``: the floor a Node server reaches against the Python
   echo (both null when the built script is not found beside the server's ``main.js``).
 
+CPU time per step, in microseconds (medians over the same runs as the rates; what each process spent on the CPU during
+a run, divided by the steps of that run; the machine's other load does not count, but contention for caches does):
+
+* ``server_cpu_us_per_step``: the server process per lockstep ``Client.step`` (all its threads);
+  ``server_main_cpu_us_per_step``: its main thread (the event loop: decoding, routing, the step, encoding, handing the
+  reply to ZeroMQ); ``server_other_cpu_us_per_step``: its other threads (mostly ZeroMQ's I/O thread). Read from Linux's
+  ``/proc/PID/task/TID/schedstat`` (on-CPU nanoseconds; ``utime + stime`` of ``/proc/PID/task/TID/stat`` in clock
+  ticks where schedstat is missing); null on other systems and with ``--endpoint`` (the server is not ours).
+* ``server_cpu_us_per_batch_env_step`` (with ``_main_`` and ``_other_`` variants as above): the server per
+  environment step of a JSON ``Client.step_batch``; ``server_cpu_us_per_binary_batch_env_step`` (and variants): of a
+  binary ``Client.step_batch_arrays``.
+* ``client_cpu_us_per_step``: this (client) process per lockstep ``Client.step``, all threads; ``client_main_cpu_us_per_step``:
+  its calling thread alone (``time.thread_time``; the rest is pyzmq's I/O thread). ``client_cpu_us_per_env_step``
+  and ``client_main_cpu_us_per_env_step``: the same per ``YCBenchEnv.step``. ``client_cpu_us_per_batch_env_step``
+  and ``client_main_cpu_us_per_batch_env_step``: per environment step of a JSON ``Client.step_batch``.
+  ``echo_client_cpu_us_per_rtt``: this process per Python echo round trip (the floor of a pyzmq client).
+
 Prints one JSON object. Usage::
 
     YCGYM_NODE_ENTRY=dist/src/cli/main.js .venv/bin/python bindings/python/bench/bench_step.py
@@ -32,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -74,6 +92,17 @@ def rate(n: int, fn: Callable[[], None]) -> float:
     return n / (time.perf_counter() - t)
 
 
+def metered(meter: CpuMeter, cpu: dict[str, list[float]], name: str, n: int, fn: Callable[[], None], steps_per_call: int = 1) -> float:
+    """``rate(n, fn) * steps_per_call``, recording the CPU per step of that run under ``cpu[name + "." + part]``."""
+    before = meter.sample()
+    r = rate(n, fn)
+    after = meter.sample()
+    for part, v in meter.delta(before, after, n * steps_per_call).items():
+        if v is not None:
+            cpu.setdefault(f"{name}.{part}", []).append(v)
+    return r * steps_per_call
+
+
 def node_echo_command() -> list[str] | None:
     """``node dist/bench/zmq-echo.js`` of the build whose server is used (beside its ``dist/src/cli/main.js``), or None."""
     try:
@@ -82,6 +111,59 @@ def node_echo_command() -> list[str] | None:
         return None
     script = Path(cmd[-1]).resolve().parents[2] / "bench" / "zmq-echo.js"
     return [cmd[0], str(script)] if script.is_file() else None
+
+
+def _thread_cpu_ns(pid: int) -> dict[int, int] | None:
+    """CPU time of each thread of ``pid`` in nanoseconds (Linux /proc), or None where it cannot be read."""
+    base = f"/proc/{pid}/task"
+    try:
+        tids = os.listdir(base)
+    except OSError:
+        return None
+    out: dict[int, int] = {}
+    tick = 1_000_000_000 // (os.sysconf("SC_CLK_TCK") or 100)
+    for t in tids:
+        try:
+            with open(f"{base}/{t}/schedstat", "rb") as f:
+                out[int(t)] = int(f.read().split()[0])
+            continue
+        except (OSError, ValueError, IndexError):
+            pass
+        try:
+            with open(f"{base}/{t}/stat", "rb") as f:
+                # Fields after the command name (which may contain spaces) start at state (field 3): utime and stime
+                # are fields 14 and 15.
+                rest = f.read().rsplit(b")", 1)[1].split()
+            out[int(t)] = (int(rest[11]) + int(rest[12])) * tick
+        except (OSError, ValueError, IndexError):
+            continue  # the thread ended meanwhile
+    return out or None
+
+
+class CpuMeter:
+    """CPU time spent during a measured run: the server process (main thread, the rest) when its pid is known and Linux
+    /proc can be read, and this process (calling thread, all threads)."""
+
+    def __init__(self, server_pid: int | None) -> None:
+        self.pid = server_pid if server_pid is not None and _thread_cpu_ns(server_pid) is not None else None
+
+    def sample(self) -> tuple[dict[int, int] | None, float, float]:
+        return (_thread_cpu_ns(self.pid) if self.pid is not None else None, time.thread_time(), time.process_time())
+
+    def delta(self, before: tuple[dict[int, int] | None, float, float], after: tuple[dict[int, int] | None, float, float], n: int) -> dict[str, float | None]:
+        """Microseconds per step over ``n`` steps: server main, server other, client main, client all."""
+        sb, tb, pb = before
+        sa, ta, pa = after
+        out: dict[str, float | None] = {"server_main": None, "server_other": None}
+        if sb is not None and sa is not None and self.pid is not None:
+            main = sa.get(self.pid, 0) - sb.get(self.pid, 0)
+            # Threads that started during the run count from zero.
+            other = sum(v - sb.get(t, 0) for t, v in sa.items() if t != self.pid)
+            out["server_main"] = main / 1000 / n
+            out["server_other"] = other / 1000 / n
+        out["client_main"] = (ta - tb) * 1e6 / n
+        out["client_all"] = (pa - pb) * 1e6 / n
+        return out
 
 
 class Echo:
@@ -127,6 +209,8 @@ def main() -> None:
     denv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=endpoint)
     jenv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=endpoint, encoding="json")
     runs: dict[str, list[float]] = {k: [] for k in ("echo", "node_echo", "client", "env", "batch", "batch_binary", "vector", "discrete", "discrete_json")}
+    meter = CpuMeter(server.pid if server is not None else None)
+    cpu: dict[str, list[float]] = {}
     try:
         s = c.reset(1, options=OPTIONS)["session"]
         env.reset(seed=1)
@@ -159,13 +243,13 @@ def main() -> None:
         rate(20, discrete_json_step)
         # Interleave the measurements so that load changes hit all of them alike.
         for _ in range(a.repeats):
-            runs["echo"].append(rate(a.steps, echo.once))
+            runs["echo"].append(metered(meter, cpu, "echo", a.steps, echo.once))
             if node_echo is not None:
                 runs["node_echo"].append(rate(a.steps, node_echo.once))
-            runs["client"].append(rate(a.steps, lambda: c.step(s, ACTION)))
-            runs["env"].append(rate(a.steps, lambda: env.step(ACTION)))
-            runs["batch"].append(rate(a.batches, lambda: c.step_batch(entries)) * a.sessions)
-            runs["batch_binary"].append(rate(a.batches, lambda: c.step_batch_arrays(entries)) * a.sessions)
+            runs["client"].append(metered(meter, cpu, "client", a.steps, lambda: c.step(s, ACTION)))
+            runs["env"].append(metered(meter, cpu, "env", a.steps, lambda: env.step(ACTION)))
+            runs["batch"].append(metered(meter, cpu, "batch", a.batches, lambda: c.step_batch(entries), a.sessions))
+            runs["batch_binary"].append(metered(meter, cpu, "batch_binary", a.batches, lambda: c.step_batch_arrays(entries), a.sessions))
             runs["vector"].append(rate(a.batches, lambda: venv.step(acts)) * a.sessions)
             runs["discrete"].append(rate(a.batches, discrete_step) * a.sessions)
             runs["discrete_json"].append(rate(a.batches, discrete_json_step) * a.sessions)
@@ -182,6 +266,14 @@ def main() -> None:
             server.close()
 
     med = {k: statistics.median(v) for k, v in runs.items() if v}
+
+    def us(key: str) -> float | None:
+        v = cpu.get(key)
+        return round(statistics.median(v), 2) if v else None
+
+    def server_sum(name: str) -> float | None:
+        m, o = cpu.get(f"{name}.server_main"), cpu.get(f"{name}.server_other")
+        return round(statistics.median([x + y for x, y in zip(m, o)]), 2) if m and o else None
     node_med = med.get("node_echo")
     print(
         json.dumps(
@@ -201,6 +293,22 @@ def main() -> None:
                 "discrete_vector_env_steps_per_s": round(med["discrete"]),
                 "discrete_vector_json_env_steps_per_s": round(med["discrete_json"]),
                 "ratio_discrete_binary_vs_json": round(med["discrete"] / med["discrete_json"], 3),
+                "server_cpu_us_per_step": server_sum("client"),
+                "server_main_cpu_us_per_step": us("client.server_main"),
+                "server_other_cpu_us_per_step": us("client.server_other"),
+                "server_cpu_us_per_batch_env_step": server_sum("batch"),
+                "server_main_cpu_us_per_batch_env_step": us("batch.server_main"),
+                "server_other_cpu_us_per_batch_env_step": us("batch.server_other"),
+                "server_cpu_us_per_binary_batch_env_step": server_sum("batch_binary"),
+                "server_main_cpu_us_per_binary_batch_env_step": us("batch_binary.server_main"),
+                "server_other_cpu_us_per_binary_batch_env_step": us("batch_binary.server_other"),
+                "client_cpu_us_per_step": us("client.client_all"),
+                "client_main_cpu_us_per_step": us("client.client_main"),
+                "client_cpu_us_per_env_step": us("env.client_all"),
+                "client_main_cpu_us_per_env_step": us("env.client_main"),
+                "client_cpu_us_per_batch_env_step": us("batch.client_all"),
+                "client_main_cpu_us_per_batch_env_step": us("batch.client_main"),
+                "echo_client_cpu_us_per_rtt": us("echo.client_all"),
                 "runs": {k: [round(x) for x in v] for k, v in runs.items()},
                 "action": ACTION,
                 "repeats": a.repeats,

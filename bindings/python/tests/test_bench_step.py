@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "bench_step.py"
@@ -36,3 +37,52 @@ def test_bench_step_prints_its_keys() -> None:
     # The checkout's build has dist/bench/zmq-echo.js beside the server: the Node echo is measured too.
     assert got["node_echo_rtt_per_s"] > 0
     assert abs(got["ratio_node_echo_vs_echo"] - got["node_echo_rtt_per_s"] / got["echo_rtt_per_s"]) < 0.002
+    # CPU per step: the client's own on every system; the server's (from /proc, per thread) on Linux.
+    for k in CLIENT_CPU_KEYS:
+        assert got[k] > 0, k
+    for k in SERVER_CPU_KEYS:
+        if sys.platform.startswith("linux"):
+            assert got[k] is not None and got[k] >= 0, k
+        else:
+            assert got[k] is None, k
+    if sys.platform.startswith("linux"):
+        # The server's main thread does the work of every step.
+        assert got["server_main_cpu_us_per_step"] > 0 and got["server_main_cpu_us_per_batch_env_step"] > 0
+        assert got["client_main_cpu_us_per_step"] <= got["client_cpu_us_per_step"] + 1
+
+
+CLIENT_CPU_KEYS = {
+    "client_cpu_us_per_step",
+    "client_main_cpu_us_per_step",
+    "client_cpu_us_per_env_step",
+    "client_main_cpu_us_per_env_step",
+    "client_cpu_us_per_batch_env_step",
+    "client_main_cpu_us_per_batch_env_step",
+    "echo_client_cpu_us_per_rtt",
+}
+SERVER_CPU_KEYS = {
+    f"server{part}_cpu_us_per_{what}" for part in ("", "_main", "_other") for what in ("step", "batch_env_step", "binary_batch_env_step")
+}
+
+
+def test_thread_cpu_reads_this_process() -> None:
+    """The /proc reader sees this process's threads, and their CPU time grows with work (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import bench_step
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    pid = os.getpid()
+    before = bench_step._thread_cpu_ns(pid)
+    assert before is not None and pid in before
+    t = time.thread_time()
+    while time.thread_time() - t < 0.05:
+        pass
+    after = bench_step._thread_cpu_ns(pid)
+    assert after is not None
+    grew = after[pid] - before[pid]
+    # 50 ms of this thread's CPU, read with clock-tick resolution at worst.
+    assert 0.03e9 <= grew <= 1e9, grew
+    assert bench_step._thread_cpu_ns(2**22 + 12345) is None  # no such process
