@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import { sha256Utf8Words } from './sha256.js';
 import { pyCos, pyExp, pyLog, pyPow, pySin, pySqrt } from './pymath.js';
 import { pyRepr } from './pyfloat.js';
+import { SIMD_STREAMS, simdSeeder } from './mt-simd.js';
 
 const N = 624;
 const M = 397;
@@ -166,6 +167,45 @@ function seedMtStatePair(keyA: readonly number[], mtA: Int32Array, keyB: readonl
   mtB[0] = UPPER_MASK;
 }
 
+let simdSeeding = true;
+
+/**
+ * For tests and benchmarks: whether {@link seedMtStates} (and so {@link StreamSequence}) may use the WebAssembly SIMD
+ * seeder (default true; it is used only where it could be compiled). Returns the previous setting.
+ */
+export function useSimdSeeding(on: boolean): boolean {
+  const was = simdSeeding;
+  simdSeeding = on;
+  return was;
+}
+
+/** How many streams {@link seedMtStates} seeds together: {@link SIMD_STREAMS} with the SIMD seeder, else 2 (pairs). */
+function seedingGroup(): number {
+  return simdSeeding && simdSeeder() !== null ? SIMD_STREAMS : 2;
+}
+
+/**
+ * {@link seedMtState} of `keys[k]` into `mts[k]` for k < n: groups of three to {@link SIMD_STREAMS} keys of one or two
+ * words go to the WebAssembly SIMD seeder (./mt-simd.ts: 8 streams in about the time of 2 in pairs) where it is
+ * available, the rest in pairs ({@link seedMtStatePair}) or alone. Every state is the one seedMtState writes.
+ */
+export function seedMtStates(keys: readonly (readonly number[])[], mts: readonly Int32Array[], n: number): void {
+  const simd = simdSeeding ? simdSeeder() : null;
+  let k = 0;
+  while (k < n) {
+    const m = Math.min(n - k, simd !== null ? SIMD_STREAMS : 2);
+    let short = true;
+    for (let j = k; j < k + m; j++) if ((keys[j] as readonly number[]).length > 2) short = false;
+    if (simd !== null && m >= 3 && short) simd.seed(keys, mts, k, k + m);
+    else if (m >= 2) {
+      seedMtStatePair(keys[k] as readonly number[], mts[k] as Int32Array, keys[k + 1] as readonly number[], mts[k + 1] as Int32Array);
+      k += 2;
+      continue;
+    } else seedMtState(keys[k] as readonly number[], mts[k] as Int32Array);
+    k += m;
+  }
+}
+
 /** {@link seedMtState} for keys of any length (CPython's loops as written). */
 function seedMtStateLong(key: readonly number[], mt: Int32Array): Int32Array {
   mt.set(INIT_GENRAND);
@@ -282,13 +322,16 @@ export function restream(prev: PyRandom | null, runSeed: number | bigint | strin
 }
 
 /**
- * The streams `stream(runSeed, prefix + i)` for i = 1, 2, ..., count, handed out in order by {@link next}: seeded two
- * at a time ({@link PyRandom.reseedStreamPair}) into two reused generators. A stream handed out is valid until the
- * next call (its buffer is then reseeded), for loops that draw from one stream per item and drop it before the next.
+ * The streams `stream(runSeed, prefix + i)` for i = 1, 2, ..., count, handed out in order by {@link next}: seeded a
+ * group at a time ({@link PyRandom.reseedStreams}: 8 in WebAssembly SIMD where available, else pairs) into reused
+ * generators. A stream handed out is valid until the next call (its buffer may then be reseeded), for loops that draw
+ * from one stream per item and drop it before the next.
  */
 export class StreamSequence {
-  private a: PyRandom | null = null;
-  private b: PyRandom | null = null;
+  private readonly gens: PyRandom[] = [];
+  private readonly keys: string[] = [];
+  private readonly group = seedingGroup();
+  private spare: PyRandom | null = null;
   private i = 0;
 
   constructor(
@@ -300,21 +343,14 @@ export class StreamSequence {
   /** `stream(runSeed, prefix + i)` for the next i (1 first); past `count`, one at a time. */
   next(): PyRandom {
     const i = ++this.i;
-    if (i & 1) {
-      const keyA = this.prefix + String(i);
-      if (i < this.count) {
-        const keyB = this.prefix + String(i + 1);
-        if (this.a === null || this.b === null) {
-          this.a = stream(this.runSeed, keyA);
-          this.b = stream(this.runSeed, keyB);
-        } else this.a.reseedStreamPair(this.b, this.runSeed, keyA, keyB);
-        return this.a;
-      }
-      return (this.a = restream(this.a, this.runSeed, keyA));
+    if (i > this.count) return (this.spare = restream(this.spare, this.runSeed, this.prefix + String(i)));
+    const slot = (i - 1) % this.group;
+    if (slot === 0) {
+      const n = Math.min(this.group, this.count - i + 1);
+      for (let k = 0; k < n; k++) this.keys[k] = this.prefix + String(i + k);
+      PyRandom.reseedStreams(this.gens, this.runSeed, this.keys, n);
     }
-    // seeded with the odd one before it, unless the count was passed
-    if (i > this.count || this.b === null) return (this.b = restream(this.b, this.runSeed, this.prefix + String(i)));
-    return this.b;
+    return this.gens[slot] as PyRandom;
   }
 }
 
@@ -395,11 +431,41 @@ export class PyRandom {
 
   /**
    * `random.Random(seed)` for an int (any size, sign ignored like CPython) or str (version 2) seed, or an int given
-   * by its {@link seedKey} words (`{ seedKey }`: 32-bit words, least significant first, no leading zero word).
+   * by its {@link seedKey} words (`{ seedKey }`: 32-bit words, least significant first, no leading zero word; with
+   * `seeded`, the state buffer {@link seedMtState} has already written for that key, taken over as it is).
    */
-  constructor(seed: number | bigint | string | { readonly seedKey: readonly number[] }) {
-    const key = typeof seed === 'object' ? seed.seedKey : seedKey(seed);
-    this.gen = new Mt19937(seedMtState(key, new Int32Array(N)), 0, true);
+  constructor(seed: number | bigint | string | { readonly seedKey: readonly number[]; readonly seeded?: Int32Array }) {
+    if (typeof seed === 'object') {
+      // `seeded`: the 624 words seedMtState has already written for this key (they become this generator's state)
+      this.gen = new Mt19937(seed.seeded ?? seedMtState(seed.seedKey, new Int32Array(N)), 0, true);
+    } else this.gen = new Mt19937(seedMtState(seedKey(seed), new Int32Array(N)), 0, true);
+  }
+
+  /**
+   * `gens[k] = stream(runSeed, keys[k])` for k < n: the generators given reseeded in place (like {@link reseedStream}),
+   * missing ones created, all n seeded together ({@link seedMtStates}). The generators must be distinct.
+   */
+  static reseedStreams(gens: PyRandom[], runSeed: number | bigint | string, keys: readonly string[], n: number): void {
+    const streamKeys: number[][] = [];
+    const words: Int32Array[] = [];
+    for (let k = 0; k < n; k++) {
+      streamKeys.push(streamKey(runSeed, keys[k] as string));
+      const g = gens[k];
+      if (g !== undefined) {
+        for (let j = 0; j < k; j++) if (gens[j] === g) throw new Error('PyRandom.reseedStreams: the generators must be distinct');
+        words.push(g.gen.words);
+      } else words.push(new Int32Array(N));
+    }
+    seedMtStates(streamKeys, words, n);
+    for (let k = 0; k < n; k++) {
+      const g = gens[k];
+      if (g === undefined) gens[k] = new PyRandom({ seedKey: streamKeys[k] as number[], seeded: words[k] as Int32Array });
+      else {
+        g.gen.index = 0;
+        g.gen.fresh = true;
+        g.gaussNext = null;
+      }
+    }
   }
 
   /**

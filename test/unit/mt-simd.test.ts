@@ -1,0 +1,144 @@
+/**
+ * The WebAssembly SIMD seeder (src/sim/py/mt-simd.ts) and the group seeding built on it (seedMtStates,
+ * PyRandom.reseedStreams, StreamSequence) against CPython's init_by_array written out plainly here, on random keys of
+ * every length class, with the SIMD path on and off.
+ */
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { emitSeedModule, SIMD_STREAMS, simdSeeder } from '../../src/sim/py/mt-simd.js';
+import { PyRandom, seedMtStates, stream, StreamSequence, useSimdSeeding } from '../../src/sim/py/rng.js';
+
+const N = 624;
+
+/** CPython `init_by_array(init_genrand(19650218), key)` as `_randommodule.c` writes it (uint32 words as signed int32). */
+function initByArray(key: readonly number[]): Int32Array {
+  const mt = new Uint32Array(N);
+  mt[0] = 19650218;
+  for (let i = 1; i < N; i++) mt[i] = Math.imul(1812433253, (mt[i - 1] as number) ^ ((mt[i - 1] as number) >>> 30)) + i;
+  let i = 1;
+  let j = 0;
+  for (let k = Math.max(N, key.length); k > 0; k--) {
+    const prev = mt[i - 1] as number;
+    mt[i] = ((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1664525)) + (key[j] as number) + j;
+    i++;
+    j++;
+    if (i >= N) {
+      mt[0] = mt[N - 1] as number;
+      i = 1;
+    }
+    if (j >= key.length) j = 0;
+  }
+  for (let k = N - 1; k > 0; k--) {
+    const prev = mt[i - 1] as number;
+    mt[i] = ((mt[i] as number) ^ Math.imul(prev ^ (prev >>> 30), 1566083941)) - i;
+    i++;
+    if (i >= N) {
+      mt[0] = mt[N - 1] as number;
+      i = 1;
+    }
+  }
+  mt[0] = 0x80000000;
+  return new Int32Array(mt.buffer);
+}
+
+const word = fc.oneof(fc.constantFrom(0, 1, 0x7fffffff, 0x80000000, 0xffffffff), fc.nat({ max: 0xffffffff }));
+/** Keys of every length class: [0], one word, two words (the top one nonzero, up to 0xffffffff), three to five words. */
+const key = fc.oneof(
+  fc.constant([0]),
+  fc.tuple(word).map((k) => [...k]),
+  fc.tuple(word, word.filter((w) => w !== 0)).map((k) => [...k]),
+  fc.array(word, { minLength: 3, maxLength: 5 }).map((k) => [...k.slice(0, -1), (k[k.length - 1] as number) || 1]),
+);
+const shortKey = fc.oneof(fc.constant([0]), fc.tuple(word).map((k) => [...k]), fc.tuple(word, word.filter((w) => w !== 0)).map((k) => [...k]));
+
+function expectWords(got: Int32Array, want: Int32Array, label: string): void {
+  for (let i = 0; i < N; i++) if (got[i] !== want[i]) expect(got[i], `${label} word ${i}`).toBe(want[i]);
+}
+
+afterEach(() => {
+  useSimdSeeding(true);
+});
+
+describe('WebAssembly SIMD seeding', () => {
+  it('the emitted module is valid and instantiates here (Node has WebAssembly SIMD), the same bytes every time', () => {
+    const bytes = emitSeedModule();
+    expect(WebAssembly.validate(bytes)).toBe(true);
+    expect(emitSeedModule()).toEqual(bytes);
+    expect(simdSeeder()).not.toBeNull();
+  });
+
+  it('seeds every lane as init_by_array does, for any one- or two-word keys and any group within the lanes', () => {
+    const seeder = simdSeeder();
+    if (seeder === null) throw new Error('no SIMD seeder');
+    fc.assert(
+      fc.property(fc.array(shortKey, { minLength: 1, maxLength: SIMD_STREAMS + 3 }), fc.nat(), fc.nat(), (keys, a, b) => {
+        const from = a % keys.length;
+        const to = Math.min(keys.length, from + 1 + (b % SIMD_STREAMS));
+        const outs = keys.map(() => new Int32Array(N).fill(7));
+        seeder.seed(keys, outs, from, to);
+        for (let k = 0; k < keys.length; k++) {
+          if (k >= from && k < to) expectWords(outs[k] as Int32Array, initByArray(keys[k] as number[]), `key ${keys[k]}`);
+          else expect((outs[k] as Int32Array).every((w) => w === 7), `untouched ${k}`).toBe(true);
+        }
+      }),
+      { numRuns: 300 },
+    );
+    expect(() => seeder.seed([[1, 2, 3]], [new Int32Array(N)], 0, 1)).toThrow();
+    expect(() => seeder.seed([], [], 0, 0)).toThrow();
+  });
+
+  for (const simd of [true, false]) {
+    it(`seedMtStates (SIMD ${simd ? 'on' : 'off'}) writes init_by_array's state for keys of every length, mixed`, () => {
+      useSimdSeeding(simd);
+      fc.assert(
+        fc.property(fc.array(key, { minLength: 0, maxLength: 3 * SIMD_STREAMS }), (keys) => {
+          const outs = keys.map(() => new Int32Array(N).fill(-1));
+          seedMtStates(keys, outs, keys.length);
+          for (let k = 0; k < keys.length; k++) expectWords(outs[k] as Int32Array, initByArray(keys[k] as number[]), `key ${keys[k]}`);
+        }),
+        { numRuns: 200 },
+      );
+    });
+
+    it(`StreamSequence and reseedStreams (SIMD ${simd ? 'on' : 'off'}) hand out stream(runSeed, key) over several groups`, () => {
+      useSimdSeeding(simd);
+      fc.assert(
+        fc.property(fc.oneof(fc.nat(), fc.integer()), fc.string({ maxLength: 8 }), fc.nat({ max: 3 * SIMD_STREAMS + 2 }), fc.nat({ max: 3 }), fc.nat({ max: 30 }), (runSeed, prefix, count, extra, used) => {
+          const seq = new StreamSequence(runSeed, prefix, count);
+          for (let i = 1; i <= count + extra; i++) {
+            const got = seq.next();
+            const want = stream(runSeed, prefix + String(i));
+            for (let d = 0; d <= used; d++) expect(got.nextUint32(), `${runSeed}:${prefix}${i} draw ${d}`).toBe(want.nextUint32());
+          }
+        }),
+        { numRuns: 100 },
+      );
+      // reseeding generators in any state (drawn from, settled, a gauss pending) and creating missing ones
+      fc.assert(
+        fc.property(fc.nat(), fc.array(fc.string({ maxLength: 6 }), { minLength: 1, maxLength: SIMD_STREAMS + 2 }), fc.nat({ max: 700 }), (runSeed, keys, used) => {
+          const gens: PyRandom[] = [];
+          for (let k = 0; k < keys.length - 1; k++) {
+            const g = stream(k, 'old');
+            for (let d = 0; d < (used + k) % 700; d++) g.nextUint32();
+            if (k % 2 === 0) g.gauss();
+            if (k % 3 === 0) g.getState();
+            gens.push(g);
+          }
+          PyRandom.reseedStreams(gens, runSeed, keys, keys.length);
+          expect(gens.length).toBe(keys.length);
+          keys.forEach((k, i) => {
+            const g = gens[i] as PyRandom;
+            const want = stream(runSeed, k);
+            expect(g.gaussNext).toBeNull();
+            for (let d = 0; d < 3; d++) expect(g.nextUint32()).toBe(want.nextUint32());
+            expect(g.gauss()).toBe(want.gauss());
+            expect(g.getState()).toEqual(want.getState());
+          });
+        }),
+        { numRuns: 60 },
+      );
+      const g = stream(1, 'x');
+      expect(() => PyRandom.reseedStreams([g, g], 1, ['a', 'b'], 2)).toThrow();
+    });
+  }
+});
