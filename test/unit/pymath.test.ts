@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { EXACT_PRODUCT_SITES, fma, fmaIntTimes, glibcExp, glibcLog, glibcPow, pyCos, pyExp, pyLog, pyPow, pySin } from '../../src/sim/py/pymath.js';
+import { EXACT_PRODUCT_SITES, fma, fmaIntTimes, fmaShortcut, glibcExp, glibcLog, glibcPow, pyCos, pyExp, pyLog, pyPow, pySin } from '../../src/sim/py/pymath.js';
 import { PyRandom, TWOPI } from '../../src/sim/py/rng.js';
 import { decodeFloat64, ulpDistance, ulpStep, pow2 } from '../helpers/ulp.js';
 
@@ -156,6 +156,65 @@ describe('software fma', () => {
  * per function: measured 96.88% (sin, 4844/5000) and 96.98% (cos, 4849/5000); all others are 1 ulp off.
  */
 const SINCOS_EXACT_FLOOR = 0.965;
+
+describe('fma shortcut (c + RN(a*b) where that is provably the fma)', () => {
+  it('is the exact rounding whenever it is taken: random, polynomial-like, tie-prone and power-of-two sums', () => {
+    const r = new PyRandom(11);
+    const taken = [0, 0, 0, 0, 0];
+    const naiveWrong = [0, 0, 0, 0, 0];
+    const cases = 60000;
+    for (let i = 0; i < cases; i++) {
+      let a: number;
+      let b: number;
+      let c: number;
+      const kind = i % 5;
+      if (kind === 0) {
+        // polynomial step: small r times a coefficient plus a coefficient
+        a = (r.random() - 0.5) * 2 ** -6;
+        b = (r.random() - 0.5) * 2;
+        c = (r.random() - 0.5) * 2;
+      } else if (kind === 1) {
+        // tie-prone: p in [1, 2) (ulp 2^-52) plus c in [2, 4) (ulp 2^-51); the sum's ulp is 2^-51 or 2^-50, so c + p
+        // is often exactly a midpoint and the product's rounding error decides
+        a = 1 + r.random() * 0.4142;
+        b = 1 + r.random() * 0.4142;
+        c = (2 + r.random() * 2) * (r.random() < 0.5 ? -1 : 1);
+      } else if (kind === 2) {
+        // sums at or next to a power of two (the spacing below it is half the spacing above)
+        a = 1 + r.random() * 0.4142;
+        b = 1 + r.random() * 0.4142;
+        const p = a * b;
+        c = 2 ** r.randint(1, 3) - p + r.randint(-3, 3) * 2 ** -52;
+      } else if (kind === 3) {
+        a = (r.random() - 0.5) * 2 ** r.randint(-30, 30);
+        b = (r.random() - 0.5) * 2 ** r.randint(-30, 30);
+        c = (r.random() - 0.5) * 2 ** r.randint(-60, 60);
+      } else {
+        // cancellation: c next to -p
+        a = (r.random() - 0.5) * 2 ** r.randint(-10, 10);
+        b = (r.random() - 0.5) * 2 ** r.randint(-10, 10);
+        c = -(a * b) * (1 + 2 ** -52 * r.randint(-8, 8));
+      }
+      const want = exactFma(a, b, c);
+      if (!Object.is(a * b + c, want)) naiveWrong[kind]++;
+      const got = fmaShortcut(a * b, c);
+      if (!Number.isNaN(got)) {
+        taken[kind]++;
+        if (!Object.is(got, want)) expect.fail(`fmaShortcut(${a} * ${b}, ${c}) = ${got}, exact ${want}`);
+      }
+      if (!Object.is(fma(a, b, c), want)) expect.fail(`fma(${a}, ${b}, ${c}) = ${fma(a, b, c)}, exact ${want}`);
+    }
+    console.log('fmaShortcut taken per kind', taken, 'plain a * b + c wrong', naiveWrong, 'of', cases / 5);
+    // taken for nearly all polynomial-like inputs (|a * b| small against |c|) and for the random ones where c is not
+    // negligible; on the tie-prone ones the plain a * b + c is wrong often enough that a shortcut taken too eagerly
+    // would be seen
+    expect(taken[0]).toBeGreaterThan(0.95 * (cases / 5));
+    expect(taken[3]).toBeGreaterThan(0.4 * (cases / 5));
+    expect(taken[1]).toBeLessThan(0.95 * (cases / 5));
+    expect(naiveWrong[1]).toBeGreaterThan(cases / 5 / 20);
+    expect(naiveWrong[2]).toBeGreaterThan(cases / 5 / 20);
+  });
+});
 
 describe('exact-product sites of exp/log (plain k * C + c instead of fma)', () => {
   for (const [name, site] of Object.entries(EXACT_PRODUCT_SITES)) {

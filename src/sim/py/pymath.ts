@@ -78,6 +78,8 @@ export function fma(a: number, b: number, c: number): number {
     return fmaSlow(a, b, c);
   }
   if (p === 0) return p + c;
+  const s = fmaShortcut(p, c);
+  if (s === s) return s;
   // exact product p + pe = a*b
   let t = SPLITTER * a;
   const ah = t - (t - a);
@@ -113,6 +115,27 @@ export function fma(a: number, b: number, c: number): number {
     }
   }
   return th + v;
+}
+
+const P2_M53 = 2 ** -53;
+const ONE_PLUS_2_M50 = 1 + 2 ** -50;
+
+/**
+ * The common case of {@link fma} without the exact product: `c + p` (p = RN(a*b)) when that is provably fma(a, b, c),
+ * else NaN. For p normal (|p| > 2^-960) and |c|, |p| < 2^995, as fma calls it. The exact value is s + t + e, where
+ * s + t = c + p exactly (TwoSum) and e = a*b - p, |e| <= ulp(p)/2 <= |p| * 2^-53. Let D = |t| + |p| * 2^-53 >= |t + e|
+ * and q >= D (q is D computed and scaled up by 1 + 2^-50, more than its rounding errors). Rounding is monotonic, so
+ * s - q and s + q both rounding to s means every value within D of s rounds to s, the exact one among them: the fma is
+ * s. It fails (NaN: the caller takes the exact product) near a tie, for s = 0, and when e is not small against the
+ * spacing of the doubles at s (cancellation; p near s in size ~1% of calls in exp/log's polynomials). test/unit/pymath.test.ts
+ * checks it against the exact rounding on tie-prone inputs.
+ */
+export function fmaShortcut(p: number, c: number): number {
+  const s = c + p;
+  const bv = s - c;
+  const t = c - (s - bv) + (p - bv);
+  const q = (Math.abs(t) + Math.abs(p) * P2_M53) * ONE_PLUS_2_M50;
+  return s + q === s && s - q === s ? s : NaN;
 }
 
 /**
