@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
 import { D, dcmp, toFloat } from '../../src/sim/py/decimal.js';
 import { pyFormatFixed } from '../../src/sim/py/pyfloat.js';
-import { taskTemplate } from '../../src/sim/model/world-cache.js';
+import { quantizedForTest, taskTemplate } from '../../src/sim/model/world-cache.js';
 import { generateTasks, type GenTask } from '../../src/sim/model/world.js';
 import { DOMAINS_ALPHA } from '../../src/sim/model/types.js';
+import { ulpStep } from '../helpers/ulp.js';
 
 describe('toFloat memo', () => {
   it('equals toNumber() on first and later calls, and stays invisible (keys, equality, JSON)', () => {
@@ -57,6 +58,49 @@ describe('taskTemplate columns (memoised quantization)', () => {
       required_trust: 0, requirements: [['research', qty]],
     });
     for (const [b, q] of [[0, 0], [-0, -0], [0, 0], [-0, -0], [-0.00001, 5], [0.00001, 5]] as const) check(g(b, q));
+  });
+});
+
+describe('quantized (array memo for small integers and 4-dp values, Map for the rest)', () => {
+  // the straightforward column: the text Python stores, parsed
+  const plain = (x: number, digits: 4 | 0) => (digits === 4 ? D(pyFormatFixed(x, 4)) : D(x));
+  const same = (x: number, digits: 4 | 0): void => {
+    const got = quantizedForTest(x, digits);
+    const want = plain(x, digits);
+    expect(got.toString(), `${x} (${digits})`).toBe(want.toString());
+    expect(got.isNegative(), `${x} (${digits}) sign`).toBe(want.isNegative());
+    expect(got).toEqual(want);
+  };
+  it('equals D(pyFormatFixed(x, 4)) / D(x) for 4-dp values, their neighbours (same index), integers, zeros and others, in any order', () => {
+    const value = fc.oneof(
+      fc.integer({ min: -10, max: 70_000 }).map((k) => k / 10000), // the generator's rounded draws, around and past the array
+      fc.tuple(fc.integer({ min: 1, max: 70_000 }), fc.integer({ min: -3, max: 3 })).map(([k, u]) => ulpStep(k / 10000, u)),
+      fc.tuple(fc.integer({ min: 1, max: 70_000 }), fc.constantFrom(0.00004, 0.00005, -0.00004, -0.00005)).map(([k, d]) => k / 10000 + d),
+      fc.integer({ min: -5, max: 70_000 }),
+      fc.constantFrom(0, -0, 0.5, 65535, 65536, 6.5535, 6.5536, 6.55355, 1e-5, 5e-5),
+      fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e6, max: 1e6 }),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(value, fc.constantFrom<4 | 0>(4, 0)), { minLength: 1, maxLength: 40 }), (xs) => {
+        for (const [x, digits] of xs) same(digits === 0 ? Math.trunc(x) : x, digits);
+        for (const [x, digits] of xs) same(digits === 0 ? Math.trunc(x) : x, digits);
+      }),
+      { numRuns: 400 },
+    );
+    // a neighbour of a memoised value (same index) is not served the memoised Decimal
+    for (const k of [1234, 4000, 65535]) {
+      const x = k / 10000;
+      same(x, 4);
+      for (const u of [-2, -1, 1, 2]) same(ulpStep(x, u), 4);
+      same(x + 0.00004, 4);
+      same(x, 4);
+    }
+    // halfway values: round(x * 10^4) may be the index above while the text rounds down (binary value below the half)
+    for (let k = 1; k < 3000; k++) {
+      same((k + 1) / 10000, 4);
+      same((k + 0.5) / 10000, 4);
+      same(k / 10000 + 0.00005, 4);
+    }
   });
 });
 

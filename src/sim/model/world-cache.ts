@@ -91,10 +91,40 @@ const replacements = new Lru<Replacement>(65_536);
  * (4-dp skill boosts and rates, integer quantities), so most lookups skip the formatting and the Decimal parse.
  * Instances are shared, which is safe because Decimals are immutable (and a market listing compares them by identity
  * only as a proxy for their value).
+ *
+ * The common keys go through arrays instead of a Map keyed by float (hashing a heap number per lookup): an integer
+ * quantity 0 < x < {@link SMALL} is its own index; a 4-dp value x with k = round(x * 10^4) in (0, SMALL) is kept at
+ * index k with x itself, and a lookup hits only for that very x (a different double with the same k, which the
+ * generator's rounded draws never give, is served by the Map). test/unit/decimal-memo.test.ts compares both with the
+ * unmemoised construction.
  */
+const SMALL = 65_536;
+const quantizedInt: (Dec | null)[] = new Array<Dec | null>(SMALL).fill(null);
+const quantized4Key = new Float64Array(SMALL);
+const quantized4: (Dec | null)[] = new Array<Dec | null>(SMALL).fill(null);
 const quantizedMemo = new Map<number, Dec>();
 const quantizedMemo4 = new Map<number, Dec>();
 function quantized(x: number, digits: 4 | 0): Dec {
+  if (digits === 0) {
+    if (x > 0 && x < SMALL && Number.isInteger(x)) return quantizedInt[x] ?? (quantizedInt[x] = D(x));
+  } else {
+    const k = Math.round(x * 10000);
+    if (k > 0 && k < SMALL) {
+      const d = quantized4[k] as Dec | null;
+      if (d !== null && quantized4Key[k] === x) return d;
+      if (d === null) {
+        const e = decFromFixed(x, 4);
+        quantized4Key[k] = x;
+        quantized4[k] = e;
+        return e;
+      }
+    }
+  }
+  return quantizedMapped(x, digits);
+}
+
+/** {@link quantized} for the keys the arrays do not take: a Map by value (zeros are never memoised). */
+function quantizedMapped(x: number, digits: 4 | 0): Dec {
   // Map keys cannot tell -0 from 0 (their Decimals differ): zeros are not memoised.
   if (x === 0) return digits === 4 ? decFromFixed(x, 4) : D(x);
   const memo = digits === 4 ? quantizedMemo4 : quantizedMemo;
@@ -107,6 +137,9 @@ function quantized(x: number, digits: 4 | 0): Dec {
   }
   return d;
 }
+
+/** For tests: {@link quantized} (the memoised column constructor). */
+export const quantizedForTest: (x: number, digits: 4 | 0) => Dec = quantized;
 
 /** Wrap a generated task with its quantized Decimal columns. */
 export function taskTemplate(g: GenTask): TaskTemplate {
