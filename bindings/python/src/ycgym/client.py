@@ -121,6 +121,11 @@ _ARRAYS = "\x00arrays"
 _LIVENESS_POLL_MS = 200
 """While waiting for a reply, how often a client with ``liveness`` checks that its server still runs."""
 
+_LIVENESS_RECHECK_S = 0.05
+"""Before sending, ``liveness`` is asked again only when it last said "running" longer ago than this (seconds): a
+request sent to a server that exited since is still caught by the check while waiting (``_LIVENESS_POLL_MS``). Asking
+on every request cost a ``waitpid`` system call (``Popen.poll``) per lockstep step of ``YCBenchEnv``."""
+
 
 def _as_z85(key: str | bytes | None) -> bytes | None:
     if key is None:
@@ -188,6 +193,7 @@ class Client:
         sock.connect(endpoint)
         self._sock: zmq.Socket[bytes] | None = sock
         self._rcvtimeo = -1  # the socket's ZMQ_RCVTIMEO (ms; -1 waits forever), set by _wait_for when it changes
+        self._alive_at = float("-inf")  # time.monotonic() when liveness last said the server runs
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
         # Replies received while waiting for another id; ids whose waiter gave up (timeout).
@@ -211,6 +217,7 @@ class Client:
             gone = self._liveness()
             if gone is not None:
                 raise ServerExitedError(f"ycgym: {gone}. No reply to {op!r} will come; its sessions are gone (reset() starts a new server).")
+            self._alive_at = time.monotonic()
 
     def send(self, op: str, **fields: Any) -> int:
         """Send one request without waiting; returns its id (pass it to :meth:`recv`)."""
@@ -222,7 +229,8 @@ class Client:
         payload = _json.dumps(msg)
         with self._lock:
             sock = self._socket()
-            self._check_alive(op)
+            if self._liveness is not None and time.monotonic() - self._alive_at >= _LIVENESS_RECHECK_S:
+                self._check_alive(op)
             # Pending before sending: an interrupt between the two must not leave a reply nobody expects.
             self._pending[rid] = op
             try:
