@@ -3,6 +3,7 @@
  * PyRandom.reseedStreams, StreamSequence) against CPython's init_by_array written out plainly here, on random keys of
  * every length class, with the SIMD path on and off.
  */
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { emitSeedModule, SIMD_STREAMS, simdSeeder } from '../../src/sim/py/mt-simd.js';
@@ -87,6 +88,54 @@ describe('WebAssembly SIMD seeding', () => {
     expect(() => seeder.seed([], [], 0, 0)).toThrow();
   });
 
+  it('seedTexts hashes and seeds like stream(): key words from node:crypto SHA-256, ASCII texts of 0 to 55 characters', () => {
+    const seeder = simdSeeder();
+    if (seeder === null) throw new Error('no SIMD seeder');
+    const digestKey = (t: string): number[] => {
+      const h = createHash('sha256').update(t, 'utf8').digest();
+      const hi = h.readUInt32BE(0);
+      const lo = h.readUInt32BE(4);
+      return hi !== 0 ? [lo, hi] : [lo];
+    };
+    const text = fc.oneof(
+      fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)), maxLength: 55 }),
+      fc.tuple(fc.integer(), fc.constantFrom('task_', 'employee_', 'replenish_'), fc.nat()).map(([s, p, i]) => `${s}:${p}${i}`),
+      fc.integer({ min: 0, max: 55 }).map((n) => 'x'.repeat(n)),
+    );
+    fc.assert(
+      fc.property(fc.array(text, { minLength: SIMD_STREAMS, maxLength: SIMD_STREAMS + 3 }), fc.nat(), fc.nat(), (texts, a, b) => {
+        const from = a % 4;
+        const to = Math.min(texts.length, from + 1 + (b % SIMD_STREAMS));
+        const outs = texts.map(() => new Int32Array(N).fill(7));
+        expect(seeder.seedTexts(texts, outs, from, to)).toBe(true);
+        for (let k = 0; k < texts.length; k++) {
+          if (k >= from && k < to) expectWords(outs[k] as Int32Array, initByArray(digestKey(texts[k] as string)), `text ${JSON.stringify(texts[k])}`);
+          else expect((outs[k] as Int32Array).every((w) => w === 7), `untouched ${k}`).toBe(true);
+        }
+      }),
+      { numRuns: 200 },
+    );
+    // refused, nothing written: a text of 56 characters (two SHA-256 blocks) or not ASCII
+    for (const bad of ['x'.repeat(56), 'caf\u00e9', '\u{1f600}']) {
+      const outs = [0, 1, 2].map(() => new Int32Array(N).fill(7));
+      expect(seeder.seedTexts(['a', bad, 'b'], outs, 0, 3)).toBe(false);
+      expect(outs.every((o) => o.every((w) => w === 7))).toBe(true);
+    }
+  });
+
+  it('seedDigests turns digest words into the key stream() takes: [lo, hi], or [lo] when hi is 0', () => {
+    const seeder = simdSeeder();
+    if (seeder === null) throw new Error('no SIMD seeder');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.oneof(fc.constant(0), word), word), { minLength: 1, maxLength: SIMD_STREAMS }), (digests) => {
+        const outs = digests.map(() => new Int32Array(N));
+        seeder.seedDigests(digests.map(([hi]) => hi), digests.map(([, lo]) => lo), outs, 0, digests.length);
+        digests.forEach(([hi, lo], k) => expectWords(outs[k] as Int32Array, initByArray(hi !== 0 ? [lo, hi] : [lo]), `digest ${hi} ${lo}`));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   for (const simd of [true, false]) {
     it(`seedMtStates (SIMD ${simd ? 'on' : 'off'}) writes init_by_array's state for keys of every length, mixed`, () => {
       useSimdSeeding(simd);
@@ -103,7 +152,7 @@ describe('WebAssembly SIMD seeding', () => {
     it(`StreamSequence and reseedStreams (SIMD ${simd ? 'on' : 'off'}) hand out stream(runSeed, key) over several groups`, () => {
       useSimdSeeding(simd);
       fc.assert(
-        fc.property(fc.oneof(fc.nat(), fc.integer()), fc.string({ maxLength: 8 }), fc.nat({ max: 3 * SIMD_STREAMS + 2 }), fc.nat({ max: 3 }), fc.nat({ max: 30 }), (runSeed, prefix, count, extra, used) => {
+        fc.property(fc.oneof(fc.nat(), fc.integer()), fc.oneof(fc.string({ maxLength: 8 }), fc.string({ minLength: 40, maxLength: 60 })), fc.nat({ max: 3 * SIMD_STREAMS + 2 }), fc.nat({ max: 3 }), fc.nat({ max: 30 }), (runSeed, prefix, count, extra, used) => {
           const seq = new StreamSequence(runSeed, prefix, count);
           for (let i = 1; i <= count + extra; i++) {
             const got = seq.next();

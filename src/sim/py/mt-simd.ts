@@ -17,13 +17,24 @@ export const SIMD_VECTORS = 2;
 /** Streams seeded per call: four lanes per vector. */
 export const SIMD_STREAMS = 4 * SIMD_VECTORS;
 
-// Memory layout (bytes): init_genrand(19650218)'s words, the lanes' key words, the first loop's words interleaved
-// (word i of every lane side by side), then each stream's 624 words, stream s = 4 * vector + lane.
-const INIT_OFF = 0;
-const KEY_OFF = N * 4; // per vector: a0 lanes (16 bytes), a1 lanes (16 bytes)
-const SCRATCH_OFF = 4096;
-const OUT_OFF = SCRATCH_OFF + N * 16 * SIMD_VECTORS;
-const END = OUT_OFF + SIMD_STREAMS * N * 4;
+/**
+ * Memory layout (bytes) for `vectors` vectors: init_genrand(19650218)'s words; the lanes' key words (per vector a0's
+ * lanes, then a1's); the first loop's words interleaved (word i of every lane side by side); each stream's 624 words
+ * (stream s = 4 * vector + lane); the SHA-256 message schedules, word t of every vector's lanes side by side (words 0
+ * to 15: the lanes' padded message blocks); the digests' words 0 (hi) and 1 (lo) (per vector, hi's lanes, then lo's);
+ * SHA-256's round constants.
+ */
+function layout(vectors: number) {
+  const key = N * 4;
+  const scratch = 4096;
+  const out = scratch + N * 16 * vectors;
+  const sched = out + 4 * vectors * N * 4;
+  const digest = sched + 64 * 16 * vectors;
+  const shaK = digest + 32 * vectors;
+  const end = shaK + 64 * 4;
+  return { init: 0, key, scratch, out, sched, digest, shaK, end, pages: Math.ceil(end / 65536) };
+}
+const L = layout(SIMD_VECTORS);
 
 function uleb(n: number): number[] {
   const out: number[] = [];
@@ -77,14 +88,18 @@ const I32X4_MUL = simd(0xb5);
 
 /**
  * The module's bytes: memory (exported as `memory`, as many 64 KiB pages as the layout needs, never grown) and `seed()`, which seeds the
- * {@link SIMD_STREAMS} streams whose (a0, a1) key words (see rng.ts) are at KEY_OFF into their 624 words at OUT_OFF.
+ * {@link SIMD_STREAMS} streams whose (a0, a1) key words (see rng.ts) are at `key` into their 624 words at `out`,
+ * `hash()` (see emitHash), which writes the digest words of the lanes' stream texts, and `keys()` (see emitKeys), which
+ * turns digest words into key words.
  * `vectors` chains interleaved (the module used has {@link SIMD_VECTORS}; other counts for the test and benchmarks).
  */
 export function emitSeedModule(vectors: number = SIMD_VECTORS): Uint8Array {
   const K = vectors;
-  const scratchOff = SCRATCH_OFF;
-  const outOff = scratchOff + N * 16 * K;
-  const pages = Math.ceil((outOff + 4 * K * N * 4) / 65536);
+  const lay = layout(K);
+  const scratchOff = lay.scratch;
+  const outOff = lay.out;
+  const KEY_OFF = lay.key;
+  const INIT_OFF = lay.init;
   // locals: 0 = byte index of the word (i32); v128: per vector p (the chain), a0, a1, m1 (mt[1] after the first loop); then
   // the two multipliers, the second loop's subtrahend i and the constant 1 (splatted)
   const I = 0;
@@ -150,19 +165,117 @@ export function emitSeedModule(vectors: number = SIMD_VECTORS): Uint8Array {
     }
   }
   b.push(END_OP);
-  const VALTYPE_I32 = 0x7f;
-  const VALTYPE_V128 = 0x7b;
   const body = [...uleb(2), ...uleb(1), VALTYPE_I32, ...uleb(v128Locals), VALTYPE_V128, ...b];
+  const hash = emitHash(K, lay);
+  const keys = emitKeys(K, lay);
   const section = (id: number, bytes: readonly number[]): number[] => [id, ...uleb(bytes.length), ...bytes];
   const name = (s: string): number[] => [...uleb(s.length), ...Array.from(s, (ch) => ch.charCodeAt(0))];
+  const code = (f: readonly number[]): number[] => [...uleb(f.length), ...f];
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
     ...section(1, [1, 0x60, 0, 0]), // one type: () -> ()
-    ...section(3, [1, 0]), // one function of type 0
-    ...section(5, [1, 0, ...uleb(pages)]), // one memory, min pages, no max
-    ...section(7, [2, ...name('seed'), 0x00, 0, ...name('memory'), 0x02, 0]), // exports
-    ...section(10, [1, ...uleb(body.length), ...body]), // code
+    ...section(3, [3, 0, 0, 0]), // three functions of type 0
+    ...section(5, [1, 0, ...uleb(lay.pages)]), // one memory, min pages, no max
+    ...section(7, [4, ...name('seed'), 0x00, 0, ...name('hash'), 0x00, 1, ...name('keys'), 0x00, 2, ...name('memory'), 0x02, 0]), // exports
+    ...section(10, [3, ...code(body), ...code(hash), ...code(keys)]), // code
   ]);
+}
+
+const VALTYPE_I32 = 0x7f;
+const VALTYPE_V128 = 0x7b;
+const V128_OR = simd(0x50);
+const V128_BITSELECT = simd(0x52);
+const I32X4_EQ = simd(0x37);
+const I32X4_SHL = simd(0xab);
+
+/** SHA-256's round constants. */
+const SHA_K = [
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
+  0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
+  0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+  0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
+  0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+  0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+];
+const SHA_H0 = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+
+/**
+ * `hash()`: SHA-256 of every lane's one-block message (words 0 to 15 of the schedule at `sched`, already padded), the
+ * vectors' rounds interleaved; of each digest only words 0 (hi) and 1 (lo) are kept (at `digest`), all rng.ts's
+ * streamKey uses. The round constants are read from `shaK` (written by the instantiation).
+ */
+function emitHash(K: number, lay: ReturnType<typeof layout>): number[] {
+  // locals: 0 = byte offset of the round's schedule row (i32), 1 = byte offset of its round constant (i32); v128: per
+  // vector the 8 working variables a..h, then temporaries t1, t2
+  const Y = 0;
+  const KA = 1;
+  const W = (v: number, i: number): number => 2 + 8 * v + i;
+  const T1 = 2 + 8 * K;
+  const T2 = 3 + 8 * K;
+  const row = 16 * K; // bytes per schedule word (every vector's lanes)
+  const splat = (n: number): number[] => [...i32Const(n), ...I32X4_SPLAT];
+  const rotr = (x: number[], n: number): number[] => [...x, ...i32Const(n), ...I32X4_SHR_U, ...x, ...i32Const(32 - n), ...I32X4_SHL, ...V128_OR];
+  const loop = (counter: number, step: number, end: number, body: readonly number[]): number[] => [
+    LOOP, BLOCK_VOID, ...body, ...localGet(counter), ...i32Const(step), I32_ADD, ...localTee(counter), ...i32Const(end), I32_NE, BR_IF, 0, END_OP,
+  ];
+  const b: number[] = [];
+  // message schedule W[16..63]: Y = (t - 16) * row; W[t] = W[t-16] + s0(W[t-15]) + W[t-7] + s1(W[t-2])
+  const w = (v: number, back: number): number[] => [...localGet(Y), ...v128Load(lay.sched + (16 - back) * row + 16 * v)];
+  const sched: number[] = [];
+  for (let v = 0; v < K; v++) {
+    sched.push(...localGet(Y), ...w(v, 16), ...w(v, 7), ...I32X4_ADD);
+    sched.push(...rotr(w(v, 15), 7), ...rotr(w(v, 15), 18), ...V128_XOR, ...w(v, 15), ...i32Const(3), ...I32X4_SHR_U, ...V128_XOR, ...I32X4_ADD);
+    sched.push(...rotr(w(v, 2), 17), ...rotr(w(v, 2), 19), ...V128_XOR, ...w(v, 2), ...i32Const(10), ...I32X4_SHR_U, ...V128_XOR, ...I32X4_ADD);
+    sched.push(...v128Store(lay.sched + 16 * row + 16 * v));
+  }
+  b.push(...i32Const(0), ...localSet(Y), ...loop(Y, row, 48 * row, sched));
+  // 64 rounds: Y = t * row, KA = 4t
+  for (let v = 0; v < K; v++) for (let i = 0; i < 8; i++) b.push(...splat(SHA_H0[i] as number), ...localSet(W(v, i)));
+  const round: number[] = [];
+  for (let v = 0; v < K; v++) {
+    const [a, bb, c, d, e, f, g, h] = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => localGet(W(v, i))) as [number[], number[], number[], number[], number[], number[], number[], number[]];
+    // t1 = h + S1(e) + ch(e, f, g) + K[t] + W[t]; ch = bitselect(f, g, e)
+    round.push(...h, ...rotr(e, 6), ...rotr(e, 11), ...V128_XOR, ...rotr(e, 25), ...V128_XOR, ...I32X4_ADD);
+    round.push(...f, ...g, ...e, ...V128_BITSELECT, ...I32X4_ADD);
+    round.push(...localGet(KA), ...v128Load32Splat(lay.shaK), ...I32X4_ADD, ...localGet(Y), ...v128Load(lay.sched + 16 * v), ...I32X4_ADD, ...localSet(T1));
+    // t2 = S0(a) + maj(a, b, c); maj = bitselect(c, a, a ^ b)
+    round.push(...rotr(a, 2), ...rotr(a, 13), ...V128_XOR, ...rotr(a, 22), ...V128_XOR);
+    round.push(...c, ...a, ...a, ...bb, ...V128_XOR, ...V128_BITSELECT, ...I32X4_ADD, ...localSet(T2));
+    // h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2
+    round.push(...g, ...localSet(W(v, 7)), ...f, ...localSet(W(v, 6)), ...e, ...localSet(W(v, 5)));
+    round.push(...d, ...localGet(T1), ...I32X4_ADD, ...localSet(W(v, 4)));
+    round.push(...c, ...localSet(W(v, 3)), ...bb, ...localSet(W(v, 2)), ...a, ...localSet(W(v, 1)));
+    round.push(...localGet(T1), ...localGet(T2), ...I32X4_ADD, ...localSet(W(v, 0)));
+  }
+  round.push(...localGet(KA), ...i32Const(4), I32_ADD, ...localSet(KA));
+  b.push(...i32Const(0), ...localSet(Y), ...i32Const(0), ...localSet(KA), ...loop(Y, row, 64 * row, round));
+  // digest words 0 (hi) and 1 (lo)
+  for (let v = 0; v < K; v++) {
+    b.push(...i32Const(0), ...localGet(W(v, 0)), ...splat(SHA_H0[0] as number), ...I32X4_ADD, ...v128Store(lay.digest + 32 * v));
+    b.push(...i32Const(0), ...localGet(W(v, 1)), ...splat(SHA_H0[1] as number), ...I32X4_ADD, ...v128Store(lay.digest + 32 * v + 16));
+  }
+  b.push(END_OP);
+  return [...uleb(2), ...uleb(2), VALTYPE_I32, ...uleb(8 * K + 2), VALTYPE_V128, ...b];
+}
+
+/**
+ * `keys()`: every lane's key words from its digest words (at `digest`), as rng.ts's streamKey: the key is [lo, hi], or
+ * [lo] when hi = 0, so (a0, a1) = (lo, hi === 0 ? lo : hi + 1), written at `key`.
+ */
+function emitKeys(K: number, lay: ReturnType<typeof layout>): number[] {
+  const zero = i32Const(0);
+  const b: number[] = [];
+  for (let v = 0; v < K; v++) {
+    const hi = [...zero, ...v128Load(lay.digest + 32 * v)];
+    const lo = [...zero, ...v128Load(lay.digest + 32 * v + 16)];
+    b.push(...zero, ...lo, ...v128Store(lay.key + 32 * v));
+    // a1 = bitselect(lo, hi + 1, hi == 0)
+    b.push(...zero, ...lo, ...hi, ...i32Const(1), ...I32X4_SPLAT, ...I32X4_ADD, ...hi, ...zero, ...I32X4_SPLAT, ...I32X4_EQ, ...V128_BITSELECT);
+    b.push(...v128Store(lay.key + 32 * v + 16));
+  }
+  b.push(END_OP);
+  return [0, ...b];
 }
 
 /** The instantiated module: `seed()` and its memory's words (views never invalidated: the memory never grows). */
@@ -172,6 +285,18 @@ export interface SimdSeeder {
    * first) into `outs[k]`'s 624 words, as rng.ts's `seedMtState(keys[k], outs[k])`.
    */
   seed(keys: readonly (readonly number[])[], outs: readonly Int32Array[], from: number, to: number): void;
+  /**
+   * Seed streams `from..to-1` (at most {@link SIMD_STREAMS}) from their texts: `outs[k]` gets the state of
+   * `random.Random(int.from_bytes(sha256(texts[k]).digest()[:8], 'big'))` (rng.ts's `stream`), the SHA-256 computed
+   * in the module too. Only for ASCII texts of at most 55 characters (one SHA-256 block): returns false, writing
+   * nothing, when a text is not.
+   */
+  seedTexts(texts: readonly string[], outs: readonly Int32Array[], from: number, to: number): boolean;
+  /**
+   * Seed streams `from..to-1` from digest words (`hi[k]`, `lo[k]`: words 0 and 1 of a SHA-256 digest, as uint32 or
+   * int32): the second half of {@link seedTexts}, for tests of the key words (hi = 0 gives a one-word key).
+   */
+  seedDigests(hi: readonly number[], lo: readonly number[], outs: readonly Int32Array[], from: number, to: number): void;
 }
 
 let seeder: SimdSeeder | null | undefined;
@@ -198,29 +323,83 @@ function instantiate(): SimdSeeder | null {
     const instance = new wasm.Instance(new wasm.Module(bytes), {});
     const memory = instance.exports.memory as { readonly buffer: ArrayBuffer };
     const run = instance.exports.seed as () => void;
-    const words = new Int32Array(memory.buffer, 0, END / 4);
+    const hash = instance.exports.hash as () => void;
+    const keys = instance.exports.keys as () => void;
+    const words = new Int32Array(memory.buffer, 0, L.end / 4);
     let prev = 19650218;
-    words[INIT_OFF / 4] = prev;
+    words[L.init / 4] = prev;
     for (let i = 1; i < N; i++) {
       prev = (Math.imul(1812433253, prev ^ (prev >>> 30)) + i) | 0;
-      words[INIT_OFF / 4 + i] = prev;
+      words[L.init / 4 + i] = prev;
     }
+    for (let t = 0; t < 64; t++) words[L.shaK / 4 + t] = SHA_K[t] as number;
     const outs: Int32Array[] = [];
-    for (let s = 0; s < SIMD_STREAMS; s++) outs.push(words.subarray(OUT_OFF / 4 + s * N, OUT_OFF / 4 + (s + 1) * N));
+    for (let s = 0; s < SIMD_STREAMS; s++) outs.push(words.subarray(L.out / 4 + s * N, L.out / 4 + (s + 1) * N));
+    const check = (n: number): void => {
+      if (!(n >= 1 && n <= SIMD_STREAMS)) throw new Error(`SimdSeeder: 1 to ${SIMD_STREAMS} streams, got ${n}`);
+    };
+    const copyOut = (dst: readonly Int32Array[], from: number, n: number): void => {
+      for (let s = 0; s < n; s++) (dst[from + s] as Int32Array).set(outs[s] as Int32Array);
+    };
     return {
       seed(keys, dst, from, to) {
         const n = to - from;
-        if (!(n >= 1 && n <= SIMD_STREAMS)) throw new Error(`SimdSeeder.seed: 1 to ${SIMD_STREAMS} streams, got ${n}`);
+        check(n);
         for (let s = 0; s < n; s++) {
           const key = keys[from + s] as readonly number[];
           if (key.length > 2) throw new Error('SimdSeeder.seed: keys of one or two words only');
           const a0 = (key[0] as number) | 0;
-          const at = KEY_OFF / 4 + 8 * (s >> 2) + (s & 3);
+          const at = L.key / 4 + 8 * (s >> 2) + (s & 3);
           words[at] = a0;
           words[at + 4] = key.length === 2 ? ((key[1] as number) + 1) | 0 : a0;
         }
         run();
-        for (let s = 0; s < n; s++) (dst[from + s] as Int32Array).set(outs[s] as Int32Array);
+        copyOut(dst, from, n);
+      },
+      seedTexts(texts, dst, from, to) {
+        const n = to - from;
+        check(n);
+        const stride = 4 * SIMD_VECTORS; // int32s between a lane's consecutive schedule words
+        for (let s = 0; s < n; s++) {
+          // the padded block, big-endian words: the text's bytes, 0x80, zeros, the length in bits in the last word
+          // (written to the module's scratch even when a later text is refused: only `dst` must stay untouched)
+          const t = texts[from + s] as string;
+          const len = t.length;
+          if (len > 55) return false;
+          const at = L.sched / 4 + 4 * (s >> 2) + (s & 3);
+          let w = 0;
+          for (let p = 0; p < len; p++) {
+            const c = t.charCodeAt(p);
+            if (c >= 0x80) return false;
+            w = (w << 8) | c;
+            if ((p & 3) === 3) {
+              words[at + stride * (p >> 2)] = w;
+              w = 0;
+            }
+          }
+          // the word holding 0x80 (after the text's last 0-3 bytes), then zeros up to the length word
+          const q = len & 3;
+          words[at + stride * (len >> 2)] = ((w << 8) | 0x80) << (8 * (3 - q));
+          for (let j = (len >> 2) + 1; j < 15; j++) words[at + stride * j] = 0;
+          words[at + stride * 15] = len * 8;
+        }
+        hash();
+        keys();
+        run();
+        copyOut(dst, from, n);
+        return true;
+      },
+      seedDigests(hi, lo, dst, from, to) {
+        const n = to - from;
+        check(n);
+        for (let s = 0; s < n; s++) {
+          const at = L.digest / 4 + 8 * (s >> 2) + (s & 3);
+          words[at] = (hi[from + s] as number) | 0;
+          words[at + 4] = (lo[from + s] as number) | 0;
+        }
+        keys();
+        run();
+        copyOut(dst, from, n);
       },
     };
   } catch {

@@ -206,6 +206,25 @@ export function seedMtStates(keys: readonly (readonly number[])[], mts: readonly
   }
 }
 
+/**
+ * The states of `stream(runSeed, keys[k])` into `mts[k]` for k < n: with the SIMD seeder, groups of three to
+ * {@link SIMD_STREAMS} whose texts `"{runSeed}:{key}"` are ASCII and at most 55 characters are hashed and seeded in the
+ * WebAssembly module; the rest through {@link streamKey} (SHA-256 in JavaScript) and {@link seedMtStates}.
+ */
+function seedStreamStates(runSeed: number | bigint | string, keys: readonly string[], mts: readonly Int32Array[], n: number): void {
+  const simd = simdSeeding ? simdSeeder() : null;
+  let k = 0;
+  if (simd !== null && n >= 3) {
+    const texts: string[] = [];
+    for (let j = 0; j < n; j++) texts.push(streamText(runSeed, keys[j] as string));
+    while (n - k >= 3 && simd.seedTexts(texts, mts, k, k + Math.min(SIMD_STREAMS, n - k))) k += Math.min(SIMD_STREAMS, n - k);
+  }
+  if (k === n) return;
+  const rest: number[][] = [];
+  for (let j = k; j < n; j++) rest.push(streamKey(runSeed, keys[j] as string));
+  seedMtStates(rest, k === 0 ? mts : mts.slice(k), n - k);
+}
+
 /** {@link seedMtState} for keys of any length (CPython's loops as written). */
 function seedMtStateLong(key: readonly number[], mt: Int32Array): Int32Array {
   mt.set(INIT_GENRAND);
@@ -431,14 +450,13 @@ export class PyRandom {
 
   /**
    * `random.Random(seed)` for an int (any size, sign ignored like CPython) or str (version 2) seed, or an int given
-   * by its {@link seedKey} words (`{ seedKey }`: 32-bit words, least significant first, no leading zero word; with
-   * `seeded`, the state buffer {@link seedMtState} has already written for that key, taken over as it is).
+   * by its {@link seedKey} words (`{ seedKey }`: 32-bit words, least significant first, no leading zero word), or
+   * `{ seeded }`: 624 words that {@link seedMtState} (or {@link seedMtStates}) has written, taken over as they are.
    */
-  constructor(seed: number | bigint | string | { readonly seedKey: readonly number[]; readonly seeded?: Int32Array }) {
-    if (typeof seed === 'object') {
-      // `seeded`: the 624 words seedMtState has already written for this key (they become this generator's state)
-      this.gen = new Mt19937(seed.seeded ?? seedMtState(seed.seedKey, new Int32Array(N)), 0, true);
-    } else this.gen = new Mt19937(seedMtState(seedKey(seed), new Int32Array(N)), 0, true);
+  constructor(seed: number | bigint | string | { readonly seedKey: readonly number[] } | { readonly seeded: Int32Array }) {
+    if (typeof seed !== 'object') this.gen = new Mt19937(seedMtState(seedKey(seed), new Int32Array(N)), 0, true);
+    else if ('seeded' in seed) this.gen = new Mt19937(seed.seeded, 0, true);
+    else this.gen = new Mt19937(seedMtState(seed.seedKey, new Int32Array(N)), 0, true);
   }
 
   /**
@@ -446,20 +464,18 @@ export class PyRandom {
    * missing ones created, all n seeded together ({@link seedMtStates}). The generators must be distinct.
    */
   static reseedStreams(gens: PyRandom[], runSeed: number | bigint | string, keys: readonly string[], n: number): void {
-    const streamKeys: number[][] = [];
     const words: Int32Array[] = [];
     for (let k = 0; k < n; k++) {
-      streamKeys.push(streamKey(runSeed, keys[k] as string));
       const g = gens[k];
       if (g !== undefined) {
         for (let j = 0; j < k; j++) if (gens[j] === g) throw new Error('PyRandom.reseedStreams: the generators must be distinct');
         words.push(g.gen.words);
       } else words.push(new Int32Array(N));
     }
-    seedMtStates(streamKeys, words, n);
+    seedStreamStates(runSeed, keys, words, n);
     for (let k = 0; k < n; k++) {
       const g = gens[k];
-      if (g === undefined) gens[k] = new PyRandom({ seedKey: streamKeys[k] as number[], seeded: words[k] as Int32Array });
+      if (g === undefined) gens[k] = new PyRandom({ seeded: words[k] as Int32Array });
       else {
         g.gen.index = 0;
         g.gen.fresh = true;
