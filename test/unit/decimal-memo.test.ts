@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
 import { D, dcmp, toFloat } from '../../src/sim/py/decimal.js';
 import { pyFormatFixed } from '../../src/sim/py/pyfloat.js';
-import { quantizedForTest, taskTemplate } from '../../src/sim/model/world-cache.js';
+import { quantized, taskTemplate } from '../../src/sim/model/world-cache.js';
 import { generateTasks, type GenTask } from '../../src/sim/model/world.js';
 import { DOMAINS_ALPHA } from '../../src/sim/model/types.js';
 import { ulpStep } from '../helpers/ulp.js';
@@ -65,7 +65,7 @@ describe('quantized (array memo for small integers and 4-dp values, Map for the 
   // the straightforward column: the text Python stores, parsed
   const plain = (x: number, digits: 4 | 0) => (digits === 4 ? D(pyFormatFixed(x, 4)) : D(x));
   const same = (x: number, digits: 4 | 0): void => {
-    const got = quantizedForTest(x, digits);
+    const got = quantized(x, digits);
     const want = plain(x, digits);
     expect(got.toString(), `${x} (${digits})`).toBe(want.toString());
     expect(got.isNegative(), `${x} (${digits}) sign`).toBe(want.isNegative());

@@ -104,7 +104,7 @@ const quantized4Key = new Float64Array(SMALL);
 const quantized4: (Dec | null)[] = new Array<Dec | null>(SMALL).fill(null);
 const quantizedMemo = new Map<number, Dec>();
 const quantizedMemo4 = new Map<number, Dec>();
-function quantized(x: number, digits: 4 | 0): Dec {
+export function quantized(x: number, digits: 4 | 0): Dec {
   if (digits === 0) {
     if (x > 0 && x < SMALL && Number.isInteger(x)) return quantizedInt[x] ?? (quantizedInt[x] = D(x));
   } else {
@@ -137,9 +137,6 @@ function quantizedMapped(x: number, digits: 4 | 0): Dec {
   }
   return d;
 }
-
-/** For tests: {@link quantized} (the memoised column constructor). */
-export const quantizedForTest: (x: number, digits: 4 | 0) => Dec = quantized;
 
 /** Wrap a generated task with its quantized Decimal columns. */
 export function taskTemplate(g: GenTask): TaskTemplate {
