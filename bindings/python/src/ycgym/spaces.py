@@ -328,14 +328,15 @@ def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datet
     t = parse_time(st["sim_time"])
     prestige = st["prestige"]
     trust = st["trust"]
-    # The scalars come from two arrays built at once (numpy array construction is the costly part): ``f[k, ...]`` is
-    # a 0-d array (a view of its own element) and ``n[k]`` a numpy int64, the types a ``np.array(x, dtype)`` /
-    # ``np.int64(x)`` per field gave.
-    f = np.array(
-        [float(st["funds_cents"]), float(st["monthly_payroll_cents"]), _runway(st["runway_months"]), _days(t, start), _days(parse_time(st["horizon_end"]), t)],
-        dtype=np.float64,
-    )
+    # Every number comes from one of two arrays built at once (numpy array construction is the costly part): ``f[k, ...]``
+    # is a 0-d array (a view of its own element), ``n[k]`` a numpy int64, and prestige and trust are slices of ``f``
+    # (views of their own elements), the types a ``np.array(x, dtype)`` / ``np.int64(x)`` per field gave.
+    vals = [float(st["funds_cents"]), float(st["monthly_payroll_cents"]), _runway(st["runway_months"]), _days(t, start), _days(parse_time(st["horizon_end"]), t)]
+    vals += [float(prestige[d]) for d in DOMAINS]
+    vals += [float(trust[c]) for c in params.clients]
+    f = np.array(vals, dtype=np.float64)
     n = np.array([1 if obs["ok"] else 0, obs["exit_code"], st["active_tasks"], st["planned_tasks"], st["completed_tasks"]], dtype=np.int64)
+    k = 5 + len(DOMAINS)
     return {
         "text": obs["text"][:max_text_length],
         "command": obs.get("command") or "",
@@ -344,8 +345,8 @@ def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datet
         "funds_cents": f[0, ...],
         "monthly_payroll_cents": f[1, ...],
         "runway_months": f[2, ...],
-        "prestige": np.array([float(prestige[d]) for d in DOMAINS], dtype=np.float64),
-        "trust": np.array([float(trust[c]) for c in params.clients], dtype=np.float64),
+        "prestige": f[5:k],
+        "trust": f[k:],
         "active_tasks": n[2, ...],
         "planned_tasks": n[3, ...],
         "completed_tasks": n[4, ...],

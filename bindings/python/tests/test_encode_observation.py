@@ -1,0 +1,99 @@
+"""``encode_observation`` builds the numbers of an observation from two arrays (every float, every integer) and hands
+out views of them; it must equal the straightforward encoding, one array per field, field by field."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ycgym.spaces import DOMAINS, SpaceParams, _days, encode_observation, observation_space
+
+_START = datetime(2025, 1, 1, 9, 0, 0)
+
+
+def plain_encoding(obs: dict[str, Any], params: SpaceParams, start: datetime, max_text_length: int) -> dict[str, Any]:
+    """The reference: each field built on its own (0-d arrays for the scalars)."""
+    s = obs["status"]
+    t = datetime.fromisoformat(s["sim_time"])
+    h = datetime.fromisoformat(s["horizon_end"])
+    return {
+        "text": obs["text"][:max_text_length],
+        "command": obs.get("command") or "",
+        "ok": np.int64(1 if obs["ok"] else 0),
+        "exit_code": np.int64(obs["exit_code"]),
+        "funds_cents": np.array(float(s["funds_cents"]), dtype=np.float64),
+        "monthly_payroll_cents": np.array(float(s["monthly_payroll_cents"]), dtype=np.float64),
+        "runway_months": np.array(2.0**53 if s["runway_months"] is None else float(s["runway_months"]), dtype=np.float64),
+        "prestige": np.array([float(s["prestige"][d]) for d in DOMAINS], dtype=np.float64),
+        "trust": np.array([float(s["trust"][c]) for c in params.clients], dtype=np.float64),
+        "active_tasks": np.int64(s["active_tasks"]),
+        "planned_tasks": np.int64(s["planned_tasks"]),
+        "completed_tasks": np.int64(s["completed_tasks"]),
+        "sim_day": np.array(_days(t, start), dtype=np.float64),
+        "days_left": np.array(_days(h, t), dtype=np.float64),
+    }
+
+
+num = st.one_of(st.integers(-(2**40), 2**40), st.floats(-1e12, 1e12, allow_nan=False))
+pos = st.one_of(st.integers(0, 2**40), st.floats(0, 1e12, allow_nan=False))
+
+
+@st.composite
+def observations(draw: Any) -> tuple[dict[str, Any], SpaceParams]:
+    clients = tuple(sorted(draw(st.sets(st.text(min_size=1, max_size=8), min_size=0, max_size=7))))
+    t = _START + timedelta(microseconds=draw(st.integers(0, 10**14)))
+    h = _START + timedelta(microseconds=draw(st.integers(0, 10**14)))
+    iso = lambda x: x.isoformat()  # noqa: E731 - with microseconds when there are any, as the server writes it
+    status = {
+        "sim_time": iso(t),
+        "horizon_end": iso(h),
+        "funds_cents": draw(st.integers(-(2**50), 2**50)),
+        "monthly_payroll_cents": draw(st.integers(0, 2**40)),
+        "runway_months": draw(st.one_of(st.none(), num)),
+        "prestige": {d: draw(pos) for d in DOMAINS},
+        "trust": {c: draw(pos) for c in clients},
+        "active_tasks": draw(st.integers(0, 10**6)),
+        "planned_tasks": draw(st.integers(0, 10**6)),
+        "completed_tasks": draw(st.integers(0, 10**6)),
+        "bankrupt": False,
+        "horizon_reached": False,
+        "events": [],
+    }
+    obs = {"text": draw(st.text(max_size=30)), "ok": draw(st.booleans()), "exit_code": draw(st.integers(0, 2)), "command": draw(st.one_of(st.none(), st.text(max_size=10))), "status": status}
+    return obs, SpaceParams(clients=clients)
+
+
+@settings(max_examples=300, deadline=None)
+@given(observations(), st.integers(1, 40))
+def test_encode_observation_equals_the_plain_encoding(case: tuple[dict[str, Any], SpaceParams], max_text_length: int) -> None:
+    obs, params = case
+    got = encode_observation(obs, params, _START, max_text_length)
+    want = plain_encoding(obs, params, _START, max_text_length)
+    assert list(got) == list(want)
+    for k, w in want.items():
+        g = got[k]
+        if isinstance(w, str):
+            assert g == w, k
+            continue
+        assert isinstance(g, (np.ndarray, np.generic)), k
+        assert g.dtype == w.dtype and np.shape(g) == np.shape(w), (k, g.dtype, np.shape(g))
+        assert np.array_equal(g, w), (k, g, w)
+
+
+def test_fields_do_not_alias_each_other() -> None:
+    """Writing into one field of an observation leaves the others as they were (the shared buffer is cut into slices)."""
+    params = SpaceParams(clients=("a", "b"))
+    status = {"sim_time": "2025-01-02T09:00:00", "horizon_end": "2026-01-01T09:00:00", "funds_cents": 5, "monthly_payroll_cents": 2, "runway_months": 2.5,
+              "prestige": {d: 1 for d in DOMAINS}, "trust": {"a": 0.5, "b": 1.5}, "active_tasks": 1, "planned_tasks": 2, "completed_tasks": 3, "bankrupt": False, "horizon_reached": False, "events": []}
+    obs = encode_observation({"text": "x", "ok": True, "exit_code": 0, "command": "c", "status": status}, params, _START)
+    before = {k: np.array(v, copy=True) for k, v in obs.items() if not isinstance(v, str)}
+    obs["prestige"][:] = 7.0
+    obs["trust"][:] = 9.0
+    for k, v in before.items():
+        if k not in ("prestige", "trust"):
+            assert np.array_equal(obs[k], v), k
+    assert obs in observation_space(SpaceParams(clients=("a", "b")))
