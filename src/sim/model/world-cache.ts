@@ -1,8 +1,9 @@
 /**
  * Memoised world generation. Generation is a pure function of (run seed, world config), so generated
  * employees, clients, markets and replacement tasks are cached in bounded LRU maps and shared read-only
- * between simulations (Decimal values are immutable). Seeding ~200 Mersenne Twister streams per world is
- * the single largest cost of a short episode; repeated seeds (evaluation sets, RL resets) skip it.
+ * between simulations (Decimal values are immutable). Generating a world (~200 seeded Mersenne Twister streams
+ * and their draws; `node dist/bench/world-gen.js`) is a sizeable part of a short episode; repeated seeds
+ * (evaluation sets, RL resets) skip it.
  */
 import type { WorldConfig } from '../config/types.js';
 import { D, decFromFixed, type Dec } from '../py/decimal.js';
