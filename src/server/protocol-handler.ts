@@ -64,9 +64,8 @@ export const ADMITTED_OPS: ReadonlySet<Op> = new Set<Op>(['reset', 'restore', 't
 /**
  * What handling one request produced: the reply, its encoded frame (UTF-8 JSON) and, when the request named a valid
  * op, that op; a binary `step_batch` reply also has `arrays`, the frames that follow `frame` (src/protocol/binary.ts).
- * `body` is the frame as the server sends it: the JSON text itself (a string) or, for a JSON `step_batch` above
- * `BATCH_STRING_BODY_MAX_BYTES`, its assembled bytes; `frame` is its UTF-8 bytes (made on first use: the server sends
- * `body`).
+ * `body` is the frame as the server sends it: the JSON text itself (a string) or, for a JSON `step_batch`, its
+ * assembled bytes; `frame` is its UTF-8 bytes (made on first use: the server sends `body`).
  */
 export interface Handled {
   reply: Reply;
@@ -355,25 +354,6 @@ function runToEnd(h: Handled | BatchJob): Handled {
   return h.run(Number.POSITIVE_INFINITY) as Handled;
 }
 
-/**
- * Largest JSON `step_batch` reply sent as one string (zeromq.js copies a string into the message). A Buffer above 128
- * bytes goes zero-copy, and ZeroMQ's I/O thread then releases it through an async callback that wakes the main thread
- * once more; building a Buffer also costs a UTF-8 encoding of every entry and a concatenation. A larger reply is
- * still assembled as a Buffer, so that it is not held three times over (entries, the joined string, ZeroMQ's copy).
- */
-export const BATCH_STRING_BODY_MAX_BYTES = 1 << 20;
-
-/**
- * The frame of a JSON `step_batch` reply from its encoded entries (`parts`, `[` or `,` before each; `bytes` their
- * UTF-8 length): the bytes of `JSON.stringify` of the whole reply, as a string up to `BATCH_STRING_BODY_MAX_BYTES`,
- * above it as a Buffer.
- */
-export function batchBody(id: RequestId | null, parts: readonly string[], bytes: number): string | Buffer {
-  const head = `{"v":${PROTOCOL_VERSION},"id":${JSON.stringify(id)},"ok":true,"result":{"results":`;
-  if (bytes <= BATCH_STRING_BODY_MAX_BYTES) return head + parts.join('') + ']}}';
-  return Buffer.concat([Buffer.from(head, 'utf8'), ...parts.map((p) => Buffer.from(p, 'utf8')), Buffer.from(']}}')]);
-}
-
 /** The result of an entry a capped `step_batch` reply has no room for. */
 function refusal(bytes: number, limit: number): BatchItem {
   return {
@@ -399,8 +379,8 @@ export class BatchJob {
   keepResults = false;
   private next = 0;
   private readonly items: BatchItem[] = [];
-  /** Encoded entries (JSON text), each preceded by its separator (`[` or `,`). */
-  private readonly parts: string[] = [];
+  /** Encoded entries, each preceded by its separator (`[` or `,`). */
+  private readonly parts: Buffer[] = [];
   private bytes = 0;
   /** An entry was refused for the cap: every later one is too. */
   private capped = false;
@@ -479,17 +459,18 @@ export class BatchJob {
         part = JSON.stringify(item);
       }
       if (this.keepResults) this.items.push(item);
-      const text = (this.parts.length === 0 ? '[' : ',') + part;
-      this.parts.push(text);
-      this.bytes += Buffer.byteLength(text, 'utf8');
+      const buf = Buffer.from((this.parts.length === 0 ? '[' : ',') + part, 'utf8');
+      this.parts.push(buf);
+      this.bytes += buf.length;
     } while (this.next < this.steps.length && this.bytes - start < maxSliceBytes && performance.now() < deadline);
     if (this.next < this.steps.length) return null;
     const reply: OkReply = { v: PROTOCOL_VERSION, id: this.id, ok: true, result: { results: this.items } };
-    // The same bytes as encoding the whole reply, without encoding every result a second time: the entries were
-    // encoded as they ran, within their slices.
-    const body = batchBody(this.id, this.parts, this.bytes);
+    // The same bytes as encoding the whole reply, without encoding every result a second time (and without
+    // building one huge string: the entries were encoded as they ran, within their slices).
+    const head = Buffer.from(`{"v":${PROTOCOL_VERSION},"id":${JSON.stringify(this.id)},"ok":true,"result":{"results":`, 'utf8');
+    const frame = Buffer.concat([head, ...this.parts, Buffer.from(']}}')]);
     this.parts.length = 0;
-    return this.handler.finish('step_batch', reply, body);
+    return this.handler.finish('step_batch', reply, frame);
   }
 
   /** `run` of a binary batch: rows are written into the reply's arrays; the header is encoded at the end. */
