@@ -23,7 +23,26 @@ export function binaryArrayBytes(n: number, shape: FrameShape): number {
   return n * (BINARY_COLUMN_ROW_BYTES + (shape === null ? 0 : 4 * shape.obs + shape.actions)) + 1024 + 16 * n;
 }
 
-/** A binary `step_batch` reply being filled, row by row. */
+/** UTF-8 bytes of `JSON.stringify(s)` for a string `s`, as the reply's header will hold it. */
+function jsonBytes(s: string): number {
+  return Buffer.byteLength(JSON.stringify(s), 'utf8');
+}
+
+/**
+ * A bound of {@link jsonBytes} without encoding: every UTF-16 unit becomes at most 6 bytes of JSON for each byte
+ * `Buffer.byteLength` counts for it (a control character: 1 byte, `\u0001`; a lone surrogate: 3 bytes, `\ud800`;
+ * a quote or backslash: 1 byte, 2), plus the two quotes.
+ */
+function jsonBytesBound(s: string): number {
+  return 6 * Buffer.byteLength(s, 'utf8') + 2;
+}
+
+/**
+ * A binary `step_batch` reply being filled, row by row. Its header's strings count against the reply cap by a bound
+ * ({@link jsonBytesBound}: no encoding on the hot path) until that bound could reach the cap; `countExactly()` then
+ * counts every string at its exact JSON size, as do later entries (a string encoded twice, only in batches that near
+ * their cap).
+ */
 export class BinaryBatch {
   /** The per-entry columns, by name (their order and dtypes: `BINARY_COLUMNS`). */
   private readonly cols: Record<BinaryColumn, Float64Array | Uint8Array>;
@@ -34,7 +53,14 @@ export class BinaryBatch {
   private readonly command: (string | null)[];
   private readonly actionText: (string | null)[];
   private admissible: (string[] | null)[] | null = null;
-  /** Bytes of the arrays (fixed) plus an upper bound of the header's strings so far. */
+  /** The arrays and a bound of the header's fixed part (`binaryArrayBytes`) plus the errors' exact JSON bytes. */
+  private fixedBytes: number;
+  /** Strings are counted at their exact JSON size (else by their bound). */
+  exact = false;
+  /**
+   * An upper bound of the reply's bytes so far: `fixedBytes` and every string added (exactly once `exact`, else its
+   * bound; `binaryArrayBytes` counts each entry's placeholders).
+   */
   bytes: number;
 
   constructor(
@@ -47,17 +73,31 @@ export class BinaryBatch {
     this.text = new Array<string>(n).fill('');
     this.command = new Array<string | null>(n).fill(null);
     this.actionText = new Array<string | null>(n).fill(null);
-    this.bytes = binaryArrayBytes(n, shape);
+    this.fixedBytes = binaryArrayBytes(n, shape);
+    this.bytes = this.fixedBytes;
+  }
+
+  /** A string's count: exact or its bound. */
+  private count(s: string): number {
+    return this.exact ? jsonBytes(s) : jsonBytesBound(s);
   }
 
   /**
    * Write entry `i`'s result; returns the bytes it added to the reply (for the reply cap). Throws when the result
-   * does not fit the batch's frame shape (a bug: the shape was checked before the step).
+   * does not fit the batch's frame shape (a bug: the shape was checked before the step); its rows then stay zero.
    */
   put(i: number, r: StepResultWithoutStatus): number {
     const o = r.observation;
     const info = r.info;
     const c = this.cols;
+    const d = o.discrete;
+    if (this.shape !== null) {
+      if (d === undefined || d.obs.length !== this.shape.obs || d.mask.length !== this.shape.actions) {
+        throw new Error(`the Discrete frame does not have the batch's shape (${this.shape.obs} features, ${this.shape.actions} actions)`);
+      }
+    } else if (d !== undefined) {
+      throw new Error('a Discrete frame in a text-mode batch');
+    }
     c.reward[i] = r.reward;
     c.terminated[i] = r.terminated ? 1 : 0;
     c.truncated[i] = r.truncated ? 1 : 0;
@@ -67,41 +107,63 @@ export class BinaryBatch {
     c.step[i] = info.step;
     c.funds_cents[i] = info.funds_cents;
     c.terminal_reason[i] = info.terminal_reason === null ? 0 : (REASON_CODE.get(info.terminal_reason) ?? 255);
-    const d = o.discrete;
-    if (this.shape !== null) {
-      if (d === undefined || d.obs.length !== this.shape.obs || d.mask.length !== this.shape.actions) {
-        throw new Error(`the Discrete frame does not have the batch's shape (${this.shape.obs} features, ${this.shape.actions} actions)`);
-      }
+    if (this.shape !== null && d !== undefined) {
       (this.obs as Float32Array).set(d.obs, i * this.shape.obs);
       const m = this.mask as Uint8Array;
       const base = i * this.shape.actions;
       for (let k = 0; k < d.mask.length; k++) m[base + k] = d.mask[k] ? 1 : 0;
-    } else if (d !== undefined) {
-      throw new Error('a Discrete frame in a text-mode batch');
     }
     let added = 0;
     this.text[i] = o.text;
-    // JSON of a string: at most 6 bytes per UTF-16 unit (\u escapes), usually 1; the bound keeps the cap honest.
-    added += o.text.length === 0 ? 0 : Buffer.byteLength(o.text, 'utf8') + 2 + (o.text.length >> 3);
+    if (o.text.length !== 0) added += this.count(o.text);
     this.command[i] = o.command;
-    if (o.command !== null) added += o.command.length + 3;
+    if (o.command !== null) added += this.count(o.command);
     if (info.action_text !== undefined) {
       this.actionText[i] = info.action_text;
-      added += Buffer.byteLength(info.action_text, 'utf8') + 3;
+      added += this.count(info.action_text);
     }
     if (info.admissible_commands !== undefined) {
       this.admissible ??= new Array<string[] | null>(this.n).fill(null);
       this.admissible[i] = info.admissible_commands;
-      for (const c of info.admissible_commands) added += Buffer.byteLength(c, 'utf8') + 3;
+      added += this.countList(info.admissible_commands);
     }
     this.bytes += added;
     return added;
   }
 
+  /** A list of strings' count, its brackets and separators (and its own separator in the header's list) included. */
+  private countList(xs: readonly string[]): number {
+    let b = xs.length + 2;
+    for (const x of xs) b += this.count(x);
+    return b;
+  }
+
   /** Mark entry `i` failed (its rows stay zero). */
   fail(i: number, error: ErrorBody): void {
-    this.errors.push({ index: i, error });
-    this.bytes += error.message.length + 64;
+    const e = { index: i, error };
+    this.errors.push(e);
+    const b = Buffer.byteLength(JSON.stringify(e), 'utf8') + 1;
+    this.fixedBytes += b;
+    this.bytes += b;
+  }
+
+  /** Count every string added so far, and every later one, at its exact JSON size; returns the new `bytes`. */
+  countExactly(): number {
+    if (this.exact) return this.bytes;
+    this.exact = true;
+    let b = this.fixedBytes;
+    for (let i = 0; i < this.n; i++) {
+      const t = this.text[i] as string;
+      if (t.length !== 0) b += jsonBytes(t);
+      const cmd = this.command[i];
+      if (cmd !== null && cmd !== undefined) b += jsonBytes(cmd);
+      const a = this.actionText[i];
+      if (a !== null && a !== undefined) b += jsonBytes(a);
+      const adm = this.admissible?.[i];
+      if (adm !== null && adm !== undefined) b += this.countList(adm);
+    }
+    this.bytes = b;
+    return b;
   }
 
   /** The header's result and the array frames (views of the typed arrays' bytes, no copy). */

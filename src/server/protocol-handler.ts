@@ -364,6 +364,8 @@ function refusal(bytes: number, limit: number): BatchItem {
 
 /** Most bytes a refusal adds to a JSON reply (16-digit numbers), its separator included. */
 const REFUSAL_BYTES = JSON.stringify(refusal(9_999_999_999_999_999, 9_999_999_999_999_999)).length + 1;
+/** Most bytes a refusal adds to a binary reply's `errors` (its entry `{index, error}`), its separator included. */
+const BINARY_REFUSAL_BYTES = JSON.stringify({ index: MAX_BATCH, error: (refusal(9_999_999_999_999_999, 9_999_999_999_999_999) as { error: ErrorBody }).error }).length + 1;
 
 /**
  * A `step_batch` in progress. `run(deadline)` executes entries in order until `performance.now()` reaches
@@ -414,12 +416,13 @@ export class BatchJob {
   }
 
   private one(st: BatchEntry): BatchItem {
-    // A JSON entry runs only while the reply leaves room under the cap for the refusals of every entry after it (each
-    // remaining entry adds one to the reply whatever happens): the finished reply stays within the cap plus the entry
-    // that crossed it. Once one entry is refused, so are all later ones. (A binary reply's size is an estimate kept
-    // by BinaryBatch; it still adds its refusals past the cap.)
-    const reserve = this.binary === null ? (this.steps.length - this.next) * REFUSAL_BYTES : 0;
-    if (this.capped || this.bytes + reserve >= this.maxReplyBytes || (this.binary !== null && this.binary.bytes >= this.maxReplyBytes)) {
+    // An entry runs only while the reply leaves room under the cap for the refusals of every entry after it (each
+    // remaining entry adds one to the reply whatever happens: a JSON result, a binary `errors` entry): the finished
+    // reply stays within the cap plus the entry that crossed it. Once one entry is refused, so are all later ones.
+    const reserve = (this.steps.length - this.next) * (this.binary === null ? REFUSAL_BYTES : BINARY_REFUSAL_BYTES);
+    // A binary reply counts its strings by a bound (up to 6x their JSON) until that could reach the cap: then exactly.
+    if (!this.capped && this.binary !== null && !this.binary.exact && this.bytes + reserve >= this.maxReplyBytes) this.bytes = this.binary.countExactly();
+    if (this.capped || this.bytes + reserve >= this.maxReplyBytes) {
       this.capped = true;
       return refusal(this.bytes, this.maxReplyBytes);
     }

@@ -69,11 +69,13 @@ describe('BatchJob', () => {
     expect(calls).toBeGreaterThan(3);
   });
 
-  it('the cap holds with the refusals counted: 4096 entries of a large output stay within the cap plus one entry (JSON)', () => {
+  it('the cap holds with the refusals counted: 4096 entries of a large output stay within the cap plus one entry (JSON and binary)', () => {
     // Each entry past the cap still adds its refusal to the reply (~200 bytes): 4096 of them took a 1 MiB-capped reply
-    // to 1.77 MB (40 entries ran) before the reply kept room for them.
+    // to 1.77 MB (40 entries ran) before the reply kept room for them. A binary reply counted its texts by an estimate
+    // (UTF-8 bytes plus an eighth) that a listing's JSON text, escaped again inside the header, exceeds, and added its
+    // refusals past the cap too: 1.8 MB.
     const cap = 1 << 20;
-    for (const encoding of ['json'] as const) {
+    for (const encoding of ['json', 'binary'] as const) {
       const h = handler(cap);
       h.handleValue({ v: 1, op: 'reset', seed: 100, options: { stall_steps: 0 } });
       const steps = Array.from({ length: 4096 }, () => ({ session: 's1', action: 'market browse --limit 200' }));
@@ -87,10 +89,16 @@ describe('BatchJob', () => {
       expect(after).toBeGreaterThan(2);
       expect(after).toBeLessThan(4096);
       // The refused entries are the last ones: none runs again once one was refused.
-      const items = (r.reply as { result: BatchReply }).result.results;
       const ran = after - 2;
-      expect(items.slice(0, ran).every((x) => x.ok)).toBe(true);
-      expect(items.slice(ran).every((x) => !x.ok && x.error?.code === 'message_too_large')).toBe(true);
+      if (encoding === 'json') {
+        const items = (r.reply as { result: BatchReply }).result.results;
+        expect(items.slice(0, ran).every((x) => x.ok)).toBe(true);
+        expect(items.slice(ran).every((x) => !x.ok && x.error?.code === 'message_too_large')).toBe(true);
+      } else {
+        const errors = (r.reply as { result: { errors: { index: number; error: { code: string } }[] } }).result.errors;
+        expect(errors.map((e) => e.index)).toEqual(Array.from({ length: 4096 - ran }, (_, k) => ran + k));
+        expect(errors.every((e) => e.error.code === 'message_too_large')).toBe(true);
+      }
     }
   });
 
