@@ -11,6 +11,7 @@
  * of rng.ts's `seedMtState`, lane for lane. test/unit/mt-simd.test.ts compares every lane with CPython's loops as written.
  */
 
+import { K as SHA256_K } from './sha256.js';
 const N = 624;
 /** i32x4 vectors interleaved per call (2: the chains' latency hidden; 3 or 4 measured no faster per stream). */
 export const SIMD_VECTORS = 2;
@@ -188,16 +189,6 @@ const V128_BITSELECT = simd(0x52);
 const I32X4_EQ = simd(0x37);
 const I32X4_SHL = simd(0xab);
 
-/** SHA-256's round constants. */
-const SHA_K = [
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01,
-  0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc,
-  0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
-  0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08,
-  0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
-  0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-];
 const SHA_H0 = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 
 /**
@@ -332,7 +323,7 @@ function instantiate(): SimdSeeder | null {
       prev = (Math.imul(1812433253, prev ^ (prev >>> 30)) + i) | 0;
       words[L.init / 4 + i] = prev;
     }
-    for (let t = 0; t < 64; t++) words[L.shaK / 4 + t] = SHA_K[t] as number;
+    words.set(SHA256_K, L.shaK / 4);
     const outs: Int32Array[] = [];
     for (let s = 0; s < SIMD_STREAMS; s++) outs.push(words.subarray(L.out / 4 + s * N, L.out / 4 + (s + 1) * N));
     const check = (n: number): void => {
