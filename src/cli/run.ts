@@ -19,7 +19,7 @@ import { intOption, MAX_WORKERS, parseSeedList } from './args.js';
 import { makePolicy, POLICY_NAMES } from '../../baselines/index.js';
 import { loadPreset } from '../config/load.js';
 import type { ExperimentConfig } from '../sim/index.js';
-import { ARROW_COMPRESSIONS, episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowCompression, type TableBuffers } from '../export/arrow.js';
+import { ARROW_COMPRESSIONS, arrowCompression, episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowCompression, type TableBuffers } from '../export/arrow.js';
 import { zstdEncoder } from '../export/zstd.js';
 import { stepParquetSink, writeEpisodesParquet } from '../export/parquet.js';
 import { playJob, type JobRequest, type JobResult, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
@@ -260,8 +260,7 @@ export function planRun(o: RunSpec): RunPlan {
   for (const policy of o.policies) for (const seed of o.seeds) jobs.push({ index: jobs.length, policy, seed });
   const format = o.format ?? 'arrow';
   if (!TABLE_FORMATS.includes(format)) throw new Error(`unknown format ${JSON.stringify(format)} (available: ${TABLE_FORMATS.join(', ')})`);
-  const compression = o.compression ?? 'zstd';
-  if (!ARROW_COMPRESSIONS.includes(compression)) throw new Error(`unknown compression ${JSON.stringify(compression)} (available: ${ARROW_COMPRESSIONS.join(', ')})`);
+  const compression = arrowCompression(o.compression ?? 'zstd');
   if (format === 'parquet' && compression === 'none') throw new Error('--compression none applies to Arrow IPC files: Parquet files are always zstd-compressed');
   return { cfg, wc, policies: [...o.policies], jobs, format, compression };
 }

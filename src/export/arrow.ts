@@ -107,6 +107,12 @@ function writeAll(fd: number, b: Uint8Array): void {
 export type ArrowCompression = 'zstd' | 'none';
 export const ARROW_COMPRESSIONS: readonly ArrowCompression[] = ['zstd', 'none'];
 
+/** `value` as an `ArrowCompression`, else a RangeError naming `what` and the codecs available. */
+export function arrowCompression(value: unknown, what = 'compression'): ArrowCompression {
+  if (!ARROW_COMPRESSIONS.includes(value as ArrowCompression)) throw new RangeError(`unknown ${what} ${JSON.stringify(value)} (available: ${ARROW_COMPRESSIONS.join(', ')})`);
+  return value as ArrowCompression;
+}
+
 /**
  * Writes record batches of one schema to an Arrow IPC file (`.arrow`), streaming to disk. With `compression: 'zstd'`
  * the encoder must be loaded first (`await zstdEncoder()` from ./zstd.ts).
@@ -121,7 +127,7 @@ export class ArrowFileSink {
     readonly schema: Schema,
     readonly compression: ArrowCompression = 'none',
   ) {
-    if (compression === 'zstd') requireZstdEncoder();
+    if (arrowCompression(compression) === 'zstd') requireZstdEncoder();
     this.fd = openSync(path, 'w');
     this.writer = new FdFileWriter(this.fd, compression);
     // Start with the schema so that a file without batches is still valid.

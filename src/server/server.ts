@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { recordProblem, SessionRecording } from './session-recording.js';
-import { ARROW_COMPRESSIONS, type ArrowCompression } from '../export/arrow.js';
+import { arrowCompression, type ArrowCompression } from '../export/arrow.js';
 import { zstdEncoder } from '../export/zstd.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -349,8 +349,7 @@ export class Server {
     let recording: SessionRecording | null = null;
     if (opts.recordDir !== undefined) {
       mkdirSync(opts.recordDir, { recursive: true });
-      const compression = opts.recordCompression ?? 'zstd';
-      if (!ARROW_COMPRESSIONS.includes(compression)) throw new RangeError(`unknown record compression ${JSON.stringify(compression)} (available: ${ARROW_COMPRESSIONS.join(', ')})`);
+      const compression = arrowCompression(opts.recordCompression ?? 'zstd', 'record compression');
       if (compression === 'zstd') await zstdEncoder();
       recording = new SessionRecording(opts.recordDir, { compression });
     }

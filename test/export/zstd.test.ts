@@ -1,5 +1,9 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { decompress } from 'fzstd';
 import { describe, expect, it } from 'vitest';
+import { stepSink } from '../../src/export/arrow.js';
 import { directCompressor, loadZstdLibrary } from '../../src/export/zstd.js';
 
 /** Deterministic bytes: `n` of them, drawn from an alphabet of `alphabet` symbols (small: compressible). */
@@ -50,5 +54,18 @@ describe('directCompressor (the wasm encoder without its per-byte copy)', () => 
   it('falls back to the library object when its internals are not there', () => {
     const other = { compress: (d: Uint8Array) => d };
     expect(directCompressor(other)).toBe(other);
+  });
+});
+
+describe('ArrowFileSink compression', () => {
+  it('refuses an unknown codec before opening its file (it was written uncompressed)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ycgym-sink-'));
+    try {
+      const path = join(dir, 't.arrow');
+      expect(() => stepSink(path, 'lz4' as never)).toThrow(/unknown compression "lz4" \(available: zstd, none\)/);
+      expect(existsSync(path)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
