@@ -11,7 +11,7 @@ import { F, type Float } from '../py/pyjson.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
-import { clientsByName, companyFigures, isBankrupt, outcome } from '../model/status.js';
+import { claimedTasks, clientsByName, companyFigures, isBankrupt, outcome } from '../model/status.js';
 import { marketEntry, type CachedEntry } from './market-entry.js';
 import type {
   ClientHistoryResult,
@@ -122,10 +122,16 @@ export function simInit(opts: ParsedOptions): never {
   throw new CommandError('A simulation already exists. Only one simulation per database is supported.');
 }
 
+/** Whether any task is active (active tasks are among the claimed ones). */
+function hasActive(state: SimState): boolean {
+  for (const t of claimedTasks(state)) if (t.status === 'active') return true;
+  return false;
+}
+
 /** `sim resume`: advance to the next event (one advance: every advance yields a wake event). */
 export function simResume(ctx: HandlerCtx): SimResumeResult {
   const { state } = ctx;
-  if (!state.tasks.some((t) => t.status === 'active')) {
+  if (!hasActive(state)) {
     throw new CommandError('No active tasks. Accept and dispatch a task before calling sim resume. Use: market browse → task accept → task dispatch → sim resume');
   }
   const oldTime = state.simTime;
@@ -145,7 +151,7 @@ export function simResume(ctx: HandlerCtx): SimResumeResult {
     wakes.push(...r.wakeEvents);
     if (r.bankrupt || r.horizonReached) break;
     if (r.wakeEvents.length > 0) break;
-    if (!state.tasks.some((t) => t.status === 'active')) break;
+    if (!hasActive(state)) break;
   }
   const end = outcome(state);
   const now = isoformat(state.simTime);
@@ -384,7 +390,7 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   }
   // Generation counts tasks of this slot accepted in earlier commands (autoflush is off in the reference).
   let generation = 0;
-  for (const t of state.tasks) if (t.marketSlot === task.marketSlot && t.owned) generation++;
+  for (const t of claimedTasks(state)) if (t.marketSlot === task.marketSlot && t.owned) generation++;
   task.status = 'planned';
   task.owned = true;
   task.acceptedAt = acceptedAt;
@@ -448,7 +454,7 @@ export function taskAssign(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   }
   if (task.status === 'active') {
     const impacted = new Set<number>();
-    for (const e of emps) for (const t of state.tasks) if (t.status === 'active' && t.assignments.some((a) => a.employeeId === e.id)) impacted.add(t.id);
+    for (const e of emps) for (const t of claimedTasks(state)) if (t.status === 'active' && t.assignments.some((a) => a.employeeId === e.id)) impacted.add(t.id);
     if (impacted.size > 0) recalculateEtas(ctx, state.simTime, impacted);
   }
   return { task_id: task.title, status: task.status, newly_assigned: newly, total_assigned: sortedNames(ctx, task) };
@@ -469,7 +475,7 @@ export function taskDispatch(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<
   task.status = 'active';
   const impacted = new Set<number>([task.id]);
   const emps = new Set(task.assignments.map((a) => a.employeeId));
-  for (const t of state.tasks) if (t.id !== task.id && t.status === 'active' && t.assignments.some((a) => emps.has(a.employeeId))) impacted.add(t.id);
+  for (const t of claimedTasks(state)) if (t.id !== task.id && t.status === 'active' && t.assignments.some((a) => emps.has(a.employeeId))) impacted.add(t.id);
   recalculateEtas(ctx, state.simTime, impacted);
   return { task_id: task.title, status: task.status, assignment_count: task.assignments.length, assigned_employees: sortedNames(ctx, task) };
 }
@@ -484,7 +490,7 @@ export function taskList(ctx: HandlerCtx, opts: ParsedOptions): TaskListResult {
       throw new CommandError(`Invalid status: ${status}. Valid: [${TASK_STATUSES.map((s) => `'${s}'`).join(', ')}]`);
     }
   }
-  const tasks = state.tasks.filter((t) => t.owned && (status === null || t.status === status));
+  const tasks = claimedTasks(state).filter((t) => t.owned && (status === null || t.status === status));
   tasks.sort((a, b) => {
     if (a.acceptedAt === null || b.acceptedAt === null) return a.acceptedAt === null ? (b.acceptedAt === null ? a.id - b.id : 1) : -1;
     return b.acceptedAt - a.acceptedAt || a.id - b.id;
@@ -569,7 +575,7 @@ export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   state.events = state.events.filter((e) => e.taskId !== task.id);
   const freed = new Set(task.assignments.map((a) => a.employeeId));
   const impacted = new Set<number>();
-  for (const t of state.tasks) if (t.id !== task.id && t.status === 'active' && t.assignments.some((a) => freed.has(a.employeeId))) impacted.add(t.id);
+  for (const t of claimedTasks(state)) if (t.id !== task.id && t.status === 'active' && t.assignments.some((a) => freed.has(a.employeeId))) impacted.add(t.id);
   if (impacted.size > 0) recalculateEtas(ctx, state.simTime, impacted);
   return {
     task_id: task.title,

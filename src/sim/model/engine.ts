@@ -9,7 +9,7 @@ import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { F, type Float } from '../py/pyjson.js';
 import { pyPow } from '../py/pymath.js';
 import { EVENT_PRIORITY, type Domain, type Employee, type EventType, type SimEvent, type SimState, type Task } from './types.js';
-import { isBankrupt } from './status.js';
+import { claimedTasks, isBankrupt } from './status.js';
 
 /** Engine context: the mutable state and its immutable configuration. */
 export interface Ctx {
@@ -27,7 +27,7 @@ export const EFFICIENT_TEAM_SIZE = 4;
 /** Active tasks in rowid order. */
 export function activeTasks(state: SimState): Task[] {
   const out: Task[] = [];
-  for (const t of state.tasks) if (t.status === 'active') out.push(t);
+  for (const t of claimedTasks(state)) if (t.status === 'active') out.push(t);
   return out;
 }
 

@@ -4,7 +4,7 @@
  * step env, the turn protocol, the exporters, the bench) asks these functions instead of restating the rule.
  */
 import { pyRound } from '../py/pyfloat.js';
-import type { Client, SimState } from './types.js';
+import type { Client, SimState, Task } from './types.js';
 
 /** Why an episode ended by the simulation's own rule (the reference's `terminal_reason`). */
 export type TerminalReason = 'bankruptcy' | 'horizon_end';
@@ -53,10 +53,31 @@ export function payrollOf(state: Pick<SimState, 'employees'>): number {
   return s;
 }
 
+/** Each tasks array's claimed tasks and the array length they were taken at (see {@link claimedTasks}). */
+const claimed = new WeakMap<readonly Task[], { len: number; tasks: readonly Task[] }>();
+
+/**
+ * The tasks of `state` that are owned or out of the market, in id order (read only): every task that a status count,
+ * an owned-task listing or the engine's active set can include (an active, planned, completed or cancelled task has
+ * left the market), a few dozen where the market holds hundreds. A task leaves the market, and becomes owned, only
+ * in `task accept`, which always appends its replacement to the same array; no task returns to the market. So the
+ * list is taken again when the array's length changes and is current while it does not (later status changes move
+ * a listed task between states that are all out of the market). A restored simulation has arrays of its own.
+ */
+export function claimedTasks(state: Pick<SimState, 'tasks'>): readonly Task[] {
+  const all = state.tasks;
+  const c = claimed.get(all);
+  if (c !== undefined && c.len === all.length) return c.tasks;
+  const tasks: Task[] = [];
+  for (const t of all) if (t.owned || t.status !== 'market') tasks.push(t);
+  claimed.set(all, { len: all.length, tasks });
+  return tasks;
+}
+
 /** The company's tasks by state, as `company status` counts them. */
 export function taskCounts(state: Pick<SimState, 'tasks'>): { active: number; planned: number; completed: number; cancelled: number } {
   const counts = { active: 0, planned: 0, completed: 0, cancelled: 0 };
-  for (const t of state.tasks) {
+  for (const t of claimedTasks(state)) {
     if (!t.owned) continue;
     if (t.status === 'active') counts.active++;
     else if (t.status === 'planned') counts.planned++;
