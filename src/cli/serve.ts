@@ -2,9 +2,10 @@
  * `ycgym serve` (the protocol server) and `ycgym keygen` (a CURVE key pair). Once bound, `serve` prints exactly
  * one line to stdout, `{"event":"listening","endpoint":...,"pid":...}`, so a parent process can wait for it;
  * logs go to stderr as JSON lines. SIGINT/SIGTERM (and, with `--exit-on-stdin-eof`, the end of stdin: the parent
- * died or let go) close the socket and exit 0.
+ * died or let go) close the socket and exit 0. With `--pipe-fds IN,OUT` it serves its parent over two inherited pipes
+ * (src/server/pipe.ts) and exits when IN is closed.
  */
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT } from '../protocol/limits.js';
 import { intOption, secondsIn } from './args.js';
 import { ARROW_COMPRESSIONS, type ArrowCompression } from '../export/arrow.js';
@@ -27,6 +28,16 @@ interface ServeFlags {
   curveAllow?: string;
   quiet?: boolean;
   exitOnStdinEof?: boolean;
+  pipeFds?: { input: number; output: number };
+}
+
+/** `--pipe-fds IN,OUT`: two open file descriptors (the request pipe's read end, the reply pipe's write end). */
+function pipeFds(value: string): { input: number; output: number } {
+  const m = /^(\d{1,9}),(\d{1,9})$/.exec(value);
+  if (m === null) throw new InvalidArgumentError('expected two file descriptors, IN,OUT (e.g. 3,4)');
+  const [input, output] = [Number(m[1]), Number(m[2])];
+  if (input === output) throw new InvalidArgumentError('the input and output descriptors must differ');
+  return { input, output };
 }
 
 const stderrLogger =
@@ -47,7 +58,7 @@ async function serve(o: ServeFlags): Promise<void> {
   let server: Server;
   try {
     server = await startServer({
-      endpoint: o.endpoint,
+      ...(o.pipeFds !== undefined ? { pipe: o.pipeFds } : { endpoint: o.endpoint }),
       maxSessions: o.maxSessions,
       maxSessionsPerClient: o.maxSessionsPerClient,
       ...(o.curveAllow !== undefined ? { curveAllow: readAllowList(o.curveAllow) } : {}),
@@ -75,6 +86,8 @@ async function serve(o: ServeFlags): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // The pipe transport stops serving when the parent closes its end (or breaks the framing): exit then.
+  void server.stopped.then(stop, stop);
   if (o.exitOnStdinEof === true) {
     // The parent holds the write end of our stdin: when it exits (even SIGKILLed) the pipe reaches EOF.
     process.stdin.on('end', stop);
@@ -99,6 +112,7 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--curve-allow <file>', 'CURVE client allow-list: a file of client public keys (Z85, one per line; lines starting with # are comments); other clients complete no handshake').env('YCGYM_CURVE_ALLOW'))
     .option('--record-dir <dir>', 'allow per-session Arrow recording (reset option record: {path: "name.arrow"}) into this directory')
     .addOption(new Option('--record-compression <codec>', 'body compression of those recordings: zstd (compact; compressed on the server thread as rows are written) or none (plain Arrow IPC)').choices([...ARROW_COMPRESSIONS]).default('zstd'))
+    .option('--pipe-fds <in,out>', 'serve over two inherited pipes instead of --endpoint: requests are read from IN, replies written to OUT (framing: docs/protocol.md, "Pipe transport"); for a parent process that is the only client. The server exits when IN is closed', pipeFds)
     .option('--quiet', 'log only warnings and errors to stderr')
     .option('--exit-on-stdin-eof', 'stop when stdin reaches end of file (a parent process keeps it open while it lives)')
     .action((o: ServeFlags) => serve(o));

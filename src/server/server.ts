@@ -23,6 +23,17 @@ import { parseAllowList, ZapHandler } from './zap.js';
 import { SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 import type { TurnStart } from './turn-session.js';
+import { PipeRouter } from './pipe.js';
+
+/** What the server needs of its socket: a zeromq.js ROUTER, or the pipe transport's stand-in for one. */
+interface Transport {
+  receive(): Promise<Buffer[]>;
+  send(frames: (Buffer | string)[]): Promise<void>;
+  readonly closed: boolean;
+  readonly readable: boolean;
+  unbindSync(endpoint: string): void;
+  close(): void;
+}
 
 /** Structured log sink (the CLI writes JSON lines to stderr; the library default discards). */
 export type Logger = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
@@ -31,6 +42,12 @@ export type Logger = (level: 'info' | 'warn' | 'error', message: string, fields?
 export interface ServerOptions {
   /** Bind endpoint (default `tcp://127.0.0.1:5555`; `tcp://127.0.0.1:0` picks a free port). */
   endpoint?: string;
+  /**
+   * Serve over two inherited pipe file descriptors instead of a ZeroMQ endpoint (src/server/pipe.ts: the transport
+   * of a server that is its client's child process). `endpoint` and the CURVE options do not apply. The server stops
+   * serving when the client closes its end (`Server.stopped` resolves).
+   */
+  pipe?: { input: number; output: number };
   /** Maximum live sessions (default 1024). */
   maxSessions?: number;
   /** Maximum live sessions of one client connection (default 256). */
@@ -291,7 +308,7 @@ export class Server {
   private zap: ZapHandler | null = null;
 
   private constructor(
-    private readonly socket: Router,
+    private readonly socket: Transport,
     endpoint: string,
     publicKey: string | null,
     sessions: SessionManager,
@@ -335,7 +352,12 @@ export class Server {
     const keys = opts.curve ? resolveCurveKeys(opts.curve) : null;
     if (opts.curveAllow !== undefined && keys === null) throw new SecurityError('a CURVE client allow-list needs the server CURVE keys');
     const allow = opts.curveAllow !== undefined ? parseAllowList(opts.curveAllow.join('\n'), 'curveAllow') : null;
-    const where = assertBindAllowed(endpoint, keys !== null);
+    const pipe = opts.pipe ?? null;
+    if (pipe !== null) {
+      for (const fd of [pipe.input, pipe.output]) if (!Number.isSafeInteger(fd) || fd < 0) throw new RangeError(`pipe file descriptors must be non-negative integers, got ${fd}`);
+      if (keys !== null) throw new SecurityError('CURVE does not apply to the pipe transport (only the parent process holds the pipes)');
+    }
+    const where = pipe === null ? assertBindAllowed(endpoint, keys !== null) : null;
     const log: Logger = opts.logger ?? (() => undefined);
     const presets = listPresets();
     const sessionOpts: ConstructorParameters<typeof SessionManager>[0] = {
@@ -367,6 +389,17 @@ export class Server {
     protocolOpts.admit = () => guard();
     const handler = new ProtocolHandler(sessions, { version: packageVersion(), presets, maxMessageBytes }, protocolOpts);
 
+    if (pipe !== null) {
+      // The same frame limit as ZeroMQ's maxMessageSize below; beyond it the stream cannot be trusted and ends.
+      const transport = new PipeRouter(pipe.input, pipe.output, Math.min(maxMessageBytes * 4, 2 ** 32 - 1));
+      log('info', 'listening', { endpoint: 'pipe', pipe: [pipe.input, pipe.output] });
+      const server = new Server(transport, 'pipe', null, sessions, handler, maxMessageBytes, sliceMs, opts.maxBatchBytesInFlight ?? DEFAULT_BATCH_BYTES_IN_FLIGHT, log);
+      void transport.ended.then((why) => {
+        if (!server.closing) server.log(why === 'the client closed the pipe' ? 'info' : 'error', `pipe transport ended: ${why}`);
+      });
+      if (opts.stallTimeoutMs !== undefined) server.stallMs = opts.stallTimeoutMs;
+      return server;
+    }
     const zap = allow !== null ? await ZapHandler.start(allow) : null;
     const socket = new Router({
       ...(zap !== null ? { context: zap.context } : {}),
@@ -380,7 +413,7 @@ export class Server {
       sendTimeout: 0,
       // Frames above 4x the limit are dropped (and their peer disconnected) by ZeroMQ before reaching us.
       maxMessageSize: Math.min(maxMessageBytes * 4, Number.MAX_SAFE_INTEGER),
-      ipv6: where.ipv6,
+      ipv6: where?.ipv6 ?? false,
     });
     if (keys !== null) {
       socket.curveServer = true;
@@ -400,6 +433,14 @@ export class Server {
     server.zap = zap;
     if (opts.stallTimeoutMs !== undefined) server.stallMs = opts.stallTimeoutMs;
     return server;
+  }
+
+  /**
+   * Resolves when the server stops serving: after `close()`, or (pipe transport) when the client closed its end or
+   * broke the framing. The serve command exits then.
+   */
+  get stopped(): Promise<void> {
+    return this.loopDone;
   }
 
   /** Number of live sessions. */

@@ -23,6 +23,19 @@ Measures, in one run, with medians over ``--repeats`` runs:
   transport, doing nothing else), and ``ratio_node_echo_vs_echo``: the floor a Node server reaches against the Python
   echo (both null when the built script is not found beside the server's ``main.js``).
 
+The pipe transport (``LocalServer("pipe")``, the default of the environments' own local server on POSIX: two pipes
+to the server child process, no ZeroMQ I/O threads), the same measurements over it (null where pipes are missing):
+
+* ``pipe_echo_rtt_per_s``: raw round trips of a step-sized message through two pipes to a Python child that writes
+  back what it reads (the floor of any request/reply protocol over pipes from Python).
+* ``client_pipe_step_per_s``, ``env_pipe_step_per_s``, ``step_batch_pipe_env_steps_per_s``,
+  ``step_batch_binary_pipe_env_steps_per_s``, ``discrete_vector_pipe_env_steps_per_s``: as their ZeroMQ namesakes.
+* ``ratio_env_pipe_step_vs_echo``: env_pipe_step_per_s / echo_rtt_per_s (the lockstep env over pipes against the
+  pyzmq echo above); ``ratio_env_pipe_step_vs_pipe_echo`` and ``ratio_client_pipe_step_vs_pipe_echo``: against the
+  pipe echo (what the protocol, the server and the env cost over that floor).
+* ``server_cpu_us_per_pipe_step`` (``_main_``, ``_other_``): the pipe server per lockstep ``Client.step``;
+  ``client_cpu_us_per_pipe_env_step``: this process per ``YCBenchEnv.step`` over the pipe.
+
 CPU time per step, in microseconds (medians over the same runs as the rates; what each process spent on the CPU during
 a run, divided by the steps of that run; the machine's other load does not count, but contention for caches does):
 
@@ -77,6 +90,17 @@ while True:
         s.send_multipart(frames)
         break
     s.send_multipart(frames)
+"""
+
+PIPE_ECHO = r"""
+import os, sys
+r, w = int(sys.argv[1]), int(sys.argv[2])
+while True:
+    data = os.read(r, 1 << 20)
+    if not data or data.endswith(b"STOP"):
+        os.write(w, data)
+        break
+    os.write(w, data)
 """
 
 ACTION = "company status"
@@ -189,6 +213,38 @@ class Echo:
         self.proc.wait(timeout=5)
 
 
+class PipeEcho:
+    """Two pipes to a Python child that writes back what it reads: the raw round trip of the pipe transport."""
+
+    def __init__(self) -> None:
+        req_r, self.w = os.pipe()
+        self.r, rep_w = os.pipe()
+        self.proc = subprocess.Popen([sys.executable, "-c", PIPE_ECHO, str(req_r), str(rep_w)], pass_fds=(req_r, rep_w))
+        os.close(req_r)
+        os.close(rep_w)
+        payload = _json.dumps({"v": 1, "id": 123456, "op": "step", "session": "s1", "action": ACTION})
+        rid = b"p" + b"0" * 32
+        # The framing of ycgym's pipe transport: a frame count, then each frame's length and bytes.
+        self.msg = b"".join([len_u32(2), len_u32(len(rid)), rid, len_u32(len(payload)), payload])
+
+    def once(self) -> None:
+        os.write(self.w, self.msg)
+        got = 0
+        while got < len(self.msg):
+            got += len(os.read(self.r, 1 << 20))
+
+    def close(self) -> None:
+        os.write(self.w, b"STOP")
+        os.read(self.r, 16)
+        os.close(self.w)
+        os.close(self.r)
+        self.proc.wait(timeout=5)
+
+
+def len_u32(n: int) -> bytes:
+    return n.to_bytes(4, "little")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=3000, help="lockstep round trips per run")
@@ -208,8 +264,19 @@ def main() -> None:
     venv = YCBenchVectorEnv(a.sessions, endpoint=endpoint, reset_options=OPTIONS)
     denv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=endpoint)
     jenv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=endpoint, encoding="json")
-    runs: dict[str, list[float]] = {k: [] for k in ("echo", "node_echo", "client", "env", "batch", "batch_binary", "vector", "discrete", "discrete_json")}
+    pipes = os.name == "posix"
+    pserver = LocalServer("pipe", args=["--max-sessions", str(max(1024, 2 * a.sessions + 8))]) if pipes else None
+    pecho = PipeEcho() if pipes else None
+    pc = Client(pserver.endpoint) if pserver is not None else None
+    penv = YCBenchEnv(endpoint=pserver.endpoint, reset_options=OPTIONS) if pserver is not None else None
+    pdenv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=pserver.endpoint) if pserver is not None else None
+    runs: dict[str, list[float]] = {
+        k: []
+        for k in ("echo", "node_echo", "client", "env", "batch", "batch_binary", "vector", "discrete", "discrete_json")
+        + ("pipe_echo", "client_pipe", "env_pipe", "batch_pipe", "batch_binary_pipe", "discrete_pipe")
+    }
     meter = CpuMeter(server.pid if server is not None else None)
+    pmeter = CpuMeter(pserver.pid if pserver is not None else None)
     cpu: dict[str, list[float]] = {}
     try:
         s = c.reset(1, options=OPTIONS)["session"]
@@ -227,6 +294,28 @@ def main() -> None:
         def discrete_step() -> None:
             dstate["info"] = denv.step(dstate["info"]["action_mask"].argmax(axis=1))[4]
 
+        pstate: dict[str, object] = {}
+        if pc is not None and penv is not None and pdenv is not None:
+            ps = pc.reset(1, options=OPTIONS)["session"]
+            penv.reset(seed=1)
+            psessions = [pc.reset(seed, options=OPTIONS)["session"] for seed in range(a.sessions)]
+            pentries = [(x, ACTION) for x in psessions]
+            # Seeds of their own (see jenv): the pipe server has a world cache of its own anyway.
+            pstate["info"] = pdenv.reset(seed=2_000_000)[1]
+
+            def pipe_discrete_step() -> None:
+                pstate["info"] = pdenv.step(pstate["info"]["action_mask"].argmax(axis=1))[4]  # type: ignore[index]
+
+            pipe_fns: dict[str, tuple[int, Callable[[], None], int]] = {
+                "client_pipe": (a.steps, lambda: pc.step(ps, ACTION), 1),
+                "env_pipe": (a.steps, lambda: penv.step(ACTION), 1),
+                "batch_pipe": (a.batches, lambda: pc.step_batch(pentries), a.sessions),
+                "batch_binary_pipe": (a.batches, lambda: pc.step_batch_arrays(pentries), a.sessions),
+                "discrete_pipe": (a.batches, pipe_discrete_step, a.sessions),
+            }
+        else:
+            pipe_fns = {}
+
         def discrete_json_step() -> None:
             jstate["info"] = jenv.step(jstate["info"]["action_mask"].argmax(axis=1))[4]
 
@@ -241,6 +330,10 @@ def main() -> None:
         rate(20, lambda: venv.step(acts))
         rate(20, discrete_step)
         rate(20, discrete_json_step)
+        if pecho is not None:
+            rate(500, pecho.once)
+        for n, fn, _ in pipe_fns.values():
+            rate(min(n, 500) if n == a.steps else 20, fn)
         # Interleave the measurements so that load changes hit all of them alike.
         for _ in range(a.repeats):
             runs["echo"].append(metered(meter, cpu, "echo", a.steps, echo.once))
@@ -253,10 +346,17 @@ def main() -> None:
             runs["vector"].append(rate(a.batches, lambda: venv.step(acts)) * a.sessions)
             runs["discrete"].append(rate(a.batches, discrete_step) * a.sessions)
             runs["discrete_json"].append(rate(a.batches, discrete_json_step) * a.sessions)
+            if pecho is not None:
+                runs["pipe_echo"].append(rate(a.steps, pecho.once))
+            for name, (n, fn, per) in pipe_fns.items():
+                runs[name].append(metered(pmeter, cpu, name, n, fn, per))
     finally:
         echo.close()
         if node_echo is not None:
             node_echo.close()
+        for closable in (pecho, pdenv, penv, pc, pserver):
+            if closable is not None:
+                closable.close()
         jenv.close()
         denv.close()
         venv.close()
@@ -275,6 +375,14 @@ def main() -> None:
         m, o = cpu.get(f"{name}.server_main"), cpu.get(f"{name}.server_other")
         return round(statistics.median([x + y for x, y in zip(m, o)]), 2) if m and o else None
     node_med = med.get("node_echo")
+
+    def per_s(key: str) -> int | None:
+        v = med.get(key)
+        return round(v) if v is not None else None
+
+    def ratio(x: str, y: str) -> float | None:
+        return round(med[x] / med[y], 3) if x in med and y in med else None
+
     print(
         json.dumps(
             {
@@ -309,6 +417,19 @@ def main() -> None:
                 "client_cpu_us_per_batch_env_step": us("batch.client_all"),
                 "client_main_cpu_us_per_batch_env_step": us("batch.client_main"),
                 "echo_client_cpu_us_per_rtt": us("echo.client_all"),
+                "pipe_echo_rtt_per_s": per_s("pipe_echo"),
+                "client_pipe_step_per_s": per_s("client_pipe"),
+                "env_pipe_step_per_s": per_s("env_pipe"),
+                "ratio_env_pipe_step_vs_echo": ratio("env_pipe", "echo"),
+                "ratio_env_pipe_step_vs_pipe_echo": ratio("env_pipe", "pipe_echo"),
+                "ratio_client_pipe_step_vs_pipe_echo": ratio("client_pipe", "pipe_echo"),
+                "step_batch_pipe_env_steps_per_s": per_s("batch_pipe"),
+                "step_batch_binary_pipe_env_steps_per_s": per_s("batch_binary_pipe"),
+                "discrete_vector_pipe_env_steps_per_s": per_s("discrete_pipe"),
+                "server_cpu_us_per_pipe_step": server_sum("client_pipe"),
+                "server_main_cpu_us_per_pipe_step": us("client_pipe.server_main"),
+                "server_other_cpu_us_per_pipe_step": us("client_pipe.server_other"),
+                "client_cpu_us_per_pipe_env_step": us("env_pipe.client_all"),
                 "runs": {k: [round(x) for x in v] for k, v in runs.items()},
                 "action": ACTION,
                 "repeats": a.repeats,

@@ -36,5 +36,13 @@ def shared() -> Iterator[server_mod.LocalServer]:
 
 
 @pytest.fixture(scope="session")
-def endpoint(shared: server_mod.LocalServer) -> str:
-    return shared.endpoint
+def tcp_server() -> Iterator[server_mod.LocalServer]:
+    """A server on a loopback ZeroMQ endpoint: the shared one (envs with ``endpoint=None``) talks to this process
+    over pipes on POSIX, and tests also hand their endpoint to other processes (CLIs, Ray workers)."""
+    with server_mod.LocalServer("tcp://127.0.0.1:0") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="session")
+def endpoint(tcp_server: server_mod.LocalServer) -> str:
+    return tcp_server.endpoint

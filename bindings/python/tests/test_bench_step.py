@@ -49,6 +49,27 @@ def test_bench_step_prints_its_keys() -> None:
         # The server's main thread does the work of every step.
         assert got["server_main_cpu_us_per_step"] > 0 and got["server_main_cpu_us_per_batch_env_step"] > 0
         assert got["client_main_cpu_us_per_step"] <= got["client_cpu_us_per_step"] + 1
+    # The pipe transport, measured where pipes exist (POSIX), with its ratios computed from the rates of the same run.
+    if os.name == "posix":
+        for k in PIPE_RATE_KEYS:
+            assert got[k] > 0, k
+        assert abs(got["ratio_env_pipe_step_vs_echo"] - got["env_pipe_step_per_s"] / got["echo_rtt_per_s"]) < 0.002
+        assert abs(got["ratio_env_pipe_step_vs_pipe_echo"] - got["env_pipe_step_per_s"] / got["pipe_echo_rtt_per_s"]) < 0.002
+        assert got["client_cpu_us_per_pipe_env_step"] > 0
+        if sys.platform.startswith("linux"):
+            assert got["server_main_cpu_us_per_pipe_step"] > 0
+    else:
+        assert all(got[k] is None for k in PIPE_RATE_KEYS)
+
+
+PIPE_RATE_KEYS = {
+    "pipe_echo_rtt_per_s",
+    "client_pipe_step_per_s",
+    "env_pipe_step_per_s",
+    "step_batch_pipe_env_steps_per_s",
+    "step_batch_binary_pipe_env_steps_per_s",
+    "discrete_vector_pipe_env_steps_per_s",
+}
 
 
 CLIENT_CPU_KEYS = {

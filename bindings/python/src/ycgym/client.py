@@ -25,7 +25,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 import zmq
 
@@ -167,6 +167,17 @@ class Client:
         self.endpoint = endpoint
         self.timeout = timeout
         self._liveness = liveness
+        if endpoint.startswith("pipe://"):
+            # A local server child process over its pipes (ycgym._pipe): no ZeroMQ socket, no CURVE (only this
+            # process holds the pipes).
+            if server_public_key is not None or public_key is not None or secret_key is not None:
+                raise ValueError("CURVE keys do not apply to a pipe endpoint (only this process can reach its server)")
+            from ._pipe import connection_for
+
+            self._ctx = None
+            self._sock: Any = connection_for(endpoint).open_socket()
+            self._init_state()
+            return
         self._ctx = context or zmq.Context.instance()
         sock = self._ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
@@ -191,7 +202,10 @@ class Client:
             sock.close(0)
             raise ValueError("client CURVE keys need server_public_key")
         sock.connect(endpoint)
-        self._sock: zmq.Socket[bytes] | None = sock
+        self._sock = sock
+        self._init_state()
+
+    def _init_state(self) -> None:
         self._rcvtimeo = -1  # the socket's ZMQ_RCVTIMEO (ms; -1 waits forever), set by _wait_for when it changes
         self._alive_at = float("-inf")  # time.monotonic() when liveness last said the server runs
         self._ids = itertools.count(1)
@@ -219,6 +233,15 @@ class Client:
                 raise ServerExitedError(f"ycgym: {gone}. No reply to {op!r} will come; its sessions are gone (reset() starts a new server).")
             self._alive_at = time.monotonic()
 
+    def _exited(self, op: str, e: ServerExitedError) -> NoReturn:
+        """The server's pipe closed: raise with how the process ended, once ``liveness`` knows (it soon does)."""
+        if self._liveness is not None:
+            until = time.monotonic() + 2.0
+            while time.monotonic() < until:
+                self._check_alive(op)  # raises once the exit is seen
+                time.sleep(0.005)
+        raise ServerExitedError(f"ycgym: {e}. No reply to {op!r} will come; its sessions are gone.") from None
+
     def send(self, op: str, **fields: Any) -> int:
         """Send one request without waiting; returns its id (pass it to :meth:`recv`)."""
         rid = next(self._ids)
@@ -235,6 +258,9 @@ class Client:
             self._pending[rid] = op
             try:
                 sock.send(payload, 0, copy=len(payload) < 65536)
+            except ServerExitedError as e:
+                self._pending.pop(rid, None)
+                self._exited(op, e)
             except BaseException:
                 self._pending.pop(rid, None)
                 raise
@@ -306,6 +332,8 @@ class Client:
                 self._rcvtimeo = timeo
             try:
                 frames = sock.recv_multipart()
+            except ServerExitedError as e:  # the pipe transport's end of file
+                self._exited(self._pending.get(request_id, "request"), e)
             except zmq.Again:
                 if self._liveness is not None:
                     self._check_alive(self._pending.get(request_id, "request"))

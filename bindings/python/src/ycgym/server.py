@@ -43,6 +43,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from queue import Empty, Queue
 
+from ._pipe import PipeConnection, register, unregister_connection
+
 __all__ = [
     "BUNDLED_SERVER",
     "LocalServer",
@@ -51,6 +53,7 @@ __all__ = [
     "find_server_command",
     "shared_server",
     "release_shared_server",
+    "default_local_endpoint",
 ]
 
 _ENTRY_REL = Path("dist") / "src" / "cli" / "main.js"
@@ -156,10 +159,13 @@ def _drain(stream: object, sink: Queue[str | None] | None, tail: collections.deq
             sink.put(None)
 
 
-def _stop_process(proc: subprocess.Popen[bytes], grace: float, owner_pid: int) -> None:
+def _stop_process(proc: subprocess.Popen[bytes], grace: float, owner_pid: int, pipe: PipeConnection | None = None) -> None:
     """SIGTERM, wait ``grace`` seconds, then SIGKILL; always reap the child. Only the process that started it acts."""
     if os.getpid() != owner_pid:  # a forked copy of this object: the child is not ours
         return
+    if pipe is not None:
+        unregister_connection(pipe)
+        pipe.close()  # the server's end of input: it stops serving (SIGTERM below in any case)
     try:
         if proc.poll() is None:
             try:
@@ -178,6 +184,16 @@ def _stop_process(proc: subprocess.Popen[bytes], grace: float, owner_pid: int) -
     _close_lifeline(proc)
     # stdout/stderr are closed by the reader threads when they reach EOF (closing them here could block
     # on a reader holding the buffer's lock).
+
+
+def _grow_pipe(fd: int) -> None:
+    """Linux: a 1 MiB pipe buffer (the default 64 KiB splits a step_batch reply into several writes and wake-ups)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except (ImportError, OSError):  # not Linux, or above /proc/sys/fs/pipe-max-size: the default buffer works too
+        pass
 
 
 def _close_lifeline(proc: subprocess.Popen[bytes]) -> None:
@@ -214,7 +230,10 @@ class LocalServer:
     """A ycgym server running as a child process on a loopback (or ipc) endpoint.
 
     Args:
-        endpoint: where the server binds (default ``tcp://127.0.0.1:0``: a free port, reported back).
+        endpoint: where the server binds (default ``tcp://127.0.0.1:0``: a free port, reported back), or ``"pipe"``
+            (POSIX): the server talks to this process over two pipes (``ycgym serve --pipe-fds``), with no ZeroMQ I/O
+            threads on either side; ``endpoint`` is then ``pipe://PID/N``, usable by clients of this process only.
+            The environments' own local server (``endpoint=None``) uses ``"pipe"`` (:func:`default_local_endpoint`).
         args: extra command-line arguments for ``ycgym serve`` (e.g. ``["--max-sessions", "64"]``).
         env: extra environment variables for the child (e.g. CURVE keys).
         command: argv prefix that runs the CLI (default: :func:`find_server_command`).
@@ -242,7 +261,19 @@ class LocalServer:
         if command is not None and entry is not None:
             raise ValueError("give command or entry, not both")
         cmd = list(command) if command is not None else find_server_command(entry)
-        argv = [*cmd, "serve", "--endpoint", endpoint, *(["--exit-on-stdin-eof"] if exit_with_parent else []), *args]
+        self._pipe: PipeConnection | None = None
+        pass_fds: tuple[int, ...] = ()
+        if endpoint == "pipe":
+            if os.name != "posix":
+                raise ValueError('endpoint="pipe" needs a POSIX system (inherited pipe descriptors); use "tcp://127.0.0.1:0"')
+            req_r, req_w = os.pipe()  # requests: we write, the server reads
+            rep_r, rep_w = os.pipe()  # replies: the server writes, we read
+            _grow_pipe(rep_r)
+            pass_fds = (req_r, rep_w)
+            where = ["--pipe-fds", f"{req_r},{rep_w}"]
+        else:
+            where = ["--endpoint", endpoint]
+        argv = [*cmd, "serve", *where, *(["--exit-on-stdin-eof"] if exit_with_parent else []), *args]
         child_env = dict(os.environ)
         if env:
             child_env.update(env)
@@ -259,12 +290,22 @@ class LocalServer:
                 preexec_fn=_pdeathsig if use_pdeathsig else None,
                 start_new_session=sys.platform != "win32",
                 creationflags=_NEW_PROCESS_GROUP,
+                pass_fds=pass_fds,
             )
         except OSError as e:
+            for fd in pass_fds:
+                os.close(fd)
+            if pass_fds:
+                os.close(req_w)
+                os.close(rep_r)
             raise ServerStartError(f"ycgym: cannot run {' '.join(argv)}: {e}") from e
+        if pass_fds:
+            for fd in pass_fds:  # the child's ends
+                os.close(fd)
+            self._pipe = PipeConnection(rep_r, req_w)
         self.argv = argv
         self.pid = self._proc.pid
-        self._finalizer = weakref.finalize(self, _stop_process, self._proc, stop_timeout, os.getpid())
+        self._finalizer = weakref.finalize(self, _stop_process, self._proc, stop_timeout, os.getpid(), self._pipe)
         _live.add(self)
         self._stdout_tail: collections.deque[str] = collections.deque(maxlen=200)
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
@@ -284,6 +325,9 @@ class LocalServer:
         except BaseException:
             self.close()
             raise
+        if self._pipe is not None:
+            # Clients of this process find the pipes under this name (ycgym._pipe); the server's line says "pipe".
+            self.endpoint = register(self._pipe)
 
     def _wait_listening(self, lines: Queue[str | None], timeout: float) -> str:
         deadline = time.monotonic() + timeout
@@ -373,6 +417,18 @@ _shared: LocalServer | None = None
 _shared_refs = 0
 
 
+def default_local_endpoint() -> str:
+    """Where the environments' own local server listens: ``"pipe"`` on POSIX (two pipes to the child, no ZeroMQ I/O
+    threads: the fastest lockstep round trip), ``"tcp://127.0.0.1:0"`` elsewhere. ``YCGYM_LOCAL_TRANSPORT=tcp``
+    (or ``pipe``) chooses."""
+    choice = os.environ.get("YCGYM_LOCAL_TRANSPORT", "").strip().lower()
+    if choice not in ("", "pipe", "tcp"):
+        raise ValueError(f"YCGYM_LOCAL_TRANSPORT must be 'pipe' or 'tcp', got {choice!r}")
+    if choice == "tcp" or (choice == "" and os.name != "posix"):
+        return "tcp://127.0.0.1:0"
+    return "pipe"
+
+
 def shared_server() -> LocalServer:
     """Acquire a reference to this process's shared server (started on first use).
 
@@ -386,7 +442,7 @@ def shared_server() -> LocalServer:
             _shared = None
             _shared_refs = 0
         if _shared is None:
-            _shared = LocalServer()
+            _shared = LocalServer(default_local_endpoint())
             _shared_refs = 0
         _shared_refs += 1
         return _shared

@@ -1,0 +1,182 @@
+"""The pipe transport (``LocalServer(endpoint="pipe")``, the environments' own local server on POSIX).
+
+* It plays exactly what the ZeroMQ transport plays: the same replies for the same requests, text and binary.
+* Several clients of one process share the pipes: each has its own routing id (sessions stay their own), replies
+  reach the client that asked, in any order of sends and receives, from several threads.
+* A timed-out request's late reply is dropped; a server that exits fails calls at once with ServerExitedError.
+* A pipe endpoint used in another process is a clear error.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from ycgym import Client, LocalServer, ProtocolError, YCBenchEnv
+from ycgym import server as server_mod
+from ycgym.client import ServerExitedError
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="the pipe transport needs POSIX")
+
+ACTIONS = ["company status", "market browse --limit 5", "employee list", "sim resume", "task list", "nonsense", "sim resume"]
+
+
+@pytest.fixture(scope="module")
+def pipe_server() -> LocalServer:
+    with LocalServer("pipe") as srv:
+        yield srv
+
+
+def play(c: Client, seed: int) -> list[object]:
+    s = c.reset(seed, options={"stall_steps": 0})
+    out: list[object] = [{k: v for k, v in s.items() if k != "session"}]
+    sid = s["session"]
+    for a in ACTIONS:
+        out.append(c.step(sid, a))
+    c.close(sid)
+    return out
+
+
+def test_endpoint_names_this_process(pipe_server: LocalServer) -> None:
+    assert pipe_server.endpoint.startswith(f"pipe://{os.getpid()}/")
+    assert "--pipe-fds" in pipe_server.argv
+
+
+def test_same_replies_as_zeromq(pipe_server: LocalServer, endpoint: str) -> None:
+    over_pipe, over_tcp = Client(pipe_server.endpoint), Client(endpoint)
+    try:
+        for seed in (1, 7):
+            assert play(over_pipe, seed) == play(over_tcp, seed)
+        a = over_pipe.reset(3, options={"stall_steps": 0})["session"]
+        b = over_tcp.reset(3, options={"stall_steps": 0})["session"]
+        for action in ACTIONS:
+            x = over_pipe.step_batch_arrays([(a, action)])
+            y = over_tcp.step_batch_arrays([(b, action)])
+            for k in ("reward", "terminated", "truncated", "ok", "exit_code", "reward_cents", "step", "funds_cents", "terminal_reason"):
+                np.testing.assert_array_equal(getattr(x, k), getattr(y, k))
+            assert x.text == y.text and x.command == y.command
+    finally:
+        over_pipe.close()
+        over_tcp.close()
+
+
+def test_clients_share_the_pipes_but_not_sessions(pipe_server: LocalServer) -> None:
+    a, b = Client(pipe_server.endpoint), Client(pipe_server.endpoint)
+    try:
+        sa = a.reset(1, options={"stall_steps": 0})["session"]
+        with pytest.raises(ProtocolError) as e:
+            b.step(sa, "company status")
+        assert e.value.code == "unknown_session"
+        # Interleaved: both send, then each receives its own reply (in the other order).
+        sb = b.reset(2, options={"stall_steps": 0})["session"]
+        browse = "market browse --limit 3"
+        ia = a.send("step", session=sa, action=browse)
+        ib = b.send("step", session=sb, action=browse)
+        rb, ra = b.recv(ib), a.recv(ia)
+        # Each reply is its own session's: the two seeds list other tasks, and browsing again lists the same ones.
+        assert ra["observation"]["text"] != rb["observation"]["text"]
+        assert ra["observation"]["text"] == a.step(sa, browse)["observation"]["text"]
+        assert rb["observation"]["text"] == b.step(sb, browse)["observation"]["text"]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_threads_each_with_a_client(pipe_server: LocalServer) -> None:
+    expected = {}
+    c = Client(pipe_server.endpoint)
+    for seed in range(4):
+        expected[seed] = play(c, seed)
+    c.close()
+    got: dict[int, list[object]] = {}
+    errors: list[BaseException] = []
+
+    def run(seed: int) -> None:
+        cl = Client(pipe_server.endpoint)
+        try:
+            for _ in range(3):
+                got[seed] = play(cl, seed)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+        finally:
+            cl.close()
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors
+    assert got == expected
+
+
+def test_timeout_then_the_late_reply_is_dropped() -> None:
+    with LocalServer("pipe") as srv:
+        c = Client(srv.endpoint, timeout=10)
+        sid = c.reset(1, options={"stall_steps": 0})["session"]
+        os.kill(srv.pid, signal.SIGSTOP)
+        try:
+            with pytest.raises(TimeoutError):
+                c.step(sid, "company status", timeout=0.3)
+        finally:
+            os.kill(srv.pid, signal.SIGCONT)
+        r = c.step(sid, "employee list")
+        assert r["observation"]["command"] == "employee list"
+        c.close()
+
+
+def test_server_exit_fails_calls_at_once() -> None:
+    srv = LocalServer("pipe")
+    c = Client(srv.endpoint, liveness=srv.exit_message)
+    sid = c.reset(1)["session"]
+    os.kill(srv.pid, signal.SIGKILL)
+    t = time.monotonic()
+    with pytest.raises(ServerExitedError, match="killed by signal 9"):
+        c.step(sid, "company status")
+    assert time.monotonic() - t < 5
+    c.close()
+    srv.close()
+
+
+def test_closing_the_server_closes_its_pipes() -> None:
+    srv = LocalServer("pipe")
+    ep = srv.endpoint
+    srv.close()
+    assert not srv.running
+    with pytest.raises(ValueError, match="pipe"):
+        Client(ep)
+
+
+def test_pipe_endpoint_in_another_process_is_a_clear_error(pipe_server: LocalServer) -> None:
+    code = f"from ycgym import Client\ntry:\n    Client({pipe_server.endpoint!r})\nexcept ValueError as e:\n    print('VALUE', e)\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("VALUE") and "another process" in out.stdout and "tcp://127.0.0.1:0" in out.stdout
+
+
+def test_curve_keys_do_not_apply(pipe_server: LocalServer) -> None:
+    with pytest.raises(ValueError, match="CURVE"):
+        Client(pipe_server.endpoint, server_public_key="x" * 40)
+
+
+def test_envs_default_to_the_pipe_and_the_variable_chooses(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert server_mod.default_local_endpoint() == "pipe"
+    env = YCBenchEnv()
+    try:
+        assert env.endpoint.startswith("pipe://")
+        env.reset(seed=1)
+        env.step("company status")
+    finally:
+        env.close()
+    monkeypatch.setenv("YCGYM_LOCAL_TRANSPORT", "tcp")
+    assert server_mod.default_local_endpoint() == "tcp://127.0.0.1:0"
+    monkeypatch.setenv("YCGYM_LOCAL_TRANSPORT", "carrier-pigeon")
+    with pytest.raises(ValueError, match="YCGYM_LOCAL_TRANSPORT"):
+        server_mod.default_local_endpoint()

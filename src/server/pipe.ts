@@ -1,0 +1,203 @@
+/**
+ * The pipe transport: the server's messages over a pair of inherited pipe file descriptors instead of a ZeroMQ
+ * socket, for a server that is the child process of its only client (the Python `LocalServer`'s default on POSIX).
+ * A lockstep round trip over two pipes costs a few system calls and no I/O threads; over ZeroMQ on loopback each
+ * side adds an I/O thread and the TCP stack (see `bindings/python/bench/bench_step.py`: `pipe_echo_rtt_per_s`
+ * against `echo_rtt_per_s`).
+ *
+ * Framing (both directions): a message is a little-endian u32 frame count `k` (1..`MAX_PIPE_FRAMES`), then `k`
+ * frames, each a little-endian u32 length followed by that many bytes. The frames are those of a ZeroMQ ROUTER:
+ * a request is `[routing id, payload]` (the client chooses the routing id; sessions belong to it, as over ZeroMQ),
+ * a reply is `[routing id, body, ...arrays]`. Several clients of one process share the pipe, each with its own id.
+ *
+ * A byte stream cannot skip a malformed message, so a frame count or length outside the limits ends the transport
+ * (the client that sent it is the only one there is); the server logs it and stops serving.
+ */
+import { Socket } from 'node:net';
+
+/** Most frames in one message (a reply's envelope, body and the binary step_batch arrays; ZeroMQ's envelope cap is 64). */
+export const MAX_PIPE_FRAMES = 128;
+
+/** Messages parsed but not yet received by the server loop before the input is paused (backpressure to the client). */
+const MAX_PIPE_QUEUED = 64;
+
+/** Replies waiting in the output pipe's buffer beyond which `send` fails with EAGAIN (the client is not reading). */
+const MAX_PIPE_BUFFERED_BYTES = 64 * 2 ** 20;
+
+/** Raised by `send` when the output buffer is full (the server keeps the reply and offers it again, as with ZeroMQ). */
+class WouldBlock extends Error {
+  readonly code = 'EAGAIN';
+}
+
+type Frame = Buffer | string;
+
+/**
+ * Parse as many whole messages as `buf` holds. Returns them, the offset of the first unparsed byte, and how many bytes
+ * from there the next message needs at least (its size once its frame headers are there), so that a caller can wait
+ * for them instead of parsing again on every chunk.
+ */
+export function parseMessages(buf: Buffer, maxFrameBytes: number): { messages: Buffer[][]; used: number; need: number } {
+  const messages: Buffer[][] = [];
+  let at = 0;
+  for (;;) {
+    if (buf.length - at < 4) return { messages, used: at, need: 4 };
+    const k = buf.readUInt32LE(at);
+    if (k < 1 || k > MAX_PIPE_FRAMES) throw new RangeError(`pipe message with ${k} frames (1-${MAX_PIPE_FRAMES} allowed)`);
+    let p = at + 4;
+    const frames: Buffer[] = [];
+    for (let i = 0; i < k; i++) {
+      if (buf.length - p < 4) return { messages, used: at, need: p + 4 - at };
+      const n = buf.readUInt32LE(p);
+      if (n > maxFrameBytes) throw new RangeError(`pipe frame of ${n} bytes (at most ${maxFrameBytes})`);
+      p += 4;
+      if (buf.length - p < n) return { messages, used: at, need: p + n - at };
+      frames.push(buf.subarray(p, p + n));
+      p += n;
+    }
+    messages.push(frames);
+    at = p;
+  }
+}
+
+/** One message's bytes: the frame count, then each frame's length and bytes (strings as UTF-8). */
+export function encodeMessage(frames: readonly Frame[]): Buffer {
+  const lens = new Array<number>(frames.length);
+  let total = 4 + 4 * frames.length;
+  for (let i = 0; i < frames.length; i++) {
+    const f = frames[i] as Frame;
+    const n = typeof f === 'string' ? Buffer.byteLength(f, 'utf8') : f.length;
+    lens[i] = n;
+    total += n;
+  }
+  const out = Buffer.allocUnsafe(total);
+  out.writeUInt32LE(frames.length, 0);
+  let p = 4;
+  for (let i = 0; i < frames.length; i++) {
+    const f = frames[i] as Frame;
+    const n = lens[i] as number;
+    out.writeUInt32LE(n, p);
+    p += 4;
+    if (typeof f === 'string') out.write(f, p, n, 'utf8');
+    else f.copy(out, p);
+    p += n;
+  }
+  return out;
+}
+
+/**
+ * The subset of a zeromq.js `Router` the server uses, over two pipes. `receive` resolves with the next message's
+ * frames; `send` writes one message (never blocks; EAGAIN when the client stopped reading).
+ */
+export class PipeRouter {
+  readonly lastEndpoint = 'pipe';
+  private readonly input: Socket;
+  private readonly output: Socket;
+  private readonly queue: Buffer[][] = [];
+  private waiting: { resolve: (m: Buffer[]) => void; reject: (e: Error) => void } | null = null;
+  /** Bytes of a message not yet whole (copies), their total, and how many the message needs. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private need = 4;
+  private paused = false;
+  private failure: Error | null = null;
+  private isClosed = false;
+  /** Resolves when the transport ends: the client closed its end, broke the framing, or `close` was called. */
+  readonly ended: Promise<string>;
+  private end!: (why: string) => void;
+
+  constructor(inputFd: number, outputFd: number, private readonly maxFrameBytes: number) {
+    this.ended = new Promise((res) => (this.end = res));
+    this.input = new Socket({ fd: inputFd, readable: true, writable: false });
+    this.output = new Socket({ fd: outputFd, readable: false, writable: true });
+    this.input.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.input.on('end', () => this.fail('the client closed the pipe'));
+    this.input.on('error', (e) => this.fail(`pipe read failed: ${e.message}`));
+    this.output.on('error', (e) => this.fail(`pipe write failed: ${e.message}`));
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** A message is there to be received at once. */
+  get readable(): boolean {
+    return this.queue.length > 0;
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.isClosed) return;
+    if (this.pending.length > 0) {
+      // The rest of a message: wait until it is all there before parsing again (one copy of a large request).
+      this.pending.push(chunk);
+      this.pendingBytes += chunk.length;
+      if (this.pendingBytes < this.need) return;
+    }
+    const buf = this.pending.length === 0 ? chunk : Buffer.concat(this.pending, this.pendingBytes);
+    let parsed: { messages: Buffer[][]; used: number; need: number };
+    try {
+      parsed = parseMessages(buf, this.maxFrameBytes);
+    } catch (e) {
+      this.fail(`malformed pipe message: ${(e as Error).message}`);
+      return;
+    }
+    // A partial message is kept as a copy: the chunk's memory belongs to the stream.
+    this.pending = parsed.used === buf.length ? [] : [Buffer.from(buf.subarray(parsed.used))];
+    this.pendingBytes = buf.length - parsed.used;
+    this.need = parsed.need;
+    for (const m of parsed.messages) {
+      if (this.waiting !== null) {
+        const w = this.waiting;
+        this.waiting = null;
+        w.resolve(m);
+      } else {
+        this.queue.push(m);
+      }
+    }
+    if (this.queue.length >= MAX_PIPE_QUEUED && !this.paused) {
+      this.paused = true;
+      this.input.pause();
+    }
+  }
+
+  private fail(why: string): void {
+    if (this.failure !== null) return;
+    this.failure = new Error(why);
+    this.close();
+  }
+
+  receive(): Promise<Buffer[]> {
+    const m = this.queue.shift();
+    if (m !== undefined) {
+      if (this.paused && this.queue.length < MAX_PIPE_QUEUED / 2) {
+        this.paused = false;
+        this.input.resume();
+      }
+      return Promise.resolve(m);
+    }
+    if (this.isClosed) return Promise.reject(this.failure ?? new Error('pipe closed'));
+    if (this.waiting !== null) return Promise.reject(new Error('a receive is already waiting'));
+    return new Promise((resolve, reject) => (this.waiting = { resolve, reject }));
+  }
+
+  send(frames: readonly Frame[]): Promise<void> {
+    if (this.isClosed) return Promise.reject(this.failure ?? new Error('pipe closed'));
+    if (this.output.writableLength > MAX_PIPE_BUFFERED_BYTES) return Promise.reject(new WouldBlock('the client is not reading its replies'));
+    this.output.write(encodeMessage(frames));
+    return Promise.resolve();
+  }
+
+  unbindSync(): void {
+    // nothing bound
+  }
+
+  close(): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.input.destroy();
+    this.output.end();
+    const w = this.waiting;
+    this.waiting = null;
+    w?.reject(this.failure ?? new Error('pipe closed'));
+    this.end(this.failure?.message ?? 'closed');
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * `ycgym serve --pipe-fds IN,OUT`: the protocol over two inherited pipes (src/server/pipe.ts), the transport of
+ * the Python `LocalServer(endpoint="pipe")`. Requests are `[routing id, payload]` messages, replies
+ * `[routing id, body, ...arrays]`; sessions belong to the routing id. The server exits when IN is closed, and
+ * ends the stream (logged, exit) on a message it cannot frame.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { encodeMessage, parseMessages } from '../../src/server/pipe.js';
+import { generateCurveKeyPair } from '../../src/server/security.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+
+interface PipeServer {
+  child: ChildProcess;
+  input: Writable;
+  stderr: () => string;
+  next: (timeoutMs?: number) => Promise<Buffer[]>;
+  exit: Promise<number | null>;
+}
+
+const started: ChildProcess[] = [];
+afterEach(() => {
+  for (const c of started.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+function startPipeServer(extra: string[] = []): PipeServer {
+  expect(existsSync(MAIN), 'build first (npm run build)').toBe(true);
+  const child = spawn(process.execPath, [MAIN, 'serve', '--pipe-fds', '3,4', '--quiet', ...extra], { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] });
+  started.push(child);
+  let err = '';
+  (child.stderr as Readable).on('data', (d: Buffer) => (err += d.toString()));
+  const exit = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
+  const replies: Buffer[][] = [];
+  const waiters: ((m: Buffer[]) => void)[] = [];
+  let rest = Buffer.alloc(0);
+  (child.stdio[4] as Readable).on('data', (d: Buffer) => {
+    rest = Buffer.concat([rest, d]);
+    const r = parseMessages(rest, 1 << 30);
+    rest = rest.subarray(r.used);
+    for (const m of r.messages) {
+      const w = waiters.shift();
+      if (w) w(m);
+      else replies.push(m);
+    }
+  });
+  const next = (timeoutMs = 20_000): Promise<Buffer[]> => {
+    const m = replies.shift();
+    if (m) return Promise.resolve(m);
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`no reply within ${timeoutMs} ms; stderr: ${err}`)), timeoutMs);
+      waiters.push((x) => {
+        clearTimeout(t);
+        resolve(x);
+      });
+    });
+  };
+  return { child, input: child.stdio[3] as Writable, stderr: () => err, next, exit };
+}
+
+function request(rid: string, body: Record<string, unknown>): Buffer {
+  return encodeMessage([Buffer.from(rid), JSON.stringify({ v: 1, ...body })]);
+}
+
+function exitWithin(p: Promise<number | null>, ms: number): Promise<number | null | 'timeout'> {
+  return Promise.race([p, new Promise<'timeout'>((res) => setTimeout(() => res('timeout'), ms))]);
+}
+
+describe('serve --pipe-fds', () => {
+  it('answers requests over the pipes, each reply addressed to its routing id', async () => {
+    const s = startPipeServer();
+    s.input.write(request('A', { id: 1, op: 'hello' }));
+    const [rid, body] = await s.next();
+    expect(rid?.toString()).toBe('A');
+    const hello = JSON.parse((body as Buffer).toString()) as { id: number; ok: boolean; result: { protocol: number } };
+    expect(hello).toMatchObject({ id: 1, ok: true, result: { protocol: 1 } });
+
+    s.input.write(request('A', { id: 2, op: 'reset', seed: 1, preset: 'default' }));
+    const reset = JSON.parse(((await s.next())[1] as Buffer).toString()) as { ok: boolean; result: { session: string } };
+    expect(reset.ok).toBe(true);
+    const session = reset.result.session;
+    s.input.write(request('A', { id: 3, op: 'step', session, action: 'company status' }));
+    const step = JSON.parse(((await s.next())[1] as Buffer).toString()) as { ok: boolean; result: { observation: { ok: boolean } } };
+    expect(step).toMatchObject({ ok: true, result: { observation: { ok: true } } });
+
+    // Another routing id does not own the session (as over ZeroMQ).
+    s.input.write(request('B', { id: 4, op: 'step', session, action: 'company status' }));
+    const [ridB, other] = await s.next();
+    expect(ridB?.toString()).toBe('B');
+    expect(JSON.parse((other as Buffer).toString())).toMatchObject({ id: 4, ok: false });
+
+    // A binary step_batch reply: header and array frames after the routing id.
+    s.input.write(request('A', { id: 5, op: 'step_batch', encoding: 'binary', steps: [{ session, action: 'company status' }] }));
+    const bin = await s.next();
+    expect(bin.length).toBeGreaterThan(2);
+    expect(JSON.parse((bin[1] as Buffer).toString())).toMatchObject({ id: 5, ok: true, result: { encoding: 'binary' } });
+
+    s.input.end();
+    expect(await exitWithin(s.exit, 10_000)).toBe(0);
+  });
+
+  it('parses a request written a byte at a time, and several requests in one write', async () => {
+    const s = startPipeServer();
+    const one = request('A', { id: 1, op: 'hello' });
+    for (const b of one) {
+      s.input.write(Buffer.from([b]));
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(JSON.parse(((await s.next())[1] as Buffer).toString())).toMatchObject({ id: 1, ok: true });
+    s.input.write(Buffer.concat([request('A', { id: 2, op: 'hello' }), request('A', { id: 3, op: 'hello' }), request('A', { id: 4, op: 'nope' })]));
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((JSON.parse(((await s.next())[1] as Buffer).toString()) as { id: number }).id);
+    expect(ids).toEqual([2, 3, 4]);
+    s.input.end();
+    expect(await exitWithin(s.exit, 10_000)).toBe(0);
+  });
+
+  it('a bad payload gets an error reply, not an exit', async () => {
+    const s = startPipeServer();
+    s.input.write(encodeMessage([Buffer.from('A'), '{not json']));
+    expect(JSON.parse(((await s.next())[1] as Buffer).toString())).toMatchObject({ ok: false, error: { code: 'bad_json' } });
+    s.input.write(request('A', { id: 9, op: 'hello' }));
+    expect(JSON.parse(((await s.next())[1] as Buffer).toString())).toMatchObject({ id: 9, ok: true });
+    s.input.end();
+    expect(await exitWithin(s.exit, 10_000)).toBe(0);
+  });
+
+  it('ends the stream on framing it cannot trust (a frame count of 0, a frame above 4x --max-message-bytes)', async () => {
+    for (const bad of [Buffer.from([0, 0, 0, 0]), Buffer.from([1, 0, 0, 0, 0x01, 0x10, 0, 0])]) {
+      const s = startPipeServer(['--max-message-bytes', '1024']);
+      s.input.write(request('A', { id: 1, op: 'hello' }));
+      await s.next();
+      s.input.write(bad);
+      expect(await exitWithin(s.exit, 10_000)).toBe(0);
+      expect(s.stderr()).toMatch(/malformed pipe message/);
+    }
+  });
+
+  it('refuses bad --pipe-fds values and CURVE keys', async () => {
+    for (const [args, msg] of [
+      [['--pipe-fds', '3'], /IN,OUT/],
+      [['--pipe-fds', '3,3'], /must differ/],
+      [['--pipe-fds', '3,4', '--curve-secret-key', generateCurveKeyPair().secretKey], /CURVE does not apply to the pipe transport/],
+    ] as const) {
+      const child = spawn(process.execPath, [MAIN, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      started.push(child);
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const code = await new Promise<number | null>((res) => child.on('exit', res));
+      expect(code).not.toBe(0);
+      expect(err).toMatch(msg);
+    }
+  });
+});
