@@ -180,3 +180,31 @@ def test_envs_default_to_the_pipe_and_the_variable_chooses(monkeypatch: pytest.M
     monkeypatch.setenv("YCGYM_LOCAL_TRANSPORT", "carrier-pigeon")
     with pytest.raises(ValueError, match="YCGYM_LOCAL_TRANSPORT"):
         server_mod.default_local_endpoint()
+
+
+def test_a_thread_waiting_long_does_not_hold_up_the_others(pipe_server: LocalServer) -> None:
+    """One thread waits for a reply that does not come (it reads the pipe meanwhile); another thread's replies still
+    reach it at once, not when the first one gives up."""
+    waiting, quick = Client(pipe_server.endpoint), Client(pipe_server.endpoint)
+    sid = quick.reset(1, options={"stall_steps": 0})["session"]
+    outcome: list[str] = []
+
+    def wait_long() -> None:
+        try:
+            waiting.recv(10**9, timeout=6.0)  # an id never sent: no reply
+        except TimeoutError:
+            outcome.append("timed out")
+
+    t = threading.Thread(target=wait_long)
+    t.start()
+    time.sleep(0.2)  # the waiting thread is reading the pipe now
+    start = time.monotonic()
+    for _ in range(50):
+        quick.step(sid, "company status")
+    took = time.monotonic() - start
+    assert not outcome, "the quick client should be done before the long wait ends"
+    t.join(timeout=30)
+    assert outcome == ["timed out"]
+    assert took < 4.0
+    waiting.close()
+    quick.close()

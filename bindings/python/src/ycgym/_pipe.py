@@ -31,7 +31,7 @@ from .client import ServerExitedError
 __all__ = ["PipeConnection", "PipeSocket", "PipeClosedError", "connection_for", "register", "unregister_connection"]
 
 _U32 = struct.Struct("<I")
-_READ_BYTES = 1 << 20
+_READ_BYTES = 1 << 16
 MAX_FRAMES = 128
 """Most frames in one message (the server's ``MAX_PIPE_FRAMES``)."""
 
@@ -47,7 +47,8 @@ class PipeConnection:
         self.read_fd = read_fd
         self.write_fd = write_fd
         self.pid = os.getpid()
-        self._read_lock = threading.Lock()
+        self._cond = threading.Condition(threading.Lock())
+        self._reading = False  # a thread is reading the pipe (the others wait on _cond)
         self._write_lock = threading.Lock()
         self._buf = bytearray()
         self._inbox: dict[bytes, collections.deque[list[bytes]]] = {}
@@ -82,31 +83,42 @@ class PipeConnection:
 
     def pump(self, rid: bytes, timeout_s: float | None) -> list[bytes] | None:
         """The next message for ``rid``: from its inbox, else read from the pipe (dispatching other sockets'
-        messages to their inboxes) until one comes or ``timeout_s`` runs out (None)."""
+        messages to their inboxes) until one comes or ``timeout_s`` runs out (None).
+
+        One thread reads at a time; the others wait on a condition that the reader signals whenever it has
+        dispatched messages, and one of them becomes the reader when it stops.
+        """
         box = self._inbox.get(rid)
         if box is None:
             raise RuntimeError("the pipe socket is closed")
-        if box:
-            return box.popleft()
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while True:
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                return None
-            # Another thread may be reading: wait for it (bounded), then look at our inbox again.
-            if not self._read_lock.acquire(timeout=-1 if remaining is None else remaining):
-                return None
-            try:
+        with self._cond:
+            while True:
                 if box:
                     return box.popleft()
                 if self.eof:
                     raise PipeClosedError("the server closed its pipe")
-                if not self._read_once(None if deadline is None else max(0.0, deadline - time.monotonic())):
-                    continue
-                if box:
-                    return box.popleft()
-            finally:
-                self._read_lock.release()
+                if not self._reading:
+                    self._reading = True
+                    break
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+        try:
+            while True:
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if self._read_once(remaining):
+                    if box:
+                        return box.popleft()
+                    with self._cond:  # replies for other sockets came
+                        self._cond.notify_all()
+                elif remaining is not None and deadline is not None and time.monotonic() >= deadline:
+                    return None
+        finally:
+            with self._cond:
+                self._reading = False
+                self._cond.notify_all()
 
     def _read_once(self, timeout_s: float | None) -> bool:
         """Read what the pipe has (waiting up to ``timeout_s``) and dispatch every whole message; False if nothing came."""
