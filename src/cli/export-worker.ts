@@ -7,8 +7,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { makePolicy } from '../../baselines/index.js';
 import { loadPreset } from '../config/load.js';
-import { packedSize, packTable, stepBuilder } from '../export/table-builder.js';
-import { DEFAULT_SLOTS, playJob, type JobRequest, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
+import { stepBuilder } from '../export/table-builder.js';
+import { DEFAULT_SLOTS, playJobRows, type JobRequest, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
 
 const cfgIn = workerData as WorkerConfig;
 const cfg = loadPreset(cfgIn.preset);
@@ -21,19 +21,20 @@ const waiting: JobRequest[] = [];
 function play(job: JobRequest, slot: number): void {
   let msg: WorkerMessage;
   try {
-    const r = playJob(cfg, cfgIn, job, builder, makePolicy);
-    if (r.steps === null) {
+    const r = playJobRows(cfg, cfgIn, job, builder, makePolicy);
+    if (!cfgIn.trajectories) {
       free.push(slot);
       msg = { ...r, steps: null, packed: null };
     } else {
-      const need = packedSize(r.steps);
+      const need = builder.packedSize();
       let s = slots[slot];
       if (s === undefined || s.sab.byteLength < need) {
         // Grow with headroom: episodes of one run are of similar sizes.
         s = { sab: new SharedArrayBuffer(Math.max(1 << 20, need + (need >> 1))), sent: false };
         slots[slot] = s;
       }
-      const layout = packTable(r.steps, new Uint8Array(s.sab));
+      // Straight from the builder: no copy of the episode's buffers in between.
+      const layout = builder.pack(new Uint8Array(s.sab));
       msg = { ...r, steps: null, packed: { slot, layout, sab: s.sent ? null : s.sab } };
       s.sent = true;
     }

@@ -55,11 +55,19 @@ export type WorkerMessage = Omit<JobResult, 'steps'> & {
 
 /** Play one job. */
 export function playJob(cfg: ExperimentConfig, wc: WorkerConfig, job: JobRequest, builder: TableBuilder<StepRow>, make: (name: string) => Policy): JobResult {
+  const r = playJobRows(cfg, wc, job, builder, make);
+  return { ...r, steps: wc.trajectories ? builder.finish() : null };
+}
+
+/**
+ * Play one job and leave its step rows in `builder` (when the run keeps trajectories; the builder is left as it was
+ * otherwise): the result but its steps, which a worker thread packs straight from the builder (`TableBuilder.pack`).
+ */
+export function playJobRows(cfg: ExperimentConfig, wc: WorkerConfig, job: JobRequest, builder: TableBuilder<StepRow>, make: (name: string) => Policy): Omit<JobResult, 'steps'> {
   const policy = make(job.policy);
   const meta = { runId: wc.runId, episodeId: job.index, policy: job.policy, preset: wc.presetName, seed: job.seed };
   const opts = wc.maxSteps !== null ? { maxSteps: wc.maxSteps, steps: wc.trajectories ? builder : null } : { steps: wc.trajectories ? builder : null };
   const r = rollout(cfg, policy, meta, opts);
-  const steps = wc.trajectories ? builder.finish() : null;
   const rolloutJson = wc.rollouts ? JSON.stringify(toRolloutJson(r.sim, job.policy, job.seed, r.episode.steps), null, 2) : null;
-  return { index: job.index, episode: r.episode, steps, rolloutJson };
+  return { index: job.index, episode: r.episode, rolloutJson };
 }

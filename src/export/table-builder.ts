@@ -79,6 +79,28 @@ export function packTable(t: TableBuffers, into: Uint8Array): PackedTable {
   return pack(t);
 }
 
+/**
+ * Writes buffers one after another into an arena at 8-byte aligned offsets, as `packTable` does: `put(src, length)`
+ * stands for a buffer of `length` bytes (at least `src`'s) that starts with `src` and is zero after it, the way a
+ * column's `finish` pads what it copies.
+ */
+class ArenaWriter {
+  private at = 0;
+  constructor(private readonly into: Uint8Array) {}
+  put(src: Uint8Array, length: number = src.byteLength): [number, number] {
+    const off = this.at;
+    this.into.set(src, off);
+    this.at = off + align8(length);
+    this.into.fill(0, off + src.byteLength, this.at);
+    return [off, length];
+  }
+}
+
+/** The bytes of a typed array's first `n` elements. */
+function bytesOf(a: Int32Array | Uint8Array, n: number): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, n * a.BYTES_PER_ELEMENT);
+}
+
 /** The table chunk `packTable` laid out in `arena`: views of it, no copies. */
 export function unpackTable(p: PackedTable, arena: ArrayBufferLike): TableBuffers {
   const bytes = ([off, len]: [number, number]): Uint8Array => new Uint8Array(arena, off, len);
@@ -130,6 +152,10 @@ abstract class Col {
   abstract push(i: number, v: unknown): void;
   /** The column's buffers for rows [0, n) (copies: the column keeps its own buffers). */
   abstract finish(n: number): ColumnBuffers;
+  /** Bytes `packInto(n, w)` takes: `packedSize` of `finish(n)`'s buffers. */
+  abstract packedSize(n: number): number;
+  /** `finish(n)`'s buffers written by `w` where `packTable` would put them, copied once from the column's own. */
+  abstract packInto(n: number, w: ArenaWriter): PackedColumn;
   /** Forget every row, keeping the buffers' capacity (a bulk run appends episodes of similar sizes). */
   clear(): void {
     this.validity = null;
@@ -141,6 +167,16 @@ abstract class Col {
     const out = new Uint8Array(bytes);
     out.set(this.validity.subarray(0, Math.min(this.validity.length, bytes)));
     return out;
+  }
+  /** Bytes of `finishValidity(n)` in an arena (0 without one). */
+  protected validitySize(n: number): number {
+    return this.validity === null ? 0 : ((n + 63) >> 6) << 3;
+  }
+  /** `finishValidity(n)` put by `w`. */
+  protected packValidity(n: number, w: ArenaWriter): [number, number] | null {
+    if (this.validity === null) return null;
+    const bytes = ((n + 63) >> 6) << 3;
+    return w.put(this.validity.subarray(0, Math.min(this.validity.length, bytes)), bytes);
   }
 }
 
@@ -213,6 +249,14 @@ class Utf8Col extends Col {
     offsets.set(this.offsets.subarray(0, n + 1));
     return { values, offsets, validity: this.finishValidity(n), nullCount: this.nullCount };
   }
+  packedSize(n: number): number {
+    return align8(this.used) + align8(4 * (n + 1)) + this.validitySize(n);
+  }
+  packInto(n: number, w: ArenaWriter): PackedColumn {
+    const values = w.put(this.bytes.subarray(0, this.used), align8(this.used));
+    const offsets = w.put(bytesOf(this.offsets, n + 1));
+    return { values, offsets, validity: this.packValidity(n, w), nullCount: this.nullCount };
+  }
   override clear(): void {
     super.clear();
     this.used = 0;
@@ -267,6 +311,13 @@ class FixedCol extends Col {
     values.set(new Uint8Array(this.buf, 0, Math.min(this.buf.byteLength, n * this.width)));
     return { values, offsets: null, validity: this.finishValidity(n), nullCount: this.nullCount };
   }
+  packedSize(n: number): number {
+    return align8(n * this.width) + this.validitySize(n);
+  }
+  packInto(n: number, w: ArenaWriter): PackedColumn {
+    const values = w.put(new Uint8Array(this.buf, 0, Math.min(this.buf.byteLength, n * this.width)), align8(n * this.width));
+    return { values, offsets: null, validity: this.packValidity(n, w), nullCount: this.nullCount };
+  }
 }
 
 class BoolCol extends Col {
@@ -284,6 +335,14 @@ class BoolCol extends Col {
     const values = new Uint8Array(bytes);
     values.set(this.bits.subarray(0, Math.min(this.bits.length, bytes)));
     return { values, offsets: null, validity: this.finishValidity(n), nullCount: this.nullCount };
+  }
+  packedSize(n: number): number {
+    return (((n + 63) >> 6) << 3) + this.validitySize(n);
+  }
+  packInto(n: number, w: ArenaWriter): PackedColumn {
+    const bytes = ((n + 63) >> 6) << 3;
+    const values = w.put(this.bits.subarray(0, Math.min(this.bits.length, bytes)), bytes);
+    return { values, offsets: null, validity: this.packValidity(n, w), nullCount: this.nullCount };
   }
   /** Change row `i`'s value (already appended, not null). */
   set(i: number, v: boolean): void {
@@ -358,6 +417,18 @@ class ListStructCol extends Col {
     const items: TableBuffers = { length: this.items, columns: this.children.map((c) => c.finish(this.items)) };
     return { values: new Uint8Array(0), offsets, validity: this.finishValidity(n), nullCount: this.nullCount, items };
   }
+  packedSize(n: number): number {
+    let size = align8(4 * (n + 1)) + this.validitySize(n);
+    for (const c of this.children) size += c.packedSize(this.items);
+    return size;
+  }
+  packInto(n: number, w: ArenaWriter): PackedColumn {
+    const values = w.put(new Uint8Array(0));
+    const offsets = w.put(bytesOf(this.offsets, n + 1));
+    const validity = this.packValidity(n, w);
+    const items: PackedTable = { length: this.items, columns: this.children.map((c) => c.packInto(this.items, w)) };
+    return { values, offsets, validity, nullCount: this.nullCount, items };
+  }
   override clear(): void {
     super.clear();
     for (const c of this.children) c.clear();
@@ -424,6 +495,25 @@ export class TableBuilder<R extends object> {
   /** The buffers of every row appended so far; the builder starts over. */
   finish(): TableBuffers {
     const out: TableBuffers = { length: this.n, columns: this.cols.map((c) => c.finish(this.n)) };
+    this.reset();
+    return out;
+  }
+  /** Bytes `pack` needs: `packedSize(this.finish())`, without finishing. */
+  packedSize(): number {
+    let size = 0;
+    for (const c of this.cols) size += c.packedSize(this.n);
+    return size;
+  }
+  /**
+   * `packTable(this.finish(), into)`: the same bytes at the same offsets and the same layout, each buffer copied once,
+   * straight from the builder's own (finish copies them first, into new buffers a bulk-run worker dropped at once); the
+   * builder starts over.
+   */
+  pack(into: Uint8Array): PackedTable {
+    const need = this.packedSize();
+    if (into.byteLength < need) throw new RangeError(`pack: ${into.byteLength} bytes, ${need} needed`);
+    const w = new ArenaWriter(into);
+    const out: PackedTable = { length: this.n, columns: this.cols.map((c) => c.packInto(this.n, w)) };
     this.reset();
     return out;
   }

@@ -147,6 +147,50 @@ describe('arrow table builder and file sink', () => {
     expect(() => packTable(t, new Uint8Array(packedSize(t) - 1))).toThrow(RangeError);
   });
 
+  it('TableBuilder.pack writes the bytes and layout of packTable(finish()) and starts over, as finish does', () => {
+    const cols: ColumnDef[] = [...COLS, { name: 'kv', kind: 'list_struct', nullable: true, doc: '', fields: [{ name: 'k', kind: 'utf8' }, { name: 'v', kind: 'float64' }] }];
+    type KvRow = Row & { kv: Record<string, number> | null };
+    const row = fc.record({
+      s: fc.option(fc.string({ maxLength: 90 }), { nil: null }),
+      i: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+      l: fc.maxSafeInteger(),
+      f: fc.option(fc.double(), { nil: null }),
+      b: fc.boolean(),
+      t: fc.nat(),
+      kv: fc.option(fc.dictionary(fc.string({ maxLength: 4 }), fc.double(), { maxKeys: 3 }), { nil: null }),
+    });
+    // Chunks of up to 700 rows: past the builders' first capacities (256 offsets, 2 KiB of fixed values), so grown
+    // buffers hold stale rows of an earlier, longer chunk beyond the rows packed.
+    const chunk = fc.oneof(fc.array(row, { maxLength: 12 }), fc.array(row, { minLength: 250, maxLength: 700 }));
+    fc.assert(
+      fc.property(fc.array(chunk, { minLength: 1, maxLength: 4 }), fc.nat(64), (chunks, garbage) => {
+        const viaFinish = new TableBuilder<KvRow>(cols);
+        const direct = new TableBuilder<KvRow>(cols);
+        for (const rows of chunks) {
+          for (const r of rows) viaFinish.append(r);
+          for (const r of rows) direct.append(r);
+          const size = direct.packedSize();
+          const t = viaFinish.finish();
+          expect(size).toBe(packedSize(t));
+          // Arenas full of stale bytes: every byte pack owns is written (padding zeroed).
+          const a = new Uint8Array(new SharedArrayBuffer(size + garbage)).fill(0xa5);
+          const b = new Uint8Array(new SharedArrayBuffer(size + garbage)).fill(0xa5);
+          const expected = packTable(t, a);
+          expect(direct.pack(b)).toEqual(expected);
+          expect(Buffer.from(b).equals(Buffer.from(a))).toBe(true);
+          expect(direct.length).toBe(0);
+          expect(direct.packedSize()).toBe(packedSize(new TableBuilder<KvRow>(cols).finish()));
+        }
+      }),
+      { numRuns: 60 },
+    );
+    const small = new TableBuilder<Row>(COLS);
+    small.append({ s: 'abc', i: 1, l: 2, f: 3, b: true, t: 4 });
+    expect(() => small.pack(new Uint8Array(small.packedSize() - 1))).toThrow(RangeError);
+    // Refused before anything was packed: the row is still there.
+    expect(small.length).toBe(1);
+  });
+
   it('setBool changes an appended row of a non-nullable bool column and refuses anything else', () => {
     const b = new TableBuilder<Row>(COLS);
     for (let k = 0; k < 20; k++) b.append({ s: 'x', i: k, l: k, f: null, b: k % 2 === 0, t: k });
