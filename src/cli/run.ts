@@ -156,12 +156,33 @@ interface Pool {
   close(): Promise<void>;
 }
 
+/** Jobs a bulk-run worker thread holds at most (the one it plays and the next ones). */
+export const JOBS_AHEAD = 2;
+
+/**
+ * Post jobs to workers: worker `w` gets the head of `queues[w]` (removed from it) while it holds fewer than `ahead`
+ * (`inFlight[w]`, counted up here and down by the caller on each answer) and `canStart` allows that job; a job
+ * `canStart` refuses stops its queue there, in order.
+ */
+export function dispatchJobs(queues: JobRequest[][], inFlight: number[], ahead: number, canStart: (index: number) => boolean, post: (worker: number, job: JobRequest) => void): void {
+  for (let w = 0; w < queues.length; w++) {
+    const q = queues[w] as JobRequest[];
+    for (let next = q[0]; next !== undefined && (inFlight[w] ?? 0) < ahead && canStart(next.index); next = q[0]) {
+      q.shift();
+      inFlight[w] = (inFlight[w] ?? 0) + 1;
+      post(w, next);
+    }
+  }
+}
+
 function threadPool(n: number, wc: WorkerConfig): Pool {
   const script = workerScript();
   if (!existsSync(fileURLToPath(script))) throw new Error(`worker script ${fileURLToPath(script)} not found: build first (npx tsc -p tsconfig.json)`);
   const workers = Array.from({ length: n }, () => new Worker(script, { workerData: wc }));
   let queues: JobRequest[][] = [];
-  const busy = new Array<boolean>(n).fill(false);
+  // Jobs posted to each worker and not answered yet: up to JOBS_AHEAD, so that a worker that posts a result starts its
+  // next episode at once instead of idling until the main thread has written that result and answered.
+  const inFlight = new Array<number>(n).fill(0);
   let can: (i: number) => boolean = () => true;
   let pump = (): void => {};
   return {
@@ -175,20 +196,13 @@ function threadPool(n: number, wc: WorkerConfig): Pool {
           return;
         }
         pump = () => {
-          for (let w = 0; w < n; w++) {
-            const q = queues[w] as JobRequest[];
-            const next = q[0];
-            if (busy[w] || next === undefined || !can(next.index)) continue;
-            q.shift();
-            busy[w] = true;
-            (workers[w] as Worker).postMessage(next);
-          }
+          dispatchJobs(queues, inFlight, JOBS_AHEAD, can, (w, job) => (workers[w] as Worker).postMessage(job));
         };
         workers.forEach((wk, w) => {
           // The worker's shared slots, as received (export-worker.ts).
           const slots: SharedArrayBuffer[] = [];
           wk.on('message', (m: WorkerMessage | { index: number; error: string }) => {
-            busy[w] = false;
+            (inFlight[w] as number)--;
             if ('error' in m) {
               reject(new Error(`episode ${m.index} failed in worker ${w}: ${m.error}`));
               return;

@@ -9,7 +9,8 @@ import { readArrowFile, recordBatch, stepBuilder } from '../../src/export/arrow.
 import { rollout } from '../../src/export/rollout.js';
 import { EPISODE_COLUMNS, STEP_COLUMNS, STEP_SCHEMA } from '../../src/export/schema.js';
 import { writeReport } from '../../src/cli/report.js';
-import { planRun, playToDir, runBulk, workerScript, type RunResult } from '../../src/cli/run.js';
+import { dispatchJobs, JOBS_AHEAD, planRun, playToDir, runBulk, workerScript, type RunResult } from '../../src/cli/run.js';
+import type { JobRequest } from '../../src/export/jobs.js';
 import { loadPreset } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
 
@@ -77,6 +78,39 @@ describe('ycgym run (bulk export)', () => {
     await runBulk({ policies: ['greedy', 'random'], seeds: [1, 2, 3], preset: 'default', workers: 2, out: join(dir, 'w2'), progress: false });
     for (const f of ['trajectories.arrow', 'episodes.arrow', 'summary.json']) {
       expect(readFileSync(join(dir, 'w2', f)).equals(readFileSync(join(dir, 'w1', f))), f).toBe(true);
+    }
+  });
+
+  it('dispatchJobs keeps up to `ahead` jobs with each worker, in queue order, stopping a queue at a job canStart refuses', () => {
+    const job = (index: number): JobRequest => ({ index, policy: 'greedy', seed: index });
+    const queues = [[job(0), job(2), job(4), job(6)], [job(1), job(3), job(5)]];
+    const inFlight = [0, 0];
+    const posted: [number, number][] = [];
+    const post = (w: number, j: JobRequest): void => void posted.push([w, j.index]);
+    dispatchJobs(queues, inFlight, JOBS_AHEAD, () => true, post);
+    // The next job is with the worker before it answers the one it plays.
+    expect(JOBS_AHEAD).toBe(2);
+    expect(posted).toEqual([[0, 0], [0, 2], [1, 1], [1, 3]]);
+    expect(inFlight).toEqual([2, 2]);
+    dispatchJobs(queues, inFlight, JOBS_AHEAD, () => true, post);
+    expect(posted.length).toBe(4);
+    // Worker 1 answers; job 5 may not start yet (the write window), nor anything after it.
+    inFlight[1] = 1;
+    inFlight[0] = 0;
+    dispatchJobs(queues, inFlight, JOBS_AHEAD, (i) => i < 5, post);
+    expect(posted.slice(4)).toEqual([[0, 4]]);
+    expect(inFlight).toEqual([1, 1]);
+    dispatchJobs(queues, inFlight, 3, () => true, post);
+    expect(posted.slice(5)).toEqual([[0, 6], [1, 5]]);
+    expect(queues).toEqual([[], []]);
+  });
+
+  it.skipIf(!haveWorker)('output files are byte-identical for --workers 1 and 3 with jobs handed out ahead', async () => {
+    const spec = { policies: ['greedy', 'random'], seeds: [4, 5, 6, 7, 8], preset: 'default', progress: false };
+    await runBulk({ ...spec, workers: 1, out: join(dir, 'ahead1') });
+    await runBulk({ ...spec, workers: 3, out: join(dir, 'ahead3') });
+    for (const f of ['trajectories.arrow', 'episodes.arrow', 'summary.json']) {
+      expect(readFileSync(join(dir, 'ahead3', f)).equals(readFileSync(join(dir, 'ahead1', f))), f).toBe(true);
     }
   });
 
