@@ -208,3 +208,31 @@ def test_a_thread_waiting_long_does_not_hold_up_the_others(pipe_server: LocalSer
     assert took < 4.0
     waiting.close()
     quick.close()
+
+
+def test_pipe_descriptors_above_1024() -> None:
+    """A process with many open files (Ray workers, many envs) gets pipe descriptors above FD_SETSIZE, which
+    ``select()`` cannot wait on."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = 1200
+    if hard != resource.RLIM_INFINITY and hard < want:
+        pytest.skip(f"the hard limit on open files is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, want), hard))
+    held = []
+    try:
+        while True:
+            fd = os.open(os.devnull, os.O_RDONLY)
+            held.append(fd)
+            if fd >= 1100:
+                break
+        with LocalServer("pipe") as srv:
+            c = Client(srv.endpoint, liveness=srv.exit_message, timeout=30)
+            sid = c.reset(1, options={"stall_steps": 0})["session"]
+            assert c.step(sid, "company status")["observation"]["ok"]
+            c.close()
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import math
 import os
 import secrets
 import select
@@ -47,6 +48,10 @@ class PipeConnection:
         self.read_fd = read_fd
         self.write_fd = write_fd
         self.pid = os.getpid()
+        # poll, not select: select cannot wait on a descriptor above FD_SETSIZE (1024), which a process with many
+        # open files gets.
+        self._poller = select.poll()
+        self._poller.register(read_fd, select.POLLIN)
         self._cond = threading.Condition(threading.Lock())
         self._reading = False  # a thread is reading the pipe (the others wait on _cond)
         self._write_lock = threading.Lock()
@@ -122,10 +127,8 @@ class PipeConnection:
 
     def _read_once(self, timeout_s: float | None) -> bool:
         """Read what the pipe has (waiting up to ``timeout_s``) and dispatch every whole message; False if nothing came."""
-        if timeout_s is not None:
-            r, _, _ = select.select([self.read_fd], [], [], timeout_s)
-            if not r:
-                return False
+        if timeout_s is not None and not self._poller.poll(max(0, math.ceil(timeout_s * 1000))):
+            return False
         chunk = os.read(self.read_fd, _READ_BYTES)
         if not chunk:
             self.eof = True

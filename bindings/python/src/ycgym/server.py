@@ -188,10 +188,12 @@ def _stop_process(proc: subprocess.Popen[bytes], grace: float, owner_pid: int, p
 
 def _grow_pipe(fd: int) -> None:
     """Linux: a 1 MiB pipe buffer (the default 64 KiB splits a step_batch reply into several writes and wake-ups)."""
+    if not sys.platform.startswith("linux"):
+        return
     try:
         import fcntl
 
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)  # 1031: F_SETPIPE_SZ before Python 3.10
     except (ImportError, OSError):  # not Linux, or above /proc/sys/fs/pipe-max-size: the default buffer works too
         pass
 
