@@ -7,7 +7,7 @@
 import { addBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../model/calendar.js';
 import { D, type Dec, decFromFloat, dmax, toFloat } from '../py/decimal.js';
 import { activeTasks, advanceTime, fetchNextEvent, quantize, recalculateEtas, type Ctx, type UuidFn } from '../model/engine.js';
-import { F, type Float } from '../py/pyjson.js';
+import { F, type Float, listChain, type ListChain, memoList } from '../py/pyjson.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
@@ -325,8 +325,8 @@ function marketByReward(state: SimState): Task[] {
   return list;
 }
 
-/** Each company's last listing entries by task id (see `marketEntry`). */
-const listingEntries = new WeakMap<SimState, (CachedEntry | undefined)[]>();
+/** Each company's last listing entries by task id (see `marketEntry`), and its listings' text chain (`memoList`). */
+const listingEntries = new WeakMap<SimState, { byId: (CachedEntry | undefined)[]; chain: ListChain }>();
 
 /** `market browse [--domain D] [--reward-min-cents N] [--limit N] [--offset N]`. */
 export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowseResult {
@@ -336,8 +336,9 @@ export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowse
   if (opts['domain'] !== undefined) filter.domain = opts['domain'] as Domain;
   if (opts['reward_min_cents'] !== undefined) filter.rewardMin = Number(opts['reward_min_cents']);
   const all = browsable(ctx, filter);
-  let byId = listingEntries.get(ctx.state);
-  if (byId === undefined) listingEntries.set(ctx.state, (byId = []));
+  let listing = listingEntries.get(ctx.state);
+  if (listing === undefined) listingEntries.set(ctx.state, (listing = { byId: [], chain: listChain() }));
+  const byId = listing.byId;
   const tasks: MarketTaskRow[] = [];
   let skipped = 0;
   for (const t of all) {
@@ -348,7 +349,8 @@ export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowse
     tasks.push(marketEntry(t, clientName(ctx, t), byId));
     if (tasks.length >= limit) break;
   }
-  return { total: ctx.cfg.fixes.market_browse_total ? all.length : tasks.length, offset, limit, tasks };
+  // The entries are memoised and a listing mostly repeats the last one: its text copies the runs they share.
+  return { total: ctx.cfg.fixes.market_browse_total ? all.length : tasks.length, offset, limit, tasks: memoList(tasks, listing.chain) };
 }
 
 /** `task accept --task-id ID`. */

@@ -158,6 +158,141 @@ function deepFreeze(v: Out): void {
 }
 
 /**
+ * A chain of lists of memoised values (`memoList`): successive versions of one listing (a company's `market browse`
+ * entries), most of whose elements the next version repeats in the same order. The chain keeps the text of the last
+ * version it rendered, so the next one copies each run of elements it shares with it as one block.
+ */
+export interface ListChain {
+  /** @internal The last rendered version's text (null before the first). */
+  text: ListText | null;
+  /** @internal The text before it: its arrays and buffer are filled again by the next version. */
+  spare: ListText | null;
+}
+
+/** The text of a rendered list of a chain, element by element (the first `n` entries of each array). */
+interface ListText {
+  level: number;
+  indent: number | null;
+  n: number;
+  /** The elements as rendered: a memoised (deep-frozen) value, or NOT_MEMO for any other element. */
+  readonly items: unknown[];
+  /** Element i's text is bytes[starts[i], ends[i]); the separator between two elements lies between them. */
+  starts: Int32Array;
+  ends: Int32Array;
+  bytes: Uint8Array;
+  /** Element -> index in `items`, built when the neighbourhood of the expected index does not hold an element. */
+  index: Map<unknown, number> | null;
+}
+/** Stands for an element whose text may change (not memoised): never identical to an element of a list. */
+const NOT_MEMO: object = Object.freeze({});
+const listChains = new WeakMap<readonly Out[], ListChain>();
+
+/** A new chain for {@link memoList}. */
+export function listChain(): ListChain {
+  return { text: null, spare: null };
+}
+
+/**
+ * Render `list` as the next version of `chain`: each run of elements that are, in the same order, memoised elements
+ * of the version the chain rendered last (at the same depth and indent) is copied from that text, whose bytes for
+ * those very frozen values and the separators between them are what rendering them again would write. Elements that
+ * are not memoised (`memoRendered`) are rendered every time. Returns `list`.
+ */
+export function memoList<T extends Out[]>(list: T, chain: ListChain): T {
+  listChains.set(list, chain);
+  return list;
+}
+
+/** Where `v` is among `prev`'s elements, looked for at `j` (the element after the last run) and the next three. */
+function findPrev(prev: ListText, v: unknown, j: number, useIndex: boolean): number {
+  const items = prev.items;
+  const end = Math.min(prev.n, j + 4);
+  for (let a = j; a < end; a++) if (items[a] === v) return a;
+  if (!useIndex) return -1;
+  let index = prev.index;
+  if (index === null) {
+    index = new Map();
+    for (let a = 0; a < prev.n; a++) if (items[a] !== NOT_MEMO) index.set(items[a], a);
+    prev.index = index;
+  }
+  return index.get(v) ?? -1;
+}
+
+/** A chain's spare text made ready for a list of `n` elements (grown when too small). */
+function blankText(chain: ListChain, level: number, indent: number | null, n: number): ListText {
+  let t = chain.spare;
+  chain.spare = null;
+  if (t === null) t = { level, indent, n, items: [], starts: new Int32Array(n), ends: new Int32Array(n), bytes: new Uint8Array(0), index: null };
+  else {
+    t.level = level;
+    t.indent = indent;
+    t.n = n;
+    t.index = null;
+    if (t.starts.length < n) {
+      t.starts = new Int32Array(n);
+      t.ends = new Int32Array(n);
+    }
+  }
+  return t;
+}
+
+/** Write `x` (non-empty, of `chain`) as `write` writes an array, copying the runs it shares with the chain's last text. */
+function writeList(x: readonly Out[], chain: ListChain, level: number, indent: number | null): void {
+  const n = x.length;
+  const t = chain.text;
+  const prev = t !== null && t.level === level && t.indent === indent ? t : null;
+  const next = blankText(chain, level, indent, n);
+  const { items, starts, ends } = next;
+  const sep = indent === null ? ', ' : ',' + pad(indent, level + 1);
+  put('[');
+  if (indent !== null) put(pad(indent, level + 1));
+  const base = pos;
+  let j = 0;
+  let misses = 0;
+  for (let i = 0; i < n; ) {
+    if (i > 0) put(sep);
+    const v = x[i] as Out;
+    const at = prev !== null && v !== null && typeof v === 'object' ? findPrev(prev, v, j, misses >= 2) : -1;
+    if (at >= 0) {
+      const p = prev as ListText;
+      const pi = p.items;
+      let k = 1;
+      while (i + k < n && at + k < p.n && x[i + k] === pi[at + k]) k++;
+      const from = p.starts[at] as number;
+      const to = p.ends[at + k - 1] as number;
+      const shift = pos - base - from;
+      reserve(to - from);
+      out.set(p.bytes.subarray(from, to), pos);
+      pos += to - from;
+      for (let m = 0; m < k; m++) {
+        items[i + m] = pi[at + m];
+        starts[i + m] = (p.starts[at + m] as number) + shift;
+        ends[i + m] = (p.ends[at + m] as number) + shift;
+      }
+      i += k;
+      j = at + k;
+      misses = 0;
+      continue;
+    }
+    misses++;
+    starts[i] = pos - base;
+    // Only a memoised value's text is fixed: anything else may render differently next time.
+    items[i] = v !== null && typeof v === 'object' && rendered.has(v) ? v : NOT_MEMO;
+    write(v, level + 1, Mode.Plain, indent);
+    ends[i] = pos - base;
+    i++;
+  }
+  if (items.length > n) items.length = n;
+  const len = ends[n - 1] as number;
+  if (next.bytes.length < len) next.bytes = new Uint8Array(Math.max(len, next.bytes.length * 2));
+  next.bytes.set(out.subarray(base, base + len));
+  chain.spare = t;
+  chain.text = next;
+  if (indent !== null) put(pad(indent, level));
+  put(']');
+}
+
+/**
  * The output being written, as bytes: every piece is ASCII (ensure_ascii escapes the rest), so one byte per
  * character. Writing bytes instead of concatenating strings builds no rope (the text of a `market browse` was a tree
  * of thousands of small strings that every reader then had to flatten) and lets memoised values be copied as bytes.
@@ -232,6 +367,11 @@ function write(x: Out, level: number, mode: Mode, indent: number | null): void {
     const n = x.length;
     if (n === 0) {
       put('[]');
+      return;
+    }
+    const chain = listChains.get(x);
+    if (chain !== undefined) {
+      writeList(x, chain, level, indent);
       return;
     }
     if (indent === null) {

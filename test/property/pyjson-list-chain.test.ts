@@ -1,0 +1,97 @@
+/**
+ * Lists of a chain (`memoList`) print exactly what the plain writer prints (test/helpers/pyjson-oracle.ts) while their
+ * text is copied in runs from the chain's last rendered version: versions that keep, drop, insert, repeat and reorder
+ * memoised elements, that hold unmemoised objects changed between renders, primitives and nulls, rendered at any
+ * depth, indent and float mode, and a played company's `market browse` listings.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { GreedyPolicy } from '../../baselines/greedy.js';
+import { loadPreset } from '../../src/config/load.js';
+import { Env } from '../../src/env/env.js';
+import { runEpisode } from '../../src/env/episode.js';
+import { listChain, memoList, memoRendered, PyFloat, pyJsonDumps, pyJsonWrite, type Out } from '../../src/sim/py/pyjson.js';
+import { oraclePyJsonDumps } from '../helpers/pyjson-oracle.js';
+
+const key = fc.constantFrom('task_id', 'required_qty', 'prestige', 'name', 'tasks', 'n');
+const leaf: fc.Arbitrary<Out> = fc.oneof(fc.constant(null), fc.boolean(), fc.integer({ min: -1000, max: 1000 }), fc.double({ noNaN: true }).map((x) => new PyFloat(x)), fc.string({ maxLength: 6 }));
+const { value } = fc.letrec<{ value: Out }>((tie) => ({
+  value: fc.oneof({ depthSize: 'small' }, leaf, fc.array(tie('value'), { maxLength: 3 }), fc.dictionary(key, tie('value'), { maxKeys: 4 }) as fc.Arbitrary<Out>),
+}));
+const obj = fc.dictionary(key, value, { minKeys: 1, maxKeys: 4 }) as fc.Arbitrary<{ [k: string]: Out }>;
+
+/** One step of a version history: an index into the pool (memoised, mutable or primitive) or an edit. */
+const edit = fc.oneof(
+  fc.record({ op: fc.constant('keep' as const) }),
+  fc.record({ op: fc.constant('drop' as const), at: fc.nat(40), n: fc.integer({ min: 1, max: 12 }) }),
+  fc.record({ op: fc.constant('insert' as const), at: fc.nat(40), pick: fc.nat(40), n: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({ op: fc.constant('swap' as const), a: fc.nat(40), b: fc.nat(40) }),
+  fc.record({ op: fc.constant('mutate' as const), pick: fc.nat(40) }),
+);
+
+describe('memoList: chained lists print as the plain writer prints them', () => {
+  it('random version histories at random depths and indents', () => {
+    fc.assert(
+      fc.property(
+        fc.array(obj, { minLength: 1, maxLength: 8 }),
+        fc.array(obj, { maxLength: 4 }),
+        fc.array(leaf, { maxLength: 3 }),
+        fc.array(fc.tuple(edit, fc.nat(2), fc.constantFrom<number | null>(2, null, 0, 4), key), { minLength: 1, maxLength: 12 }),
+        (memoPool, mutablePool, prims, steps) => {
+          const memo = memoPool.map((v) => memoRendered(structuredClone(v)));
+          const pool: Out[] = [...memo, ...mutablePool, ...prims];
+          const chain = listChain();
+          let list: Out[] = memo.slice();
+          for (const [e, depth, ind, k] of steps) {
+            list = list.slice();
+            if (e.op === 'drop' && list.length > 0) list.splice(e.at % list.length, e.n);
+            if (e.op === 'insert') for (let i = 0; i < e.n; i++) list.splice(e.at % (list.length + 1), 0, pool[(e.pick + i) % pool.length] as Out);
+            if (e.op === 'swap' && list.length > 0) {
+              const a = e.a % list.length;
+              const b = e.b % list.length;
+              [list[a], list[b]] = [list[b] as Out, list[a] as Out];
+            }
+            if (e.op === 'mutate' && mutablePool.length > 0) (mutablePool[e.pick % mutablePool.length] as { [k: string]: Out })['n'] = e.pick;
+            if (list.length === 0) list.push(pool[0] as Out);
+            memoList(list, chain);
+            let doc: Out = { [k]: list };
+            for (let i = 0; i < depth; i++) doc = [doc, { [k]: doc }];
+            expect(pyJsonDumps(doc, ind)).toBe(oraclePyJsonDumps(doc, ind));
+            // again, as bytes: the list is now the chain's own last text
+            const calls: Buffer[] = [];
+            pyJsonWrite(doc, ind, (b) => calls.push(Buffer.from(b)));
+            expect((calls[0] as Buffer).toString('latin1')).toBe(oraclePyJsonDumps(doc, ind));
+          }
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('two chains rendered alternately share nothing but their elements', () => {
+    const a = [1, 2, 3, 4, 5].map((i) => memoRendered({ task_id: `T${i}`, required_qty: new PyFloat(i) } as Out));
+    const c1 = listChain();
+    const c2 = listChain();
+    for (let r = 0; r < 4; r++) {
+      const l1 = memoList(a.slice(r), c1);
+      const l2 = memoList(a.slice(0, 5 - r).reverse(), c2);
+      expect(pyJsonDumps({ tasks: l1 }, 2)).toBe(oraclePyJsonDumps({ tasks: l1 }, 2));
+      expect(pyJsonDumps({ tasks: l2 }, null)).toBe(oraclePyJsonDumps({ tasks: l2 }, null));
+    }
+  });
+
+  it('every market browse of played greedy episodes', () => {
+    const env = new Env();
+    let n = 0;
+    for (const seed of [1, 2]) {
+      runEpisode(env, new GreedyPolicy(), { seed, preset: loadPreset('default') }, {
+        onStep: ({ result }) => {
+          if (result.observation.command !== 'market browse') return;
+          n++;
+          expect(result.observation.text).toBe(oraclePyJsonDumps(env.lastValue as Out, 2));
+        },
+      });
+    }
+    expect(n).toBeGreaterThan(20);
+  });
+});
