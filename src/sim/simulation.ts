@@ -8,7 +8,7 @@ import type { ExperimentConfig } from './config/types.js';
 import { addYears, parseIsoDate, US_PER_HOUR } from './model/calendar.js';
 import * as H from './commands/handlers.js';
 import { CommandError } from './commands/handlers.js';
-import { parseArgv, type CommandSpec, type ParsedOptions } from './commands/spec.js';
+import { parseArgv, type CommandSpec, type ParsedOptions, type ParseResult } from './commands/spec.js';
 import { D, Dec } from './py/decimal.js';
 import { insertEvent } from './model/engine.js';
 import { pyFormatFixed } from './py/pyfloat.js';
@@ -83,6 +83,45 @@ function verbOf(spec: CommandSpec): Verb {
     verbs.set(spec, v);
   }
   return v;
+}
+
+/**
+ * Command lines already parsed into a command (options frozen): a line's parse is a pure function of its text, and
+ * agents send the same few lines again and again (`sim resume`, `market browse --limit 200`, one task's accept,
+ * assign and dispatch, every episode). Bounded in count; only short lines are kept.
+ */
+const parsedLines = new Map<string, ParseResult & { kind: 'command' }>();
+const PARSED_LINES_MAX = 4096;
+const PARSED_LINE_MAX_CHARS = 256;
+
+/**
+ * A command line split as POSIX `shlex.split` splits it (`unsplit` when it cannot be), the `yc-bench` prefix dropped,
+ * and parsed (`parseArgv`). A command's parse is remembered by its line (see `parsedLines`) and its options frozen.
+ */
+export function parseLine(line: string): ParseResult | { kind: 'unsplit'; message: string } {
+  const known = parsedLines.get(line);
+  if (known !== undefined) return known;
+  let argv: string[];
+  if (!/["'\\]/.test(line)) {
+    // Without quotes or backslashes, POSIX shlex.split is whitespace splitting on [ \t\r\n].
+    argv = line.split(/[ \t\r\n]+/).filter((t) => t.length > 0);
+  } else {
+    try {
+      argv = shlexSplit(line);
+    } catch (e) {
+      return { kind: 'unsplit', message: `Could not parse command: ${(e as Error).message}` };
+    }
+  }
+  if (argv[0] === 'yc-bench') argv = argv.slice(1);
+  const parsed = parseArgv(argv);
+  if (parsed.kind === 'command') {
+    Object.freeze(parsed.opts);
+    if (line.length <= PARSED_LINE_MAX_CHARS) {
+      if (parsedLines.size >= PARSED_LINES_MAX) parsedLines.clear();
+      parsedLines.set(line, parsed);
+    }
+  }
+  return parsed;
 }
 
 /** Limits protecting a long-running environment (not part of the reference). */
@@ -248,21 +287,10 @@ export class Simulation {
     if (line.length > this.limits.maxCommandChars) {
       return this.usage(`Command too long: ${line.length} characters (limit ${this.limits.maxCommandChars}).`, null);
     }
-    let argv: string[];
-    if (!/["'\\]/.test(line)) {
-      // Without quotes or backslashes, POSIX shlex.split is whitespace splitting on [ \t\r\n].
-      argv = line.split(/[ \t\r\n]+/).filter((t) => t.length > 0);
-    } else {
-      try {
-        argv = shlexSplit(line);
-      } catch (e) {
-        return this.usage(`Could not parse command: ${(e as Error).message}`, null);
-      }
-    }
-    if (argv[0] === 'yc-bench') argv = argv.slice(1);
-    const parsed = parseArgv(argv);
+    const parsed = parseLine(line);
     if (parsed.kind === 'help') return new CommandResult(0, null, true, null, parsed.text);
     if (parsed.kind === 'usage') return this.usage(parsed.message, null, parsed.usage);
+    if (parsed.kind === 'unsplit') return this.usage(parsed.message, null);
     return this.run(parsed.spec, parsed.opts);
   }
 
