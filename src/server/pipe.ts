@@ -10,6 +10,9 @@
  * a request is `[routing id, payload]` (the client chooses the routing id; sessions belong to it, as over ZeroMQ),
  * a reply is `[routing id, body, ...arrays]`. Several clients of one process share the pipe, each with its own id.
  *
+ * Limits: a frame at most 4x the server's message limit (ZeroMQ's maxMessageSize there), a message at most that plus
+ * `PIPE_ENVELOPE_BYTES`, and `MAX_PIPE_QUEUED` messages or `MAX_PIPE_QUEUED_BYTES` parsed ahead of the server loop
+ * (then the pipe is not read until the loop has taken half of them).
  * A byte stream cannot skip a malformed message, so a frame count or length outside the limits ends the transport
  * (the client that sent it is the only one there is); the server logs it and stops serving.
  */
@@ -18,8 +21,20 @@ import { Socket } from 'node:net';
 /** Most frames in one message (a reply's envelope, body and the binary step_batch arrays; ZeroMQ's envelope cap is 64). */
 export const MAX_PIPE_FRAMES = 128;
 
+/** Bytes a message may hold beyond its largest frame's limit: the routing envelope's frames. */
+export const PIPE_ENVELOPE_BYTES = 64 * 1024;
+
 /** Messages parsed but not yet received by the server loop before the input is paused (backpressure to the client). */
 const MAX_PIPE_QUEUED = 64;
+
+/** Bytes of those messages before the input is paused (the server's per-client quota is 16 MiB). */
+const MAX_PIPE_QUEUED_BYTES = 16 * 2 ** 20;
+
+function messageBytes(m: readonly Buffer[]): number {
+  let n = 0;
+  for (const f of m) n += f.length;
+  return n;
+}
 
 /** Replies waiting in the output pipe's buffer beyond which `send` fails with EAGAIN (the client is not reading). */
 const MAX_PIPE_BUFFERED_BYTES = 64 * 2 ** 20;
@@ -37,6 +52,8 @@ type Frame = Buffer | string;
  * for them instead of parsing again on every chunk.
  */
 export function parseMessages(buf: Buffer, maxFrameBytes: number): { messages: Buffer[][]; used: number; need: number } {
+  // A message's frames together: one frame's limit plus room for a routing envelope (a request is [id, payload]).
+  const maxTotal = maxFrameBytes + PIPE_ENVELOPE_BYTES;
   const messages: Buffer[][] = [];
   let at = 0;
   for (;;) {
@@ -44,11 +61,14 @@ export function parseMessages(buf: Buffer, maxFrameBytes: number): { messages: B
     const k = buf.readUInt32LE(at);
     if (k < 1 || k > MAX_PIPE_FRAMES) throw new RangeError(`pipe message with ${k} frames (1-${MAX_PIPE_FRAMES} allowed)`);
     let p = at + 4;
+    let total = 0;
     const frames: Buffer[] = [];
     for (let i = 0; i < k; i++) {
       if (buf.length - p < 4) return { messages, used: at, need: p + 4 - at };
       const n = buf.readUInt32LE(p);
       if (n > maxFrameBytes) throw new RangeError(`pipe frame of ${n} bytes (at most ${maxFrameBytes})`);
+      total += n;
+      if (total > maxTotal) throw new RangeError(`pipe message of more than ${maxTotal} bytes`);
       p += 4;
       if (buf.length - p < n) return { messages, used: at, need: p + n - at };
       frames.push(buf.subarray(p, p + n));
@@ -98,6 +118,7 @@ export class PipeRouter {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private need = 4;
+  private queuedBytes = 0;
   private paused = false;
   private failure: Error | null = null;
   private isClosed = false;
@@ -151,9 +172,10 @@ export class PipeRouter {
         w.resolve(m);
       } else {
         this.queue.push(m);
+        this.queuedBytes += messageBytes(m);
       }
     }
-    if (this.queue.length >= MAX_PIPE_QUEUED && !this.paused) {
+    if ((this.queue.length >= MAX_PIPE_QUEUED || this.queuedBytes >= MAX_PIPE_QUEUED_BYTES) && !this.paused) {
       this.paused = true;
       this.input.pause();
     }
@@ -168,7 +190,8 @@ export class PipeRouter {
   receive(): Promise<Buffer[]> {
     const m = this.queue.shift();
     if (m !== undefined) {
-      if (this.paused && this.queue.length < MAX_PIPE_QUEUED / 2) {
+      this.queuedBytes -= messageBytes(m);
+      if (this.paused && this.queue.length < MAX_PIPE_QUEUED / 2 && this.queuedBytes < MAX_PIPE_QUEUED_BYTES / 2) {
         this.paused = false;
         this.input.resume();
       }

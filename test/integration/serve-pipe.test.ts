@@ -120,6 +120,20 @@ describe('serve --pipe-fds', () => {
     expect(await exitWithin(s.exit, 10_000)).toBe(0);
   });
 
+  it('a burst of requests written at once is answered in order (reading pauses and resumes, nothing lost)', async () => {
+    const s = startPipeServer();
+    const N = 3000;
+    const pad = 'x'.repeat(8000); // 3000 x 8 KB: past both the message and the byte bound of what is parsed ahead
+    s.input.write(Buffer.concat(Array.from({ length: N }, (_, i) => request('A', { id: i + 1, op: 'hello', pad }))));
+    for (let i = 0; i < N; i++) {
+      const reply = JSON.parse(((await s.next())[1] as Buffer).toString()) as { id: number | null; ok: boolean; error?: { code: string } };
+      // Each request gets its own reply, in order (none refused for capacity: the pipe is read as the loop drains).
+      expect(reply.id).toBe(i + 1);
+    }
+    s.input.end();
+    expect(await exitWithin(s.exit, 10_000)).toBe(0);
+  });
+
   it('a bad payload gets an error reply, not an exit', async () => {
     const s = startPipeServer();
     s.input.write(encodeMessage([Buffer.from('A'), '{not json']));

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeMessage, MAX_PIPE_FRAMES, parseMessages } from '../../src/server/pipe.js';
+import { encodeMessage, MAX_PIPE_FRAMES, parseMessages, PIPE_ENVELOPE_BYTES } from '../../src/server/pipe.js';
 
 const frameArb = fc.oneof(fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)), fc.string({ maxLength: 100 }));
 const messageArb = fc.array(frameArb, { minLength: 1, maxLength: 6 });
@@ -65,5 +65,12 @@ describe('pipe framing', () => {
     // A frame longer than the limit is refused from its header, before its bytes arrive.
     expect(() => parseMessages(Buffer.concat([count(1), count(101)]), 100)).toThrow(/101 bytes/);
     expect(parseMessages(Buffer.concat([count(1), count(100)]), 100).need).toBe(108);
+    // Many frames each within the limit cannot add up to more than one frame's limit plus an envelope's room.
+    const frames = Buffer.concat([count(MAX_PIPE_FRAMES), ...Array.from({ length: MAX_PIPE_FRAMES }, () => Buffer.concat([count(1000), Buffer.alloc(1000)]))]);
+    expect(() => parseMessages(frames, 1000)).toThrow(/message of more than/);
+    // Up to that total, it is a message like any other (66 frames of 1000 bytes under a limit of 1000 bytes).
+    const k = Math.floor((1000 + PIPE_ENVELOPE_BYTES) / 1000);
+    const fits = Buffer.concat([count(k), ...Array.from({ length: k }, () => Buffer.concat([count(1000), Buffer.alloc(1000)]))]);
+    expect(parseMessages(fits, 1000).messages[0]).toHaveLength(k);
   });
 });
