@@ -192,7 +192,12 @@ export function statusOf(sim: Simulation, events: unknown[] = []): Status {
   const prestige: Record<string, number> = {};
   for (const d of DOMAINS) prestige[d] = toFloat(s.prestige[d]);
   const trust: Record<string, number> = {};
-  for (const c of clientsByName(s.clients)) trust[c.name] = toFloat(c.trust);
+  // By index: the shared order is a frozen array, whose iterator V8 runs without its fast path (an object per client).
+  const clients = clientsByName(s.clients);
+  for (let i = 0; i < clients.length; i++) {
+    const c = clients[i] as (typeof clients)[number];
+    trust[c.name] = toFloat(c.trust);
+  }
   return {
     sim_time: isoformat(f.simTime),
     horizon_end: isoformat(f.horizonEnd),

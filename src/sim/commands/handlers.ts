@@ -340,12 +340,10 @@ export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowse
   if (listing === undefined) listingEntries.set(ctx.state, (listing = { byId: [], chain: listChain() }));
   const byId = listing.byId;
   const tasks: MarketTaskRow[] = [];
-  let skipped = 0;
-  for (const t of all) {
-    if (skipped < offset) {
-      skipped++;
-      continue;
-    }
+  // By index: `all` may be the shared frozen listing, whose iterator V8 runs without its fast path (an object per
+  // element); an offset past the end, like a negative one, skips nothing more than the elements there are.
+  for (let i = Math.max(0, offset); i < all.length; i++) {
+    const t = all[i] as Task;
     tasks.push(marketEntry(t, clientName(ctx, t), byId));
     if (tasks.length >= limit) break;
   }
