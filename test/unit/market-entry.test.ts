@@ -43,7 +43,9 @@ describe('market browse entries', () => {
     const lb = check(b);
     expect(lb.tasks.length).toBeGreaterThan(0);
     expect(lb.tasks.every((e, i) => e === la.tasks[i])).toBe(true);
-    expect(Object.isFrozen(lb.tasks[0])).toBe(true);
+    for (const e of lb.tasks as { requirements: object[] }[]) {
+      expect(Object.isFrozen(e) && Object.isFrozen(e.requirements) && e.requirements.every((r) => Object.isFrozen(r))).toBe(true);
+    }
   });
 
   it('are rebuilt when a listed field changed (requirement, reward delta), in this episode and the next', () => {

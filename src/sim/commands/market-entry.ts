@@ -109,16 +109,21 @@ function entryOf(t: Task, clientName: string | null, byTask: boolean): CachedEnt
       }
     }
   }
-  const entry = memoRendered<MarketTaskRow>({
-    task_id: t.title,
-    client_name: clientName,
-    required_prestige: t.requiredPrestige,
-    required_trust: t.requiredTrust,
-    reward_funds_cents: t.rewardCents,
-    reward_prestige_delta: F(toFloat(t.rewardPrestigeDelta)),
-    skill_boost_pct: F(toFloat(t.skillBoostPct)),
-    requirements: t.reqs.map((r) => ({ domain: r.domain, required_qty: F(toFloat(r.required)) })),
-  });
+  // Frozen here, innermost first, as memoRendered would deep-freeze it: its generic walk (for-in over every object,
+  // an isFrozen test per value) then stops at the frozen top.
+  const requirements = t.reqs.map((r) => Object.freeze({ domain: r.domain, required_qty: F(toFloat(r.required)) }));
+  const entry = memoRendered<MarketTaskRow>(
+    Object.freeze({
+      task_id: t.title,
+      client_name: clientName,
+      required_prestige: t.requiredPrestige,
+      required_trust: t.requiredTrust,
+      reward_funds_cents: t.rewardCents,
+      reward_prestige_delta: F(toFloat(t.rewardPrestigeDelta)),
+      skill_boost_pct: F(toFloat(t.skillBoostPct)),
+      requirements: Object.freeze(requirements) as MarketTaskRow['requirements'],
+    }) as MarketTaskRow,
+  );
   const made: CachedEntry = {
     title: t.title,
     clientName,
