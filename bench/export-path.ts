@@ -1,0 +1,162 @@
+/**
+ * The trajectory export path of a bulk run alone, in process: CPU µs per greedy episode (about 300 step rows, 1.6 MB
+ * of observation text) for each part a bulk run adds to playing the episode:
+ * - `record`: appending the episode's step rows to a row builder and packing them into a worker's shared slot
+ *   (`TableBuilder.pack`, or `finish` + `packTable` in builds without it): a worker thread's part;
+ * - `write_zstd`, `write_plain`: writing the episode's step table to an Arrow IPC file, zstd-compressed or plain: the
+ *   main thread's part;
+ * - `write_parquet`: the same to a Parquet file (queued, drained and closed with the sink).
+ * The rows are recorded once (greedy, seeds from 100) and fed to every part; files go to a temporary folder; a full
+ * garbage collection precedes every timed round.
+ *
+ * With `--against DIR` (another checkout, built) both builds run in this one process, rounds alternating, and each
+ * speedup is the median of the per-round ratios, so load on the machine hits both alike.
+ *
+ *   npm run build && node dist/bench/export-path.js [--rounds 9] [--episodes 10] [--parts record,write_zstd,write_plain,write_parquet] [--against ../other-checkout]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { flagValue, median } from './harness.js';
+
+const PARTS = ['record', 'write_zstd', 'write_plain', 'write_parquet'] as const;
+
+// A full garbage collection before each timed round, so that no round pays for the garbage of the one before.
+setFlagsFromString('--expose-gc');
+const collect = runInNewContext('gc') as () => void;
+type Part = (typeof PARTS)[number];
+
+/** What this bench uses of a build's table builder and sinks (any build since trajectories had a row builder). */
+interface Builder {
+  append(row: object): void;
+  finish(): unknown;
+  pack?(into: Uint8Array): unknown;
+}
+interface ExportModules {
+  stepBuilder(): Builder;
+  packTable(t: unknown, into: Uint8Array): unknown;
+  stepSink(path: string, compression?: string): { writeBuffers(t: unknown): void; close(): void };
+  stepParquetSink(path: string): { writeBuffers(t: unknown): void; drain(): Promise<void>; close(): Promise<void> };
+  zstdEncoder(): Promise<void>;
+}
+
+async function modules(root: string): Promise<ExportModules> {
+  const load = (p: string) => import(pathToFileURL(join(root, 'dist', p)).href);
+  const [arrow, builder, parquet, zstd] = await Promise.all([load('src/export/arrow.js'), load('src/export/table-builder.js'), load('src/export/parquet.js'), load('src/export/zstd.js')]);
+  return { stepBuilder: builder.stepBuilder, packTable: builder.packTable, stepSink: arrow.stepSink, stepParquetSink: parquet.stepParquetSink, zstdEncoder: zstd.zstdEncoder };
+}
+
+/** Step rows of `n` greedy episodes as the exporter appends them (observation texts as their UTF-8 bytes). */
+async function recordRows(root: string, n: number): Promise<object[][]> {
+  const load = (p: string) => import(pathToFileURL(join(root, 'dist', p)).href);
+  const [{ loadPreset }, { rollout }, { GreedyPolicy }] = await Promise.all([load('src/config/load.js'), load('src/export/rollout.js'), load('baselines/greedy.js')]);
+  const cfg = loadPreset('default');
+  const episodes: object[][] = [];
+  for (let seed = 100; seed < 100 + n; seed++) {
+    const rows: object[] = [];
+    // A stand-in builder keeping copies of the rows (the exporter's text bytes are a view it reuses).
+    const keep = {
+      append: (r: Record<string, unknown>) => {
+        const text = r['observation_text'];
+        rows.push({ ...r, observation_text: text instanceof Uint8Array ? text.slice() : text });
+      },
+      get length() {
+        return rows.length;
+      },
+      setBool: (row: number, column: string, v: boolean) => {
+        (rows[row] as Record<string, unknown>)[column] = v;
+      },
+    };
+    rollout(cfg, new GreedyPolicy(), { runId: 'run-bench', episodeId: seed, policy: 'greedy', preset: 'default', seed }, { steps: keep });
+    episodes.push(rows);
+  }
+  return episodes;
+}
+
+/** CPU µs per episode of one part, for one build. */
+async function part(m: ExportModules, p: Part, episodes: object[][], tables: unknown[], dir: string): Promise<() => Promise<number>> {
+  await m.zstdEncoder();
+  const arena = new Uint8Array(new SharedArrayBuffer(1 << 25));
+  const b = m.stepBuilder();
+  const cpu = (): number => {
+    const u = process.cpuUsage();
+    return u.user + u.system;
+  };
+  return async () => {
+    const c = cpu();
+    if (p === 'record') {
+      for (const rows of episodes) {
+        for (const r of rows) b.append(r);
+        if (b.pack) b.pack(arena);
+        else m.packTable(b.finish(), arena);
+      }
+    } else if (p === 'write_parquet') {
+      const s = m.stepParquetSink(join(dir, 'steps.parquet'));
+      for (const t of tables) s.writeBuffers(t);
+      await s.close();
+    } else {
+      const s = m.stepSink(join(dir, 'steps.arrow'), p === 'write_zstd' ? 'zstd' : 'none');
+      for (const t of tables) s.writeBuffers(t);
+      s.close();
+    }
+    return (cpu() - c) / episodes.length;
+  };
+}
+
+/** Per part: CPU µs per episode of this build (and the other's, with the median ratio of paired rounds). */
+export async function exportPathBench(rounds: number, n: number, parts: readonly Part[], against: string | null): Promise<Record<string, number | string>> {
+  const root = resolve(new URL('../..', import.meta.url).pathname);
+  const here = await modules(root);
+  const other = against !== null ? await modules(resolve(against)) : null;
+  const episodes = await recordRows(root, n);
+  const tables = episodes.map((rows) => {
+    const b = here.stepBuilder();
+    for (const r of rows) b.append(r);
+    return b.finish();
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'ycgym-export-path-'));
+  const out: Record<string, number | string> = { rounds, episodes: n, rows: episodes.reduce((k, e) => k + e.length, 0) };
+  try {
+    for (const p of parts) {
+      const h = await part(here, p, episodes, tables, dir);
+      const o = other ? await part(other, p, episodes, tables, dir) : null;
+      // A warm-up round of each, then rounds alternating between the builds, which goes first alternating too (the
+      // garbage of a round, collected in the next, would weigh on the build that always ran second).
+      await h();
+      if (o) await o();
+      const a: number[] = [];
+      const b: number[] = [];
+      for (let k = 0; k < rounds; k++) {
+        if (o && k % 2 === 1) {
+          collect();
+          b.push(await o());
+        }
+        collect();
+        a.push(await h());
+        if (o && k % 2 === 0) {
+          collect();
+          b.push(await o());
+        }
+      }
+      out[`${p}_cpu_us`] = Math.round(median(a));
+      if (o) {
+        out[`against_${p}_cpu_us`] = Math.round(median(b));
+        out[`${p}_speedup_vs_against`] = +median(b.map((x, i) => x / (a[i] as number))).toFixed(2);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const val = (name: string) => flagValue(process.argv, name);
+  const parts = (val('--parts') ?? PARTS.join(',')).split(',') as Part[];
+  for (const p of parts) if (!PARTS.includes(p)) throw new Error(`unknown part ${JSON.stringify(p)} (available: ${PARTS.join(', ')})`);
+  const r = await exportPathBench(Number(val('--rounds') ?? 9), Number(val('--episodes') ?? 10), parts, val('--against'));
+  console.log(JSON.stringify(r));
+}
