@@ -1,11 +1,14 @@
 /**
  * Arrow IPC writing for trajectories: record batches assembled without copying from the buffers of the row builder
  * (./table-builder.ts, re-exported), and an IPC file writer that streams to disk, its body buffers optionally
- * zstd-compressed (./zstd.ts; reading compressed files needs nothing more than importing this module).
+ * zstd-compressed (./zstd.ts; reading compressed files needs nothing more than importing this module). A sink writes
+ * the builder's buffers as a message body laid out by ./ipc-body.ts, without a record batch in between.
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { CompressionType, DataType, type Field, makeData, RecordBatch, RecordBatchFileWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
-import { EPISODE_SCHEMA, STEP_SCHEMA } from './schema.js';
+import { compressionRegistry, CompressionType, DataType, type Field, makeData, RecordBatch, RecordBatchFileWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
+import { BufferRegion, FieldNode, Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
+import { recordBatchBody, type BodyColumn, type RecordBatchBody } from './ipc-body.js';
+import { EPISODE_SCHEMA, STEP_SCHEMA, type ScalarKind } from './schema.js';
 import { requireZstdEncoder } from './zstd.js';
 import type { ColumnBuffers, TableBuffers } from './table-builder.js';
 
@@ -46,6 +49,50 @@ function structData(fields: Field[], t: TableBuffers): Data<Struct> {
 /** Assemble a record batch from raw buffers (no copies). */
 export function recordBatch(schema: Schema, t: TableBuffers): RecordBatch {
   return new RecordBatch(schema, structData(schema.fields, t));
+}
+
+/** The kind of a scalar Arrow type as `columnData` writes it, or null. */
+function scalarKind(t: DataType): ScalarKind | null {
+  switch (t.toString()) {
+    case 'Utf8':
+      return 'utf8';
+    case 'Bool':
+      return 'bool';
+    case 'Int32':
+      return 'int32';
+    case 'Float64':
+      return 'float64';
+    case 'Int64':
+      return 'int64';
+    default:
+      return DataType.isTimestamp(t) ? 'timestamp_us' : null;
+  }
+}
+
+/**
+ * The columns of `schema` as ./ipc-body.ts lays out their buffers (the types `columnData` writes: Utf8, Bool, Int32,
+ * Float64, Int64, Timestamp, and lists of structs of those), or null for a schema with any other type.
+ */
+export function bodyColumns(schema: Schema): BodyColumn[] | null {
+  const out: BodyColumn[] = [];
+  for (const f of schema.fields) {
+    if (DataType.isList(f.type)) {
+      const item = f.type.children[0]?.type;
+      if (!item || !DataType.isStruct(item)) return null;
+      const fields: { name: string; kind: ScalarKind }[] = [];
+      for (const c of item.children) {
+        const kind = scalarKind(c.type);
+        if (kind === null) return null;
+        fields.push({ name: c.name, kind });
+      }
+      out.push({ kind: 'list_struct', fields });
+      continue;
+    }
+    const kind = scalarKind(f.type);
+    if (kind === null) return null;
+    out.push({ kind });
+  }
+  return out;
 }
 
 /** Arrow IPC file writer that streams to a file descriptor (bounded memory, synchronous). */
@@ -90,6 +137,20 @@ class FdFileWriter extends RecordBatchFileWriter {
     }
     return this;
   }
+  /**
+   * Write a record batch message from its body (./ipc-body.ts): the header apache-arrow encodes for those nodes and
+   * regions, then the body, as `write` does for the record batch of the same buffers (no dictionaries: the tables
+   * have none).
+   */
+  writeBody(b: RecordBatchBody): void {
+    if (!this._started) throw new Error('RecordBatchWriter is not started');
+    const nodes: FieldNode[] = [];
+    for (let k = 0; k < b.nodes.length; k += 2) nodes.push(new FieldNode(b.nodes[k] as number, b.nodes[k + 1] as number));
+    const regions: BufferRegion[] = [];
+    for (let k = 0; k < b.regions.length; k += 2) regions.push(new BufferRegion(b.regions[k] as number, b.regions[k + 1] as number));
+    this._writeMessage(Message.from(new RecordBatchHeader(b.length, nodes, regions, this._compression, []), b.byteLength));
+    for (const c of b.chunks) this._write(c);
+  }
   flush(): void {
     if (this.pending.length === 0) return;
     writeAll(this.fd, Buffer.concat(this.pending, this.pendingBytes));
@@ -121,6 +182,8 @@ export class ArrowFileSink {
   private readonly fd: number;
   private readonly writer: FdFileWriter;
   private closed = false;
+  /** The schema's columns for ./ipc-body.ts (null: batches go through apache-arrow's assembly). */
+  private readonly body: BodyColumn[] | null;
   rows = 0;
   constructor(
     readonly path: string,
@@ -128,15 +191,28 @@ export class ArrowFileSink {
     readonly compression: ArrowCompression = 'none',
   ) {
     if (arrowCompression(compression) === 'zstd') requireZstdEncoder();
+    this.body = bodyColumns(schema);
     this.fd = openSync(path, 'w');
     this.writer = new FdFileWriter(this.fd, compression);
     // Start with the schema so that a file without batches is still valid.
     this.writer.reset(undefined, schema);
   }
-  /** Append a batch of rows given as raw buffers. */
+  /**
+   * Append a batch of rows given as raw buffers: the bytes `writeBatch(recordBatch(schema, t))` writes, assembled and
+   * compressed straight from the buffers (./ipc-body.ts) instead of through a record batch and apache-arrow's
+   * assembly, which cost a bulk run's main thread as much again as compressing.
+   */
   writeBuffers(t: TableBuffers): void {
     if (t.length === 0) return;
-    this.writeBatch(recordBatch(this.schema, t));
+    if (this.closed) throw new Error(`${this.path}: sink is closed`);
+    const body = this.body === null ? null : recordBatchBody(this.body, t, this.compression === 'zstd' ? zstdEncode() : null);
+    if (body === null) {
+      this.writeBatch(recordBatch(this.schema, t));
+      return;
+    }
+    this.writer.writeBody(body);
+    this.writer.flush();
+    this.rows += t.length;
   }
   /** Append a record batch (its schema must equal the sink's). */
   writeBatch(b: RecordBatch): void {
@@ -153,6 +229,13 @@ export class ArrowFileSink {
     this.writer.flush();
     closeSync(this.fd);
   }
+}
+
+/** The zstd encoder apache-arrow's writer uses (registered by ./zstd.ts once loaded). */
+function zstdEncode(): (data: Uint8Array) => Uint8Array {
+  const encode = compressionRegistry.get(CompressionType.ZSTD)?.encode;
+  if (typeof encode !== 'function') throw new Error('zstd encoder not loaded: await zstdEncoder() before writing a compressed Arrow file');
+  return encode;
 }
 
 /** Sink for step tables. */

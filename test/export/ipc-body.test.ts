@@ -1,0 +1,123 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GreedyPolicy } from '../../baselines/greedy.js';
+import { ArrowFileSink, bodyColumns, readArrowFile, recordBatch, stepBuilder, TableBuilder, type ArrowCompression } from '../../src/export/arrow.js';
+import { recordBatchBody } from '../../src/export/ipc-body.js';
+import { rollout } from '../../src/export/rollout.js';
+import { arrowSchema, STEP_SCHEMA, type ColumnDef } from '../../src/export/schema.js';
+import { packTable, unpackTable, type TableBuffers } from '../../src/export/table-builder.js';
+import { zstdEncoder } from '../../src/export/zstd.js';
+import { loadPreset } from '../../src/config/load.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ycgym-ipc-body-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+beforeAll(async () => {
+  await zstdEncoder();
+});
+
+const COLS: ColumnDef[] = [
+  { name: 's', kind: 'utf8', nullable: true, doc: '' },
+  { name: 'i', kind: 'int32', nullable: true, doc: '' },
+  { name: 'l', kind: 'int64', nullable: false, doc: '' },
+  { name: 'f', kind: 'float64', nullable: true, doc: '' },
+  { name: 'b', kind: 'bool', nullable: true, doc: '' },
+  { name: 'c', kind: 'bool', nullable: false, doc: '' },
+  { name: 't', kind: 'timestamp_us', nullable: false, doc: '' },
+  { name: 'kv', kind: 'list_struct', nullable: true, doc: '', fields: [{ name: 'k', kind: 'utf8' }, { name: 'v', kind: 'float64' }, { name: 'on', kind: 'bool' }] },
+];
+const SCHEMA = arrowSchema(COLS, 'steps');
+type Row = { s: string | null; i: number | null; l: number; f: number | null; b: boolean | null; c: boolean; t: number; kv: { k: string; v: number; on: boolean }[] | null };
+
+/** Write `chunks` to two files, through apache-arrow's record batch writer and through writeBuffers; their bytes. */
+function both(name: string, chunks: TableBuffers[], compression: ArrowCompression, schema = SCHEMA): [Buffer, Buffer] {
+  const a = join(dir, `${name}-${compression}-batch.arrow`);
+  const b = join(dir, `${name}-${compression}-body.arrow`);
+  const viaBatch = new ArrowFileSink(a, schema, compression);
+  const viaBody = new ArrowFileSink(b, schema, compression);
+  for (const t of chunks) {
+    if (t.length > 0) viaBatch.writeBatch(recordBatch(schema, t));
+    viaBody.writeBuffers(t);
+  }
+  viaBatch.close();
+  viaBody.close();
+  return [readFileSync(a), readFileSync(b)];
+}
+
+describe('record batch bodies written without apache-arrow (ipc-body.ts)', () => {
+  it('write the bytes of apache-arrow\'s writer for random chunks of every column kind, nulls and all-null columns, zstd and plain', () => {
+    const row = (allNull: boolean) =>
+      fc.record({
+        s: allNull ? fc.constant(null) : fc.option(fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('', 'é✓', 'x'.repeat(300))), { nil: null }),
+        i: allNull ? fc.constant(null) : fc.option(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), { nil: null }),
+        l: fc.maxSafeInteger(),
+        f: allNull ? fc.constant(null) : fc.option(fc.double(), { nil: null }),
+        b: allNull ? fc.constant(null) : fc.option(fc.boolean(), { nil: null }),
+        c: fc.boolean(),
+        t: fc.nat(),
+        kv: allNull ? fc.constant(null) : fc.option(fc.array(fc.record({ k: fc.string({ maxLength: 5 }), v: fc.double(), on: fc.boolean() }), { maxLength: 4 }), { nil: null }),
+      });
+    // Repetitive chunks compress; short or random ones may not (their buffers are then written as they are, prefix -1).
+    const chunk = fc.oneof(
+      fc.array(row(false), { maxLength: 10 }),
+      fc.array(row(true), { minLength: 1, maxLength: 10 }),
+      fc.array(row(false), { minLength: 60, maxLength: 300 }),
+      row(false).chain((r) => fc.integer({ min: 1, max: 400 }).map((n) => Array.from({ length: n }, () => r))),
+    );
+    fc.assert(
+      fc.property(fc.array(chunk, { minLength: 1, maxLength: 4 }), fc.boolean(), (chunks, packed) => {
+        const builder = new TableBuilder<Row>(COLS);
+        const tables = chunks.map((rows) => {
+          for (const r of rows) builder.append(r);
+          const t = builder.finish();
+          if (!packed) return t;
+          // As the main thread gets them from a worker: views of a shared arena.
+          const arena = new SharedArrayBuffer(1 << 22);
+          return unpackTable(packTable(t, new Uint8Array(arena)), arena);
+        });
+        for (const t of tables) if (t.length > 0) expect(recordBatchBody(bodyColumns(SCHEMA) ?? [], t, null)).not.toBeNull();
+        for (const compression of ['zstd', 'none'] as const) {
+          const [a, b] = both('random', tables, compression);
+          expect(b.equals(a)).toBe(true);
+        }
+      }),
+      { numRuns: 120 },
+    );
+  });
+
+  it('write the bytes of apache-arrow\'s writer for greedy episodes\' step rows, and read back as the same table', () => {
+    const cfg = loadPreset('default');
+    const b = stepBuilder();
+    const tables: TableBuffers[] = [];
+    for (const seed of [1, 2, 3]) {
+      rollout(cfg, new GreedyPolicy(), { runId: 'r', episodeId: seed, policy: 'greedy', preset: 'default', seed }, { steps: b, maxSteps: seed === 2 ? 7 : 400 });
+      tables.push(b.finish());
+    }
+    expect(bodyColumns(STEP_SCHEMA)).not.toBeNull();
+    for (const compression of ['zstd', 'none'] as const) {
+      const [x, y] = both('greedy', tables, compression, STEP_SCHEMA);
+      expect(y.equals(x)).toBe(true);
+      const t = readArrowFile(join(dir, `greedy-${compression}-body.arrow`));
+      expect(t.numRows).toBe(tables.reduce((n, t) => n + t.length, 0));
+    }
+  });
+
+  it('regions and lengths: compressed buffers behind their uncompressed length, -1 where compressing does not shorten them', () => {
+    const b = new TableBuilder<{ s: string }>([{ name: 's', kind: 'utf8', nullable: false, doc: '' }]);
+    b.append({ s: 'abc' });
+    const calls: number[] = [];
+    const body = recordBatchBody([{ kind: 'utf8' }], b.finish(), (d) => (calls.push(d.byteLength), new Uint8Array(d.byteLength === 8 ? 4 : 9)));
+    // Validity (none), offsets (8 bytes: compressed to 4), values (3 bytes: "compressed" to 9, kept).
+    expect(calls).toEqual([8, 3]);
+    expect(body?.nodes).toEqual([1, 0]);
+    expect(body?.regions).toEqual([0, 0, 0, 12, 16, 11]);
+    expect(body?.byteLength).toBe(32);
+    const bytes = Buffer.concat(body?.chunks ?? []);
+    expect(bytes.length).toBe(32);
+    expect(bytes.readBigInt64LE(0)).toBe(8n);
+    expect(bytes.readBigInt64LE(16)).toBe(-1n);
+    expect(bytes.subarray(24, 27).toString()).toBe('abc');
+  });
+});
