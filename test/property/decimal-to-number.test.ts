@@ -1,11 +1,12 @@
 /**
- * `fastToNumber` / `toFloat` / `decToNumber` (Clinger's fast path on decimal.js's digit words) equal decimal.js's
+ * `fastToNumber` / `toFloat` / `decToNumber` (Clinger's fast path on decimal.js's digit words) and `digitsToNumber`
+ * (the digits and exponent as text, for the Decimals the fast path does not take) equal decimal.js's
  * `toNumber()` bit for bit (Object.is: -0 included) over short and long significands, every exponent the fast path
  * takes and beyond, signs, zeros, and Decimals produced by arithmetic (28-digit quotients, sums, products).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { D, Dec, decToNumber, fastToNumber, toFloat } from '../../src/sim/py/decimal.js';
+import { D, Dec, decToNumber, digitsToNumber, fastToNumber, toFloat } from '../../src/sim/py/decimal.js';
 
 const digits = (max: number) => fc.stringMatching(new RegExp(`^[0-9]{1,${max}}$`));
 /** Decimal text: sign, 1-30 digits, a decimal point somewhere or an exponent (-40..40). */
@@ -19,6 +20,7 @@ function same(d: Dec): void {
   if (fast !== undefined) expect(Object.is(fast, want)).toBe(true);
   expect(Object.is(toFloat(d), want)).toBe(true);
   expect(Object.is(decToNumber(d), want)).toBe(true);
+  expect(Object.is(digitsToNumber(d), want)).toBe(true);
 }
 
 describe('fastToNumber', () => {
