@@ -187,6 +187,7 @@ export class Simulation {
   readonly limits: SimLimits;
   private byTitle = new Map<string, number[]>();
   private uuidCache = new Map<string, string>();
+  private uuidByKind = new Map<string, (string | undefined)[]>();
 
   private constructor(cfg: ExperimentConfig, state: SimState, limits: SimLimits) {
     this.cfg = cfg;
@@ -251,6 +252,19 @@ export class Simulation {
 
   /** Deterministic UUID of an entity (stable for a seed; the reference's are random uuid4s). */
   uuid(kind: string, id: number): string {
+    // Ids 0 <= id < 65536 by kind and index, without building a key text per call; others by text.
+    if (Number.isInteger(id) && id >= 0 && id < 65_536) {
+      let byId = this.uuidByKind.get(kind);
+      if (byId === undefined) this.uuidByKind.set(kind, (byId = []));
+      let u = byId[id];
+      if (u === undefined) {
+        u = uuidHex(this.state.seed, kind, id);
+        // filled up to id: a packed array (a store far past the end would make it a dictionary)
+        while (byId.length < id) byId.push(undefined);
+        byId[id] = u;
+      }
+      return u;
+    }
     const key = `${kind}:${id}`;
     let u = this.uuidCache.get(key);
     if (u === undefined) {

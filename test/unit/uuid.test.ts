@@ -4,7 +4,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { uuidHex } from '../../src/sim/simulation.js';
+import { loadPreset } from '../../src/config/load.js';
+import { Simulation, uuidHex } from '../../src/sim/simulation.js';
 
 function mix32(h: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
@@ -34,5 +35,16 @@ describe('uuidHex', () => {
       { numRuns: 20_000 },
     );
     expect(uuidHex(1, 'task', 0)).toBe(reference(1, 'task', 0));
+  });
+
+  it("a simulation's remembered UUIDs (by kind and index, or by text) are uuidHex of its seed, in any order of calls", () => {
+    const id = fc.oneof(fc.nat({ max: 300 }), fc.constantFrom(-1, -0, 0.5, 65_535, 65_536, 2 ** 40, Number.MAX_SAFE_INTEGER));
+    fc.assert(
+      fc.property(fc.nat({ max: 1000 }), fc.array(fc.tuple(fc.constantFrom('task', 'employee', 'ledger', 'company', 'x:1'), id), { maxLength: 40 }), (seed, calls) => {
+        const sim = Simulation.create(loadPreset('default'), { seed });
+        for (const [kind, i] of [...calls, ...calls]) expect(sim.uuid(kind, i)).toBe(reference(seed, kind, i));
+      }),
+      { numRuns: 200 },
+    );
   });
 });
