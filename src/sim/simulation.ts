@@ -291,8 +291,10 @@ export class Simulation {
     return byTitle !== null && byTitle.id === id && /^[A-Za-z0-9_.:+-]+$/.test(t.title) ? t.title : this.uuid('task', id);
   }
 
+  /** The handlers' context: one per simulation (its fields never change), not an object and two closures per command. */
+  private ctx: H.HandlerCtx | null = null;
   private handlerCtx(): H.HandlerCtx {
-    return { state: this.state, cfg: this.cfg, uuid: (k, i) => this.uuid(k, i), fromUuid: (k, h) => this.fromUuid(k, h) };
+    return (this.ctx ??= Object.freeze({ state: this.state, cfg: this.cfg, uuid: (k: string, i: number) => this.uuid(k, i), fromUuid: (k: 'task' | 'employee', h: string) => this.fromUuid(k, h) }));
   }
 
   /** Run one command line (with or without the `yc-bench` prefix). Never throws for bad input. */
