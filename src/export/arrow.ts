@@ -6,7 +6,7 @@
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { compressionRegistry, CompressionType, DataType, type Field, makeData, RecordBatch, RecordBatchFileWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
-import { BufferRegion, FieldNode, Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
+import { type BodyCompression, BufferRegion, FieldNode, Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
 import { recordBatchBody, type BodyColumn, type RecordBatchBody } from './ipc-body.js';
 import { EPISODE_SCHEMA, STEP_SCHEMA, type ScalarKind } from './schema.js';
 import { requireZstdEncoder } from './zstd.js';
@@ -95,6 +95,15 @@ export function bodyColumns(schema: Schema): BodyColumn[] | null {
   return out;
 }
 
+/** The record batch message (header) apache-arrow's writer writes before a body laid out by ./ipc-body.ts. */
+export function bodyMessage(b: RecordBatchBody, compression: BodyCompression | null): Message {
+  const nodes: FieldNode[] = [];
+  for (let k = 0; k < b.nodes.length; k += 2) nodes.push(new FieldNode(b.nodes[k] as number, b.nodes[k + 1] as number));
+  const regions: BufferRegion[] = [];
+  for (let k = 0; k < b.regions.length; k += 2) regions.push(new BufferRegion(b.regions[k] as number, b.regions[k + 1] as number));
+  return Message.from(new RecordBatchHeader(b.length, nodes, regions, compression, []), b.byteLength);
+}
+
 /** Arrow IPC file writer that streams to a file descriptor (bounded memory, synchronous). */
 class FdFileWriter extends RecordBatchFileWriter {
   private pending: Uint8Array[] = [];
@@ -144,11 +153,7 @@ class FdFileWriter extends RecordBatchFileWriter {
    */
   writeBody(b: RecordBatchBody): void {
     if (!this._started) throw new Error('RecordBatchWriter is not started');
-    const nodes: FieldNode[] = [];
-    for (let k = 0; k < b.nodes.length; k += 2) nodes.push(new FieldNode(b.nodes[k] as number, b.nodes[k + 1] as number));
-    const regions: BufferRegion[] = [];
-    for (let k = 0; k < b.regions.length; k += 2) regions.push(new BufferRegion(b.regions[k] as number, b.regions[k + 1] as number));
-    this._writeMessage(Message.from(new RecordBatchHeader(b.length, nodes, regions, this._compression, []), b.byteLength));
+    this._writeMessage(bodyMessage(b, this._compression));
     for (const c of b.chunks) this._write(c);
   }
   flush(): void {

@@ -11,7 +11,8 @@ import { closeSync, openAsBlob, openSync, readFileSync, writeSync } from 'node:f
 import { createRequire } from 'node:module';
 import { DataType, makeData, RecordBatch, RecordBatchStreamWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
 import * as pq from 'parquet-wasm/esm';
-import { recordBatch, type TableBuffers } from './arrow.js';
+import { bodyColumns, bodyMessage, recordBatch, type TableBuffers } from './arrow.js';
+import { recordBatchBody, type BodyColumn, type RecordBatchBody } from './ipc-body.js';
 import { EPISODE_SCHEMA, STEP_SCHEMA } from './schema.js';
 
 let ready = false;
@@ -60,7 +61,53 @@ function toWasm(b: RecordBatch): pq.RecordBatch {
   const w = new RecordBatchStreamWriter();
   w.write(b);
   w.finish();
-  const t = pq.Table.fromIPCStream(w.toUint8Array(true));
+  return fromStream(w.toUint8Array(true));
+}
+
+/**
+ * One-batch IPC streams of one schema, in a buffer reused from batch to batch: the bytes a RecordBatchStreamWriter
+ * writes for the record batch of a body's buffers (./ipc-body.ts; the schema message, the batch's, end of stream),
+ * without the record batch, the writer's assembly and the joining of its output into a new buffer per batch.
+ */
+export class IpcStreamBuffer extends RecordBatchStreamWriter {
+  private buf = new Uint8Array(1 << 16);
+  private used = 0;
+  private readonly schemaEnd: number;
+  constructor(schema: Schema) {
+    super();
+    this.reset(undefined, schema);
+    this.schemaEnd = this.used;
+  }
+  protected override _write(chunk: ArrayBufferView | ArrayBuffer): this {
+    if (!this._started) return this;
+    const b = ArrayBuffer.isView(chunk) ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength) : new Uint8Array(chunk);
+    const need = this.used + b.byteLength;
+    if (need > this.buf.byteLength) {
+      let cap = this.buf.byteLength * 2;
+      while (cap < need) cap *= 2;
+      const next = new Uint8Array(cap);
+      next.set(this.buf.subarray(0, this.used));
+      this.buf = next;
+    }
+    this.buf.set(b, this.used);
+    this.used = need;
+    this._position += b.byteLength;
+    return this;
+  }
+  /** The stream of the batch `b` (an uncompressed body): a view of the buffer, valid until the next call. */
+  streamOf(b: RecordBatchBody): Uint8Array {
+    this.used = this.schemaEnd;
+    this._recordBatchBlocks = [];
+    this._writeMessage(bodyMessage(b, null));
+    for (const c of b.chunks) this._write(c);
+    this._writeFooter(this._schema as Schema);
+    return this.buf.subarray(0, this.used);
+  }
+}
+
+/** The one record batch of an IPC stream, in parquet-wasm's memory (the bytes are copied: the caller may reuse them). */
+function fromStream(bytes: Uint8Array): pq.RecordBatch {
+  const t = pq.Table.fromIPCStream(bytes);
   try {
     const out = t.recordBatch(0);
     if (out === undefined) throw new Error('parquet: empty IPC stream');
@@ -86,12 +133,16 @@ export class ParquetFileSink {
   private readonly done: Promise<void>;
   private failure: unknown = null;
   private closed = false;
+  /** The schema's columns for ./ipc-body.ts and the stream buffer (null: batches go through apache-arrow's writer). */
+  private readonly body: { columns: BodyColumn[]; stream: IpcStreamBuffer } | null;
   rows = 0;
   constructor(
     readonly path: string,
     readonly schema: Schema,
   ) {
     init();
+    const columns = bodyColumns(schema);
+    this.body = columns === null ? null : { columns, stream: new IpcStreamBuffer(schema) };
     this.fd = openSync(path, 'w');
     const source = new ReadableStream<pq.RecordBatch>({
       start: (c) => {
@@ -111,15 +162,28 @@ export class ParquetFileSink {
     this.pushBatch(emptyBatch(schema));
   }
   private pushBatch(b: RecordBatch): void {
-    if (this.closed) throw new Error(`${this.path}: sink is closed`);
-    if (this.failure !== null) throw this.failure instanceof Error ? this.failure : new Error(String(this.failure));
+    this.check();
     this.controller.enqueue(toWasm(b));
     this.rows += b.numRows;
   }
-  /** Append a batch of rows given as raw buffers. */
+  private check(): void {
+    if (this.closed) throw new Error(`${this.path}: sink is closed`);
+    if (this.failure !== null) throw this.failure instanceof Error ? this.failure : new Error(String(this.failure));
+  }
+  /**
+   * Append a batch of rows given as raw buffers: to parquet-wasm as the IPC stream of its body (./ipc-body.ts, built
+   * in a reused buffer), the bytes a RecordBatchStreamWriter writes for `recordBatch(schema, t)`.
+   */
   writeBuffers(t: TableBuffers): void {
     if (t.length === 0) return;
-    this.pushBatch(recordBatch(this.schema, t));
+    const body = this.body === null ? null : recordBatchBody(this.body.columns, t, null);
+    if (body === null || this.body === null) {
+      this.pushBatch(recordBatch(this.schema, t));
+      return;
+    }
+    this.check();
+    this.controller.enqueue(fromStream(this.body.stream.streamOf(body)));
+    this.rows += t.length;
   }
   /** Append a record batch whose fields equal the sink's schema. */
   writeBatch(b: RecordBatch): void {

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GreedyPolicy } from '../../baselines/greedy.js';
 import { ArrowFileSink, bodyColumns, readArrowFile, recordBatch, stepBuilder, TableBuilder, type ArrowCompression } from '../../src/export/arrow.js';
 import { recordBatchBody } from '../../src/export/ipc-body.js';
+import { IpcStreamBuffer, ParquetFileSink } from '../../src/export/parquet.js';
+import { RecordBatchStreamWriter } from 'apache-arrow';
 import { rollout } from '../../src/export/rollout.js';
 import { arrowSchema, STEP_SCHEMA, type ColumnDef } from '../../src/export/schema.js';
 import { packTable, unpackTable, type TableBuffers } from '../../src/export/table-builder.js';
@@ -102,6 +104,58 @@ describe('record batch bodies written without apache-arrow (ipc-body.ts)', () =>
       const t = readArrowFile(join(dir, `greedy-${compression}-body.arrow`));
       expect(t.numRows).toBe(tables.reduce((n, t) => n + t.length, 0));
     }
+  });
+
+  it('IpcStreamBuffer: the bytes of a RecordBatchStreamWriter for each batch, the buffer reused; Parquet files the same both ways', async () => {
+    const row = fc.record({
+      s: fc.option(fc.string({ maxLength: 40 }), { nil: null }),
+      i: fc.option(fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }), { nil: null }),
+      l: fc.maxSafeInteger(),
+      f: fc.option(fc.double(), { nil: null }),
+      b: fc.option(fc.boolean(), { nil: null }),
+      c: fc.boolean(),
+      t: fc.nat(),
+      kv: fc.option(fc.array(fc.record({ k: fc.string({ maxLength: 5 }), v: fc.double(), on: fc.boolean() }), { maxLength: 4 }), { nil: null }),
+    });
+    const cfg = loadPreset('default');
+    const steps = stepBuilder();
+    rollout(cfg, new GreedyPolicy(), { runId: 'r', episodeId: 4, policy: 'greedy', preset: 'default', seed: 4 }, { steps, maxSteps: 60 });
+    const greedy = steps.finish();
+    const streamOf = (schema: typeof SCHEMA, t: TableBuffers): Buffer => {
+      const w = new RecordBatchStreamWriter();
+      w.write(recordBatch(schema, t));
+      w.finish();
+      return Buffer.from(w.toUint8Array(true));
+    };
+    const chunksArb = fc.array(fc.oneof(fc.array(row, { minLength: 1, maxLength: 10 }), fc.array(row, { minLength: 100, maxLength: 300 })), { minLength: 1, maxLength: 4 });
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(chunksArb, async (chunks) => {
+        const builder = new TableBuilder<Row>(COLS);
+        const tables = chunks.map((rows) => {
+          for (const r of rows) builder.append(r);
+          return builder.finish();
+        });
+        const buf = new IpcStreamBuffer(SCHEMA);
+        for (const t of tables) expect(Buffer.from(buf.streamOf(recordBatchBody(bodyColumns(SCHEMA) ?? [], t, null) ?? { length: 0, nodes: [], regions: [], byteLength: 0, chunks: [] })).equals(streamOf(SCHEMA, t))).toBe(true);
+        const steps = new IpcStreamBuffer(STEP_SCHEMA);
+        expect(Buffer.from(steps.streamOf(recordBatchBody(bodyColumns(STEP_SCHEMA) ?? [], greedy, null) ?? { length: 0, nodes: [], regions: [], byteLength: 0, chunks: [] })).equals(streamOf(STEP_SCHEMA, greedy))).toBe(true);
+        // Parquet: batches through apache-arrow's stream writer and as bodies.
+        run++;
+        const a = join(dir, `p${run}-batch.parquet`);
+        const b = join(dir, `p${run}-body.parquet`);
+        const viaBatch = new ParquetFileSink(a, SCHEMA);
+        const viaBody = new ParquetFileSink(b, SCHEMA);
+        for (const t of tables) {
+          viaBatch.writeBatch(recordBatch(SCHEMA, t));
+          viaBody.writeBuffers(t);
+        }
+        await viaBatch.close();
+        await viaBody.close();
+        expect(readFileSync(b).equals(readFileSync(a))).toBe(true);
+      }),
+      { numRuns: 25 },
+    );
   });
 
   it('regions and lengths: compressed buffers behind their uncompressed length, -1 where compressing does not shorten them', () => {
