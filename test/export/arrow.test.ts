@@ -28,6 +28,20 @@ interface Row {
   t: number;
 }
 
+
+/** COLS and a nullable list<struct<k, v>> column, and a row of them whose texts are at most `maxText` long. */
+const KV_COLS: ColumnDef[] = [...COLS, { name: 'kv', kind: 'list_struct', nullable: true, doc: '', fields: [{ name: 'k', kind: 'utf8' }, { name: 'v', kind: 'float64' }] }];
+const kvRow = (maxText: number) =>
+  fc.record({
+    s: fc.option(fc.string({ maxLength: maxText }), { nil: null }),
+    i: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+    l: fc.maxSafeInteger(),
+    f: fc.option(fc.double(), { nil: null }),
+    b: fc.boolean(),
+    t: fc.nat(),
+    kv: fc.option(fc.dictionary(fc.string({ maxLength: 4 }), fc.double(), { maxKeys: 3 }), { nil: null }),
+  });
+
 describe('arrow table builder and file sink', () => {
   it('round-trips every column kind, nulls, negative int64 and non-ASCII text over several batches', () => {
     const schema = arrowSchema(COLS, 'steps');
@@ -111,16 +125,8 @@ describe('arrow table builder and file sink', () => {
   });
 
   it('packTable/unpackTable: a table chunk packed into one arena reads back as the same buffers (8-byte aligned, zero padding)', () => {
-    const cols: ColumnDef[] = [...COLS, { name: 'kv', kind: 'list_struct', nullable: true, doc: '', fields: [{ name: 'k', kind: 'utf8' }, { name: 'v', kind: 'float64' }] }];
-    const row = fc.record({
-      s: fc.option(fc.string({ maxLength: 50 }), { nil: null }),
-      i: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
-      l: fc.maxSafeInteger(),
-      f: fc.option(fc.double(), { nil: null }),
-      b: fc.boolean(),
-      t: fc.nat(),
-      kv: fc.option(fc.dictionary(fc.string({ maxLength: 4 }), fc.double(), { maxKeys: 3 }), { nil: null }),
-    });
+    const cols = KV_COLS;
+    const row = kvRow(50);
     fc.assert(
       fc.property(fc.array(row, { maxLength: 40 }), fc.nat(64), (rows, garbage) => {
         const b = new TableBuilder<Row & { kv: Record<string, number> | null }>(cols);
@@ -148,17 +154,9 @@ describe('arrow table builder and file sink', () => {
   });
 
   it('TableBuilder.pack writes the bytes and layout of packTable(finish()) and starts over, as finish does', () => {
-    const cols: ColumnDef[] = [...COLS, { name: 'kv', kind: 'list_struct', nullable: true, doc: '', fields: [{ name: 'k', kind: 'utf8' }, { name: 'v', kind: 'float64' }] }];
+    const cols = KV_COLS;
     type KvRow = Row & { kv: Record<string, number> | null };
-    const row = fc.record({
-      s: fc.option(fc.string({ maxLength: 90 }), { nil: null }),
-      i: fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
-      l: fc.maxSafeInteger(),
-      f: fc.option(fc.double(), { nil: null }),
-      b: fc.boolean(),
-      t: fc.nat(),
-      kv: fc.option(fc.dictionary(fc.string({ maxLength: 4 }), fc.double(), { maxKeys: 3 }), { nil: null }),
-    });
+    const row = kvRow(90);
     // Chunks of up to 700 rows: past the builders' first capacities (256 offsets, 2 KiB of fixed values), so grown
     // buffers hold stale rows of an earlier, longer chunk beyond the rows packed.
     const chunk = fc.oneof(fc.array(row, { maxLength: 12 }), fc.array(row, { minLength: 250, maxLength: 700 }));
