@@ -30,12 +30,6 @@ const MAX_PIPE_QUEUED = 64;
 /** Bytes of those messages before the input is paused (the server's per-client quota is 16 MiB). */
 const MAX_PIPE_QUEUED_BYTES = 16 * 2 ** 20;
 
-function messageBytes(m: readonly Buffer[]): number {
-  let n = 0;
-  for (const f of m) n += f.length;
-  return n;
-}
-
 /** Replies waiting in the output pipe's buffer beyond which `send` fails with EAGAIN (the client is not reading). */
 const MAX_PIPE_BUFFERED_BYTES = 64 * 2 ** 20;
 
@@ -45,6 +39,18 @@ class WouldBlock extends Error {
 }
 
 type Frame = Buffer | string;
+
+/** How the transport ended: `clean` when the client closed its end or the server closed it, not on a failure. */
+export interface PipeEnd {
+  reason: string;
+  clean: boolean;
+}
+
+function messageBytes(m: readonly Buffer[]): number {
+  let n = 0;
+  for (const f of m) n += f.length;
+  return n;
+}
 
 /**
  * Parse as many whole messages as `buf` holds. Returns them, the offset of the first unparsed byte, and how many bytes
@@ -120,18 +126,19 @@ export class PipeRouter {
   private need = 4;
   private queuedBytes = 0;
   private paused = false;
+  /** Why receives and sends fail once the transport has ended (null: still open, or closed by `close`). */
   private failure: Error | null = null;
   private isClosed = false;
   /** Resolves when the transport ends: the client closed its end, broke the framing, or `close` was called. */
-  readonly ended: Promise<string>;
-  private end!: (why: string) => void;
+  readonly ended: Promise<PipeEnd>;
+  private end!: (how: PipeEnd) => void;
 
   constructor(inputFd: number, outputFd: number, private readonly maxFrameBytes: number) {
     this.ended = new Promise((res) => (this.end = res));
     this.input = new Socket({ fd: inputFd, readable: true, writable: false });
     this.output = new Socket({ fd: outputFd, readable: false, writable: true });
     this.input.on('data', (chunk: Buffer) => this.onData(chunk));
-    this.input.on('end', () => this.fail('the client closed the pipe'));
+    this.input.on('end', () => this.fail('the client closed the pipe', true));
     this.input.on('error', (e) => this.fail(`pipe read failed: ${e.message}`));
     this.output.on('error', (e) => this.fail(`pipe write failed: ${e.message}`));
   }
@@ -181,10 +188,10 @@ export class PipeRouter {
     }
   }
 
-  private fail(why: string): void {
-    if (this.failure !== null) return;
+  private fail(why: string, clean = false): void {
+    if (this.isClosed) return;
     this.failure = new Error(why);
-    this.close();
+    this.close(clean);
   }
 
   receive(): Promise<Buffer[]> {
@@ -213,7 +220,7 @@ export class PipeRouter {
     // nothing bound
   }
 
-  close(): void {
+  close(clean = true): void {
     if (this.isClosed) return;
     this.isClosed = true;
     this.input.destroy();
@@ -221,6 +228,6 @@ export class PipeRouter {
     const w = this.waiting;
     this.waiting = null;
     w?.reject(this.failure ?? new Error('pipe closed'));
-    this.end(this.failure?.message ?? 'closed');
+    this.end({ reason: this.failure?.message ?? 'closed', clean });
   }
 }

@@ -23,7 +23,7 @@ import { parseAllowList, ZapHandler } from './zap.js';
 import { SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 import type { TurnStart } from './turn-session.js';
-import { PipeRouter } from './pipe.js';
+import { PipeRouter, type PipeEnd } from './pipe.js';
 
 /** What the server needs of its socket: a zeromq.js ROUTER, or the pipe transport's stand-in for one. */
 interface Transport {
@@ -389,49 +389,52 @@ export class Server {
     protocolOpts.admit = () => guard();
     const handler = new ProtocolHandler(sessions, { version: packageVersion(), presets, maxMessageBytes }, protocolOpts);
 
+    let transport: Transport;
+    let bound: string;
+    let zap: ZapHandler | null = null;
+    let pipeEnded: Promise<PipeEnd> | null = null;
     if (pipe !== null) {
-      // The same frame limit as ZeroMQ's maxMessageSize below; beyond it the stream cannot be trusted and ends.
-      const transport = new PipeRouter(pipe.input, pipe.output, Math.min(maxMessageBytes * 4, 2 ** 32 - 1));
-      log('info', 'listening', { endpoint: 'pipe', pipe: [pipe.input, pipe.output] });
-      const server = new Server(transport, 'pipe', null, sessions, handler, maxMessageBytes, sliceMs, opts.maxBatchBytesInFlight ?? DEFAULT_BATCH_BYTES_IN_FLIGHT, log);
-      void transport.ended.then((why) => {
-        if (!server.closing) server.log(why === 'the client closed the pipe' ? 'info' : 'error', `pipe transport ended: ${why}`);
+      // The same frame limit as ZeroMQ's maxMessageSize below (in u32 lengths); beyond it the stream cannot be trusted.
+      const p = new PipeRouter(pipe.input, pipe.output, Math.min(maxMessageBytes * 4, 2 ** 32 - 1));
+      [transport, bound, pipeEnded] = [p, 'pipe', p.ended];
+      log('info', 'listening', { endpoint: bound, pipe: [pipe.input, pipe.output] });
+    } else {
+      zap = allow !== null ? await ZapHandler.start(allow) : null;
+      const socket = new Router({
+        ...(zap !== null ? { context: zap.context } : {}),
+        linger: 0,
+        // No handover: a connection claiming the routing id of a live one is ignored (with handover it would take
+        // over that client's replies). A ycgym client reconnecting after a network failure keeps its random routing
+        // id, and with it its sessions, once the server has dropped the dead connection.
+        // A reply that cannot be queued (peer gone, or not reading: SEND_HWM replies waiting) fails at once.
+        mandatory: true,
+        sendHighWaterMark: SEND_HWM,
+        sendTimeout: 0,
+        // Frames above 4x the limit are dropped (and their peer disconnected) by ZeroMQ before reaching us.
+        maxMessageSize: Math.min(maxMessageBytes * 4, Number.MAX_SAFE_INTEGER),
+        ipv6: where?.ipv6 ?? false,
       });
-      if (opts.stallTimeoutMs !== undefined) server.stallMs = opts.stallTimeoutMs;
-      return server;
+      if (keys !== null) {
+        socket.curveServer = true;
+        socket.curveSecretKey = keys.secretKey;
+        socket.curvePublicKey = keys.publicKey;
+      }
+      try {
+        await socket.bind(endpoint);
+      } catch (e) {
+        socket.close();
+        await zap?.close();
+        throw new Error(`cannot bind ${endpoint}: ${(e as Error).message}`);
+      }
+      [transport, bound] = [socket, socket.lastEndpoint ?? endpoint];
+      log('info', 'listening', { endpoint: bound, curve: keys !== null, curve_allow: allow?.length ?? null });
     }
-    const zap = allow !== null ? await ZapHandler.start(allow) : null;
-    const socket = new Router({
-      ...(zap !== null ? { context: zap.context } : {}),
-      linger: 0,
-      // No handover: a connection claiming the routing id of a live one is ignored (with handover it would take
-      // over that client's replies). A ycgym client reconnecting after a network failure keeps its random routing
-      // id, and with it its sessions, once the server has dropped the dead connection.
-      // A reply that cannot be queued (peer gone, or not reading: SEND_HWM replies waiting) fails at once.
-      mandatory: true,
-      sendHighWaterMark: SEND_HWM,
-      sendTimeout: 0,
-      // Frames above 4x the limit are dropped (and their peer disconnected) by ZeroMQ before reaching us.
-      maxMessageSize: Math.min(maxMessageBytes * 4, Number.MAX_SAFE_INTEGER),
-      ipv6: where?.ipv6 ?? false,
-    });
-    if (keys !== null) {
-      socket.curveServer = true;
-      socket.curveSecretKey = keys.secretKey;
-      socket.curvePublicKey = keys.publicKey;
-    }
-    try {
-      await socket.bind(endpoint);
-    } catch (e) {
-      socket.close();
-      await zap?.close();
-      throw new Error(`cannot bind ${endpoint}: ${(e as Error).message}`);
-    }
-    const bound = socket.lastEndpoint ?? endpoint;
-    log('info', 'listening', { endpoint: bound, curve: keys !== null, curve_allow: allow?.length ?? null });
-    const server = new Server(socket, bound, keys?.publicKey ?? null, sessions, handler, maxMessageBytes, sliceMs, opts.maxBatchBytesInFlight ?? DEFAULT_BATCH_BYTES_IN_FLIGHT, log);
+    const server = new Server(transport, bound, keys?.publicKey ?? null, sessions, handler, maxMessageBytes, sliceMs, opts.maxBatchBytesInFlight ?? DEFAULT_BATCH_BYTES_IN_FLIGHT, log);
     server.zap = zap;
     if (opts.stallTimeoutMs !== undefined) server.stallMs = opts.stallTimeoutMs;
+    void pipeEnded?.then(({ reason, clean }) => {
+      if (!server.closing) server.log(clean ? 'info' : 'error', `pipe transport ended: ${reason}`);
+    });
     return server;
   }
 
