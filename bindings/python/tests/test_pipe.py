@@ -236,3 +236,21 @@ def test_pipe_descriptors_above_1024() -> None:
         for fd in held:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_large_binary_replies_read_in_many_pieces(pipe_server: LocalServer, endpoint: str) -> None:
+    """A binary step_batch reply of several frames and about a megabyte arrives in many reads: it is put together
+    the same as over ZeroMQ."""
+    over_pipe, over_tcp = Client(pipe_server.endpoint), Client(endpoint)
+    try:
+        a = [over_pipe.reset(s, options={"stall_steps": 0})["session"] for s in range(24)]
+        b = [over_tcp.reset(s, options={"stall_steps": 0})["session"] for s in range(24)]
+        x = over_pipe.step_batch_arrays([(s, "market browse --limit 200") for s in a])
+        y = over_tcp.step_batch_arrays([(s, "market browse --limit 200") for s in b])
+        assert sum(len(t) for t in x.text) > 1 << 19
+        assert x.text == y.text
+        for k in ("reward", "ok", "exit_code", "step", "funds_cents"):
+            np.testing.assert_array_equal(getattr(x, k), getattr(y, k))
+    finally:
+        over_pipe.close()
+        over_tcp.close()

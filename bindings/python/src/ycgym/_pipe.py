@@ -83,7 +83,7 @@ class PipeConnection:
                 while data:
                     n = os.write(self.write_fd, data)
                     data = data[n:]
-            except (BrokenPipeError, OSError) as e:
+            except OSError as e:  # BrokenPipeError: the server has exited
                 raise PipeClosedError(f"the server closed its pipe ({e})") from None
 
     def pump(self, rid: bytes, timeout_s: float | None) -> list[bytes] | None:
@@ -118,7 +118,7 @@ class PipeConnection:
                         return box.popleft()
                     with self._cond:  # replies for other sockets came
                         self._cond.notify_all()
-                elif remaining is not None and deadline is not None and time.monotonic() >= deadline:
+                elif deadline is not None and time.monotonic() >= deadline:
                     return None
         finally:
             with self._cond:
@@ -146,8 +146,10 @@ class PipeConnection:
             if k < 1 or k > MAX_FRAMES:
                 self.eof = True
                 raise PipeClosedError(f"malformed reply from the server ({k} frames)")
+            # The frames' spans first: a message still arriving (a large reply takes several reads) is not copied
+            # again on every read, only once whole.
             p = at + 4
-            frames: list[bytes] = []
+            spans: list[tuple[int, int]] = []
             for _ in range(k):
                 if n - p < 4:
                     break
@@ -155,13 +157,13 @@ class PipeConnection:
                 p += 4
                 if n - p < m:
                     break
-                frames.append(bytes(data[p : p + m]))
+                spans.append((p, p + m))
                 p += m
             else:
                 at = p
-                box = self._inbox.get(frames[0])
+                box = self._inbox.get(bytes(data[spans[0][0] : spans[0][1]]))
                 if box is not None:  # else: the reply of a closed socket
-                    box.append(frames[1:])
+                    box.append([bytes(data[a:b]) for a, b in spans[1:]])
                 continue
             break
         if data is buf:
