@@ -254,3 +254,13 @@ def test_large_binary_replies_read_in_many_pieces(pipe_server: LocalServer, endp
     finally:
         over_pipe.close()
         over_tcp.close()
+
+
+def test_a_server_that_cannot_start_leaves_no_pipe_open() -> None:
+    from ycgym.server import ServerStartError
+
+    before = set(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    with pytest.raises(ServerStartError, match="cannot run"):
+        LocalServer("pipe", command=["/nonexistent/ycgym-node"])
+    if before is not None:
+        assert set(os.listdir("/proc/self/fd")) == before

@@ -295,15 +295,14 @@ class LocalServer:
                 pass_fds=pass_fds,
             )
         except OSError as e:
-            for fd in pass_fds:
-                os.close(fd)
             if pass_fds:
                 os.close(req_w)
                 os.close(rep_r)
             raise ServerStartError(f"ycgym: cannot run {' '.join(argv)}: {e}") from e
-        if pass_fds:
-            for fd in pass_fds:  # the child's ends
+        finally:
+            for fd in pass_fds:  # the child's ends: it has its own copies (or never started)
                 os.close(fd)
+        if pass_fds:
             self._pipe = PipeConnection(rep_r, req_w)
         self.argv = argv
         self.pid = self._proc.pid
