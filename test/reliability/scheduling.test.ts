@@ -48,6 +48,26 @@ describe('BatchJob', () => {
     expect(reply).toMatchObject({ v: 1, id: 'b', ok: true });
   });
 
+  it("a JSON batch's frame is the UTF-8 of JSON.stringify of its whole reply, run at once or in slices (non-ASCII id and texts, errors)", () => {
+    // The reply is assembled from entries encoded as they ran (their UTF-8 byte counts summed for the cap): the same
+    // bytes as encoding the finished reply in one go, whatever the characters.
+    for (const sliced of [false, true]) {
+      const h = handler();
+      h.handleValue({ v: 1, op: 'reset', seed: 4, options: { stall_steps: 0 } });
+      const actions = ['company status', 'employee list', 'bogus-é✓😀', 'market browse --limit 3', 'task accept --task-id Tâche-\u0001', 'company status'];
+      const steps = [...actions.map((action) => ({ session: 's1', action })), { session: 'nope', action: 'x' }];
+      const b = h.beginPayload(Buffer.from(JSON.stringify({ v: 1, id: 'é-✓-😀', op: 'step_batch', steps })), 1 << 20) as BatchJob;
+      b.keepResults = true;
+      let r = b.run(sliced ? 0 : Number.POSITIVE_INFINITY);
+      while (r === null) r = b.run(0);
+      expect((r.reply as { result: BatchReply }).result.results).toHaveLength(steps.length);
+      expect(r.frame.equals(Buffer.from(JSON.stringify(r.reply), 'utf8'))).toBe(true);
+      // Multi-byte characters made it into the entries: more extra UTF-8 bytes than the id's 5.
+      expect(r.frame.length - JSON.stringify(r.reply).length).toBeGreaterThan(5);
+      expect(b.replyBytes).toBe(r.frame.length - Buffer.byteLength('{"v":1,"id":"é-✓-😀","ok":true,"result":{"results":]}}'));
+    }
+  });
+
   it('a slice ends after the entry that crosses its byte limit, whatever the time left (memory bounded by bytes)', () => {
     const h = handler();
     h.handleValue({ v: 1, op: 'reset', seed: 3 });
