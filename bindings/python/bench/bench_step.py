@@ -22,6 +22,11 @@ Measures, in one run, with medians over ``--repeats`` runs:
 * ``node_echo_rtt_per_s``: the same echo served by Node's zeromq.js (``dist/bench/zmq-echo.js``, the server's own
   transport, doing nothing else), and ``ratio_node_echo_vs_echo``: the floor a Node server reaches against the Python
   echo (both null when the built script is not found beside the server's ``main.js``).
+* ``echo_server_main_cpu_us_per_rtt`` / ``echo_server_other_cpu_us_per_rtt``: the Python echo process's main thread and
+  its other threads (pyzmq's I/O thread) per echo round trip; ``node_echo_server_main_cpu_us_per_rtt`` /
+  ``node_echo_server_other_cpu_us_per_rtt``: the same for the Node echo (the CPU floor of a zeromq.js server per
+  message: compare ``server_main_cpu_us_per_step``, which adds the server's own work). Null where ``/proc`` cannot be
+  read (and the Node ones where the Node echo is not measured).
 
 The pipe transport (``LocalServer("pipe")``, the default of the environments' own local server on POSIX: two pipes
 to the server child process, no ZeroMQ I/O threads), the same measurements over it (null where pipes are missing):
@@ -276,6 +281,8 @@ def main() -> None:
         + ("pipe_echo", "client_pipe", "env_pipe", "batch_pipe", "batch_binary_pipe", "discrete_pipe")
     }
     meter = CpuMeter(server.pid if server is not None else None)
+    emeter = CpuMeter(echo.proc.pid)
+    nmeter = CpuMeter(node_echo.proc.pid) if node_echo is not None else None
     pmeter = CpuMeter(pserver.pid if pserver is not None else None)
     cpu: dict[str, list[float]] = {}
     try:
@@ -336,9 +343,9 @@ def main() -> None:
             rate(min(n, 500) if n == a.steps else 20, fn)
         # Interleave the measurements so that load changes hit all of them alike.
         for _ in range(a.repeats):
-            runs["echo"].append(metered(meter, cpu, "echo", a.steps, echo.once))
-            if node_echo is not None:
-                runs["node_echo"].append(rate(a.steps, node_echo.once))
+            runs["echo"].append(metered(emeter, cpu, "echo", a.steps, echo.once))
+            if node_echo is not None and nmeter is not None:
+                runs["node_echo"].append(metered(nmeter, cpu, "node_echo", a.steps, node_echo.once))
             runs["client"].append(metered(meter, cpu, "client", a.steps, lambda: c.step(s, ACTION)))
             runs["env"].append(metered(meter, cpu, "env", a.steps, lambda: env.step(ACTION)))
             runs["batch"].append(metered(meter, cpu, "batch", a.batches, lambda: c.step_batch(entries), a.sessions))
@@ -417,6 +424,10 @@ def main() -> None:
                 "client_cpu_us_per_batch_env_step": us("batch.client_all"),
                 "client_main_cpu_us_per_batch_env_step": us("batch.client_main"),
                 "echo_client_cpu_us_per_rtt": us("echo.client_all"),
+                "echo_server_main_cpu_us_per_rtt": us("echo.server_main"),
+                "echo_server_other_cpu_us_per_rtt": us("echo.server_other"),
+                "node_echo_server_main_cpu_us_per_rtt": us("node_echo.server_main"),
+                "node_echo_server_other_cpu_us_per_rtt": us("node_echo.server_other"),
                 "pipe_echo_rtt_per_s": per_s("pipe_echo"),
                 "client_pipe_step_per_s": per_s("client_pipe"),
                 "env_pipe_step_per_s": per_s("env_pipe"),

@@ -49,6 +49,11 @@ def test_bench_step_prints_its_keys() -> None:
         # The server's main thread does the work of every step.
         assert got["server_main_cpu_us_per_step"] > 0 and got["server_main_cpu_us_per_batch_env_step"] > 0
         assert got["client_main_cpu_us_per_step"] <= got["client_cpu_us_per_step"] + 1
+        # The echo processes' own CPU per round trip (the transport floors of a pyzmq and of a zeromq.js server).
+        for k in ("echo_server_main_cpu_us_per_rtt", "node_echo_server_main_cpu_us_per_rtt"):
+            assert got[k] is not None and got[k] > 0, k
+        for k in ("echo_server_other_cpu_us_per_rtt", "node_echo_server_other_cpu_us_per_rtt"):
+            assert got[k] is not None and got[k] >= 0, k
     # The pipe transport, measured where pipes exist (POSIX), with its ratios computed from the rates of the same run.
     if os.name == "posix":
         for k in PIPE_RATE_KEYS:
