@@ -4,8 +4,8 @@
  * (DIR/trajectories.parquet, DIR/episodes.parquet; `--format parquet`) plus DIR/summary.json and a summary
  * table on stdout.
  *
- * Episodes are assigned to workers deterministically (job i to worker i mod N) and written in
- * (policy, seed) order, so the output files are byte-identical for any number of workers.
+ * Episodes are handed out in (policy, seed) order to whichever worker is free and written in (policy, seed) order; an
+ * episode's rows depend on its job alone, so the output files are byte-identical for any number of workers.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -160,18 +160,20 @@ interface Pool {
 export const JOBS_AHEAD = 2;
 
 /**
- * Post jobs to workers: worker `w` gets the head of `queues[w]` (removed from it) while it holds fewer than `ahead`
- * (`inFlight[w]`, counted up here and down by the caller on each answer) and `canStart` allows that job; a job
- * `canStart` refuses stops its queue there, in order.
+ * Post jobs to workers, in queue order: the head of `queue` (removed from it) goes to the worker holding the fewest
+ * jobs (`inFlight[w]`, counted up here and down by the caller on each answer; the lowest index among equals) while one
+ * holds fewer than `ahead` and `canStart` allows that job; a job `canStart` refuses stops the queue there. Whichever
+ * worker is free takes the next job (the output does not depend on which worker plays a job), so a worker never waits
+ * for a job of its own while the other plays a long episode and the write window (`canStart`) is full.
  */
-export function dispatchJobs(queues: JobRequest[][], inFlight: number[], ahead: number, canStart: (index: number) => boolean, post: (worker: number, job: JobRequest) => void): void {
-  for (let w = 0; w < queues.length; w++) {
-    const q = queues[w] as JobRequest[];
-    for (let next = q[0]; next !== undefined && (inFlight[w] ?? 0) < ahead && canStart(next.index); next = q[0]) {
-      q.shift();
-      inFlight[w] = (inFlight[w] ?? 0) + 1;
-      post(w, next);
-    }
+export function dispatchJobs(queue: JobRequest[], inFlight: number[], ahead: number, canStart: (index: number) => boolean, post: (worker: number, job: JobRequest) => void): void {
+  for (let next = queue[0]; next !== undefined && canStart(next.index); next = queue[0]) {
+    let w = -1;
+    for (let k = 0; k < inFlight.length; k++) if ((inFlight[k] ?? 0) < ahead && (w < 0 || (inFlight[k] ?? 0) < (inFlight[w] ?? 0))) w = k;
+    if (w < 0) return;
+    queue.shift();
+    inFlight[w] = (inFlight[w] ?? 0) + 1;
+    post(w, next);
   }
 }
 
@@ -179,7 +181,11 @@ function threadPool(n: number, wc: WorkerConfig): Pool {
   const script = workerScript();
   if (!existsSync(fileURLToPath(script))) throw new Error(`worker script ${fileURLToPath(script)} not found: build first (npx tsc -p tsconfig.json)`);
   const workers = Array.from({ length: n }, () => new Worker(script, { workerData: wc }));
-  let queues: JobRequest[][] = [];
+  // A worker's error (one that fails to load its modules, say) before `run`, kept for it; then `run`'s rejection.
+  let early: Error | null = null;
+  let fail = (e: Error): void => void (early ??= e);
+  for (const wk of workers) wk.on('error', (e: Error) => fail(e));
+  let queue: JobRequest[] = [];
   // Jobs posted to each worker and not answered yet: up to JOBS_AHEAD, so that a worker that posts a result starts its
   // next episode at once instead of idling until the main thread has written that result and answered.
   const inFlight = new Array<number>(n).fill(0);
@@ -188,15 +194,20 @@ function threadPool(n: number, wc: WorkerConfig): Pool {
   return {
     run(jobs, canStart, onResult) {
       can = canStart;
-      queues = Array.from({ length: n }, (_, w) => jobs.filter((_, i) => i % n === w));
+      queue = [...jobs];
       let remaining = jobs.length;
       return new Promise<void>((resolve, reject) => {
+        if (early !== null) {
+          reject(early);
+          return;
+        }
+        fail = reject;
         if (remaining === 0) {
           resolve();
           return;
         }
         pump = () => {
-          dispatchJobs(queues, inFlight, JOBS_AHEAD, can, (w, job) => (workers[w] as Worker).postMessage(job));
+          dispatchJobs(queue, inFlight, JOBS_AHEAD, can, (w, job) => (workers[w] as Worker).postMessage(job));
         };
         workers.forEach((wk, w) => {
           // The worker's shared slots, as received (export-worker.ts).
@@ -225,7 +236,6 @@ function threadPool(n: number, wc: WorkerConfig): Pool {
             if (remaining === 0) resolve();
             else pump();
           });
-          wk.on('error', (e) => reject(e));
         });
         pump();
       });
@@ -308,6 +318,18 @@ function openStepSink(path: string, format: TableFormat, compression: ArrowCompr
  * `format` overrides the plan's (shards stage their files as Arrow IPC whatever the run's format).
  */
 export async function playToDir(plan: RunPlan, jobs: readonly JobRequest[], out: string, workers: number, progress: boolean, format: TableFormat = plan.format): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
+  const n = Math.max(1, Math.min(workers, jobs.length));
+  // Started first: the worker threads load their modules while this one loads the zstd encoder and opens the files.
+  const pool = n > 1 ? threadPool(n, plan.wc) : null;
+  try {
+    return await playWith(plan, jobs, out, pool, n, progress, format);
+  } finally {
+    await pool?.close();
+  }
+}
+
+/** `playToDir` with its worker threads (`pool`, of `n` workers; null: play in this thread). */
+async function playWith(plan: RunPlan, jobs: readonly JobRequest[], out: string, pool: Pool | null, n: number, progress: boolean, format: TableFormat): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
   const { cfg, wc } = plan;
   if (format === 'arrow' && plan.compression === 'zstd') await zstdEncoder();
   mkdirSync(out, { recursive: true });
@@ -347,31 +369,25 @@ export async function playToDir(plan: RunPlan, jobs: readonly JobRequest[], out:
 
   let failed = false;
   try {
-    const n = Math.max(1, Math.min(workers, jobs.length));
-    if (n === 1) {
+    if (pool === null) {
       const builder = stepBuilder();
       for (const j of jobs) {
         accept(playJob(cfg, wc, j, builder, makePolicy));
         if (steps && steps.backlog() > maxBacklog) await steps.drain();
       }
     } else {
-      const pool = threadPool(n, wc);
       // Bound memory: a job may start only while it is within a window of the write cursor and the
       // writer keeps up.
       const window = 4 * n;
-      try {
-        await pool.run(
-          [...jobs],
-          (i) => (position.get(i) ?? 0) < cursor + window && (steps === null || steps.backlog() <= maxBacklog),
-          (r) => {
-            accept(r);
-            if (steps && steps.backlog() > maxBacklog) void steps.drain().then(() => pool.poke());
-            else pool.poke();
-          },
-        );
-      } finally {
-        await pool.close();
-      }
+      await pool.run(
+        [...jobs],
+        (i) => (position.get(i) ?? 0) < cursor + window && (steps === null || steps.backlog() <= maxBacklog),
+        (r) => {
+          accept(r);
+          if (steps && steps.backlog() > maxBacklog) void steps.drain().then(() => pool.poke());
+          else pool.poke();
+        },
+      );
     }
   } catch (e) {
     failed = true;

@@ -81,28 +81,29 @@ describe('ycgym run (bulk export)', () => {
     }
   });
 
-  it('dispatchJobs keeps up to `ahead` jobs with each worker, in queue order, stopping a queue at a job canStart refuses', () => {
+  it('dispatchJobs hands jobs out in queue order to the worker holding the fewest (up to `ahead` each), stopping at a job canStart refuses', () => {
     const job = (index: number): JobRequest => ({ index, policy: 'greedy', seed: index });
-    const queues = [[job(0), job(2), job(4), job(6)], [job(1), job(3), job(5)]];
+    const queue = [0, 1, 2, 3, 4, 5, 6].map(job);
     const inFlight = [0, 0];
     const posted: [number, number][] = [];
     const post = (w: number, j: JobRequest): void => void posted.push([w, j.index]);
-    dispatchJobs(queues, inFlight, JOBS_AHEAD, () => true, post);
-    // The next job is with the worker before it answers the one it plays.
+    dispatchJobs(queue, inFlight, JOBS_AHEAD, () => true, post);
+    // The next job is with a worker before it answers the one it plays.
     expect(JOBS_AHEAD).toBe(2);
-    expect(posted).toEqual([[0, 0], [0, 2], [1, 1], [1, 3]]);
+    expect(posted).toEqual([[0, 0], [1, 1], [0, 2], [1, 3]]);
     expect(inFlight).toEqual([2, 2]);
-    dispatchJobs(queues, inFlight, JOBS_AHEAD, () => true, post);
+    dispatchJobs(queue, inFlight, JOBS_AHEAD, () => true, post);
     expect(posted.length).toBe(4);
-    // Worker 1 answers; job 5 may not start yet (the write window), nor anything after it.
-    inFlight[1] = 1;
-    inFlight[0] = 0;
-    dispatchJobs(queues, inFlight, JOBS_AHEAD, (i) => i < 5, post);
-    expect(posted.slice(4)).toEqual([[0, 4]]);
-    expect(inFlight).toEqual([1, 1]);
-    dispatchJobs(queues, inFlight, 3, () => true, post);
-    expect(posted.slice(5)).toEqual([[0, 6], [1, 5]]);
-    expect(queues).toEqual([[], []]);
+    // Worker 1 answers twice (a short episode) while worker 0 still plays: the next jobs go to worker 1, not to the
+    // worker whose turn a fixed assignment would make it; job 5 may not start yet (the write window), nor anything after it.
+    inFlight[1] = 0;
+    dispatchJobs(queue, inFlight, JOBS_AHEAD, (i) => i < 5, post);
+    expect(posted.slice(4)).toEqual([[1, 4]]);
+    expect(inFlight).toEqual([2, 1]);
+    dispatchJobs(queue, inFlight, 3, () => true, post);
+    expect(posted.slice(5)).toEqual([[1, 5], [0, 6]]);
+    expect(queue).toEqual([]);
+    expect(inFlight).toEqual([3, 2]);
   });
 
   it.skipIf(!haveWorker)('output files are byte-identical for --workers 1 and 3 with jobs handed out ahead', async () => {
