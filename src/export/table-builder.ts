@@ -214,7 +214,7 @@ class Utf8Col extends Col {
       this.markNull(i);
     } else {
       this.markValid(i);
-      if (v instanceof Uint8Array) {
+      if (typeof v !== 'string' && v instanceof Uint8Array) {
         this.pushBytes(v);
         this.offsets[i + 1] = this.used;
         return;
@@ -268,9 +268,12 @@ class FixedCol extends Col {
   private f64 = new Float64Array(this.buf);
   private i32 = new Int32Array(this.buf);
   private readonly width: number;
+  /** 0: int32, 1: float64, 2: int64 / timestamp (a number to switch on per value, not the kind's string). */
+  private readonly type: number;
   constructor(def: ColumnDef) {
     super(def);
     this.width = def.kind === 'int32' ? 4 : 8;
+    this.type = def.kind === 'int32' ? 0 : def.kind === 'float64' ? 1 : 2;
   }
   private ensure(i: number): void {
     if ((i + 1) * this.width <= this.buf.byteLength) return;
@@ -290,11 +293,11 @@ class FixedCol extends Col {
       this.markValid(i);
       x = v as number;
     }
-    switch (this.def.kind) {
-      case 'int32':
+    switch (this.type) {
+      case 0:
         this.i32[i] = x;
         break;
-      case 'float64':
+      case 1:
         this.f64[i] = x;
         break;
       default: {
@@ -323,7 +326,7 @@ class FixedCol extends Col {
 class BoolCol extends Col {
   private bits = new Uint8Array(64);
   push(i: number, v: unknown): void {
-    this.bits = grow(this.bits, (i >> 3) + 1);
+    if (i >> 3 >= this.bits.length) this.bits = grow(this.bits, (i >> 3) + 1);
     if (v === null || v === undefined) this.markNull(i);
     else {
       this.markValid(i);
@@ -401,8 +404,9 @@ class ListStructCol extends Col {
             break;
           }
         }
+        const keyCol = this.children[0] as Col;
         for (const key of keys) {
-          this.field(0, key);
+          keyCol.push(this.items, key);
           this.field(1, rec[key]);
           this.items++;
         }
@@ -455,8 +459,13 @@ function makeCol(c: ColumnDef): Col {
  */
 export class TableBuilder<R extends object> {
   private cols: Col[] = [];
+  /** Column names and whether each is nullable, in column order (read per value by `append`). */
+  private readonly names: string[];
+  private readonly nullable: boolean[];
   private n = 0;
   constructor(readonly columns: readonly ColumnDef[]) {
+    this.names = columns.map((c) => c.name);
+    this.nullable = columns.map((c) => c.nullable);
     this.reset();
   }
   /** Rows appended since the last `finish`. */
@@ -473,11 +482,11 @@ export class TableBuilder<R extends object> {
     const r = row as Record<string, unknown>;
     const i = this.n;
     const cols = this.cols;
+    const names = this.names;
     for (let c = 0; c < cols.length; c++) {
-      const col = cols[c] as Col;
-      const v = r[col.def.name];
-      if ((v === null || v === undefined) && !col.def.nullable) throw new TypeError(`column ${col.def.name} is not nullable`);
-      col.push(i, v);
+      const v = r[names[c] as string];
+      if ((v === null || v === undefined) && !this.nullable[c]) throw new TypeError(`column ${names[c] as string} is not nullable`);
+      (cols[c] as Col).push(i, v);
     }
     this.n++;
   }
