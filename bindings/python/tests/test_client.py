@@ -6,6 +6,8 @@ import socket
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import zmq
 
 from ycgym import Client, LocalServer, ProtocolError, _json
@@ -167,3 +169,43 @@ def test_curve_encryption() -> None:
             Client(server.endpoint, server_public_key=pub, public_key=cpub)
     finally:
         server.close()
+
+
+def _sent_payloads(c: Client) -> list[bytes]:
+    """Replace the client's socket write with a recorder of the request bytes (nothing reaches a server)."""
+    sent: list[bytes] = []
+
+    def record(rid: int, op: str, payload: bytes) -> None:
+        sent.append(payload)
+
+    c._send_payload = record  # type: ignore[method-assign]
+    return sent
+
+
+@settings(max_examples=300, deadline=None)
+@given(session=st.text(), action=st.text(), skip=st.integers(0, 10**6), std=st.booleans())
+def test_step_request_bytes_equal_the_generic_send(session: str, action: str, skip: int, std: bool) -> None:
+    # Client.step writes its request from a fixed prefix and the texts' JSON (_send_step); the generic path serialises
+    # the request dict. Same bytes and the same ids, with orjson and with the standard library codec.
+    saved = (_json.dumps, _json.loads)
+    if std:
+        _json.dumps, _json.loads = _json._std_dumps, _json._std_loads
+    c = Client(f"tcp://127.0.0.1:{free_port()}", timeout=1.0)
+    try:
+        for _ in range(skip % 7):
+            next(c._ids)
+        sent = _sent_payloads(c)
+        a = c._send_step(session, action)
+        b = c.send("step", session=session, action=action)
+        assert b == a + 1 and sent[0] == sent[1].replace(b'"id":%d,' % b, b'"id":%d,' % a, 1)
+        assert _json.loads(sent[0]) == {"v": 1, "id": a, "op": "step", "session": session, "action": action}
+        # Not plain texts (a str subclass, None): the generic path itself.
+        class S(str):
+            pass
+
+        c._send_step(S(session), action)
+        c.send("step", session=S(session), action=action)
+        assert sent[2] == sent[3].replace(b'"id":%d,' % (a + 3), b'"id":%d,' % (a + 2), 1)
+    finally:
+        _json.dumps, _json.loads = saved
+        c.close()
