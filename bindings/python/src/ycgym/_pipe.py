@@ -11,13 +11,22 @@ u32 length and its bytes. The frames are a ZeroMQ ROUTER's: ``[routing id, paylo
 ...arrays]`` back. Every :class:`PipeSocket` (one per client) has its own random routing id, as a ZeroMQ ``DEALER``
 of :class:`ycgym.Client` does, so sessions belong to their client as over ZeroMQ; replies are dispatched to the
 socket whose id they carry.
+
+Interrupts (Ctrl-C, a signal handler that raises) may come at any bytecode, so the byte streams' state changes only
+in single C-level operations: a read appends its bytes to the buffer inside one C call chain (no bytecode runs
+between ``os.read`` returning and the bytes being stored), a message leaves the buffer in one ``del`` when its socket
+takes it (messages wait in the buffer, not in per-socket queues), and requests go through a ``BufferedWriter`` that
+keeps what an interrupted write did not send and sends it first next time. An interrupted call loses at most its
+own reply (which the client then treats as abandoned), never the framing of the stream.
 """
 
 from __future__ import annotations
 
-import collections
+import functools
+import io
 import itertools
 import math
+import operator
 import os
 import secrets
 import select
@@ -35,6 +44,12 @@ _U32 = struct.Struct("<I")
 _READ_BYTES = 1 << 16
 MAX_FRAMES = 128
 """Most frames in one message (the server's ``MAX_PIPE_FRAMES``)."""
+_WAIT_S = 0.05
+"""Longest wait of a thread for another thread's read before it looks again."""
+_WRITE_BUFFER = (8 << 20) + (1 << 20)
+"""The request writer's buffer: a request up to this size (the server's default ``max_message_bytes`` is 8 MiB) is
+copied into it whole before any byte is written, so an interrupt never leaves part of a request behind unrecorded
+(only touched pages of it become resident)."""
 
 
 class PipeClosedError(ServerExitedError):
@@ -52,11 +67,19 @@ class PipeConnection:
         # open files gets.
         self._poller = select.poll()
         self._poller.register(read_fd, select.POLLIN)
-        self._cond = threading.Condition(threading.Lock())
+        # Entered as `with self._lock` (a C lock: no bytecode between acquiring it and the block's cleanup being in
+        # place), not through the Condition, whose Python-level __enter__ an interrupt can leave with the lock held.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._reading = False  # a thread is reading the pipe (the others wait on _cond)
         self._write_lock = threading.Lock()
+        # Bytes read and not yet taken: whole messages for any socket, then the start of the next one.
         self._buf = bytearray()
-        self._inbox: dict[bytes, collections.deque[list[bytes]]] = {}
+        # One read, appended to _buf inside C (see the module's docstring): yields nothing at end of file.
+        self._read_chunk = functools.partial(os.read, read_fd, _READ_BYTES)
+        self._raw_w = io.FileIO(write_fd, "wb", closefd=False)
+        self._writer = io.BufferedWriter(self._raw_w, _WRITE_BUFFER)
+        self._open: set[bytes] = set()  # routing ids of open sockets (replies to others are dropped)
         self.closed = False
         self.eof = False
 
@@ -64,81 +87,90 @@ class PipeConnection:
         if os.getpid() != self.pid:
             raise RuntimeError("ycgym: a pipe endpoint belongs to the process that started its server (this is a forked copy)")
         rid = b"p" + secrets.token_hex(16).encode("ascii")
-        self._inbox[rid] = collections.deque()
+        self._open.add(rid)
         return PipeSocket(self, rid)
 
     def _forget(self, rid: bytes) -> None:
-        self._inbox.pop(rid, None)
+        self._open.discard(rid)
 
     def write(self, frames: list[bytes]) -> None:
         parts = [_U32.pack(len(frames))]
         for f in frames:
             parts.append(_U32.pack(len(f)))
             parts.append(f)
-        data = memoryview(b"".join(parts))
+        data = b"".join(parts)
         with self._write_lock:
             if self.closed:
                 raise PipeClosedError("the pipe to the server is closed")
             try:
-                while data:
-                    n = os.write(self.write_fd, data)
-                    data = data[n:]
+                # All or nothing into the buffer (after it has sent what an interrupted call left), then sent;
+                # the writer's position moves with every partial write, so an interrupt loses no byte and sends
+                # none twice.
+                self._writer.write(data)
+                self._writer.flush()
             except OSError as e:  # BrokenPipeError: the server has exited
                 raise PipeClosedError(f"the server closed its pipe ({e})") from None
 
     def pump(self, rid: bytes, timeout_s: float | None) -> list[bytes] | None:
-        """The next message for ``rid``: from its inbox, else read from the pipe (dispatching other sockets'
-        messages to their inboxes) until one comes or ``timeout_s`` runs out (None).
+        """The next message for ``rid``: taken from the buffer, else read from the pipe (other sockets' messages
+        stay in the buffer for them) until one comes or ``timeout_s`` runs out (None).
 
         One thread reads at a time; the others wait on a condition that the reader signals whenever it has
         dispatched messages, and one of them becomes the reader when it stops.
         """
-        box = self._inbox.get(rid)
-        if box is None:
+        if rid not in self._open:
             raise RuntimeError("the pipe socket is closed")
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        with self._cond:
-            while True:
-                if box:
-                    return box.popleft()
-                if self.eof:
-                    raise PipeClosedError("the server closed its pipe")
-                if not self._reading:
-                    self._reading = True
-                    break
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return None
-                self._cond.wait(remaining)
+        reader = False
         try:
+            with self._lock:
+                while True:
+                    got = self._take(rid)
+                    if got is not None:
+                        return got
+                    if self.eof:
+                        raise PipeClosedError("the server closed its pipe")
+                    if not self._reading:
+                        self._reading = reader = True  # one step: no interrupt between the two
+                        break
+                    remaining = _WAIT_S if deadline is None else min(_WAIT_S, deadline - time.monotonic())
+                    if remaining <= 0:
+                        return None
+                    # Bounded: a notify that an interrupt cut short costs a waiter at most this long.
+                    self._cond.wait(remaining)
             while True:
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
                 if self._read_once(remaining):
-                    if box:
-                        return box.popleft()
-                    with self._cond:  # replies for other sockets came
-                        self._cond.notify_all()
+                    with self._lock:
+                        got = self._take(rid)
+                        if got is not None:
+                            return got
+                        self._cond.notify_all()  # maybe replies for other sockets came
                 elif deadline is not None and time.monotonic() >= deadline:
                     return None
         finally:
-            with self._cond:
-                self._reading = False
-                self._cond.notify_all()
+            if reader:
+                with self._lock:
+                    self._reading = False
+                    self._cond.notify_all()
 
     def _read_once(self, timeout_s: float | None) -> bool:
-        """Read what the pipe has (waiting up to ``timeout_s``) and dispatch every whole message; False if nothing came."""
+        """Append what the pipe has to the buffer (waiting up to ``timeout_s``); False if nothing came."""
         if timeout_s is not None and not self._poller.poll(max(0, math.ceil(timeout_s * 1000))):
             return False
-        chunk = os.read(self.read_fd, _READ_BYTES)
-        if not chunk:
+        before = len(self._buf)
+        # os.read's bytes reach the buffer without a bytecode in between (where a signal handler could raise and
+        # drop them): reduce, islice, iter and iadd are all C.
+        functools.reduce(operator.iadd, itertools.islice(iter(self._read_chunk, b""), 1), self._buf)
+        if len(self._buf) == before:
             self.eof = True
             raise PipeClosedError("the server closed its pipe")
-        buf = self._buf
-        if buf:
-            buf += chunk
-            data: bytes | bytearray = buf
-        else:
-            data = chunk
+        return True
+
+    def _take(self, rid: bytes) -> list[bytes] | None:
+        """The first whole message for ``rid`` in the buffer, removed from it (messages of closed sockets on the
+        way are dropped); None if none is there yet. Called with ``_lock`` held."""
+        data = self._buf
         at = 0
         n = len(data)
         while n - at >= 4:
@@ -146,8 +178,7 @@ class PipeConnection:
             if k < 1 or k > MAX_FRAMES:
                 self.eof = True
                 raise PipeClosedError(f"malformed reply from the server ({k} frames)")
-            # The frames' spans first: a message still arriving (a large reply takes several reads) is not copied
-            # again on every read, only once whole.
+            # The frames' spans first: a message still arriving (a large reply takes several reads) is not copied.
             p = at + 4
             spans: list[tuple[int, int]] = []
             for _ in range(k):
@@ -160,22 +191,28 @@ class PipeConnection:
                 spans.append((p, p + m))
                 p += m
             else:
-                at = p
-                box = self._inbox.get(bytes(data[spans[0][0] : spans[0][1]]))
-                if box is not None:  # else: the reply of a closed socket
-                    box.append([bytes(data[a:b]) for a, b in spans[1:]])
+                owner = bytes(data[spans[0][0] : spans[0][1]])
+                if owner == rid:
+                    frames = [bytes(data[a:b]) for a, b in spans[1:]]
+                    del data[at:p]  # the one change: the message is taken
+                    return frames
+                if owner not in self._open:  # the reply of a closed socket
+                    del data[at:p]
+                    n = len(data)
+                    continue
+                at = p  # another open socket's: it takes it
                 continue
             break
-        if data is buf:
-            del buf[:at]
-        elif at < n:
-            self._buf = bytearray(data[at:])
-        return True
+        return None
 
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
+        # The writer's raw file closed first (it does not own the descriptor): a writer whose raw file is closed
+        # neither flushes nor writes again, so bytes an interrupted call left in it never reach a reused descriptor
+        # (nor, in a forked child, the parent's pipe).
+        self._raw_w.close()
         for fd in (self.write_fd, self.read_fd):
             try:
                 os.close(fd)
