@@ -115,8 +115,8 @@ class PipeConnection:
         """The next message for ``rid``: taken from the buffer, else read from the pipe (other sockets' messages
         stay in the buffer for them) until one comes or ``timeout_s`` runs out (None).
 
-        One thread reads at a time; the others wait on a condition that the reader signals whenever it has
-        dispatched messages, and one of them becomes the reader when it stops.
+        One thread reads at a time; the others wait on a condition that the reader signals after each read that
+        brought no message of its own (and when it stops, when one of them becomes the reader).
         """
         if rid not in self._open:
             raise RuntimeError("the pipe socket is closed")
