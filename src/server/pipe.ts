@@ -210,10 +210,19 @@ export class PipeRouter {
   }
 
   send(frames: readonly Frame[]): Promise<void> {
-    if (this.isClosed) return Promise.reject(this.failure ?? new Error('pipe closed'));
-    if (this.output.writableLength > MAX_PIPE_BUFFERED_BYTES) return Promise.reject(new WouldBlock('the client is not reading its replies'));
-    this.output.write(encodeMessage(frames));
+    try {
+      this.sendNow(frames);
+    } catch (e) {
+      return Promise.reject(e as Error);
+    }
     return Promise.resolve();
+  }
+
+  /** `send` without a promise: returns once the message is written or buffered; throws what `send` rejects with. */
+  sendNow(frames: readonly Frame[]): void {
+    if (this.isClosed) throw this.failure ?? new Error('pipe closed');
+    if (this.output.writableLength > MAX_PIPE_BUFFERED_BYTES) throw new WouldBlock('the client is not reading its replies');
+    this.output.write(encodeMessage(frames));
   }
 
   unbindSync(): void {

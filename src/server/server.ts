@@ -29,6 +29,11 @@ import { PipeRouter, type PipeEnd } from './pipe.js';
 interface Transport {
   receive(): Promise<Buffer[]>;
   send(frames: (Buffer | string)[]): Promise<void>;
+  /**
+   * `send` for a transport that knows at once whether it took the message (the pipe): returns, or throws what `send`
+   * would reject with. The loop then hands a reply over without waiting for a promise.
+   */
+  sendNow?(frames: (Buffer | string)[]): void;
   readonly closed: boolean;
   readonly readable: boolean;
   unbindSync(endpoint: string): void;
@@ -220,12 +225,18 @@ export interface ServerStats {
  */
 type Frames = (Buffer | string)[];
 
+/** A `step_batch` in progress and the envelope of its reply. */
+interface Job {
+  envelope: Buffer[];
+  batch: BatchJob;
+}
+
 /** Requests of one peer (ROUTER identity) waiting their turn, and its batch in progress. */
 interface Peer {
   queue: Buffer[][];
   /** Bytes of the frames in `queue`. */
   queuedBytes: number;
-  job: { envelope: Buffer[]; batch: BatchJob } | null;
+  job: Job | null;
   /** A reply ZeroMQ could not take yet (the peer's queue is full), and since when it waits. */
   outbox: Frames | null;
   stalledSince: number;
@@ -306,6 +317,14 @@ export class Server {
   private readonly errorCounts: Record<string, number> = {};
   /** The CURVE allow-list's ZAP handler, if any. */
   private zap: ZapHandler | null = null;
+  /** The peer of the last `serveNext` turn, and that peer again when it has more work (else null). */
+  private turnKey = '';
+  private turnRequeue: string | null = null;
+  /** An idle peer's record, reused for the next new peer (all its fields at their `newPeer` values). */
+  private sparePeer: Peer | null = null;
+  /** `clientOf`'s last routing id (latin1) and its client. */
+  private lastClientKey: string | null = null;
+  private lastClient = '';
 
   private constructor(
     private readonly socket: Transport,
@@ -469,7 +488,8 @@ export class Server {
     const key = first.toString('latin1');
     let peer = this.peers.get(key);
     if (peer === undefined) {
-      peer = newPeer();
+      peer = this.sparePeer ?? newPeer();
+      this.sparePeer = null;
       this.peers.set(key, peer);
       this.ready.push(key);
     }
@@ -492,31 +512,67 @@ export class Server {
     this.queuedBytes += bytes;
   }
 
-  /** Start handling one message: its reply frames, a batch job to run in slices, or null (nothing to send). */
-  private begin(frames: Buffer[]): { out: Frames } | { envelope: Buffer[]; batch: BatchJob } | null {
+  /**
+   * Start handling one message of the peer `key` (its first frame as latin1): its reply frames, a batch job to run in
+   * slices, or null (nothing to send).
+   */
+  private begin(key: string, frames: Buffer[]): Frames | Job | null {
     if (frames.length === 0) return null;
-    const { envelope, payload } = splitFrames(frames);
-    if (envelope.length > MAX_ENVELOPE_FRAMES) {
-      const reply = errorReply('bad_frames', `too many routing frames (${envelope.length})`);
+    const id = frames[0] as Buffer;
+    // The usual message, [routing id, payload] (a DEALER's): the envelope is the routing id alone (splitFrames).
+    const plain = frames.length === 2 && (frames[1] as Buffer).length !== 0;
+    const envelope = plain ? null : splitFrames(frames);
+    if (envelope !== null && envelope.envelope.length > MAX_ENVELOPE_FRAMES) {
+      const reply = errorReply('bad_frames', `too many routing frames (${envelope.envelope.length})`);
       this.count('bad_frames');
-      return { out: [frames[0] as Buffer, JSON.stringify(reply)] };
+      return [id, JSON.stringify(reply)];
     }
     let h: Handled | BatchJob;
-    if (payload.length !== 1) {
-      const reply = errorReply('bad_frames', `expected exactly one payload frame after the routing envelope, got ${payload.length}`);
+    if (envelope !== null && envelope.payload.length !== 1) {
+      const reply = errorReply('bad_frames', `expected exactly one payload frame after the routing envelope, got ${envelope.payload.length}`);
       h = this.handler.finish(null, reply, JSON.stringify(reply));
     } else {
-      h = this.handler.beginPayload(payload[0] as Buffer, this.maxMessageBytes, clientOf(envelope));
+      const payload = (envelope === null ? frames[1] : envelope.payload[0]) as Buffer;
+      h = this.handler.beginPayload(payload, this.maxMessageBytes, this.clientOf(key, id));
     }
-    if (h instanceof BatchJob) return { envelope, batch: h };
-    return { out: this.finish(envelope, h) };
+    if (h instanceof BatchJob) return { envelope: envelope === null ? [id] : envelope.envelope, batch: h };
+    return envelope === null ? this.finishPlain(id, h) : this.finish(envelope.envelope, h);
+  }
+
+  /**
+   * The client a request comes from, for session ownership: the connection, i.e. the routing id ZeroMQ knows it by
+   * (the first envelope frame) in hex. A client cannot take a live connection's id (the socket has no handover), and
+   * the ycgym clients choose 128 random bits, kept across reconnections. Frames a broker (or the client) adds after it
+   * do not split the identity: clients behind one broker share its connection and trust it. The last one is kept
+   * (`key` is the same id as latin1): a lockstep client's requests do not each encode it again.
+   */
+  private clientOf(key: string, id: Buffer): string {
+    if (key !== this.lastClientKey) {
+      this.lastClientKey = key;
+      this.lastClient = id.toString('hex');
+    }
+    return this.lastClient;
   }
 
   private finish(envelope: Buffer[], h: Handled): Frames {
-    const r = h.reply;
-    this.count(r.ok ? null : r.error.code);
-    if (!r.ok && r.error.code === 'internal') this.log('error', r.error.message, { id: r.id });
+    this.counted(h);
     return h.arrays === undefined ? [...envelope, h.body] : [...envelope, h.body, ...h.arrays];
+  }
+
+  /** `finish` of a reply whose envelope is the routing id `id` alone. */
+  private finishPlain(id: Buffer, h: Handled): Frames {
+    this.counted(h);
+    return h.arrays === undefined ? [id, h.body] : [id, h.body, ...h.arrays];
+  }
+
+  private counted(h: Handled): void {
+    const r = h.reply;
+    if (r.ok) {
+      this.counters.ok++;
+      return;
+    }
+    this.count(r.error.code);
+    if (r.error.code === 'internal') this.log('error', r.error.message, { id: r.id });
   }
 
   private count(code: string | null): void {
@@ -525,15 +581,18 @@ export class Server {
   }
 
   /**
-   * One turn of the next peer in line: one request or one batch slice. Returns the frames to send, if any, and
-   * whether the peer has more work (the caller puts it back in line after reading new arrivals, so a peer that
-   * just sent its first request goes before a peer that just had its turn).
+   * One turn of the next peer in line: one request or one batch slice. Returns the frames to send, if any (to the peer
+   * `this.turnKey`), and sets `this.turnRequeue` to that key when the peer has more work (the caller puts it back in
+   * line after reading new arrivals, so a peer that just sent its first request goes before a peer that just had its
+   * turn), else null.
    */
-  private serveNext(): { out: Frames | null; requeue: string | null } {
+  private serveNext(): Frames | null {
+    this.turnRequeue = null;
     const key = this.ready.shift();
-    if (key === undefined) return { out: null, requeue: null };
+    if (key === undefined) return null;
+    this.turnKey = key;
     const peer = this.peers.get(key);
-    if (peer === undefined || peer.outbox !== null) return { out: null, requeue: null };
+    if (peer === undefined || peer.outbox !== null) return null;
     const t0 = performance.now();
     let out: Frames | null = null;
     try {
@@ -545,8 +604,8 @@ export class Server {
             this.queuedBytes -= f.length;
             peer.queuedBytes -= f.length;
           }
-          const started = this.begin(frames);
-          if (started !== null && 'out' in started) out = started.out;
+          const started = this.begin(key, frames);
+          if (Array.isArray(started)) out = started;
           else if (started !== null) {
             peer.job = started;
             this.jobs.add(started.batch);
@@ -577,9 +636,16 @@ export class Server {
     }
     const dt = performance.now() - t0;
     if (dt > this.counters.max_unit_ms) this.counters.max_unit_ms = dt;
-    if (peer.job !== null || peer.queue.length > 0) return { out, requeue: key };
+    if (peer.job !== null || peer.queue.length > 0) this.turnRequeue = key;
+    else this.forget(key, peer);
+    return out;
+  }
+
+  /** Remove an idle peer (its record is kept for the next new peer: a lockstep client's peer comes and goes per request). */
+  private forget(key: string, peer: Peer): void {
     this.peers.delete(key);
-    return { out, requeue: null };
+    peer.stalledSince = 0;
+    this.sparePeer = peer;
   }
 
   /**
@@ -658,7 +724,14 @@ export class Server {
       this.counters.replied++;
       return 'sent';
     } catch (e) {
-      if (this.closing || this.socket.closed) return 'dropped';
+      return this.sendFailed(key, frames, e);
+    }
+  }
+
+  /** `deliver`'s outcome when the transport refused `frames` with `e`. */
+  private sendFailed(key: string, frames: Frames, e: unknown): 'waiting' | 'dropped' {
+    if (this.closing || this.socket.closed) return 'dropped';
+    {
       const code = (e as { code?: string }).code;
       if (code === 'EAGAIN') {
         let peer = this.peers.get(key);
@@ -735,8 +808,13 @@ export class Server {
         }
         if (this.ready.length === 0 && requeue === null) {
           // Nothing to do: wait for a message (bounded while replies wait to be offered again).
-          const m = await this.receive(this.blocked.size > 0 ? RETRY_MS : Number.POSITIVE_INFINITY);
-          if (m !== null) this.enqueue(m);
+          if (this.blocked.size === 0 && this.pendingReceive === null) {
+            // `receive(Infinity)` without its own promise (a lockstep client's every request comes this way).
+            this.enqueue(await this.socket.receive());
+          } else {
+            const m = await this.receive(this.blocked.size > 0 ? RETRY_MS : Number.POSITIVE_INFINITY);
+            if (m !== null) this.enqueue(m);
+          }
         } else {
           // Other work is pending: read only what is already there, so new peers join the rotation.
           for (let k = 0; k < READ_BURST && this.canRead(); k++) {
@@ -755,11 +833,19 @@ export class Server {
         if (!this.blocked.has(requeue)) this.ready.push(requeue);
         requeue = null;
       }
-      const turn = this.serveNext();
-      requeue = turn.requeue;
-      if (turn.out !== null) {
-        const key = (turn.out[0] as Buffer).toString('latin1');
-        const r = await this.deliver(key, turn.out);
+      const out = this.serveNext();
+      requeue = this.turnRequeue;
+      if (out !== null) {
+        // `deliver` inline: without a promise of its own, and none at all when the transport answers at once.
+        const key = this.turnKey;
+        let r: 'sent' | 'waiting' | 'dropped' = 'sent';
+        try {
+          if (this.socket.sendNow !== undefined) this.socket.sendNow(out);
+          else await this.socket.send(out);
+          this.counters.replied++;
+        } catch (e) {
+          r = this.sendFailed(key, out, e);
+        }
         if (this.closing || this.socket.closed) return;
         if (r !== 'sent' && requeue === key) requeue = null;
       }
@@ -794,16 +880,6 @@ export class Server {
     }
     await this.loopDone;
   }
-}
-
-/**
- * The client a request comes from, for session ownership: the connection, i.e. the routing id ZeroMQ knows it by
- * (the first envelope frame). A client cannot take a live connection's id (the socket has no handover), and the
- * ycgym clients choose 128 random bits, kept across reconnections. Frames a broker (or the client) adds after it
- * do not split the identity: clients behind one broker share its connection and trust it.
- */
-function clientOf(envelope: readonly Buffer[]): string {
-  return envelope[0]?.toString('hex') ?? '';
 }
 
 /** Call several hook sets in order (undefined entries are skipped). */
