@@ -9,8 +9,8 @@
  * - `router`: a zeromq.js `Router` stand-in: `receive` resolves with `[routing id, payload]` Buffers, `send` takes the
  *   reply frames as the server hands them over (a JSON reply's body is a string);
  * - `pipe`: the real `PipeRouter` (src/server/pipe.ts), its requests fed to its data handler as the bytes the pipe
- *   would deliver and its output stream replaced by a sink (its framing, parsing and encoding are timed; the write
- *   system call is not).
+ *   would deliver and its output (the stream, and the direct write of builds that have one) replaced by a sink that
+ *   copies what it gets (its framing, parsing and encoding are timed; the write system call is not).
  * A request reaches the server from a macrotask (setImmediate), as data from a socket or a pipe does, so the loop
  * parks in its pending receive between messages as it does in production.
  *
@@ -106,6 +106,8 @@ class FakeRouter implements Driver {
 
 interface PipeLike {
   output: unknown;
+  /** Builds that write the output pipe directly (not through the stream) do it with this. */
+  writeNow?: (buf: Buffer, length: number) => number;
   onData(chunk: Buffer): void;
   close(): void;
 }
@@ -126,12 +128,22 @@ class FakePipe implements Driver {
     private readonly encode: (f: Frames) => Buffer,
   ) {
     const self = this;
+    // What reaches the pipe is copied (a build may reuse its buffer), by either way it is written.
+    const written = (buf: Buffer): void => {
+      self.replies.push(Buffer.from(buf));
+      if (--self.left > 0) setImmediate(self.push);
+      else self.done?.();
+    };
+    if ('writeNow' in router) {
+      router.writeNow = (buf, length) => {
+        written(buf.subarray(0, length));
+        return length;
+      };
+    }
     router.output = {
       writableLength: 0,
       write(buf: Buffer) {
-        self.replies.push(buf);
-        if (--self.left > 0) setImmediate(self.push);
-        else self.done?.();
+        written(buf);
         return true;
       },
       end() {},

@@ -2,9 +2,13 @@
  * The pipe transport's framing (src/server/pipe.ts): a message is a u32 frame count, then each frame's u32 length
  * and bytes. Messages cut anywhere are parsed once whole; counts and lengths outside the limits are refused.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeMessage, MAX_PIPE_FRAMES, parseMessages, PIPE_ENVELOPE_BYTES } from '../../src/server/pipe.js';
+import { encodeMessage, MAX_PIPE_FRAMES, parseMessages, PipeRouter, PIPE_ENVELOPE_BYTES } from '../../src/server/pipe.js';
 
 const frameArb = fc.oneof(fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)), fc.string({ maxLength: 100 }));
 const messageArb = fc.array(frameArb, { minLength: 1, maxLength: 6 });
@@ -17,6 +21,32 @@ describe('pipe framing', () => {
   it('encodes a count, then lengths and bytes (little-endian)', () => {
     const b = encodeMessage([Buffer.from('ab'), 'é']);
     expect([...b]).toEqual([2, 0, 0, 0, 2, 0, 0, 0, 0x61, 0x62, 2, 0, 0, 0, 0xc3, 0xa9]);
+  });
+
+  it('encodes any frames as their UTF-8 bytes with their lengths, small and large alike (the scratch buffer and beyond)', () => {
+    const exact = (frames: (Buffer | string)[]): Buffer => {
+      const parts: Buffer[] = [Buffer.alloc(4)];
+      parts[0]!.writeUInt32LE(frames.length, 0);
+      for (const f of asBuffers(frames)) {
+        const n = Buffer.alloc(4);
+        n.writeUInt32LE(f.length, 0);
+        parts.push(n, f);
+      }
+      return Buffer.concat(parts);
+    };
+    const text = fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: fc.constantFrom('\ud800', '\udc00', 'é', '€', '😀', 'a', '"'), maxLength: 200 }));
+    // Repeated up to ~90,000 code units: messages on both sides of the 64 KiB scratch buffer.
+    const big = fc.tuple(text, fc.integer({ min: 1, max: 450 })).map(([t, k]) => t.repeat(k));
+    fc.assert(
+      fc.property(fc.array(fc.oneof(frameArb, text, big), { minLength: 1, maxLength: 4 }), (frames) => {
+        expect(encodeMessage(frames).equals(exact(frames))).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+    // A returned message is its own copy: the next one does not overwrite it.
+    const first = encodeMessage([Buffer.from('id'), 'one']);
+    encodeMessage([Buffer.from('id'), 'two']);
+    expect(parseMessages(first, 1 << 20).messages[0]?.[1]?.toString()).toBe('one');
   });
 
   it('parses any sequence of messages, however the bytes are cut', () => {
@@ -72,5 +102,77 @@ describe('pipe framing', () => {
     const k = Math.floor((1000 + PIPE_ENVELOPE_BYTES) / 1000);
     const fits = Buffer.concat([count(k), ...Array.from({ length: k }, () => Buffer.concat([count(1000), Buffer.alloc(1000)]))]);
     expect(parseMessages(fits, 1000).messages[0]).toHaveLength(k);
+  });
+});
+
+describe('PipeRouter output', () => {
+  /** A PipeRouter on two FIFOs whose output is observed: the direct writes (cut as `takes` says) and the stream's. */
+  function observed(takes: (number | string)[]) {
+    const dir = mkdtempSync(join(tmpdir(), 'pipe-out-'));
+    const fifo = (name: string): number => {
+      execFileSync('mkfifo', [join(dir, name)]);
+      return openSync(join(dir, name), 'r+');
+    };
+    const router = new PipeRouter(fifo('in'), fifo('out'), 1 << 20);
+    const bytes: Buffer[] = [];
+    const how: string[] = [];
+    let queued = 0;
+    const inner = router as unknown as { output: unknown; writeNow: (buf: Buffer, length: number) => number };
+    inner.output = {
+      get writableLength() {
+        return queued;
+      },
+      write(b: Buffer) {
+        bytes.push(Buffer.from(b));
+        how.push(`stream ${b.length}`);
+        queued += b.length;
+        return false;
+      },
+      end() {},
+      destroy() {},
+      on() {},
+    };
+    inner.writeNow = (buf, length) => {
+      const t = takes.shift() ?? length;
+      if (typeof t === 'string') throw Object.assign(new Error(`${t}: refused, write`), { code: t });
+      const n = Math.min(t, length);
+      bytes.push(Buffer.from(buf.subarray(0, n)));
+      how.push(`direct ${n}/${length}`);
+      return n;
+    };
+    return { router, bytes, how, drain: () => (queued = 0), done: () => (router.close(), rmSync(dir, { recursive: true, force: true })) };
+  }
+
+  it('a reply the pipe takes in part: the rest goes to the stream, and later replies wait behind it there', () => {
+    const o = observed([1000, 'EAGAIN']);
+    const m = (i: number): (Buffer | string)[] => [Buffer.from('id'), `{"n":${i},"pad":"${'é'.repeat(1500 + i)}"}`];
+    o.router.sendNow(m(1)); // direct, cut after 1000 bytes: the rest to the stream
+    o.router.sendNow(m(2)); // the stream holds bytes: behind them
+    o.drain();
+    o.router.sendNow(m(3)); // direct: EAGAIN, all of it to the stream
+    o.router.sendNow(m(4));
+    o.drain();
+    o.router.sendNow(m(5)); // direct, whole
+    o.router.sendNow([Buffer.from('id'), 'x'.repeat(30_000)]); // beyond the scratch buffer: the stream
+    const first = encodeMessage(m(1)).length;
+    expect(o.how).toEqual([
+      `direct 1000/${first}`,
+      `stream ${first - 1000}`,
+      `stream ${encodeMessage(m(2)).length}`,
+      `stream ${encodeMessage(m(3)).length}`,
+      `stream ${encodeMessage(m(4)).length}`,
+      `direct ${encodeMessage(m(5)).length}/${encodeMessage(m(5)).length}`,
+      'stream 30014',
+    ]);
+    expect(Buffer.concat(o.bytes).equals(Buffer.concat([1, 2, 3, 4, 5].map((i) => encodeMessage(m(i))).concat(encodeMessage([Buffer.from('id'), 'x'.repeat(30_000)]))))).toBe(true);
+    o.done();
+  });
+
+  it('a failed direct write ends the transport as a failed stream write does', async () => {
+    const o = observed(['EPIPE']);
+    o.router.sendNow([Buffer.from('id'), '{}']); // handed over; the failure comes after
+    expect(await o.router.ended).toEqual({ reason: 'pipe write failed: write EPIPE', clean: false });
+    expect(() => o.router.sendNow([Buffer.from('id'), '{}'])).toThrow('pipe write failed: write EPIPE');
+    o.done();
   });
 });
