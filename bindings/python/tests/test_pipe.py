@@ -310,3 +310,40 @@ def test_interrupts_at_any_point_keep_the_pipe_streams_whole() -> None:
     assert out.returncode == 0, out.stderr[-3000:]
     n = int(out.stdout.split()[-1])
     assert n >= 200, out.stdout  # the storm did interrupt (each interrupt is followed by a checked step)
+
+
+def test_a_reply_taken_while_another_thread_reads_is_not_the_end_of_the_pipe() -> None:
+    # One thread reads the pipe while another takes its own reply, already in the buffer, under the lock. The read
+    # brought as many bytes as that take removed: the buffer's length is what it was before the read, which is not
+    # the end of the pipe (test_threads_each_with_a_client failed now and then with a false "server closed its pipe").
+    import struct
+
+    from ycgym._pipe import PipeConnection
+
+    def message(rid: bytes, payload: bytes) -> bytes:
+        return struct.pack("<I", 2) + struct.pack("<I", len(rid)) + rid + struct.pack("<I", len(payload)) + payload
+
+    reply_r, reply_w = os.pipe()
+    req_r, req_w = os.pipe()
+    conn = PipeConnection(reply_r, req_w)
+    try:
+        a, b = conn.open_socket(), conn.open_socket()
+        conn._buf += message(b._rid, b'{"for":"b"}')
+        os.write(reply_w, message(a._rid, b'{"for":"a"}'))  # the same size
+        read = conn._read_chunk
+        taken: list[list[bytes] | None] = []
+
+        def read_while_b_takes() -> bytes:
+            data = read()
+            with conn._lock:  # b's thread, between the reader's look at the buffer and its append
+                taken.append(conn._take(b._rid))
+            return data
+
+        conn._read_chunk = read_while_b_takes
+        assert conn.pump(a._rid, 5.0) == [b'{"for":"a"}']
+        assert taken == [[b'{"for":"b"}']]
+        assert not conn.eof
+    finally:
+        conn.close()
+        os.close(reply_w)  # conn.close() closed its own two
+        os.close(req_r)

@@ -75,6 +75,9 @@ class PipeConnection:
         self._write_lock = threading.Lock()
         # Bytes read and not yet taken: whole messages for any socket, then the start of the next one.
         self._buf = bytearray()
+        # Bytes ever removed from _buf (under _lock): len(_buf) + _taken grows only by what reads append, so a read
+        # that appended nothing (end of file) is told apart from one whose bytes another thread's take offset.
+        self._taken = 0
         # One read, appended to _buf inside C (see the module's docstring): yields nothing at end of file.
         self._read_chunk = functools.partial(os.read, read_fd, _READ_BYTES)
         self._raw_w = io.FileIO(write_fd, "wb", closefd=False)
@@ -158,13 +161,16 @@ class PipeConnection:
         """Append what the pipe has to the buffer (waiting up to ``timeout_s``); False if nothing came."""
         if timeout_s is not None and not self._poller.poll(max(0, math.ceil(timeout_s * 1000))):
             return False
-        before = len(self._buf)
+        with self._lock:
+            before = len(self._buf) + self._taken
         # os.read's bytes reach the buffer without a bytecode in between (where a signal handler could raise and
         # drop them): reduce, islice, iter and iadd are all C.
         functools.reduce(operator.iadd, itertools.islice(iter(self._read_chunk, b""), 1), self._buf)
-        if len(self._buf) == before:
-            self.eof = True
-            raise PipeClosedError("the server closed its pipe")
+        with self._lock:
+            # Not len(_buf) alone: other threads take their replies from the buffer meanwhile (under the lock).
+            if len(self._buf) + self._taken == before:
+                self.eof = True
+                raise PipeClosedError("the server closed its pipe")
         return True
 
     def _take(self, rid: bytes) -> list[bytes] | None:
@@ -194,9 +200,11 @@ class PipeConnection:
                 owner = bytes(data[spans[0][0] : spans[0][1]])
                 if owner == rid:
                     frames = [bytes(data[a:b]) for a, b in spans[1:]]
+                    self._taken += p - at
                     del data[at:p]  # the one change: the message is taken
                     return frames
                 if owner not in self._open:  # the reply of a closed socket
+                    self._taken += p - at
                     del data[at:p]
                     n = len(data)
                     continue
