@@ -31,6 +31,9 @@ const MAX_PIPE_QUEUED = 64;
 /** Bytes of those messages before the input is paused (the server's per-client quota is 16 MiB). */
 const MAX_PIPE_QUEUED_BYTES = 16 * 2 ** 20;
 
+/** Bytes one read of the input pipe can take (a Linux pipe's default capacity: one read empties a full pipe). */
+const READ_BYTES = 64 * 1024;
+
 /** Replies waiting in the output pipe's buffer beyond which `send` fails with EAGAIN (the client is not reading). */
 const MAX_PIPE_BUFFERED_BYTES = 64 * 2 ** 20;
 
@@ -169,9 +172,25 @@ export class PipeRouter {
   constructor(inputFd: number, outputFd: number, private readonly maxFrameBytes: number) {
     this.writeNow = (buf, length) => writeSync(outputFd, buf, 0, length);
     this.ended = new Promise((res) => (this.end = res));
-    this.input = new Socket({ fd: inputFd, readable: true, writable: false });
+    // Reads land in one buffer of ours (`onread`): no Buffer allocated per read (Node's 64 KiB, then shrunk) and none
+    // of the Readable stream's machinery ('data' events); what was read is copied out at once (messages keep their
+    // frames as views of it).
+    const readBuf = Buffer.allocUnsafe(READ_BYTES);
+    this.input = new Socket({
+      fd: inputFd,
+      readable: true,
+      writable: false,
+      onread: {
+        buffer: readBuf,
+        callback: (n: number, buf: Uint8Array): boolean => {
+          const chunk = Buffer.allocUnsafe(n);
+          chunk.set(buf.subarray(0, n));
+          this.onData(chunk);
+          return true; // (false would pause the input; onData pauses it itself when the loop falls behind)
+        },
+      },
+    });
     this.output = new Socket({ fd: outputFd, readable: false, writable: true });
-    this.input.on('data', (chunk: Buffer) => this.onData(chunk));
     this.input.on('end', () => this.fail('the client closed the pipe', true));
     this.input.on('error', (e) => this.fail(`pipe read failed: ${e.message}`));
     this.output.on('error', (e) => this.fail(`pipe write failed: ${e.message}`));
