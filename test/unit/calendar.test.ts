@@ -24,6 +24,25 @@ describe('calendar basics', () => {
     expect(weekday(T('2025-01-04T12:00:00'))).toBe(5);
     expect(weekday(T('2024-02-29T12:00:00'))).toBe(3);
   });
+  it('isoformat remembers recent instants without mixing them up', () => {
+    // Each instant's text with the memo cold for it (five others formatted in between), then random orders of a few
+    // instants, as steps format sim_time, horizon_end and next_payroll over and over.
+    const pool = [T('2025-01-01T09:00:00'), T('2026-01-01T09:00:00'), T('2025-02-03T09:00:00'), T('2025-01-17T11:13:55.712087'), 0, -1, T('2025-01-01T09:00:00') + 1];
+    const filler = [1e12, 2e12, 3e12, 4e12, 5e12];
+    const cold = new Map<number, string>();
+    for (const t of pool) {
+      for (const f of filler) isoformat(f);
+      cold.set(t, isoformat(t));
+    }
+    expect(cold.get(T('2025-01-17T11:13:55.712087'))).toBe('2025-01-17T11:13:55.712087');
+    let seed = 7;
+    for (let i = 0; i < 5000; i++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      const t = pool[seed % pool.length] as number;
+      expect(isoformat(t)).toBe(cold.get(t));
+    }
+  });
+
   it('isoformat prints microseconds only when non-zero', () => {
     expect(isoformat(T('2025-01-17T11:13:55.712087'))).toBe('2025-01-17T11:13:55.712087');
     expect(isoformat(T('2025-01-09T18:00:00'))).toBe('2025-01-09T18:00:00');

@@ -76,21 +76,23 @@ function two(n: number): string {
   return n < 10 ? `0${n}` : String(n);
 }
 
-/** The last two instants formatted (a status block formats the same `sim_time` and `horizon_end` step after step). */
-let isoT0 = NaN;
-let isoS0 = '';
-let isoT1 = NaN;
-let isoS1 = '';
+/**
+ * The last `ISO_MEMO` instants formatted, replaced in turn. A step formats the same few instants step after step: the
+ * status block's `sim_time` and `horizon_end`, and `company status`'s text those and `next_payroll` (three: with two
+ * entries every one of them missed, each step).
+ */
+const ISO_MEMO = 4;
+const isoT: (number | undefined)[] = [undefined, undefined, undefined, undefined];
+const isoS: string[] = ['', '', '', ''];
+let isoNext = 0;
 
-/** Python `datetime.isoformat()` of a naive datetime (microseconds only when non-zero). Remembers the last two. */
+/** Python `datetime.isoformat()` of a naive datetime (microseconds only when non-zero). Remembers the last four. */
 export function isoformat(t: number): string {
-  if (Object.is(t, isoT0)) return isoS0;
-  if (Object.is(t, isoT1)) return isoS1;
+  for (let i = 0; i < ISO_MEMO; i++) if (Object.is(t, isoT[i])) return isoS[i] as string;
   const s = formatIso(t);
-  isoT1 = isoT0;
-  isoS1 = isoS0;
-  isoT0 = t;
-  isoS0 = s;
+  isoT[isoNext] = t;
+  isoS[isoNext] = s;
+  isoNext = (isoNext + 1) % ISO_MEMO;
   return s;
 }
 
