@@ -6,7 +6,7 @@
  */
 import { addBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../model/calendar.js';
 import { D, type Dec, decFromFloat, dmax, toFloat } from '../py/decimal.js';
-import { activeTasks, advanceTime, fetchNextEvent, quantize, recalculateEtas, type Ctx, type UuidFn } from '../model/engine.js';
+import { activeTasks, advanceTime, decFromRounded3, fetchNextEvent, quantize, recalculateEtas, type Ctx, type UuidFn } from '../model/engine.js';
 import { F, type Float, listChain, type ListChain, memoList } from '../py/pyjson.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
@@ -560,7 +560,7 @@ export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
       const old = toFloat(c.trust);
       const next = Math.max(w.trust_min, old - w.trust_cancel_penalty);
       trustDelta = next - old;
-      c.trust = decFromFloat(pyRound(next, 3));
+      c.trust = decFromRounded3(pyRound(next, 3));
     }
   }
   const changes: Partial<Record<Domain, PrestigeChangeRow>> = {};

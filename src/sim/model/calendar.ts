@@ -165,9 +165,15 @@ export function totalSeconds(deltaUs: number): number {
   return deltaUs / US_PER_SEC;
 }
 
-/** Decimal hours of a µs delta, computed as the reference does: `Decimal(str(td.total_seconds())) / 3600`. */
 const hoursCache = new Map<number, Dec>();
+/**
+ * Decimal hours of a µs delta, computed as the reference does: `Decimal(str(td.total_seconds())) / 3600`. A whole
+ * number of hours h (1..63: full business days and the quirk's 15-hour days, most calls) is dint(h): the seconds 3600h
+ * are an integer double whose text is exact, and the quotient by 3600 is h exactly (decimal.js keeps one form per
+ * value). That skips a Map keyed by a heap number (deltas of an hour or more exceed the small-integer range).
+ */
 export function deltaHours(deltaUs: number): Dec {
+  if (deltaUs % US_PER_HOUR === 0 && deltaUs >= US_PER_HOUR && deltaUs < 64 * US_PER_HOUR) return dint(deltaUs / US_PER_HOUR);
   let h = hoursCache.get(deltaUs);
   if (h === undefined) {
     h = decFromFloatOnce(deltaUs / US_PER_SEC).div(D3600); // memoised here, by deltaUs

@@ -4,7 +4,7 @@
  */
 import type { ExperimentConfig } from '../config/types.js';
 import { addBusinessHours, businessHoursBetween, isoformat, payrollBoundaries, US_PER_SEC } from './calendar.js';
-import { D, DZERO, Dec, dcmp, decFromFloat, decFromPlain, decToNumber, dint, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
+import { D, DZERO, Dec, dcmp, decFromFloat, decFromPlain, decToNumber, decViaFloat, dint, fractionTail, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { F, type Float } from '../py/pyjson.js';
 import { pyPow } from '../py/pymath.js';
@@ -343,17 +343,35 @@ export function decayedMillis(trust: Dec, p: DecayParts): number | null {
   return r - 1;
 }
 
-const millisMemo = new Map<number, Dec>();
+const MILLIS_MAX = 100_000;
+/** millisDec's instances by m (an array: no hashing per lookup). */
+const millisMemo: (Dec | undefined)[] = new Array<Dec | undefined>(MILLIS_MAX);
 /** The Decimal m/1000 for an integer 0 <= m < 100000 (shared instances: Decimals are immutable). */
 export function millisDec(m: number): Dec {
-  let d = millisMemo.get(m);
+  let d = millisMemo[m];
   if (d === undefined) {
     d = D(m).div(THOUSAND);
-    millisMemo.set(m, d);
+    if (m >= 0 && m < MILLIS_MAX && Number.isInteger(m)) millisMemo[m] = d;
   }
   return d;
 }
 const THOUSAND = D(1000);
+
+/**
+ * `decFromFloat(x)` for a double x of at most three decimals (x = pyRound(y, 3)): millisDec(m) when 0 < x < 100 and
+ * m = round(x * 1000) gives back x as m / 1000. Why it is the same value: the division is correctly rounded, so x is
+ * the double nearest to the decimal m/1000, which has at most 8 significant digits; str(x) is the shortest text that
+ * converts back to x, and no other decimal of at most 15 significant digits converts to x (DBL_DIG = 15), so str(x)
+ * denotes m/1000. Other values (zeros and their sign included) go to decFromFloat. Skips decFromFloat's memo (a Map
+ * keyed by a heap number). test/property/decimal-shortcuts.test.ts compares the two.
+ */
+export function decFromRounded3(x: number): Dec {
+  if (x > 0 && x < 100) {
+    const m = Math.round(x * 1000);
+    if (m / 1000 === x) return millisDec(m);
+  }
+  return decFromFloat(x);
+}
 
 /**
  * The first `k` of `emps` ordered by their rate in domain `d` descending, ties by position in `emps`: what
@@ -407,10 +425,10 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
     book(state, now, 'task_reward', task.rewardCents, 'task', task.id);
     fundsDelta = task.rewardCents;
     const pmax = decFromFloat(w.prestige_max);
-    const inc = decFromFloat(toFloat(task.rewardPrestigeDelta));
+    const inc = decViaFloat(task.rewardPrestigeDelta);
     for (const r of task.reqs) state.prestige[r.domain] = quantize(dmin(pmax, state.prestige[r.domain].add(inc)), 3);
     if (isPos(task.skillBoostPct)) {
-      const pct = decFromFloat(toFloat(task.skillBoostPct));
+      const pct = decViaFloat(task.skillBoostPct);
       const cap = decFromFloat(w.skill_rate_max);
       const emps: Employee[] = [];
       for (const a of task.assignments) {
@@ -464,13 +482,13 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
         next = Math.max(w.trust_min, old - w.trust_fail_penalty);
       }
       trustDelta = next - old;
-      client.trust = decFromFloat(pyRound(next, 3));
+      client.trust = decFromRounded3(pyRound(next, 3));
     }
     if (w.trust_cross_client_decay > 0) {
       for (const other of state.clients) {
         if (other.id === task.clientId) continue;
         const o = toFloat(other.trust);
-        if (o > w.trust_min) other.trust = decFromFloat(pyRound(Math.max(w.trust_min, o - w.trust_cross_client_decay), 3));
+        if (o > w.trust_min) other.trust = decFromRounded3(pyRound(Math.max(w.trust_min, o - w.trust_cross_client_decay), 3));
       }
     }
   }
@@ -646,6 +664,22 @@ export function advanceTime(ctx: Ctx, target: number, uuid: UuidFn): AdvanceResu
  */
 export function quantize(x: Dec, scale: number): Dec {
   if (x.decimalPlaces() <= scale) return x;
+  // quantizeByText's fast path without its text: when the tail read from x's words (off by < 1e-15) is farther from
+  // one half than a bound of that function's margin (|integer part| < 10^(e+1)) plus 1e-12, its own tail (x's text,
+  // off by < 1e-16) passes its test too and it returns this very value.
+  const e = x.e;
+  if (e <= 20) {
+    const eps = ((e >= 0 ? (POW10[e + 1] as number) : 0) + 1) * 1e-15 * (POW10[scale] as number) + 1e-12;
+    if (Math.abs(fractionTail(x, scale) - 0.5) > eps) return x.toDecimalPlaces(scale, Dec.ROUND_HALF_EVEN);
+  }
+  return quantizeByText(x, scale);
+}
+
+/** 10^0 .. 10^22 (exact doubles). */
+const POW10: readonly number[] = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
+
+/** {@link quantize} for x with more than `scale` decimals, deciding from x's text. */
+export function quantizeByText(x: Dec, scale: number): Dec {
   // Fast path: unless x lies so close to a rounding midpoint that converting it to a double could move it
   // across (the double is within 2^-53 |x| of x), '%.Nf' of the double rounds the same way as x itself.
   const s = x.toFixed();

@@ -169,6 +169,22 @@ export function decFromFloat(x: number): Dec {
   return d;
 }
 
+/**
+ * `decFromFloat(toFloat(d))`, Python `Decimal(str(float(d)))`: `d` itself when it is nonzero, finite, of at most 14
+ * significant digits (one or two base-1e7 words) and of an exponent within ±290 (every stored column: prestige deltas,
+ * skill boosts, rates). Why it is the same value: float(d) is the double r nearest to d; str(r) is the shortest text
+ * that converts back to r, so it has at most as many digits as d (d converts to r); two different decimals of at most
+ * 15 significant digits in the normal double range never convert to the same double (DBL_DIG = 15: a double
+ * rounded to 15 digits gives back any such decimal), so str(r) denotes d's value. decimal.js keeps every value in one
+ * form (words aligned by the exponent, trailing zero words dropped), so the fields are those decFromFloat builds.
+ * test/property/decimal-shortcuts.test.ts compares the two.
+ */
+export function decViaFloat(d: Dec): Dec {
+  const w = d.d as number[] | null;
+  if (w !== null && w.length <= 2 && (w[0] as number) !== 0 && d.e > -290 && d.e < 290) return d;
+  return decFromFloat(toFloat(d));
+}
+
 const floatCache = new WeakMap<Dec, number>();
 
 /** 10^0 .. 10^22: every one exactly representable as a double (5^22 < 2^53). */
@@ -209,6 +225,28 @@ export function fastToNumber(d: Dec): number | undefined {
     r = m / (POW10[-k] as number);
   }
   return d.s < 0 ? -r : r;
+}
+
+/**
+ * The fraction of |d|·10^scale (0 <= scale <= 22) as a double, summed from d's words (off by less than 1e-15; words
+ * below 10^-22 of a unit are left out, each under 1e-15 of it): word i of decimal.js's fields holds the digits of
+ * 10^(7(floor(e/7) - i)), so word i counts for w·10^p with p = 7(floor(e/7) - i) + scale, its part below the point
+ * when -7 < p < 0, nothing when p >= 0. NaN for NaN and ±Infinity.
+ */
+export function fractionTail(d: Dec, scale: number): number {
+  const w = d.d as number[] | null;
+  if (!w) return NaN;
+  const q = Math.floor(d.e / 7);
+  let tail = 0;
+  for (let i = 0; i < w.length; i++) {
+    const p = 7 * (q - i) + scale;
+    if (p >= 0) continue;
+    if (p < -22) break;
+    let v = w[i] as number;
+    if (p > -7) v %= POW10[-p] as number;
+    tail += v / (POW10[-p] as number);
+  }
+  return tail;
 }
 
 /** Zero padding of a base-1e7 word's digits to seven, by the count of its digits. */
