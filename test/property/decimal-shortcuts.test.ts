@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { deltaHours, US_PER_HOUR } from '../../src/sim/model/calendar.js';
+import { deltaHours, hoursOfMicros, US_PER_HOUR } from '../../src/sim/model/calendar.js';
 import { decFromRounded3 } from '../../src/sim/model/engine.js';
 import { D, Dec, decFromFixed, decFromFloat, decFromFloatOnce, decViaFloat, toFloat } from '../../src/sim/py/decimal.js';
 import { pyRound } from '../../src/sim/py/pyfloat.js';
@@ -97,6 +97,18 @@ describe('deltaHours equals Decimal(str(seconds)) / 3600', () => {
       }),
       { numRuns: 20_000 },
     );
+  });
+  it('on deltas of every residue, small and up to the bound, and past it', () => {
+    for (let n = 1; n <= 5000; n++) sameAs(deltaHours(n), want(n));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 359_999_999_999_999 }), (n) => {
+        sameAs(hoursOfMicros(n), want(n));
+        sameAs(deltaHours(n), want(n));
+      }),
+      { numRuns: 30_000 },
+    );
+    for (const n of [359_999_999_999_999, 3.6e14, 3.6e14 + 1, 1e15, 9 * 4e8, 36e8, 36e8 + 1, 36e8 - 1, 0.5, -5, 0])
+      if (Number.isInteger(n) && n >= 0) sameAs(deltaHours(n), want(n));
   });
 });
 

@@ -5,7 +5,7 @@
  * SQLite-stored datetimes). Every conversion between business hours (Decimal) and instants follows
  * the reference's `core/business_time.py` operation by operation, including its float round trips.
  */
-import { D, DZERO, dcmp, decFromFloatOnce, decToNumber, dint, isPos, type Dec } from '../py/decimal.js';
+import { D, Dec, DZERO, dcmp, decFromFloatOnce, decToNumber, dint, isPos } from '../py/decimal.js';
 
 /** Microseconds per second / hour / day. */
 export const US_PER_SEC = 1_000_000;
@@ -165,23 +165,83 @@ export function totalSeconds(deltaUs: number): number {
   return deltaUs / US_PER_SEC;
 }
 
-const hoursCache = new Map<number, Dec>();
 /**
- * Decimal hours of a µs delta, computed as the reference does: `Decimal(str(td.total_seconds())) / 3600`. A whole
- * number of hours h (1..63: full business days and the quirk's 15-hour days, most calls) is dint(h): the seconds 3600h
- * are an integer double whose text is exact, and the quotient by 3600 is h exactly (decimal.js keeps one form per
- * value). That skips a Map keyed by a heap number (deltas of an hour or more exceed the small-integer range).
+ * Decimal hours of a µs delta, computed as the reference does: `Decimal(str(td.total_seconds())) / 3600` (28
+ * significant digits, half-even). A whole number of hours h (1..63: full business days and the quirk's 15-hour days,
+ * most calls) is dint(h). Any other integer delta 1 <= N < 3.6e14 µs is built from its quotient by integer arithmetic
+ * ({@link hoursOfMicros}); the rest go through the Decimal division.
  */
 export function deltaHours(deltaUs: number): Dec {
   if (deltaUs % US_PER_HOUR === 0 && deltaUs >= US_PER_HOUR && deltaUs < 64 * US_PER_HOUR) return dint(deltaUs / US_PER_HOUR);
-  let h = hoursCache.get(deltaUs);
-  if (h === undefined) {
-    h = decFromFloatOnce(deltaUs / US_PER_SEC).div(D3600); // memoised here, by deltaUs
-    if (hoursCache.size >= 16384) hoursCache.clear();
-    hoursCache.set(deltaUs, h);
-  }
-  return h;
+  if (deltaUs >= 1 && deltaUs < 3.6e14 && Number.isInteger(deltaUs)) return hoursOfMicros(deltaUs);
+  return decFromFloatOnce(deltaUs / US_PER_SEC).div(D3600);
 }
+
+/**
+ * `decFromFloatOnce(N / 1e6).div(3600)` for an integer 1 <= N < 3.6e14, without the Decimal division. Why it is equal:
+ * - str(N / 1e6) denotes N·10^-6 exactly (N has at most 15 digits: the double nearest to N·10^-6 prints as the
+ *   shortest text that reads back as it, and no other decimal of at most 15 digits reads as the same double);
+ * - so the quotient is N / (3600·10^6) = (25N / 9)·10^-10. With 25N = 9Q + R (0 <= R <= 8, 25N < 2^53: exact), it is
+ *   (Q + R/9)·10^-10, whose digits are Q's L digits (L <= 15, Q >= 2) followed by the digit R repeated forever;
+ * - decimal.js rounds the quotient correctly to 28 significant digits, half-even: when R = 0 the value is exact (Q's
+ *   digits, its trailing zeros dropped); otherwise its first 28 digits are Q's and 28 - L times R, and what is cut
+ *   off, R/9 of a unit in the last place, is below one half for R <= 4 and above it for R >= 5 (never a tie), so the
+ *   last digit R becomes R + 1 <= 9 (no carry) for R >= 5;
+ * - decimal.js keeps one form per value, the one decFromPlain builds from those digits: exponent e = L - 11 (Q·10^-10
+ *   has L - 10 digits before the point), the digits in base-1e7 words of which the first holds (e + 1) mod 7 of them
+ *   (7 for 0), the last padded with zeros. The words are cut here from Q and the run of R's directly.
+ * test/property/decimal-shortcuts.test.ts compares it with the division.
+ */
+export function hoursOfMicros(n: number): Dec {
+  const t = 25 * n;
+  const r = t % 9;
+  let q = (t - r) / 9;
+  let len = 1;
+  while (len < 16 && q >= (P10[len] as number)) len++;
+  const e = len - 11;
+  let total = 28;
+  if (r === 0) {
+    while (q % 10 === 0) {
+      q /= 10;
+      len--;
+    }
+    total = len;
+  }
+  const up = r >= 5 ? 1 : 0;
+  let k = (e + 1) % 7;
+  if (k <= 0) k += 7;
+  const d: number[] = [];
+  for (let a = 0, width = k; a < total; width = 7) {
+    const b = a + width < total ? a + width : total;
+    // digits a..b-1: Q's digits below len, the run of R's from len (the last, digit 27, R + up)
+    let v = 0;
+    if (a < len) {
+      const qb = b < len ? b : len;
+      const below = q % (P10[len - qb] as number);
+      v = ((q - below) / (P10[len - qb] as number)) % (P10[qb - a] as number);
+    }
+    if (b > len) {
+      const m = b - (a > len ? a : len);
+      v = v * (P10[m] as number) + r * (ONES[m] as number) + (b === 28 ? up : 0);
+    }
+    if (b - a < width) v *= P10[width - (b - a)] as number;
+    // `| 0`: a small integer (v < 10^7), so the array holds small-integer elements like decimal.js's own (the
+    // arithmetic above leaves doubles, and an array of doubles makes decimal.js's element loads polymorphic)
+    d.push(v | 0);
+    a = b;
+  }
+  const x = new Dec(0);
+  const f = x as unknown as { e: number; d: number[] };
+  f.e = e;
+  // of its exact length, as decFromPlain makes it
+  f.d = d.length === 1 ? [d[0] as number] : d.slice();
+  return x;
+}
+
+/** 10^0 .. 10^16 (exact doubles). */
+const P10: readonly number[] = Array.from({ length: 17 }, (_, i) => 10 ** i);
+/** (10^m - 1) / 9: m ones, m = 0..7. */
+const ONES: readonly number[] = Array.from({ length: 8 }, (_, m) => (10 ** m - 1) / 9);
 
 function isBusinessTime(t: number, cal: BusinessCalendar): boolean {
   if (!isWeekday(t)) return false;
