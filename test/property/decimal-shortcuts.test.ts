@@ -5,9 +5,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { deltaHours, hoursOfMicros, US_PER_HOUR } from '../../src/sim/model/calendar.js';
+import { deltaHours, hoursOfMicros, hoursToMicros, timedeltaSecondsToUs, US_PER_HOUR } from '../../src/sim/model/calendar.js';
 import { decFromRounded3 } from '../../src/sim/model/engine.js';
-import { D, Dec, decFromFixed, decFromFloat, decFromFloatOnce, decViaFloat, toFloat } from '../../src/sim/py/decimal.js';
+import { D, Dec, decFromFixed, decFromFloat, decFromFloatOnce, decToNumber, decViaFloat, scaledFloor, toFloat } from '../../src/sim/py/decimal.js';
 import { pyRound } from '../../src/sim/py/pyfloat.js';
 
 function fields(d: Dec): { s: number; e: number; d: number[] | null } {
@@ -143,6 +143,37 @@ describe('quantize decides from the words as quantizeByText does from the text',
         const x = new Exact(v).abs().times(new Exact(10).pow(scale));
         const want = x.minus(x.floor()).toNumber();
         expect(Math.abs(fractionTail(new Dec(v), scale) - want)).toBeLessThan(1e-15);
+      }),
+      { numRuns: 30_000 },
+    );
+  });
+});
+
+describe('hoursToMicros equals timedeltaSecondsToUs(decToNumber(hours * 3600))', () => {
+  const want = (h: Dec): number => timedeltaSecondsToUs(decToNumber(h.mul(3600)));
+  const hours = fc.oneof(
+    // 28-digit quotients, as the engine's remaining/rate hours
+    fc.tuple(fc.integer({ min: 1, max: 2_000_000 }), fc.integer({ min: 1, max: 200_000 })).map(([a, b]) => D(a).div(b)),
+    fc.tuple(fc.integer({ min: 0, max: 26 }), fc.stringMatching(/^[0-9]{1,27}$/)).map(([i, f]) => new Dec(`${i}.${f}`)),
+    // whole and half microseconds, and a hair around them
+    fc.tuple(fc.integer({ min: 0, max: 93_600_000_000 }), fc.constantFrom('0', '5', '4999999999', '5000000001', '0000000001', '9999999999')).map(([us, t]) => new Dec(`${us}.${t}`).div(3_600_000_000)),
+  );
+  it('for random hours below a day and a few, near whole and half microseconds', () => {
+    fc.assert(
+      fc.property(hours, (h) => {
+        expect(hoursToMicros(h)).toBe(want(h));
+      }),
+      { numRuns: 40_000 },
+    );
+    for (const t of ['0', '9', '24', '26.99999999', '0.0000000001', '100', '1e5', '12345.678']) expect(hoursToMicros(new Dec(t))).toBe(want(new Dec(t)));
+  });
+  it('scaledFloor is floor(|d|·10^scale)', () => {
+    fc.assert(
+      fc.property(fc.boolean(), fc.stringMatching(/^[1-9][0-9]{0,27}$/), fc.integer({ min: -30, max: 8 }), fc.integer({ min: 0, max: 6 }), (neg, digits, exp, scale) => {
+        const d = new Dec(`${neg ? '-' : ''}${digits}e${exp}`);
+        const x = new Exact(d).abs().times(new Exact(10).pow(scale)).floor();
+        if (x.gte(2 ** 53)) return;
+        expect(scaledFloor(d, scale)).toBe(x.toNumber());
       }),
       { numRuns: 30_000 },
     );

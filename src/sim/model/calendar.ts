@@ -5,7 +5,7 @@
  * SQLite-stored datetimes). Every conversion between business hours (Decimal) and instants follows
  * the reference's `core/business_time.py` operation by operation, including its float round trips.
  */
-import { D, Dec, DZERO, dcmp, decFromFloatOnce, decToNumber, dint, isPos } from '../py/decimal.js';
+import { D, Dec, DZERO, dcmp, decFromFloatOnce, decToNumber, dint, fractionTail, isPos, scaledFloor } from '../py/decimal.js';
 
 /** Microseconds per second / hour / day. */
 export const US_PER_SEC = 1_000_000;
@@ -273,7 +273,7 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
   // First (possibly partial) day, exactly as the reference loop does.
   let dayEnd = atHour(cur, cal.endHour);
   let available = deltaHours(dayEnd - cur);
-  if (dcmp(remaining, available) < 1) return cur + timedeltaSecondsToUs(decToNumber(remaining.mul(D3600)));
+  if (dcmp(remaining, available) < 1) return cur + hoursToMicros(remaining);
   remaining = remaining.sub(available);
   cur = nextBusinessTime(dayEnd, cal);
   if (!isPos(remaining)) return cur;
@@ -297,11 +297,30 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
   for (;;) {
     dayEnd = atHour(cur, cal.endHour);
     available = deltaHours(dayEnd - cur);
-    if (dcmp(remaining, available) < 1) return cur + timedeltaSecondsToUs(decToNumber(remaining.mul(D3600)));
+    if (dcmp(remaining, available) < 1) return cur + hoursToMicros(remaining);
     remaining = remaining.sub(available);
     cur = nextBusinessTime(dayEnd, cal);
     if (!isPos(remaining)) return cur;
   }
+}
+
+/**
+ * `timedeltaSecondsToUs(decToNumber(hours.mul(3600)))`: the µs of `timedelta(seconds=float(hours * 3600))` (for 0 <=
+ * hours < 27: what addBusinessHours adds on its last day), read from the product's words instead of a text of its digits.
+ * Why it is equal: with S = hours·3600 < 10^5 s, float(S) is within half an ulp (2^-37 s < 1e-11 s) of S, being
+ * correctly rounded, and timedeltaSecondsToUs gives the integer nearest to its argument times 1e6 up to an error below
+ * 1e-9 µs (its product of the fraction by 1e6 is rounded once), so when S·1e6's fraction f lies more than 1e-3 from one
+ * half the result is the integer nearest to S·1e6: floor(S·1e6) + (f > 1/2), both read from the words (floor(S·1e6) <
+ * 2^53: exact; f within 1e-15). Otherwise, and for other hours, it converts as before.
+ * test/property/decimal-shortcuts.test.ts compares the two.
+ */
+export function hoursToMicros(hours: Dec): number {
+  const secs = hours.mul(D3600);
+  if (!secs.isNegative() && secs.e <= 4) {
+    const f = fractionTail(secs, 6);
+    if (Math.abs(f - 0.5) > 1e-3) return scaledFloor(secs, 6) + (f > 0.5 ? 1 : 0);
+  }
+  return timedeltaSecondsToUs(decToNumber(secs));
 }
 
 /** The opening instant `n` weekdays after `t` (t is an opening instant on a weekday). */

@@ -249,6 +249,24 @@ export function fractionTail(d: Dec, scale: number): number {
   return tail;
 }
 
+/**
+ * floor(|d|·10^scale) for a finite d with |d|·10^scale < 2^53 (0 <= scale <= 22), from its words as in
+ * {@link fractionTail}: the words at or above the point (p >= 0) times 10^p and the part above the point of a word
+ * that straddles it; every partial sum is an integer below 2^53, so exact.
+ */
+export function scaledFloor(d: Dec, scale: number): number {
+  const w = d.d as number[];
+  const q = Math.floor(d.e / 7);
+  let n = 0;
+  for (let i = 0; i < w.length; i++) {
+    const p = 7 * (q - i) + scale;
+    if (p <= -7) break;
+    const v = w[i] as number;
+    n += p >= 0 ? v * (POW10[p] as number) : Math.floor(v / (POW10[-p] as number));
+  }
+  return n;
+}
+
 /** Zero padding of a base-1e7 word's digits to seven, by the count of its digits. */
 const PAD7: readonly string[] = ['0000000', '000000', '00000', '0000', '000', '00', '0', ''];
 
