@@ -42,6 +42,39 @@ interface Driver {
   run(n: number, request: (i: number) => Buffer): Promise<Buffer[]>;
 }
 
+/**
+ * The lockstep client both fakes share: `run` sends request 0 from a macrotask, and each reply (`replied`) sends the
+ * next one the same way until `n` came back. `deliver` hands a request to the fake's server side.
+ */
+abstract class LockstepClient implements Driver {
+  private left = 0;
+  private next: (i: number) => Buffer = () => Buffer.alloc(0);
+  private i = 0;
+  private replies: Buffer[] = [];
+  private done: (() => void) | null = null;
+  protected readonly push = (): void => this.deliver(this.next(this.i++));
+
+  protected abstract deliver(request: Buffer): void;
+
+  /** A reply's bytes came back: keep them, then send the next request (or finish the run). */
+  protected replied(reply: Buffer): void {
+    this.replies.push(reply);
+    if (--this.left > 0) setImmediate(this.push);
+    else this.done?.();
+  }
+
+  run(n: number, request: (i: number) => Buffer): Promise<Buffer[]> {
+    this.next = request;
+    this.i = 0;
+    this.left = n;
+    this.replies = [];
+    return new Promise((res) => {
+      this.done = () => res(this.replies);
+      setImmediate(this.push);
+    });
+  }
+}
+
 const ROUTING_ID = Buffer.from('c0123456789abcdef0123456789abcdef', 'latin1');
 
 function replyBytes(frames: readonly (Buffer | string)[]): Buffer {
@@ -49,17 +82,12 @@ function replyBytes(frames: readonly (Buffer | string)[]): Buffer {
 }
 
 /** A zeromq.js Router stand-in (the subset of `Transport` in src/server/server.ts). */
-class FakeRouter implements Driver {
+class FakeRouter extends LockstepClient {
   closed = false;
   private queue: Buffer[][] = [];
   private waiting: { resolve: (m: Buffer[]) => void; reject: (e: Error) => void } | null = null;
-  private left = 0;
-  private next: (i: number) => Buffer = () => Buffer.alloc(0);
-  private i = 0;
-  private replies: Buffer[] = [];
-  private done: (() => void) | null = null;
-  private readonly push = (): void => {
-    const m = [Buffer.from(ROUTING_ID), this.next(this.i++)];
+  protected deliver(request: Buffer): void {
+    const m = [Buffer.from(ROUTING_ID), request];
     const w = this.waiting;
     if (w !== null) {
       this.waiting = null;
@@ -78,9 +106,7 @@ class FakeRouter implements Driver {
   }
 
   send(frames: Frames): Promise<void> {
-    this.replies.push(replyBytes(frames.slice(1)));
-    if (--this.left > 0) setImmediate(this.push);
-    else this.done?.();
+    this.replied(replyBytes(frames.slice(1)));
     return Promise.resolve();
   }
 
@@ -90,17 +116,6 @@ class FakeRouter implements Driver {
     this.closed = true;
     this.waiting?.reject(new Error('closed'));
     this.waiting = null;
-  }
-
-  run(n: number, request: (i: number) => Buffer): Promise<Buffer[]> {
-    this.next = request;
-    this.i = 0;
-    this.left = n;
-    this.replies = [];
-    return new Promise((res) => {
-      this.done = () => res(this.replies);
-      setImmediate(this.push);
-    });
   }
 }
 
@@ -113,27 +128,18 @@ interface PipeLike {
 }
 
 /** The real PipeRouter, fed bytes directly and writing into a sink. */
-class FakePipe implements Driver {
-  private left = 0;
-  private next: (i: number) => Buffer = () => Buffer.alloc(0);
-  private i = 0;
-  private replies: Buffer[] = [];
-  private done: (() => void) | null = null;
-  private readonly push = (): void => {
-    this.router.onData(this.encode([ROUTING_ID, this.next(this.i++)]));
-  };
+class FakePipe extends LockstepClient {
+  protected deliver(request: Buffer): void {
+    this.router.onData(this.encode([ROUTING_ID, request]));
+  }
 
   constructor(
     readonly router: PipeLike,
     private readonly encode: (f: Frames) => Buffer,
   ) {
-    const self = this;
+    super();
     // What reaches the pipe is copied (a build may reuse its buffer), by either way it is written.
-    const written = (buf: Buffer): void => {
-      self.replies.push(Buffer.from(buf));
-      if (--self.left > 0) setImmediate(self.push);
-      else self.done?.();
-    };
+    const written = (buf: Buffer): void => this.replied(Buffer.from(buf));
     if ('writeNow' in router) {
       router.writeNow = (buf, length) => {
         written(buf.subarray(0, length));
@@ -150,17 +156,6 @@ class FakePipe implements Driver {
       destroy() {},
       on() {},
     };
-  }
-
-  run(n: number, request: (i: number) => Buffer): Promise<Buffer[]> {
-    this.next = request;
-    this.i = 0;
-    this.left = n;
-    this.replies = [];
-    return new Promise((res) => {
-      this.done = () => res(this.replies);
-      setImmediate(this.push);
-    });
   }
 }
 
