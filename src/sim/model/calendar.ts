@@ -6,6 +6,7 @@
  * the reference's `core/business_time.py` operation by operation, including its float round trips.
  */
 import { D, Dec, DZERO, dcmp, decFromFloatOnce, decToNumber, dint, fractionTail, isPos, scaledFloor } from '../py/decimal.js';
+import { POW10 } from '../py/pyfloat.js';
 
 /** Microseconds per second / hour / day. */
 export const US_PER_SEC = 1_000_000;
@@ -197,7 +198,7 @@ export function hoursOfMicros(n: number): Dec {
   const r = t % 9;
   let q = (t - r) / 9;
   let len = 1;
-  while (len < 16 && q >= (P10[len] as number)) len++;
+  while (len < 16 && q >= (POW10[len] as number)) len++;
   const e = len - 11;
   let total = 28;
   if (r === 0) {
@@ -217,14 +218,14 @@ export function hoursOfMicros(n: number): Dec {
     let v = 0;
     if (a < len) {
       const qb = b < len ? b : len;
-      const below = q % (P10[len - qb] as number);
-      v = ((q - below) / (P10[len - qb] as number)) % (P10[qb - a] as number);
+      const below = q % (POW10[len - qb] as number);
+      v = ((q - below) / (POW10[len - qb] as number)) % (POW10[qb - a] as number);
     }
     if (b > len) {
       const m = b - (a > len ? a : len);
-      v = v * (P10[m] as number) + r * (ONES[m] as number) + (b === 28 ? up : 0);
+      v = v * (POW10[m] as number) + r * (ONES[m] as number) + (b === 28 ? up : 0);
     }
-    if (b - a < width) v *= P10[width - (b - a)] as number;
+    if (b - a < width) v *= POW10[width - (b - a)] as number;
     // `| 0`: a small integer (v < 10^7), so the array holds small-integer elements like decimal.js's own (the
     // arithmetic above leaves doubles, and an array of doubles makes decimal.js's element loads polymorphic)
     d.push(v | 0);
@@ -238,8 +239,6 @@ export function hoursOfMicros(n: number): Dec {
   return x;
 }
 
-/** 10^0 .. 10^16 (exact doubles). */
-const P10: readonly number[] = Array.from({ length: 17 }, (_, i) => 10 ** i);
 /** (10^m - 1) / 9: m ones, m = 0..7. */
 const ONES: readonly number[] = Array.from({ length: 8 }, (_, m) => (10 ** m - 1) / 9);
 

@@ -5,7 +5,7 @@
 import type { ExperimentConfig } from '../config/types.js';
 import { addBusinessHours, businessHoursBetween, isoformat, payrollBoundaries, US_PER_SEC } from './calendar.js';
 import { D, DZERO, Dec, dcmp, decFromFloat, decFromPlain, decToNumber, decViaFloat, dint, fractionTail, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
-import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
+import { POW10, pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { F, type Float } from '../py/pyjson.js';
 import { pyPow } from '../py/pymath.js';
 import { EVENT_PRIORITY, type Domain, type Employee, type EventType, type SimEvent, type SimState, type Task } from './types.js';
@@ -674,9 +674,6 @@ export function quantize(x: Dec, scale: number): Dec {
   }
   return quantizeByText(x, scale);
 }
-
-/** 10^0 .. 10^22 (exact doubles). */
-const POW10: readonly number[] = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
 
 /** {@link quantize} for x with more than `scale` decimals, deciding from x's text. */
 export function quantizeByText(x: Dec, scale: number): Dec {

@@ -3,7 +3,7 @@
  * (28 significant digits, ROUND_HALF_EVEN), isolated from decimal.js's global constructor.
  */
 import { Decimal as DecimalJs } from 'decimal.js';
-import { fixedScaledFast, pyFormatFixed } from './pyfloat.js';
+import { fixedScaledFast, POW10, pyFormatFixed } from './pyfloat.js';
 
 /** The project's Decimal constructor: precision 28, half-even, like Python's default context. */
 export const Dec = DecimalJs.clone({ precision: 28, rounding: DecimalJs.ROUND_HALF_EVEN, toExpNeg: -40, toExpPos: 40 });
@@ -186,9 +186,6 @@ export function decViaFloat(d: Dec): Dec {
 }
 
 const floatCache = new WeakMap<Dec, number>();
-
-/** 10^0 .. 10^22: every one exactly representable as a double (5^22 < 2^53). */
-const POW10: readonly number[] = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
 
 /**
  * `d.toNumber()` without building the decimal string, for a finite Decimal whose significand N (its digits as an

@@ -12,8 +12,8 @@ const U32 = new Uint32Array(F64.buffer);
 const HI = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
 const LO = 1 - HI;
 
-/** Exact powers of ten 10^0 .. 10^22 (all exactly representable as doubles). */
-const POW10: readonly number[] = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
+/** Exact powers of ten 10^0 .. 10^22 (all exactly representable as doubles; 5^22 < 2^53). */
+export const POW10: readonly number[] = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
 
 /** Fast path is only used while |x * 10^digits| stays below this bound (ulp <= 2^-9). */
 const FAST_LIMIT = 2 ** 43;
