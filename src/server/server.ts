@@ -731,29 +731,27 @@ export class Server {
   /** `deliver`'s outcome when the transport refused `frames` with `e`. */
   private sendFailed(key: string, frames: Frames, e: unknown): 'waiting' | 'dropped' {
     if (this.closing || this.socket.closed) return 'dropped';
-    {
-      const code = (e as { code?: string }).code;
-      if (code === 'EAGAIN') {
-        let peer = this.peers.get(key);
-        if (peer === undefined) {
-          peer = newPeer();
-          this.peers.set(key, peer);
-        }
-        if (peer.outbox === null) peer.stalledSince = performance.now();
-        peer.outbox = frames;
-        this.blocked.add(key);
-        this.ready = this.ready.filter((k) => k !== key);
-        return 'waiting';
+    const code = (e as { code?: string }).code;
+    if (code === 'EAGAIN') {
+      let peer = this.peers.get(key);
+      if (peer === undefined) {
+        peer = newPeer();
+        this.peers.set(key, peer);
       }
-      // EHOSTUNREACH: the peer is gone; its reply and its pending work go with it.
-      this.counters.send_failures++;
-      if (this.counters.send_failures <= 10 || this.counters.send_failures % 1000 === 0) {
-        this.log('warn', `reply dropped: ${(e as Error).message}`, { send_failures: this.counters.send_failures });
-      }
-      this.dropPeer(key);
-      if (this.peers.get(key)?.job === null) this.forgetIdle(key);
-      return 'dropped';
+      if (peer.outbox === null) peer.stalledSince = performance.now();
+      peer.outbox = frames;
+      this.blocked.add(key);
+      this.ready = this.ready.filter((k) => k !== key);
+      return 'waiting';
     }
+    // EHOSTUNREACH: the peer is gone; its reply and its pending work go with it.
+    this.counters.send_failures++;
+    if (this.counters.send_failures <= 10 || this.counters.send_failures % 1000 === 0) {
+      this.log('warn', `reply dropped: ${(e as Error).message}`, { send_failures: this.counters.send_failures });
+    }
+    this.dropPeer(key);
+    if (this.peers.get(key)?.job === null) this.forgetIdle(key);
+    return 'dropped';
   }
 
   private forgetIdle(key: string): void {
