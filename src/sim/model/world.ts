@@ -61,7 +61,8 @@ function sampleFromSpec(rng: PyRandom, spec: DistSpec): number {
     case 'triangular':
       return clamp(rng.triangular(spec.low, spec.high, spec.mode), spec.low, spec.high);
     case 'beta':
-      return pyRound(clamp(spec.scale * rng.betavariate(spec.alpha, spec.beta), spec.low, spec.high), 4);
+      // pyRound(clamp(spec.scale * rng.betavariate(spec.alpha, spec.beta), spec.low, spec.high), 4), the same bits
+      return rng.betavariateRounded4(spec.alpha, spec.beta, spec.scale, spec.low, spec.high);
     case 'normal':
       return pyRound(clamp(rng.gauss(spec.mean, spec.stdev), spec.low, spec.high), 4);
     case 'uniform':

@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { sha256Utf8Words } from './sha256.js';
 import { pyCos, pyExp, pyLog, pyPow, pySin, pySqrt } from './pymath.js';
-import { pyRepr } from './pyfloat.js';
+import { pyRepr, pyRound } from './pyfloat.js';
 import { SIMD_STREAMS, simdSeeder } from './mt-simd.js';
 
 const N = 624;
@@ -34,6 +34,26 @@ export const NV_MAGICCONST: number = (4 * pyExp(-0.5)) / Math.sqrt(2.0);
 export const LOG4: number = pyLog(4.0);
 /** SG_MAGICCONST = 1.0 + log(4.5) */
 export const SG_MAGICCONST: number = 1.0 + pyLog(4.5);
+
+/**
+ * The relative margin within which a value of {@link PyRandom.betavariateRounded4} computed with V8's `Math.log` /
+ * `Math.exp` is taken to match the exact (glibc) one: 2^-36, 128 times the bound derived there.
+ */
+export const FAST_REL = 2 ** -36;
+
+/** Cheng's accept test of `gammavariate(alpha, ...)` for one round's draws, computed exactly as gammavariate does. */
+function chengAccepts(alpha: number, ainv: number, bbb: number, ccc: number, u1: number, u2: number): boolean {
+  const v = pyLog(u1 / (1.0 - u1)) / ainv;
+  const x = alpha * pyExp(v);
+  const z = u1 * u1 * u2;
+  const r = bbb + ccc * v - x;
+  return r + SG_MAGICCONST - 4.5 * z >= 0.0 || r >= pyLog(z);
+}
+
+/** `gammavariate(alpha, 1.0)`'s value (alpha > 1; `x * 1.0` is x) for the round it accepted with `u1`, computed as it does. */
+function chengX(alpha: number, u1: number): number {
+  return alpha * pyExp(pyLog(u1 / (1.0 - u1)) / pySqrt(2.0 * alpha - 1.0));
+}
 
 /** JSON snapshot of a {@link PyRandom}: the lazily twisted MT state ([index, ...624 words], uint32) plus gauss_next. */
 export interface PyRandomState {
@@ -799,6 +819,91 @@ export class PyRandom {
     const y = this.gammavariate(alpha, 1.0);
     if (y !== 0) return y / (y + this.gammavariate(beta, 1.0));
     return 0.0;
+  }
+
+  /**
+   * `pyRound(max(low, min(high, scale * betavariate(alpha, beta))), 4)`, world generation's `beta` draw, bit for bit
+   * and drawing the same words, but for alpha, beta > 1 (Cheng's gamma algorithm for both gammas) with V8's
+   * `Math.log`/`Math.exp` instead of the exact glibc ones, which are most of a world's generation cost. The two libms
+   * agree to within 2 ulps, so every quantity computed with V8's lies within a relative {@link FAST_REL} of the exact
+   * one (the bound is derived at {@link chengFast}); a decision (a rejection test, the clamp, the rounding to 4
+   * digits) is taken from the fast values only when that margin cannot change it, and anything closer is computed the
+   * exact way from the same draws (about one draw in a million). `tolerance` (tests only) widens the margin:
+   * `1` sends every decision down the exact path.
+   */
+  betavariateRounded4(alpha: number, beta: number, scale: number, low: number, high: number, tolerance = FAST_REL): number {
+    if (!(alpha > 1.0 && beta > 1.0 && tolerance >= FAST_REL)) return pyRound(Math.max(low, Math.min(high, scale * this.betavariate(alpha, beta))), 4);
+    const ya = this.chengFast(alpha, tolerance);
+    const ua = this.chengU1;
+    const yb = this.chengFast(beta, tolerance);
+    const ub = this.chengU1;
+    // ya, yb > 0 (alpha * exp(v), |v| < 17): y / (y + g) as betavariate's, within 3 * 2^-44 of it; scale adds one rounding.
+    const v = scale * (ya / (ya + yb));
+    const e = tolerance * Math.abs(v);
+    if (v - e > low && v + e < high) {
+      // Strictly inside the clamp, so both values round as they are: alike unless a rounding midpoint (k + 0.5) * 1e-4
+      // lies within e of v. f, the fraction of t = v * 1e4 (t within |t| 2^-53 of the real product, f exact), is further
+      // than |f - 0.5| - |t| 2^-53 steps of 1e-4 from any midpoint; e is |t| * tolerance of those steps.
+      const t = v * 1e4;
+      const f = t - Math.floor(t);
+      if (Math.abs(f - 0.5) > Math.abs(t) * (2 ** -52 + 2 * tolerance)) return pyRound(v, 4);
+    } else if (v + e < low) {
+      return pyRound(low, 4);
+    } else if (v - e > high) {
+      return pyRound(Math.max(low, high), 4);
+    }
+    // Too close to call: betavariate's value from the accepted draws, the exact way.
+    const xa = chengX(alpha, ua);
+    return pyRound(Math.max(low, Math.min(high, scale * (xa / (xa + chengX(beta, ub))))), 4);
+  }
+
+  /** The u1 of the last {@link chengFast} draw's accepted round. */
+  private chengU1 = 0;
+
+  /**
+   * One `gammavariate(alpha, 1.0)` for alpha > 1 (Cheng's algorithm, the same draws and the same accept/reject
+   * decisions), its value computed with V8's log/exp: within a relative 2^-44 of the exact one. The accepted round's u1
+   * is left in {@link chengU1} ({@link chengX} recomputes the exact value from it).
+   *
+   * The bound: with q = u1 / (1 - u1) in (1e-7, 1e7), |log q| < 16.2, and both libms within 1 ulp of the true log and
+   * exp, so the two logs differ by at most 2^-51 |log q|; v = log q / ainv (ainv = sqrt(2 alpha - 1) > 1) by at most
+   * 2^-49 |v| with the division's rounding, |v| < 16.2; exp of two such arguments differs by a relative 16.2 * 2^-49
+   * < 2^-45, plus an ulp from each libm and the rounding of alpha * exp: x within 2^-44 x. r = bbb + ccc v - x then
+   * lies within 2^-43 M of the exact r (M = |bbb| + |ccc v| + x: the propagated errors plus two roundings per side),
+   * the first test's r + SG - 4.5 z within 2^-43 (M + SG + 4.5 z), and log z within 2^-50 |log z|. `tolerance`
+   * (>= 2^-36) is 128 times these.
+   */
+  private chengFast(alpha: number, tolerance: number): number {
+    const ainv = pySqrt(2.0 * alpha - 1.0);
+    const bbb = alpha - LOG4;
+    const ccc = alpha + ainv;
+    for (;;) {
+      const u1 = this.random();
+      if (!(1e-7 < u1 && u1 < 0.9999999)) continue;
+      const u2 = 1.0 - this.random();
+      const v = Math.log(u1 / (1.0 - u1)) / ainv;
+      const x = alpha * Math.exp(v);
+      const z = u1 * u1 * u2;
+      const cv = ccc * v;
+      const r = bbb + cv - x;
+      const m = Math.abs(bbb) + Math.abs(cv) + x;
+      const a = r + SG_MAGICCONST - 4.5 * z;
+      const ea = tolerance * (m + SG_MAGICCONST + 4.5 * z);
+      let accept: boolean;
+      if (a > ea) accept = true;
+      else if (a >= -ea) accept = chengAccepts(alpha, ainv, bbb, ccc, u1, u2);
+      else {
+        // The first test fails the exact way too: the second decides.
+        const lz = Math.log(z);
+        const b = r - lz;
+        const eb = tolerance * (m + Math.abs(lz));
+        accept = b > eb ? true : b < -eb ? false : chengAccepts(alpha, ainv, bbb, ccc, u1, u2);
+      }
+      if (accept) {
+        this.chengU1 = u1;
+        return x;
+      }
+    }
   }
 
   /** JSON-safe snapshot of the full generator state (restore with {@link setState} or {@link PyRandom.fromState}). */
