@@ -11,7 +11,9 @@
  *   `step_batch_arrays`); `batch_json`: the same as a JSON `step_batch` (bench_step.py's `step_batch`).
  *
  * With `--against DIR` (another checkout, built) both builds run in this one process, rounds alternating, and the
- * speedup is the median of the per-round ratios, so load on the machine hits both alike.
+ * speedup is the median of the per-round ratios, so load on the machine hits both alike. Both builds play the same
+ * requests on the same worlds (sequential session ids), so every reply of a round is compared byte for byte (frames
+ * and binary arrays; the run fails on the first difference).
  *
  *   npm run build && node dist/bench/rl-server.js [--rounds 9] [--sessions 64] [--only discrete|lockstep|batch_binary|batch_json] [--against ../other-checkout]
  */
@@ -20,6 +22,8 @@ import { join, resolve } from 'node:path';
 import { flagValue, pairedRounds } from './harness.js';
 
 interface Workload {
+  /** The frames of every reply since it was last emptied (the JSON frame, then a binary reply's arrays). */
+  readonly replies: (string | Buffer)[];
   /** Run `n` units; the number of environment steps they took. */
   discrete(n: number): number;
   lockstep(n: number): number;
@@ -38,9 +42,12 @@ async function setup(root: string, sessions: number): Promise<Workload> {
   const sm = new SessionManager({ presets, maxSessions: 4 * sessions + 8, maxSessionsPerClient: 4 * sessions + 8, idleTimeoutMs: 0 });
   const h = new ProtocolHandler(sm, { version: '0', presets, maxMessageBytes: 1 << 20 }, {});
   let id = 1;
+  const replies: (string | Buffer)[] = [];
   const call = (req: Record<string, unknown>) => {
     const r = h.handlePayload(enc({ v: 1, id: id++, ...req }), 1 << 20, 'client');
     if (!r.reply.ok) throw new Error(`${req['op']}: ${JSON.stringify(r.reply.error)}`);
+    // Kept by reference only (compared after the round, outside the timing).
+    replies.push(r.body, ...(r.arrays ?? []));
     return r;
   };
   const opts = { text: false, actions: 'discrete', market_slots: 10, task_slots: 4 };
@@ -101,7 +108,19 @@ async function setup(root: string, sessions: number): Promise<Workload> {
     for (let k = 0; k < n; k++) call({ op: 'step_batch', steps: batchSteps });
     return n * sessions;
   };
-  return { discrete, lockstep, batch_binary, batch_json };
+  replies.length = 0;
+  return { replies, discrete, lockstep, batch_binary, batch_json };
+}
+
+/** Fail unless the two builds' replies of a round are the same bytes. */
+function compareReplies(w: string, a: readonly (string | Buffer)[], b: readonly (string | Buffer)[]): void {
+  const bytes = (x: string | Buffer) => (typeof x === 'string' ? Buffer.from(x, 'utf8') : x);
+  if (a.length !== b.length) throw new Error(`${w}: ${a.length} reply frames here, ${b.length} in the other build`);
+  for (let i = 0; i < a.length; i++) {
+    const x = bytes(a[i] as string | Buffer);
+    const y = bytes(b[i] as string | Buffer);
+    if (!x.equals(y)) throw new Error(`${w}: reply frame ${i} differs between the builds:\n${x.toString('utf8', 0, 2000)}\n${y.toString('utf8', 0, 2000)}`);
+  }
 }
 
 function cpuUs(f: () => number): number {
@@ -124,11 +143,25 @@ export async function rlServerBench(rounds: number, sessions: number, against: s
       here[w](units[w]);
       other?.[w](units[w]);
     }
-    const r = pairedRounds(rounds, () => cpuUs(() => here[w](units[w])), other ? () => cpuUs(() => other[w](units[w])) : null);
+    here.replies.length = 0;
+    if (other !== null) other.replies.length = 0;
+    const timeHere = () => {
+      here.replies.length = 0;
+      return cpuUs(() => here[w](units[w]));
+    };
+    const timeOther = (o: Workload) => () => {
+      o.replies.length = 0;
+      const us = cpuUs(() => o[w](units[w]));
+      compareReplies(w, here.replies, o.replies);
+      return us;
+    };
+    const r = pairedRounds(rounds, timeHere, other ? timeOther(other) : null);
+    here.replies.length = 0;
     out[`${w}_cpu_us_per_env_step`] = +r.here.toFixed(2);
     if (r.other !== null && r.speedup !== null) {
       out[`against_${w}_cpu_us_per_env_step`] = +r.other.toFixed(2);
       out[`${w}_speedup_vs_against`] = +r.speedup.toFixed(2);
+      out[`${w}_replies_identical`] = 1;
     }
   }
   return out;
