@@ -1,7 +1,7 @@
 /**
  * The server's own work on the Python RL path, without sockets: the request payloads the Python bindings send go
- * through `ProtocolHandler.handlePayload` (decode, validate, route, step, encode) on a `SessionManager`, as in the
- * server. Two workloads, timed in CPU µs (process.cpuUsage) per environment step:
+ * through `ProtocolHandler.beginPayload` (decode, validate, route, step, encode; a `step_batch` run to its end by
+ * `BatchJob.run`, which keeps no decoded results) on a `SessionManager`, as in the server. Two workloads, timed in CPU µs (process.cpuUsage) per environment step:
  *
  * - `discrete`: what `YCBenchDiscreteVectorEnv.step` sends at `--sessions` Discrete sessions: one binary
  *   `step_batch` (each session's first valid action, as bench_step.py's policy) and, pipelined, one `reset` per
@@ -36,7 +36,7 @@ const enc = (v: unknown) => Buffer.from(JSON.stringify(v), 'utf8');
 async function setup(root: string, sessions: number): Promise<Workload> {
   const load = (p: string) => import(pathToFileURL(join(root, 'dist', p)).href);
   const { SessionManager } = await load('src/server/sessions.js');
-  const { ProtocolHandler } = await load('src/server/protocol-handler.js');
+  const { ProtocolHandler, BatchJob } = await load('src/server/protocol-handler.js');
   const { listPresets } = await load('src/config/load.js');
   const presets = listPresets();
   const sm = new SessionManager({ presets, maxSessions: 4 * sessions + 8, maxSessionsPerClient: 4 * sessions + 8, idleTimeoutMs: 0 });
@@ -44,7 +44,8 @@ async function setup(root: string, sessions: number): Promise<Workload> {
   let id = 1;
   const replies: (string | Buffer)[] = [];
   const call = (req: Record<string, unknown>) => {
-    const r = h.handlePayload(enc({ v: 1, id: id++, ...req }), 1 << 20, 'client');
+    const begun = h.beginPayload(enc({ v: 1, id: id++, ...req }), 1 << 20, 'client');
+    const r = begun instanceof BatchJob ? begun.run(Number.POSITIVE_INFINITY) : begun;
     if (!r.reply.ok) throw new Error(`${req['op']}: ${JSON.stringify(r.reply.error)}`);
     // Kept by reference only (compared after the round, outside the timing).
     replies.push(r.body, ...(r.arrays ?? []));
