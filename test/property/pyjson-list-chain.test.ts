@@ -36,13 +36,13 @@ describe('memoList: chained lists print as the plain writer prints them', () => 
         fc.array(obj, { minLength: 1, maxLength: 8 }),
         fc.array(obj, { maxLength: 4 }),
         fc.array(leaf, { maxLength: 3 }),
-        fc.array(fc.tuple(edit, fc.nat(2), fc.constantFrom<number | null>(2, null, 0, 4), key), { minLength: 1, maxLength: 12 }),
+        fc.array(fc.tuple(edit, fc.nat(2), fc.constantFrom<number | null>(2, null, 0, 4), key, fc.boolean()), { minLength: 1, maxLength: 12 }),
         (memoPool, mutablePool, prims, steps) => {
           const memo = memoPool.map((v) => memoRendered(structuredClone(v)));
           const pool: Out[] = [...memo, ...mutablePool, ...prims];
           const chain = listChain();
           let list: Out[] = memo.slice();
-          for (const [e, depth, ind, k] of steps) {
+          for (const [e, depth, ind, k, esc] of steps) {
             list = list.slice();
             if (e.op === 'drop' && list.length > 0) list.splice(e.at % list.length, e.n);
             if (e.op === 'insert') for (let i = 0; i < e.n; i++) list.splice(e.at % (list.length + 1), 0, pool[(e.pick + i) % pool.length] as Out);
@@ -61,6 +61,12 @@ describe('memoList: chained lists print as the plain writer prints them', () => 
             const calls: Buffer[] = [];
             pyJsonWrite(doc, ind, (b) => calls.push(Buffer.from(b)));
             expect((calls[0] as Buffer).toString('latin1')).toBe(oraclePyJsonDumps(doc, ind));
+            // escaped (a reply's JSON string), then plain again: each copies only text of its own escaping
+            if (esc) {
+              pyJsonWrite(doc, ind, (b) => calls.push(Buffer.from(b)), true);
+              expect((calls[1] as Buffer).toString('latin1')).toBe(JSON.stringify(oraclePyJsonDumps(doc, ind)).slice(1, -1));
+              expect(pyJsonDumps(doc, ind)).toBe(oraclePyJsonDumps(doc, ind));
+            }
           }
         },
       ),

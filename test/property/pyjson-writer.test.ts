@@ -1,6 +1,7 @@
 /**
  * The one-pass Python JSON writer (`pyJsonDumps`, with its key, float-repr and frozen-value memos) prints exactly
- * what the writer it replaced prints (test/helpers/pyjson-oracle.ts), over random values and real command outputs.
+ * what the writer it replaced prints (test/helpers/pyjson-oracle.ts), over random values and real command outputs;
+ * escaped (`pyJsonWrite`'s `escape`), exactly what JSON.stringify makes of that text.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -76,6 +77,35 @@ describe('pyJsonDumps equals the previous writer', () => {
     );
   });
 
+  it('pyJsonWrite escaped hands out the text as the contents of a JSON string (JSON.stringify of it, unquoted)', () => {
+    fc.assert(
+      fc.property(value, indent, (v, ind) => {
+        const calls: Buffer[] = [];
+        pyJsonWrite(v, ind, (bytes) => calls.push(Buffer.from(bytes)), true);
+        expect(calls.length).toBe(1);
+        expect((calls[0] as Buffer).toString('latin1')).toBe(JSON.stringify(oraclePyJsonDumps(v, ind)).slice(1, -1));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('memoised frozen values print the same escaped and plain, alternately', () => {
+    fc.assert(
+      fc.property(fc.array(value, { minLength: 1, maxLength: 3 }), fc.array(fc.tuple(fc.boolean(), indent), { minLength: 1, maxLength: 6 }), (shared, renders) => {
+        const frozen = shared.map((v) => memoRendered(structuredClone(v)));
+        const doc: Out = { tasks: frozen, first: frozen[0] as Out };
+        for (const [esc, ind] of renders) {
+          const calls: Buffer[] = [];
+          pyJsonWrite(doc, ind, (bytes) => calls.push(Buffer.from(bytes)), esc);
+          const text = oraclePyJsonDumps(doc, ind);
+          expect((calls[0] as Buffer).toString('latin1')).toBe(esc ? JSON.stringify(text).slice(1, -1) : text);
+        }
+        expect(pyJsonDumps(doc, 2)).toBe(oraclePyJsonDumps(doc, 2));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('memoRendered deep-freezes', () => {
     const v = memoRendered({ a: [1, { b: 2 }] } as Out) as { a: [number, { b: number }] };
     expect(Object.isFrozen(v) && Object.isFrozen(v.a) && Object.isFrozen(v.a[1])).toBe(true);
@@ -92,6 +122,9 @@ describe('pyJsonDumps equals the previous writer', () => {
       const r = sim.execute(line);
       expect(pyJsonDumps(r.value, 2), line).toBe(oraclePyJsonDumps(r.value, 2));
       expect(pyJsonDumps(r.value, null), line).toBe(oraclePyJsonDumps(r.value, null));
+      let esc = '';
+      pyJsonWrite(r.value, 2, (bytes) => (esc = Buffer.from(bytes).toString('latin1')), true);
+      expect(esc, line).toBe(JSON.stringify(oraclePyJsonDumps(r.value, 2)).slice(1, -1));
     }
   });
 });

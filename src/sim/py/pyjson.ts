@@ -99,9 +99,10 @@ function childMode(k: string): Mode {
   return FLOAT_KEYS.has(k) ? Mode.Float : FLOAT_MAP_KEYS.has(k) ? Mode.FloatMap : Mode.Plain;
 }
 
-/** A key's JSON text (quoted, escaped, followed by `": "`) and the mode of its value. */
+/** A key's JSON text (quoted, escaped, followed by `": "`), that text escaped again (`escaped` output), and the mode of its value. */
 interface KeyInfo {
   readonly text: string;
+  readonly esc: string;
   readonly mode: Mode;
 }
 /** Memo of key texts and modes (keys repeat in every output; bounded: names used as keys come from the world). */
@@ -111,31 +112,50 @@ const KEY_CACHE_MAX = 4096;
 function keyInfo(k: string): KeyInfo {
   let info = keyCache.get(k);
   if (info === undefined) {
-    info = { text: encodeString(k) + ': ', mode: childMode(k) };
+    const text = encodeString(k) + ': ';
+    info = { text, esc: escapeAscii(text), mode: childMode(k) };
     if (keyCache.size < KEY_CACHE_MAX) keyCache.set(k, info);
   }
   return info;
 }
 
+/**
+ * An ASCII text as the contents of a JSON string: what `JSON.stringify` makes of it, without the quotes (for pieces of
+ * Python JSON, all ASCII: `"` and `\` get a backslash, the newline of an indent becomes `\n`).
+ */
+function escapeAscii(s: string): string {
+  return JSON.stringify(s).slice(1, -1);
+}
+
+/**
+ * Whether the output is being written escaped (`pyJsonWrite`'s `escaped`): as the contents of a JSON string holding
+ * the text, i.e. every piece as `escapeAscii` makes it. The pieces are escaped once (keys, indents) or as they are
+ * written (a string's quotes), so the escaped text costs what the text costs.
+ */
+let escaped = false;
+
 const PADS: string[] = [];
+const ESC_PADS: string[] = [];
 function pad(indent: number, level: number): string {
   const n = indent * level;
-  let p = PADS[n];
+  const pads = escaped ? ESC_PADS : PADS;
+  let p = pads[n];
   if (p === undefined) {
-    p = '\n' + ' '.repeat(n);
-    PADS[n] = p;
+    p = (escaped ? '\\n' : '\n') + ' '.repeat(n);
+    pads[n] = p;
   }
   return p;
 }
 
 /**
  * Frozen output values whose rendered text is memoised (see `memoRendered`): the bytes of the last (level, indent,
- * mode) it was printed at. A frozen value cannot change, so its text never goes stale.
+ * mode, escaping) it was printed at. A frozen value cannot change, so its text never goes stale.
  */
 interface Rendered {
   level: number;
   indent: number | null;
   mode: Mode;
+  escaped: boolean;
   bytes: Uint8Array | null;
 }
 const rendered = new WeakMap<object, Rendered>();
@@ -146,7 +166,7 @@ const rendered = new WeakMap<object, Rendered>();
  */
 export function memoRendered<T extends Out>(v: T): T {
   deepFreeze(v);
-  if (v !== null && typeof v === 'object' && !rendered.has(v)) rendered.set(v, { level: -1, indent: null, mode: Mode.Plain, bytes: null });
+  if (v !== null && typeof v === 'object' && !rendered.has(v)) rendered.set(v, { level: -1, indent: null, mode: Mode.Plain, escaped: false, bytes: null });
   return v;
 }
 
@@ -173,6 +193,7 @@ export interface ListChain {
 interface ListText {
   level: number;
   indent: number | null;
+  escaped: boolean;
   n: number;
   /** The elements as rendered: a memoised (deep-frozen) value, or NOT_MEMO for any other element. */
   readonly items: unknown[];
@@ -222,10 +243,11 @@ function findPrev(prev: ListText, v: unknown, j: number, useIndex: boolean): num
 function blankText(chain: ListChain, level: number, indent: number | null, n: number): ListText {
   let t = chain.spare;
   chain.spare = null;
-  if (t === null) t = { level, indent, n, items: [], starts: new Int32Array(n), ends: new Int32Array(n), bytes: new Uint8Array(0), index: null };
+  if (t === null) t = { level, indent, escaped, n, items: [], starts: new Int32Array(n), ends: new Int32Array(n), bytes: new Uint8Array(0), index: null };
   else {
     t.level = level;
     t.indent = indent;
+    t.escaped = escaped;
     t.n = n;
     t.index = null;
     if (t.starts.length < n) {
@@ -240,7 +262,7 @@ function blankText(chain: ListChain, level: number, indent: number | null, n: nu
 function writeList(x: readonly Out[], chain: ListChain, level: number, indent: number | null): void {
   const n = x.length;
   const t = chain.text;
-  const prev = t !== null && t.level === level && t.indent === indent ? t : null;
+  const prev = t !== null && t.level === level && t.indent === indent && t.escaped === escaped ? t : null;
   const next = blankText(chain, level, indent, n);
   const { items, starts, ends } = next;
   const sep = indent === null ? ', ' : ',' + pad(indent, level + 1);
@@ -323,22 +345,24 @@ function put(s: string): void {
   pos += n;
 }
 
-/** Append `"s"`, escaped as Python's ensure_ascii does. */
+/** Append `"s"`, escaped as Python's ensure_ascii does (and escaped again when the output is). */
 function putString(s: string): void {
   const n = s.length;
-  reserve(n + 2);
+  reserve(n + 4);
   const o = out;
   let p = pos;
+  if (escaped) o[p++] = 0x5c;
   o[p++] = 0x22;
   for (let k = 0; k < n; k++) {
     const c = s.charCodeAt(k);
     if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
       // Rare: escape the whole string through the string path (pos is still before the opening quote).
-      put(encodeString(s));
+      put(escaped ? escapeAscii(encodeString(s)) : encodeString(s));
       return;
     }
     o[p++] = c;
   }
+  if (escaped) o[p++] = 0x5c;
   o[p++] = 0x22;
   pos = p;
 }
@@ -400,7 +424,7 @@ function write(x: Out, level: number, mode: Mode, indent: number | null): void {
   const memo = rendered.get(x);
   if (memo !== undefined) {
     const b = memo.bytes;
-    if (b !== null && memo.level === level && memo.indent === indent && memo.mode === mode) {
+    if (b !== null && memo.level === level && memo.indent === indent && memo.mode === mode && memo.escaped === escaped) {
       reserve(b.length);
       out.set(b, pos);
       pos += b.length;
@@ -411,6 +435,7 @@ function write(x: Out, level: number, mode: Mode, indent: number | null): void {
     memo.level = level;
     memo.indent = indent;
     memo.mode = mode;
+    memo.escaped = escaped;
     // A copy (Buffer#slice would be a view of the shared output buffer).
     memo.bytes = new Uint8Array(out.subarray(start, pos));
     return;
@@ -432,7 +457,7 @@ function writeObject(obj: { [k: string]: Out }, level: number, mode: Mode, inden
       put(',');
       put(p);
     }
-    put(info.text);
+    put(escaped ? info.esc : info.text);
     write(obj[k] as Out, level + 1, mode === Mode.FloatMap ? Mode.Float : info.mode, indent);
   }
   if (first) put('{}');
@@ -446,6 +471,7 @@ function writeObject(obj: { [k: string]: Out }, level: number, mode: Mode, inden
 /** Python `json.dumps(v, indent=indent)` (ensure_ascii=True); `indent` null gives the compact `", "`/`": "` form. */
 export function pyJsonDumps(v: Out, indent: number | null = 2): string {
   pos = 0;
+  escaped = false;
   try {
     write(v, 0, Mode.Plain, indent);
     // One flat one-byte string (latin1 of ASCII bytes is the same text).
@@ -457,11 +483,14 @@ export function pyJsonDumps(v: Out, indent: number | null = 2): string {
 
 /**
  * `pyJsonDumps` as bytes (its text is ASCII, so they are its UTF-8 too), handed to `use` without building a string:
- * for writers that put the text into a byte buffer (the trajectory exporter). The bytes are a view of a shared buffer,
- * valid only during the call: copy them, and do not render JSON from inside `use`.
+ * for writers that put the text into a byte buffer (the trajectory exporter). With `escape`, the bytes are those of
+ * the text as the contents of a JSON string (`JSON.stringify(pyJsonDumps(v, indent)).slice(1, -1)`, rendered in the one
+ * pass: for replies that carry the text in JSON). The bytes are a view of a shared buffer, valid only during the call:
+ * copy them, and do not render JSON from inside `use`.
  */
-export function pyJsonWrite(v: Out, indent: number | null, use: (bytes: Uint8Array) => void): void {
+export function pyJsonWrite(v: Out, indent: number | null, use: (bytes: Uint8Array) => void, escape = false): void {
   pos = 0;
+  escaped = escape;
   try {
     write(v, 0, Mode.Plain, indent);
     use(out.subarray(0, pos));
@@ -472,6 +501,7 @@ export function pyJsonWrite(v: Out, indent: number | null, use: (bytes: Uint8Arr
 
 function release(): void {
   pos = 0;
+  escaped = false;
   if (out.length > KEEP_BYTES) out = Buffer.allocUnsafe(1 << 16);
 }
 
