@@ -111,6 +111,29 @@ export interface StepResult {
   info: StepInfo;
 }
 
+/**
+ * A step's output text in a result not serialised yet (`Env.stepForWire`): `JSON.stringify` writes it as the text
+ * (`toJSON`), a byte writer writes its escaped bytes straight from the command's value (`writeEscaped`). Serialise the
+ * result before the environment steps again.
+ */
+export class OutputText {
+  constructor(private readonly source: Pick<CommandResult, 'text' | 'writeEscapedText'>) {}
+
+  toJSON(): string {
+    return this.source.text;
+  }
+
+  /** The text as the contents of a JSON string (`JSON.stringify(text).slice(1, -1)`), UTF-8, handed to `use` (a view valid during the call). */
+  writeEscaped(use: (bytes: Uint8Array) => void): void {
+    this.source.writeEscapedText(use);
+  }
+}
+
+/** A `StepResult` whose observation text may be an `OutputText`: its JSON is that of the `StepResult` (`Env.stepForWire`). */
+export interface WireStepResult extends Omit<StepResult, 'observation'> {
+  observation: Omit<Observation, 'text'> & { text: string | OutputText };
+}
+
 /** An observation without its status block (`Env.stepWithoutStatus`). */
 export type ObservationWithoutStatus = Omit<Observation, 'status'>;
 
@@ -179,10 +202,13 @@ export function wakeEventsOf(r: VerbValue): WakeEvent[] {
 
 const UTF8 = new TextEncoder();
 
+/** What a step keeps of a command's output. */
+type Output = Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text' | 'writeText' | 'writeEscapedText'>;
+
 /** The output of a refused (masked-out) Discrete action: the compact error object the reference prints. */
-function refused(error: string): Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text' | 'writeText'> {
+function refused(error: string): Output {
   const text = `{"error": ${JSON.stringify(error)}}`;
-  return { ok: false, exit: 1, verb: null, value: null, text, writeText: (use) => use(UTF8.encode(text)) };
+  return { ok: false, exit: 1, verb: null, value: null, text, writeText: (use) => use(UTF8.encode(text)), writeEscapedText: (use) => use(UTF8.encode(JSON.stringify(text).slice(1, -1))) };
 }
 
 /** Build the status block of a simulation. */
@@ -252,7 +278,7 @@ export class Env implements EnvLike {
   private frame: DiscreteFrame | null = null;
   /** The listings `frame` was computed from (valid while `frame` is: the state has not changed since). */
   private readonly frameLists: FrameLists = { market: [], open: [] };
-  private last: Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text' | 'writeText'> | null = null;
+  private last: Output | null = null;
 
   /**
    * The typed value of the last step's output (Python float tags kept; null before the first step, for help text
@@ -312,7 +338,7 @@ export class Env implements EnvLike {
   }
 
   /** Recompute the frame after a state change; attach it to the observation and info as configured. */
-  private attachFrame(observation: ObservationWithoutStatus, info: StepInfo): void {
+  private attachFrame(observation: { discrete?: DiscreteFrame }, info: StepInfo): void {
     if (this.spec === null) return;
     const sim = this.sim as Simulation;
     this.frame ??= discreteFrame(sim, this.spec, this.frameLists);
@@ -355,7 +381,7 @@ export class Env implements EnvLike {
    * integer throws `EnvUsageError` (code `invalid_action`) and is no step at all; so does a number in text mode.
    */
   step(action: string | number): StepResult {
-    return this.stepObserved(action, true) as StepResult;
+    return this.stepObserved(action, true, false) as StepResult;
   }
 
   /**
@@ -363,14 +389,25 @@ export class Env implements EnvLike {
    * that do not send it (the binary `step_batch` reply has no status block).
    */
   stepWithoutStatus(action: string | number): StepResultWithoutStatus {
-    return this.stepObserved(action, false);
+    return this.stepObserved(action, false, false) as StepResultWithoutStatus;
   }
 
-  /** `advance`, then the observation: text, flags, the status block when `withStatus`, and the Discrete frame. */
-  private stepObserved(action: string | number, withStatus: boolean): StepResultWithoutStatus {
+  /**
+   * `step` whose observation text is an `OutputText` (empty text stays `""`), for servers that serialise the result at
+   * once: a byte writer renders the text escaped into the reply, never as a string. Serialise it before the next step.
+   */
+  stepForWire(action: string | number): WireStepResult {
+    return this.stepObserved(action, true, true) as WireStepResult;
+  }
+
+  /**
+   * `advance`, then the observation: text (an `OutputText` when `wire`), flags, the status block when `withStatus`, and
+   * the Discrete frame.
+   */
+  private stepObserved(action: string | number, withStatus: boolean, wire: boolean): Omit<WireStepResult, 'observation'> & { observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status } } {
     const o = this.advance(action);
-    const r = this.last as NonNullable<typeof this.last>;
-    const observation: ObservationWithoutStatus & { status?: Status } = { text: this.withText ? r.text : '', ok: r.ok, exit_code: r.exit, command: r.verb };
+    const r = this.last as Output;
+    const observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status } = { text: !this.withText ? '' : wire ? new OutputText(r) : r.text, ok: r.ok, exit_code: r.exit, command: r.verb };
     // Before the frame: the observation's keys keep their order (text, ok, exit_code, command, status, discrete).
     if (withStatus) observation.status = statusOf(this.sim as Simulation, wakeEventsOf(r));
     this.attachFrame(observation, o.info);

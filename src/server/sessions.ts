@@ -13,7 +13,7 @@
  * session limit and idle reaping cover both. The hooks observe `Env` sessions only (`onClose` is called for both).
  */
 import { PresetError } from '../config/load.js';
-import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult, type StepResultWithoutStatus } from '../env/env.js';
+import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult, type StepResultWithoutStatus, type WireStepResult } from '../env/env.js';
 import type { ChatMessage, TurnOptions, TurnSnapshot } from '../turns/turns.js';
 import type { Simulation } from '../sim/index.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, MAX_SESSION_ID_TAG_CHARS } from '../protocol/limits.js';
@@ -26,6 +26,8 @@ export interface SessionEnv {
   step(action: string | number): StepResult;
   /** `step` without the observation's status block (`Env.stepWithoutStatus`); absent in test doubles (`step` is used). */
   stepWithoutStatus?(action: string | number): StepResultWithoutStatus;
+  /** `step` with the output text left to the reply's writer (`Env.stepForWire`); absent in test doubles (`step` is used). */
+  stepForWire?(action: string | number): WireStepResult;
   snapshot(): EnvSnapshot;
   restore(snap: EnvSnapshot): ResetResult;
   close(): void;
@@ -359,6 +361,16 @@ export class SessionManager {
     if (this.hooks.onStep !== undefined) return this.step(session, action, owner);
     const env = this.getEnv(session, owner);
     return this.guarded(session, 'step', () => (env.stepWithoutStatus !== undefined ? env.stepWithoutStatus(action) : env.step(action)), 'the episode is over (terminated or truncated); send reset');
+  }
+
+  /**
+   * `step` for a reply serialised at once (`Env.stepForWire`: the output text is written into the reply from the
+   * command's value); the plain `step` when an `onStep` hook observes the step (hooks get the full result).
+   */
+  stepForWire(session: string, action: string | number, owner = LOCAL_OWNER): WireStepResult {
+    if (this.hooks.onStep !== undefined) return this.step(session, action, owner);
+    const env = this.getEnv(session, owner);
+    return this.guarded(session, 'step', () => (env.stepForWire !== undefined ? env.stepForWire(action) : env.step(action)), 'the episode is over (terminated or truncated); send reset');
   }
 
   /** Exact snapshot of a session's environment. */

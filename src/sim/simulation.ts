@@ -69,6 +69,15 @@ export class CommandResult {
     if (this.textCache === undefined && typeof p !== 'string') pyJsonWrite(p.json, p.indent, use);
     else use(UTF8.encode(this.text));
   }
+  /**
+   * `text` as the contents of a JSON string (`JSON.stringify(text).slice(1, -1)`) in UTF-8, handed to `use` (a view
+   * valid only during the call), rendered escaped in one pass when the text was not built: for replies carrying it.
+   */
+  writeEscapedText(use: (bytes: Uint8Array) => void): void {
+    const p = this.printed;
+    if (this.textCache === undefined && typeof p !== 'string') pyJsonWrite(p.json, p.indent, use, true);
+    else use(UTF8.encode(JSON.stringify(this.text).slice(1, -1)));
+  }
 }
 
 /** A verb's handler in the dispatch table. */

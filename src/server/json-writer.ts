@@ -1,0 +1,227 @@
+/**
+ * JSON encoded straight into bytes: `JsonWriter` appends values to one growing buffer exactly as `JSON.stringify`
+ * encodes them, in UTF-8 (the bytes of `Buffer.from(JSON.stringify(v), 'utf8')`), so a reply is assembled entry by
+ * entry in one pass, without a string per entry to encode to bytes again. A step's `OutputText` (src/env/env.ts) is
+ * written escaped straight from the command's value, its text never built as a string, let alone escaped a second
+ * time. Plain objects, arrays and primitives are written here; anything else (class instances, `toJSON`, boxed
+ * primitives, BigInt) goes through `JSON.stringify` itself, so every value encodes as it would there.
+ */
+import { OutputText } from '../env/env.js';
+
+/** The key texts of objects (`"key":`), by key: keys repeat in every entry (bounded: some come from the world). */
+const keyTexts = new Map<string, Buffer>();
+const KEY_TEXTS_MAX = 4096;
+/** The texts of numbers that are not small integers (the status block repeats the same prestige and trust values). */
+const numberTexts = new Map<number, string>();
+const NUMBER_TEXTS_MAX = 4096;
+
+/** Strings at least this long are escaped by `JSON.stringify` (native, faster on long text) rather than byte by byte here. */
+const LONG_STRING = 64;
+
+function keyText(k: string): Buffer {
+  let b = keyTexts.get(k);
+  if (b === undefined) {
+    b = Buffer.from(`${JSON.stringify(k)}:`, 'utf8');
+    if (keyTexts.size < KEY_TEXTS_MAX) keyTexts.set(k, b);
+  }
+  return b;
+}
+
+/** Whether `x` is written here as a plain object: `Object.prototype` or no prototype, and no `toJSON`. */
+function isPlainObject(x: object): boolean {
+  const p = Object.getPrototypeOf(x) as unknown;
+  return (p === Object.prototype || p === null) && typeof (x as { toJSON?: unknown }).toJSON !== 'function';
+}
+
+/** Whether `x` is written here as a plain array (no subclass, no `toJSON`). */
+function isPlainArray(x: unknown[]): boolean {
+  return Object.getPrototypeOf(x) === Array.prototype && typeof (x as { toJSON?: unknown }).toJSON !== 'function';
+}
+
+/** A growing buffer of JSON text in UTF-8. */
+export class JsonWriter {
+  /** The bytes written are `buf[0, pos)`. */
+  buf: Buffer;
+  pos = 0;
+
+  constructor(capacity = 1 << 14) {
+    this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
+  }
+
+  /** The bytes written (a view of the buffer). */
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.pos);
+  }
+
+  /** Make room for `n` more bytes. */
+  reserve(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    let cap = this.buf.length * 2;
+    while (cap < this.pos + n) cap *= 2;
+    const next = Buffer.allocUnsafe(cap);
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+
+  /** Append one byte (an ASCII character code). */
+  byte(c: number): void {
+    this.reserve(1);
+    this.buf[this.pos++] = c;
+  }
+
+  /** Append an ASCII text (no character above 0x7f: one byte each). */
+  ascii(s: string): void {
+    const n = s.length;
+    this.reserve(n);
+    const b = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < n; i++) b[p++] = s.charCodeAt(i);
+    this.pos = p;
+  }
+
+  /** Append bytes. */
+  raw(bytes: Uint8Array): void {
+    this.reserve(bytes.length);
+    this.buf.set(bytes, this.pos);
+    this.pos += bytes.length;
+  }
+
+  /** Append a text as UTF-8 (a lone surrogate becomes U+FFFD: `JSON.stringify`'s output has none, it escapes them). */
+  utf8(s: string): void {
+    this.reserve(3 * s.length);
+    this.pos += this.buf.write(s, this.pos, 'utf8');
+  }
+
+  /**
+   * Append `v` as `JSON.stringify(v)` encodes it. `v` must encode to JSON text (not undefined, a function or a
+   * symbol). Throws what `JSON.stringify` throws (a cycle, a BigInt) after writing part of it: the caller rewinds `pos`.
+   */
+  value(v: unknown): void {
+    if (!this.item(v, '')) throw new TypeError('the value has no JSON encoding');
+  }
+
+  /**
+   * Write `x`, the value under key `k` of its holder (an array's index: a number, made a string only when needed);
+   * false when `JSON.stringify` leaves it out (nothing written).
+   */
+  private item(x: unknown, k: string | number): boolean {
+    switch (typeof x) {
+      case 'string':
+        this.string(x);
+        return true;
+      case 'number':
+        this.number(x);
+        return true;
+      case 'boolean':
+        this.ascii(x ? 'true' : 'false');
+        return true;
+      case 'undefined':
+      case 'function':
+      case 'symbol':
+        return false;
+      case 'object':
+        if (x === null) {
+          this.ascii('null');
+          return true;
+        }
+        if (x instanceof OutputText) {
+          this.outputText(x);
+          return true;
+        }
+        if (Array.isArray(x)) {
+          if (!isPlainArray(x)) return this.fallback(x, k);
+          this.array(x);
+          return true;
+        }
+        if (!isPlainObject(x)) return this.fallback(x, k);
+        this.object(x as Record<string, unknown>);
+        return true;
+      default:
+        return this.fallback(x, k);
+    }
+  }
+
+  private object(o: Record<string, unknown>): void {
+    this.byte(0x7b); // {
+    let first = true;
+    // for-in: the own enumerable string keys in JSON.stringify's order (a plain object's prototype has none).
+    for (const k in o) {
+      const at = this.pos;
+      if (!first) this.byte(0x2c); // ,
+      this.raw(keyText(k));
+      if (this.item(o[k], k)) first = false;
+      else this.pos = at;
+    }
+    this.byte(0x7d); // }
+  }
+
+  private array(a: readonly unknown[]): void {
+    this.byte(0x5b); // [
+    for (let i = 0; i < a.length; i++) {
+      if (i > 0) this.byte(0x2c);
+      if (!this.item(a[i], i)) this.ascii('null');
+    }
+    this.byte(0x5d); // ]
+  }
+
+  /** A value written by `JSON.stringify` itself, as the value of key `k` (its `toJSON(k)` sees the key). */
+  private fallback(x: unknown, k: string | number): boolean {
+    const key = String(k);
+    const t = JSON.stringify({ [key]: x });
+    if (t === '{}') return false;
+    this.utf8(t.slice(JSON.stringify(key).length + 2, -1));
+    return true;
+  }
+
+  /** `JSON.stringify(x)` of a finite or non-finite number: its shortest round-trip text, `null` for NaN and infinities. */
+  number(x: number): void {
+    if (x >= 0 && x < 10 && (x | 0) === x) {
+      this.byte(0x30 + x);
+      return;
+    }
+    if (!Number.isFinite(x)) {
+      this.ascii('null');
+      return;
+    }
+    let t = numberTexts.get(x);
+    if (t === undefined) {
+      // -0 and 0 share a key, and a text ("0").
+      t = String(x);
+      if (numberTexts.size >= NUMBER_TEXTS_MAX) numberTexts.clear();
+      numberTexts.set(x, t);
+    }
+    this.ascii(t);
+  }
+
+  /** `JSON.stringify(s)` of a string: printable ASCII byte by byte, anything else (and long text) escaped natively. */
+  string(s: string): void {
+    const n = s.length;
+    if (n >= LONG_STRING) {
+      this.utf8(JSON.stringify(s));
+      return;
+    }
+    this.reserve(n + 2);
+    const b = this.buf;
+    const start = this.pos;
+    let p = start;
+    b[p++] = 0x22;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
+        this.pos = start;
+        this.utf8(JSON.stringify(s));
+        return;
+      }
+      b[p++] = c;
+    }
+    b[p++] = 0x22;
+    this.pos = p;
+  }
+
+  /** An output text: its escaped UTF-8 bytes between quotes. */
+  private outputText(t: OutputText): void {
+    this.byte(0x22);
+    t.writeEscaped((bytes) => this.raw(bytes));
+    this.byte(0x22);
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * The server's JSON byte writer (src/server/json-writer.ts) writes exactly the UTF-8 bytes of `JSON.stringify`: over
+ * random values (any string: escapes, non-ASCII, lone surrogates; any number; every kind of value `JSON.stringify`
+ * leaves out, converts or refuses), over real step results whose output text is an `OutputText` (`Env.stepForWire`,
+ * rendered escaped from the command's value) against the plain `Env.step` of a twin, and over whole `step_batch`
+ * replies as the server sends them against `JSON.stringify` of the reply a twin handler keeps (error entries, refused
+ * entries of a capped reply, entries run one per slice, every kind of request id).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { listPresets } from '../../src/config/load.js';
+import { Env, OutputText, type ResetOptions } from '../../src/env/env.js';
+import { JsonWriter } from '../../src/server/json-writer.js';
+import { BatchJob, ProtocolHandler } from '../../src/server/protocol-handler.js';
+import { SessionManager } from '../../src/server/sessions.js';
+
+/** The writer's bytes equal JSON.stringify's UTF-8, or both refuse the value. */
+function expectSame(v: unknown, capacity = 16): void {
+  let expected: string | undefined;
+  let threw = false;
+  try {
+    expected = JSON.stringify(v);
+  } catch {
+    threw = true;
+  }
+  const w = new JsonWriter(capacity);
+  if (threw || expected === undefined) {
+    expect(() => w.value(v)).toThrow();
+    return;
+  }
+  w.value(v);
+  expect(w.bytes().toString('utf8')).toBe(expected);
+  expect(w.bytes().equals(Buffer.from(expected, 'utf8'))).toBe(true);
+}
+
+const oddChar = fc.constantFrom('\ud800', '\udfff', '\ud83d', '\ude00', '😀', 'é', '\u2028', '\u007f', '\u0000', '\u001f', '"', '\\', '\n', '\t', '\b', '/', 'a', ' ');
+const str = fc.oneof(
+  fc.string({ maxLength: 12 }),
+  fc.string({ unit: 'binary', maxLength: 12 }),
+  fc.string({ unit: oddChar, maxLength: 12 }),
+  // Long enough for the native path.
+  fc.string({ unit: fc.oneof(oddChar, fc.constantFrom('x', 'y')), minLength: 60, maxLength: 200 }),
+);
+const num = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(0, -0, NaN, Infinity, -Infinity, 1e21, 1e-7, 5e-324, 2 ** 53, -(2 ** 31), 2 ** 31, 9, 10, -1, 0.1));
+
+class Thing {
+  a = 1;
+  constructor(readonly b: unknown) {}
+  method(): number {
+    return 2;
+  }
+}
+
+/** Values JSON.stringify leaves out, converts (toJSON, boxes, non-plain objects) or refuses (BigInt). */
+const odd = fc.constantFrom<unknown>(
+  undefined,
+  () => 1,
+  Symbol('s'),
+  new Date(0),
+  new Map([[1, 2]]),
+  new Set([1]),
+  new Number(3),
+  new String('s"'),
+  new Boolean(false),
+  new Float32Array([1.5, 2]),
+  new Thing('x'),
+  { toJSON: (k: string) => `key ${k}` },
+  { toJSON: () => undefined },
+  Object.assign(Object.create(null) as object, { z: 1, a: [2] }),
+  new Array(3),
+  Object.assign([1, 2], { extra: 3 }),
+  { 2: 'two', 1: 'one', b: 'b', a: 'a' },
+  10n,
+);
+
+const { value } = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constant(null),
+    fc.boolean(),
+    num,
+    str,
+    odd,
+    fc.array(tie('value'), { maxLength: 5 }),
+    fc.dictionary(str, tie('value'), { maxKeys: 6 }),
+    tie('value').map((v) => ({ toJSON: (k: string) => [k, v] })),
+  ),
+}));
+
+describe('JsonWriter writes what JSON.stringify writes', () => {
+  it('random values', () => {
+    fc.assert(fc.property(value, (v) => expectSame(v)), { numRuns: 5000 });
+  });
+
+  it('random values under every key kind, from a nearly full buffer', () => {
+    fc.assert(fc.property(fc.dictionary(str, value, { minKeys: 1, maxKeys: 8 }), fc.integer({ min: 1, max: 100 }), (v, cap) => expectSame({ v: [v, v] }, cap)), { numRuns: 2000 });
+  });
+
+  it('output texts: their escaped bytes between quotes', () => {
+    fc.assert(
+      fc.property(str, fc.boolean(), (s, nested) => {
+        const t = new OutputText({ text: s, writeEscapedText: (use) => use(Buffer.from(JSON.stringify(s).slice(1, -1), 'utf8')) });
+        expectSame(nested ? { observation: { text: t, ok: true } } : t);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('refuses cycles and BigInt as JSON.stringify does', () => {
+    const cyc: Record<string, unknown> = { a: 1 };
+    cyc['self'] = { cyc };
+    expect(() => JSON.stringify(cyc)).toThrow();
+    expect(() => new JsonWriter().value(cyc)).toThrow();
+    expect(() => new JsonWriter().value({ a: [1n] })).toThrow();
+  });
+});
+
+const presets = listPresets();
+
+/** Command lines: outputs of every kind (indented, compact errors, usage text, help), escapes, non-ASCII, a lone surrogate. */
+const line = fc.oneof(
+  fc.constantFrom(
+    'company status',
+    'market browse',
+    'market browse --limit 3',
+    'task list',
+    'sim resume',
+    'employee list',
+    'client list',
+    'task accept --task-id Task-1',
+    'task accept --task-id Task-2',
+    'task assign --task-id Task-1 --employees Emp_1,Emp_2',
+    'task dispatch --task-id Task-1',
+    'finance ledger',
+    'report monthly',
+    'client history',
+    '--help',
+    'company status --bad',
+    'bogus ☃ \ud800 "q" \\',
+    '',
+  ),
+  fc.string({ unit: oddChar, maxLength: 10 }),
+);
+
+const resetOptions = fc.constantFrom<ResetOptions>(
+  { stall_steps: 0 },
+  { stall_steps: 0, text: false },
+  { stall_steps: 0, admissible_commands: true, market_slots: 3, task_slots: 2 },
+  { actions: 'discrete', market_slots: 3, task_slots: 2, max_steps: 30 },
+  { actions: 'discrete', text: false, admissible_commands: true },
+);
+
+describe('step results with output texts (Env.stepForWire)', () => {
+  it('encode as the plain step results of a twin env, both by JSON.stringify and by the writer', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 50 }), resetOptions, fc.array(fc.oneof(line, fc.integer({ min: 0, max: 40 })), { minLength: 1, maxLength: 25 }), (seed, options, actions) => {
+        const a = new Env();
+        const b = new Env();
+        a.reset({ seed, options });
+        b.reset({ seed, options });
+        const discrete = options.actions === 'discrete';
+        for (const act of actions) {
+          const action = discrete ? (typeof act === 'number' ? act : 0) : typeof act === 'string' ? act : 'company status';
+          let wire;
+          let plain;
+          try {
+            wire = a.stepForWire(action);
+          } catch (e) {
+            expect(() => b.step(action)).toThrow((e as Error).message);
+            continue;
+          }
+          plain = b.step(action);
+          const expected = JSON.stringify({ ok: true, result: plain });
+          const w = new JsonWriter(64);
+          w.value({ ok: true, result: wire });
+          expect(w.bytes().toString('utf8')).toBe(expected);
+          expect(JSON.stringify({ ok: true, result: wire })).toBe(expected);
+          if (plain.terminated || plain.truncated) break;
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+/** Two handlers with the same sessions (text, text without output, Discrete, one that ends after two steps). */
+function twins(cap: number): { sent: ProtocolHandler; kept: ProtocolHandler; sessions: string[] } {
+  const make = (): ProtocolHandler => new ProtocolHandler(new SessionManager({ presets }), { version: '0', presets, maxMessageBytes: 1 << 20 }, { maxBatchReplyBytes: cap });
+  const sent = make();
+  const kept = make();
+  const sessions: string[] = [];
+  const opts: ResetOptions[] = [{ stall_steps: 0 }, { text: false }, { actions: 'discrete', market_slots: 3, task_slots: 2 }, { max_steps: 2, admissible_commands: true }];
+  opts.forEach((options, k) => {
+    const a = sent.handleValue({ v: 1, op: 'reset', seed: 20 + k, options }).reply as { ok: true; result: { session: string } };
+    kept.handleValue({ v: 1, op: 'reset', seed: 20 + k, options });
+    sessions.push(a.result.session);
+  });
+  return { sent, kept, sessions };
+}
+
+const requestId = fc.oneof(fc.constant(undefined), fc.integer({ min: -(2 ** 40), max: 2 ** 40 }), fc.string({ unit: oddChar, maxLength: 8 }).filter((s) => !/[\ud800-\udfff]/.test(s)), fc.string({ maxLength: 8 }));
+
+describe('step_batch replies as the server sends them', () => {
+  it('are the bytes of JSON.stringify of the reply a twin keeps, capped, sliced, with errors', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(4096, 32 * 1024, 1 << 20),
+        fc.boolean(),
+        requestId,
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.oneof(line, fc.integer({ min: 0, max: 40 }))), { minLength: 1, maxLength: 20 }),
+        (cap, sliced, id, entries) => {
+          const { sent, kept, sessions } = twins(cap);
+          const steps = entries.map(([k, a]) => ({ session: k < sessions.length ? (sessions[k] as string) : k === 4 ? 'nope' : 's999', action: a }));
+          const req = { v: 1, op: 'step_batch', steps, ...(id !== undefined ? { id } : {}) };
+          const expected = JSON.stringify(kept.handleValue(req).reply);
+          const job = sent.beginPayload(Buffer.from(JSON.stringify(req)), 1 << 20);
+          if (!(job instanceof BatchJob)) {
+            expect(job.frame.toString('utf8')).toBe(expected);
+            return;
+          }
+          // Sliced: one entry per call (a deadline in the past), as a busy server runs it.
+          let h = job.run(sliced ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY);
+          while (h === null) h = job.run(Number.NEGATIVE_INFINITY);
+          expect(h.body).toBeInstanceOf(Buffer);
+          expect(h.frame.toString('utf8')).toBe(expected);
+          expect(h.frame.equals(Buffer.from(expected, 'utf8'))).toBe(true);
+          expect(job.replyBytes).toBe(h.frame.length - Buffer.byteLength(`{"v":1,"id":${JSON.stringify(id ?? null)},"ok":true,"result":{"results":]}}`));
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+});
