@@ -111,25 +111,42 @@ export interface StepResult {
   info: StepInfo;
 }
 
+/** A JSON byte writer, as `WireValue`s write themselves into it (src/server/json-writer.ts's `JsonWriter`). */
+export interface JsonSink {
+  /** Append an ASCII text as it is. */
+  ascii(s: string): void;
+  /** Append UTF-8 bytes as they are. */
+  raw(bytes: Uint8Array): void;
+}
+
 /**
- * A step's output text in a result not serialised yet (`Env.stepForWire`): `JSON.stringify` writes it as the text
- * (`toJSON`), a byte writer writes its escaped bytes straight from the command's value (`writeEscaped`). Serialise the
- * result before the environment steps again.
+ * A part of a step result not serialised yet (`Env.stepForWire`), read from the environment when it is: `toJSON` gives
+ * the plain value (what `JSON.stringify` writes), `writeJson` writes exactly the bytes of its `JSON.stringify` straight
+ * into a byte writer. Serialise the result before the environment steps again.
  */
-export class OutputText {
-  constructor(private readonly source: Pick<CommandResult, 'text' | 'writeEscapedText'>) {}
+export abstract class WireValue {
+  abstract toJSON(): unknown;
+  abstract writeJson(out: JsonSink): void;
+}
+
+/** A step's output text: escaped straight from the command's value into the bytes, never built as a string. */
+export class OutputText extends WireValue {
+  constructor(private readonly source: Pick<CommandResult, 'text' | 'writeEscapedText'>) {
+    super();
+  }
 
   toJSON(): string {
     return this.source.text;
   }
 
-  /** The text as the contents of a JSON string (`JSON.stringify(text).slice(1, -1)`), UTF-8, handed to `use` (a view valid during the call). */
-  writeEscaped(use: (bytes: Uint8Array) => void): void {
-    this.source.writeEscapedText(use);
+  writeJson(out: JsonSink): void {
+    out.ascii('"');
+    this.source.writeEscapedText((bytes) => out.raw(bytes));
+    out.ascii('"');
   }
 }
 
-/** A `StepResult` whose observation text may be an `OutputText`: its JSON is that of the `StepResult` (`Env.stepForWire`). */
+/** A `StepResult` whose output text may be an `OutputText`: its JSON is that of the `StepResult` (`Env.stepForWire`). */
 export interface WireStepResult extends Omit<StepResult, 'observation'> {
   observation: Omit<Observation, 'text'> & { text: string | OutputText };
 }

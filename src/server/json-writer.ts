@@ -1,12 +1,12 @@
 /**
  * JSON encoded straight into bytes: `JsonWriter` appends values to one growing buffer exactly as `JSON.stringify`
  * encodes them, in UTF-8 (the bytes of `Buffer.from(JSON.stringify(v), 'utf8')`), so a reply is assembled entry by
- * entry in one pass, without a string per entry to encode to bytes again. A step's `OutputText` (src/env/env.ts) is
- * written escaped straight from the command's value, its text never built as a string, let alone escaped a second
- * time. Plain objects, arrays and primitives are written here; anything else (class instances, `toJSON`, boxed
+ * entry in one pass, without a string per entry to encode to bytes again. A `WireValue` (src/env/env.ts) writes
+ * itself: a step's `OutputText` escaped straight from the command's value, never built as a string, let alone escaped a
+ * second time. Plain objects, arrays and primitives are written here; anything else (class instances, `toJSON`, boxed
  * primitives, BigInt) goes through `JSON.stringify` itself, so every value encodes as it would there.
  */
-import { OutputText } from '../env/env.js';
+import { WireValue, type JsonSink } from '../env/env.js';
 
 /** The key texts of objects (`"key":`), by key: keys repeat in every entry (bounded: some come from the world). */
 const keyTexts = new Map<string, Buffer>();
@@ -39,7 +39,7 @@ function isPlainArray(x: unknown[]): boolean {
 }
 
 /** A growing buffer of JSON text in UTF-8. */
-export class JsonWriter {
+export class JsonWriter implements JsonSink {
   /** The bytes written are `buf[0, pos)`. */
   buf: Buffer;
   pos = 0;
@@ -124,8 +124,8 @@ export class JsonWriter {
           this.ascii('null');
           return true;
         }
-        if (x instanceof OutputText) {
-          this.outputText(x);
+        if (x instanceof WireValue) {
+          x.writeJson(this);
           return true;
         }
         if (Array.isArray(x)) {
@@ -216,12 +216,5 @@ export class JsonWriter {
     }
     b[p++] = 0x22;
     this.pos = p;
-  }
-
-  /** An output text: its escaped UTF-8 bytes between quotes. */
-  private outputText(t: OutputText): void {
-    this.byte(0x22);
-    t.writeEscaped((bytes) => this.raw(bytes));
-    this.byte(0x22);
   }
 }

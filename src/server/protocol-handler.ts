@@ -66,7 +66,9 @@ export const ADMITTED_OPS: ReadonlySet<Op> = new Set<Op>(['reset', 'restore', 't
  * What handling one request produced: the reply, its encoded frame (UTF-8 JSON) and, when the request named a valid
  * op, that op; a binary `step_batch` reply also has `arrays`, the frames that follow `frame` (src/protocol/binary.ts).
  * `body` is the frame as the server sends it: the JSON text itself (a string) or, for a JSON `step_batch`, its
- * assembled bytes; `frame` is its UTF-8 bytes (made on first use: the server sends `body`).
+ * assembled bytes; `frame` is its UTF-8 bytes (made on first use: the server sends `body`). A `step` begun for the wire
+ * (`beginPayload`, `begin`) has the result as it was written in `reply`: its output text an `OutputText` (JSON.stringify
+ * gives the plain reply); `handleValue` and `handlePayload` give plain results.
  */
 export interface Handled {
   reply: Reply;
@@ -113,10 +115,16 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 type Req = Record<string, unknown>;
 
+/** `ProtocolHandler`'s reply writer: its first size, and the largest kept after a reply. */
+const WRITER_START_BYTES = 1 << 14;
+const WRITER_KEEP_BYTES = 1 << 20;
+
 /** Routes decoded requests to a session table. Pure apart from the session table it drives. */
 export class ProtocolHandler {
   private readonly hello: HelloResult;
   private readonly handlers: OpHandlers;
+  /** The writer of `step` replies (one at a time: handling is synchronous). */
+  private writer = new JsonWriter(WRITER_START_BYTES);
 
   constructor(
     private readonly sessions: SessionManager,
@@ -147,47 +155,50 @@ export class ProtocolHandler {
 
   /** Handle one raw payload frame (size, UTF-8, JSON, then `handleValue`). */
   handlePayload(payload: Uint8Array, maxBytes: number, client = LOCAL_OWNER): Handled {
-    return runToEnd(this.beginPayload(payload, maxBytes, client));
+    return runToEnd(this.beginPayload(payload, maxBytes, client, true));
   }
 
-  /** Handle one decoded request value to the end. Never throws. */
+  /** Handle one decoded request value to the end, with plain results in `Handled.reply`. Never throws. */
   handleValue(value: unknown, client = LOCAL_OWNER): Handled {
-    return runToEnd(this.begin(value, client));
+    return runToEnd(this.begin(value, client, true));
   }
 
   /**
    * Start handling one raw payload frame: the reply, or a `BatchJob` for a valid `step_batch` (run it in
    * slices with `BatchJob.run` so that one large batch does not hold up other clients). Never throws.
    */
-  beginPayload(payload: Uint8Array, maxBytes: number, client = LOCAL_OWNER): Handled | BatchJob {
+  beginPayload(payload: Uint8Array, maxBytes: number, client = LOCAL_OWNER, plain = false): Handled | BatchJob {
     const d = decodePayload(payload, maxBytes);
     if (!d.ok) return handled(d.reply, encode(d.reply), null);
-    return this.begin(d.value, client);
+    return this.begin(d.value, client, plain);
   }
 
   /**
    * Start handling one decoded request value (see `beginPayload`) from `client` (the connection's identity:
-   * sessions belong to the client that created them). Never throws.
+   * sessions belong to the client that created them); `plain`: a `step`'s result in `Handled.reply` is plain (it
+   * is written for the wire otherwise, see `Handled`). Never throws.
    */
-  begin(value: unknown, client = LOCAL_OWNER): Handled | BatchJob {
+  begin(value: unknown, client = LOCAL_OWNER, plain = false): Handled | BatchJob {
     let id: RequestId | null = null;
     let op: Op | null = null;
     let reply: Reply;
+    let body: string | null = null;
     try {
       if (!isObject(value)) {
         reply = errorReply('invalid_request', '/: must be object');
       } else {
         id = validRequestId(value['id']);
-        const r = this.route(value, id, client);
+        const r = this.route(value, id, client, plain);
         if (r instanceof BatchJob) return r;
         op = r.op;
         reply = r.reply;
+        body = r.body ?? null;
       }
     } catch (e) {
       reply = { v: PROTOCOL_VERSION, id, ok: false, error: errorOf(e) };
       op = null;
     }
-    return this.finish(op, reply, null, value, client);
+    return this.finish(op, reply, body, value, client);
   }
 
   /**
@@ -217,7 +228,7 @@ export class ProtocolHandler {
     }
   }
 
-  private route(req: Req, id: RequestId | null, client: string): { reply: Reply; op: Op | null } | BatchJob {
+  private route(req: Req, id: RequestId | null, client: string, plain: boolean): { reply: Reply; op: Op | null; body?: string | null } | BatchJob {
     if (req['v'] !== PROTOCOL_VERSION) {
       const got = req['v'] === undefined ? 'no version' : `version ${JSON.stringify(req['v'])}`;
       return { reply: errorReply('unsupported_version', `unsupported protocol ${got}; this server speaks version ${PROTOCOL_VERSION} (send "v": 1)`, id), op: null };
@@ -247,10 +258,34 @@ export class ProtocolHandler {
     }
     const handler = this.handlers[op] as (r: OpRequest<Op>, client: string) => OpResult<Op>;
     try {
+      if (op === 'step' && !plain) {
+        // Written as a step_batch entry is (its output text rendered escaped into the bytes), at once.
+        const r = req as OpRequest<'step'>;
+        const reply: OkReply = { v: PROTOCOL_VERSION, id, ok: true, result: this.sessions.stepForWire(r.session, r.action, client) };
+        return { reply, op, body: this.written(reply) };
+      }
       return { reply: { v: PROTOCOL_VERSION, id, ok: true, result: handler(req as OpRequest<Op>, client) }, op };
     } catch (e) {
       return { reply: { v: PROTOCOL_VERSION, id, ok: false, error: errorOf(e) }, op };
     }
+  }
+
+  /**
+   * The JSON text of `reply` by `JsonWriter` (the bytes made a string: the server sends a string body, see `Handled`);
+   * null when the writer throws: `finish` encodes it with JSON.stringify, which decides.
+   */
+  private written(reply: Reply): string | null {
+    const w = this.writer;
+    w.pos = 0;
+    try {
+      w.value(reply);
+    } catch {
+      return null;
+    }
+    const text = w.buf.toString('utf8', 0, w.pos);
+    // A rare huge reply's buffer is not kept.
+    if (w.buf.length > WRITER_KEEP_BYTES) this.writer = new JsonWriter(WRITER_START_BYTES);
+    return text;
   }
 
   /**

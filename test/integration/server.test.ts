@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Dealer, Request, Router } from 'zeromq';
 import { Client, ProtocolError } from '../../src/client/client.js';
 import { RemoteEnv } from '../../src/client/remote-env.js';
-import { Env, type StepResult } from '../../src/env/env.js';
+import { Env, type StepOutcome } from '../../src/env/env.js';
 import { checkReply, type Op, type Reply } from '../../src/protocol/protocol.js';
 import { generateCurveKeyPair, SecurityError } from '../../src/server/security.js';
 import { startServer, type Server } from '../../src/server/server.js';
@@ -20,11 +20,11 @@ import { startServer, type Server } from '../../src/server/server.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LOOPBACK = 'tcp://127.0.0.1:0';
 
-/** An Env whose step throws on the action "__boom__" (to trigger `internal`). */
+/** An Env whose steps throw on the action "__boom__" (to trigger `internal`): `advance` is the core of every kind of step. */
 class BoomEnv extends Env {
-  override step(action: string): StepResult {
+  override advance(action: string | number): StepOutcome {
     if (action === '__boom__') throw new Error('test-only failure');
-    return super.step(action);
+    return super.advance(action);
   }
 }
 

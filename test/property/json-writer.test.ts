@@ -4,7 +4,7 @@
  * leaves out, converts or refuses), over real step results whose output text is an `OutputText` (`Env.stepForWire`,
  * rendered escaped from the command's value) against the plain `Env.step` of a twin, and over whole `step_batch`
  * replies as the server sends them against `JSON.stringify` of the reply a twin handler keeps (error entries, refused
- * entries of a capped reply, entries run one per slice, every kind of request id).
+ * entries of a capped reply, entries run one per slice, every kind of request id), and lockstep `step` replies alike.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -228,6 +228,27 @@ describe('step_batch replies as the server sends them', () => {
         },
       ),
       { numRuns: 80 },
+    );
+  });
+});
+
+describe('step replies as the server sends them', () => {
+  it('are the text of JSON.stringify of the reply a twin gives in-process, errors and every kind of id included', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(requestId, fc.integer({ min: 0, max: 5 }), fc.oneof(line, fc.integer({ min: 0, max: 40 }))), { minLength: 1, maxLength: 12 }), (calls) => {
+        const { sent, kept, sessions } = twins(1 << 20);
+        for (const [id, k, action] of calls) {
+          const req = { v: 1, op: 'step', session: k < sessions.length ? (sessions[k] as string) : 'nope', action, ...(id !== undefined ? { id } : {}) };
+          const expected = JSON.stringify(kept.handleValue(req).reply);
+          const h = sent.beginPayload(Buffer.from(JSON.stringify(req)), 1 << 20);
+          if (h instanceof BatchJob) throw new Error('a step is no batch');
+          // A string: the server hands strings to ZeroMQ (a Buffer would go zero-copy, at a cost per reply).
+          expect(typeof h.body).toBe('string');
+          expect(h.body).toBe(expected);
+          expect(h.frame.equals(Buffer.from(expected, 'utf8'))).toBe(true);
+        }
+      }),
+      { numRuns: 60 },
     );
   });
 });
