@@ -41,13 +41,19 @@ export const SG_MAGICCONST: number = 1.0 + pyLog(4.5);
  */
 export const FAST_REL = 2 ** -36;
 
-/** Cheng's accept test of `gammavariate(alpha, ...)` for one round's draws, computed exactly as gammavariate does. */
-function chengAccepts(alpha: number, ainv: number, bbb: number, ccc: number, u1: number, u2: number): boolean {
+/**
+ * One round of Cheng's algorithm in `gammavariate(alpha, beta)` (alpha > 1) with its draws u1 (in range) and u2: the
+ * round's x (the gamma variate over beta) when it accepts, NaN when it rejects.
+ */
+function chengRound(alpha: number, u1: number, u2: number): number {
+  const ainv = pySqrt(2.0 * alpha - 1.0);
+  const bbb = alpha - LOG4;
+  const ccc = alpha + ainv;
   const v = pyLog(u1 / (1.0 - u1)) / ainv;
   const x = alpha * pyExp(v);
   const z = u1 * u1 * u2;
   const r = bbb + ccc * v - x;
-  return r + SG_MAGICCONST - 4.5 * z >= 0.0 || r >= pyLog(z);
+  return r + SG_MAGICCONST - 4.5 * z >= 0.0 || r >= pyLog(z) ? x : NaN;
 }
 
 /** `gammavariate(alpha, 1.0)`'s value (alpha > 1; `x * 1.0` is x) for the round it accepted with `u1`, computed as it does. */
@@ -784,18 +790,10 @@ export class PyRandom {
   gammavariate(alpha: number, beta: number): number {
     if (alpha <= 0.0 || beta <= 0.0) throw new Error('ValueError: gammavariate: alpha and beta must be > 0.0');
     if (alpha > 1.0) {
-      const ainv = pySqrt(2.0 * alpha - 1.0);
-      const bbb = alpha - LOG4;
-      const ccc = alpha + ainv;
       for (;;) {
-        const u1 = this.random();
-        if (!(1e-7 < u1 && u1 < 0.9999999)) continue;
-        const u2 = 1.0 - this.random();
-        const v = pyLog(u1 / (1.0 - u1)) / ainv;
-        const x = alpha * pyExp(v);
-        const z = u1 * u1 * u2;
-        const r = bbb + ccc * v - x;
-        if (r + SG_MAGICCONST - 4.5 * z >= 0.0 || r >= pyLog(z)) return x * beta;
+        // u1 then u2, in argument order
+        const x = chengRound(alpha, this.chengU1Draw(), 1.0 - this.random());
+        if (x === x) return x * beta;
       }
     }
     if (alpha === 1.0) return -pyLog(1.0 - this.random()) * beta;
@@ -857,6 +855,14 @@ export class PyRandom {
     return pyRound(Math.max(low, Math.min(high, scale * (xa / (xa + chengX(beta, ub))))), 4);
   }
 
+  /** Cheng's u1: a draw, drawn again until it lies in (1e-7, 0.9999999) (gammavariate's `continue`). */
+  private chengU1Draw(): number {
+    for (;;) {
+      const u1 = this.random();
+      if (1e-7 < u1 && u1 < 0.9999999) return u1;
+    }
+  }
+
   /** The u1 of the last {@link chengFast} draw's accepted round. */
   private chengU1 = 0;
 
@@ -878,8 +884,7 @@ export class PyRandom {
     const bbb = alpha - LOG4;
     const ccc = alpha + ainv;
     for (;;) {
-      const u1 = this.random();
-      if (!(1e-7 < u1 && u1 < 0.9999999)) continue;
+      const u1 = this.chengU1Draw();
       const u2 = 1.0 - this.random();
       const v = Math.log(u1 / (1.0 - u1)) / ainv;
       const x = alpha * Math.exp(v);
@@ -891,13 +896,13 @@ export class PyRandom {
       const ea = tolerance * (m + SG_MAGICCONST + 4.5 * z);
       let accept: boolean;
       if (a > ea) accept = true;
-      else if (a >= -ea) accept = chengAccepts(alpha, ainv, bbb, ccc, u1, u2);
+      else if (a >= -ea) accept = !Number.isNaN(chengRound(alpha, u1, u2));
       else {
         // The first test fails the exact way too: the second decides.
         const lz = Math.log(z);
         const b = r - lz;
         const eb = tolerance * (m + Math.abs(lz));
-        accept = b > eb ? true : b < -eb ? false : chengAccepts(alpha, ainv, bbb, ccc, u1, u2);
+        accept = b > eb ? true : b < -eb ? false : !Number.isNaN(chengRound(alpha, u1, u2));
       }
       if (accept) {
         this.chengU1 = u1;
