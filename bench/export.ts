@@ -88,7 +88,8 @@ export const exportSuite: Suite<ExportContext> = {
   setup(size) {
     const dir = mkdtempSync(join(tmpdir(), 'ycgym-bench-export-'));
     const rows = greedyRows(Array.from({ length: SIZES[size].rowSeeds }, (_, i) => i + 1));
-    const small = rows.map((r) => ({ ...r, observation_text: r.observation_text.slice(0, 64) }));
+    // Rows read back from an Arrow table: their texts are strings.
+    const small = rows.map((r) => ({ ...r, observation_text: (r.observation_text as string).slice(0, 64) }));
     // Two worker threads need the built worker script (present after `npm run build`; tests may run from source).
     const workers = existsSync(fileURLToPath(workerScript())) ? 2 : 1;
     return { dir, rows, small, devNull: existsSync('/dev/null') ? '/dev/null' : join(dir, 'null.arrow'), workers };

@@ -3,7 +3,7 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { presetConfig } from '../config/load.js';
-import { clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, toFloat, type VerbValue, type WakeEvent } from '../sim/index.js';
+import { clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
@@ -220,12 +220,12 @@ export function wakeEventsOf(r: VerbValue): WakeEvent[] {
 const UTF8 = new TextEncoder();
 
 /** What a step keeps of a command's output. */
-type Output = Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text' | 'writeText' | 'writeEscapedText'>;
+type Output = Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text' | 'appendText' | 'writeEscapedText'>;
 
 /** The output of a refused (masked-out) Discrete action: the compact error object the reference prints. */
 function refused(error: string): Output {
   const text = `{"error": ${JSON.stringify(error)}}`;
-  return { ok: false, exit: 1, verb: null, value: null, text, writeText: (use) => use(UTF8.encode(text)), writeEscapedText: (use) => use(UTF8.encode(JSON.stringify(text).slice(1, -1))) };
+  return { ok: false, exit: 1, verb: null, value: null, text, appendText: (sink) => sink.string(text), writeEscapedText: (use) => use(UTF8.encode(JSON.stringify(text).slice(1, -1))) };
 }
 
 /** Build the status block of a simulation. */
@@ -472,14 +472,12 @@ export class Env implements EnvLike {
   }
 
   /**
-   * The last step's output text (what `observation.text` carries with the default reset option `text: true`) as UTF-8
-   * bytes, handed to `use`: a view valid only during the call (copy it). With `text: false` the text is rendered here
-   * straight into bytes, never as a string: for writers of byte buffers (the trajectory exporter). Empty before the
-   * first step.
+   * Append the last step's output text (what `observation.text` carries with the default reset option `text: true`)
+   * to `sink` as UTF-8. With `text: false` the text is rendered here straight into the sink's bytes, never as a
+   * string: for writers of byte buffers (the trajectory exporter). Nothing before the first step.
    */
-  writeLastText(use: (bytes: Uint8Array) => void): void {
-    if (this.last === null) use(new Uint8Array(0));
-    else this.last.writeText(use);
+  appendLastText(sink: TextSink): void {
+    this.last?.appendText(sink);
   }
 
   /** Exact snapshot of the whole environment. */

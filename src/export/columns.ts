@@ -4,6 +4,7 @@
  * documentation. No Arrow import here: bulk-run worker threads build rows with ./table-builder.ts and never load
  * apache-arrow.
  */
+import type { TextSink } from '../sim/index.js';
 
 /** Physical kinds of a single value (plain Utf8 strings: no dictionary encoding anywhere). */
 export type ScalarKind = 'utf8' | 'int32' | 'int64' | 'float64' | 'bool' | 'timestamp_us';
@@ -94,6 +95,11 @@ export const EPISODE_COLUMNS: readonly ColumnDef[] = [
   { name: 'accepted_total', kind: 'int32', nullable: false, doc: 'Accepted tasks.' },
 ];
 
+/** A text that appends itself, as UTF-8, to a utf8 column's bytes (`TableBuilder.append`), when the row is appended. */
+export interface TextSource {
+  appendText(sink: TextSink): void;
+}
+
 /** One row of the step table. */
 export interface StepRow {
   run_id: string;
@@ -103,8 +109,11 @@ export interface StepRow {
   seed: number;
   step: number;
   action: string | null;
-  /** The text, or its UTF-8 bytes (the row builder copies them; the exporter writes the rendered bytes without a string). */
-  observation_text: string | Uint8Array;
+  /**
+   * The text, its UTF-8 bytes (the row builder copies them), or a source that appends them to the builder's bytes (the
+   * exporter renders the text straight into the column, without a string).
+   */
+  observation_text: string | Uint8Array | TextSource;
   ok: boolean;
   exit_code: number;
   command: string | null;

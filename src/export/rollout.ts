@@ -7,7 +7,7 @@ import { type EpisodeHooks, runEpisode } from '../env/episode.js';
 import { type ExperimentConfig, outcome, type Simulation } from '../sim/index.js';
 import { Env, type Status } from '../env/env.js';
 import type { TableBuilder } from './table-builder.js';
-import { daysBetween, isoToMicros, type EpisodeRow, type Outcome, type StepRow } from './columns.js';
+import { daysBetween, isoToMicros, type EpisodeRow, type Outcome, type StepRow, type TextSource } from './columns.js';
 
 /** Adversarial clients as the harness defines them (the policy never sees loyalty). */
 export const ADVERSARIAL_LOYALTY = -0.3;
@@ -113,7 +113,7 @@ export function outcomeOf(sim: Simulation): Outcome {
 /**
  * Play `policy` on a fresh world (through the one episode loop over an `Env`) and record its step rows. Rows are
  * appended as the steps happen, each output text rendered straight into the builder's bytes (the env runs with
- * `text: false` and `Env.writeLastText`); the last row is marked last (and truncated, when the episode did not
+ * `text: false` and `Env.appendLastText`); the last row is marked last (and truncated, when the episode did not
  * terminate) once the episode is over.
  */
 export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta, opts: RolloutOptions = {}): RolloutResult {
@@ -122,6 +122,8 @@ export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta
   let sim: Simulation | null = null;
   let lastRow = -1;
   let lastTerminated = false;
+  // The step's output text, rendered into the row builder's bytes as the row is appended.
+  const lastText: TextSource = { appendText: (sink) => env.appendLastText(sink) };
   const append = (row: StepRow): void => {
     (b as TableBuilder<StepRow>).append(row);
     lastRow = (b as TableBuilder<StepRow>).length - 1;
@@ -136,10 +138,8 @@ export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta
         onStep: ({ step, action, result: r }) => {
           const s = (sim as Simulation).state;
           const row = stepRow(meta, step, action, r.observation, s.simTime, r.info.reward_cents, r.terminated, r.truncated, s.startTime, s.horizonEnd);
-          env.writeLastText((bytes) => {
-            row.observation_text = bytes;
-            append(row);
-          });
+          row.observation_text = lastText;
+          append(row);
         },
       }
     : {};

@@ -3,7 +3,8 @@
  * copying (./arrow.ts), and packed into one shared arena to cross threads (`packTable`/`unpackTable`: a bulk-run
  * worker's slot). No Arrow import: the bulk-run worker threads load only this and the simulation.
  */
-import { EPISODE_COLUMNS, STEP_COLUMNS, type ColumnDef, type EpisodeRow, type StepRow } from './columns.js';
+import type { TextSink } from '../sim/index.js';
+import { EPISODE_COLUMNS, STEP_COLUMNS, type ColumnDef, type EpisodeRow, type StepRow, type TextSource } from './columns.js';
 
 /** Raw buffers of one column. */
 export interface ColumnBuffers {
@@ -200,9 +201,10 @@ function writeString(buf: Buffer, s: string, off: number): number {
   return ENCODER.encodeInto(s, buf.subarray(off)).written;
 }
 
-class Utf8Col extends Col {
-  private bytes: Buffer = Buffer.allocUnsafe(1024);
-  private used = 0;
+class Utf8Col extends Col implements TextSink {
+  /** The values' bytes so far, `bytes[0, used)` (public as a `TextSink`, which a `TextSource` value appends to). */
+  bytes: Buffer = Buffer.allocUnsafe(1024);
+  used = 0;
   private offsets = new Int32Array(256);
   push(i: number, v: unknown): void {
     if (i + 2 > this.offsets.length) {
@@ -214,17 +216,20 @@ class Utf8Col extends Col {
       this.markNull(i);
     } else {
       this.markValid(i);
-      if (typeof v !== 'string' && v instanceof Uint8Array) {
-        this.pushBytes(v);
-        this.offsets[i + 1] = this.used;
-        return;
+      if (typeof v === 'string') this.string(v);
+      else if (v instanceof Uint8Array) this.pushBytes(v);
+      else {
+        (v as TextSource).appendText(this);
+        if (this.used > 0x7fffffff) throw new RangeError(`utf8 column ${this.def.name}: more than 2 GiB in one chunk`);
       }
-      const s = v as string;
-      if (this.used + s.length * 3 > this.bytes.length) this.ensure(this.used + Buffer.byteLength(s, 'utf8'));
-      this.used += writeString(this.bytes, s, this.used);
-      if (this.used > 0x7fffffff) throw new RangeError(`utf8 column ${this.def.name}: more than 2 GiB in one chunk`);
     }
     this.offsets[i + 1] = this.used;
+  }
+  /** Append `s` as UTF-8. */
+  string(s: string): void {
+    if (this.used + s.length * 3 > this.bytes.length) this.ensure(this.used + Buffer.byteLength(s, 'utf8'));
+    this.used += writeString(this.bytes, s, this.used);
+    if (this.used > 0x7fffffff) throw new RangeError(`utf8 column ${this.def.name}: more than 2 GiB in one chunk`);
   }
   /** Append UTF-8 bytes as they are (the caller's encoding; a view it may reuse after the call). */
   private pushBytes(b: Uint8Array): void {
@@ -454,8 +459,9 @@ function makeCol(c: ColumnDef): Col {
 }
 
 /**
- * Appends rows column by column; `finish` hands out the buffers and resets the builder. A utf8 column takes a string or
- * its UTF-8 bytes (a `Uint8Array`, copied during `append`).
+ * Appends rows column by column; `finish` hands out the buffers and resets the builder. A utf8 column takes a string,
+ * its UTF-8 bytes (a `Uint8Array`, copied during `append`), or a `TextSource`, which appends its text to the column's
+ * bytes during `append`.
  */
 export class TableBuilder<R extends object> {
   private cols: Col[] = [];

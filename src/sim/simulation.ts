@@ -12,7 +12,7 @@ import { parseArgv, type CommandSpec, type ParsedOptions, type ParseResult } fro
 import { D, Dec } from './py/decimal.js';
 import { insertEvent } from './model/engine.js';
 import { pyFormatFixed } from './py/pyfloat.js';
-import { type Out, pyJsonDumps, pyJsonWrite } from './py/pyjson.js';
+import { type Out, pyJsonAppend, pyJsonDumps, pyJsonWrite, type TextSink } from './py/pyjson.js';
 import { isVerb, type CommandResults, type CommandValue, type ErrorResult, type Verb } from './commands/results.js';
 import { DOMAINS, type Domain, type SimState, type Task } from './model/types.js';
 import { marketTask, worldTemplate } from './model/world-cache.js';
@@ -61,13 +61,13 @@ export class CommandResult {
     return this.textCache;
   }
   /**
-   * `text` as UTF-8 bytes, handed to `use` (a view valid only during the call: copy it), without building the string
-   * when it was not built yet: for writers of byte buffers (the trajectory exporter).
+   * Append `text` to `sink` as UTF-8, rendered straight into its bytes when the string was not built yet: for writers
+   * of byte buffers (the trajectory exporter).
    */
-  writeText(use: (bytes: Uint8Array) => void): void {
+  appendText(sink: TextSink): void {
     const p = this.printed;
-    if (this.textCache === undefined && typeof p !== 'string') pyJsonWrite(p.json, p.indent, use);
-    else use(UTF8.encode(this.text));
+    if (this.textCache === undefined && typeof p !== 'string') pyJsonAppend(p.json, p.indent, sink);
+    else sink.string(this.text);
   }
   /**
    * `text` as the contents of a JSON string (`JSON.stringify(text).slice(1, -1)`) in UTF-8, handed to `use` (a view

@@ -7,6 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ArrowFileSink, readArrowFile, TableBuilder } from '../../src/export/arrow.js';
 import { packedSize, packTable, unpackTable, type PackedTable, type TableBuffers } from '../../src/export/table-builder.js';
 import { arrowSchema, EPISODE_COLUMNS, EPISODE_SCHEMA, isoToMicros, STEP_COLUMNS, STEP_SCHEMA, type ColumnDef } from '../../src/export/schema.js';
+import type { TextSource } from '../../src/export/columns.js';
+import { pyJsonAppend, pyJsonDumps, type Out } from '../../src/sim/py/pyjson.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ycgym-arrow-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -112,13 +114,39 @@ describe('arrow table builder and file sink', () => {
           asText.append({ s });
           if (s === null) asBytes.append({ s });
           else {
-            // A reused scratch buffer, as the exporter's renderer hands out: the builder must copy it.
+            // A reused scratch buffer: the builder must copy it.
             const n = new TextEncoder().encodeInto(s, scratch).written;
             asBytes.append({ s: scratch.subarray(0, n) });
             scratch.fill(0x3f);
           }
         }
         expect(asBytes.finish()).toEqual(asText.finish());
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a utf8 column given a TextSource stores exactly what it stores for the text the source appends (as a string, or JSON rendered into its bytes)', () => {
+    const cols: ColumnDef[] = [{ name: 's', kind: 'utf8', nullable: true, doc: '' }];
+    const json = fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<Out>;
+    const cell = fc.oneof(fc.constant(null), fc.string({ maxLength: 300 }).map((s) => ({ s })), json.map((v) => ({ v })));
+    fc.assert(
+      fc.property(fc.array(cell, { minLength: 1, maxLength: 30 }), (cells) => {
+        const asText = new TableBuilder<{ s: string | null }>(cols);
+        const asSource = new TableBuilder<{ s: string | TextSource | null }>(cols);
+        for (const c of cells) {
+          if (c === null) {
+            asText.append({ s: null });
+            asSource.append({ s: null });
+          } else if ('s' in c) {
+            asText.append({ s: c.s });
+            asSource.append({ s: { appendText: (sink) => sink.string(c.s) } });
+          } else {
+            asText.append({ s: pyJsonDumps(c.v, 2) });
+            asSource.append({ s: { appendText: (sink) => pyJsonAppend(c.v, 2, sink) } });
+          }
+        }
+        expect(asSource.finish()).toEqual(asText.finish());
       }),
       { numRuns: 200 },
     );

@@ -10,8 +10,9 @@ import { GreedyPolicy } from '../../baselines/greedy.js';
 import { loadPreset } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
 import { runEpisode } from '../../src/env/episode.js';
-import { listChain, memoList, memoRendered, PyFloat, pyJsonDumps, pyJsonWrite, type Out } from '../../src/sim/py/pyjson.js';
+import { listChain, memoList, memoRendered, PyFloat, pyJsonAppend, pyJsonDumps, pyJsonWrite, type Out } from '../../src/sim/py/pyjson.js';
 import { oraclePyJsonDumps } from '../helpers/pyjson-oracle.js';
+import { BufferSink } from '../helpers/text-sink.js';
 
 const key = fc.constantFrom('task_id', 'required_qty', 'prestige', 'name', 'tasks', 'n');
 const leaf: fc.Arbitrary<Out> = fc.oneof(fc.constant(null), fc.boolean(), fc.integer({ min: -1000, max: 1000 }), fc.double({ noNaN: true }).map((x) => new PyFloat(x)), fc.string({ maxLength: 6 }));
@@ -67,6 +68,10 @@ describe('memoList: chained lists print as the plain writer prints them', () => 
               expect((calls[1] as Buffer).toString('latin1')).toBe(JSON.stringify(oraclePyJsonDumps(doc, ind)).slice(1, -1));
               expect(pyJsonDumps(doc, ind)).toBe(oraclePyJsonDumps(doc, ind));
             }
+            // appended to a sink after a kept prefix
+            const sink = new BufferSink('[');
+            pyJsonAppend(doc, ind, sink);
+            expect(sink.kept.toString('latin1')).toBe('[' + oraclePyJsonDumps(doc, ind));
           }
         },
       ),

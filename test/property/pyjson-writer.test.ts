@@ -6,9 +6,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
-import { FLOAT_KEYS, FLOAT_MAP_KEYS, memoRendered, PyFloat, pyJsonDumps, pyJsonWrite, type Out } from '../../src/sim/py/pyjson.js';
+import { FLOAT_KEYS, FLOAT_MAP_KEYS, memoRendered, PyFloat, pyJsonAppend, pyJsonDumps, pyJsonWrite, type Out } from '../../src/sim/py/pyjson.js';
 import { Simulation } from '../../src/sim/simulation.js';
 import { oraclePyJsonDumps } from '../helpers/pyjson-oracle.js';
+import { BufferSink } from '../helpers/text-sink.js';
 
 const key = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...FLOAT_KEYS, ...FLOAT_MAP_KEYS) },
@@ -77,6 +78,17 @@ describe('pyJsonDumps equals the previous writer', () => {
     );
   });
 
+  it('pyJsonAppend appends the UTF-8 bytes of pyJsonDumps (the text is ASCII) after what the sink keeps, growing it', () => {
+    fc.assert(
+      fc.property(value, indent, fc.string({ maxLength: 12 }), (v, ind, prefix) => {
+        const sink = new BufferSink(prefix);
+        pyJsonAppend(v, ind, sink);
+        expect(sink.kept.equals(Buffer.from(prefix + pyJsonDumps(v, ind), 'utf8'))).toBe(true);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it('pyJsonWrite escaped hands out the text as the contents of a JSON string (JSON.stringify of it, unquoted)', () => {
     fc.assert(
       fc.property(value, indent, (v, ind) => {
@@ -104,6 +116,16 @@ describe('pyJsonDumps equals the previous writer', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('memoised texts kept across many slabs (more text than one holds, and texts larger than one) copy back exactly', () => {
+    const values = Array.from({ length: 600 }, (_, i) =>
+      memoRendered({ task_id: `Task-${i}`, required_qty: new PyFloat(i / 7), tasks: 'x'.repeat(i % 5 === 0 ? 40_000 : (i * 37) % 500) } as Out),
+    );
+    const first = values.map((v) => pyJsonDumps([v], 2));
+    // Again, in another order: now every value's text is copied from where it was kept.
+    for (let i = values.length - 1; i >= 0; i--) expect(pyJsonDumps([values[i] as Out], 2)).toBe(first[i]);
+    values.forEach((v, i) => expect(first[i]).toBe(oraclePyJsonDumps([v], 2)));
   });
 
   it('memoRendered deep-freezes', () => {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Env } from '../../src/env/env.js';
 import { makePolicy } from '../../baselines/index.js';
 import { runEpisode } from '../../src/env/episode.js';
+import { BufferSink } from '../helpers/text-sink.js';
 
 describe('reset option text: false', () => {
   it('blanks only the text of every observation; rewards, status, info and frames are those of a run with text', () => {
@@ -27,11 +28,11 @@ describe('reset option text: false', () => {
     }
   });
 
-  it('writeLastText hands out the UTF-8 bytes of the text a run with text shows, rendered or not (refusals and usage errors too)', () => {
+  it('appendLastText appends the UTF-8 bytes of the text a run with text shows, rendered or not (refusals and usage errors too)', () => {
     const bytesOf = (env: Env): Buffer => {
-      let got: Buffer | null = null;
-      env.writeLastText((b) => (got = Buffer.from(b)));
-      return got as unknown as Buffer;
+      const sink = new BufferSink('x');
+      env.appendLastText(sink);
+      return sink.kept.subarray(1);
     };
     for (const actions of ['text', 'discrete'] as const) {
       const on = new Env();

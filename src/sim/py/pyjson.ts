@@ -149,16 +149,42 @@ function pad(indent: number, level: number): string {
 
 /**
  * Frozen output values whose rendered text is memoised (see `memoRendered`): the bytes of the last (level, indent,
- * mode, escaping) it was printed at. A frozen value cannot change, so its text never goes stale.
+ * mode, escaping) it was printed at, `slab[start, end)`. A frozen value cannot change, so its text never goes stale.
  */
 interface Rendered {
   level: number;
   indent: number | null;
   mode: Mode;
   escaped: boolean;
-  bytes: Uint8Array | null;
+  /** Null until rendered. */
+  slab: Uint8Array | null;
+  start: number;
+  end: number;
 }
 const rendered = new WeakMap<object, Rendered>();
+
+/**
+ * Memoised texts are kept in shared slabs, one after another, instead of a buffer each: a typed array of a few hundred
+ * bytes has its own off-heap backing store, whose allocation (and the garbage collector's tracking of it as external
+ * memory) cost a `market browse` entry more than rendering it. A slab lives as long as any text in it.
+ */
+const SLAB_BYTES = 1 << 16;
+let slab = new Uint8Array(SLAB_BYTES);
+let slabUsed = 0;
+
+/** Keep `out[start, end)` as `memo`'s text. */
+function keepText(memo: Rendered, start: number, end: number): void {
+  const n = end - start;
+  if (slabUsed + n > slab.length) {
+    slab = new Uint8Array(Math.max(SLAB_BYTES, n));
+    slabUsed = 0;
+  }
+  slab.set(out.subarray(start, end), slabUsed);
+  memo.slab = slab;
+  memo.start = slabUsed;
+  memo.end = slabUsed + n;
+  slabUsed += n;
+}
 
 /**
  * Deep-freeze an output value and let `pyJsonDumps` memoise its text: a value shared by many outputs (a market
@@ -166,7 +192,7 @@ const rendered = new WeakMap<object, Rendered>();
  */
 export function memoRendered<T extends Out>(v: T): T {
   deepFreeze(v);
-  if (v !== null && typeof v === 'object' && !rendered.has(v)) rendered.set(v, { level: -1, indent: null, mode: Mode.Plain, escaped: false, bytes: null });
+  if (v !== null && typeof v === 'object' && !rendered.has(v)) rendered.set(v, { level: -1, indent: null, mode: Mode.Plain, escaped: false, slab: null, start: 0, end: 0 });
   return v;
 }
 
@@ -423,11 +449,12 @@ function write(x: Out, level: number, mode: Mode, indent: number | null): void {
   }
   const memo = rendered.get(x);
   if (memo !== undefined) {
-    const b = memo.bytes;
+    const b = memo.slab;
     if (b !== null && memo.level === level && memo.indent === indent && memo.mode === mode && memo.escaped === escaped) {
-      reserve(b.length);
-      out.set(b, pos);
-      pos += b.length;
+      const n = memo.end - memo.start;
+      reserve(n);
+      out.set(b.subarray(memo.start, memo.end), pos);
+      pos += n;
       return;
     }
     const start = pos;
@@ -436,8 +463,7 @@ function write(x: Out, level: number, mode: Mode, indent: number | null): void {
     memo.indent = indent;
     memo.mode = mode;
     memo.escaped = escaped;
-    // A copy (Buffer#slice would be a view of the shared output buffer).
-    memo.bytes = new Uint8Array(out.subarray(start, pos));
+    keepText(memo, start, pos);
     return;
   }
   writeObject(x, level, mode, indent);
@@ -483,10 +509,10 @@ export function pyJsonDumps(v: Out, indent: number | null = 2): string {
 
 /**
  * `pyJsonDumps` as bytes (its text is ASCII, so they are its UTF-8 too), handed to `use` without building a string:
- * for writers that put the text into a byte buffer (the trajectory exporter). With `escape`, the bytes are those of
- * the text as the contents of a JSON string (`JSON.stringify(pyJsonDumps(v, indent)).slice(1, -1)`, rendered in the one
- * pass: for replies that carry the text in JSON). The bytes are a view of a shared buffer, valid only during the call:
- * copy them, and do not render JSON from inside `use`.
+ * for writers that put the text into a byte buffer. With `escape`, the bytes are those of the text as the contents of a
+ * JSON string (`JSON.stringify(pyJsonDumps(v, indent)).slice(1, -1)`, rendered in the one pass: for replies that carry
+ * the text in JSON). The bytes are a view of a shared buffer, valid only during the call: copy them, and do not render
+ * JSON from inside `use`.
  */
 export function pyJsonWrite(v: Out, indent: number | null, use: (bytes: Uint8Array) => void, escape = false): void {
   pos = 0;
@@ -496,6 +522,37 @@ export function pyJsonWrite(v: Out, indent: number | null, use: (bytes: Uint8Arr
     use(out.subarray(0, pos));
   } finally {
     release();
+  }
+}
+
+/**
+ * Where `pyJsonAppend` writes: a growable byte buffer owned by its caller (a trajectory column's text bytes), of which
+ * `bytes[0, used)` is kept; a text is appended after it, in place when it fits, else `bytes` is replaced by a larger
+ * copy. `string` appends any other text as UTF-8.
+ */
+export interface TextSink {
+  bytes: Buffer;
+  used: number;
+  string(s: string): void;
+}
+
+/**
+ * `pyJsonDumps` appended to `sink` as bytes (its text is ASCII, so they are its UTF-8 too), rendered straight into the
+ * sink's buffer: no string, and no copy out of a buffer of this module's (the trajectory exporter). Do not render JSON
+ * from inside it.
+ */
+export function pyJsonAppend(v: Out, indent: number | null, sink: TextSink): void {
+  const own = out;
+  out = sink.bytes;
+  pos = sink.used;
+  escaped = false;
+  try {
+    write(v, 0, Mode.Plain, indent);
+    sink.bytes = out;
+    sink.used = pos;
+  } finally {
+    out = own;
+    pos = 0;
   }
 }
 
