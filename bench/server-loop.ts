@@ -14,15 +14,16 @@
  * A request reaches the server from a macrotask (setImmediate), as data from a socket or a pipe does, so the loop
  * parks in its pending receive between messages as it does in production.
  *
- * Workloads: `status` (one JSON `step` of "company status", bench_step.py's `client.step`) and `hello` (no
- * environment work: the loop and the protocol envelope alone). `handler_*` is the same request through
+ * Workloads: `status` (one JSON `step` of "company status", bench_step.py's `client.step`), `batch` (a JSON
+ * `step_batch` of "company status" over 64 sessions, bench_step.py's `client.step_batch`: per message is per batch)
+ * and `hello` (no environment work: the loop and the protocol envelope alone). `handler_*` is the same request through
  * `ProtocolHandler.handlePayload` alone (what bench/rl-server.ts times), so `loop - handler` is the loop's overhead.
  *
  * With `--against DIR` (another checkout, built) both builds run in this one process, rounds alternating; the speedup
  * is the median of the per-round ratios. Every reply of both builds is compared byte for byte (the run fails when
  * they differ).
  *
- *   npm run build && node dist/bench/server-loop.js [--rounds 9] [--n 4000] [--only router|pipe] [--workload status|hello] [--handler 0] [--build DIR] [--against ../other-checkout]
+ *   npm run build && node dist/bench/server-loop.js [--rounds 9] [--n 4000] [--only router|pipe] [--workload status|batch|hello] [--handler 0] [--build DIR] [--against ../other-checkout]
  *
  * `--build DIR` times the build in DIR instead of this one.
  * Under `valgrind --tool=callgrind` (instruction counts, independent of the machine's load), run one build without
@@ -162,7 +163,8 @@ class FakePipe extends LockstepClient {
 interface Build {
   driver: Driver;
   handle(payload: Buffer): void;
-  session: string;
+  /** The session of the lockstep workloads, then those of `batch` (`BATCH_SESSIONS` in all). */
+  sessions: string[];
   close(): Promise<void>;
 }
 
@@ -200,18 +202,22 @@ async function setup(root: string, transport: 'router' | 'pipe'): Promise<Build>
   }
   // The constructor Server.start calls (private in TypeScript): the server's loop on this transport.
   const server = new Server(socket, transport, null, sessions, handler, maxMessageBytes, 5, 256 * 2 ** 20, () => undefined);
-  const reset = await driver.run(1, () => Buffer.from(JSON.stringify({ v: 1, id: 0, op: 'reset', seed: 1, preset: 'default', options: { stall_steps: 0 } })));
-  const session = (JSON.parse((reset[0] as Buffer).toString('utf8').replace(/^[^{]*/, '')) as { result: { session: string } }).result.session;
+  const resets = await driver.run(BATCH_SESSIONS, (i) => Buffer.from(JSON.stringify({ v: 1, id: 0, op: 'reset', seed: i + 1, preset: 'default', options: { stall_steps: 0 } })));
+  const ids = resets.map((r) => (JSON.parse(r.toString('utf8').replace(/^[^{]*/, '')) as { result: { session: string } }).result.session);
   return {
     driver,
-    session,
+    sessions: ids,
     handle: (payload) => handler.handlePayload(payload, maxMessageBytes, ROUTING_ID.toString('hex')),
     close: () => server.close(),
   };
 }
 
+/** Sessions of the `batch` workload (bench_step.py's `--sessions` default). */
+const BATCH_SESSIONS = 64;
+
 const WORKLOADS = {
-  status: (session: string) => (i: number) => Buffer.from(`{"v":1,"id":${i + 1},"op":"step","session":${JSON.stringify(session)},"action":"company status"}`),
+  status: (sessions: string[]) => (i: number) => Buffer.from(`{"v":1,"id":${i + 1},"op":"step","session":${JSON.stringify(sessions[0])},"action":"company status"}`),
+  batch: (sessions: string[]) => (i: number) => Buffer.from(JSON.stringify({ v: 1, id: i + 1, op: 'step_batch', steps: sessions.map((session) => ({ session, action: 'company status' })) })),
   hello: () => (i: number) => Buffer.from(`{"v":1,"id":${i + 1},"op":"hello"}`),
 } as const;
 
@@ -231,8 +237,8 @@ export async function serverLoopBench(rounds: number, n: number, against: string
     const other = against !== null ? await setup(resolve(against), transport) : null;
     for (const [name, make] of Object.entries(WORKLOADS)) {
       if (workload !== null && workload !== name) continue;
-      const reqH = make(here.session);
-      const reqO = other !== null ? make(other.session) : reqH;
+      const reqH = make(here.sessions);
+      const reqO = other !== null ? make(other.sessions) : reqH;
       // Warm-up (JIT), then rounds alternating builds; replies compared byte for byte.
       for (let k = 0; k < 2; k++) {
         await here.driver.run(n, reqH);
