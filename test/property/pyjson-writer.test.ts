@@ -128,6 +128,15 @@ describe('pyJsonDumps equals the previous writer', () => {
     values.forEach((v, i) => expect(first[i]).toBe(oraclePyJsonDumps([v], 2)));
   });
 
+  it('float reprs memo: more floats than it has slots, twice over (evictions, colliding slots), print as pyRepr does', () => {
+    const xs = fc.sample(fc.oneof(fc.double(), fc.integer({ min: -1e6, max: 1e6 }).map((n) => n / 100)), { numRuns: 40_000, seed: 14 });
+    const doc = xs.map((x) => new PyFloat(x));
+    const want = oraclePyJsonDumps(doc, null);
+    expect(pyJsonDumps(doc, null)).toBe(want);
+    expect(pyJsonDumps(doc.slice().reverse(), null)).toBe(oraclePyJsonDumps(doc.slice().reverse(), null));
+    expect(pyJsonDumps(doc, null)).toBe(want);
+  });
+
   it('memoRendered deep-freezes', () => {
     const v = memoRendered({ a: [1, { b: 2 }] } as Out) as { a: [number, { b: number }] };
     expect(Object.isFrozen(v) && Object.isFrozen(v.a) && Object.isFrozen(v.a[1])).toBe(true);

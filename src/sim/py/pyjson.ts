@@ -51,21 +51,30 @@ function encodeString(s: string): string {
   return out + '"';
 }
 
-/** Bounded memo of Python float reprs (outputs repeat the same few thousand floats; `String(x)` is the cost). */
-const reprCache = new Map<number, string>();
-const REPR_CACHE_MAX = 16_384;
+/**
+ * Memo of Python float reprs (outputs repeat the same few thousand floats; `String(x)` is the cost): direct-mapped by
+ * a hash of the double's bits, a slot holding the last float that hashed to it. Looking a double up in a Map hashed
+ * it on a slow path that cost as much as the repr it saved for new floats; this costs two typed-array reads.
+ */
+const REPR_SLOTS_LOG2 = 14;
+/** The float each slot holds (NaN: none; NaN equals nothing, so it is never found). */
+const reprKeys = new Float64Array(1 << REPR_SLOTS_LOG2).fill(NaN);
+const reprTexts: string[] = new Array<string>(1 << REPR_SLOTS_LOG2).fill('');
+const reprBits = new Float64Array(1);
+const reprWords = new Int32Array(reprBits.buffer);
 
 function floatText(x: number): string {
-  let t = reprCache.get(x);
-  if (t !== undefined) return t;
+  reprBits[0] = x;
+  const slot = Math.imul((reprWords[0] as number) ^ Math.imul(reprWords[1] as number, 0x27d4eb2d), 0x9e3779b1) >>> (32 - REPR_SLOTS_LOG2);
+  // -0.0 and 0.0 are equal doubles: zeros are never kept (x !== 0 below), so a zero is never found.
+  if (reprKeys[slot] === x) return reprTexts[slot] as string;
   if (Number.isNaN(x)) return 'NaN';
   if (x === Infinity) return 'Infinity';
   if (x === -Infinity) return '-Infinity';
-  t = pyRepr(x);
-  // -0.0 and 0.0 are one Map key (SameValueZero): never cache zeros.
+  const t = pyRepr(x);
   if (x !== 0) {
-    if (reprCache.size >= REPR_CACHE_MAX) reprCache.clear();
-    reprCache.set(x, t);
+    reprKeys[slot] = x;
+    reprTexts[slot] = t;
   }
   return t;
 }
