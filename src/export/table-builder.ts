@@ -468,10 +468,13 @@ export class TableBuilder<R extends object> {
   /** Column names and whether each is nullable, in column order (read per value by `append`). */
   private readonly names: string[];
   private readonly nullable: boolean[];
+  /** The row being appended, value by column (scratch). */
+  private readonly values: unknown[];
   private n = 0;
   constructor(readonly columns: readonly ColumnDef[]) {
     this.names = columns.map((c) => c.name);
     this.nullable = columns.map((c) => c.nullable);
+    this.values = columns.map(() => undefined);
     this.reset();
   }
   /** Rows appended since the last `finish`. */
@@ -489,8 +492,21 @@ export class TableBuilder<R extends object> {
     const i = this.n;
     const cols = this.cols;
     const names = this.names;
-    for (let c = 0; c < cols.length; c++) {
-      const v = r[names[c] as string];
+    const values = this.values;
+    // A row whose keys are the column names in column order (as the exporters build their rows) is read with for-in,
+    // whose loads V8 makes by field index; any other row by name, one keyed load per column, which V8 makes through
+    // its megamorphic cache (a quarter of the time appending a step row took).
+    let c = 0;
+    for (const k in r) {
+      if (k !== names[c]) {
+        c = -1;
+        break;
+      }
+      values[c++] = r[k];
+    }
+    if (c !== names.length) for (c = 0; c < names.length; c++) values[c] = r[names[c] as string];
+    for (c = 0; c < cols.length; c++) {
+      const v = values[c];
       if ((v === null || v === undefined) && !this.nullable[c]) throw new TypeError(`column ${names[c] as string} is not nullable`);
       (cols[c] as Col).push(i, v);
     }

@@ -8,6 +8,9 @@ import { ArrowFileSink, readArrowFile, TableBuilder } from '../../src/export/arr
 import { packedSize, packTable, unpackTable, type PackedTable, type TableBuffers } from '../../src/export/table-builder.js';
 import { arrowSchema, EPISODE_COLUMNS, EPISODE_SCHEMA, isoToMicros, STEP_COLUMNS, STEP_SCHEMA, type ColumnDef } from '../../src/export/schema.js';
 import type { TextSource } from '../../src/export/columns.js';
+import { stepRow } from '../../src/export/rollout.js';
+import { Env } from '../../src/env/env.js';
+import type { Simulation } from '../../src/sim/index.js';
 import { pyJsonAppend, pyJsonDumps, type Out } from '../../src/sim/py/pyjson.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ycgym-arrow-'));
@@ -83,6 +86,38 @@ describe('arrow table builder and file sink', () => {
     const tcol = t.getChild('t');
     const raw = tcol?.data[0]?.values as BigInt64Array;
     expect(Number(raw[1])).toBe(rows[1]?.t);
+  });
+
+  it('append reads a row by column name whatever its keys: in column order, rotated, with an extra key, a null nullable value left out', () => {
+    const names = KV_COLS.map((c) => c.name);
+    fc.assert(
+      fc.property(fc.array(fc.tuple(kvRow(20), fc.nat(), fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 20 }), (rows) => {
+        const inOrder = new TableBuilder<Record<string, unknown>>(KV_COLS);
+        const other = new TableBuilder<Record<string, unknown>>(KV_COLS);
+        for (const [row, turn, extra, drop] of rows) {
+          const r = row as Record<string, unknown>;
+          inOrder.append(Object.fromEntries(names.map((n) => [n, r[n]])));
+          const keys = [...names.slice(turn % names.length), ...names.slice(0, turn % names.length)];
+          const o: Record<string, unknown> = {};
+          for (const k of keys) if (!(drop && r[k] === null)) o[k] = r[k];
+          if (extra) o['zz'] = 1;
+          other.append(o);
+        }
+        expect(other.finish()).toEqual(inOrder.finish());
+      }),
+      { numRuns: 300 },
+    );
+    const b = new TableBuilder<Record<string, unknown>>(KV_COLS);
+    expect(() => b.append({ s: 'x', i: null, l: 1, f: null, b: null, t: 0, kv: null })).toThrow('column i is not nullable');
+  });
+
+  it('the exporters build step rows with the step columns as keys, in column order (append reads those by field index)', () => {
+    const env = new Env();
+    const first = env.reset({ seed: 1 });
+    const s = (env.simulation as Simulation).state;
+    const meta = { runId: 'r', episodeId: 0, policy: 'greedy', preset: 'default', seed: 1 };
+    const row = stepRow(meta, 0, null, first.observation, s.simTime, 0, false, false, s.startTime, s.horizonEnd);
+    expect(Object.keys(row)).toEqual(STEP_COLUMNS.map((c) => c.name));
   });
 
   it('utf8 column bytes equal Buffer.from(s, "utf8") for any string, short or long (lone surrogates included)', () => {
