@@ -6,8 +6,8 @@
  * - `write_zstd`, `write_plain`: writing the episode's step table to an Arrow IPC file, zstd-compressed or plain: the
  *   main thread's part;
  * - `write_parquet`: the same to a Parquet file (queued, drained and closed with the sink).
- * The rows are recorded once (greedy, seeds from 100) and fed to every part; files go to a temporary folder; a full
- * garbage collection precedes every timed round.
+ * The rows are recorded once (greedy, seeds from 100; `text_bytes`: their observation texts' UTF-8 bytes) and fed to
+ * every part; files go to a temporary folder; a full garbage collection precedes every timed round.
  *
  * With `--against DIR` (another checkout, built) both builds run in this one process, rounds alternating, and each
  * speedup is the median of the per-round ratios, so load on the machine hits both alike.
@@ -49,6 +49,25 @@ async function modules(root: string): Promise<ExportModules> {
   return { stepBuilder: builder.stepBuilder, packTable: builder.packTable, stepSink: arrow.stepSink, stepParquetSink: parquet.stepParquetSink, zstdEncoder: zstd.zstdEncoder };
 }
 
+/**
+ * A row's text as its UTF-8 bytes, a copy: the exporter hands the builder a source that appends the text to the
+ * builder's bytes when the row is appended (a view of bytes it reuses in earlier builds, a string in the first ones).
+ */
+function textBytes(text: unknown): unknown {
+  if (text instanceof Uint8Array) return text.slice();
+  if (text === null || typeof text !== 'object' || !('appendText' in text)) return text;
+  const sink = {
+    bytes: Buffer.alloc(1024),
+    used: 0,
+    string(s: string): void {
+      this.bytes = Buffer.concat([this.bytes.subarray(0, this.used), Buffer.from(s, 'utf8')]);
+      this.used = this.bytes.length;
+    },
+  };
+  (text as { appendText(sink: object): void }).appendText(sink);
+  return sink.bytes.slice(0, sink.used);
+}
+
 /** Step rows of `n` greedy episodes as the exporter appends them (observation texts as their UTF-8 bytes). */
 async function recordRows(root: string, n: number): Promise<object[][]> {
   const load = (p: string) => import(pathToFileURL(join(root, 'dist', p)).href);
@@ -57,11 +76,10 @@ async function recordRows(root: string, n: number): Promise<object[][]> {
   const episodes: object[][] = [];
   for (let seed = 100; seed < 100 + n; seed++) {
     const rows: object[] = [];
-    // A stand-in builder keeping copies of the rows (the exporter's text bytes are a view it reuses).
+    // A stand-in builder keeping copies of the rows, texts as their UTF-8 bytes.
     const keep = {
       append: (r: Record<string, unknown>) => {
-        const text = r['observation_text'];
-        rows.push({ ...r, observation_text: text instanceof Uint8Array ? text.slice() : text });
+        rows.push({ ...r, observation_text: textBytes(r['observation_text']) });
       },
       get length() {
         return rows.length;
@@ -118,7 +136,8 @@ export async function exportPathBench(rounds: number, n: number, parts: readonly
     return b.finish();
   });
   const dir = mkdtempSync(join(tmpdir(), 'ycgym-export-path-'));
-  const out: Record<string, number | string> = { rounds, episodes: n, rows: episodes.reduce((k, e) => k + e.length, 0) };
+  const textBytes = episodes.reduce((k, e) => k + e.reduce((m, r) => m + ((r as { observation_text: Uint8Array }).observation_text.byteLength ?? 0), 0), 0);
+  const out: Record<string, number | string> = { rounds, episodes: n, rows: episodes.reduce((k, e) => k + e.length, 0), text_bytes: textBytes };
   try {
     for (const p of parts) {
       const h = await part(here, p, episodes, tables, dir);

@@ -7,6 +7,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { GreedyPolicy } from '../../baselines/greedy.js';
+import { Env } from '../../src/env/env.js';
+import { runEpisode } from '../../src/env/episode.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const script = join(root, 'dist', 'bench', 'export-path.js');
@@ -18,6 +21,10 @@ describe('bench/export-path', () => {
     const out = JSON.parse(r.stdout) as Record<string, number>;
     expect(out['episodes']).toBe(1);
     expect(out['rows']).toBeGreaterThan(10);
+    // The rows carry the episode's texts (seed 100, the first the bench records), as an env with text shows them.
+    let text = 0;
+    runEpisode(new Env(), new GreedyPolicy(), { seed: 100 }, { onStep: ({ result }) => void (text += Buffer.byteLength(result.observation.text, 'utf8')) });
+    expect(out['text_bytes']).toBe(text);
     for (const p of ['record', 'write_zstd', 'write_plain', 'write_parquet']) {
       expect(out[`${p}_cpu_us`]).toBeGreaterThan(0);
       expect(out[`against_${p}_cpu_us`]).toBeGreaterThan(0);
