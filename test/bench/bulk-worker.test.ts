@@ -1,0 +1,31 @@
+/**
+ * bench/bulk-worker.ts on a few episodes against the same build: the JSON it prints (never the timings) and the byte
+ * check between builds.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const script = join(root, 'dist', 'bench', 'bulk-worker.js');
+
+describe('bench/bulk-worker', () => {
+  it.skipIf(!existsSync(script))('times a worker episode of this build against another and checks both packed the same bytes', () => {
+    const r = spawnSync(process.execPath, [script, '--episodes', '3', '--against', root], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as Record<string, number>;
+    expect(Object.keys(out)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode', 'against_cpu_us_per_episode', 'speedup_vs_against', 'packed_identical']);
+    expect(out['episodes']).toBe(3);
+    expect(out['trajectories']).toBe(1);
+    expect(out['packed_identical']).toBe(1);
+    expect(out['speedup_vs_against']).toBeGreaterThan(0);
+  });
+
+  it.skipIf(!existsSync(script))('plays without trajectories alone', () => {
+    const r = spawnSync(process.execPath, [script, '--episodes', '2', '--no-trajectories'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(Object.keys(JSON.parse(r.stdout) as object)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode']);
+  });
+});
