@@ -111,14 +111,6 @@ export interface StepResult {
   info: StepInfo;
 }
 
-/** A JSON byte writer, as `WireValue`s write themselves into it (src/server/json-writer.ts's `JsonWriter`). */
-export interface JsonSink {
-  /** Append an ASCII text as it is. */
-  ascii(s: string): void;
-  /** Append UTF-8 bytes as they are. */
-  raw(bytes: Uint8Array): void;
-}
-
 /**
  * A part of a step result not serialised yet (`Env.stepForWire`), read from the environment when it is: `toJSON` gives
  * the plain value (what `JSON.stringify` writes), `writeJson` writes exactly the bytes of its `JSON.stringify` straight
@@ -126,12 +118,13 @@ export interface JsonSink {
  */
 export abstract class WireValue {
   abstract toJSON(): unknown;
-  abstract writeJson(out: JsonSink): void;
+  /** Append the JSON text to `out` (src/server/json-writer.ts's `JsonWriter`). */
+  abstract writeJson(out: TextSink): void;
 }
 
 /** A step's output text: escaped straight from the command's value into the bytes, never built as a string. */
 export class OutputText extends WireValue {
-  constructor(private readonly source: Pick<CommandResult, 'text' | 'writeEscapedText'>) {
+  constructor(private readonly source: Pick<CommandResult, 'text' | 'appendEscapedText'>) {
     super();
   }
 
@@ -139,10 +132,10 @@ export class OutputText extends WireValue {
     return this.source.text;
   }
 
-  writeJson(out: JsonSink): void {
-    out.ascii('"');
-    this.source.writeEscapedText((bytes) => out.raw(bytes));
-    out.ascii('"');
+  writeJson(out: TextSink): void {
+    out.string('"');
+    this.source.appendEscapedText(out);
+    out.string('"');
   }
 }
 
@@ -217,15 +210,13 @@ export function wakeEventsOf(r: VerbValue): WakeEvent[] {
   return isVerb(r, 'sim resume') ? r.value.wake_events : [];
 }
 
-const UTF8 = new TextEncoder();
-
 /** What a step keeps of a command's output. */
-type Output = Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text' | 'appendText' | 'writeEscapedText'>;
+type Output = Pick<CommandResult, 'ok' | 'exit' | 'verb' | 'value' | 'text' | 'appendText' | 'appendEscapedText'>;
 
 /** The output of a refused (masked-out) Discrete action: the compact error object the reference prints. */
 function refused(error: string): Output {
   const text = `{"error": ${JSON.stringify(error)}}`;
-  return { ok: false, exit: 1, verb: null, value: null, text, appendText: (sink) => sink.string(text), writeEscapedText: (use) => use(UTF8.encode(JSON.stringify(text).slice(1, -1))) };
+  return { ok: false, exit: 1, verb: null, value: null, text, appendText: (sink) => sink.string(text), appendEscapedText: (sink) => sink.string(JSON.stringify(text).slice(1, -1)) };
 }
 
 /** Build the status block of a simulation. */

@@ -6,7 +6,8 @@
  * second time. Plain objects, arrays and primitives are written here; anything else (class instances, `toJSON`, boxed
  * primitives, BigInt) goes through `JSON.stringify` itself, so every value encodes as it would there.
  */
-import { WireValue, type JsonSink } from '../env/env.js';
+import { WireValue } from '../env/env.js';
+import type { TextSink } from '../sim/index.js';
 
 /** The key texts of objects (`"key":`), by key: keys repeat in every entry (bounded: some come from the world). */
 const keyTexts = new Map<string, Buffer>();
@@ -39,57 +40,60 @@ function isPlainArray(x: unknown[]): boolean {
 }
 
 /** A growing buffer of JSON text in UTF-8. */
-export class JsonWriter implements JsonSink {
-  /** The bytes written are `buf[0, pos)`. */
-  buf: Buffer;
-  pos = 0;
+export class JsonWriter implements TextSink {
+  /** The bytes written are `bytes[0, used)` (`TextSink`'s fields: pyjson renders straight into them). */
+  bytes: Buffer;
+  used = 0;
 
   constructor(capacity = 1 << 14) {
-    this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
+    this.bytes = Buffer.allocUnsafe(Math.max(64, capacity));
   }
 
   /** The bytes written (a view of the buffer). */
-  bytes(): Buffer {
-    return this.buf.subarray(0, this.pos);
+  written(): Buffer {
+    return this.bytes.subarray(0, this.used);
   }
 
   /** Make room for `n` more bytes. */
   reserve(n: number): void {
-    if (this.pos + n <= this.buf.length) return;
-    let cap = this.buf.length * 2;
-    while (cap < this.pos + n) cap *= 2;
+    if (this.used + n <= this.bytes.length) return;
+    let cap = this.bytes.length * 2;
+    while (cap < this.used + n) cap *= 2;
     const next = Buffer.allocUnsafe(cap);
-    this.buf.copy(next, 0, 0, this.pos);
-    this.buf = next;
+    this.bytes.copy(next, 0, 0, this.used);
+    this.bytes = next;
   }
 
   /** Append one byte (an ASCII character code). */
   byte(c: number): void {
     this.reserve(1);
-    this.buf[this.pos++] = c;
+    this.bytes[this.used++] = c;
   }
 
   /** Append an ASCII text (no character above 0x7f: one byte each). */
   ascii(s: string): void {
     const n = s.length;
     this.reserve(n);
-    const b = this.buf;
-    let p = this.pos;
+    const b = this.bytes;
+    let p = this.used;
     for (let i = 0; i < n; i++) b[p++] = s.charCodeAt(i);
-    this.pos = p;
+    this.used = p;
   }
 
   /** Append bytes. */
   raw(bytes: Uint8Array): void {
     this.reserve(bytes.length);
-    this.buf.set(bytes, this.pos);
-    this.pos += bytes.length;
+    this.bytes.set(bytes, this.used);
+    this.used += bytes.length;
   }
 
-  /** Append a text as UTF-8 (a lone surrogate becomes U+FFFD: `JSON.stringify`'s output has none, it escapes them). */
-  utf8(s: string): void {
+  /**
+   * Append a text as UTF-8 as it is (`TextSink`; a lone surrogate would become U+FFFD: `JSON.stringify`'s output has
+   * none, it escapes them).
+   */
+  string(s: string): void {
     this.reserve(3 * s.length);
-    this.pos += this.buf.write(s, this.pos, 'utf8');
+    this.used += this.bytes.write(s, this.used, 'utf8');
   }
 
   /**
@@ -107,7 +111,7 @@ export class JsonWriter implements JsonSink {
   private item(x: unknown, k: string | number): boolean {
     switch (typeof x) {
       case 'string':
-        this.string(x);
+        this.jsonString(x);
         return true;
       case 'number':
         this.number(x);
@@ -146,11 +150,11 @@ export class JsonWriter implements JsonSink {
     let first = true;
     // for-in: the own enumerable string keys in JSON.stringify's order (a plain object's prototype has none).
     for (const k in o) {
-      const at = this.pos;
+      const at = this.used;
       if (!first) this.byte(0x2c); // ,
       this.raw(keyText(k));
       if (this.item(o[k], k)) first = false;
-      else this.pos = at;
+      else this.used = at;
     }
     this.byte(0x7d); // }
   }
@@ -169,7 +173,7 @@ export class JsonWriter implements JsonSink {
     const key = String(k);
     const t = JSON.stringify({ [key]: x });
     if (t === '{}') return false;
-    this.utf8(t.slice(JSON.stringify(key).length + 2, -1));
+    this.string(t.slice(JSON.stringify(key).length + 2, -1));
     return true;
   }
 
@@ -194,27 +198,27 @@ export class JsonWriter implements JsonSink {
   }
 
   /** `JSON.stringify(s)` of a string: printable ASCII byte by byte, anything else (and long text) escaped natively. */
-  string(s: string): void {
+  jsonString(s: string): void {
     const n = s.length;
     if (n >= LONG_STRING) {
-      this.utf8(JSON.stringify(s));
+      this.string(JSON.stringify(s));
       return;
     }
     this.reserve(n + 2);
-    const b = this.buf;
-    const start = this.pos;
+    const b = this.bytes;
+    const start = this.used;
     let p = start;
     b[p++] = 0x22;
     for (let i = 0; i < n; i++) {
       const c = s.charCodeAt(i);
       if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) {
-        this.pos = start;
-        this.utf8(JSON.stringify(s));
+        this.used = start;
+        this.string(JSON.stringify(s));
         return;
       }
       b[p++] = c;
     }
     b[p++] = 0x22;
-    this.pos = p;
+    this.used = p;
   }
 }

@@ -276,15 +276,15 @@ export class ProtocolHandler {
    */
   private written(reply: Reply): string | null {
     const w = this.writer;
-    w.pos = 0;
+    w.used = 0;
     try {
       w.value(reply);
     } catch {
       return null;
     }
-    const text = w.buf.toString('utf8', 0, w.pos);
+    const text = w.bytes.toString('utf8', 0, w.used);
     // A rare huge reply's buffer is not kept.
-    if (w.buf.length > WRITER_KEEP_BYTES) this.writer = new JsonWriter(WRITER_START_BYTES);
+    if (w.bytes.length > WRITER_KEEP_BYTES) this.writer = new JsonWriter(WRITER_START_BYTES);
     return text;
   }
 
@@ -508,19 +508,19 @@ export class BatchJob {
     const start = this.bytes;
     do {
       const st = this.steps[this.next] as BatchEntry;
-      const at = w.pos;
+      const at = w.used;
       w.byte(this.next === 0 ? 0x5b : 0x2c); // '[' then ','
       this.next++;
       const item = this.one(st);
       const written = this.write(w, item, st, at + 1);
       if (this.keepResults) this.items.push(written);
       // The entry's UTF-8 bytes and its separator.
-      this.bytes += w.pos - at;
+      this.bytes += w.used - at;
     } while (this.next < this.steps.length && this.bytes - start < maxSliceBytes && performance.now() < deadline);
     if (this.next < this.steps.length) return null;
     w.ascii(']}}');
     const reply: OkReply = { v: PROTOCOL_VERSION, id: this.id, ok: true, result: { results: this.items } };
-    return this.handler.finish('step_batch', reply, w.bytes());
+    return this.handler.finish('step_batch', reply, w.written());
   }
 
   /**
@@ -533,7 +533,7 @@ export class BatchJob {
       w.value(item);
       return item;
     } catch {
-      w.pos = at;
+      w.used = at;
     }
     let part: string;
     try {
@@ -543,7 +543,7 @@ export class BatchJob {
       item = { ok: false, error: { code: 'internal', message: `cannot encode the result: ${e instanceof Error ? e.message : String(e)} (session ${st.session} was closed)` } };
       part = JSON.stringify(item);
     }
-    w.utf8(part);
+    w.string(part);
     return item;
   }
 

@@ -12,7 +12,7 @@ import { parseArgv, type CommandSpec, type ParsedOptions, type ParseResult } fro
 import { D, Dec } from './py/decimal.js';
 import { insertEvent } from './model/engine.js';
 import { pyFormatFixed } from './py/pyfloat.js';
-import { type Out, pyJsonAppend, pyJsonDumps, pyJsonWrite, type TextSink } from './py/pyjson.js';
+import { type Out, pyJsonAppend, pyJsonDumps, type TextSink } from './py/pyjson.js';
 import { isVerb, type CommandResults, type CommandValue, type ErrorResult, type Verb } from './commands/results.js';
 import { DOMAINS, type Domain, type SimState, type Task } from './model/types.js';
 import { marketTask, worldTemplate } from './model/world-cache.js';
@@ -28,8 +28,6 @@ export interface SimOptions {
 
 /** What a command prints: a fixed text (help, usage errors), or a value printed as Python JSON with this indent. */
 type Printed = string | { readonly json: Out; readonly indent: number | null };
-
-const UTF8 = new TextEncoder();
 
 /**
  * Result of one command: exit code (0 ok, 1 rejected, 2 usage), typed value and the exact text printed.
@@ -70,13 +68,13 @@ export class CommandResult {
     else sink.string(this.text);
   }
   /**
-   * `text` as the contents of a JSON string (`JSON.stringify(text).slice(1, -1)`) in UTF-8, handed to `use` (a view
-   * valid only during the call), rendered escaped in one pass when the text was not built: for replies carrying it.
+   * Append `text` as the contents of a JSON string (`JSON.stringify(text).slice(1, -1)`) to `sink`, rendered escaped
+   * straight into its bytes when the text was not built: for replies carrying it.
    */
-  writeEscapedText(use: (bytes: Uint8Array) => void): void {
+  appendEscapedText(sink: TextSink): void {
     const p = this.printed;
-    if (this.textCache === undefined && typeof p !== 'string') pyJsonWrite(p.json, p.indent, use, true);
-    else use(UTF8.encode(JSON.stringify(this.text).slice(1, -1)));
+    if (this.textCache === undefined && typeof p !== 'string') pyJsonAppend(p.json, p.indent, sink, true);
+    else sink.string(JSON.stringify(this.text).slice(1, -1));
   }
 }
 

@@ -29,8 +29,8 @@ function expectSame(v: unknown, capacity = 16): void {
     return;
   }
   w.value(v);
-  expect(w.bytes().toString('utf8')).toBe(expected);
-  expect(w.bytes().equals(Buffer.from(expected, 'utf8'))).toBe(true);
+  expect(w.written().toString('utf8')).toBe(expected);
+  expect(w.written().equals(Buffer.from(expected, 'utf8'))).toBe(true);
 }
 
 const oddChar = fc.constantFrom('\ud800', '\udfff', '\ud83d', '\ude00', '😀', 'é', '\u2028', '\u007f', '\u0000', '\u001f', '"', '\\', '\n', '\t', '\b', '/', 'a', ' ');
@@ -99,7 +99,7 @@ describe('JsonWriter writes what JSON.stringify writes', () => {
   it('output texts: their escaped bytes between quotes', () => {
     fc.assert(
       fc.property(str, fc.boolean(), (s, nested) => {
-        const t = new OutputText({ text: s, writeEscapedText: (use) => use(Buffer.from(JSON.stringify(s).slice(1, -1), 'utf8')) });
+        const t = new OutputText({ text: s, appendEscapedText: (sink) => sink.string(JSON.stringify(s).slice(1, -1)) });
         expectSame(nested ? { observation: { text: t, ok: true } } : t);
       }),
       { numRuns: 1000 },
@@ -173,7 +173,7 @@ describe('step results with output texts (Env.stepForWire)', () => {
           const expected = JSON.stringify({ ok: true, result: plain });
           const w = new JsonWriter(64);
           w.value({ ok: true, result: wire });
-          expect(w.bytes().toString('utf8')).toBe(expected);
+          expect(w.written().toString('utf8')).toBe(expected);
           expect(JSON.stringify({ ok: true, result: wire })).toBe(expected);
           if (plain.terminated || plain.truncated) break;
         }

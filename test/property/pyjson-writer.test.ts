@@ -1,12 +1,12 @@
 /**
  * The one-pass Python JSON writer (`pyJsonDumps`, with its key, float-repr and frozen-value memos) prints exactly
  * what the writer it replaced prints (test/helpers/pyjson-oracle.ts), over random values and real command outputs;
- * escaped (`pyJsonWrite`'s `escape`), exactly what JSON.stringify makes of that text.
+ * escaped (`pyJsonAppend`'s `escape`), exactly what JSON.stringify makes of that text.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
-import { FLOAT_KEYS, FLOAT_MAP_KEYS, memoRendered, PyFloat, pyJsonAppend, pyJsonDumps, pyJsonWrite, type Out } from '../../src/sim/py/pyjson.js';
+import { FLOAT_KEYS, FLOAT_MAP_KEYS, memoRendered, PyFloat, pyJsonAppend, pyJsonDumps, type Out } from '../../src/sim/py/pyjson.js';
 import { Simulation } from '../../src/sim/simulation.js';
 import { oraclePyJsonDumps } from '../helpers/pyjson-oracle.js';
 import { BufferSink } from '../helpers/text-sink.js';
@@ -66,18 +66,6 @@ describe('pyJsonDumps equals the previous writer', () => {
     );
   });
 
-  it('pyJsonWrite hands out the UTF-8 bytes of pyJsonDumps (the text is ASCII), once', () => {
-    fc.assert(
-      fc.property(value, indent, (v, ind) => {
-        const calls: Buffer[] = [];
-        pyJsonWrite(v, ind, (bytes) => calls.push(Buffer.from(bytes)));
-        expect(calls.length).toBe(1);
-        expect((calls[0] as Buffer).equals(Buffer.from(pyJsonDumps(v, ind), 'utf8'))).toBe(true);
-      }),
-      { numRuns: 1000 },
-    );
-  });
-
   it('pyJsonAppend appends the UTF-8 bytes of pyJsonDumps (the text is ASCII) after what the sink keeps, growing it', () => {
     fc.assert(
       fc.property(value, indent, fc.string({ maxLength: 12 }), (v, ind, prefix) => {
@@ -89,13 +77,14 @@ describe('pyJsonDumps equals the previous writer', () => {
     );
   });
 
-  it('pyJsonWrite escaped hands out the text as the contents of a JSON string (JSON.stringify of it, unquoted)', () => {
+  it('pyJsonAppend escaped appends the text as the contents of a JSON string (JSON.stringify of it, unquoted)', () => {
     fc.assert(
-      fc.property(value, indent, (v, ind) => {
-        const calls: Buffer[] = [];
-        pyJsonWrite(v, ind, (bytes) => calls.push(Buffer.from(bytes)), true);
-        expect(calls.length).toBe(1);
-        expect((calls[0] as Buffer).toString('latin1')).toBe(JSON.stringify(oraclePyJsonDumps(v, ind)).slice(1, -1));
+      fc.property(value, indent, fc.string({ maxLength: 12 }), (v, ind, prefix) => {
+        const sink = new BufferSink(prefix);
+        pyJsonAppend(v, ind, sink, true);
+        expect(sink.kept.equals(Buffer.from(prefix + JSON.stringify(oraclePyJsonDumps(v, ind)).slice(1, -1), 'utf8'))).toBe(true);
+        // and plain again after it
+        expect(pyJsonDumps(v, ind)).toBe(oraclePyJsonDumps(v, ind));
       }),
       { numRuns: 1000 },
     );
@@ -107,10 +96,10 @@ describe('pyJsonDumps equals the previous writer', () => {
         const frozen = shared.map((v) => memoRendered(structuredClone(v)));
         const doc: Out = { tasks: frozen, first: frozen[0] as Out };
         for (const [esc, ind] of renders) {
-          const calls: Buffer[] = [];
-          pyJsonWrite(doc, ind, (bytes) => calls.push(Buffer.from(bytes)), esc);
+          const sink = new BufferSink();
+          pyJsonAppend(doc, ind, sink, esc);
           const text = oraclePyJsonDumps(doc, ind);
-          expect((calls[0] as Buffer).toString('latin1')).toBe(esc ? JSON.stringify(text).slice(1, -1) : text);
+          expect(sink.kept.toString('latin1')).toBe(esc ? JSON.stringify(text).slice(1, -1) : text);
         }
         expect(pyJsonDumps(doc, 2)).toBe(oraclePyJsonDumps(doc, 2));
       }),
@@ -153,9 +142,9 @@ describe('pyJsonDumps equals the previous writer', () => {
       const r = sim.execute(line);
       expect(pyJsonDumps(r.value, 2), line).toBe(oraclePyJsonDumps(r.value, 2));
       expect(pyJsonDumps(r.value, null), line).toBe(oraclePyJsonDumps(r.value, null));
-      let esc = '';
-      pyJsonWrite(r.value, 2, (bytes) => (esc = Buffer.from(bytes).toString('latin1')), true);
-      expect(esc, line).toBe(JSON.stringify(oraclePyJsonDumps(r.value, 2)).slice(1, -1));
+      const sink = new BufferSink();
+      pyJsonAppend(r.value, 2, sink, true);
+      expect(sink.kept.toString('latin1'), line).toBe(JSON.stringify(oraclePyJsonDumps(r.value, 2)).slice(1, -1));
     }
   });
 });

@@ -137,7 +137,7 @@ function escapeAscii(s: string): string {
 }
 
 /**
- * Whether the output is being written escaped (`pyJsonWrite`'s `escaped`): as the contents of a JSON string holding
+ * Whether the output is being written escaped (`pyJsonAppend`'s `escape`): as the contents of a JSON string holding
  * the text, i.e. every piece as `escapeAscii` makes it. The pieces are escaped once (keys, indents) or as they are
  * written (a string's quotes), so the escaped text costs what the text costs.
  */
@@ -517,24 +517,6 @@ export function pyJsonDumps(v: Out, indent: number | null = 2): string {
 }
 
 /**
- * `pyJsonDumps` as bytes (its text is ASCII, so they are its UTF-8 too), handed to `use` without building a string:
- * for writers that put the text into a byte buffer. With `escape`, the bytes are those of the text as the contents of a
- * JSON string (`JSON.stringify(pyJsonDumps(v, indent)).slice(1, -1)`, rendered in the one pass: for replies that carry
- * the text in JSON). The bytes are a view of a shared buffer, valid only during the call: copy them, and do not render
- * JSON from inside `use`.
- */
-export function pyJsonWrite(v: Out, indent: number | null, use: (bytes: Uint8Array) => void, escape = false): void {
-  pos = 0;
-  escaped = escape;
-  try {
-    write(v, 0, Mode.Plain, indent);
-    use(out.subarray(0, pos));
-  } finally {
-    release();
-  }
-}
-
-/**
  * Where `pyJsonAppend` writes: a growable byte buffer owned by its caller (a trajectory column's text bytes), of which
  * `bytes[0, used)` is kept; a text is appended after it, in place when it fits, else `bytes` is replaced by a larger
  * copy. `string` appends any other text as UTF-8.
@@ -547,14 +529,15 @@ export interface TextSink {
 
 /**
  * `pyJsonDumps` appended to `sink` as bytes (its text is ASCII, so they are its UTF-8 too), rendered straight into the
- * sink's buffer: no string, and no copy out of a buffer of this module's (the trajectory exporter). Do not render JSON
- * from inside it.
+ * sink's buffer: no string, and no copy out of a buffer of this module's (the trajectory exporter). With `escape`, the
+ * text as the contents of a JSON string (`JSON.stringify(pyJsonDumps(v, indent)).slice(1, -1)`, rendered in the one
+ * pass: for replies that carry the text in JSON). Do not render JSON from inside it.
  */
-export function pyJsonAppend(v: Out, indent: number | null, sink: TextSink): void {
+export function pyJsonAppend(v: Out, indent: number | null, sink: TextSink, escape = false): void {
   const own = out;
   out = sink.bytes;
   pos = sink.used;
-  escaped = false;
+  escaped = escape;
   try {
     write(v, 0, Mode.Plain, indent);
     sink.bytes = out;
@@ -562,6 +545,7 @@ export function pyJsonAppend(v: Out, indent: number | null, sink: TextSink): voi
   } finally {
     out = own;
     pos = 0;
+    escaped = false;
   }
 }
 
