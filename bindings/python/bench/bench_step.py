@@ -40,6 +40,9 @@ to the server child process, no ZeroMQ I/O threads), the same measurements over 
   pipe echo (what the protocol, the server and the env cost over that floor).
 * ``server_cpu_us_per_pipe_step`` (``_main_``, ``_other_``): the pipe server per lockstep ``Client.step``;
   ``client_cpu_us_per_pipe_env_step``: this process per ``YCBenchEnv.step`` over the pipe.
+* ``pipe_spin_us``: how long the pipe client polls for a reply before it sleeps (``LocalServer(spin_us=...)``, default
+  ``YCGYM_SPIN_US`` or 500 on more than one CPU); ``env_pipe_sleeping_step_per_s``: ``env_pipe_step_per_s`` with
+  ``spin_us=0`` (every wait sleeps in the kernel, as before spinning), and ``ratio_env_pipe_spin_vs_sleeping``.
 
 CPU time per step, in microseconds (medians over the same runs as the rates; what each process spent on the CPU during
 a run, divided by the steps of that run; the machine's other load does not count, but contention for caches does):
@@ -79,7 +82,7 @@ from pathlib import Path
 import zmq
 
 import ycgym
-from ycgym import Client, LocalServer, YCBenchDiscreteVectorEnv, YCBenchEnv, YCBenchVectorEnv, _json
+from ycgym import Client, LocalServer, YCBenchDiscreteVectorEnv, YCBenchEnv, YCBenchVectorEnv, _json, _pipe
 from ycgym.server import find_server_command
 
 ECHO = r"""
@@ -275,10 +278,14 @@ def main() -> None:
     pc = Client(pserver.endpoint) if pserver is not None else None
     penv = YCBenchEnv(endpoint=pserver.endpoint, reset_options=OPTIONS) if pserver is not None else None
     pdenv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=pserver.endpoint) if pserver is not None else None
+    # The same lockstep env over a pipe whose client sleeps in the kernel at once (no polling first).
+    zserver = LocalServer("pipe", spin_us=0) if pipes else None
+    zenv = YCBenchEnv(endpoint=zserver.endpoint, reset_options=OPTIONS) if zserver is not None else None
+    pipe_spin_us = round(_pipe.connection_for(pserver.endpoint).spin_s * 1e6) if pserver is not None else None
     runs: dict[str, list[float]] = {
         k: []
         for k in ("echo", "node_echo", "client", "env", "batch", "batch_binary", "vector", "discrete", "discrete_json")
-        + ("pipe_echo", "client_pipe", "env_pipe", "batch_pipe", "batch_binary_pipe", "discrete_pipe")
+        + ("pipe_echo", "client_pipe", "env_pipe", "batch_pipe", "batch_binary_pipe", "discrete_pipe", "env_pipe_sleeping")
     }
     meter = CpuMeter(server.pid if server is not None else None)
     emeter = CpuMeter(echo.proc.pid)
@@ -302,9 +309,10 @@ def main() -> None:
             dstate["info"] = denv.step(dstate["info"]["action_mask"].argmax(axis=1))[4]
 
         pstate: dict[str, object] = {}
-        if pc is not None and penv is not None and pdenv is not None:
+        if pc is not None and penv is not None and pdenv is not None and zenv is not None:
             ps = pc.reset(1, options=OPTIONS)["session"]
             penv.reset(seed=1)
+            zenv.reset(seed=1)
             psessions = [pc.reset(seed, options=OPTIONS)["session"] for seed in range(a.sessions)]
             pentries = [(x, ACTION) for x in psessions]
             # Seeds of their own (see jenv): the pipe server has a world cache of its own anyway.
@@ -341,6 +349,8 @@ def main() -> None:
             rate(500, pecho.once)
         for n, fn, _ in pipe_fns.values():
             rate(min(n, 500) if n == a.steps else 20, fn)
+        if zenv is not None:
+            rate(500, lambda: zenv.step(ACTION))
         # Interleave the measurements so that load changes hit all of them alike.
         for _ in range(a.repeats):
             runs["echo"].append(metered(emeter, cpu, "echo", a.steps, echo.once))
@@ -357,11 +367,13 @@ def main() -> None:
                 runs["pipe_echo"].append(rate(a.steps, pecho.once))
             for name, (n, fn, per) in pipe_fns.items():
                 runs[name].append(metered(pmeter, cpu, name, n, fn, per))
+            if zenv is not None:
+                runs["env_pipe_sleeping"].append(rate(a.steps, lambda: zenv.step(ACTION)))
     finally:
         echo.close()
         if node_echo is not None:
             node_echo.close()
-        for closable in (pecho, pdenv, penv, pc, pserver):
+        for closable in (pecho, pdenv, penv, pc, pserver, zenv, zserver):
             if closable is not None:
                 closable.close()
         jenv.close()
@@ -441,6 +453,9 @@ def main() -> None:
                 "server_main_cpu_us_per_pipe_step": us("client_pipe.server_main"),
                 "server_other_cpu_us_per_pipe_step": us("client_pipe.server_other"),
                 "client_cpu_us_per_pipe_env_step": us("env_pipe.client_all"),
+                "pipe_spin_us": pipe_spin_us,
+                "env_pipe_sleeping_step_per_s": per_s("env_pipe_sleeping"),
+                "ratio_env_pipe_spin_vs_sleeping": ratio("env_pipe", "env_pipe_sleeping"),
                 "runs": {k: [round(x) for x in v] for k, v in runs.items()},
                 "action": ACTION,
                 "repeats": a.repeats,

@@ -36,11 +36,7 @@ def test_bench_step_prints_its_keys() -> None:
     assert all(got[k] > 0 for k in STABLE_KEYS - {"step_batch_sessions"})
     # The checkout's build has dist/bench/zmq-echo.js beside the server: the Node echo is measured too.
     assert got["node_echo_rtt_per_s"] > 0
-    # The ratio is taken from the unrounded medians and rounded to 3 places; the two rates are rounded to integers.
-    # So they agree within 0.0005 (the ratio's rounding) plus the rates' own rounding (half a unit each, relative).
-    n, e = got["node_echo_rtt_per_s"], got["echo_rtt_per_s"]
-    bound = 0.0005 + (n / e) * (0.5 / n + 0.5 / e) * 1.01 + 1e-9
-    assert abs(got["ratio_node_echo_vs_echo"] - n / e) <= bound
+    assert_ratio(got, "ratio_node_echo_vs_echo", "node_echo_rtt_per_s", "echo_rtt_per_s")
     # CPU per step: the client's own on every system; the server's (from /proc, per thread) on Linux.
     for k in CLIENT_CPU_KEYS:
         assert got[k] > 0, k
@@ -62,13 +58,28 @@ def test_bench_step_prints_its_keys() -> None:
     if os.name == "posix":
         for k in PIPE_RATE_KEYS:
             assert got[k] > 0, k
-        assert abs(got["ratio_env_pipe_step_vs_echo"] - got["env_pipe_step_per_s"] / got["echo_rtt_per_s"]) < 0.002
-        assert abs(got["ratio_env_pipe_step_vs_pipe_echo"] - got["env_pipe_step_per_s"] / got["pipe_echo_rtt_per_s"]) < 0.002
+        assert_ratio(got, "ratio_env_pipe_step_vs_echo", "env_pipe_step_per_s", "echo_rtt_per_s")
+        assert_ratio(got, "ratio_env_pipe_step_vs_pipe_echo", "env_pipe_step_per_s", "pipe_echo_rtt_per_s")
+        # The client polls the pipe before sleeping (a whole number of microseconds), and the run also measures the
+        # same env with spin_us=0 against it.
+        assert isinstance(got["pipe_spin_us"], int) and got["pipe_spin_us"] >= 0
+        assert got["env_pipe_sleeping_step_per_s"] > 0
+        assert_ratio(got, "ratio_env_pipe_spin_vs_sleeping", "env_pipe_step_per_s", "env_pipe_sleeping_step_per_s")
         assert got["client_cpu_us_per_pipe_env_step"] > 0
         if sys.platform.startswith("linux"):
             assert got["server_main_cpu_us_per_pipe_step"] > 0
     else:
         assert all(got[k] is None for k in PIPE_RATE_KEYS)
+
+
+def assert_ratio(got: dict[str, object], ratio: str, x: str, y: str) -> None:
+    """``got[ratio]`` is ``got[x] / got[y]``: the ratio is taken from the unrounded medians and rounded to 3 places and
+    the two rates are rounded to integers, so they agree within 0.0005 (the ratio's rounding) plus the rates' own
+    rounding (half a unit each, relative; large when a loaded machine makes a smoke run's rates small)."""
+    n, e = got[x], got[y]
+    assert isinstance(n, int) and isinstance(e, int) and n > 0 and e > 0, (x, y)
+    bound = 0.0005 + (n / e) * (0.5 / n + 0.5 / e) * 1.01 + 1e-9
+    assert abs(got[ratio] - n / e) <= bound, (ratio, got[ratio], n, e)  # type: ignore[operator]
 
 
 PIPE_RATE_KEYS = {
