@@ -40,6 +40,13 @@ to the server child process, no ZeroMQ I/O threads), the same measurements over 
   pipe echo (what the protocol, the server and the env cost over that floor).
 * ``server_cpu_us_per_pipe_step`` (``_main_``, ``_other_``): the pipe server per lockstep ``Client.step``;
   ``client_cpu_us_per_pipe_env_step``: this process per ``YCBenchEnv.step`` over the pipe.
+* ``spin_us``: how long the ZeroMQ client polls its socket for a reply before it sleeps (``Client(spin_us=...)``, same
+  default); ``client_sleeping_step_per_s``: ``client_step_per_s`` with ``spin_us=0``, and
+  ``ratio_client_spin_vs_sleeping``.
+* ``echo_spinning_rtt_per_s``, ``pipe_echo_spinning_rtt_per_s``: the two raw echoes with a client that waits as
+  ycgym's clients do (polls for up to ``spin_us`` first), and ``ratio_env_step_vs_spinning_echo``,
+  ``ratio_env_pipe_step_vs_spinning_pipe_echo``: the envs against the floor of the same way of waiting (the plain
+  ``ratio_env_step_vs_echo`` compares a polling client with a sleeping echo).
 * ``pipe_spin_us``: how long the pipe client polls for a reply before it sleeps (``LocalServer(spin_us=...)``, default
   ``YCGYM_SPIN_US`` or 500 on more than one CPU); ``env_pipe_sleeping_step_per_s``: ``env_pipe_step_per_s`` with
   ``spin_us=0`` (every wait sleeps in the kernel, as before spinning), and ``ratio_env_pipe_spin_vs_sleeping``.
@@ -69,9 +76,11 @@ Prints one JSON object. Usage::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
+import select
 import statistics
 import subprocess
 import sys
@@ -83,7 +92,11 @@ import zmq
 
 import ycgym
 from ycgym import Client, LocalServer, YCBenchDiscreteVectorEnv, YCBenchEnv, YCBenchVectorEnv, _json, _pipe
+from ycgym._spin import resolve_spin_us, spin
 from ycgym.server import find_server_command
+
+SPIN_S = resolve_spin_us() / 1e6
+"""The spinning echoes' poll budget: the clients' default (``YCGYM_SPIN_US``, else 500 us on more than one CPU)."""
 
 ECHO = r"""
 import sys, zmq
@@ -214,6 +227,15 @@ class Echo:
         self.sock.send(self.payload)
         self.sock.recv()
 
+    def once_spinning(self) -> None:
+        """``once`` with the ycgym client's wait: poll for up to ``SPIN_S`` before the blocking receive."""
+        self.sock.send(self.payload)
+        spin(self.ready, SPIN_S)
+        self.sock.recv()
+
+    def ready(self) -> int:
+        return self.sock.getsockopt(zmq.EVENTS) & zmq.POLLIN  # type: ignore[operator, no-any-return]
+
     def close(self) -> None:
         self.sock.send(b"STOP")
         self.sock.recv()
@@ -227,6 +249,9 @@ class PipeEcho:
     def __init__(self) -> None:
         req_r, self.w = os.pipe()
         self.r, rep_w = os.pipe()
+        poller = select.poll()
+        poller.register(self.r, select.POLLIN)
+        self.ready = functools.partial(poller.poll, 0)
         self.proc = subprocess.Popen([sys.executable, "-c", PIPE_ECHO, str(req_r), str(rep_w)], pass_fds=(req_r, rep_w))
         os.close(req_r)
         os.close(rep_w)
@@ -239,6 +264,14 @@ class PipeEcho:
         os.write(self.w, self.msg)
         got = 0
         while got < len(self.msg):
+            got += len(os.read(self.r, 1 << 20))
+
+    def once_spinning(self) -> None:
+        """``once`` with the ycgym pipe client's wait: poll for up to ``SPIN_S`` before each blocking read."""
+        os.write(self.w, self.msg)
+        got = 0
+        while got < len(self.msg):
+            spin(self.ready, SPIN_S)
             got += len(os.read(self.r, 1 << 20))
 
     def close(self) -> None:
@@ -268,6 +301,7 @@ def main() -> None:
     node_cmd = node_echo_command()
     node_echo = Echo(node_cmd) if node_cmd is not None else None
     c = Client(endpoint)
+    c0 = Client(endpoint, spin_us=0)
     env = YCBenchEnv(endpoint=endpoint, reset_options=OPTIONS)
     venv = YCBenchVectorEnv(a.sessions, endpoint=endpoint, reset_options=OPTIONS)
     denv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=endpoint)
@@ -284,8 +318,8 @@ def main() -> None:
     pipe_spin_us = round(_pipe.connection_for(pserver.endpoint).spin_s * 1e6) if pserver is not None else None
     runs: dict[str, list[float]] = {
         k: []
-        for k in ("echo", "node_echo", "client", "env", "batch", "batch_binary", "vector", "discrete", "discrete_json")
-        + ("pipe_echo", "client_pipe", "env_pipe", "batch_pipe", "batch_binary_pipe", "discrete_pipe", "env_pipe_sleeping")
+        for k in ("echo", "echo_spinning", "node_echo", "client", "client_sleeping", "env", "batch", "batch_binary", "vector", "discrete", "discrete_json")
+        + ("pipe_echo", "pipe_echo_spinning", "client_pipe", "env_pipe", "batch_pipe", "batch_binary_pipe", "discrete_pipe", "env_pipe_sleeping")
     }
     meter = CpuMeter(server.pid if server is not None else None)
     emeter = CpuMeter(echo.proc.pid)
@@ -294,6 +328,7 @@ def main() -> None:
     cpu: dict[str, list[float]] = {}
     try:
         s = c.reset(1, options=OPTIONS)["session"]
+        s0 = c0.reset(1, options=OPTIONS)["session"]
         env.reset(seed=1)
         sessions = [c.reset(seed, options=OPTIONS)["session"] for seed in range(a.sessions)]
         entries = [(x, ACTION) for x in sessions]
@@ -336,9 +371,11 @@ def main() -> None:
 
         # Warm up (the server's JIT, pyzmq, caches).
         rate(500, echo.once)
+        rate(500, echo.once_spinning)
         if node_echo is not None:
             rate(500, node_echo.once)
         rate(500, lambda: c.step(s, ACTION))
+        rate(500, lambda: c0.step(s0, ACTION))
         rate(500, lambda: env.step(ACTION))
         rate(20, lambda: c.step_batch(entries))
         rate(20, lambda: c.step_batch_arrays(entries))
@@ -347,6 +384,7 @@ def main() -> None:
         rate(20, discrete_json_step)
         if pecho is not None:
             rate(500, pecho.once)
+            rate(500, pecho.once_spinning)
         for n, fn, _ in pipe_fns.values():
             rate(min(n, 500) if n == a.steps else 20, fn)
         if zenv is not None:
@@ -354,9 +392,11 @@ def main() -> None:
         # Interleave the measurements so that load changes hit all of them alike.
         for _ in range(a.repeats):
             runs["echo"].append(metered(emeter, cpu, "echo", a.steps, echo.once))
+            runs["echo_spinning"].append(rate(a.steps, echo.once_spinning))
             if node_echo is not None and nmeter is not None:
                 runs["node_echo"].append(metered(nmeter, cpu, "node_echo", a.steps, node_echo.once))
             runs["client"].append(metered(meter, cpu, "client", a.steps, lambda: c.step(s, ACTION)))
+            runs["client_sleeping"].append(rate(a.steps, lambda: c0.step(s0, ACTION)))
             runs["env"].append(metered(meter, cpu, "env", a.steps, lambda: env.step(ACTION)))
             runs["batch"].append(metered(meter, cpu, "batch", a.batches, lambda: c.step_batch(entries), a.sessions))
             runs["batch_binary"].append(metered(meter, cpu, "batch_binary", a.batches, lambda: c.step_batch_arrays(entries), a.sessions))
@@ -365,6 +405,7 @@ def main() -> None:
             runs["discrete_json"].append(rate(a.batches, discrete_json_step) * a.sessions)
             if pecho is not None:
                 runs["pipe_echo"].append(rate(a.steps, pecho.once))
+                runs["pipe_echo_spinning"].append(rate(a.steps, pecho.once_spinning))
             for name, (n, fn, per) in pipe_fns.items():
                 runs[name].append(metered(pmeter, cpu, name, n, fn, per))
             if zenv is not None:
@@ -380,6 +421,7 @@ def main() -> None:
         denv.close()
         venv.close()
         env.close()
+        c0.close()
         c.close()
         if server is not None:
             server.close()
@@ -453,6 +495,13 @@ def main() -> None:
                 "server_main_cpu_us_per_pipe_step": us("client_pipe.server_main"),
                 "server_other_cpu_us_per_pipe_step": us("client_pipe.server_other"),
                 "client_cpu_us_per_pipe_env_step": us("env_pipe.client_all"),
+                "spin_us": round(c._spin_s * 1e6),
+                "client_sleeping_step_per_s": per_s("client_sleeping"),
+                "ratio_client_spin_vs_sleeping": ratio("client", "client_sleeping"),
+                "echo_spinning_rtt_per_s": per_s("echo_spinning"),
+                "ratio_env_step_vs_spinning_echo": ratio("env", "echo_spinning"),
+                "pipe_echo_spinning_rtt_per_s": per_s("pipe_echo_spinning"),
+                "ratio_env_pipe_step_vs_spinning_pipe_echo": ratio("env_pipe", "pipe_echo_spinning"),
                 "pipe_spin_us": pipe_spin_us,
                 "env_pipe_sleeping_step_per_s": per_s("env_pipe_sleeping"),
                 "ratio_env_pipe_spin_vs_sleeping": ratio("env_pipe", "env_pipe_sleeping"),

@@ -37,6 +37,11 @@ def test_bench_step_prints_its_keys() -> None:
     # The checkout's build has dist/bench/zmq-echo.js beside the server: the Node echo is measured too.
     assert got["node_echo_rtt_per_s"] > 0
     assert_ratio(got, "ratio_node_echo_vs_echo", "node_echo_rtt_per_s", "echo_rtt_per_s")
+    # The ZeroMQ client's spin, the same client with spin_us=0, and an echo whose client waits the same way.
+    assert isinstance(got["spin_us"], int) and got["spin_us"] >= 0
+    assert got["client_sleeping_step_per_s"] > 0 and got["echo_spinning_rtt_per_s"] > 0
+    assert_ratio(got, "ratio_client_spin_vs_sleeping", "client_step_per_s", "client_sleeping_step_per_s")
+    assert_ratio(got, "ratio_env_step_vs_spinning_echo", "env_step_per_s", "echo_spinning_rtt_per_s")
     # CPU per step: the client's own on every system; the server's (from /proc, per thread) on Linux.
     for k in CLIENT_CPU_KEYS:
         assert got[k] > 0, k
@@ -65,6 +70,8 @@ def test_bench_step_prints_its_keys() -> None:
         assert isinstance(got["pipe_spin_us"], int) and got["pipe_spin_us"] >= 0
         assert got["env_pipe_sleeping_step_per_s"] > 0
         assert_ratio(got, "ratio_env_pipe_spin_vs_sleeping", "env_pipe_step_per_s", "env_pipe_sleeping_step_per_s")
+        assert got["pipe_echo_spinning_rtt_per_s"] > 0
+        assert_ratio(got, "ratio_env_pipe_step_vs_spinning_pipe_echo", "env_pipe_step_per_s", "pipe_echo_spinning_rtt_per_s")
         assert got["client_cpu_us_per_pipe_env_step"] > 0
         if sys.platform.startswith("linux"):
             assert got["server_main_cpu_us_per_pipe_step"] > 0

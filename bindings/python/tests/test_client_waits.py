@@ -3,12 +3,16 @@ per request), and an exited server is still noticed: at the next send once liven
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 
 import pytest
 import zmq
 
-from ycgym import Client
+from ycgym import Client, _spin
+from ycgym import client as client_mod
+from ycgym import server as server_mod
 from ycgym.client import _LIVENESS_RECHECK_S, ServerExitedError
 
 
@@ -61,3 +65,49 @@ def test_an_exited_server_is_noticed_at_the_next_send_or_while_waiting() -> None
     finally:
         c.close()
         router.close(0)
+
+
+def test_a_zeromq_client_polls_for_its_replies_and_gets_the_same_ones(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client with a spin budget finds its replies by polling the socket (ZMQ_EVENTS) before any blocking receive,
+    and gets what a client that sleeps at once gets."""
+    found: list[bool] = []
+    real = client_mod.spin
+    monkeypatch.setattr(client_mod, "spin", lambda ready, budget: found.append(real(ready, budget)) or found[-1])
+    spinning, sleeping = Client(endpoint, spin_us=_spin.MAX_SPIN_US), Client(endpoint, spin_us=0)
+    try:
+        assert spinning._spin_s == 1.0 and sleeping._spin_s == 0
+        got = []
+        for c in (spinning, sleeping):
+            sess = c.reset(5, options={"stall_steps": 0})["session"]
+            got.append([c.step(sess, a) for a in ("company status", "market browse --limit 3", "sim resume", "task list")])
+        assert got[0] == got[1]
+        # Only the spinning client polled (reset and 4 steps), and each reply was there within its second.
+        assert len(found) == 5 and all(found)
+    finally:
+        spinning.close()
+        sleeping.close()
+
+
+def test_a_zeromq_spin_counts_against_the_timeout() -> None:
+    with server_mod.LocalServer() as srv:
+        c = Client(srv.endpoint, spin_us=_spin.MAX_SPIN_US)
+        sess = c.reset(1, options={"stall_steps": 0})["session"]
+        os.kill(srv.pid, signal.SIGSTOP)
+        try:
+            t = time.monotonic()
+            with pytest.raises(TimeoutError):
+                c.step(sess, "company status", timeout=0.3)
+            # The second's budget is cut to the 0.3 s timeout, not added to it.
+            assert 0.3 <= time.monotonic() - t < 0.9
+        finally:
+            os.kill(srv.pid, signal.SIGCONT)
+        assert c.step(sess, "employee list")["observation"]["command"] == "employee list"
+        c.close()
+
+
+def test_spin_us_is_checked_and_belongs_to_the_pipes_server(endpoint: str) -> None:
+    for bad in (-1, 2.5, True, _spin.MAX_SPIN_US + 1):
+        with pytest.raises(ValueError, match="spin_us must be a whole number of microseconds"):
+            Client(endpoint, spin_us=bad)  # type: ignore[arg-type]
+    with server_mod.LocalServer("pipe") as srv, pytest.raises(ValueError, match="LocalServer"):
+        Client(srv.endpoint, spin_us=10)

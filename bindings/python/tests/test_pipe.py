@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from ycgym import Client, LocalServer, ProtocolError, YCBenchEnv
-from ycgym import _pipe
+from ycgym import _pipe, _spin
 from ycgym import server as server_mod
 from ycgym.client import ServerExitedError
 
@@ -370,22 +370,22 @@ def test_a_reply_taken_while_another_thread_reads_is_not_the_end_of_the_pipe() -
 
 def test_spin_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("YCGYM_SPIN_US", raising=False)
-    monkeypatch.setattr(_pipe, "_usable_cpus", lambda: 2)
-    assert _pipe.resolve_spin_us() == _pipe.DEFAULT_SPIN_US
-    monkeypatch.setattr(_pipe, "_usable_cpus", lambda: 1)
-    assert _pipe.resolve_spin_us() == 0  # one CPU: spinning would only keep the server from running
-    assert _pipe.resolve_spin_us(250) == 250
+    monkeypatch.setattr(_spin, "_usable_cpus", lambda: 2)
+    assert _spin.resolve_spin_us() == _spin.DEFAULT_SPIN_US
+    monkeypatch.setattr(_spin, "_usable_cpus", lambda: 1)
+    assert _spin.resolve_spin_us() == 0  # one CPU: spinning would only keep the server from running
+    assert _spin.resolve_spin_us(250) == 250
     monkeypatch.setenv("YCGYM_SPIN_US", " 40 ")
-    assert _pipe.resolve_spin_us() == 40
-    assert _pipe.resolve_spin_us(0) == 0  # the argument wins over the variable
-    for bad in ("-1", "abc", "1.5", str(_pipe.MAX_SPIN_US + 1)):
+    assert _spin.resolve_spin_us() == 40
+    assert _spin.resolve_spin_us(0) == 0  # the argument wins over the variable
+    for bad in ("-1", "abc", "1.5", str(_spin.MAX_SPIN_US + 1)):
         monkeypatch.setenv("YCGYM_SPIN_US", bad)
         with pytest.raises(ValueError, match="YCGYM_SPIN_US must be a whole number of microseconds"):
-            _pipe.resolve_spin_us()
+            _spin.resolve_spin_us()
     monkeypatch.delenv("YCGYM_SPIN_US")
-    for bad_arg in (-1, 1.5, True, "10", _pipe.MAX_SPIN_US + 1):
+    for bad_arg in (-1, 1.5, True, "10", _spin.MAX_SPIN_US + 1):
         with pytest.raises(ValueError, match="spin_us must be a whole number of microseconds"):
-            _pipe.resolve_spin_us(bad_arg)  # type: ignore[arg-type]
+            _spin.resolve_spin_us(bad_arg)  # type: ignore[arg-type]
     started: list[object] = []
     monkeypatch.setattr(server_mod.subprocess, "Popen", lambda *a, **k: started.append(a))
     with pytest.raises(ValueError, match="spin_us"):
@@ -394,7 +394,7 @@ def test_spin_setting(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_spinning_and_sleeping_reads_give_the_same_replies() -> None:
-    with LocalServer("pipe", spin_us=0) as sleeper, LocalServer("pipe", spin_us=_pipe.MAX_SPIN_US) as spinner:
+    with LocalServer("pipe", spin_us=0) as sleeper, LocalServer("pipe", spin_us=_spin.MAX_SPIN_US) as spinner:
         conn = _pipe.connection_for(spinner.endpoint)
         assert conn.spin_s == 1.0 and _pipe.connection_for(sleeper.endpoint).spin_s == 0
         spins: list[bool] = []
@@ -412,7 +412,7 @@ def test_spinning_and_sleeping_reads_give_the_same_replies() -> None:
 
 
 def test_a_spin_counts_against_the_timeout() -> None:
-    with LocalServer("pipe", spin_us=_pipe.MAX_SPIN_US) as srv:
+    with LocalServer("pipe", spin_us=_spin.MAX_SPIN_US) as srv:
         c = Client(srv.endpoint, timeout=10)
         sid = c.reset(1, options={"stall_steps": 0})["session"]
         os.kill(srv.pid, signal.SIGSTOP)

@@ -36,18 +36,10 @@ import time
 
 import zmq
 
+from ._spin import resolve_spin_us, spin
 from .client import ServerExitedError
 
-__all__ = [
-    "DEFAULT_SPIN_US",
-    "PipeConnection",
-    "PipeSocket",
-    "PipeClosedError",
-    "connection_for",
-    "register",
-    "resolve_spin_us",
-    "unregister_connection",
-]
+__all__ = ["PipeConnection", "PipeSocket", "PipeClosedError", "connection_for", "register", "unregister_connection"]
 
 _U32 = struct.Struct("<I")
 _READ_BYTES = 1 << 16
@@ -59,42 +51,6 @@ _WRITE_BUFFER = (8 << 20) + (1 << 20)
 """The request writer's buffer: a request up to this size (the server's default ``max_message_bytes`` is 8 MiB) is
 copied into it whole before any byte is written, so an interrupt never leaves part of a request behind unrecorded
 (only touched pages of it become resident)."""
-
-
-DEFAULT_SPIN_US = 500
-"""How long a reader polls the reply pipe before it sleeps in the kernel (when this process may run on more than one
-CPU): a lockstep step's reply usually comes within ~100 us, and a process woken from sleep by the server's write pays
-the kernel's wake-up on both sides (on a VM, about a third of a round trip). Polling with ``sched_yield`` between
-polls gives the CPU to any other runnable process on it, so oversubscribed machines lose nothing."""
-
-MAX_SPIN_US = 1_000_000
-"""Largest accepted spin (a second): beyond it a typo, not a setting."""
-
-
-def resolve_spin_us(spin_us: int | None = None) -> int:
-    """The spin of a new connection: ``spin_us`` when given, else the environment variable ``YCGYM_SPIN_US``, else
-    :data:`DEFAULT_SPIN_US` on a process allowed more than one CPU and 0 (sleep at once) on one CPU, where spinning
-    would only delay the server. Raises ValueError for a value that is not a whole number of microseconds in
-    ``0..MAX_SPIN_US``."""
-    if spin_us is None:
-        env = os.environ.get("YCGYM_SPIN_US", "").strip()
-        if env == "":
-            return DEFAULT_SPIN_US if _usable_cpus() > 1 else 0
-        source, raw = "YCGYM_SPIN_US", env
-        value = int(env) if env.isascii() and env.isdigit() else -1
-    else:
-        source, raw = "spin_us", spin_us
-        value = spin_us if type(spin_us) is int else -1  # not a bool, a float or a string
-    if not 0 <= value <= MAX_SPIN_US:
-        raise ValueError(f"ycgym: {source} must be a whole number of microseconds from 0 to {MAX_SPIN_US}, got {raw!r}")
-    return value
-
-
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        return os.cpu_count() or 1
 
 
 class PipeClosedError(ServerExitedError):
@@ -114,6 +70,7 @@ class PipeConnection:
         # open files gets.
         self._poller = select.poll()
         self._poller.register(read_fd, select.POLLIN)
+        self._ready = functools.partial(self._poller.poll, 0)  # the pipe has bytes (or its end): a non-empty list
         # Entered as `with self._lock` (a C lock: no bytecode between acquiring it and the block's cleanup being in
         # place), not through the Condition, whose Python-level __enter__ an interrupt can leave with the lock held.
         self._lock = threading.Lock()
@@ -227,17 +184,9 @@ class PipeConnection:
         return True
 
     def _spin(self, budget_s: float) -> bool:
-        """Poll the reply pipe without sleeping for up to ``budget_s``, yielding the CPU between polls; whether it has
-        bytes. (Reads nothing: the state of the streams does not change here.)"""
-        poll = self._poller.poll
-        yield_cpu = os.sched_yield
-        clock = time.perf_counter
-        end = clock() + budget_s
-        while not poll(0):
-            yield_cpu()
-            if clock() >= end:
-                return False
-        return True
+        """Poll the reply pipe without sleeping for up to ``budget_s`` (``_spin.spin``); whether it has bytes. (Reads
+        nothing: the state of the streams does not change here.)"""
+        return spin(self._ready, budget_s)
 
     def _take(self, rid: bytes) -> list[bytes] | None:
         """The first whole message for ``rid`` in the buffer, removed from it (messages of closed sockets on the

@@ -20,7 +20,9 @@ pattern is one client per thread or one per environment.
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
+import math
 import secrets
 import threading
 import time
@@ -48,6 +50,7 @@ from ._protocol import (
     TurnSnapshot,
     TurnStepResult,
 )
+from ._spin import resolve_spin_us, spin
 from ._version import PROTOCOL_VERSION
 
 __all__ = [
@@ -133,6 +136,11 @@ _STEP_SESSION = b',"op":"step","session":'
 _STEP_ACTION = b',"action":'
 
 
+def _has_input(sock: zmq.Socket[bytes]) -> int:
+    """Whether ``sock`` has a message to receive (``ZMQ_EVENTS`` & ``POLLIN``)."""
+    return cast(int, sock.getsockopt(zmq.EVENTS)) & zmq.POLLIN
+
+
 def _as_z85(key: str | bytes | None) -> bytes | None:
     if key is None:
         return None
@@ -157,6 +165,9 @@ class Client:
         context: ZeroMQ context to use (default: the process-wide ``zmq.Context.instance()``).
         liveness: called while waiting for a reply: ``None`` while the server runs, else a sentence saying how
             it ended (then requests fail at once with :class:`ServerExitedError`).
+        spin_us: how long a wait for a reply polls the socket before it sleeps (microseconds; default: the
+            environment variable ``YCGYM_SPIN_US``, else 500 on a process allowed more than one CPU, else 0; see
+            ``ycgym._spin``). A ``pipe://`` endpoint's is its ``LocalServer``'s ``spin_us``.
     """
 
     def __init__(
@@ -169,11 +180,15 @@ class Client:
         secret_key: str | bytes | None = None,
         context: zmq.Context[Any] | None = None,
         liveness: Callable[[], str | None] | None = None,
+        spin_us: int | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.timeout = timeout
         self._liveness = liveness
+        self._spin_s = 0.0  # a pipe's connection spins itself
         if endpoint.startswith("pipe://"):
+            if spin_us is not None:
+                raise ValueError("spin_us of a pipe endpoint is its server's: LocalServer('pipe', spin_us=...)")
             # A local server child process over its pipes (ycgym._pipe): no ZeroMQ socket, no CURVE (only this
             # process holds the pipes).
             if server_public_key is not None or public_key is not None or secret_key is not None:
@@ -184,6 +199,7 @@ class Client:
             self._sock: Any = connection_for(endpoint).open_socket()
             self._init_state()
             return
+        self._spin_s = resolve_spin_us(spin_us) / 1e6
         self._ctx = context or zmq.Context.instance()
         sock = self._ctx.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
@@ -209,6 +225,7 @@ class Client:
             raise ValueError("client CURVE keys need server_public_key")
         sock.connect(endpoint)
         self._sock = sock
+        self._has_input = functools.partial(_has_input, sock)
         self._init_state()
 
     def _init_state(self) -> None:
@@ -345,6 +362,12 @@ class Client:
             # raised zmq.Again. zmq.Again now means only that the wait ran out.
             if self._liveness is not None:
                 wait_ms = _LIVENESS_POLL_MS if wait_ms is None else min(wait_ms, _LIVENESS_POLL_MS)
+            if self._spin_s > 0:
+                # Poll first (ZMQ_EVENTS also runs the socket's pending commands: a reply the I/O thread has queued
+                # shows up); the blocking receive below then returns at once, or waits for what remains.
+                budget = self._spin_s if wait_ms is None else min(self._spin_s, wait_ms / 1000)
+                if not spin(self._has_input, budget) and wait_ms is not None:
+                    wait_ms = max(1, wait_ms - math.ceil(budget * 1000))
             timeo = -1 if wait_ms is None else wait_ms
             if timeo != self._rcvtimeo:
                 sock.setsockopt(zmq.RCVTIMEO, timeo)

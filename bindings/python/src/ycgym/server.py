@@ -43,7 +43,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from queue import Empty, Queue
 
-from ._pipe import PipeConnection, register, resolve_spin_us, unregister_connection
+from ._pipe import PipeConnection, register, unregister_connection
+from ._spin import resolve_spin_us
 
 __all__ = [
     "BUNDLED_SERVER",
