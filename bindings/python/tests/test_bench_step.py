@@ -134,3 +134,20 @@ def test_thread_cpu_reads_this_process() -> None:
     # 50 ms of this thread's CPU, read with clock-tick resolution at worst.
     assert 0.03e9 <= grew <= 1e9, grew
     assert bench_step._thread_cpu_ns(2**22 + 12345) is None  # no such process
+
+
+def test_bench_spin_prints_both_settings_per_process_count() -> None:
+    script = SCRIPT.with_name("bench_spin.py")
+    out = subprocess.run(
+        [sys.executable, str(script), "--procs", "1,2", "--seconds", "0.2", "--repeats", "1"],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ),
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout)
+    assert [r["procs"] for r in got["rows"]] == [1, 2]
+    for r in got["rows"]:
+        assert r["sleeping_steps_per_s"] > 0 and r["spinning_steps_per_s"] > 0
+        assert len(r["runs"]["sleeping"]) == len(r["runs"]["spinning"]) == 1
+        assert_ratio(r, "ratio_spinning_vs_sleeping", "spinning_steps_per_s", "sleeping_steps_per_s")
+    bad = subprocess.run([sys.executable, str(script), "--procs", "0"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "positive process counts" in bad.stderr
