@@ -136,9 +136,14 @@ _STEP_SESSION = b',"op":"step","session":'
 _STEP_ACTION = b',"action":'
 
 
+_EVENTS = int(zmq.EVENTS)
+_POLLIN = int(zmq.POLLIN)
+
+
 def _has_input(sock: zmq.Socket[bytes]) -> int:
-    """Whether ``sock`` has a message to receive (``ZMQ_EVENTS`` & ``POLLIN``)."""
-    return cast(int, sock.getsockopt(zmq.EVENTS)) & zmq.POLLIN
+    """Whether ``sock`` has a message to receive (``ZMQ_EVENTS`` & ``POLLIN``; plain ints: with pyzmq's enums the
+    ``&`` builds a flag object, and a poll took 2.3 us instead of 1.8)."""
+    return cast(int, sock.get(_EVENTS)) & _POLLIN
 
 
 def _as_z85(key: str | bytes | None) -> bytes | None:
