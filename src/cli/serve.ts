@@ -8,6 +8,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT } from '../protocol/limits.js';
 import { intOption, secondsIn } from './args.js';
+import { MAX_PIPE_SPIN_US } from '../server/pipe.js';
 import { ARROW_COMPRESSIONS, type ArrowCompression } from '../export/arrow.js';
 import { SecurityError, generateCurveKeyPair } from '../server/security.js';
 import { startServer, type Logger, type Server } from '../server/server.js';
@@ -29,6 +30,7 @@ interface ServeFlags {
   quiet?: boolean;
   exitOnStdinEof?: boolean;
   pipeFds?: { input: number; output: number };
+  pipeSpinUs?: number;
 }
 
 /** `--pipe-fds IN,OUT`: two open file descriptors (the request pipe's read end, the reply pipe's write end). */
@@ -55,10 +57,11 @@ function die(code: number, msg: string): never {
 async function serve(o: ServeFlags): Promise<void> {
   if (o.curvePublicKey !== undefined && o.curveSecretKey === undefined) die(2, 'serve: --curve-public-key needs --curve-secret-key');
   if (o.curveAllow !== undefined && o.curveSecretKey === undefined) die(2, 'serve: --curve-allow needs --curve-secret-key');
+  if (o.pipeSpinUs !== undefined && o.pipeFds === undefined) die(2, 'serve: --pipe-spin-us applies to --pipe-fds');
   let server: Server;
   try {
     server = await startServer({
-      ...(o.pipeFds !== undefined ? { pipe: o.pipeFds } : { endpoint: o.endpoint }),
+      ...(o.pipeFds !== undefined ? { pipe: { ...o.pipeFds, spinUs: o.pipeSpinUs ?? 0 } } : { endpoint: o.endpoint }),
       maxSessions: o.maxSessions,
       maxSessionsPerClient: o.maxSessionsPerClient,
       ...(o.curveAllow !== undefined ? { curveAllow: readAllowList(o.curveAllow) } : {}),
@@ -113,6 +116,7 @@ export function registerServe(program: Command): void {
     .option('--record-dir <dir>', 'allow per-session Arrow recording (reset option record: {path: "name.arrow"}) into this directory')
     .addOption(new Option('--record-compression <codec>', 'body compression of those recordings: zstd (compact; compressed on the server thread as rows are written) or none (plain Arrow IPC)').choices([...ARROW_COMPRESSIONS]).default('zstd'))
     .option('--pipe-fds <in,out>', 'serve over two inherited pipes instead of --endpoint: requests are read from IN, replies written to OUT (framing: docs/protocol.md, "Pipe transport"); for a parent process that is the only client. The server exits when IN is closed', pipeFds)
+    .option('--pipe-spin-us <n>', `with --pipe-fds: after a reply, poll the request pipe this many microseconds for the next request before waiting in the event loop (0-${MAX_PIPE_SPIN_US}; default 0: never). Saves both processes the kernel's wake-up when the client answers at once; polls that run out are skipped for a while`, intOption(0, MAX_PIPE_SPIN_US, '--pipe-spin-us'))
     .option('--quiet', 'log only warnings and errors to stderr')
     .option('--exit-on-stdin-eof', 'stop when stdin reaches end of file (a parent process keeps it open while it lives)')
     .action((o: ServeFlags) => serve(o));

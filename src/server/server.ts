@@ -52,7 +52,12 @@ export interface ServerOptions {
    * of a server that is its client's child process). `endpoint` and the CURVE options do not apply. The server stops
    * serving when the client closes its end (`Server.stopped` resolves).
    */
-  pipe?: { input: number; output: number };
+  pipe?: {
+    input: number;
+    output: number;
+    /** After a reply, how long a wait for the next request polls the input pipe first, in µs (0, the default: never; `PipeRouter`). */
+    spinUs?: number;
+  };
   /** Maximum live sessions (default 1024). */
   maxSessions?: number;
   /** Maximum live sessions of one client connection (default 256). */
@@ -414,7 +419,7 @@ export class Server {
     let pipeEnded: Promise<PipeEnd> | null = null;
     if (pipe !== null) {
       // The same frame limit as ZeroMQ's maxMessageSize below (in u32 lengths); beyond it the stream cannot be trusted.
-      const p = new PipeRouter(pipe.input, pipe.output, Math.min(maxMessageBytes * 4, 2 ** 32 - 1));
+      const p = new PipeRouter(pipe.input, pipe.output, Math.min(maxMessageBytes * 4, 2 ** 32 - 1), pipe.spinUs ?? 0);
       [transport, bound, pipeEnded] = [p, 'pipe', p.ended];
       log('info', 'listening', { endpoint: bound, pipe: [pipe.input, pipe.output] });
     } else {

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { encodeMessage, parseMessages } from '../../src/server/pipe.js';
 import { generateCurveKeyPair } from '../../src/server/security.js';
 
@@ -29,9 +29,12 @@ afterEach(() => {
   for (const c of started.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
+/** Extra `serve` flags of the describe block being run: each test runs with the server polling its input and without. */
+let spinArgs: string[] = [];
+
 function startPipeServer(extra: string[] = []): PipeServer {
   expect(existsSync(MAIN), 'build first (npm run build)').toBe(true);
-  const child = spawn(process.execPath, [MAIN, 'serve', '--pipe-fds', '3,4', '--quiet', ...extra], { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN, 'serve', '--pipe-fds', '3,4', '--quiet', ...spinArgs, ...extra], { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] });
   started.push(child);
   let err = '';
   (child.stderr as Readable).on('data', (d: Buffer) => (err += d.toString()));
@@ -71,7 +74,14 @@ function exitWithin(p: Promise<number | null>, ms: number): Promise<number | nul
   return Promise.race([p, new Promise<'timeout'>((res) => setTimeout(() => res('timeout'), ms))]);
 }
 
-describe('serve --pipe-fds', () => {
+describe.each([
+  ['sleeping', []],
+  ['polling for requests', ['--pipe-spin-us', '500']],
+])('serve --pipe-fds (%s)', (_name, flags: string[]) => {
+  beforeEach(() => {
+    spinArgs = flags;
+  });
+
   it('answers requests over the pipes, each reply addressed to its routing id', async () => {
     const s = startPipeServer();
     s.input.write(request('A', { id: 1, op: 'hello' }));
@@ -191,11 +201,14 @@ describe('serve --pipe-fds', () => {
     }
   });
 
-  it('refuses bad --pipe-fds values and CURVE keys', async () => {
+  it('refuses bad --pipe-fds and --pipe-spin-us values and CURVE keys', async () => {
     for (const [args, msg] of [
       [['--pipe-fds', '3'], /IN,OUT/],
       [['--pipe-fds', '3,3'], /must differ/],
       [['--pipe-fds', '3,4', '--curve-secret-key', generateCurveKeyPair().secretKey], /CURVE does not apply to the pipe transport/],
+      [['--pipe-spin-us', '100'], /--pipe-spin-us applies to --pipe-fds/],
+      [['--pipe-fds', '3,4', '--pipe-spin-us', '-1'], /--pipe-spin-us/],
+      [['--pipe-fds', '3,4', '--pipe-spin-us', '1000001'], /--pipe-spin-us/],
     ] as const) {
       const child = spawn(process.execPath, [MAIN, 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
       started.push(child);

@@ -3,12 +3,12 @@
  * and bytes. Messages cut anywhere are parsed once whole; counts and lengths outside the limits are refused.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { encodeMessage, MAX_PIPE_FRAMES, parseMessages, PipeRouter, PIPE_ENVELOPE_BYTES } from '../../src/server/pipe.js';
+import { encodeMessage, MAX_PIPE_FRAMES, MAX_PIPE_SPIN_US, parseMessages, PipeRouter, PIPE_ENVELOPE_BYTES } from '../../src/server/pipe.js';
 
 const frameArb = fc.oneof(fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)), fc.string({ maxLength: 100 }));
 const messageArb = fc.array(frameArb, { minLength: 1, maxLength: 6 });
@@ -174,5 +174,91 @@ describe('PipeRouter output', () => {
     expect(await o.router.ended).toEqual({ reason: 'pipe write failed: write EPIPE', clean: false });
     expect(() => o.router.sendNow([Buffer.from('id'), '{}'])).toThrow('pipe write failed: write EPIPE');
     o.done();
+  });
+});
+
+describe('PipeRouter input polling (spinUs)', () => {
+  /** A router whose input is a FIFO we write into synchronously (the event loop has not read it yet). */
+  function polling(spinUs: number) {
+    const dir = mkdtempSync(join(tmpdir(), 'pipe-spin-'));
+    const path = (name: string): string => {
+      execFileSync('mkfifo', [join(dir, name)]);
+      return join(dir, name);
+    };
+    const inPath = path('in');
+    const router = new PipeRouter(openSync(inPath, 'r+'), openSync(path('out'), 'r+'), 1 << 20, spinUs);
+    const writer = openSync(inPath, 'w');
+    const inner = router as unknown as { spinBackoff: number; spinSkip: number };
+    return {
+      router,
+      write: (b: Buffer) => writeSync(writer, b),
+      backoff: () => [inner.spinBackoff, inner.spinSkip],
+      done: () => {
+        router.close();
+        closeSync(writer);
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+  const msg = (i: number): Buffer => encodeMessage([Buffer.from('client'), `{"v":1,"id":${i},"op":"hello"}`]);
+  const texts = (m: Buffer[]): string[] => m.map((f) => f.toString('utf8'));
+
+  it('a request already in the pipe is read by the poll, before the event loop runs', async () => {
+    const p = polling(200_000);
+    p.write(msg(1));
+    const got = p.router.receive(); // same tick: only the poll can have read it
+    expect(p.router.spinCounts).toEqual({ hits: 1, misses: 0, skipped: 0 });
+    expect(texts(await got)).toEqual(['client', '{"v":1,"id":1,"op":"hello"}']);
+    p.done();
+  });
+
+  it('a poll that runs out leaves the request to the event loop, and the next receives skip polling, twice as many after each miss', async () => {
+    const p = polling(1000);
+    const first = p.router.receive(); // nothing there: polls 1 ms, then waits
+    expect(p.router.spinCounts).toEqual({ hits: 0, misses: 1, skipped: 0 });
+    expect(p.backoff()).toEqual([1, 1]);
+    p.write(msg(1));
+    expect(texts(await first)[1]).toBe('{"v":1,"id":1,"op":"hello"}');
+    const second = p.router.receive(); // skipped
+    expect(p.router.spinCounts).toEqual({ hits: 0, misses: 1, skipped: 1 });
+    p.write(msg(2));
+    expect(texts(await second)[1]).toBe('{"v":1,"id":2,"op":"hello"}');
+    const third = p.router.receive(); // polls again, runs out: two receives skip now
+    expect(p.router.spinCounts).toEqual({ hits: 0, misses: 2, skipped: 1 });
+    expect(p.backoff()).toEqual([2, 2]);
+    p.write(msg(3));
+    await third;
+    for (const i of [4, 5]) {
+      p.write(msg(i));
+      const m = p.router.receive(); // skipped: the event loop reads it
+      expect(texts(await m)[1]).toBe(`{"v":1,"id":${i},"op":"hello"}`);
+    }
+    expect(p.router.spinCounts).toEqual({ hits: 0, misses: 2, skipped: 3 });
+    p.write(msg(6));
+    const hit = p.router.receive(); // polls: there it is; the backoff starts over
+    expect(p.router.spinCounts).toEqual({ hits: 1, misses: 2, skipped: 3 });
+    expect(p.backoff()).toEqual([0, 0]);
+    expect(texts(await hit)[1]).toBe('{"v":1,"id":6,"op":"hello"}');
+    p.done();
+  });
+
+  it('a request cut across the poll and the event loop arrives whole', async () => {
+    const p = polling(1000);
+    const whole = Buffer.concat([msg(7), msg(8)]);
+    const cut = msg(7).length - 5;
+    p.write(whole.subarray(0, cut));
+    const first = p.router.receive(); // the poll reads the start, waits 1 ms for the rest, then leaves it
+    expect(p.router.spinCounts.misses).toBe(1);
+    p.write(whole.subarray(cut));
+    expect(texts(await first)[1]).toBe('{"v":1,"id":7,"op":"hello"}');
+    expect(texts(await p.router.receive())[1]).toBe('{"v":1,"id":8,"op":"hello"}'); // queued: no poll
+    expect(p.router.spinCounts).toEqual({ hits: 0, misses: 1, skipped: 0 });
+    p.done();
+  });
+
+  it('refuses a budget that is not a whole number of microseconds up to a second', () => {
+    for (const bad of [-1, 0.5, MAX_PIPE_SPIN_US + 1, Number.NaN]) {
+      expect(() => new PipeRouter(0, 1, 1 << 20, bad)).toThrow(RangeError);
+    }
   });
 });

@@ -397,6 +397,9 @@ def test_spinning_and_sleeping_reads_give_the_same_replies() -> None:
     with LocalServer("pipe", spin_us=0) as sleeper, LocalServer("pipe", spin_us=_spin.MAX_SPIN_US) as spinner:
         conn = _pipe.connection_for(spinner.endpoint)
         assert conn.spin_s == 1.0 and _pipe.connection_for(sleeper.endpoint).spin_s == 0
+        # The server polls for requests with the same budget; a server of a client that sleeps is not told to poll.
+        assert spinner.argv[spinner.argv.index("--pipe-spin-us") + 1] == str(_spin.MAX_SPIN_US)
+        assert "--pipe-spin-us" not in sleeper.argv
         spins: list[bool] = []
         real = conn._spin
         conn._spin = lambda budget: spins.append(real(budget)) or spins[-1]  # type: ignore[method-assign]

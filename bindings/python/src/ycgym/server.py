@@ -245,11 +245,12 @@ class LocalServer:
         stop_timeout: seconds between SIGTERM and SIGKILL.
         exit_with_parent: pass ``--exit-on-stdin-eof`` so the server stops when this process dies (turn it
             off only for a ``command`` that does not accept the flag).
-        spin_us: with ``endpoint="pipe"``, how long a wait for a reply polls the pipe before it sleeps in the kernel
-            (microseconds; default: the environment variable ``YCGYM_SPIN_US``, else 500 on a process allowed more than
-            one CPU, else 0). Polling spares both processes the kernel's wake-up: a lockstep step over the pipe takes
-            ~1.6x fewer microseconds (``bench_step.py``), for up to that long of this process's CPU per wait; 0 turns
-            it off.
+        spin_us: with ``endpoint="pipe"``, how long a wait for a reply polls the pipe before it sleeps in the kernel,
+            and how long the server polls for the next request after a reply (``serve --pipe-spin-us``; microseconds;
+            default: the environment variable ``YCGYM_SPIN_US``, else 500 on a process allowed more than one CPU, else
+            0). Polling spares both processes the kernel's wake-up (``bench_step.py``: ``env_pipe_step_per_s`` against
+            ``env_pipe_sleeping_step_per_s``), for up to that long of CPU per wait; the server stops polling for a
+            while after polls that ran out. 0 turns it off on both sides.
 
     Use it as a context manager or call :meth:`close`. ``endpoint`` is the address clients connect to.
     """
@@ -280,7 +281,8 @@ class LocalServer:
             rep_r, rep_w = os.pipe()  # replies: the server writes, we read
             _grow_pipe(rep_r)
             pass_fds = (req_r, rep_w)
-            where = ["--pipe-fds", f"{req_r},{rep_w}"]
+            # The server polls for our next request as we poll for its reply (the same budget; omitted when 0).
+            where = ["--pipe-fds", f"{req_r},{rep_w}", *(["--pipe-spin-us", str(spin)] if spin > 0 else [])]
         else:
             where = ["--endpoint", endpoint]
         argv = [*cmd, "serve", *where, *(["--exit-on-stdin-eof"] if exit_with_parent else []), *args]
