@@ -88,9 +88,15 @@ def test_a_zeromq_client_polls_for_its_replies_and_gets_the_same_ones(endpoint: 
         sleeping.close()
 
 
-def test_a_zeromq_spin_counts_against_the_timeout() -> None:
-    with server_mod.LocalServer() as srv:
-        c = Client(srv.endpoint, spin_us=_spin.MAX_SPIN_US)
+@pytest.mark.parametrize("transport", ["zeromq", "pipe"])
+def test_a_spin_counts_against_the_timeout(transport: str) -> None:
+    """A wait that polls first (with a second's budget: the pipe's from its LocalServer, ZeroMQ's from the client) still
+    times out when the request's timeout says, not after the budget."""
+    if transport == "pipe" and os.name != "posix":
+        pytest.skip("the pipe transport needs POSIX")
+    pipe = transport == "pipe"
+    with server_mod.LocalServer("pipe", spin_us=_spin.MAX_SPIN_US) if pipe else server_mod.LocalServer() as srv:
+        c = Client(srv.endpoint, timeout=10) if pipe else Client(srv.endpoint, timeout=10, spin_us=_spin.MAX_SPIN_US)
         sess = c.reset(1, options={"stall_steps": 0})["session"]
         os.kill(srv.pid, signal.SIGSTOP)
         try:
