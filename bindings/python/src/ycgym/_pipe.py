@@ -62,7 +62,7 @@ class PipeConnection:
 
     def __init__(self, read_fd: int, write_fd: int, spin_us: int | None = None) -> None:
         self.spin_s = resolve_spin_us(spin_us) / 1e6
-        """How long a read polls before it sleeps (see :data:`DEFAULT_SPIN_US`)."""
+        """How long a read polls before it sleeps (seconds; ``ycgym._spin``)."""
         self.read_fd = read_fd
         self.write_fd = write_fd
         self.pid = os.getpid()
