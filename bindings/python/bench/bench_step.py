@@ -47,9 +47,10 @@ to the server child process, no ZeroMQ I/O threads), the same measurements over 
   ycgym's clients do (polls for up to ``spin_us`` first), and ``ratio_env_step_vs_spinning_echo``,
   ``ratio_env_pipe_step_vs_spinning_pipe_echo``: the envs against the floor of the same way of waiting (the plain
   ``ratio_env_step_vs_echo`` compares a polling client with a sleeping echo).
-* ``pipe_spin_us``: how long the pipe client polls for a reply before it sleeps (``LocalServer(spin_us=...)``, default
-  ``YCGYM_SPIN_US`` or 500 on more than one CPU); ``env_pipe_sleeping_step_per_s``: ``env_pipe_step_per_s`` with
-  ``spin_us=0`` (every wait sleeps in the kernel, as before spinning), and ``ratio_env_pipe_spin_vs_sleeping``.
+* ``pipe_spin_us``: how long the pipe client polls for a reply before it sleeps, and the pipe server for the next
+  request (``LocalServer(spin_us=...)``, passed to ``serve --pipe-spin-us``; default ``YCGYM_SPIN_US`` or 500 on more
+  than one CPU); ``env_pipe_sleeping_step_per_s``: ``env_pipe_step_per_s`` with ``spin_us=0`` (every wait on both
+  sides sleeps in the kernel, as before the ninth session), and ``ratio_env_pipe_spin_vs_sleeping``.
 
 CPU time per step, in microseconds (medians over the same runs as the rates; what each process spent on the CPU during
 a run, divided by the steps of that run; the machine's other load does not count, but contention for caches does):
