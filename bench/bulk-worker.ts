@@ -1,6 +1,7 @@
 /**
  * A bulk-run worker thread's own work per episode, without threads or files: `playJobRows` (the episode and its step
- * rows, text rendered into the row builder) then `TableBuilder.pack` into a slot, as src/cli/export-worker.ts does,
+ * rows, text rendered into the row builder) then `TableBuilder.pack` into a slot, as src/cli/export-worker.ts does
+ * for Parquet runs (for Arrow files a worker compresses the record batch body instead: `export-path.js`'s `record_body`),
  * timed in CPU µs (process.cpuUsage) per episode. Greedy episodes on seeds 1..N, with trajectories unless
  * `--no-trajectories`.
  *

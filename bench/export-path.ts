@@ -5,14 +5,20 @@
  *   (`TableBuilder.pack`, or `finish` + `packTable` in builds without it): a worker thread's part;
  * - `write_zstd`, `write_plain`: writing the episode's step table to an Arrow IPC file, zstd-compressed or plain: the
  *   main thread's part;
- * - `write_parquet`: the same to a Parquet file (queued, drained and closed with the sink).
+ * - `write_parquet`: the same to a Parquet file (queued, drained and closed with the sink);
+ * - `record_body`: a worker thread's part in builds whose workers hand Arrow rows over as record batch bodies: appending
+ *   the rows, then the episode's zstd-compressed record batch body (`TableBuilder.consume`, ./src/export/ipc-body.ts)
+ *   copied into a slot (null for builds without `consume`);
+ * - `write_body`: the main thread's part then: writing those bodies, already compressed, to an Arrow IPC file (null for
+ *   builds without `ArrowFileSink.writeBody`). `1e6 / write_*_cpu_us` is the most episodes per second one writer thread
+ *   takes, whatever the number of workers.
  * The rows are recorded once (greedy, seeds from 100; `text_bytes`: their observation texts' UTF-8 bytes) and fed to
  * every part; files go to a temporary folder; a full garbage collection precedes every timed round.
  *
  * With `--against DIR` (another checkout, built) both builds run in this one process, rounds alternating, and each
  * speedup is the median of the per-round ratios, so load on the machine hits both alike.
  *
- *   npm run build && node dist/bench/export-path.js [--rounds 9] [--episodes 10] [--parts record,write_zstd,write_plain,write_parquet] [--against ../other-checkout]
+ *   npm run build && node dist/bench/export-path.js [--rounds 9] [--episodes 10] [--parts record,write_zstd,write_plain,write_parquet,record_body,write_body] [--against ../other-checkout]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +28,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { flagValue, median } from './harness.js';
 
-const PARTS = ['record', 'write_zstd', 'write_plain', 'write_parquet'] as const;
+const PARTS = ['record', 'write_zstd', 'write_plain', 'write_parquet', 'record_body', 'write_body'] as const;
 
 // A full garbage collection before each timed round, so that no round pays for the garbage of the one before.
 setFlagsFromString('--expose-gc');
@@ -34,19 +40,47 @@ interface Builder {
   append(row: object): void;
   finish(): unknown;
   pack?(into: Uint8Array): unknown;
+  consume?<T>(use: (t: unknown) => T): T;
+}
+/** A record batch body (./src/export/ipc-body.ts). */
+interface Body {
+  length: number;
+  nodes: number[];
+  regions: number[];
+  byteLength: number;
+  chunks: Uint8Array[];
 }
 interface ExportModules {
   stepBuilder(): Builder;
   packTable(t: unknown, into: Uint8Array): unknown;
-  stepSink(path: string, compression?: string): { writeBuffers(t: unknown): void; close(): void };
+  stepSink(path: string, compression?: string): { writeBuffers(t: unknown): void; writeBody?(b: Body, compression: string): void; close(): void };
+  recordBatchBody: ((columns: unknown, t: unknown, compress: ((d: Uint8Array) => Uint8Array) | null) => Body | null) | undefined;
+  stepColumns: unknown;
+  /** zstd at the files' level, as a worker compresses. */
+  compress(): Promise<(d: Uint8Array) => Uint8Array>;
   stepParquetSink(path: string): { writeBuffers(t: unknown): void; drain(): Promise<void>; close(): Promise<void> };
   zstdEncoder(): Promise<void>;
 }
 
 async function modules(root: string): Promise<ExportModules> {
   const load = (p: string) => import(pathToFileURL(join(root, 'dist', p)).href);
-  const [arrow, builder, parquet, zstd] = await Promise.all([load('src/export/arrow.js'), load('src/export/table-builder.js'), load('src/export/parquet.js'), load('src/export/zstd.js')]);
-  return { stepBuilder: builder.stepBuilder, packTable: builder.packTable, stepSink: arrow.stepSink, stepParquetSink: parquet.stepParquetSink, zstdEncoder: zstd.zstdEncoder };
+  const [arrow, builder, parquet, zstd, body, columns] = await Promise.all(
+    ['src/export/arrow.js', 'src/export/table-builder.js', 'src/export/parquet.js', 'src/export/zstd.js', 'src/export/ipc-body.js', 'src/export/columns.js'].map((p) => load(p).catch(() => ({}))),
+  );
+  const compress = async (): Promise<(d: Uint8Array) => Uint8Array> => {
+    const c = zstd.directCompressor(await zstd.loadZstdLibrary());
+    return (d) => c.compress(d, 1);
+  };
+  return {
+    stepBuilder: builder.stepBuilder,
+    packTable: builder.packTable,
+    stepSink: arrow.stepSink,
+    stepParquetSink: parquet.stepParquetSink,
+    zstdEncoder: zstd.zstdEncoder,
+    recordBatchBody: body.recordBatchBody,
+    stepColumns: columns.STEP_COLUMNS,
+    compress,
+  };
 }
 
 /**
@@ -94,11 +128,38 @@ async function recordRows(root: string, n: number): Promise<object[][]> {
   return episodes;
 }
 
-/** CPU µs per episode of one part, for one build. */
-async function part(m: ExportModules, p: Part, episodes: object[][], tables: unknown[], dir: string): Promise<() => Promise<number>> {
+/** Copy a body's chunks into `into` from offset 0 (a worker's slot); returns the bytes copied. */
+function copyChunks(body: Body, into: Uint8Array): number {
+  let at = 0;
+  for (const c of body.chunks) {
+    into.set(c, at);
+    at += c.byteLength;
+  }
+  return at;
+}
+
+/** CPU µs per episode of one part, for one build (null: a part this build does not have). */
+async function part(m: ExportModules, p: Part, episodes: object[][], tables: unknown[], dir: string): Promise<(() => Promise<number>) | null> {
   await m.zstdEncoder();
   const arena = new Uint8Array(new SharedArrayBuffer(1 << 25));
   const b = m.stepBuilder();
+  const toBody = m.recordBatchBody;
+  if (p === 'record_body' || p === 'write_body') {
+    const probe = m.stepSink(join(dir, 'probe.arrow'));
+    probe.close();
+    if (toBody === undefined || b.consume === undefined || probe.writeBody === undefined) return null;
+  }
+  const compress = await m.compress();
+  // The bodies a worker hands over (for write_body): compressed, each in one buffer, as the main thread receives them.
+  const bodies =
+    p === 'write_body'
+      ? tables.map((t) => {
+          const body = (toBody as NonNullable<typeof toBody>)(m.stepColumns, t, compress) as Body;
+          const bytes = new Uint8Array(body.byteLength);
+          copyChunks(body, bytes);
+          return { ...body, chunks: [bytes] };
+        })
+      : [];
   const cpu = (): number => {
     const u = process.cpuUsage();
     return u.user + u.system;
@@ -111,6 +172,16 @@ async function part(m: ExportModules, p: Part, episodes: object[][], tables: unk
         if (b.pack) b.pack(arena);
         else m.packTable(b.finish(), arena);
       }
+    } else if (p === 'record_body') {
+      const consume = b.consume as NonNullable<Builder['consume']>;
+      for (const rows of episodes) {
+        for (const r of rows) b.append(r);
+        consume.call(b, (t) => copyChunks((toBody as NonNullable<typeof toBody>)(m.stepColumns, t, compress) as Body, arena));
+      }
+    } else if (p === 'write_body') {
+      const s = m.stepSink(join(dir, 'steps.arrow'), 'zstd');
+      for (const body of bodies) (s.writeBody as NonNullable<typeof s.writeBody>)(body, 'zstd');
+      s.close();
     } else if (p === 'write_parquet') {
       const s = m.stepParquetSink(join(dir, 'steps.parquet'));
       for (const t of tables) s.writeBuffers(t);
@@ -125,7 +196,7 @@ async function part(m: ExportModules, p: Part, episodes: object[][], tables: unk
 }
 
 /** Per part: CPU µs per episode of this build (and the other's, with the median ratio of paired rounds). */
-export async function exportPathBench(rounds: number, n: number, parts: readonly Part[], against: string | null): Promise<Record<string, number | string>> {
+export async function exportPathBench(rounds: number, n: number, parts: readonly Part[], against: string | null): Promise<Record<string, number | string | null>> {
   const root = resolve(new URL('../..', import.meta.url).pathname);
   const here = await modules(root);
   const other = against !== null ? await modules(resolve(against)) : null;
@@ -137,11 +208,15 @@ export async function exportPathBench(rounds: number, n: number, parts: readonly
   });
   const dir = mkdtempSync(join(tmpdir(), 'ycgym-export-path-'));
   const textBytes = episodes.reduce((k, e) => k + e.reduce((m, r) => m + ((r as { observation_text: Uint8Array }).observation_text.byteLength ?? 0), 0), 0);
-  const out: Record<string, number | string> = { rounds, episodes: n, rows: episodes.reduce((k, e) => k + e.length, 0), text_bytes: textBytes };
+  const out: Record<string, number | string | null> = { rounds, episodes: n, rows: episodes.reduce((k, e) => k + e.length, 0), text_bytes: textBytes };
   try {
     for (const p of parts) {
       const h = await part(here, p, episodes, tables, dir);
       const o = other ? await part(other, p, episodes, tables, dir) : null;
+      if (h === null) {
+        out[`${p}_cpu_us`] = null;
+        continue;
+      }
       // A warm-up round of each, then rounds alternating between the builds, which goes first alternating too (the
       // garbage of a round, collected in the next, would weigh on the build that always ran second).
       await h();

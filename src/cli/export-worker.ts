@@ -1,22 +1,40 @@
 /**
  * Worker thread of `ycgym run`: plays the episodes the main thread hands it and sends back the episode row plus its
- * step rows packed into one of the worker's shared slots (`WorkerMessage`). A slot is a SharedArrayBuffer the main
- * thread receives once (again only when it grows); the main thread gives a slot back (`{ free: slot }`) once it has
- * written its rows, and a job waits while every slot is in use. No buffer is created per episode on either side.
+ * step rows in one of the worker's shared slots (`WorkerMessage`): as the episode's Arrow IPC record batch body,
+ * compressed here (`WorkerConfig.body`: Arrow files), or packed as raw buffers (Parquet). A slot is a
+ * SharedArrayBuffer the main thread receives once (again only when it grows); the main thread gives a slot back
+ * (`{ free: slot }`) once it has written its rows, and a job waits while every slot is in use. No buffer is created
+ * per episode on either side.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { makePolicy } from '../../baselines/index.js';
 import { loadPreset } from '../config/load.js';
+import { STEP_COLUMNS } from '../export/columns.js';
+import { recordBatchBody } from '../export/ipc-body.js';
 import { stepBuilder } from '../export/table-builder.js';
 import { DEFAULT_SLOTS, playJobRows, type JobRequest, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
+import { zstdLevelEncoder } from '../export/zstd-encode.js';
 
 const cfgIn = workerData as WorkerConfig;
 const cfg = loadPreset(cfgIn.preset);
 const builder = stepBuilder();
+const bodyMode = cfgIn.trajectories ? (cfgIn.body ?? null) : null;
+// Loaded before the first job (messages wait on the port meanwhile): the same encoder and level as the main thread's.
+const compress = bodyMode === 'zstd' ? await zstdLevelEncoder() : null;
 
 const slots: { sab: SharedArrayBuffer; sent: boolean }[] = [];
 const free: number[] = Array.from({ length: Math.max(1, cfgIn.slots ?? DEFAULT_SLOTS) }, (_, k) => k);
 const waiting: JobRequest[] = [];
+
+/** Slot `slot` with room for `need` bytes (grown with headroom: episodes of one run are of similar sizes). */
+function slotFor(slot: number, need: number): { sab: SharedArrayBuffer; sent: boolean } {
+  let s = slots[slot];
+  if (s === undefined || s.sab.byteLength < need) {
+    s = { sab: new SharedArrayBuffer(Math.max(1 << 20, need + (need >> 1))), sent: false };
+    slots[slot] = s;
+  }
+  return s;
+}
 
 function play(job: JobRequest, slot: number): void {
   let msg: WorkerMessage;
@@ -24,18 +42,30 @@ function play(job: JobRequest, slot: number): void {
     const r = playJobRows(cfg, cfgIn, job, builder, makePolicy);
     if (!cfgIn.trajectories) {
       free.push(slot);
-      msg = { ...r, steps: null, packed: null };
+      msg = { ...r, steps: null, packed: null, body: null };
+    } else if (bodyMode !== null) {
+      // Straight from the builder's buffers (views, no copy) to the body, copied into the slot while the views hold
+      // (uncompressed chunks are views of the builder's buffers): only the (compressed) body is copied.
+      msg = builder.consume((t) => {
+        const b = recordBatchBody(STEP_COLUMNS, t, compress);
+        if (b === null) throw new Error('step rows the record batch body cannot lay out');
+        const s = slotFor(slot, b.byteLength);
+        const into = new Uint8Array(s.sab);
+        let at = 0;
+        for (const c of b.chunks) {
+          into.set(c, at);
+          at += c.byteLength;
+        }
+        if (at !== b.byteLength) throw new Error(`record batch body of ${at} bytes, ${b.byteLength} expected`);
+        const sab = s.sent ? null : s.sab;
+        s.sent = true;
+        return { ...r, steps: null, packed: null, body: { slot, sab, length: b.length, nodes: b.nodes, regions: b.regions, byteLength: b.byteLength } };
+      });
     } else {
-      const need = builder.packedSize();
-      let s = slots[slot];
-      if (s === undefined || s.sab.byteLength < need) {
-        // Grow with headroom: episodes of one run are of similar sizes.
-        s = { sab: new SharedArrayBuffer(Math.max(1 << 20, need + (need >> 1))), sent: false };
-        slots[slot] = s;
-      }
+      const s = slotFor(slot, builder.packedSize());
       // Straight from the builder: no copy of the episode's buffers in between.
       const layout = builder.pack(new Uint8Array(s.sab));
-      msg = { ...r, steps: null, packed: { slot, layout, sab: s.sent ? null : s.sab } };
+      msg = { ...r, steps: null, packed: { slot, layout, sab: s.sent ? null : s.sab }, body: null };
       s.sent = true;
     }
   } catch (e) {

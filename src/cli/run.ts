@@ -22,8 +22,9 @@ import type { ExperimentConfig } from '../sim/index.js';
 import { ARROW_COMPRESSIONS, arrowCompression, episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowCompression, type TableBuffers } from '../export/arrow.js';
 import { zstdEncoder } from '../export/zstd.js';
 import { stepParquetSink, writeEpisodesParquet } from '../export/parquet.js';
-import { playJob, type JobRequest, type JobResult, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
+import { playJobRows, type JobRequest, type JobResult, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
 import { unpackTable } from '../export/table-builder.js';
+import type { RecordBatchBody } from '../export/ipc-body.js';
 import type { EpisodeRow } from '../export/schema.js';
 import { addPresetOption } from './preset-option.js';
 import { addSplitOptions } from './splits.js';
@@ -219,13 +220,18 @@ function threadPool(n: number, wc: WorkerConfig): Pool {
               return;
             }
             try {
-              const { packed, ...rest } = m;
+              const { packed, body, ...rest } = m;
               let r: JobResult = rest;
-              if (packed !== null) {
-                if (packed.sab !== null) slots[packed.slot] = packed.sab;
-                const sab = slots[packed.slot];
-                if (sab === undefined) throw new Error(`worker ${w} used slot ${packed.slot} before sending it`);
-                r = { ...rest, steps: unpackTable(packed.layout, sab), release: () => wk.postMessage({ free: packed.slot }) };
+              const held = packed ?? body;
+              if (held !== null) {
+                if (held.sab !== null) slots[held.slot] = held.sab;
+                const sab = slots[held.slot];
+                if (sab === undefined) throw new Error(`worker ${w} used slot ${held.slot} before sending it`);
+                const release = (): void => wk.postMessage({ free: held.slot });
+                if (body !== null) {
+                  const { slot: _slot, sab: _sab, ...layout } = body;
+                  r = { ...rest, body: { ...layout, chunks: [new Uint8Array(sab, 0, body.byteLength)] }, release };
+                } else if (packed !== null) r = { ...rest, steps: unpackTable(packed.layout, sab), release };
               }
               onResult(r);
             } catch (e) {
@@ -297,6 +303,8 @@ export function rolloutFileName(presetName: string, e: Pick<EpisodeRow, 'seed' |
 /** A streaming writer of step tables, Arrow IPC or Parquet. */
 interface StepSink {
   writeBuffers(t: TableBuffers): void;
+  /** Append a record batch body a worker assembled with the sink's compression (Arrow IPC only). */
+  writeBody(b: RecordBatchBody): void;
   /** Batches waiting for the writer (Parquet compresses asynchronously); 0 for Arrow. */
   backlog(): number;
   drain(): Promise<void>;
@@ -306,10 +314,13 @@ interface StepSink {
 function openStepSink(path: string, format: TableFormat, compression: ArrowCompression): StepSink {
   if (format === 'parquet') {
     const s = stepParquetSink(path);
-    return { writeBuffers: (t) => s.writeBuffers(t), backlog: () => s.backlog(), drain: () => s.drain(), close: () => s.close() };
+    const writeBody = (): void => {
+      throw new Error('a Parquet sink takes raw buffers, not Arrow IPC record batch bodies');
+    };
+    return { writeBuffers: (t) => s.writeBuffers(t), writeBody, backlog: () => s.backlog(), drain: () => s.drain(), close: () => s.close() };
   }
   const s = stepSink(path, compression);
-  return { writeBuffers: (t) => s.writeBuffers(t), backlog: () => 0, drain: async () => {}, close: async () => s.close() };
+  return { writeBuffers: (t) => s.writeBuffers(t), writeBody: (b) => s.writeBody(b, compression), backlog: () => 0, drain: async () => {}, close: async () => s.close() };
 }
 
 /**
@@ -320,7 +331,8 @@ function openStepSink(path: string, format: TableFormat, compression: ArrowCompr
 export async function playToDir(plan: RunPlan, jobs: readonly JobRequest[], out: string, workers: number, progress: boolean, format: TableFormat = plan.format): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
   const n = Math.max(1, Math.min(workers, jobs.length));
   // Started first: the worker threads load their modules while this one loads the zstd encoder and opens the files.
-  const pool = n > 1 ? threadPool(n, plan.wc) : null;
+  // Workers hand Arrow step rows over as compressed record batch bodies (the compression off the writer's thread).
+  const pool = n > 1 ? threadPool(n, { ...plan.wc, body: plan.wc.trajectories && format === 'arrow' ? plan.compression : null }) : null;
   try {
     return await playWith(plan, jobs, out, pool, n, progress, format);
   } finally {
@@ -349,7 +361,8 @@ async function playWith(plan: RunPlan, jobs: readonly JobRequest[], out: string,
   bar?.start(jobs.length, 0, { policy: '', seed: '' });
 
   const write = (r: JobResult): void => {
-    if (steps && r.steps) steps.writeBuffers(r.steps as TableBuffers);
+    if (steps && r.body) steps.writeBody(r.body);
+    else if (steps && r.steps) steps.writeBuffers(r.steps as TableBuffers);
     // Written (Arrow to the file, Parquet into the writer's own memory): a worker may reuse the buffers.
     r.release?.();
     if (r.rolloutJson !== null) writeFileSync(join(out, 'rollouts', rolloutFileName(wc.presetName, r.episode)), r.rolloutJson + '\n');
@@ -372,7 +385,11 @@ async function playWith(plan: RunPlan, jobs: readonly JobRequest[], out: string,
     if (pool === null) {
       const builder = stepBuilder();
       for (const j of jobs) {
-        accept(playJob(cfg, wc, j, builder, makePolicy));
+        const r = playJobRows(cfg, wc, j, builder, makePolicy);
+        // Jobs play in order here, so `accept` writes the rows at once: straight from the builder's buffers (views).
+        if (wc.trajectories) builder.consume((t) => accept({ ...r, steps: t }));
+        else accept({ ...r, steps: null });
+        if (pending.size > 0) throw new Error(`job ${j.index} played out of order`);
         if (steps && steps.backlog() > maxBacklog) await steps.drain();
       }
     } else {

@@ -219,6 +219,19 @@ export class ArrowFileSink {
     this.writer.flush();
     this.rows += t.length;
   }
+  /**
+   * Append a record batch from its body, assembled elsewhere (a bulk-run worker thread) by ./ipc-body.ts from a table
+   * of this sink's schema with `compression`, which must be the sink's: the bytes `writeBuffers` writes for that table.
+   */
+  writeBody(b: RecordBatchBody, compression: ArrowCompression): void {
+    if (this.closed) throw new Error(`${this.path}: sink is closed`);
+    if (compression !== this.compression) throw new Error(`${this.path}: a record batch body compressed with ${compression} in a file of ${this.compression}`);
+    if (this.body === null) throw new Error(`${this.path}: this schema's batches are not written from bodies`);
+    if (b.length === 0) return;
+    this.writer.writeBody(b);
+    this.writer.flush();
+    this.rows += b.length;
+  }
   /** Append a record batch (its schema must equal the sink's). */
   writeBatch(b: RecordBatch): void {
     if (this.closed) throw new Error(`${this.path}: sink is closed`);

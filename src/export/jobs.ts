@@ -7,6 +7,7 @@ import type { PackedTable, TableBuffers, TableBuilder } from './table-builder.js
 import { rollout } from './rollout.js';
 import { toRolloutJson } from './rollout-json.js';
 import type { EpisodeRow, StepRow } from './columns.js';
+import type { RecordBatchBody } from './ipc-body.js';
 
 /** Settings shared by every job of a run. */
 export interface WorkerConfig {
@@ -20,6 +21,13 @@ export interface WorkerConfig {
   rollouts: boolean;
   /** Shared slots per worker thread for step rows (default `DEFAULT_SLOTS`; more than 1 lets a worker run ahead of the writer). */
   slots?: number;
+  /**
+   * Worker threads only: how a worker hands over an episode's step rows. `'zstd'` or `'none'`: as the body of the
+   * episode's Arrow IPC record batch (./ipc-body.ts), its buffers compressed by the worker with that codec (the file's
+   * `--compression`), so the writer only writes bytes; absent or null: the rows' raw buffers (Parquet, whose writer
+   * encodes them itself).
+   */
+  body?: 'zstd' | 'none' | null;
 }
 
 /** Default of `WorkerConfig.slots`: the episodes the main thread lets a worker run ahead of the writer (run.ts). */
@@ -37,6 +45,8 @@ export interface JobResult {
   index: number;
   episode: EpisodeRow;
   steps: TableBuffers | null;
+  /** The step rows as an Arrow IPC record batch body instead (`WorkerConfig.body`), `steps` then null. */
+  body?: RecordBatchBody | null;
   /** Reference rollout JSON (`yc_bench_result_*.json`), when requested. */
   rolloutJson: string | null;
   /** Called once `steps` is written (their buffers may then be reused: a worker's shared slot). */
@@ -44,26 +54,23 @@ export interface JobResult {
 }
 
 /**
- * What a bulk-run worker thread posts for a played job: the result without its step buffers, which lie packed in the
- * worker's shared slot `packed.slot` (`sab`: the slot's SharedArrayBuffer when the main thread does not hold it yet,
- * else null). The main thread posts `{ free: slot }` back once it has written them.
+ * What a bulk-run worker thread posts for a played job: the result without its step rows, which lie in the worker's
+ * shared slot `slot` (`sab`: the slot's SharedArrayBuffer when the main thread does not hold it yet, else null),
+ * either packed (`packed.layout`) or as a record batch body (`body`: its bytes are the slot's first `byteLength`).
+ * The main thread posts `{ free: slot }` back once it has written them.
  */
-export type WorkerMessage = Omit<JobResult, 'steps'> & {
+export type WorkerMessage = Omit<JobResult, 'steps' | 'body'> & {
   steps: null;
   packed: { slot: number; layout: PackedTable; sab: SharedArrayBuffer | null } | null;
+  body: ({ slot: number; sab: SharedArrayBuffer | null } & Omit<RecordBatchBody, 'chunks'>) | null;
 };
-
-/** Play one job. */
-export function playJob(cfg: ExperimentConfig, wc: WorkerConfig, job: JobRequest, builder: TableBuilder<StepRow>, make: (name: string) => Policy): JobResult {
-  const r = playJobRows(cfg, wc, job, builder, make);
-  return { ...r, steps: wc.trajectories ? builder.finish() : null };
-}
 
 /**
  * Play one job and leave its step rows in `builder` (when the run keeps trajectories; the builder is left as it was
- * otherwise): the result but its steps, which a worker thread packs straight from the builder (`TableBuilder.pack`).
+ * otherwise): the result but its steps, which the caller takes straight from the builder (`TableBuilder.pack` into a
+ * worker's slot, or `TableBuilder.consume`: a record batch body, or the in-process writer).
  */
-export function playJobRows(cfg: ExperimentConfig, wc: WorkerConfig, job: JobRequest, builder: TableBuilder<StepRow>, make: (name: string) => Policy): Omit<JobResult, 'steps'> {
+export function playJobRows(cfg: ExperimentConfig, wc: WorkerConfig, job: JobRequest, builder: TableBuilder<StepRow>, make: (name: string) => Policy): Omit<JobResult, 'steps' | 'body'> {
   const policy = make(job.policy);
   const meta = { runId: wc.runId, episodeId: job.index, policy: job.policy, preset: wc.presetName, seed: job.seed };
   const opts = wc.maxSteps !== null ? { maxSteps: wc.maxSteps, steps: wc.trajectories ? builder : null } : { steps: wc.trajectories ? builder : null };

@@ -97,6 +97,18 @@ class ArenaWriter {
   }
 }
 
+/**
+ * The first `((n + 63) >> 6) << 3` bytes of bitmap `bits` (whose bits from n on are zero), padded with zeros where
+ * `bits` is shorter: a view when it is long enough.
+ */
+function wholeBitmap(bits: Uint8Array, n: number): Uint8Array {
+  const bytes = ((n + 63) >> 6) << 3;
+  if (bits.length >= bytes) return bits.subarray(0, bytes);
+  const out = new Uint8Array(bytes);
+  out.set(bits);
+  return out;
+}
+
 /** The bytes of a typed array's first `n` elements. */
 function bytesOf(a: Int32Array | Uint8Array, n: number): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, n * a.BYTES_PER_ELEMENT);
@@ -157,6 +169,12 @@ abstract class Col {
   abstract packedSize(n: number): number;
   /** `finish(n)`'s buffers written by `w` where `packTable` would put them, copied once from the column's own. */
   abstract packInto(n: number, w: ArenaWriter): PackedColumn;
+  /**
+   * `finish(n)`'s buffers as views of the column's own where they can be (valid until the next push or clear): the
+   * same bytes, but a utf8 or fixed-width column's values without the zero padding `finish` adds (what ./ipc-body.ts
+   * reads of them, which pads by itself). Bitmaps are whole (padded to 8 bytes), copied when the column's own is shorter.
+   */
+  abstract view(n: number): ColumnBuffers;
   /** Forget every row, keeping the buffers' capacity (a bulk run appends episodes of similar sizes). */
   clear(): void {
     this.validity = null;
@@ -172,6 +190,10 @@ abstract class Col {
   /** Bytes of `finishValidity(n)` in an arena (0 without one). */
   protected validitySize(n: number): number {
     return this.validity === null ? 0 : ((n + 63) >> 6) << 3;
+  }
+  /** `finishValidity(n)`, a view when the column's bitmap is long enough. */
+  protected viewValidity(n: number): Uint8Array | null {
+    return this.validity === null ? null : wholeBitmap(this.validity, n);
   }
   /** `finishValidity(n)` put by `w`. */
   protected packValidity(n: number, w: ArenaWriter): [number, number] | null {
@@ -262,6 +284,9 @@ class Utf8Col extends Col implements TextSink {
     const offsets = w.put(bytesOf(this.offsets, n + 1));
     return { values, offsets, validity: this.packValidity(n, w), nullCount: this.nullCount };
   }
+  view(n: number): ColumnBuffers {
+    return { values: this.bytes.subarray(0, this.used), offsets: this.offsets.subarray(0, n + 1), validity: this.viewValidity(n), nullCount: this.nullCount };
+  }
   override clear(): void {
     super.clear();
     this.used = 0;
@@ -326,6 +351,9 @@ class FixedCol extends Col {
     const values = w.put(new Uint8Array(this.buf, 0, Math.min(this.buf.byteLength, n * this.width)), align8(n * this.width));
     return { values, offsets: null, validity: this.packValidity(n, w), nullCount: this.nullCount };
   }
+  view(n: number): ColumnBuffers {
+    return { values: new Uint8Array(this.buf, 0, n * this.width), offsets: null, validity: this.viewValidity(n), nullCount: this.nullCount };
+  }
 }
 
 class BoolCol extends Col {
@@ -351,6 +379,9 @@ class BoolCol extends Col {
     const bytes = ((n + 63) >> 6) << 3;
     const values = w.put(this.bits.subarray(0, Math.min(this.bits.length, bytes)), bytes);
     return { values, offsets: null, validity: this.packValidity(n, w), nullCount: this.nullCount };
+  }
+  view(n: number): ColumnBuffers {
+    return { values: wholeBitmap(this.bits, n), offsets: null, validity: this.viewValidity(n), nullCount: this.nullCount };
   }
   /** Change row `i`'s value (already appended, not null). */
   set(i: number, v: boolean): void {
@@ -437,6 +468,10 @@ class ListStructCol extends Col {
     const validity = this.packValidity(n, w);
     const items: PackedTable = { length: this.items, columns: this.children.map((c) => c.packInto(this.items, w)) };
     return { values, offsets, validity, nullCount: this.nullCount, items };
+  }
+  view(n: number): ColumnBuffers {
+    const items: TableBuffers = { length: this.items, columns: this.children.map((c) => c.view(this.items)) };
+    return { values: new Uint8Array(0), offsets: this.offsets.subarray(0, n + 1), validity: this.viewValidity(n), nullCount: this.nullCount, items };
   }
   override clear(): void {
     super.clear();
@@ -528,6 +563,19 @@ export class TableBuilder<R extends object> {
     const out: TableBuffers = { length: this.n, columns: this.cols.map((c) => c.finish(this.n)) };
     this.reset();
     return out;
+  }
+  /**
+   * Hand `use` the buffers of every row appended so far as views of the builder's own (no copy; `Col.view`: the bytes
+   * of `finish`, but values without their zero padding), then start over. The views are valid during the call only:
+   * for a writer that copies or compresses them at once (`recordBatchBody` of ./ipc-body.ts, whose uncompressed chunks
+   * are views of them too: copy those before the call returns).
+   */
+  consume<T>(use: (t: TableBuffers) => T): T {
+    try {
+      return use({ length: this.n, columns: this.cols.map((c) => c.view(this.n)) });
+    } finally {
+      this.reset();
+    }
   }
   /** Bytes `pack` needs: `packedSize(this.finish())`, without finishing. */
   packedSize(): number {

@@ -25,7 +25,7 @@ describe('bench/export-path', () => {
     let text = 0;
     runEpisode(new Env(), new GreedyPolicy(), { seed: 100 }, { onStep: ({ result }) => void (text += Buffer.byteLength(result.observation.text, 'utf8')) });
     expect(out['text_bytes']).toBe(text);
-    for (const p of ['record', 'write_zstd', 'write_plain', 'write_parquet']) {
+    for (const p of ['record', 'write_zstd', 'write_plain', 'write_parquet', 'record_body', 'write_body']) {
       expect(out[`${p}_cpu_us`]).toBeGreaterThan(0);
       expect(out[`against_${p}_cpu_us`]).toBeGreaterThan(0);
       expect(out[`${p}_speedup_vs_against`]).toBeGreaterThan(0);

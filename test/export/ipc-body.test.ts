@@ -5,19 +5,24 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GreedyPolicy } from '../../baselines/greedy.js';
 import { ArrowFileSink, bodyColumns, readArrowFile, recordBatch, stepBuilder, TableBuilder, type ArrowCompression } from '../../src/export/arrow.js';
-import { recordBatchBody } from '../../src/export/ipc-body.js';
+import { recordBatchBody, type RecordBatchBody } from '../../src/export/ipc-body.js';
 import { IpcStreamBuffer, ParquetFileSink } from '../../src/export/parquet.js';
 import { RecordBatchStreamWriter } from 'apache-arrow';
 import { rollout } from '../../src/export/rollout.js';
 import { arrowSchema, STEP_SCHEMA, type ColumnDef } from '../../src/export/schema.js';
+import { STEP_COLUMNS } from '../../src/export/columns.js';
 import { packTable, unpackTable, type TableBuffers } from '../../src/export/table-builder.js';
 import { zstdEncoder } from '../../src/export/zstd.js';
+import { zstdLevelEncoder } from '../../src/export/zstd-encode.js';
 import { loadPreset } from '../../src/config/load.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ycgym-ipc-body-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** A bulk-run worker's encoder (its own WebAssembly instance), not the one registered with apache-arrow. */
+let workerZstd: (d: Uint8Array) => Uint8Array;
 beforeAll(async () => {
   await zstdEncoder();
+  workerZstd = await zstdLevelEncoder();
 });
 
 const COLS: ColumnDef[] = [
@@ -46,6 +51,35 @@ function both(name: string, chunks: TableBuffers[], compression: ArrowCompressio
   viaBatch.close();
   viaBody.close();
   return [readFileSync(a), readFileSync(b)];
+}
+
+/**
+ * The record batch body of the rows appended to `builder` as a bulk-run worker hands it over: assembled from the
+ * builder's own buffers (`consume`, views), compressed with the worker's encoder, its chunks copied into one buffer
+ * before the views go.
+ */
+function workerBody(builder: TableBuilder<object>, columns: Parameters<typeof recordBatchBody>[0], compression: ArrowCompression): RecordBatchBody {
+  return builder.consume((t) => {
+    const b = recordBatchBody(columns, t, compression === 'zstd' ? workerZstd : null);
+    if (b === null) throw new Error('no body');
+    const bytes = new Uint8Array(b.byteLength);
+    let at = 0;
+    for (const c of b.chunks) {
+      bytes.set(c, at);
+      at += c.byteLength;
+    }
+    expect(at).toBe(b.byteLength);
+    return { ...b, chunks: [bytes] };
+  });
+}
+
+/** Write worker bodies (`workerBody`) to a file through `ArrowFileSink.writeBody`; its bytes. */
+function viaBodies(name: string, bodies: RecordBatchBody[], compression: ArrowCompression, schema = SCHEMA): Buffer {
+  const path = join(dir, `${name}-${compression}-worker.arrow`);
+  const sink = new ArrowFileSink(path, schema, compression);
+  for (const b of bodies) sink.writeBody(b, compression);
+  sink.close();
+  return readFileSync(path);
 }
 
 describe('record batch bodies written without apache-arrow (ipc-body.ts)', () => {
@@ -83,6 +117,13 @@ describe('record batch bodies written without apache-arrow (ipc-body.ts)', () =>
         for (const compression of ['zstd', 'none'] as const) {
           const [a, b] = both('random', tables, compression);
           expect(b.equals(a)).toBe(true);
+          // As a worker thread assembles and compresses them, from views of its builder (TableBuilder.consume).
+          const wb = new TableBuilder<Row>(COLS);
+          const bodies = chunks.map((rows) => {
+            for (const r of rows) wb.append(r);
+            return workerBody(wb as TableBuilder<object>, COLS, compression);
+          });
+          expect(viaBodies('random', bodies, compression).equals(a)).toBe(true);
         }
       }),
       { numRuns: 120 },
@@ -93,7 +134,12 @@ describe('record batch bodies written without apache-arrow (ipc-body.ts)', () =>
     const cfg = loadPreset('default');
     const b = stepBuilder();
     const tables: TableBuffers[] = [];
+    const bodies: Record<ArrowCompression, RecordBatchBody[]> = { zstd: [], none: [] };
     for (const seed of [1, 2, 3]) {
+      for (const compression of ['zstd', 'none'] as const) {
+        rollout(cfg, new GreedyPolicy(), { runId: 'r', episodeId: seed, policy: 'greedy', preset: 'default', seed }, { steps: b, maxSteps: seed === 2 ? 7 : 400 });
+        bodies[compression].push(workerBody(b as TableBuilder<object>, STEP_COLUMNS, compression));
+      }
       rollout(cfg, new GreedyPolicy(), { runId: 'r', episodeId: seed, policy: 'greedy', preset: 'default', seed }, { steps: b, maxSteps: seed === 2 ? 7 : 400 });
       tables.push(b.finish());
     }
@@ -101,6 +147,7 @@ describe('record batch bodies written without apache-arrow (ipc-body.ts)', () =>
     for (const compression of ['zstd', 'none'] as const) {
       const [x, y] = both('greedy', tables, compression, STEP_SCHEMA);
       expect(y.equals(x)).toBe(true);
+      expect(viaBodies('greedy', bodies[compression], compression, STEP_SCHEMA).equals(x)).toBe(true);
       const t = readArrowFile(join(dir, `greedy-${compression}-body.arrow`));
       expect(t.numRows).toBe(tables.reduce((n, t) => n + t.length, 0));
     }
@@ -156,6 +203,20 @@ describe('record batch bodies written without apache-arrow (ipc-body.ts)', () =>
       }),
       { numRuns: 25 },
     );
+  });
+
+  it('ArrowFileSink.writeBody refuses a body of another compression and a closed sink, and takes an empty body as no batch', () => {
+    const wb = new TableBuilder<Row>(COLS);
+    wb.append({ s: 'a', i: 1, l: 2, f: 0.5, b: true, c: false, t: 3, kv: null });
+    const plain = workerBody(wb as TableBuilder<object>, COLS, 'none');
+    const path = join(dir, 'refusals.arrow');
+    const sink = new ArrowFileSink(path, SCHEMA, 'zstd');
+    expect(() => sink.writeBody(plain, 'none')).toThrow(/compressed with none in a file of zstd/);
+    sink.writeBody({ length: 0, nodes: [], regions: [], byteLength: 0, chunks: [] }, 'zstd');
+    expect(sink.rows).toBe(0);
+    sink.close();
+    expect(readArrowFile(path).numRows).toBe(0);
+    expect(() => sink.writeBody(plain, 'zstd')).toThrow(/sink is closed/);
   });
 
   it('regions and lengths: compressed buffers behind their uncompressed length, -1 where compressing does not shorten them', () => {

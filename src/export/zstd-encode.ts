@@ -1,0 +1,87 @@
+/**
+ * The zstd encoder of Arrow IPC body buffers, without apache-arrow (./zstd.ts registers it with apache-arrow's writers;
+ * a bulk-run worker thread, which does not load apache-arrow, compresses its episodes' buffers with it directly):
+ * the reference zstd library compiled to WebAssembly (@hpcc-js/wasm-zstd, zstd 1.5.7), one instance per thread, at a
+ * fixed level, so the same buffers give the same bytes in every thread and process.
+ */
+
+/** zstd level of the IPC buffers: the fastest of the regular levels (trajectory text compresses ~100x at it). */
+export const ZSTD_LEVEL = 1;
+
+export interface Compressor {
+  compress(data: Uint8Array, level?: number): Uint8Array;
+}
+
+let loading: Promise<Compressor> | null = null;
+
+/** The parts of @hpcc-js/wasm-zstd 1.12's instance that `compress` itself uses (private in its typings). */
+interface ZstdInternals {
+  _mainModule: {
+    dataToHeap(data: Uint8Array): Block;
+    malloc(size: number): Block;
+    free(block: Block): void;
+    heapView(block: Block): Uint8Array;
+  };
+  _zstdClass: {
+    compressBound(size: number): number;
+    compress(dst: number, dstCapacity: number, src: number, srcSize: number, level: number): number;
+    isError(code: number): boolean;
+    getErrorName(code: number): string;
+  };
+}
+interface Block {
+  ptr: number;
+  size: number;
+}
+
+/**
+ * The library's `compress` with its output copied out of the WebAssembly heap by `slice` instead of its
+ * `new Uint8Array([...view])`, which goes through a JavaScript array of numbers, one per byte: on a bulk run that copy
+ * took longer than the compression itself (about 0.6 s of the main thread's CPU per 300 greedy episodes). The same
+ * calls in the same order, so the same bytes (test/export/zstd.test.ts); an error throws instead of being logged.
+ * Falls back to the library's own `compress` if its internals are not as expected (another version).
+ */
+export function directCompressor(lib: Compressor): Compressor {
+  const z = lib as unknown as Partial<ZstdInternals>;
+  const mm = z._mainModule;
+  const zc = z._zstdClass;
+  if (
+    typeof mm?.dataToHeap !== 'function' ||
+    typeof mm.malloc !== 'function' ||
+    typeof mm.free !== 'function' ||
+    typeof mm.heapView !== 'function' ||
+    typeof zc?.compressBound !== 'function' ||
+    typeof zc.compress !== 'function' ||
+    typeof zc.isError !== 'function'
+  ) {
+    return lib;
+  }
+  return {
+    compress(data: Uint8Array, level = 3): Uint8Array {
+      const src = mm.dataToHeap(data);
+      const bound = zc.compressBound(data.length);
+      const dst = mm.malloc(bound);
+      try {
+        const size = zc.compress(dst.ptr, bound, src.ptr, src.size, level);
+        if (zc.isError(size)) throw new Error(`zstd compression failed: ${zc.getErrorName(size)}`);
+        // heapView reads the module's current heap (a compression may have grown the memory).
+        return mm.heapView({ ptr: dst.ptr, size }).slice();
+      } finally {
+        mm.free(dst);
+        mm.free(src);
+      }
+    },
+  };
+}
+
+/** The library's encoder as loaded (once), without `directCompressor`: what the tests compare against. */
+export function loadZstdLibrary(): Promise<Compressor> {
+  loading ??= import('@hpcc-js/wasm-zstd').then(({ Zstd }) => Zstd.load());
+  return loading;
+}
+
+/** This thread's encoder at `ZSTD_LEVEL` (the library loaded once, about a tenth of a second). */
+export async function zstdLevelEncoder(): Promise<(data: Uint8Array) => Uint8Array> {
+  const c = directCompressor(await loadZstdLibrary());
+  return (data) => c.compress(data, ZSTD_LEVEL);
+}
