@@ -9,9 +9,12 @@
  * Usage: `npm run build && node dist/bench/bulk-run.js [--seeds 1-1000] [--policy greedy] [--workers 2]
  * [--formats arrow,arrow_plain,parquet,none] [--repeats 2] [--against OTHER/dist] [--out DIR]` (DIR: where the runs write, default
  * a temporary folder; each run's files are removed once measured). Prints one JSON object. CPU time is the children's
- * user + system time from /proc/self/stat (Linux; null elsewhere).
+ * user + system time from /proc/self/stat (Linux; null elsewhere); `main_thread_cpu_s` is the run's main thread alone
+ * (the writer: it receives the workers' episodes and writes the files; `/proc/PID/task/PID/stat`, read every 20 ms
+ * while the run lives, so up to that much low; null off Linux): episodes over it is the most episodes per second that
+ * one writer takes, whatever the number of workers.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +64,20 @@ function sameBytes(a: string, b: string): boolean {
 interface Sample {
   wall_s: number;
   cpu_s: number | null;
+  main_thread_cpu_s: number | null;
+}
+
+/** CPU seconds (user + system) of process `pid`'s main thread so far, or null (gone, or not Linux). */
+function mainThreadCpuS(pid: number): number | null {
+  try {
+    clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+    // utime and stime are fields 14 and 15 (fields after the command name start at field 3).
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / clockTicks;
+  } catch {
+    return null;
+  }
 }
 
 /** Whether the build at `dist` has `ycgym run --compression` (builds before it wrote plain Arrow files only). */
@@ -77,16 +94,28 @@ function formatArgs(dist: string, format: Format): string[] {
 }
 
 /** One `ycgym run` of the build at `dist` into `out`. */
-function runOnce(dist: string, format: Format, a: { seeds: string; policy: string; workers: number }, out: string): Sample {
+async function runOnce(dist: string, format: Format, a: { seeds: string; policy: string; workers: number }, out: string): Promise<Sample> {
   const args = [join(dist, 'src', 'cli', 'main.js'), 'run', '--policy', a.policy, '--seeds', a.seeds, '--workers', String(a.workers), '--out', out];
   args.push(...formatArgs(dist, format));
   const c0 = childrenCpuS();
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d: string) => void (stderr += d));
+  let main: number | null = null;
+  const sample = setInterval(() => {
+    const x = child.pid === undefined ? null : mainThreadCpuS(child.pid);
+    if (x !== null) main = x;
+  }, 20);
+  const status = await new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code));
+  }).finally(() => clearInterval(sample));
   const wall = (performance.now() - t0) / 1000;
   const c1 = childrenCpuS();
-  if (r.status !== 0) throw new Error(`ycgym run (${dist}, ${format}) failed: ${r.stderr}`);
-  return { wall_s: wall, cpu_s: c0 === null || c1 === null ? null : c1 - c0 };
+  if (status !== 0) throw new Error(`ycgym run (${dist}, ${format}) failed: ${stderr}`);
+  return { wall_s: wall, cpu_s: c0 === null || c1 === null ? null : c1 - c0, main_thread_cpu_s: main };
 }
 
 function sizes(dir: string): Record<string, number> {
@@ -95,7 +124,7 @@ function sizes(dir: string): Record<string, number> {
   return out;
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const arg = (name: string, dflt: string): string => {
     const i = args.indexOf(name);
@@ -125,7 +154,7 @@ function main(): void {
         for (const name of order) {
           const out = join(root, `${name}-${format}`);
           rmSync(out, { recursive: true, force: true });
-          (((samples[name] ??= {})[format] ??= []) as Sample[]).push(runOnce(builds[name] as string, format, run, out));
+          (((samples[name] ??= {})[format] ??= []) as Sample[]).push(await runOnce(builds[name] as string, format, run, out));
           (files[name] ??= {})[format] = sizes(out);
           outs[name] = out;
         }
@@ -140,7 +169,8 @@ function main(): void {
   }
   const summary = (s: Sample[]): Record<string, unknown> => {
     const cpu = s.map((x) => x.cpu_s).filter((x): x is number => x !== null);
-    return { wall_s: median(s.map((x) => x.wall_s)), cpu_s: cpu.length === s.length ? median(cpu) : null, runs: s };
+    const mainCpu = s.map((x) => x.main_thread_cpu_s).filter((x): x is number => x !== null);
+    return { wall_s: median(s.map((x) => x.wall_s)), cpu_s: cpu.length === s.length ? median(cpu) : null, main_thread_cpu_s: mainCpu.length === s.length ? median(mainCpu) : null, runs: s };
   };
   const result: Record<string, unknown> = {
     run: { ...run, formats, repeats },
@@ -152,7 +182,7 @@ function main(): void {
   }
   if (against !== '') {
     result['against'] = against;
-    const ratio = (f: string, k: 'wall_s' | 'cpu_s'): number | null => {
+    const ratio = (f: string, k: 'wall_s' | 'cpu_s' | 'main_thread_cpu_s'): number | null => {
       const a = samples['other']?.[f];
       const b = samples['this']?.[f];
       if (!a || !b) return null;
@@ -160,10 +190,10 @@ function main(): void {
       const y = summary(b)[k] as number | null;
       return x === null || y === null || y === 0 ? null : x / y;
     };
-    result['ratio_other_over_this'] = Object.fromEntries(formats.map((f) => [f, { wall: ratio(f, 'wall_s'), cpu: ratio(f, 'cpu_s') }]));
+    result['ratio_other_over_this'] = Object.fromEntries(formats.map((f) => [f, { wall: ratio(f, 'wall_s'), cpu: ratio(f, 'cpu_s'), main_thread_cpu: ratio(f, 'main_thread_cpu_s') }]));
     result['identical_files'] = identical;
   }
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 }
 
-main();
+await main();

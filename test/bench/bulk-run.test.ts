@@ -25,12 +25,18 @@ describe('bench/bulk-run', () => {
         expect(m.runs.length).toBe(1);
         expect(m.wall_s).toBeGreaterThan(0);
         expect(m.cpu_s === null || m.cpu_s >= 0).toBe(true);
+        // The writer thread's part of the CPU (Linux: read from /proc while the run lives).
+        if (process.platform === 'linux') {
+          expect(m.main_thread_cpu_s).toBeGreaterThan(0);
+          expect(m.main_thread_cpu_s).toBeLessThanOrEqual(m.cpu_s);
+        }
       }
       expect(Object.keys(out[build]['arrow'].files)).toEqual(['episodes.arrow', 'summary.json', 'trajectories.arrow']);
       expect(Object.keys(out[build]['none'].files)).toEqual(['episodes.arrow', 'summary.json']);
     }
     expect(out['identical_files']).toEqual({ none: true, arrow: true, arrow_plain: true });
     expect(Object.keys(out['ratio_other_over_this'])).toEqual(['none', 'arrow', 'arrow_plain']);
+    expect(Object.keys(out['ratio_other_over_this']['arrow'])).toEqual(['wall', 'cpu', 'main_thread_cpu']);
   });
 
   it.skipIf(!existsSync(script))('refuses an unknown format and a build without the CLI', () => {
