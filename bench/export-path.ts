@@ -69,7 +69,9 @@ async function modules(root: string): Promise<ExportModules> {
   );
   const compress = async (): Promise<(d: Uint8Array) => Uint8Array> => {
     const c = zstd.directCompressor(await zstd.loadZstdLibrary());
-    return (d) => c.compress(d, 1);
+    // The files' level (builds before ZSTD_LEVEL was exported used 1).
+    const level: number = zstd.ZSTD_LEVEL ?? 1;
+    return (d) => c.compress(d, level);
   };
   return {
     stepBuilder: builder.stepBuilder,

@@ -229,8 +229,8 @@ function threadPool(n: number, wc: WorkerConfig): Pool {
                 if (sab === undefined) throw new Error(`worker ${w} used slot ${held.slot} before sending it`);
                 const release = (): void => wk.postMessage({ free: held.slot });
                 if (body !== null) {
-                  const { slot: _slot, sab: _sab, ...layout } = body;
-                  r = { ...rest, body: { ...layout, chunks: [new Uint8Array(sab, 0, body.byteLength)] }, release };
+                  const { length, nodes, regions, byteLength } = body;
+                  r = { ...rest, body: { length, nodes, regions, byteLength, chunks: [new Uint8Array(sab, 0, byteLength)] }, release };
                 } else if (packed !== null) r = { ...rest, steps: unpackTable(packed.layout, sab), release };
               }
               onResult(r);

@@ -9,31 +9,31 @@
  */
 import { CompressionType, compressionRegistry } from 'apache-arrow';
 import { decompress } from 'fzstd';
-import { directCompressor, loadZstdLibrary, ZSTD_LEVEL, type Compressor } from './zstd-encode.js';
+import { directCompressor, loadZstdLibrary, ZSTD_LEVEL, zstdLevelEncoder, type Compressor } from './zstd-encode.js';
 
 export { directCompressor, loadZstdLibrary, ZSTD_LEVEL, type Compressor };
 
-let encoder: Compressor | null = null;
+/** This thread's encoder at the files' level (./zstd-encode.ts), once loaded. */
+let encode: ((data: Uint8Array) => Uint8Array) | null = null;
 
 function register(): void {
   const decode = zstdDecompress;
-  const enc = encoder;
   // apache-arrow checks an encoder when it is registered (it compresses a test buffer): none until one is loaded.
-  compressionRegistry.set(CompressionType.ZSTD, enc === null ? { decode } : { decode, encode: (data: Uint8Array) => enc.compress(data, ZSTD_LEVEL) });
+  compressionRegistry.set(CompressionType.ZSTD, encode === null ? { decode } : { decode, encode });
 }
 register();
 
 /** Load the encoder (once) and register it with apache-arrow's writers. */
 export async function zstdEncoder(): Promise<void> {
-  if (encoder !== null) return;
-  const lib = await loadZstdLibrary();
-  encoder ??= directCompressor(lib);
+  if (encode !== null) return;
+  const loaded = await zstdLevelEncoder();
+  encode ??= loaded;
   register();
 }
 
 /** Throw unless `zstdEncoder()` has loaded the encoder (a writer of compressed files checks this first). */
 export function requireZstdEncoder(): void {
-  if (encoder === null) throw new Error('zstd encoder not loaded: await zstdEncoder() before writing a compressed Arrow file');
+  if (encode === null) throw new Error('zstd encoder not loaded: await zstdEncoder() before writing a compressed Arrow file');
 }
 
 /**
