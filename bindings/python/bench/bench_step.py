@@ -34,7 +34,8 @@ to the server child process, no ZeroMQ I/O threads), the same measurements over 
 * ``pipe_echo_rtt_per_s``: raw round trips of a step-sized message through two pipes to a Python child that writes
   back what it reads (the floor of any request/reply protocol over pipes from Python).
 * ``client_pipe_step_per_s``, ``env_pipe_step_per_s``, ``step_batch_pipe_env_steps_per_s``,
-  ``step_batch_binary_pipe_env_steps_per_s``, ``discrete_vector_pipe_env_steps_per_s``: as their ZeroMQ namesakes.
+  ``step_batch_binary_pipe_env_steps_per_s``, ``discrete_vector_pipe_env_steps_per_s``, ``vector_pipe_env_steps_per_s``:
+  as their ZeroMQ namesakes (over the pipe, ``Client.step_batch`` sends a batch of 64 as four pipelined requests).
 * ``ratio_env_pipe_step_vs_echo``: env_pipe_step_per_s / echo_rtt_per_s (the lockstep env over pipes against the
   pyzmq echo above); ``ratio_env_pipe_step_vs_pipe_echo`` and ``ratio_client_pipe_step_vs_pipe_echo``: against the
   pipe echo (what the protocol, the server and the env cost over that floor).
@@ -313,6 +314,7 @@ def main() -> None:
     pc = Client(pserver.endpoint) if pserver is not None else None
     penv = YCBenchEnv(endpoint=pserver.endpoint, reset_options=OPTIONS) if pserver is not None else None
     pdenv = YCBenchDiscreteVectorEnv(a.sessions, endpoint=pserver.endpoint) if pserver is not None else None
+    pvenv = YCBenchVectorEnv(a.sessions, endpoint=pserver.endpoint, reset_options=OPTIONS) if pserver is not None else None
     # The same lockstep env over a pipe whose client sleeps in the kernel at once (no polling first).
     zserver = LocalServer("pipe", spin_us=0) if pipes else None
     zenv = YCBenchEnv(endpoint=zserver.endpoint, reset_options=OPTIONS) if zserver is not None else None
@@ -320,7 +322,7 @@ def main() -> None:
     runs: dict[str, list[float]] = {
         k: []
         for k in ("echo", "echo_spinning", "node_echo", "client", "client_sleeping", "env", "batch", "batch_binary", "vector", "discrete", "discrete_json")
-        + ("pipe_echo", "pipe_echo_spinning", "client_pipe", "env_pipe", "batch_pipe", "batch_binary_pipe", "discrete_pipe", "env_pipe_sleeping")
+        + ("pipe_echo", "pipe_echo_spinning", "client_pipe", "env_pipe", "batch_pipe", "batch_binary_pipe", "discrete_pipe", "vector_pipe", "env_pipe_sleeping")
     }
     meter = CpuMeter(server.pid if server is not None else None)
     emeter = CpuMeter(echo.proc.pid)
@@ -345,7 +347,7 @@ def main() -> None:
             dstate["info"] = denv.step(dstate["info"]["action_mask"].argmax(axis=1))[4]
 
         pstate: dict[str, object] = {}
-        if pc is not None and penv is not None and pdenv is not None and zenv is not None:
+        if pc is not None and penv is not None and pdenv is not None and pvenv is not None and zenv is not None:
             ps = pc.reset(1, options=OPTIONS)["session"]
             penv.reset(seed=1)
             zenv.reset(seed=1)
@@ -353,6 +355,7 @@ def main() -> None:
             pentries = [(x, ACTION) for x in psessions]
             # Seeds of their own (see jenv): the pipe server has a world cache of its own anyway.
             pstate["info"] = pdenv.reset(seed=2_000_000)[1]
+            pvenv.reset(seed=0)
 
             def pipe_discrete_step() -> None:
                 pstate["info"] = pdenv.step(pstate["info"]["action_mask"].argmax(axis=1))[4]  # type: ignore[index]
@@ -363,6 +366,7 @@ def main() -> None:
                 "batch_pipe": (a.batches, lambda: pc.step_batch(pentries), a.sessions),
                 "batch_binary_pipe": (a.batches, lambda: pc.step_batch_arrays(pentries), a.sessions),
                 "discrete_pipe": (a.batches, pipe_discrete_step, a.sessions),
+                "vector_pipe": (a.batches, lambda: pvenv.step(acts), a.sessions),
             }
         else:
             pipe_fns = {}
@@ -415,7 +419,7 @@ def main() -> None:
         echo.close()
         if node_echo is not None:
             node_echo.close()
-        for closable in (pecho, pdenv, penv, pc, pserver, zenv, zserver):
+        for closable in (pecho, pdenv, pvenv, penv, pc, pserver, zenv, zserver):
             if closable is not None:
                 closable.close()
         jenv.close()
@@ -492,6 +496,7 @@ def main() -> None:
                 "step_batch_pipe_env_steps_per_s": per_s("batch_pipe"),
                 "step_batch_binary_pipe_env_steps_per_s": per_s("batch_binary_pipe"),
                 "discrete_vector_pipe_env_steps_per_s": per_s("discrete_pipe"),
+                "vector_pipe_env_steps_per_s": per_s("vector_pipe"),
                 "server_cpu_us_per_pipe_step": server_sum("client_pipe"),
                 "server_main_cpu_us_per_pipe_step": us("client_pipe.server_main"),
                 "server_other_cpu_us_per_pipe_step": us("client_pipe.server_other"),

@@ -96,6 +96,7 @@ PIPE_RATE_KEYS = {
     "step_batch_pipe_env_steps_per_s",
     "step_batch_binary_pipe_env_steps_per_s",
     "discrete_vector_pipe_env_steps_per_s",
+    "vector_pipe_env_steps_per_s",
 }
 
 

@@ -34,6 +34,8 @@ import zmq
 from . import _json
 from ._binary import BatchArrays, decode_batch_arrays
 from ._protocol import (
+    MAX_BATCH,
+    MAX_SESSION_ID_CHARS,
     ChatMessage,
     EnvSnapshot,
     HelloResult,
@@ -153,6 +155,39 @@ def _as_z85(key: str | bytes | None) -> bytes | None:
 
 
 
+BATCH_PART_ENTRIES = 16
+"""A split ``step_batch`` (:meth:`Client.send_step_batch`) has parts of at least this many entries ..."""
+BATCH_MAX_PARTS = 4
+"""... and at most this many parts."""
+
+_SPLIT_MAX_ACTION_CHARS = 1 << 18
+"""A batch whose actions hold more characters than this (together) is sent whole: far below any server's message
+limit even in parts, so that splitting can never turn a refused request into accepted ones."""
+
+
+def _batch_parts(entries: list[dict[str, Any]]) -> int:
+    """Into how many requests :meth:`Client.send_step_batch` cuts ``entries`` when it splits batches (1: none).
+
+    Only a batch the server accepts as one request (every entry exactly a session id and a command line of the
+    schema's types and lengths, at most ``MAX_BATCH`` entries, small) is cut: then each part is one too, the server runs
+    them in order (one client's requests run in arrival order), and their results are those of the whole batch.
+    """
+    n = len(entries)
+    parts = min(BATCH_MAX_PARTS, n // BATCH_PART_ENTRIES)
+    if parts < 2 or n > MAX_BATCH:
+        return 1
+    chars = 0
+    for e in entries:
+        if len(e) != 2:
+            return 1
+        sess = e.get("session")
+        act = e.get("action")
+        if type(sess) is not str or not 0 < len(sess) <= MAX_SESSION_ID_CHARS or type(act) is not str:
+            return 1
+        chars += len(act)
+    return parts if chars <= _SPLIT_MAX_ACTION_CHARS else 1
+
+
 def _entries(steps: Iterable[Any]) -> list[dict[str, Any]]:
     """The request entries of ``step_batch`` steps: ``(session, action)`` pairs or mappings (a tuple is tested first:
     ``isinstance(s, Mapping)`` is an ABC check, the costliest part of the list for the vector envs' pairs)."""
@@ -173,6 +208,8 @@ class Client:
         spin_us: how long a wait for a reply polls the socket before it sleeps (microseconds; default: the
             environment variable ``YCGYM_SPIN_US``, else 500 on a process allowed more than one CPU, else 0; see
             ``ycgym._spin``). A ``pipe://`` endpoint's is its ``LocalServer``'s ``spin_us``.
+        split_batches: send a large :meth:`step_batch` as a few pipelined requests (:meth:`send_step_batch`); the
+            same results, sooner when the client has a core of its own. Default: on for a ``pipe://`` endpoint.
     """
 
     def __init__(
@@ -186,9 +223,12 @@ class Client:
         context: zmq.Context[Any] | None = None,
         liveness: Callable[[], str | None] | None = None,
         spin_us: int | None = None,
+        split_batches: bool | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.timeout = timeout
+        # Over ZeroMQ on two cores its I/O threads already share the second core: parts measured no faster there.
+        self._split_batches = endpoint.startswith("pipe://") if split_batches is None else bool(split_batches)
         self._liveness = liveness
         self._spin_s = 0.0  # a pipe's connection spins itself
         if endpoint.startswith("pipe://"):
@@ -462,9 +502,69 @@ class Client:
         ``index`` set) when ``raise_errors`` is true; otherwise it is returned in place of the result.
         """
         entries = _entries(steps)
-        res = self.request("step_batch", steps=entries, timeout=timeout)
-        return self._unpack_batch(res, raise_errors)
+        parts = self.send_step_batch(entries)
+        t = self.timeout if isinstance(timeout, _Default) else timeout
+        deadline = None if t is None else time.monotonic() + t
+        out: list[StepResult | ProtocolError] = []
+        done = 0
+        try:
+            for rid, size in parts:
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                out.extend(self.recv_step_batch(rid, size, len(out), remaining, alone=len(parts) == 1))
+                done += 1
+        except BaseException:  # timeout, interrupt, server gone: nobody will read the later part either
+            self.abandon([rid for rid, _ in parts[done:]])
+            raise
+        if raise_errors:
+            for r in out:
+                if isinstance(r, ProtocolError):
+                    raise r
+        return out
 
+    def send_step_batch(self, entries: list[dict[str, Any]]) -> list[tuple[int, int]]:
+        """Send ``step_batch`` requests for ``entries`` without waiting: ``(request id, number of entries)`` per request,
+        in order (receive each with :meth:`recv_step_batch`).
+
+        With ``split_batches`` (the default over a ``pipe://`` endpoint) a batch of at least 32 well-formed entries goes
+        as up to ``BATCH_MAX_PARTS`` requests of consecutive entries, pipelined: while this process decodes one reply
+        the server runs the next part, so the two sides work at the same time instead of in turn. The server runs one
+        client's requests in arrival order, so the results are the same, in the same order. Any other batch goes as
+        one request.
+        """
+        n = len(entries)
+        parts = _batch_parts(entries) if self._split_batches else 1
+        if parts == 1:
+            return [(self.send("step_batch", steps=entries), n)]
+        sent: list[tuple[int, int]] = []
+        # Under the client's lock: no request another thread sends on this client comes between the parts (its steps
+        # run before or after the whole batch, as with one request).
+        with self._lock:
+            try:
+                for k in range(parts):
+                    lo, hi = n * k // parts, n * (k + 1) // parts
+                    sent.append((self.send("step_batch", steps=entries[lo:hi]), hi - lo))
+            except BaseException:
+                self.abandon([rid for rid, _ in sent])
+                raise
+        return sent
+
+    def recv_step_batch(
+        self, request_id: RequestId, size: int, base: int = 0, timeout: Timeout = DEFAULT, *, alone: bool = True
+    ) -> list[StepResult | ProtocolError]:
+        """The ``size`` entries of a ``step_batch`` request sent by :meth:`send_step_batch`: each a result or its
+        :class:`ProtocolError` (``index``: its place in the whole batch, ``base`` + its place in the request).
+
+        A request refused as a whole (an error reply: no entry of it ran) raises its :class:`ProtocolError` when it
+        held the ``alone`` batch, as a single ``step_batch`` request does; a half of a split batch (``alone`` false)
+        fails each of its entries with that error instead (the other half may have run: e.g. the server's queue was
+        full for the second)."""
+        try:
+            res = self.recv(request_id, timeout)
+        except ProtocolError as e:
+            if alone:
+                raise
+            return [ProtocolError(e.code, e.message, request_id=request_id, index=base + k) for k in range(size)]
+        return self._unpack_batch(res, False, base)
     def step_batch_arrays(
         self,
         steps: Iterable[tuple[str, str | int]] | Iterable[Mapping[str, str | int]],
@@ -486,9 +586,9 @@ class Client:
         return got
 
     @staticmethod
-    def _unpack_batch(res: Any, raise_errors: bool) -> list[StepResult | ProtocolError]:
+    def _unpack_batch(res: Any, raise_errors: bool, base: int = 0) -> list[StepResult | ProtocolError]:
         out: list[StepResult | ProtocolError] = []
-        for i, r in enumerate(res["results"]):
+        for i, r in enumerate(res["results"], base):
             if r.get("ok"):
                 out.append(cast(StepResult, r["result"]))
             else:

@@ -172,6 +172,12 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
 
     def _reset_many(self, indices: Sequence[int], seeds: Sequence[int | None], opts: dict[str, Any]) -> list[ResetResult]:
         """Reset the given sub-environments, pipelined (one round trip)."""
+        return self._finish_resets(*self._send_resets(indices, seeds, opts))
+
+    def _send_resets(
+        self, indices: Sequence[int], seeds: Sequence[int | None], opts: dict[str, Any]
+    ) -> tuple[Sequence[int], list[int], list[int], dict[str, Any]]:
+        """Send the resets of :meth:`_reset_many` without waiting (finish them with :meth:`_finish_resets`)."""
         c = self._backend.client
         sim_seeds = [self._draw_seed(i, s) for i, s in zip(indices, seeds)]
         split = opts.get("split")
@@ -179,10 +185,17 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             opts = {k: v for k, v in opts.items() if k != "split"}
             ranges = server_splits(self._backend)
             sim_seeds = [split_seed(ranges, split, sd) for sd in sim_seeds]
-        ids = [
-            c.send("reset", seed=sd, preset=self.preset, session=self._sessions[i], options=opts or None)
-            for i, sd in zip(indices, sim_seeds)
-        ]
+        ids: list[int] = []
+        try:
+            for i, sd in zip(indices, sim_seeds):
+                ids.append(c.send("reset", seed=sd, preset=self.preset, session=self._sessions[i], options=opts or None))
+        except BaseException:
+            c.abandon(ids)
+            raise
+        return indices, sim_seeds, ids, opts
+
+    def _finish_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any]) -> list[ResetResult]:
+        c = self._backend.client
         results = c.gather(ids, raise_errors=False)
         out: list[ResetResult] = []
         for i, sd, r in zip(indices, sim_seeds, results):
@@ -241,40 +254,53 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         to_step = [i for i in range(n) if not (mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i])]
 
         c = self._backend.client
-        batch_id = None
+        parts: list[tuple[int, int]] = []
         if to_step:
-            entries = [{"session": self._sessions[i], "action": acts[i]} for i in to_step]
-            batch_id = c.send("step_batch", steps=entries)
-        reset_results: list[ResetResult] = []
-        step_results: list[StepResult | ProtocolError] = []
+            # One request, or a few pipelined (Client.send_step_batch): each part's results are taken in below while
+            # the server runs the next.
+            parts = c.send_step_batch([{"session": self._sessions[i], "action": acts[i]} for i in to_step])
+        first_error: ProtocolError | None = None
+        batch_error: ProtocolError | None = None
+        received = 0
+        pending = None
         try:
             if to_reset:  # pipelined behind the batch: still one round trip
-                reset_results = self._reset_many(to_reset, [None] * len(to_reset), self._options(None))
-            if batch_id is not None:
-                step_results = Client._unpack_batch(c.recv(batch_id), raise_errors=False)
-        except BaseException:  # e.g. Ctrl-C while waiting: the batch's late reply must not be taken for another's
-            if batch_id is not None:
-                c.abandon([batch_id])
+                pending = self._send_resets(to_reset, [None] * len(to_reset), self._options(None))
+            base = 0
+            for rid, size in parts:
+                try:
+                    step_results = c.recv_step_batch(rid, size, base, alone=len(parts) == 1)
+                except ProtocolError as e:  # the whole batch refused: raised once the resets are in, as before
+                    received += 1
+                    batch_error = e
+                    break
+                received += 1
+                for i, sr in zip(to_step[base : base + size], step_results):
+                    if isinstance(sr, ProtocolError):
+                        sr.index = i
+                        if first_error is None:
+                            first_error = sr
+                        continue
+                    self._obs[i] = sr["observation"]
+                    rewards[i] = float(sr["reward"])
+                    terminations[i] = bool(sr["terminated"])
+                    truncations[i] = bool(sr["truncated"])
+                    env_infos[i] = self._info(sr, i)
+                base += size
+            if pending is not None:
+                reset_results = self._finish_resets(*pending)
+                pending = None
+                for i, r in zip(to_reset, reset_results):
+                    env_infos[i] = self._info(r, i)
+        except BaseException:  # e.g. Ctrl-C while waiting: late replies must not be taken for others'
+            c.abandon([rid for rid, _ in parts[received:]] + (pending[2] if pending is not None else []))
             raise
-
-        for i, r in zip(to_reset, reset_results):
-            env_infos[i] = self._info(r, i)
-        final: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
-        first_error: ProtocolError | None = None
-        for i, sr in zip(to_step, step_results):
-            if isinstance(sr, ProtocolError):
-                sr.index = i
-                if first_error is None:
-                    first_error = sr
-                continue
-            self._obs[i] = sr["observation"]
-            rewards[i] = float(sr["reward"])
-            terminations[i] = bool(sr["terminated"])
-            truncations[i] = bool(sr["truncated"])
-            env_infos[i] = self._info(sr, i)
+        if batch_error is not None:
+            raise batch_error
         if first_error is not None:
             raise first_error
 
+        final: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
         if mode == AutoresetMode.SAME_STEP:
             done = [i for i in to_step if terminations[i] or truncations[i]]
             if done:
