@@ -555,9 +555,9 @@ class Client:
         :class:`ProtocolError` (``index``: its place in the whole batch, ``base`` + its place in the request).
 
         A request refused as a whole (an error reply: no entry of it ran) raises its :class:`ProtocolError` when it
-        held the ``alone`` batch, as a single ``step_batch`` request does; a half of a split batch (``alone`` false)
-        fails each of its entries with that error instead (the other half may have run: e.g. the server's queue was
-        full for the second)."""
+        held the whole batch (``alone``), as a single ``step_batch`` request does; a part of a split batch (``alone``
+        false) fails each of its entries with that error instead (other parts may have run: e.g. the server's queue
+        was full for this one)."""
         try:
             res = self.recv(request_id, timeout)
         except ProtocolError as e:
@@ -565,6 +565,7 @@ class Client:
                 raise
             return [ProtocolError(e.code, e.message, request_id=request_id, index=base + k) for k in range(size)]
         return self._unpack_batch(res, False, base)
+
     def step_batch_arrays(
         self,
         steps: Iterable[tuple[str, str | int]] | Iterable[Mapping[str, str | int]],
