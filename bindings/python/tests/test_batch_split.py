@@ -5,7 +5,7 @@
   order, with the same indices, also when one session appears in two parts; the vector env's steps, resets and infos
   are the same with and without splitting.
 * A part refused as a whole fails its own entries; a whole batch refused still raises. An interrupted call leaves no
-  reply behind for a later one.
+  reply behind for a later one; two threads stepping split batches on one client each get their own results.
 """
 
 from __future__ import annotations
@@ -206,3 +206,46 @@ def test_vector_env_steps_the_same_with_and_without_parts(pipe_server: LocalServ
     finally:
         a.close()
         b.close()
+
+
+def test_threads_sharing_a_client_get_their_own_parts(pipe_server: LocalServer) -> None:
+    """Two threads step split batches on one client at once (disjoint sessions): each gets its own results, in order,
+    equal to the same batches stepped from one thread on another client."""
+    import threading
+
+    shared = Client(pipe_server.endpoint)
+    alone = Client(pipe_server.endpoint)
+    try:
+        def sessions(c: Client, first: int) -> list[str]:
+            return [c.reset(seed, options={"stall_steps": 0})["session"] for seed in range(first, first + 40)]
+
+        groups = [sessions(shared, 0), sessions(shared, 100)]
+        refs = [sessions(alone, 0), sessions(alone, 100)]
+        rounds = 15
+        got: list[list[Any]] = [[], []]
+        errors: list[BaseException] = []
+
+        def work(k: int) -> None:
+            try:
+                for r in range(rounds):
+                    steps = [(s, ACTIONS[(i + r) % len(ACTIONS)]) for i, s in enumerate(groups[k])]
+                    got[k].append([_plain(x) for x in shared.step_batch(steps, raise_errors=False)])
+            except BaseException as e:  # pragma: no cover - reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert not errors
+        for k in (0, 1):
+            want = [
+                [_plain(x) for x in alone.step_batch([(s, ACTIONS[(i + r) % len(ACTIONS)]) for i, s in enumerate(refs[k])], raise_errors=False)]
+                for r in range(rounds)
+            ]
+            assert got[k] == want
+        assert not shared._pending and not shared._stash
+    finally:
+        shared.close()
+        alone.close()
