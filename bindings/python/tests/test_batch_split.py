@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from ycgym import Client, LocalServer, ProtocolError, YCBenchVectorEnv
-from ycgym.client import BATCH_MAX_PARTS, BATCH_PART_ENTRIES, _batch_parts, _entries
+from ycgym.client import BATCH_MAX_PARTS, BATCH_PART_ENTRIES, BATCH_PART_ENTRIES_ZMQ, _batch_parts, _entries
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the pipe transport needs POSIX")
 
@@ -84,6 +84,15 @@ def test_which_batches_are_split() -> None:
     bad = entries(64)
     bad[10] = {"session": "s" * 65, "action": "company status"}
     assert _batch_parts(bad) == 1
+    # Over ZeroMQ parts are of at least 64 entries: a batch of 64 goes whole, 128 in two, 256 and more in four.
+    assert _batch_parts(entries(64), BATCH_PART_ENTRIES_ZMQ) == 1
+    assert _batch_parts(entries(2 * BATCH_PART_ENTRIES_ZMQ - 1), BATCH_PART_ENTRIES_ZMQ) == 1
+    assert _batch_parts(entries(2 * BATCH_PART_ENTRIES_ZMQ), BATCH_PART_ENTRIES_ZMQ) == 2
+    assert _batch_parts(entries(1000), BATCH_PART_ENTRIES_ZMQ) == BATCH_MAX_PARTS
+    assert _batch_parts(entries(5000), BATCH_PART_ENTRIES_ZMQ) == 1
+    # Each client takes its transport's size.
+    assert Client("tcp://127.0.0.1:1")._min_part == BATCH_PART_ENTRIES_ZMQ
+    assert Client("tcp://127.0.0.1:1")._split_batches and not Client("tcp://127.0.0.1:1", split_batches=False)._split_batches
 
 
 def test_split_batches_return_what_whole_batches_return(pipe_server: LocalServer) -> None:
@@ -98,6 +107,22 @@ def test_split_batches_return_what_whole_batches_return(pipe_server: LocalServer
         # Per-entry errors came through with their indices in the whole batch (unknown session last; episodes over).
         assert a[0][-1][:2] == ("error", "unknown_session") and a[0][-1][3] == 71
         assert any(x[0] == "error" and x[1] == "episode_over" for x in a[-1])
+    finally:
+        split.close()
+        whole.close()
+
+
+def test_split_batches_over_zeromq_return_what_whole_batches_return(endpoint: str) -> None:
+    # 130 sessions (and the two extra entries of _play): two parts of 66 over ZeroMQ.
+    split = _Counting(endpoint)
+    whole = _Counting(endpoint, split_batches=False)
+    try:
+        assert split._min_part == BATCH_PART_ENTRIES_ZMQ
+        a = _play(split, 130, 3)
+        b = _play(whole, 130, 3)
+        assert a == b
+        assert split.batch_requests == 3 * 2 and whole.batch_requests == 3
+        assert a[0][-1][:2] == ("error", "unknown_session") and a[0][-1][3] == 131
     finally:
         split.close()
         whole.close()

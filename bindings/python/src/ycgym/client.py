@@ -8,7 +8,9 @@ send followed by a receive. Each request has a deadline: when no reply arrives i
 are raised as :class:`ProtocolError` with the server's ``code`` and ``message``.
 
 A request interrupted while waiting (``KeyboardInterrupt``, a timeout) is abandoned: its reply, when it comes,
-is dropped, so the next request gets its own reply. (The server may still have executed it.) When the client
+is dropped, so the next request gets its own reply. (The server may still have executed it. An interrupt that lands
+in the instant a reply is being taken off the socket loses that reply instead: its id then stays in the client's set of
+abandoned ids, a few bytes, and nothing else changes.) When the client
 knows how to tell that its server process has exited (``liveness``, set for the local server a
 :class:`ycgym.LocalServer` runs), calls fail within a fraction of a second with :class:`ServerExitedError`
 instead of waiting for the timeout.
@@ -156,7 +158,10 @@ def _as_z85(key: str | bytes | None) -> bytes | None:
 
 
 BATCH_PART_ENTRIES = 16
-"""A split ``step_batch`` (:meth:`Client.send_step_batch`) has parts of at least this many entries ..."""
+"""A split ``step_batch`` (:meth:`Client.send_step_batch`) over a ``pipe://`` endpoint has parts of at least this many
+entries ..."""
+BATCH_PART_ENTRIES_ZMQ = 64
+"""... over ZeroMQ, of at least this many (its messages cost more each: smaller parts measured no faster there) ..."""
 BATCH_MAX_PARTS = 4
 """... and at most this many parts."""
 
@@ -165,7 +170,7 @@ _SPLIT_MAX_ACTION_CHARS = 1 << 18
 limit even in parts, so that splitting can never turn a refused request into accepted ones."""
 
 
-def _batch_parts(entries: list[dict[str, Any]]) -> int:
+def _batch_parts(entries: list[dict[str, Any]], min_part: int = BATCH_PART_ENTRIES) -> int:
     """Into how many requests :meth:`Client.send_step_batch` cuts ``entries`` when it splits batches (1: none).
 
     Only a batch the server accepts as one request (every entry exactly a session id and a command line of the
@@ -173,7 +178,7 @@ def _batch_parts(entries: list[dict[str, Any]]) -> int:
     them in order (one client's requests run in arrival order), and their results are those of the whole batch.
     """
     n = len(entries)
-    parts = min(BATCH_MAX_PARTS, n // BATCH_PART_ENTRIES)
+    parts = min(BATCH_MAX_PARTS, n // min_part)
     if parts < 2 or n > MAX_BATCH:
         return 1
     chars = 0
@@ -208,8 +213,10 @@ class Client:
         spin_us: how long a wait for a reply polls the socket before it sleeps (microseconds; default: the
             environment variable ``YCGYM_SPIN_US``, else 500 on a process allowed more than one CPU, else 0; see
             ``ycgym._spin``). A ``pipe://`` endpoint's is its ``LocalServer``'s ``spin_us``.
-        split_batches: send a large :meth:`step_batch` as a few pipelined requests (:meth:`send_step_batch`); the
-            same results, sooner when the client has a core of its own. Default: on for a ``pipe://`` endpoint.
+        split_batches: send a large :meth:`step_batch` as a few pipelined requests (:meth:`send_step_batch`): the
+            same results, sooner (the server runs one part while this process decodes the last). Default: on, with
+            parts of at least ``BATCH_PART_ENTRIES`` (16) entries over a ``pipe://`` endpoint and
+            ``BATCH_PART_ENTRIES_ZMQ`` (64) over ZeroMQ.
     """
 
     def __init__(
@@ -227,8 +234,10 @@ class Client:
     ) -> None:
         self.endpoint = endpoint
         self.timeout = timeout
-        # Over ZeroMQ on two cores its I/O threads already share the second core: parts measured no faster there.
-        self._split_batches = endpoint.startswith("pipe://") if split_batches is None else bool(split_batches)
+        self._split_batches = True if split_batches is None else bool(split_batches)
+        # Over ZeroMQ each message costs more (and its I/O thread shares the cores): parts of 16 measured no faster
+        # there, parts of 64 faster from 128 entries up (bench/bench_split.py).
+        self._min_part = BATCH_PART_ENTRIES if endpoint.startswith("pipe://") else BATCH_PART_ENTRIES_ZMQ
         self._liveness = liveness
         self._spin_s = 0.0  # a pipe's connection spins itself
         if endpoint.startswith("pipe://"):
@@ -525,8 +534,9 @@ class Client:
         """Send ``step_batch`` requests for ``entries`` without waiting: ``(request id, number of entries)`` per request,
         in order (receive each with :meth:`recv_step_batch`).
 
-        With ``split_batches`` (the default over a ``pipe://`` endpoint) a batch of at least 32 well-formed entries goes
-        as up to ``BATCH_MAX_PARTS`` requests of consecutive entries, pipelined: while this process decodes one reply
+        With ``split_batches`` (the default) a batch of at least two parts' worth of well-formed entries (32 over a
+        ``pipe://`` endpoint, 128 over ZeroMQ) goes as up to ``BATCH_MAX_PARTS`` requests of consecutive entries,
+        pipelined: while this process decodes one reply
         the server runs the next part, so the two sides work at the same time instead of in turn. The server runs one
         client's requests in arrival order, so the results are the same, in the same order. (One difference: the
         server's cap on a ``step_batch`` reply, 64 MiB by default, applies to each part, so a batch whose whole reply would
@@ -534,7 +544,7 @@ class Client:
         batch goes as one request.
         """
         n = len(entries)
-        parts = _batch_parts(entries) if self._split_batches else 1
+        parts = _batch_parts(entries, self._min_part) if self._split_batches else 1
         if parts == 1:
             return [(self.send("step_batch", steps=entries), n)]
         sent: list[tuple[int, int]] = []
