@@ -536,9 +536,9 @@ class Client:
 
         With ``split_batches`` (the default) a batch of at least two parts' worth of well-formed entries (32 over a
         ``pipe://`` endpoint, 128 over ZeroMQ) goes as up to ``BATCH_MAX_PARTS`` requests of consecutive entries,
-        pipelined: while this process decodes one reply
-        the server runs the next part, so the two sides work at the same time instead of in turn. The server runs one
-        client's requests in arrival order, so the results are the same, in the same order. (One difference: the
+        pipelined: while this process decodes one reply the server runs the next part, so the two sides work at the
+        same time instead of in turn. The server runs one client's requests in arrival order, so the results are the
+        same, in the same order. (One difference: the
         server's cap on a ``step_batch`` reply, 64 MiB by default, applies to each part, so a batch whose whole reply would
         pass it, whose later entries would fail with ``message_too_large`` unrun, runs further in parts.) Any other
         batch goes as one request.
