@@ -9,7 +9,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT } from '../protocol/limits.js';
 import { intOption, secondsIn } from './args.js';
 import { MAX_PIPE_SPIN_US } from '../server/pipe.js';
-import { ARROW_COMPRESSIONS, type ArrowCompression } from '../export/arrow.js';
+import { ARROW_COMPRESSIONS, type ArrowCompression } from '../export/compression.js';
 import { SecurityError, generateCurveKeyPair } from '../server/security.js';
 import { startServer, type Logger, type Server } from '../server/server.js';
 import { readAllowList } from '../server/zap.js';

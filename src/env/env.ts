@@ -3,7 +3,7 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { presetConfig } from '../config/load.js';
-import { clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent } from '../sim/index.js';
+import { clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldPeople } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
@@ -261,10 +261,15 @@ export interface PresetDescription {
 /** Describe a preset's observation-relevant facts (clients are the same for every seed). */
 export function describePreset(preset: string | ExperimentConfig): PresetDescription {
   const cfg = presetConfig(preset);
-  const sim = Simulation.create(cfg, { seed: 1 });
+  // The employees and clients of every world of the preset (no market generated: a server describes every preset
+  // when it starts).
+  // (The checks `Simulation.create` makes of the counts first, as when a world was created here.)
+  if (cfg.world.num_employees <= 0) throw new Error('employee_count must be positive');
+  if (cfg.world.num_market_tasks <= 0) throw new Error('market_task_count must be positive');
+  const people = worldPeople(cfg.world);
   return {
-    clients: sim.state.clients.map((c) => c.name).sort(),
-    num_employees: sim.state.employees.length,
+    clients: people.clients.map((c) => c.name).sort(),
+    num_employees: people.employees.length,
     prestige_max: cfg.world.prestige_max,
     trust_max: cfg.world.trust_max,
   };

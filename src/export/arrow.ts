@@ -5,6 +5,7 @@
  * the builder's buffers as a message body laid out by ./ipc-body.ts, without a record batch in between.
  */
 import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { ARROW_COMPRESSIONS, arrowCompression, type ArrowCompression } from './compression.js';
 import { compressionRegistry, CompressionType, DataType, type Field, makeData, RecordBatch, RecordBatchFileWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
 import { type BodyCompression, BufferRegion, FieldNode, Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
 import { recordBatchBody, type BodyColumn, type RecordBatchBody } from './ipc-body.js';
@@ -169,15 +170,7 @@ function writeAll(fd: number, b: Uint8Array): void {
   while (off < b.byteLength) off += writeSync(fd, b, off, b.byteLength - off);
 }
 
-/** Body compression of an Arrow IPC file: zstd per buffer (Arrow's `BodyCompression`), or none. */
-export type ArrowCompression = 'zstd' | 'none';
-export const ARROW_COMPRESSIONS: readonly ArrowCompression[] = ['zstd', 'none'];
-
-/** `value` as an `ArrowCompression`, else a RangeError naming `what` and the codecs available. */
-export function arrowCompression(value: unknown, what = 'compression'): ArrowCompression {
-  if (!ARROW_COMPRESSIONS.includes(value as ArrowCompression)) throw new RangeError(`unknown ${what} ${JSON.stringify(value)} (available: ${ARROW_COMPRESSIONS.join(', ')})`);
-  return value as ArrowCompression;
-}
+export { ARROW_COMPRESSIONS, arrowCompression, type ArrowCompression };
 
 /**
  * Writes record batches of one schema to an Arrow IPC file (`.arrow`), streaming to disk. With `compression: 'zstd'`

@@ -5,8 +5,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { recordProblem, SessionRecording } from './session-recording.js';
-import { arrowCompression, type ArrowCompression } from '../export/arrow.js';
-import { zstdEncoder } from '../export/zstd.js';
+import { arrowCompression, type ArrowCompression } from '../export/compression.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -396,8 +395,10 @@ export class Server {
     if (opts.recordDir !== undefined) {
       mkdirSync(opts.recordDir, { recursive: true });
       const compression = arrowCompression(opts.recordCompression ?? 'zstd', 'record compression');
+      // The Arrow writer (and the zstd encoder) load only here: a server that does not record starts without them.
+      const [{ TrajectoryRecorder }, { zstdEncoder }] = await Promise.all([import('./recorder.js'), import('../export/zstd.js')]);
       if (compression === 'zstd') await zstdEncoder();
-      recording = new SessionRecording(opts.recordDir, { compression });
+      recording = new SessionRecording(opts.recordDir, TrajectoryRecorder, { compression });
     }
     const hooks = composeHooks([opts.hooks, recording ?? undefined]);
     if (hooks !== undefined) sessionOpts.hooks = hooks;

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CloseReason, SessionHooks } from './sessions.js';
 import type { EnvSnapshot, ResetOptions, ResetResult, StepResult } from '../env/env.js';
-import { TrajectoryRecorder, type RecorderOptions } from './recorder.js';
+import type { RecorderOptions, TrajectoryRecorder } from './recorder.js';
 import type { Simulation } from '../sim/index.js';
 
 /** A recording file name: letters, digits, `.`, `_`, `-`, ending in `.arrow` (no directories). */
@@ -42,8 +42,13 @@ export function recordProblem(dir: string | null, name: unknown, active: Readonl
 export class SessionRecording implements SessionHooks {
   private readonly recorders = new Map<string, { rec: TrajectoryRecorder; sessions: Set<string>; owner: string }>();
   private readonly route = new Map<string, string>();
+  /**
+   * `recorder` is the recorder class (`TrajectoryRecorder` of ./recorder.ts), passed in so that this module does not
+   * load the Arrow writer: a server without a record directory never does.
+   */
   constructor(
     readonly dir: string,
+    private readonly recorder: new (opts: RecorderOptions) => TrajectoryRecorder,
     private readonly recorderOptions: Pick<RecorderOptions, 'flushRows' | 'compression'> = {},
   ) {}
 
@@ -72,7 +77,7 @@ export class SessionRecording implements SessionHooks {
     if (name === undefined) return;
     let r = this.recorders.get(name);
     if (!r) {
-      r = { rec: new TrajectoryRecorder({ ...this.recorderOptions, path: join(this.dir, name), runId: name.slice(0, -'.arrow'.length) }), sessions: new Set(), owner: e.client ?? '' };
+      r = { rec: new this.recorder({ ...this.recorderOptions, path: join(this.dir, name), runId: name.slice(0, -'.arrow'.length) }), sessions: new Set(), owner: e.client ?? '' };
       this.recorders.set(name, r);
     }
     r.sessions.add(e.session);

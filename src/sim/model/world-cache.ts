@@ -77,7 +77,12 @@ function cfgKey(w: WorldConfig): string {
 }
 
 const worlds = new Lru<WorldTemplate>(256);
-const people = new Lru<{ employees: GenEmployee[]; clients: GenClient[]; rates: Record<Domain, Dec>[] }>(64);
+interface People {
+  employees: GenEmployee[];
+  clients: GenClient[];
+  rates: Record<Domain, Dec>[];
+}
+const people = new Lru<People>(64);
 /** A cached replacement task with the arguments besides (seed, counter, config) it was generated for. */
 interface Replacement {
   readonly prestige: number;
@@ -164,12 +169,15 @@ export function taskTemplate(g: GenTask): TaskTemplate {
   };
 }
 
-/** The generated world of a run seed (cached). */
-export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
-  const ck = cfgKey(w);
-  const key = `${seed}|${ck}`;
-  const hit = worlds.get(key);
-  if (hit) return hit;
+/**
+ * The employees and clients of every world of config `w` (cached): generated from a fixed seed, the same for every
+ * run seed (only the market depends on it).
+ */
+export function worldPeople(w: WorldConfig): { readonly employees: readonly GenEmployee[]; readonly clients: readonly GenClient[] } {
+  return peopleOf(w, cfgKey(w));
+}
+
+function peopleOf(w: WorldConfig, ck: string): People {
   let pc = people.get(ck);
   if (!pc) {
     const employees = generateEmployees(FIXED_WORLD_SEED, w.num_employees, w);
@@ -182,6 +190,16 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
     pc = { employees, clients, rates };
     people.set(ck, pc);
   }
+  return pc;
+}
+
+/** The generated world of a run seed (cached). */
+export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
+  const ck = cfgKey(w);
+  const key = `${seed}|${ck}`;
+  const hit = worlds.get(key);
+  if (hit) return hit;
+  const pc = peopleOf(w, ck);
   const market = generateTasks(
     seed,
     w.num_market_tasks,

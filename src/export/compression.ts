@@ -1,0 +1,14 @@
+/**
+ * The body compressions of Arrow IPC files, apart from the writer (./arrow.ts) so that the CLI's options and the
+ * server can name them without loading Arrow: `ycgym serve` loads the writer only when it records.
+ */
+
+/** Body compression of an Arrow IPC file: zstd per buffer (Arrow's `BodyCompression`), or none. */
+export type ArrowCompression = 'zstd' | 'none';
+export const ARROW_COMPRESSIONS: readonly ArrowCompression[] = ['zstd', 'none'];
+
+/** `value` as an `ArrowCompression`, else a RangeError naming `what` and the codecs available. */
+export function arrowCompression(value: unknown, what = 'compression'): ArrowCompression {
+  if (!ARROW_COMPRESSIONS.includes(value as ArrowCompression)) throw new RangeError(`unknown ${what} ${JSON.stringify(value)} (available: ${ARROW_COMPRESSIONS.join(', ')})`);
+  return value as ArrowCompression;
+}
