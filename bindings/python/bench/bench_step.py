@@ -9,7 +9,7 @@ Measures, in one run, with medians over ``--repeats`` runs:
   flight; the server executes the command and returns the full observation).
 * ``env_step_per_s``: the same through ``YCBenchEnv.step`` (adds observation encoding to numpy).
 * ``step_batch_env_steps_per_s``: environment steps per second with ``Client.step_batch`` over
-  ``--sessions`` sessions (one round trip per batch).
+  ``--sessions`` sessions (one round trip per batch; from 128 sessions on, pipelined parts of 64, see bench_split.py).
 * ``step_batch_binary_env_steps_per_s``: the same steps with ``Client.step_batch_arrays`` (the binary reply encoding:
   numbers as numpy arrays, texts as a list; no status block), and ``ratio_step_batch_binary_vs_json``.
 * ``vector_env_steps_per_s``: the same through ``YCBenchVectorEnv.step``.

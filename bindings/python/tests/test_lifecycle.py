@@ -133,10 +133,12 @@ def test_ctrl_c_during_and_between_steps_leaves_the_envs_usable() -> None:
         assert result[tag]["ok"] and result[tag]["seconds"] < 10, (tag, result)
 
 
-def test_an_interrupted_request_is_abandoned_and_its_late_reply_dropped(endpoint: str) -> None:
+def test_an_interrupted_request_is_abandoned_and_its_late_reply_dropped(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # One request (not split into parts): its reply comes hundreds of milliseconds after the interrupt, which lands
-    # while the client waits. (A split batch's first part can come back within the 20 ms, and an interrupt landing
-    # while a reply is being taken in loses that reply: its id stays among the abandoned ones, see client.py.)
+    # while the client waits: the timer is armed when the wait begins (armed before the call, on a loaded machine it
+    # could fire before the request was even sent). A split batch's first part can come back within the 20 ms, and an
+    # interrupt landing while a reply is being taken in loses that reply: its id stays among the abandoned ones (see
+    # client.py).
     c = Client(endpoint, timeout=60, split_batches=False)
     try:
         n = min(int(c.hello()["limits"]["max_batch"]), 512)
@@ -145,12 +147,19 @@ def test_an_interrupted_request_is_abandoned_and_its_late_reply_dropped(endpoint
         def interrupt(signum: int, frame: object) -> None:
             raise KeyboardInterrupt
 
-        old = signal.signal(signal.SIGALRM, interrupt)
-        try:
+        real_wait = Client._recv_reply
+
+        def arm_then_wait(self: Client, request_id: object, timeout: float | None) -> object:
             signal.setitimer(signal.ITIMER_REAL, 0.02)
+            return real_wait(self, request_id, timeout)  # type: ignore[arg-type]
+
+        old = signal.signal(signal.SIGALRM, interrupt)
+        monkeypatch.setattr(Client, "_recv_reply", arm_then_wait)
+        try:
             with pytest.raises(KeyboardInterrupt):
                 c.step_batch([(sess, "market browse --limit 200")] * n)  # hundreds of ms of server work
         finally:
+            monkeypatch.setattr(Client, "_recv_reply", real_wait)
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
         # The next request gets its own reply although the batch's reply is still on its way.
@@ -161,6 +170,38 @@ def test_an_interrupted_request_is_abandoned_and_its_late_reply_dropped(endpoint
         assert c._stash == {} and c._pending == {}
     finally:
         c.close()
+
+def test_an_interrupt_right_after_a_batch_is_sent_leaves_no_reply_behind(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signal can land at any call once a batch is out, before the client waits (CI caught one: the reply of a batch
+    kept in the stash for nobody). Here the first clock read after the send raises, as a Ctrl-C there would."""
+    import ycgym.client as client_mod
+
+    c = Client(endpoint, timeout=60, split_batches=False)
+    try:
+        sess = c.reset(1, options={"stall_steps": 0})["session"]
+        real = time.monotonic
+
+        class Clock:
+            @staticmethod
+            def monotonic() -> float:
+                if c._pending:  # the batch has been sent
+                    raise KeyboardInterrupt
+                return real()
+
+            def __getattr__(self, name: str) -> object:
+                return getattr(time, name)
+
+        monkeypatch.setattr(client_mod, "time", Clock())
+        with pytest.raises(KeyboardInterrupt):
+            c.step_batch([(sess, "company status")] * 40)
+        monkeypatch.setattr(client_mod, "time", time)
+        # The next request gets its own reply; the batch's reply is dropped when it comes, not kept.
+        assert c.step(sess, "company status")["observation"]["command"] == "company status"
+        assert wait_until(lambda: (c.hello(), not c._abandoned)[1], 30), c._abandoned
+        assert c._stash == {} and c._pending == {}
+    finally:
+        c.close()
+
 
 
 def test_requests_to_a_dead_local_server_fail_fast_and_reset_restarts_it() -> None:

@@ -511,12 +511,15 @@ class Client:
         ``index`` set) when ``raise_errors`` is true; otherwise it is returned in place of the result.
         """
         entries = _entries(steps)
-        parts = self.send_step_batch(entries)
         t = self.timeout if isinstance(timeout, _Default) else timeout
         deadline = None if t is None else time.monotonic() + t
         out: list[StepResult | ProtocolError] = []
+        parts: list[tuple[int, int]] = []
         done = 0
+        # Sent inside the try: an interrupt (Ctrl-C) at any call once the parts are out abandons them, so their replies
+        # are dropped when they come instead of kept for nobody.
         try:
+            parts = self.send_step_batch(entries)
             for rid, size in parts:
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
                 out.extend(self.recv_step_batch(rid, size, len(out), remaining, alone=len(parts) == 1))
