@@ -203,6 +203,72 @@ def test_an_interrupt_right_after_a_batch_is_sent_leaves_no_reply_behind(endpoin
         c.close()
 
 
+class _RaisingClock:
+    """``ycgym.client``'s ``time`` with a ``monotonic`` that raises KeyboardInterrupt while ``client`` has requests in
+    flight: a Ctrl-C landing at the first clock read after a send."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def monotonic(self) -> float:
+        if self.client._pending:
+            raise KeyboardInterrupt
+        return time.monotonic()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(time, name)
+
+
+def _settled(c: Client, sess: str) -> None:
+    """The next request gets its own reply, and every late reply is dropped when it comes, none kept."""
+    assert c.step(sess, "company status")["observation"]["command"] == "company status"
+    assert wait_until(lambda: (c.hello(), not c._abandoned)[1], 30), c._abandoned
+    assert c._stash == {} and c._pending == {}
+
+
+def test_an_interrupt_before_gather_waits_abandons_its_requests(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ycgym.client as client_mod
+
+    c = Client(endpoint, timeout=60)
+    try:
+        sess = c.reset(1, options={"stall_steps": 0})["session"]
+        ids = [c.send("step", session=sess, action="company status") for _ in range(3)]
+        monkeypatch.setattr(client_mod, "time", _RaisingClock(c))
+        with pytest.raises(KeyboardInterrupt):
+            c.gather(ids)  # its first clock read raises, before it waits for anything
+        monkeypatch.setattr(client_mod, "time", time)
+        _settled(c, sess)
+    finally:
+        c.close()
+
+
+def test_an_interrupt_as_a_send_returns_abandons_the_request(endpoint: str) -> None:
+    """The signal lands once the socket has taken the request (the send returned): the request is out, so its reply
+    must be dropped when it comes, not kept."""
+    c = Client(endpoint, timeout=60)
+    try:
+        sess = c.reset(1, options={"stall_steps": 0})["session"]
+        real = c._sock
+
+        class Interrupted:
+            def send(self, *args: object, **kwargs: object) -> object:
+                real.send(*args, **kwargs)  # type: ignore[union-attr]
+                raise KeyboardInterrupt
+
+            def __getattr__(self, name: str) -> object:
+                return getattr(real, name)
+
+        c._sock = Interrupted()  # type: ignore[assignment]
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                c.step(sess, "company status")
+        finally:
+            c._sock = real
+        _settled(c, sess)
+    finally:
+        c.close()
+
+
 
 def test_requests_to_a_dead_local_server_fail_fast_and_reset_restarts_it() -> None:
     proc = child(

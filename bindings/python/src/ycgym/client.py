@@ -353,7 +353,10 @@ class Client:
                 self._pending.pop(rid, None)
                 self._exited(op, e)
             except BaseException:
-                self._pending.pop(rid, None)
+                # Maybe sent (an interrupt lands once the send has returned as well as during it): abandoned, so a
+                # reply, if one comes, is dropped rather than kept for nobody (if none comes, the id stays in the
+                # abandoned set: a few bytes).
+                self.abandon([rid])
                 raise
 
     def abandon(self, request_ids: Iterable[RequestId]) -> None:
@@ -745,20 +748,23 @@ class Client:
         """
         out: list[Any] = []
         first: ProtocolError | None = None
-        t = self.timeout if isinstance(timeout, _Default) else timeout
-        deadline = None if t is None else time.monotonic() + t
-        for i, rid in enumerate(request_ids):
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                out.append(self.recv(rid, remaining))
-            except ProtocolError as e:
-                e.index = i
-                out.append(e)
-                if first is None:
-                    first = e
-            except BaseException:  # timeout, interrupt, server gone: nobody will read the later replies either
-                self.abandon(request_ids[i + 1 :])
-                raise
+        # Everything inside the try, the clock reads too: an interrupt at any call abandons the requests not yet
+        # received (timeout, interrupt, server gone: nobody will read the later replies either).
+        try:
+            t = self.timeout if isinstance(timeout, _Default) else timeout
+            deadline = None if t is None else time.monotonic() + t
+            for i, rid in enumerate(request_ids):
+                remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+                try:
+                    out.append(self.recv(rid, remaining))
+                except ProtocolError as e:
+                    e.index = i
+                    out.append(e)
+                    if first is None:
+                        first = e
+        except BaseException:
+            self.abandon(request_ids[len(out) :])
+            raise
         if raise_errors and first is not None:
             raise first
         return out
