@@ -40,14 +40,14 @@ def _plain(r: Any) -> Any:
 
 
 class _Counting(Client):
-    """A client that counts its ``step_batch`` requests."""
+    """A client that counts the ``step_batch`` requests it writes to its socket."""
 
     batch_requests = 0
 
-    def send(self, op: str, **fields: Any) -> int:
+    def _send_payload(self, rid: int, op: str, payload: bytes) -> None:
         if op == "step_batch":
             self.batch_requests += 1
-        return super().send(op, **fields)
+        super()._send_payload(rid, op, payload)
 
 
 def _play(c: Client, n: int, rounds: int) -> list[list[Any]]:

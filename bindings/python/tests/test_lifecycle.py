@@ -20,10 +20,11 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from ycgym import Client, LocalServer
+from ycgym import Client, LocalServer, ProtocolError
 from ycgym.client import ServerExitedError
 
 from helpers import alive
@@ -219,9 +220,13 @@ class _RaisingClock:
         return getattr(time, name)
 
 
-def _settled(c: Client, sess: str) -> None:
-    """The next request gets its own reply, and every late reply is dropped when it comes, none kept."""
-    assert c.step(sess, "company status")["observation"]["command"] == "company status"
+def _settled(c: Client, sess: str | None) -> None:
+    """The next request gets its own reply, and every late reply is dropped when it comes, none kept (the next request:
+    a step of ``sess``, or a hello when None)."""
+    if sess is None:
+        assert c.hello()["protocol"] == 1
+    else:
+        assert c.step(sess, "company status")["observation"]["command"] == "company status"
     assert wait_until(lambda: (c.hello(), not c._abandoned)[1], 30), c._abandoned
     assert c._stash == {} and c._pending == {}
 
@@ -403,3 +408,120 @@ def test_a_server_dies_with_its_python_while_a_forked_child_lives_on() -> None:
             proc.kill()
         if kid and alive(kid):
             os.kill(kid, signal.SIGKILL)
+
+
+class _InterruptingSocket:
+    """A client's socket whose ``send`` raises KeyboardInterrupt once it has sent the request ``when(payload)`` picks
+    (the Ctrl-C landing as that send returns); everything else is the real socket's."""
+
+    def __init__(self, real: Any, when: Callable[[bytes], bool]) -> None:
+        self.real = real
+        self.when = when
+
+    def send(self, payload: bytes, *args: object, **kwargs: object) -> object:
+        got = self.real.send(payload, *args, **kwargs)
+        if self.when(bytes(payload)):
+            raise KeyboardInterrupt
+        return got
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.real, name)
+
+
+def test_request_all_returns_what_gather_of_sends_returns(endpoint: str) -> None:
+    c = Client(endpoint, timeout=60)
+    try:
+        sess = [c.reset(seed, options={"stall_steps": 0})["session"] for seed in (1, 2)]
+        reqs = [{"session": sess[0], "action": "company status"}, {"session": "s-unknown", "action": "x"}, {"session": sess[1], "action": "employee list"}]
+        a = c.request_all("step", reqs, raise_errors=False)
+        b = c.gather([c.send("step", **r) for r in reqs], raise_errors=False)
+        assert [x["observation"] if isinstance(x, dict) else (x.code, x.index) for x in a] == [
+            x["observation"] if isinstance(x, dict) else (x.code, x.index) for x in b
+        ]
+        assert isinstance(a[1], ProtocolError) and a[1].code == "unknown_session" and a[1].index == 1
+        with pytest.raises(ProtocolError):
+            c.request_all("step", reqs)
+        assert c._stash == {} and c._pending == {}
+    finally:
+        c.close()
+
+
+def test_an_interrupt_between_pipelined_requests_abandons_those_sent(endpoint: str) -> None:
+    """`YCBenchVectorEnv.snapshot` sends a snapshot request per sub-environment, then waits: a Ctrl-C as the second
+    send returns must abandon the first as well (a list comprehension of sends loses its ids)."""
+    from ycgym import YCBenchVectorEnv
+
+    venv = YCBenchVectorEnv(3, endpoint=endpoint)
+    try:
+        venv.reset(seed=1)
+        c = venv._backend.client
+        real = c._sock
+        sent = [0]
+
+        def second_snapshot(payload: bytes) -> bool:
+            if b'"snapshot"' in payload:
+                sent[0] += 1
+            return sent[0] == 2
+
+        c._sock = _InterruptingSocket(real, second_snapshot)  # type: ignore[assignment]
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                venv.snapshot()
+        finally:
+            c._sock = real
+        _settled(c, venv._sessions[0])
+    finally:
+        venv.close()
+
+
+def test_an_interrupt_during_a_discrete_step_abandons_its_pipelined_resets(endpoint: str) -> None:
+    """The Discrete vector env sends its automatic resets ahead of the step batch: a Ctrl-C as the batch goes out must
+    abandon the resets too (their replies would otherwise be kept in the client)."""
+    from ycgym import YCBenchDiscreteVectorEnv
+
+    import numpy as np
+
+    env = YCBenchDiscreteVectorEnv(3, endpoint=endpoint, max_steps=2)
+    try:
+        _, info = env.reset(seed=1)
+        _, _, _, trunc, info = env.step(info["action_mask"].argmax(axis=1))
+        _, info = env.reset(options={"reset_mask": np.array([True, False, False])})  # sub-environment 0 starts over
+        _, _, _, trunc, info = env.step(info["action_mask"].argmax(axis=1))
+        # 1 and 2 ended: reset on the next step, their resets sent ahead of the batch that steps 0.
+        assert trunc.tolist() == [False, True, True]
+        c = env._backend.client
+        real = c._sock
+        c._sock = _InterruptingSocket(real, lambda p: b'"step_batch"' in p)  # type: ignore[assignment]
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                env.step(info["action_mask"].argmax(axis=1))
+        finally:
+            c._sock = real
+        _settled(c, None)  # (the interrupted batch ran: sub-environment 0's episode is over)
+    finally:
+        env.close()
+
+
+def test_an_interrupt_as_a_batch_send_returns_abandons_its_parts(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`YCBenchVectorEnv.step` sends its batch (in parts from 128 sub-environments over ZeroMQ), then waits: a Ctrl-C
+    landing as `send_step_batch` returns must abandon the parts it sent (their ids are the caller's before they go)."""
+    from ycgym import YCBenchVectorEnv
+
+    venv = YCBenchVectorEnv(130, endpoint=endpoint, reset_options={"stall_steps": 0})
+    try:
+        venv.reset(seed=3)
+        c = venv._backend.client
+        real = Client.send_step_batch
+
+        def then_interrupted(self: Client, *args: Any, **kwargs: Any) -> Any:
+            real(self, *args, **kwargs)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(Client, "send_step_batch", then_interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            venv.step(["company status"] * 130)
+        monkeypatch.setattr(Client, "send_step_batch", real)
+        _settled(c, venv._sessions[0])
+    finally:
+        venv.close()
+

@@ -84,8 +84,7 @@ class Backend:
             server_gone = self.server is not None and not self.server.running
             if self.sessions and not self.client.closed and not server_gone:
                 try:
-                    ids = [self.client.send("close", session=s) for s in sorted(self.sessions)]
-                    self.client.gather(ids, timeout=2.0, raise_errors=False)
+                    self.client.request_all("close", [{"session": s} for s in sorted(self.sessions)], timeout=2.0, raise_errors=False)
                 except (TimeoutError, ConnectionError, ProtocolError):  # server gone or busy: idle timeout frees them
                     pass
         finally:
@@ -199,14 +198,14 @@ def snapshot_sessions(backend: Backend, sessions: Sequence[str | None]) -> list[
         raise pickle.PicklingError("ycgym: cannot pickle a closed environment")
     c = backend.client
     live = [s for s in sessions if s is not None]
-    got = iter(r["snapshot"] for r in c.gather([c.send("snapshot", session=s) for s in live]))
+    got = iter(r["snapshot"] for r in c.request_all("snapshot", [{"session": s} for s in live]))
     return [None if s is None else next(got) for s in sessions]
 
 
 def restore_sessions(backend: Backend, snapshots: Sequence[Mapping[str, Any] | None]) -> list[str | None]:
     """New sessions continuing exactly from ``snapshots`` (``None`` stays ``None``), pipelined."""
     c = backend.client
-    got = iter(c.gather([c.send("restore", snapshot=dict(s)) for s in snapshots if s is not None]))
+    got = iter(c.request_all("restore", [{"snapshot": dict(s)} for s in snapshots if s is not None]))
     out: list[str | None] = []
     for s in snapshots:
         if s is None:

@@ -322,12 +322,46 @@ class Client:
     def send(self, op: str, **fields: Any) -> int:
         """Send one request without waiting; returns its id (pass it to :meth:`recv`)."""
         rid = next(self._ids)
+        self._send_payload(rid, op, self._request_bytes(rid, op, fields))
+        return rid
+
+    @staticmethod
+    def _request_bytes(rid: int, op: str, fields: Mapping[str, Any]) -> bytes:
         msg: dict[str, Any] = {"v": PROTOCOL_VERSION, "id": rid, "op": op}
         for k, v in fields.items():
             if v is not None:
                 msg[k] = v
-        self._send_payload(rid, op, _json.dumps(msg))
-        return rid
+        return _json.dumps(msg)
+
+    def request_all(self, op: str, requests: Iterable[Mapping[str, Any]], *, timeout: Timeout = DEFAULT, raise_errors: bool = True) -> list[Any]:
+        """One ``op`` request per mapping of fields in ``requests``, pipelined, and their results in order: what
+        ``gather([send(op, **f) for f in requests], ...)`` returns, except that an interrupt (Ctrl-C) landing anywhere,
+        between two sends as well, abandons every request already sent (their replies are dropped when they come; the
+        list comprehension loses the ids of those sent before it is interrupted, and their replies stay in the client)."""
+        ids: list[RequestId] = []
+        try:
+            self.send_all(op, requests, ids)
+            return self.gather(ids, timeout=timeout, raise_errors=raise_errors)
+        except BaseException:
+            self.abandon(ids)  # those received, or never sent, are not pending: left alone
+            raise
+
+    def send_all(self, op: str, requests: Iterable[Mapping[str, Any]], ids: list[RequestId] | None = None) -> list[RequestId]:
+        """Send one ``op`` request per mapping of fields in ``requests``, pipelined, without waiting; their ids, in
+        order (collect the results with :meth:`gather`). Each id is appended to ``ids`` (when given) before its request
+        goes out: hold that list in a ``try`` that abandons it, and an interrupt at any point, this call's return
+        included, leaves no reply kept for nobody. An interrupt during the sends abandons those already sent."""
+        out: list[RequestId] = ids if ids is not None else []
+        start = len(out)
+        try:
+            for fields in requests:
+                rid = next(self._ids)
+                out.append(rid)
+                self._send_payload(rid, op, self._request_bytes(rid, op, fields))
+        except BaseException:
+            self.abandon(out[start:])
+            raise
+        return out
 
     def _send_step(self, session: str, action: str) -> int:
         """``send("step", session=session, action=action)`` with the request's bytes written from a fixed prefix and
@@ -522,7 +556,7 @@ class Client:
         # Sent inside the try: an interrupt (Ctrl-C) at any call once the parts are out abandons them, so their replies
         # are dropped when they come instead of kept for nobody.
         try:
-            parts = self.send_step_batch(entries)
+            self.send_step_batch(entries, parts)
             for rid, size in parts:
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
                 out.extend(self.recv_step_batch(rid, size, len(out), remaining, alone=len(parts) == 1))
@@ -536,35 +570,37 @@ class Client:
                     raise r
         return out
 
-    def send_step_batch(self, entries: list[dict[str, Any]]) -> list[tuple[int, int]]:
+    def send_step_batch(self, entries: list[dict[str, Any]], sent: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
         """Send ``step_batch`` requests for ``entries`` without waiting: ``(request id, number of entries)`` per request,
-        in order (receive each with :meth:`recv_step_batch`).
+        in order (receive each with :meth:`recv_step_batch`). Each pair is appended to ``sent`` (when given) before its
+        request goes out: hold that list in a ``try`` that abandons its ids, and an interrupt at any point, this call's
+        return included, leaves no reply kept for nobody. An interrupt during the sends abandons those already sent.
 
         With ``split_batches`` (the default) a batch of at least two parts' worth of well-formed entries (32 over a
         ``pipe://`` endpoint, 128 over ZeroMQ) goes as up to ``BATCH_MAX_PARTS`` requests of consecutive entries,
         pipelined: while this process decodes one reply the server runs the next part, so the two sides work at the
         same time instead of in turn. The server runs one client's requests in arrival order, so the results are the
-        same, in the same order. (One difference: the
-        server's cap on a ``step_batch`` reply, 64 MiB by default, applies to each part, so a batch whose whole reply would
-        pass it, whose later entries would fail with ``message_too_large`` unrun, runs further in parts.) Any other
-        batch goes as one request.
+        same, in the same order. (One difference: the server's cap on a ``step_batch`` reply, 64 MiB by default,
+        applies to each part, so a batch whose whole reply would pass it, whose later entries would fail with
+        ``message_too_large`` unrun, runs further in parts.) Any other batch goes as one request.
         """
+        out: list[tuple[int, int]] = sent if sent is not None else []
+        start = len(out)
         n = len(entries)
         parts = _batch_parts(entries, self._min_part) if self._split_batches else 1
-        if parts == 1:
-            return [(self.send("step_batch", steps=entries), n)]
-        sent: list[tuple[int, int]] = []
         # Under the client's lock: no request another thread sends on this client comes between the parts (its steps
         # run before or after the whole batch, as with one request).
         with self._lock:
             try:
                 for k in range(parts):
                     lo, hi = n * k // parts, n * (k + 1) // parts
-                    sent.append((self.send("step_batch", steps=entries[lo:hi]), hi - lo))
+                    rid = next(self._ids)
+                    out.append((rid, hi - lo))
+                    self._send_payload(rid, "step_batch", self._request_bytes(rid, "step_batch", {"steps": entries if parts == 1 else entries[lo:hi]}))
             except BaseException:
-                self.abandon([rid for rid, _ in sent])
+                self.abandon([rid for rid, _ in out[start:]])
                 raise
-        return sent
+        return out
 
     def recv_step_batch(
         self, request_id: RequestId, size: int, base: int = 0, timeout: Timeout = DEFAULT, *, alone: bool = True

@@ -90,7 +90,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
         c = self._backend.client
         n = self.num_envs
-        first = c.gather([c.send("reset", seed=0, preset=preset, options=self._opts) for _ in range(n)])
+        first = c.request_all("reset", [{"seed": 0, "preset": preset, "options": self._opts}] * n)
         self._sessions: list[str] = [str(r["session"]) for r in first]
         self._backend.sessions.update(self._sessions)
         self.discrete_spec: dict[str, Any] = dict(first[0]["info"]["discrete_spec"])
@@ -113,7 +113,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
     def _reset_many(self, idx: Sequence[int], seeds: Sequence[int | None]) -> list[ResetResult]:
         c = self._backend.client
         sd = [self._seed(i, s) for i, s in zip(idx, seeds)]
-        got = c.gather([c.send("reset", seed=s, preset=self.preset, session=self._sessions[i], options=self._opts) for i, s in zip(idx, sd)], raise_errors=False)
+        got = c.request_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": self._opts} for i, s in zip(idx, sd)], raise_errors=False)
         out: list[ResetResult] = []
         for i, s, r in zip(idx, sd, got):
             if isinstance(r, ProtocolError):
@@ -210,34 +210,41 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             live: list[int] = np.flatnonzero(~self._autoreset).tolist()
         else:
             again, live = [], self._every()
-        rid = [c.send("reset", seed=self._seed(i, None), preset=self.preset, session=self._sessions[i], options=self._opts) for i in again]
-        binary: tuple[Sequence[int], BatchArrays] | None = None
-        if not live:
-            pass
-        elif self.encoding == "binary":
-            # One round trip (the resets are pipelined behind it); rows go straight into the batch arrays.
-            act = acts.tolist()
-            sessions = self._sessions
-            arr = c.step_batch_arrays([(sessions[i], int(act[i])) for i in live])
-            if arr.obs is None or arr.mask is None or arr.obs.shape[1] != self._obs.shape[1] or arr.mask.shape[1] != self._mask.shape[1]:
-                raise ProtocolError("bad_reply", "the binary step reply has no Discrete frame of this env's shape")
-            idx: Any = slice(None) if not again else np.asarray(live, dtype=np.intp)
-            self._obs[idx] = arr.obs
-            self._mask[idx] = arr.mask
-            rewards[idx] = arr.reward
-            terminated[idx] = arr.terminated
-            truncated[idx] = arr.truncated
-            binary = (live if again else self._every(), arr)
-        else:
-            for i, r in zip(live, c.step_batch([(self._sessions[i], int(acts[i])) for i in live])):  # type: ignore[misc]
+        # The resets go out first, pipelined behind the step; held in `rid` from before each is sent, so an interrupt
+        # (or an error) anywhere until they are gathered abandons them (their replies are dropped, not kept).
+        rid: list[int] = []
+        try:
+            c.send_all("reset", [{"seed": self._seed(i, None), "preset": self.preset, "session": self._sessions[i], "options": self._opts} for i in again], rid)
+            binary: tuple[Sequence[int], BatchArrays] | None = None
+            if not live:
+                pass
+            elif self.encoding == "binary":
+                # One round trip (the resets are pipelined behind it); rows go straight into the batch arrays.
+                act = acts.tolist()
+                sessions = self._sessions
+                arr = c.step_batch_arrays([(sessions[i], int(act[i])) for i in live])
+                if arr.obs is None or arr.mask is None or arr.obs.shape[1] != self._obs.shape[1] or arr.mask.shape[1] != self._mask.shape[1]:
+                    raise ProtocolError("bad_reply", "the binary step reply has no Discrete frame of this env's shape")
+                idx: Any = slice(None) if not again else np.asarray(live, dtype=np.intp)
+                self._obs[idx] = arr.obs
+                self._mask[idx] = arr.mask
+                rewards[idx] = arr.reward
+                terminated[idx] = arr.terminated
+                truncated[idx] = arr.truncated
+                binary = (live if again else self._every(), arr)
+            else:
+                for i, r in zip(live, c.step_batch([(self._sessions[i], int(acts[i])) for i in live])):  # type: ignore[misc]
+                    results[i] = r
+                    self._put(i, r)
+                    rewards[i] = float(r["reward"])
+                    terminated[i] = bool(r["terminated"])
+                    truncated[i] = bool(r["truncated"])
+            for i, r in zip(again, c.gather(rid)):
                 results[i] = r
                 self._put(i, r)
-                rewards[i] = float(r["reward"])
-                terminated[i] = bool(r["terminated"])
-                truncated[i] = bool(r["truncated"])
-        for i, r in zip(again, c.gather(rid)):
-            results[i] = r
-            self._put(i, r)
+        except BaseException:
+            c.abandon(rid)
+            raise
         ended = terminated | truncated
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self._autoreset = ended
@@ -286,7 +293,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
     def __getstate__(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer")}
         c = self._backend.client
-        state["_episodes"] = [r["snapshot"] for r in c.gather([c.send("snapshot", session=s) for s in self._sessions])]
+        state["_episodes"] = [r["snapshot"] for r in c.request_all("snapshot", [{"session": s} for s in self._sessions])]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -294,6 +301,6 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         self.__dict__.update(state)
         self._backend, self._finalizer = reopen(self, self._connect, self.preset, self.params)
         c = self._backend.client
-        got = c.gather([c.send("restore", snapshot=dict(s)) for s in episodes])
+        got = c.request_all("restore", [{"snapshot": dict(s)} for s in episodes])
         self._sessions = [str(r["session"]) for r in got]
         self._backend.sessions.update(self._sessions)

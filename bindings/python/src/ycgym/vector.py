@@ -175,9 +175,10 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         return self._finish_resets(*self._send_resets(indices, seeds, opts))
 
     def _send_resets(
-        self, indices: Sequence[int], seeds: Sequence[int | None], opts: dict[str, Any]
+        self, indices: Sequence[int], seeds: Sequence[int | None], opts: dict[str, Any], ids: list[int] | None = None
     ) -> tuple[Sequence[int], list[int], list[int], dict[str, Any]]:
-        """Send the resets of :meth:`_reset_many` without waiting (finish them with :meth:`_finish_resets`)."""
+        """Send the resets of :meth:`_reset_many` without waiting (finish them with :meth:`_finish_resets`); their ids
+        are put in ``ids`` (when given) as they go out (see ``Client.send_all``)."""
         c = self._backend.client
         sim_seeds = [self._draw_seed(i, s) for i, s in zip(indices, seeds)]
         split = opts.get("split")
@@ -185,14 +186,8 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             opts = {k: v for k, v in opts.items() if k != "split"}
             ranges = server_splits(self._backend)
             sim_seeds = [split_seed(ranges, split, sd) for sd in sim_seeds]
-        ids: list[int] = []
-        try:
-            for i, sd in zip(indices, sim_seeds):
-                ids.append(c.send("reset", seed=sd, preset=self.preset, session=self._sessions[i], options=opts or None))
-        except BaseException:
-            c.abandon(ids)
-            raise
-        return indices, sim_seeds, ids, opts
+        sent = c.send_all("reset", [{"seed": sd, "preset": self.preset, "session": self._sessions[i], "options": opts or None} for i, sd in zip(indices, sim_seeds)], ids)
+        return indices, sim_seeds, sent, opts
 
     def _finish_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any]) -> list[ResetResult]:
         c = self._backend.client
@@ -254,18 +249,21 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         to_step = [i for i in range(n) if not (mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i])]
 
         c = self._backend.client
+        # The ids of the batch's parts and of the resets sent behind it, each put here before its request goes out: an
+        # interrupt (Ctrl-C) at any point abandons those not received yet.
         parts: list[tuple[int, int]] = []
-        if to_step:
-            # One request, or a few pipelined (Client.send_step_batch): each part's results are taken in below while
-            # the server runs the next.
-            parts = c.send_step_batch([{"session": self._sessions[i], "action": acts[i]} for i in to_step])
+        reset_ids: list[int] = []
         first_error: ProtocolError | None = None
         batch_error: ProtocolError | None = None
         received = 0
         pending = None
         try:
+            if to_step:
+                # One request, or a few pipelined (Client.send_step_batch): each part's results are taken in below while
+                # the server runs the next.
+                c.send_step_batch([{"session": self._sessions[i], "action": acts[i]} for i in to_step], parts)
             if to_reset:  # pipelined behind the batch: still one round trip
-                pending = self._send_resets(to_reset, [None] * len(to_reset), self._options(None))
+                pending = self._send_resets(to_reset, [None] * len(to_reset), self._options(None), reset_ids)
             base = 0
             for rid, size in parts:
                 try:
@@ -293,7 +291,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                 for i, r in zip(to_reset, reset_results):
                     env_infos[i] = self._info(r, i)
         except BaseException:  # e.g. Ctrl-C while waiting: late replies must not be taken for others'
-            c.abandon([rid for rid, _ in parts[received:]] + (pending[2] if pending is not None else []))
+            c.abandon([rid for rid, _ in parts[received:]] + reset_ids)  # those received are not pending: left alone
             raise
         if batch_error is not None:
             raise batch_error
@@ -486,8 +484,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
     def snapshot(self) -> list[dict[str, Any]]:
         """Snapshots of every sub-environment (pipelined)."""
         c = self._backend.client
-        ids = [c.send("snapshot", session=s) for s in self._sessions]
-        return [r["snapshot"] for r in c.gather(ids)]
+        return [r["snapshot"] for r in c.request_all("snapshot", [{"session": s} for s in self._sessions])]
 
     def close_extras(self, **kwargs: Any) -> None:
         self._finalizer()
