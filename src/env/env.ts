@@ -3,7 +3,7 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { presetConfig } from '../config/load.js';
-import { clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldPeople } from '../sim/index.js';
+import { checkWorldCounts, clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldPeople } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
@@ -261,11 +261,9 @@ export interface PresetDescription {
 /** Describe a preset's observation-relevant facts (clients are the same for every seed). */
 export function describePreset(preset: string | ExperimentConfig): PresetDescription {
   const cfg = presetConfig(preset);
-  // The employees and clients of every world of the preset (no market generated: a server describes every preset
-  // when it starts).
-  // (The checks `Simulation.create` makes of the counts first, as when a world was created here.)
-  if (cfg.world.num_employees <= 0) throw new Error('employee_count must be positive');
-  if (cfg.world.num_market_tasks <= 0) throw new Error('market_task_count must be positive');
+  // Refused as `Simulation.create` refuses it; then the employees and clients of every world of the preset, without
+  // generating a market (a server describes every preset when it starts).
+  checkWorldCounts(cfg.world);
   const people = worldPeople(cfg.world);
   return {
     clients: people.clients.map((c) => c.name).sort(),

@@ -4,7 +4,7 @@
  * exact snapshot/restore to plain JSON.
  */
 import { split as shlexSplit } from 'shlex';
-import type { ExperimentConfig } from './config/types.js';
+import type { ExperimentConfig, WorldConfig } from './config/types.js';
 import { addYears, parseIsoDate, US_PER_HOUR } from './model/calendar.js';
 import * as H from './commands/handlers.js';
 import { CommandError } from './commands/handlers.js';
@@ -187,6 +187,12 @@ export function uuidHex(seed: number, kind: string, id: number): string {
   return `${h0}-${h1.slice(0, 4)}-4${h1.slice(5, 8)}-${v}${h2.slice(1, 4)}-${h2.slice(4, 8)}${h3}`;
 }
 
+/** The counts a world needs (the reference's `sim init` refuses the others): checked by `Simulation.create`. */
+export function checkWorldCounts(w: WorldConfig): void {
+  if (w.num_employees <= 0) throw new Error('employee_count must be positive');
+  if (w.num_market_tasks <= 0) throw new Error('market_task_count must be positive');
+}
+
 /** A simulated company driven by agent commands. */
 export class Simulation {
   readonly cfg: ExperimentConfig;
@@ -211,8 +217,7 @@ export class Simulation {
     if (day === null) throw new Error(`Invalid start date: ${startIso}. Use YYYY-MM-DD.`);
     const start = day + 9 * US_PER_HOUR;
     const horizonEnd = addYears(start, opts.horizonYears ?? cfg.sim.horizon_years);
-    if (w.num_employees <= 0) throw new Error('employee_count must be positive');
-    if (w.num_market_tasks <= 0) throw new Error('market_task_count must be positive');
+    checkWorldCounts(w);
     const world = worldTemplate(opts.seed, w);
     const genClients = world.clients;
     const p0 = D(pyFormatFixed(w.initial_prestige_level, 3));
