@@ -172,38 +172,6 @@ def test_an_interrupted_request_is_abandoned_and_its_late_reply_dropped(endpoint
     finally:
         c.close()
 
-def test_an_interrupt_right_after_a_batch_is_sent_leaves_no_reply_behind(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A signal can land at any call once a batch is out, before the client waits (CI caught one: the reply of a batch
-    kept in the stash for nobody). Here the first clock read after the send raises, as a Ctrl-C there would."""
-    import ycgym.client as client_mod
-
-    c = Client(endpoint, timeout=60, split_batches=False)
-    try:
-        sess = c.reset(1, options={"stall_steps": 0})["session"]
-        real = time.monotonic
-
-        class Clock:
-            @staticmethod
-            def monotonic() -> float:
-                if c._pending:  # the batch has been sent
-                    raise KeyboardInterrupt
-                return real()
-
-            def __getattr__(self, name: str) -> object:
-                return getattr(time, name)
-
-        monkeypatch.setattr(client_mod, "time", Clock())
-        with pytest.raises(KeyboardInterrupt):
-            c.step_batch([(sess, "company status")] * 40)
-        monkeypatch.setattr(client_mod, "time", time)
-        # The next request gets its own reply; the batch's reply is dropped when it comes, not kept.
-        assert c.step(sess, "company status")["observation"]["command"] == "company status"
-        assert wait_until(lambda: (c.hello(), not c._abandoned)[1], 30), c._abandoned
-        assert c._stash == {} and c._pending == {}
-    finally:
-        c.close()
-
-
 class _RaisingClock:
     """``ycgym.client``'s ``time`` with a ``monotonic`` that raises KeyboardInterrupt while ``client`` has requests in
     flight: a Ctrl-C landing at the first clock read after a send."""
@@ -231,6 +199,41 @@ def _settled(c: Client, sess: str | None) -> None:
     assert c._stash == {} and c._pending == {}
 
 
+class _InterruptingSocket:
+    """A client's socket whose ``send`` raises KeyboardInterrupt once it has sent the request ``when(payload)`` picks
+    (the Ctrl-C landing as that send returns); everything else is the real socket's."""
+
+    def __init__(self, real: Any, when: Callable[[bytes], bool]) -> None:
+        self.real = real
+        self.when = when
+
+    def send(self, payload: bytes, *args: object, **kwargs: object) -> object:
+        got = self.real.send(payload, *args, **kwargs)
+        if self.when(bytes(payload)):
+            raise KeyboardInterrupt
+        return got
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.real, name)
+
+
+def test_an_interrupt_right_after_a_batch_is_sent_leaves_no_reply_behind(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signal can land at any call once a batch is out, before the client waits (CI caught one: the reply of a batch
+    kept in the stash for nobody). Here the first clock read after the send raises, as a Ctrl-C there would."""
+    import ycgym.client as client_mod
+
+    c = Client(endpoint, timeout=60, split_batches=False)
+    try:
+        sess = c.reset(1, options={"stall_steps": 0})["session"]
+        monkeypatch.setattr(client_mod, "time", _RaisingClock(c))
+        with pytest.raises(KeyboardInterrupt):
+            c.step_batch([(sess, "company status")] * 40)
+        monkeypatch.setattr(client_mod, "time", time)
+        _settled(c, sess)
+    finally:
+        c.close()
+
+
 def test_an_interrupt_before_gather_waits_abandons_its_requests(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import ycgym.client as client_mod
 
@@ -254,16 +257,7 @@ def test_an_interrupt_as_a_send_returns_abandons_the_request(endpoint: str) -> N
     try:
         sess = c.reset(1, options={"stall_steps": 0})["session"]
         real = c._sock
-
-        class Interrupted:
-            def send(self, *args: object, **kwargs: object) -> object:
-                real.send(*args, **kwargs)  # type: ignore[union-attr]
-                raise KeyboardInterrupt
-
-            def __getattr__(self, name: str) -> object:
-                return getattr(real, name)
-
-        c._sock = Interrupted()  # type: ignore[assignment]
+        c._sock = _InterruptingSocket(real, lambda payload: True)  # type: ignore[assignment]
         try:
             with pytest.raises(KeyboardInterrupt):
                 c.step(sess, "company status")
@@ -272,7 +266,6 @@ def test_an_interrupt_as_a_send_returns_abandons_the_request(endpoint: str) -> N
         _settled(c, sess)
     finally:
         c.close()
-
 
 
 def test_requests_to_a_dead_local_server_fail_fast_and_reset_restarts_it() -> None:
@@ -408,24 +401,6 @@ def test_a_server_dies_with_its_python_while_a_forked_child_lives_on() -> None:
             proc.kill()
         if kid and alive(kid):
             os.kill(kid, signal.SIGKILL)
-
-
-class _InterruptingSocket:
-    """A client's socket whose ``send`` raises KeyboardInterrupt once it has sent the request ``when(payload)`` picks
-    (the Ctrl-C landing as that send returns); everything else is the real socket's."""
-
-    def __init__(self, real: Any, when: Callable[[bytes], bool]) -> None:
-        self.real = real
-        self.when = when
-
-    def send(self, payload: bytes, *args: object, **kwargs: object) -> object:
-        got = self.real.send(payload, *args, **kwargs)
-        if self.when(bytes(payload)):
-            raise KeyboardInterrupt
-        return got
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.real, name)
 
 
 def test_request_all_returns_what_gather_of_sends_returns(endpoint: str) -> None:
