@@ -111,6 +111,20 @@ export interface StepResult {
   info: StepInfo;
 }
 
+/** A byte writer of JSON text (src/server/json-writer.ts's `JsonWriter`): what a `WireValue` writes itself into. */
+export interface JsonSink extends TextSink {
+  /** Append an ASCII text as it is. */
+  ascii(s: string): void;
+  /** Append bytes as they are. */
+  raw(bytes: Uint8Array): void;
+  /** Append `JSON.stringify(x)` of a number. */
+  number(x: number): void;
+  /** Append `JSON.stringify(s)` of a string. */
+  jsonString(s: string): void;
+  /** Append `JSON.stringify(v)`. */
+  value(v: unknown): void;
+}
+
 /**
  * A part of a step result not serialised yet (`Env.stepForWire`), read from the environment when it is: `toJSON` gives
  * the plain value (what `JSON.stringify` writes), `writeJson` writes exactly the bytes of its `JSON.stringify` straight
@@ -118,8 +132,8 @@ export interface StepResult {
  */
 export abstract class WireValue {
   abstract toJSON(): unknown;
-  /** Append the JSON text to `out` (src/server/json-writer.ts's `JsonWriter`). */
-  abstract writeJson(out: TextSink): void;
+  /** Append the JSON text to `out`. */
+  abstract writeJson(out: JsonSink): void;
 }
 
 /** A step's output text: escaped straight from the command's value into the bytes, never built as a string. */
@@ -132,16 +146,97 @@ export class OutputText extends WireValue {
     return this.source.text;
   }
 
-  writeJson(out: TextSink): void {
+  writeJson(out: JsonSink): void {
     out.string('"');
     this.source.appendEscapedText(out);
     out.string('"');
   }
 }
 
+/**
+ * What an environment's status blocks were last written from, and the JSON of their `prestige` and `trust` objects
+ * then (UTF-8, each with its key): the two change only when a prestige or a trust value changes (immutable Decimals,
+ * replaced on every change: an unchanged reference is an unchanged value) or the clients do (`clientsByName` returns
+ * the same array while they are the same), so most steps copy them.
+ */
+interface StatusWireMemo {
+  prestige: unknown[];
+  prestigeJson: Buffer | null;
+  clients: readonly SimClient[] | null;
+  trust: unknown[];
+  trustJson: Buffer | null;
+}
+
+/** A client of the simulation's state. */
+type SimClient = Simulation['state']['clients'][number];
+
+/**
+ * A step's status block written straight from the simulation when the reply is serialised: the bytes of
+ * `JSON.stringify(statusOf(sim, events))` (what `toJSON` gives), without building the block (its `prestige` and
+ * `trust` objects come from the environment's memo while their values are unchanged).
+ */
+class StatusWire extends WireValue {
+  constructor(
+    private readonly sim: Simulation,
+    private readonly events: unknown[],
+    private readonly memo: StatusWireMemo,
+  ) {
+    super();
+  }
+
+  toJSON(): Status {
+    return statusOf(this.sim, this.events);
+  }
+
+  writeJson(out: JsonSink): void {
+    const s = this.sim.state;
+    const m = this.memo;
+    const f = companyFigures(s);
+    out.ascii('{"sim_time":');
+    out.jsonString(isoformat(f.simTime));
+    out.ascii(',"horizon_end":');
+    out.jsonString(isoformat(f.horizonEnd));
+    out.ascii(',"funds_cents":');
+    out.number(f.fundsCents);
+    out.ascii(',"monthly_payroll_cents":');
+    out.number(f.monthlyPayrollCents);
+    out.ascii(',"runway_months":');
+    if (f.runwayMonths === null) out.ascii('null');
+    else out.number(f.runwayMonths);
+    let same = m.prestigeJson !== null;
+    for (let i = 0; i < DOMAINS.length && same; i++) same = m.prestige[i] === s.prestige[DOMAINS[i] as (typeof DOMAINS)[number]];
+    if (!same) {
+      m.prestige = DOMAINS.map((d) => s.prestige[d]);
+      m.prestigeJson = Buffer.from(`,"prestige":${JSON.stringify(prestigeOf(s))}`, 'utf8');
+    }
+    out.raw(m.prestigeJson as Buffer);
+    const clients = clientsByName(s.clients);
+    same = m.trustJson !== null && m.clients === clients;
+    for (let i = 0; i < clients.length && same; i++) same = m.trust[i] === (clients[i] as SimClient).trust;
+    if (!same) {
+      m.clients = clients;
+      m.trust = clients.map((c) => c.trust);
+      m.trustJson = Buffer.from(`,"trust":${JSON.stringify(trustOf(clients))}`, 'utf8');
+    }
+    out.raw(m.trustJson as Buffer);
+    out.ascii(',"active_tasks":');
+    out.number(f.tasks.active);
+    out.ascii(',"planned_tasks":');
+    out.number(f.tasks.planned);
+    out.ascii(',"completed_tasks":');
+    out.number(f.tasks.completed);
+    out.ascii(f.bankrupt ? ',"bankrupt":true' : ',"bankrupt":false');
+    out.ascii(f.horizonReached ? ',"horizon_reached":true' : ',"horizon_reached":false');
+    out.ascii(',"events":');
+    if (this.events.length === 0) out.ascii('[]');
+    else out.value(this.events);
+    out.ascii('}');
+  }
+}
+
 /** A `StepResult` whose output text may be an `OutputText`: its JSON is that of the `StepResult` (`Env.stepForWire`). */
 export interface WireStepResult extends Omit<StepResult, 'observation'> {
-  observation: Omit<Observation, 'text'> & { text: string | OutputText };
+  observation: Omit<Observation, 'text' | 'status'> & { text: string | OutputText; status: Status | WireValue };
 }
 
 /** An observation without its status block (`Env.stepWithoutStatus`). */
@@ -219,27 +314,36 @@ function refused(error: string): Output {
   return { ok: false, exit: 1, verb: null, value: null, text, appendText: (sink) => sink.string(text), appendEscapedText: (sink) => sink.string(JSON.stringify(text).slice(1, -1)) };
 }
 
-/** Build the status block of a simulation. */
+/** The status block's `prestige`: each domain's prestige as a float, in `DOMAINS` order. */
+function prestigeOf(s: Simulation['state']): Record<string, number> {
+  const prestige: Record<string, number> = {};
+  for (const d of DOMAINS) prestige[d] = toFloat(s.prestige[d]);
+  return prestige;
+}
+
+/** The status block's `trust`: each client's trust as a float, by name, clients in `clientsByName` order. */
+function trustOf(clients: readonly SimClient[]): Record<string, number> {
+  const trust: Record<string, number> = {};
+  // By index: the shared order is a frozen array, whose iterator V8 runs without its fast path (an object per client).
+  for (let i = 0; i < clients.length; i++) {
+    const c = clients[i] as SimClient;
+    trust[c.name] = toFloat(c.trust);
+  }
+  return trust;
+}
+
+/** Build the status block of a simulation (`StatusWire` writes the same JSON without building it). */
 export function statusOf(sim: Simulation, events: unknown[] = []): Status {
   const s = sim.state;
   const f = companyFigures(s);
-  const prestige: Record<string, number> = {};
-  for (const d of DOMAINS) prestige[d] = toFloat(s.prestige[d]);
-  const trust: Record<string, number> = {};
-  // By index: the shared order is a frozen array, whose iterator V8 runs without its fast path (an object per client).
-  const clients = clientsByName(s.clients);
-  for (let i = 0; i < clients.length; i++) {
-    const c = clients[i] as (typeof clients)[number];
-    trust[c.name] = toFloat(c.trust);
-  }
   return {
     sim_time: isoformat(f.simTime),
     horizon_end: isoformat(f.horizonEnd),
     funds_cents: f.fundsCents,
     monthly_payroll_cents: f.monthlyPayrollCents,
     runway_months: f.runwayMonths,
-    prestige,
-    trust,
+    prestige: prestigeOf(s),
+    trust: trustOf(clientsByName(s.clients)),
     active_tasks: f.tasks.active,
     planned_tasks: f.tasks.planned,
     completed_tasks: f.tasks.completed,
@@ -290,6 +394,8 @@ export class Env implements EnvLike {
   /** The listings `frame` was computed from (valid while `frame` is: the state has not changed since). */
   private readonly frameLists: FrameLists = { market: [], open: [] };
   private last: Output | null = null;
+  /** What this environment's wire status blocks were last written from (`StatusWire`). */
+  private readonly statusMemo: StatusWireMemo = { prestige: [], prestigeJson: null, clients: null, trust: [], trustJson: null };
 
   /**
    * The typed value of the last step's output (Python float tags kept; null before the first step, for help text
@@ -415,12 +521,12 @@ export class Env implements EnvLike {
    * `advance`, then the observation: text (an `OutputText` when `wire`), flags, the status block when `withStatus`, and
    * the Discrete frame.
    */
-  private stepObserved(action: string | number, withStatus: boolean, wire: boolean): Omit<WireStepResult, 'observation'> & { observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status } } {
+  private stepObserved(action: string | number, withStatus: boolean, wire: boolean): Omit<WireStepResult, 'observation'> & { observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status | WireValue } } {
     const o = this.advance(action);
     const r = this.last as Output;
-    const observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status } = { text: !this.withText ? '' : wire ? new OutputText(r) : r.text, ok: r.ok, exit_code: r.exit, command: r.verb };
+    const observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status | WireValue } = { text: !this.withText ? '' : wire ? new OutputText(r) : r.text, ok: r.ok, exit_code: r.exit, command: r.verb };
     // Before the frame: the observation's keys keep their order (text, ok, exit_code, command, status, discrete).
-    if (withStatus) observation.status = statusOf(this.sim as Simulation, wakeEventsOf(r));
+    if (withStatus) observation.status = wire ? new StatusWire(this.sim as Simulation, wakeEventsOf(r), this.statusMemo) : statusOf(this.sim as Simulation, wakeEventsOf(r));
     this.attachFrame(observation, o.info);
     return { observation, reward: o.reward, terminated: o.terminated, truncated: o.truncated, info: o.info };
   }

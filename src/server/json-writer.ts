@@ -6,8 +6,7 @@
  * second time. Plain objects, arrays and primitives are written here; anything else (class instances, `toJSON`, boxed
  * primitives, BigInt) goes through `JSON.stringify` itself, so every value encodes as it would there.
  */
-import { WireValue } from '../env/env.js';
-import type { TextSink } from '../sim/index.js';
+import { type JsonSink, WireValue } from '../env/env.js';
 
 /** The key texts of objects (`"key":`), by key: keys repeat in every entry (bounded: some come from the world). */
 const keyTexts = new Map<string, Buffer>();
@@ -40,7 +39,7 @@ function isPlainArray(x: unknown[]): boolean {
 }
 
 /** A growing buffer of JSON text in UTF-8. */
-export class JsonWriter implements TextSink {
+export class JsonWriter implements JsonSink {
   /** The bytes written are `bytes[0, used)` (`TextSink`'s fields: pyjson renders straight into them). */
   bytes: Buffer;
   used = 0;

@@ -4,12 +4,16 @@
  * leaves out, converts or refuses), over real step results whose output text is an `OutputText` (`Env.stepForWire`,
  * rendered escaped from the command's value) against the plain `Env.step` of a twin, and over whole `step_batch`
  * replies as the server sends them against `JSON.stringify` of the reply a twin handler keeps (error entries, refused
- * entries of a capped reply, entries run one per slice, every kind of request id), and lockstep `step` replies alike.
+ * entries of a capped reply, entries run one per slice, every kind of request id), and lockstep `step` replies alike;
+ * and status blocks written from the simulation (`StatusWire`) over whole episodes and client renames.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { listPresets } from '../../src/config/load.js';
+import { makePolicy } from '../../baselines/index.js';
 import { Env, OutputText, type ResetOptions } from '../../src/env/env.js';
+import { runEpisode, type SyncEnvLike } from '../../src/env/episode.js';
+import type { Simulation } from '../../src/sim/index.js';
 import { JsonWriter } from '../../src/server/json-writer.js';
 import { BatchJob, ProtocolHandler } from '../../src/server/protocol-handler.js';
 import { SessionManager } from '../../src/server/sessions.js';
@@ -250,5 +254,78 @@ describe('step replies as the server sends them', () => {
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('status blocks written from the simulation (StatusWire)', () => {
+  /** The writer's bytes of `a`'s wire status against JSON.stringify of twin `b`'s plain status, step after step. */
+  function playTwins(seed: number, preset: string, policyName: string, rename?: (step: number) => string[] | null): { steps: number; trustChanges: number; prestigeChanges: number; events: number } {
+    const a = new Env();
+    const b = new Env();
+    const options = { stall_steps: 0 };
+    a.reset({ seed, preset, options });
+    let trustChanges = 0;
+    let prestigeChanges = 0;
+    let events = 0;
+    let lastTrust = '';
+    let lastPrestige = '';
+    const driver: SyncEnvLike = {
+      reset: (args) => b.reset(args),
+      step: (action) => {
+        const names = rename?.(stepCount) ?? null;
+        if (names !== null) {
+          for (const env of [a, b]) (env.simulation as Simulation).state.clients.forEach((c, i) => ((c as { name: string }).name = names[i % names.length] as string));
+        }
+        const wire = a.stepForWire(action);
+        const plain = b.step(action);
+        stepCount++;
+        expect(wire.observation.status).not.toHaveProperty('sim_time');
+        const w = new JsonWriter(16);
+        w.value(wire.observation.status);
+        const expected = JSON.stringify(plain.observation.status);
+        expect(w.written().toString('utf8')).toBe(expected);
+        expect(JSON.stringify(wire.observation.status)).toBe(expected);
+        const s = plain.observation.status;
+        if (JSON.stringify(s.trust) !== lastTrust) trustChanges++;
+        if (JSON.stringify(s.prestige) !== lastPrestige) prestigeChanges++;
+        lastTrust = JSON.stringify(s.trust);
+        lastPrestige = JSON.stringify(s.prestige);
+        events += s.events.length;
+        return plain;
+      },
+      snapshot: () => b.snapshot(),
+      restore: (snap) => b.restore(snap),
+      close: () => undefined,
+    };
+    let stepCount = 0;
+    runEpisode(driver, makePolicy(policyName), { seed, preset, options }, { onStep: () => undefined });
+    return { steps: stepCount, trustChanges, prestigeChanges, events };
+  }
+
+  it('equal JSON.stringify of statusOf over whole episodes (prestige, trust, events, bankruptcy change)', () => {
+    let trust = 0;
+    let prestige = 0;
+    let events = 0;
+    for (const [seed, preset, policy] of [[1, 'default', 'greedy'], [2, 'default', 'expert'], [3, 'multi', 'throughput'], [4, 'default', 'random']] as const) {
+      const r = playTwins(seed, preset, policy);
+      expect(r.steps).toBeGreaterThan(10);
+      trust += r.trustChanges;
+      prestige += r.prestigeChanges;
+      events += r.events;
+    }
+    // The episodes exercise every memo: trust and prestige changed many times, and wake events were written.
+    expect(trust).toBeGreaterThan(10);
+    expect(prestige).toBeGreaterThan(10);
+    expect(events).toBeGreaterThan(10);
+  });
+
+  it('follow client renames: escapes, non-ASCII, lone surrogates, duplicate, numeric and __proto__ names', () => {
+    const sets = [['Ünïcødé "Q"\\', 'line\nbreak', '😀', '\ud800 lone'], ['same', 'same', 'b', 'a'], ['10', '2', '__proto__', 'x'], ['\u2028', 'constructor', 'toString', '']];
+    playTwins(5, 'default', 'greedy', (step) => (step % 7 === 3 ? (sets[(step / 7) % sets.length | 0] as string[]) : null));
+    // Renames that keep the clients' order (the same trust values in the same places): the names still change.
+    const names = new Env();
+    names.reset({ seed: 6 });
+    const original = (names.simulation as Simulation).state.clients.map((c) => c.name);
+    playTwins(6, 'default', 'greedy', (step) => (step % 5 === 2 ? original.map((n) => `${n} "${step}"`) : null));
   });
 });
