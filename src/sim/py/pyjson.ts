@@ -113,6 +113,13 @@ interface KeyInfo {
   readonly text: string;
   readonly esc: string;
   readonly mode: Mode;
+  /**
+   * With `indent` 2, the bytes that lead the key's entry in an object at each level, by `leadSlot`: `{` (the first
+   * entry) or `,` (any other), the newline and indent, the key text; made on first use. One copy per entry instead of
+   * three pieces.
+   */
+  readonly first: (Uint8Array | undefined)[];
+  readonly next: (Uint8Array | undefined)[];
 }
 /** Memo of key texts and modes (keys repeat in every output; bounded: names used as keys come from the world). */
 const keyCache = new Map<string, KeyInfo>();
@@ -122,7 +129,7 @@ function keyInfo(k: string): KeyInfo {
   let info = keyCache.get(k);
   if (info === undefined) {
     const text = encodeString(k) + ': ';
-    info = { text, esc: escapeAscii(text), mode: childMode(k) };
+    info = { text, esc: escapeAscii(text), mode: childMode(k), first: [], next: [] };
     if (keyCache.size < KEY_CACHE_MAX) keyCache.set(k, info);
   }
   return info;
@@ -155,6 +162,24 @@ function pad(indent: number, level: number): string {
   }
   return p;
 }
+
+/** The slot of an object entry's lead bytes (`KeyInfo.first`, `KeyInfo.next`, `CLOSE`) at `level`, by the escaping. */
+function leadSlot(level: number): number {
+  return 2 * level + (escaped ? 1 : 0);
+}
+
+/** Latin-1 bytes of an ASCII text. */
+function asciiBytes(s: string): Uint8Array {
+  return Uint8Array.from(s, (c) => c.charCodeAt(0));
+}
+
+/** `opener` (`{` or `,`), the newline and indent 2 of an entry at `level`, and the key text (escaped as the output is). */
+function leadBytes(info: KeyInfo, opener: string, level: number): Uint8Array {
+  return asciiBytes(opener + pad(2, level + 1) + (escaped ? info.esc : info.text));
+}
+
+/** With `indent` 2, by `leadSlot`: the newline and indent closing an object at that level, and its `}`. */
+const CLOSE: (Uint8Array | undefined)[] = [];
 
 /**
  * Frozen output values whose rendered text is memoised (see `memoRendered`): the bytes of the last (level, indent,
@@ -380,6 +405,18 @@ function put(s: string): void {
   pos += n;
 }
 
+/** Append bytes (ASCII text). */
+function putBytes(b: Uint8Array): void {
+  const n = b.length;
+  reserve(n);
+  const o = out;
+  const p = pos;
+  if (n <= 48) {
+    for (let k = 0; k < n; k++) o[p + k] = b[k] as number;
+  } else o.set(b, p);
+  pos = p + n;
+}
+
 /** Append `"s"`, escaped as Python's ensure_ascii does (and escaped again when the output is). */
 function putString(s: string): void {
   const n = s.length;
@@ -480,6 +517,19 @@ function write(x: Out, level: number, mode: Mode, indent: number | null): void {
 
 function writeObject(obj: { [k: string]: Out }, level: number, mode: Mode, indent: number | null): void {
   let first = true;
+  if (indent === 2) {
+    // The reference's indent: each entry's separator, indent and key copied as one run of bytes.
+    const slot = leadSlot(level);
+    for (const k in obj) {
+      const info = keyInfo(k);
+      putBytes(first ? (info.first[slot] ??= leadBytes(info, '{', level)) : (info.next[slot] ??= leadBytes(info, ',', level)));
+      first = false;
+      write(obj[k] as Out, level + 1, mode === Mode.FloatMap ? Mode.Float : info.mode, 2);
+    }
+    if (first) put('{}');
+    else putBytes((CLOSE[slot] ??= asciiBytes(pad(2, level) + '}')));
+    return;
+  }
   const p = indent === null ? null : pad(indent, level + 1);
   for (const k in obj) {
     const info = keyInfo(k);
