@@ -1,5 +1,6 @@
 """``encode_observation`` builds the numbers of an observation from two arrays (every float, every integer) and hands
-out views of them; it must equal the straightforward encoding, one array per field, field by field."""
+out views of them; it must equal the straightforward encoding, one array per field, field by field. ``encode_batch``
+(the vector env's observations, built a column at a time) must equal Gymnasium's ``concatenate`` of those."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ycgym.spaces import DOMAINS, SpaceParams, _days, encode_observation, observation_space
+from gymnasium.vector.utils import concatenate, create_empty_array
+
+from ycgym.spaces import DOMAINS, SpaceParams, _days, encode_batch, encode_observation, observation_space
 
 _START = datetime(2025, 1, 1, 9, 0, 0)
 
@@ -43,8 +46,9 @@ pos = st.one_of(st.integers(0, 2**40), st.floats(0, 1e12, allow_nan=False))
 
 
 @st.composite
-def observations(draw: Any) -> tuple[dict[str, Any], SpaceParams]:
-    clients = tuple(sorted(draw(st.sets(st.text(min_size=1, max_size=8), min_size=0, max_size=7))))
+def observations(draw: Any, clients: tuple[str, ...] | None = None) -> tuple[dict[str, Any], SpaceParams]:
+    if clients is None:
+        clients = tuple(sorted(draw(st.sets(st.text(min_size=1, max_size=8), min_size=0, max_size=7))))
     t = _START + timedelta(microseconds=draw(st.integers(0, 10**14)))
     h = _START + timedelta(microseconds=draw(st.integers(0, 10**14)))
     iso = lambda x: x.isoformat()  # noqa: E731 - with microseconds when there are any, as the server writes it
@@ -97,3 +101,30 @@ def test_fields_do_not_alias_each_other() -> None:
         if k not in ("prestige", "trust"):
             assert np.array_equal(obs[k], v), k
     assert obs in observation_space(SpaceParams(clients=("a", "b")))
+
+
+@st.composite
+def batches(draw: Any) -> tuple[list[dict[str, Any]], SpaceParams, list[datetime]]:
+    """1-6 observations of one preset (the same clients), each env with its own episode start."""
+    clients = tuple(sorted(draw(st.sets(st.text(min_size=1, max_size=8), min_size=0, max_size=7))))
+    cases = draw(st.lists(observations(clients), min_size=1, max_size=6))
+    starts = [_START + timedelta(microseconds=draw(st.integers(0, 10**12))) for _ in cases]
+    return [obs for obs, _ in cases], SpaceParams(clients=clients), starts
+
+
+@settings(max_examples=200, deadline=None)
+@given(batches(), st.integers(1, 40))
+def test_encode_batch_equals_gymnasiums_concatenate(case: tuple[list[dict[str, Any]], SpaceParams, list[datetime]], max_text_length: int) -> None:
+    observations_, params, starts = case
+    n = len(observations_)
+    got = encode_batch(observations_, params, starts, max_text_length)
+    space = observation_space(params)
+    want = concatenate(space, [encode_observation(o, params, s, max_text_length) for o, s in zip(observations_, starts)], create_empty_array(space, n))
+    assert sorted(got) == sorted(want)  # the Dict space's keys are sorted
+    for k, w in want.items():
+        g = got[k]
+        if isinstance(w, tuple):
+            assert g == w, k
+            continue
+        assert g.dtype == w.dtype and g.shape == w.shape, (k, g.dtype, g.shape, w.dtype, w.shape)
+        assert np.array_equal(g, w), (k, g, w)

@@ -39,11 +39,14 @@ per character of the bound and environment, 4 MiB per environment for ``text``),
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
+import operator
 import string
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -315,6 +318,25 @@ def _runway(v: Any) -> float:
     return _BIG if v is None else float(v)
 
 
+@functools.lru_cache(maxsize=64)
+def _values_of(keys: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    """A function giving a mapping's values at ``keys``, in order, as a tuple (``operator.itemgetter``, which gives a
+    lone value for one key: wrapped so that every key count gives a tuple)."""
+    if len(keys) == 1:
+        (key,) = keys
+        return lambda m: (m[key],)
+    if not keys:
+        return lambda m: ()
+    return operator.itemgetter(*keys)
+
+
+def _float_rows(maps: Iterable[Mapping[str, Any]], keys: tuple[str, ...], n: int) -> np.ndarray:
+    """``np.array([[float(m[k]) for k in keys] for m in maps], dtype=np.float64).reshape(n, len(keys))`` for ``n``
+    mappings, built without a list per row (the rows' values fetched in C by ``itemgetter``, converted by ``float``)."""
+    values = chain.from_iterable(map(_values_of(keys), maps))
+    return np.fromiter(map(float, values), dtype=np.float64, count=n * len(keys)).reshape(n, len(keys))
+
+
 def check_max_text_length(n: int) -> int:
     """Validate an env's ``max_text_length`` argument."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
@@ -332,8 +354,8 @@ def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datet
     # is a 0-d array (a view of its own element), ``n[k]`` a numpy int64, and prestige and trust are slices of ``f``
     # (views of their own elements), the types a ``np.array(x, dtype)`` / ``np.int64(x)`` per field gave.
     vals = [float(st["funds_cents"]), float(st["monthly_payroll_cents"]), _runway(st["runway_months"]), _days(t, start), _days(parse_time(st["horizon_end"]), t)]
-    vals += [float(prestige[d]) for d in DOMAINS]
-    vals += [float(trust[c]) for c in params.clients]
+    vals += map(float, _values_of(DOMAINS)(prestige))
+    vals += map(float, _values_of(params.clients)(trust))
     f = np.array(vals, dtype=np.float64)
     n = np.array([1 if obs["ok"] else 0, obs["exit_code"], st["active_tasks"], st["planned_tasks"], st["completed_tasks"]], dtype=np.int64)
     k = 5 + len(DOMAINS)
@@ -374,8 +396,8 @@ def encode_batch(
         "funds_cents": np.fromiter((s["funds_cents"] for s in sts), dtype=np.float64, count=n),
         "monthly_payroll_cents": np.fromiter((s["monthly_payroll_cents"] for s in sts), dtype=np.float64, count=n),
         "runway_months": np.fromiter((_runway(s["runway_months"]) for s in sts), dtype=np.float64, count=n),
-        "prestige": np.array([[float(s["prestige"][d]) for d in DOMAINS] for s in sts], dtype=np.float64).reshape(n, len(DOMAINS)),
-        "trust": np.array([[float(s["trust"][c]) for c in params.clients] for s in sts], dtype=np.float64).reshape(n, params.n_clients),
+        "prestige": _float_rows((s["prestige"] for s in sts), DOMAINS, n),
+        "trust": _float_rows((s["trust"] for s in sts), params.clients, n),
         "active_tasks": np.fromiter((s["active_tasks"] for s in sts), dtype=np.int64, count=n),
         "planned_tasks": np.fromiter((s["planned_tasks"] for s in sts), dtype=np.int64, count=n),
         "completed_tasks": np.fromiter((s["completed_tasks"] for s in sts), dtype=np.int64, count=n),
