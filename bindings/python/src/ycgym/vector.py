@@ -308,17 +308,22 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                 for i, r in zip(done, self._reset_many(done, [None] * len(done), self._options(None))):
                     env_infos[i] = self._info(r, i)
 
-        finals = {i: (fo, fi) for i, fo, fi in final}
         per_env: list[tuple[int, dict[str, Any]]] = []
-        for i in range(n):
-            merged: dict[str, Any] = {}
-            if i in finals:
-                merged["final_obs"], merged["final_info"] = finals[i]
-            ei = env_infos[i]
-            if ei is not None:
-                merged.update(ei)
-            if merged:
-                per_env.append((i, merged))
+        if not final and None not in env_infos:
+            # Every env has its info and none ended with a same-step reset (the usual step): nothing to merge (the infos
+            # are read, not changed, by _batch_infos).
+            per_env = list(enumerate(env_infos))  # type: ignore[arg-type]
+        else:
+            finals = {i: (fo, fi) for i, fo, fi in final}
+            for i in range(n):
+                merged: dict[str, Any] = {}
+                if i in finals:
+                    merged["final_obs"], merged["final_info"] = finals[i]
+                ei = env_infos[i]
+                if ei is not None:
+                    merged.update(ei)
+                if merged:
+                    per_env.append((i, merged))
         infos = self._batch_infos(per_env)
 
         self._autoreset_envs = np.logical_or(terminations, truncations)
