@@ -510,8 +510,10 @@ export class Env implements EnvLike {
   }
 
   /**
-   * `step` whose observation text is an `OutputText` (empty text stays `""`), for servers that serialise the result at
-   * once: a byte writer renders the text escaped into the reply, never as a string. Serialise it before the next step.
+   * `step` whose observation text is an `OutputText` (empty text stays `""`) and whose status block is a `WireValue`
+   * read from the simulation when it is serialised, for servers that serialise the result at once: a byte writer renders
+   * the text escaped into the reply, never as a string, and writes the status block without building it. Serialise it
+   * before the next step (the status block is the simulation's as it is then).
    */
   stepForWire(action: string | number): WireStepResult {
     return this.stepObserved(action, true, true) as WireStepResult;
