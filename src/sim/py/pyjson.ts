@@ -120,6 +120,9 @@ interface KeyInfo {
    */
   readonly first: (Uint8Array | undefined)[];
   readonly next: (Uint8Array | undefined)[];
+  /** The key itself, and the info of the key that followed it in the last object written with indent 2 (a hint). */
+  readonly key: string;
+  after: KeyInfo | null;
 }
 /** Memo of key texts and modes (keys repeat in every output; bounded: names used as keys come from the world). */
 const keyCache = new Map<string, KeyInfo>();
@@ -129,7 +132,7 @@ function keyInfo(k: string): KeyInfo {
   let info = keyCache.get(k);
   if (info === undefined) {
     const text = encodeString(k) + ': ';
-    info = { text, esc: escapeAscii(text), mode: childMode(k), first: [], next: [] };
+    info = { text, esc: escapeAscii(text), mode: childMode(k), first: [], next: [], key: k, after: null };
     if (keyCache.size < KEY_CACHE_MAX) keyCache.set(k, info);
   }
   return info;
@@ -520,8 +523,16 @@ function writeObject(obj: { [k: string]: Out }, level: number, mode: Mode, inden
   if (indent === 2) {
     // The reference's indent: each entry's separator, indent and key copied as one run of bytes.
     const slot = leadSlot(level);
+    let prev: KeyInfo | null = null;
     for (const k in obj) {
-      const info = keyInfo(k);
+      // Objects of one kind list the same keys in the same order: the key after the previous one is usually the one
+      // that followed it last time (no lookup by key).
+      let info: KeyInfo | null = prev !== null ? prev.after : null;
+      if (info === null || info.key !== k) {
+        info = keyInfo(k);
+        if (prev !== null) prev.after = info;
+      }
+      prev = info;
       putBytes(first ? (info.first[slot] ??= leadBytes(info, '{', level)) : (info.next[slot] ??= leadBytes(info, ',', level)));
       first = false;
       write(obj[k] as Out, level + 1, mode === Mode.FloatMap ? Mode.Float : info.mode, 2);
