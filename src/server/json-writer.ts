@@ -7,6 +7,7 @@
  * primitives, BigInt) goes through `JSON.stringify` itself, so every value encodes as it would there.
  */
 import { type JsonSink, WireValue } from '../env/env.js';
+import { copyBytes } from '../sim/index.js';
 
 /** The key texts of objects (`"key":`), by key: keys repeat in every entry (bounded: some come from the world). */
 const keyTexts = new Map<string, Buffer>();
@@ -79,16 +80,11 @@ export class JsonWriter implements JsonSink {
     this.used = p;
   }
 
-  /** Append bytes (short runs, such as keys, by a loop: `TypedArray.set`'s fixed cost is larger than theirs). */
+  /** Append bytes. */
   raw(bytes: Uint8Array): void {
-    const n = bytes.length;
-    this.reserve(n);
-    const b = this.bytes;
-    const p = this.used;
-    if (n <= 48) {
-      for (let i = 0; i < n; i++) b[p + i] = bytes[i] as number;
-    } else b.set(bytes, p);
-    this.used = p + n;
+    this.reserve(bytes.length);
+    copyBytes(this.bytes, this.used, bytes);
+    this.used += bytes.length;
   }
 
   /**

@@ -55,7 +55,7 @@ export { deriveWorld, formatFixedPy, salaryShareTotal } from './config/derive.js
 // Python compatibility: the reference's numbers, JSON text and seeded random streams.
 export { toFloat } from './py/decimal.js';
 export { pyFormatFixed, pyRepr, pyRound } from './py/pyfloat.js';
-export { F, PyFloat, parseTyped, pyJsonDumps, toPlain, typedEqual, typedFromPlain } from './py/pyjson.js';
+export { copyBytes, F, PyFloat, parseTyped, pyJsonDumps, toPlain, typedEqual, typedFromPlain } from './py/pyjson.js';
 export type { Float, Out, TextSink } from './py/pyjson.js';
 export { pyPow } from './py/pymath.js';
 export { stream } from './py/rng.js';

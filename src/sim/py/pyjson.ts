@@ -173,7 +173,7 @@ function leadSlot(level: number): number {
 
 /** Latin-1 bytes of an ASCII text. */
 function asciiBytes(s: string): Uint8Array {
-  return Uint8Array.from(s, (c) => c.charCodeAt(0));
+  return Buffer.from(s, 'latin1');
 }
 
 /** `opener` (`{` or `,`), the newline and indent 2 of an entry at `level`, and the key text (escaped as the output is). */
@@ -408,16 +408,23 @@ function put(s: string): void {
   pos += n;
 }
 
+/**
+ * Copy `src` into `dst` at `at` (which has room): runs of up to 48 bytes (keys, indents) by a loop, longer ones by
+ * `TypedArray.set`, whose fixed cost is larger than a short run's copy. The byte writers' one copy of short pieces
+ * (this module's output, src/server/json-writer.ts).
+ */
+export function copyBytes(dst: Uint8Array, at: number, src: Uint8Array): void {
+  const n = src.length;
+  if (n <= 48) {
+    for (let k = 0; k < n; k++) dst[at + k] = src[k] as number;
+  } else dst.set(src, at);
+}
+
 /** Append bytes (ASCII text). */
 function putBytes(b: Uint8Array): void {
-  const n = b.length;
-  reserve(n);
-  const o = out;
-  const p = pos;
-  if (n <= 48) {
-    for (let k = 0; k < n; k++) o[p + k] = b[k] as number;
-  } else o.set(b, p);
-  pos = p + n;
+  reserve(b.length);
+  copyBytes(out, pos, b);
+  pos += b.length;
 }
 
 /** Append `"s"`, escaped as Python's ensure_ascii does (and escaped again when the output is). */
