@@ -642,8 +642,17 @@ class Client:
 
     @staticmethod
     def _unpack_batch(res: Any, raise_errors: bool, base: int = 0) -> list[StepResult | ProtocolError]:
+        entries = res["results"]
+        # Every entry succeeded (the usual batch): their results in one pass; anything else (an error entry, a
+        # malformed one) takes the loop below, which says what it is.
+        try:
+            every: list[StepResult | ProtocolError] = [r["result"] for r in entries if r["ok"] is True]
+            if len(every) == len(entries):
+                return every
+        except (KeyError, TypeError):
+            pass
         out: list[StepResult | ProtocolError] = []
-        for i, r in enumerate(res["results"], base):
+        for i, r in enumerate(entries, base):
             if r.get("ok"):
                 out.append(cast(StepResult, r["result"]))
             else:

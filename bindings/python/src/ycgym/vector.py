@@ -26,6 +26,7 @@ Actions are ``str`` (``bytes`` are decoded as UTF-8); all are checked before any
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -38,10 +39,18 @@ from gymnasium.vector.utils import batch_space
 from ._backend import BackendAccess, connection, open_backend, reopen, restore_sessions, snapshot_sessions, status_time
 from .client import Client, ProtocolError, ResetResult, StepResult
 from .env import make_info, text_option
-from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_batch, encode_observation, observation_space
+from .spaces import MAX_TEXT_LENGTH, _float_rows, action_space, action_text, check_max_text_length, encode_batch, encode_observation, observation_space
 from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchVectorEnv"]
+
+_TEXT = operator.itemgetter("text")
+
+
+def _same_dicts(ds: list[Any]) -> bool:
+    """Whether every item of ``ds`` (not empty) is a dict with the keys of the first, in the same order (what the
+    direct vector info takes; the general path also takes keys in other orders)."""
+    return set(map(type, ds)) == {dict} and len(set(map(tuple, ds))) == 1
 
 
 
@@ -257,6 +266,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         batch_error: ProtocolError | None = None
         received = 0
         pending = None
+        stepped: list[StepResult] = []  # the results of to_step, in order (once every part is in)
         try:
             if to_step:
                 # One request, or a few pipelined (Client.send_step_batch): each part's results are taken in below while
@@ -283,7 +293,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                     rewards[i] = float(sr["reward"])
                     terminations[i] = bool(sr["terminated"])
                     truncations[i] = bool(sr["truncated"])
-                    env_infos[i] = self._info(sr, i)
+                    stepped.append(sr)
                 base += size
             if pending is not None:
                 reset_results = self._finish_resets(*pending)
@@ -297,6 +307,15 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             raise batch_error
         if first_error is not None:
             raise first_error
+
+        if not to_reset and not (mode == AutoresetMode.SAME_STEP and (terminations.any() or truncations.any())):
+            # Every env stepped, none reset (the usual step): the vector info straight from the results.
+            infos = self._step_infos(stepped)
+            if infos is not None:
+                self._autoreset_envs = np.logical_or(terminations, truncations)
+                return self._batch_obs(), rewards, terminations, truncations, infos
+        for i, sr in zip(to_step, stepped):
+            env_infos[i] = self._info(sr, i)
 
         final: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
         if mode == AutoresetMode.SAME_STEP:
@@ -446,36 +465,102 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         without an autoreset): one ``np.array`` per column instead of a fill and a scatter, masks all
         true. None when a column is anything else than one scalar type, a dict of such columns or
         plain objects (``final_obs``, arrays, mixed types): the caller takes the general path."""
-        n = self.num_envs
         out: dict[str, Any] = {}
         for key in infos[0]:
             if key == "final_obs":
                 return None
-            vals = [info[key] for info in infos]
-            types = set(map(type, vals))
-            if len(types) != 1:
+            array = self._full_column([info[key] for info in infos])
+            if array is None:
                 return None
-            t = types.pop()
-            array: Any
-            if t is dict:
-                k0 = vals[0].keys()
-                if not all(v.keys() == k0 for v in vals):
-                    return None
-                array = self._columnar_full(vals)
-                if array is None:
-                    return None
-            elif t in (int, float, bool) or issubclass(t, np.number):
-                array = np.array(vals, dtype=t)
-            elif issubclass(t, (dict, np.ndarray)):
-                return None
-            elif t is str or t is type(None):  # flat: np.array cannot mistake them for nested sequences
-                array = np.array(vals, dtype=object)
-            else:
-                array = np.full(n, fill_value=None, dtype=object)
-                for i, v in enumerate(vals):
-                    array[i] = v
             out[key] = array
             out["_" + key] = self._all_true().copy()
+        return out
+
+    def _full_column(self, vals: list[Any]) -> Any:
+        """One column of :meth:`_columnar_full` (a value for every sub-environment): an array, or a dict of columns
+        for dict values with the same keys; None for anything it does not build (see there)."""
+        types = set(map(type, vals))
+        if len(types) != 1:
+            return None
+        t = types.pop()
+        if t is dict:
+            k0 = vals[0].keys()
+            if not all(v.keys() == k0 for v in vals):
+                return None
+            return self._columnar_full(vals)
+        if t in (int, float, bool) or issubclass(t, np.number):
+            return np.array(vals, dtype=t)
+        if issubclass(t, (dict, np.ndarray)):
+            return None
+        if t is str or t is type(None):  # flat: np.array cannot mistake them for nested sequences
+            return np.array(vals, dtype=object)
+        array = np.full(self.num_envs, fill_value=None, dtype=object)
+        for i, v in enumerate(vals):
+            array[i] = v
+        return array
+
+    def _step_infos(self, results: list[StepResult]) -> dict[str, Any] | None:
+        """The vector info of a step that stepped every sub-environment and reset none: what :meth:`_batch_infos`
+        gives for their :func:`make_info` dicts, built a column at a time straight from the results (no info dict
+        per sub-environment; prestige and trust converted by ``float`` a column at a time, as ``make_info`` does a
+        value at a time). None whenever that is not certain (the infos' keys differ, a text is longer than
+        ``max_text_length``, a column is not of one plain type, a subclass builds its own infos, a malformed
+        result): the caller then takes the general path (which raises what ``make_info`` raises)."""
+        if len(results) != self.num_envs or type(self)._info is not YCBenchVectorEnv._info:
+            return None
+        try:
+            return self._step_infos_of(results)
+        except (KeyError, TypeError, ValueError, AttributeError):  # malformed: the general path says how
+            return None
+
+    def _step_infos_of(self, results: list[StepResult]) -> dict[str, Any] | None:
+        infos = [r["info"] for r in results]
+        obs = [r["observation"] for r in results]
+        if not _same_dicts(infos) or max(map(len, map(_TEXT, obs))) > self.max_text_length:
+            return None
+        sts = [o["status"] for o in obs]
+        if not _same_dicts(sts):
+            return None
+        status: dict[str, Any] = {}
+        for key in sts[0]:
+            vals = [st[key] for st in sts]
+            if key == "prestige" or key == "trust":
+                array = self._float_columns(vals)
+            elif key == "runway_months":
+                array = self._full_column([None if v is None else float(v) for v in vals])
+            else:
+                array = self._full_column(vals)
+            if array is None:
+                return None
+            status[key] = array
+            status["_" + key] = self._all_true().copy()
+        out: dict[str, Any] = {}
+        columns = [(key, self._full_column([i[key] for i in infos])) for key in infos[0]]
+        columns += [
+            ("status", status),
+            ("command", self._full_column([o.get("command") for o in obs])),
+            ("session", self._full_column(list(self._sessions))),
+        ]
+        # A server info key that make_info sets again ("status", "command", "session") keeps its place and takes the
+        # later value, as in make_info's dict.
+        for key, array in columns:
+            if array is None or key == "final_obs":
+                return None
+            out[key] = array
+            out["_" + key] = self._all_true().copy()
+        return out
+
+    def _float_columns(self, dicts: list[Any]) -> dict[str, Any] | None:
+        """The columns of ``{k: float(v) for k, v in d.items()}`` over ``dicts`` (the status block's prestige and trust
+        as :func:`make_info` gives them) as :meth:`_full_column` builds them; None where it would not."""
+        if not _same_dicts(dicts) or "final_obs" in dicts[0]:
+            return None
+        keys = tuple(dicts[0])
+        rows = _float_rows(dicts, keys, self.num_envs)  # float() of every value, a row per dict
+        out: dict[str, Any] = {}
+        for j, k in enumerate(keys):
+            out[k] = rows[:, j].copy()
+            out["_" + k] = self._all_true().copy()
         return out
 
     def _all_true(self) -> np.ndarray:
