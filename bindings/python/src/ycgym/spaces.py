@@ -296,8 +296,10 @@ def observation_space(params: SpaceParams, max_text_length: int = MAX_TEXT_LENGT
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_time(s: str) -> datetime:
-    """Parse the status block's ISO timestamps (``2025-01-01T09:00:00[.ffffff]``)."""
+    """Parse the status block's ISO timestamps (``2025-01-01T09:00:00[.ffffff]``). Memoised (a ``datetime`` is
+    immutable): most steps leave the simulated time as it was, and the horizon never moves within an episode."""
     return datetime.fromisoformat(s)
 
 
@@ -312,6 +314,10 @@ _DAY = 86400.0
 def _days(a: datetime, b: datetime) -> float:
     d = a - b
     return (d.days * 86400 + d.seconds + d.microseconds / 1e6) / _DAY
+
+
+_days_memo = functools.lru_cache(maxsize=8192)(_days)
+"""``_days``, memoised: an observation's two day counts repeat until the simulated time moves."""
 
 
 def _runway(v: Any) -> float:
@@ -353,7 +359,7 @@ def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datet
     # Every number comes from one of two arrays built at once (numpy array construction is the costly part): ``f[k, ...]``
     # is a 0-d array (a view of its own element), ``n[k]`` a numpy int64, and prestige and trust are slices of ``f``
     # (views of their own elements), the types a ``np.array(x, dtype)`` / ``np.int64(x)`` per field gave.
-    vals = [float(st["funds_cents"]), float(st["monthly_payroll_cents"]), _runway(st["runway_months"]), _days(t, start), _days(parse_time(st["horizon_end"]), t)]
+    vals = [float(st["funds_cents"]), float(st["monthly_payroll_cents"]), _runway(st["runway_months"]), _days_memo(t, start), _days_memo(parse_time(st["horizon_end"]), t)]
     vals += map(float, _values_of(DOMAINS)(prestige))
     vals += map(float, _values_of(params.clients)(trust))
     f = np.array(vals, dtype=np.float64)
@@ -386,21 +392,37 @@ def encode_batch(
     directly (text and command are tuples of ``str``, the rest numpy arrays with a leading N axis).
     """
     n = len(observations)
-    sts = [o["status"] for o in observations]
-    times = [parse_time(s["sim_time"]) for s in sts]
+    sts = list(map(_STATUS, observations))
+    times = list(map(parse_time, map(_SIM_TIME, sts)))
+
+    def ints(key: str, rows: Sequence[Mapping[str, Any]]) -> np.ndarray:
+        return np.fromiter(map(operator.itemgetter(key), rows), dtype=np.int64, count=n)
+
+    def floats(key: str) -> np.ndarray:
+        return np.fromiter(map(operator.itemgetter(key), sts), dtype=np.float64, count=n)
+
     return {
         "text": tuple(o["text"][:max_text_length] for o in observations),
         "command": tuple(o.get("command") or "" for o in observations),
-        "ok": np.fromiter((1 if o["ok"] else 0 for o in observations), dtype=np.int64, count=n),
-        "exit_code": np.fromiter((o["exit_code"] for o in observations), dtype=np.int64, count=n),
-        "funds_cents": np.fromiter((s["funds_cents"] for s in sts), dtype=np.float64, count=n),
-        "monthly_payroll_cents": np.fromiter((s["monthly_payroll_cents"] for s in sts), dtype=np.float64, count=n),
-        "runway_months": np.fromiter((_runway(s["runway_months"]) for s in sts), dtype=np.float64, count=n),
-        "prestige": _float_rows((s["prestige"] for s in sts), DOMAINS, n),
-        "trust": _float_rows((s["trust"] for s in sts), params.clients, n),
-        "active_tasks": np.fromiter((s["active_tasks"] for s in sts), dtype=np.int64, count=n),
-        "planned_tasks": np.fromiter((s["planned_tasks"] for s in sts), dtype=np.int64, count=n),
-        "completed_tasks": np.fromiter((s["completed_tasks"] for s in sts), dtype=np.int64, count=n),
-        "sim_day": np.fromiter((_days(t, st0) for t, st0 in zip(times, starts)), dtype=np.float64, count=n),
-        "days_left": np.fromiter((_days(parse_time(s["horizon_end"]), t) for s, t in zip(sts, times)), dtype=np.float64, count=n),
+        "ok": np.fromiter(map(bool, map(_OK, observations)), dtype=np.int64, count=n),
+        "exit_code": ints("exit_code", observations),
+        "funds_cents": floats("funds_cents"),
+        "monthly_payroll_cents": floats("monthly_payroll_cents"),
+        "runway_months": np.fromiter(map(_runway, map(_RUNWAY, sts)), dtype=np.float64, count=n),
+        "prestige": _float_rows(map(_PRESTIGE, sts), DOMAINS, n),
+        "trust": _float_rows(map(_TRUST, sts), params.clients, n),
+        "active_tasks": ints("active_tasks", sts),
+        "planned_tasks": ints("planned_tasks", sts),
+        "completed_tasks": ints("completed_tasks", sts),
+        "sim_day": np.fromiter(map(_days_memo, times, starts), dtype=np.float64, count=n),
+        "days_left": np.fromiter(map(_days_memo, map(parse_time, map(_HORIZON, sts)), times), dtype=np.float64, count=n),
     }
+
+
+_STATUS = operator.itemgetter("status")
+_SIM_TIME = operator.itemgetter("sim_time")
+_HORIZON = operator.itemgetter("horizon_end")
+_OK = operator.itemgetter("ok")
+_RUNWAY = operator.itemgetter("runway_months")
+_PRESTIGE = operator.itemgetter("prestige")
+_TRUST = operator.itemgetter("trust")
