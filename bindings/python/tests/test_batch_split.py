@@ -16,9 +16,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ycgym import Client, LocalServer, ProtocolError, YCBenchVectorEnv
-from ycgym.client import BATCH_MAX_PARTS, BATCH_PART_ENTRIES, BATCH_PART_ENTRIES_ZMQ, _batch_parts, _entries
+from ycgym.client import _SPLIT_MAX_ACTION_CHARS, BATCH_MAX_PARTS, BATCH_PART_ENTRIES, BATCH_PART_ENTRIES_ZMQ, MAX_BATCH, MAX_SESSION_ID_CHARS, _batch_parts, _entries
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the pipe transport needs POSIX")
 
@@ -62,6 +64,41 @@ def _play(c: Client, n: int, rounds: int) -> list[list[Any]]:
     for s in sessions:
         c.close(s)
     return out
+
+
+def _parts_by_entry(entries: list[dict[str, Any]], min_part: int = BATCH_PART_ENTRIES) -> int:
+    """The split rule of ``_batch_parts`` written entry by entry (the oracle of its whole-batch checks)."""
+    n = len(entries)
+    parts = min(BATCH_MAX_PARTS, n // min_part)
+    if parts < 2 or n > MAX_BATCH:
+        return 1
+    chars = 0
+    for e in entries:
+        sess, act = e.get("session"), e.get("action")
+        if len(e) != 2 or type(sess) is not str or not 0 < len(sess) <= MAX_SESSION_ID_CHARS or type(act) is not str:
+            return 1
+        chars += len(act)
+    return parts if chars <= _SPLIT_MAX_ACTION_CHARS else 1
+
+
+_odd_entry = st.one_of(
+    st.fixed_dictionaries({"session": st.text(min_size=0, max_size=66), "action": st.text(max_size=3)}),
+    st.fixed_dictionaries({"session": st.just("s"), "action": st.one_of(st.integers(), st.none(), st.just("x" * (1 << 17)))}),
+    st.fixed_dictionaries({"session": st.one_of(st.integers(), st.none()), "action": st.just("a")}),
+    st.fixed_dictionaries({"session": st.just("s"), "act": st.just("a")}),
+    st.fixed_dictionaries({"session": st.just("s"), "action": st.just("a"), "x": st.just(1)}),
+    st.fixed_dictionaries({"session": st.just("s")}),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 140), st.lists(st.tuples(st.integers(0, 139), _odd_entry), max_size=3), st.sampled_from([BATCH_PART_ENTRIES, BATCH_PART_ENTRIES_ZMQ]))
+def test_batch_parts_equals_the_rule_entry_by_entry(n: int, odd: list[tuple[int, dict[str, Any]]], min_part: int) -> None:
+    entries = _entries([(f"s{i}", "company status") for i in range(n)])
+    for i, e in odd:
+        if i < n:
+            entries[i] = e
+    assert _batch_parts(entries, min_part) == _parts_by_entry(entries, min_part)
 
 
 def test_which_batches_are_split() -> None:

@@ -25,6 +25,7 @@ import enum
 import functools
 import itertools
 import math
+import operator
 import secrets
 import threading
 import time
@@ -181,16 +182,24 @@ def _batch_parts(entries: list[dict[str, Any]], min_part: int = BATCH_PART_ENTRI
     parts = min(BATCH_MAX_PARTS, n // min_part)
     if parts < 2 or n > MAX_BATCH:
         return 1
-    chars = 0
-    for e in entries:
-        if len(e) != 2:
-            return 1
-        sess = e.get("session")
-        act = e.get("action")
-        if type(sess) is not str or not 0 < len(sess) <= MAX_SESSION_ID_CHARS or type(act) is not str:
-            return 1
-        chars += len(act)
-    return parts if chars <= _SPLIT_MAX_ACTION_CHARS else 1
+    # Each check over the whole batch at once (C loops: map, set, min, max, sum).
+    if set(map(len, entries)) != {2}:
+        return 1
+    try:
+        sessions = list(map(_SESSION, entries))
+        actions = list(map(_ACTION, entries))
+    except KeyError:  # two keys, not these
+        return 1
+    if set(map(type, sessions)) != {str} or set(map(type, actions)) != {str}:
+        return 1
+    lengths = list(map(len, sessions))
+    if min(lengths) < 1 or max(lengths) > MAX_SESSION_ID_CHARS:
+        return 1
+    return parts if sum(map(len, actions)) <= _SPLIT_MAX_ACTION_CHARS else 1
+
+
+_SESSION = operator.itemgetter("session")
+_ACTION = operator.itemgetter("action")
 
 
 def _entries(steps: Iterable[Any]) -> list[dict[str, Any]]:
