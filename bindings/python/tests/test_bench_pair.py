@@ -35,3 +35,31 @@ def test_pair_servers_prints_both_builds(batch: int, endpoint: str) -> None:
 def test_pair_servers_refuses_a_negative_batch() -> None:
     out = subprocess.run([sys.executable, str(SCRIPT), "--a", "x", "--b", "y", "--batch", "-1"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "--batch" in out.stderr
+
+
+PAIR_CLIENTS = Path(__file__).resolve().parents[1] / "bench" / "pair_clients.py"
+
+
+@pytest.mark.parametrize("endpoint", ["pipe", "tcp://127.0.0.1:0"])
+def test_pair_clients_prints_both_versions(endpoint: str) -> None:
+    import ycgym
+
+    src = str(Path(ycgym.__file__).resolve().parents[1])  # this package's own folder, as both A and B
+    args = [sys.executable, str(PAIR_CLIENTS), "--a", src, "--b", src, "--endpoint", endpoint, "--rounds", "1", "--sessions", "3", "--steps", "2", "--windows", "1"]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["endpoint"] == endpoint and got["rounds"] == 1 and got["sessions"] == 3
+    assert [r["workload"] for r in got["runs"]] == ["vector_env_steps_per_s", "step_batch_env_steps_per_s"]
+    assert all(r["a_median"] > 0 and r["b_median"] > 0 and r["ratio_b_over_a"] > 0 and len(r["round_ratios"]) == 1 for r in got["runs"])
+
+
+def test_pair_clients_refuses_a_folder_without_the_package(tmp_path: Path) -> None:
+    out = subprocess.run([sys.executable, str(PAIR_CLIENTS), "--a", str(tmp_path), "--b", str(tmp_path), "--rounds", "1", "--sessions", "2", "--steps", "1", "--windows", "1"],
+                         capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert out.returncode != 0 and "imported ycgym from" in out.stderr
+
+
+def test_pair_clients_refuses_zero_rounds() -> None:
+    out = subprocess.run([sys.executable, str(PAIR_CLIENTS), "--a", "x", "--b", "y", "--rounds", "0"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--rounds" in out.stderr
