@@ -27,6 +27,13 @@ def strip_sessions(info: Any) -> Any:
     return info
 
 
+def key_order(x: Any) -> Any:
+    """Keys in order, recursively (``same`` compares keys as sets)."""
+    if isinstance(x, dict):
+        return [(k, key_order(v)) for k, v in x.items()]
+    return None
+
+
 def drive(envs: Any, seed: int, actions: list[list[str]], mode: AutoresetMode, remask: dict[int, np.ndarray]) -> list[Any]:
     """Run a vector env over a fixed action script; returns every (result) tuple.
 
@@ -56,6 +63,7 @@ def compare(a: list[Any], b: list[Any]) -> None:
         for k, (u, v) in enumerate(zip(x, y)):
             if isinstance(u, dict) and k == len(x) - 1:
                 u, v = strip_sessions(u), strip_sessions(v)
+                assert key_order(u) == key_order(v), f"result {t}: the info's keys are in another order"
             assert same(u, v), f"result {t}, element {k} differs:\n{u}\n{v}"
 
 
