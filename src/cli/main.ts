@@ -12,11 +12,9 @@ import { registerPlay } from './play.js';
 import { addPresetOption } from './preset-option.js';
 import { registerPresets } from './presets.js';
 import { registerSplits } from './splits.js';
-import { registerReport, writeReport } from './report.js';
 import { intOption, MAX_WORKERS, parseSeedList, seedArg } from './args.js';
-import { registerRun, runBulk, summaryTable } from './run.js';
+import { registerReport, registerRun, registerShard } from './run-commands.js';
 import { registerServe } from './serve.js';
-import { registerShard } from './shard.js';
 
 
 function fail(msg: string): never {
@@ -94,6 +92,7 @@ addPresetOption(
   .option('--out <dir>', 'output directory', 'runs/main')
   .option('--workers <n>', `worker threads (1-${MAX_WORKERS})`, intOption(1, MAX_WORKERS, '--workers'), 2)
   .action(async (o: { seeds: number[]; preset: string; out: string; workers: number }) => {
+    const [{ runBulk, summaryTable }, { writeReport }] = await Promise.all([import('./run.js'), import('./report.js')]);
     const r = await runBulk({ policies: ['greedy', 'expert'], seeds: o.seeds, preset: o.preset, workers: o.workers, out: o.out, progress: true });
     process.stdout.write(`${summaryTable(r.summary)}\n\n`);
     const reportFiles = await writeReport(o.out);

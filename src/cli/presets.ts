@@ -3,7 +3,7 @@
  */
 import type { Command } from 'commander';
 import { listPresets, loadPreset, presetBase } from '../config/load.js';
-import { dollars } from './run.js';
+import { dollars } from './format.js';
 
 /** One built-in preset as `ycgym presets` shows it. */
 export interface PresetRow {

@@ -10,10 +10,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RecordBatchReader, type RecordBatch, type Table } from 'apache-arrow';
-import type { Command } from 'commander';
 import { readArrowFile } from '../export/arrow.js';
 import { readParquetBatches, readParquetFile } from '../export/parquet.js';
-import { dollars, summarize, summaryTable, type RunSummary } from './run.js';
+import { dollars } from './format.js';
+import { summarize, summaryTable, type RunSummary } from './run.js';
 import { leaderboardSvg, loadLeaderboard, meanPoints, monthlyPoints, rankAll, rankSentences, rankTable } from './leaderboard.js';
 import type { EpisodeRow, Outcome } from '../export/schema.js';
 
@@ -456,16 +456,4 @@ export async function writeReport(dir: string): Promise<string[]> {
   writeFileSync(join(dir, 'report.md'), md.join('\n'));
   written.unshift(join(dir, 'report.md'));
   return written;
-}
-
-/** Register `ycgym report` on a commander program. */
-export function registerReport(program: Command): void {
-  program
-    .command('report')
-    .description('write DIR/report.md and SVG plots from the Arrow or Parquet files of `ycgym run --out DIR`')
-    .argument('<dir>', 'output directory of `ycgym run`')
-    .action(async (dir: string) => {
-      const files = await writeReport(dir);
-      process.stdout.write(`wrote ${files.join(', ')}\n`);
-    });
 }

@@ -9,25 +9,23 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import cliProgress from 'cli-progress';
-import { Command, InvalidArgumentError, Option } from 'commander';
-import { intOption, MAX_WORKERS, parseSeedList } from './args.js';
+import { parseSeedList } from './args.js';
 import { makePolicy, POLICY_NAMES } from '../../baselines/index.js';
 import { loadPreset } from '../config/load.js';
 import type { ExperimentConfig } from '../sim/index.js';
-import { ARROW_COMPRESSIONS, arrowCompression, episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowCompression, type TableBuffers } from '../export/arrow.js';
+import { arrowCompression, episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowCompression, type TableBuffers } from '../export/arrow.js';
+import { TABLE_FORMATS, type TableFormat } from '../export/compression.js';
 import { zstdEncoder } from '../export/zstd.js';
 import { stepParquetSink, writeEpisodesParquet } from '../export/parquet.js';
 import { playJobRows, type JobRequest, type JobResult, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
 import { unpackTable } from '../export/table-builder.js';
 import type { RecordBatchBody } from '../export/ipc-body.js';
 import type { EpisodeRow } from '../export/schema.js';
-import { addPresetOption } from './preset-option.js';
-import { addSplitOptions } from './splits.js';
+import { dollars } from './format.js';
 
 /** Options of a bulk run. */
 export interface RunOptions {
@@ -56,11 +54,6 @@ export interface RunOptions {
   /** Show a progress bar on stderr when it is a TTY (default true). */
   progress?: boolean;
 }
-
-/** File formats of the step and episode tables. */
-export const TABLE_FORMATS = ['arrow', 'parquet'] as const;
-/** A file format of the step and episode tables (also the files' extension). */
-export type TableFormat = (typeof TABLE_FORMATS)[number];
 
 /** Per-policy aggregate written to summary.json. */
 export interface PolicySummary {
@@ -115,12 +108,6 @@ export function summarize(episodes: readonly EpisodeRow[], policies: readonly st
     };
   }
   return out;
-}
-
-/** `$1,234,567` from cents. */
-export function dollars(cents: number): string {
-  const sign = cents < 0 ? '-' : '';
-  return `${sign}$${Math.round(Math.abs(cents) / 100).toLocaleString('en-US')}`;
 }
 
 /** The summary as a Markdown table. */
@@ -457,62 +444,3 @@ export async function runBulk(o: RunOptions): Promise<RunResult> {
 
 /** Parse `1-5`, `1,3,7` or `2` into a list of seeds (kept here for existing importers; see args.ts). */
 export { parseSeedList };
-
-function policyList(v: string): string[] {
-  const names = v.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-  for (const n of names) if (!POLICY_NAMES.includes(n)) throw new InvalidArgumentError(`unknown policy ${n} (available: ${POLICY_NAMES.join(', ')})`);
-  if (names.length === 0) throw new InvalidArgumentError('no policy given');
-  return [...new Set(names)];
-}
-
-/** Parsed values of the options `addRunOptions` registers. */
-export interface RunSpecFlags {
-  policy: string[];
-  seeds: number[];
-  preset: string;
-  maxSteps?: number;
-  trajectories: boolean;
-  rollouts?: boolean;
-  runId?: string;
-  format?: TableFormat;
-  compression?: ArrowCompression;
-}
-
-/** Register the options that decide a run's output (shared by `ycgym run` and `ycgym shard`, so both accept the same flags). */
-export function addRunOptions(cmd: Command): Command {
-  cmd
-    .requiredOption('--policy <list>', `comma-separated policies (${POLICY_NAMES.join(', ')})`, policyList)
-    .option('--seeds <list>', 'seeds, e.g. 1-100 or 1,5,9', parseSeedList, [1]);
-  addSplitOptions(cmd);
-  return addPresetOption(cmd, 'preset name or TOML path', 'default')
-    .option('--max-steps <n>', 'truncate each episode after this many actions', intOption(1, Number.MAX_SAFE_INTEGER, '--max-steps'))
-    .addOption(new Option('--no-trajectories', 'skip DIR/trajectories.FORMAT (episodes and summary only)'))
-    .addOption(new Option('--format <format>', 'table files: Arrow IPC (DIR/*.arrow) or zstd-compressed Parquet (DIR/*.parquet)').choices([...TABLE_FORMATS]).default('arrow'))
-    .addOption(new Option('--compression <codec>', 'Arrow IPC body compression: zstd (each buffer, as the Arrow format defines it) or none (Parquet is always zstd)').choices([...ARROW_COMPRESSIONS]).default('zstd'))
-    .option('--rollouts', "also write the reference's rollout JSON per episode to DIR/rollouts/")
-    .option('--run-id <id>', 'run identifier stored in every row (default: derived from the parameters)');
-}
-
-/** The run spec of parsed `addRunOptions` flags. */
-export function runSpecFrom(o: RunSpecFlags): RunSpec {
-  const spec: RunSpec = { policies: o.policy, seeds: o.seeds, preset: o.preset, trajectories: o.trajectories, rollouts: o.rollouts === true };
-  if (o.maxSteps !== undefined) spec.maxSteps = o.maxSteps;
-  if (o.runId !== undefined) spec.runId = o.runId;
-  if (o.format !== undefined) spec.format = o.format;
-  if (o.compression !== undefined) spec.compression = o.compression;
-  return spec;
-}
-
-/** Register `ycgym run` on a commander program. */
-export function registerRun(program: Command): void {
-  addRunOptions(program.command('run').description('run baseline policies on many seeds in parallel; write Arrow or Parquet trajectories, episodes and a summary'))
-    .option('--workers <n>', `worker threads (1 runs in the main thread; at most ${MAX_WORKERS})`, intOption(1, MAX_WORKERS, '--workers'), Math.max(1, Math.min(4, cpus().length)))
-    .requiredOption('--out <dir>', 'output directory')
-    .option('--no-progress', 'no progress bar')
-    .action(async (o: RunSpecFlags & { workers: number; out: string; progress: boolean }) => {
-      const r = await runBulk({ ...runSpecFrom(o), workers: o.workers, out: o.out, progress: o.progress });
-      process.stdout.write(`${summaryTable(r.summary)}\n\n`);
-      const files = [r.files.trajectories, r.files.episodes, r.files.summary].filter((f): f is string => f !== null);
-      process.stdout.write(`${r.episodes.length} episodes in ${r.seconds.toFixed(1)} s; wrote ${files.join(', ')}\n`);
-    });
-}

@@ -10,9 +10,7 @@ import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSION
 import { intOption, secondsIn } from './args.js';
 import { MAX_PIPE_SPIN_US } from '../server/pipe.js';
 import { ARROW_COMPRESSIONS, type ArrowCompression } from '../export/compression.js';
-import { SecurityError, generateCurveKeyPair } from '../server/security.js';
-import { startServer, type Logger, type Server } from '../server/server.js';
-import { readAllowList } from '../server/zap.js';
+import type { Logger, Server } from '../server/server.js';
 
 
 interface ServeFlags {
@@ -58,6 +56,8 @@ async function serve(o: ServeFlags): Promise<void> {
   if (o.curvePublicKey !== undefined && o.curveSecretKey === undefined) die(2, 'serve: --curve-public-key needs --curve-secret-key');
   if (o.curveAllow !== undefined && o.curveSecretKey === undefined) die(2, 'serve: --curve-allow needs --curve-secret-key');
   if (o.pipeSpinUs !== undefined && o.pipeFds === undefined) die(2, 'serve: --pipe-spin-us applies to --pipe-fds');
+  // Loaded here, not with the CLI: the other commands start without ZeroMQ and the protocol's schema.
+  const [{ startServer }, { SecurityError }, { readAllowList }] = await Promise.all([import('../server/server.js'), import('../server/security.js'), import('../server/zap.js')]);
   let server: Server;
   try {
     server = await startServer({
@@ -124,7 +124,8 @@ export function registerServe(program: Command): void {
   program
     .command('keygen')
     .description('print a new CURVE key pair as JSON ({"public_key","secret_key"}, Z85)')
-    .action(() => {
+    .action(async () => {
+      const { generateCurveKeyPair } = await import('../server/security.js');
       const k = generateCurveKeyPair();
       process.stdout.write(JSON.stringify({ public_key: k.publicKey, secret_key: k.secretKey }) + '\n');
     });

@@ -17,15 +17,13 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { RecordBatch, RecordBatchReader } from 'apache-arrow';
-import type { Command } from 'commander';
 import { stepSink } from '../export/arrow.js';
 import { stepParquetSink } from '../export/parquet.js';
 import { zstdEncoder } from '../export/zstd.js';
 import type { EpisodeRow } from '../export/schema.js';
 import { readEpisodes } from './report.js';
-import { addRunOptions, planRun, playToDir, rolloutFileName, runSpecFrom, summaryTable, writeEpisodes, writeSummary, type RunPlan, type RunSpecFlags, type RunSummary } from './run.js';
+import { playToDir, rolloutFileName, writeEpisodes, writeSummary, type RunPlan, type RunSummary } from './run.js';
 
 /** `shard plan` output: what a driver needs to cut the run into shards. */
 export interface ShardPlanInfo {
@@ -194,30 +192,4 @@ export async function mergeShards(plan: RunPlan, from: string, out: string): Pro
   const { summary, path } = writeSummary(out, episodes, plan.policies);
   files.push(path);
   return { summary, episodes, files };
-}
-
-function plan(o: RunSpecFlags): RunPlan {
-  return planRun(runSpecFrom(o));
-}
-
-/** Register `ycgym shard plan|worker|merge` on a commander program. */
-export function registerShard(program: Command): void {
-  const shard = program.command('shard').description('a bulk run cut into shards that run elsewhere (used by python -m ycgym.ray) and merged back into `ycgym run` output');
-  addRunOptions(shard.command('plan').description("print the run's plan as one JSON line: run_id, preset, policies, jobs")).action((o: RunSpecFlags) => {
-    process.stdout.write(JSON.stringify(planInfo(plan(o))) + '\n');
-  });
-  addRunOptions(shard.command('worker').description('play job ranges read as JSON lines on stdin ({"start","end","out"}); one JSON reply line each')).action(async (o: RunSpecFlags) => {
-    const p = plan(o);
-    process.stdout.write(JSON.stringify({ event: 'ready', ...planInfo(p) }) + '\n');
-    const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
-    await serveShardRequests(p, rl, (line) => process.stdout.write(line + '\n'));
-  });
-  addRunOptions(shard.command('merge').description('check and merge the shards under --from into --out: the files and summary.json of `ycgym run`'))
-    .requiredOption('--from <dir>', 'directory whose subdirectories are shard outputs')
-    .requiredOption('--out <dir>', 'output directory')
-    .action(async (o: RunSpecFlags & { from: string; out: string }) => {
-      const r = await mergeShards(plan(o), o.from, o.out);
-      process.stdout.write(`${summaryTable(r.summary)}\n\n`);
-      process.stdout.write(`${r.episodes.length} episodes; wrote ${r.files.join(', ')}\n`);
-    });
 }

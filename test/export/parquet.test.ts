@@ -7,7 +7,8 @@ import { readArrowFile } from '../../src/export/arrow.js';
 import { readParquetBatches, readParquetFile, stepParquetSink } from '../../src/export/parquet.js';
 import { STEP_COLUMNS } from '../../src/export/schema.js';
 import { readEpisodes, symlog, symlogInverse, tableFile, writeReport } from '../../src/cli/report.js';
-import { dollars, planRun, runBulk, workerScript, type RunSpec } from '../../src/cli/run.js';
+import { dollars } from '../../src/cli/format.js';
+import { planRun, runBulk, workerScript, type RunSpec } from '../../src/cli/run.js';
 import { mergeShards, playShard } from '../../src/cli/shard.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ycgym-parquet-'));
