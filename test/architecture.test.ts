@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { importCycles, importGraph, layerGraph, violations, type ImportGraph, type Rule } from './helpers/import-graph.js';
+import { importCycles, importGraph, layerGraph, reach, violations, type ImportGraph, type Rule } from './helpers/import-graph.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -142,14 +142,7 @@ describe('the source tree keeps its layers', () => {
   });
 
   it('the in-process entry src/core.ts reaches no network, protocol or export module (transitively), and src/index.ts re-exports it', () => {
-    const seen = new Set<string>();
-    const todo = [CORE];
-    while (todo.length > 0) {
-      const f = todo.pop() as string;
-      if (seen.has(f)) continue;
-      seen.add(f);
-      todo.push(...(graph.get(f) ?? []));
-    }
+    const seen = reach(CORE, (f) => graph.get(f) ?? []);
     const heavy = [...seen].filter((f) => ['src/server/', 'src/client/', 'src/protocol/', 'src/export/', 'src/cli/'].some((p) => f.startsWith(p)) || f === PUBLIC);
     expect(heavy).toEqual([]);
     expect(seen.size).toBeGreaterThan(20);

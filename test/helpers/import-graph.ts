@@ -39,6 +39,57 @@ export function importGraph(root: string, dirs: readonly string[]): ImportGraph 
   return graph;
 }
 
+/** Every node reached from `start` (itself included), following `next`. */
+export function reach(start: string, next: (node: string) => readonly string[]): Set<string> {
+  const seen = new Set<string>();
+  const todo = [start];
+  while (todo.length > 0) {
+    const f = todo.pop() as string;
+    if (seen.has(f)) continue;
+    seen.add(f);
+    todo.push(...next(f));
+  }
+  return seen;
+}
+
+/**
+ * The modules a file loads when it is loaded: its `import` and `export ... from` declarations as written (relative
+ * specifiers and package names), without `import type`, `export type` and declarations whose every binding is a type
+ * (the compiler drops them), and without dynamic `import()` (loaded when it runs). Read with the compiler's parser.
+ * An import whose bindings are only used as types is dropped by the compiler too but counted here: a check that a
+ * module is not loaded errs on the safe side.
+ */
+export function valueImports(source: string): string[] {
+  const sf = ts.createSourceFile('x.ts', source, ts.ScriptTarget.Latest, false);
+  const out: string[] = [];
+  const allTypes = (elements: readonly { isTypeOnly: boolean }[]): boolean => elements.length > 0 && elements.every((e) => e.isTypeOnly);
+  for (const st of sf.statements) {
+    if (ts.isImportDeclaration(st)) {
+      const c = st.importClause;
+      if (c !== undefined && (c.isTypeOnly || (c.name === undefined && c.namedBindings !== undefined && ts.isNamedImports(c.namedBindings) && allTypes(c.namedBindings.elements)))) continue;
+      out.push((st.moduleSpecifier as ts.StringLiteral).text);
+    } else if (ts.isExportDeclaration(st) && st.moduleSpecifier !== undefined && !st.isTypeOnly) {
+      if (st.exportClause !== undefined && ts.isNamedExports(st.exportClause) && allTypes(st.exportClause.elements)) continue;
+      out.push((st.moduleSpecifier as ts.StringLiteral).text);
+    }
+  }
+  return out;
+}
+
+/** The project files (repo-relative) and packages (by name) that loading `entry` loads: `valueImports` followed. */
+export function loadedBy(root: string, entry: string): { files: Set<string>; packages: Set<string> } {
+  const packages = new Set<string>();
+  const files = reach(entry, (f) => {
+    const next: string[] = [];
+    for (const spec of valueImports(readFileSync(join(root, f), 'utf8'))) {
+      if (spec.startsWith('.')) next.push(resolveSpec(root, f, spec));
+      else if (!spec.startsWith('node:')) packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
+    }
+    return next;
+  });
+  return { files, packages };
+}
+
 /** Strongly connected components with more than one file (or a file importing itself): the import cycles. */
 export function importCycles(graph: ImportGraph): string[][] {
   // Tarjan's algorithm; sorted input keeps the output order stable.
