@@ -4,9 +4,14 @@
  * - src/config/preset-validator.generated.ts: schema/preset.schema.json (compiling it cost ~150-200 ms of CPU in
  *   every process and in each `ycgym run` worker);
  * - src/protocol/request-validators.generated.ts: every op's request definition of schema/protocol.schema.json
- *   (compiling the protocol schema was ~45% of a server's start, ~0.5 s of CPU; replies and snapshots, checked
- *   only on request, are still compiled when first needed).
- * test/unit/generated.test.ts regenerates both in memory and fails when a schema, the options or the ajv version
+ *   (compiling the protocol schema was ~45% of a server's start, ~0.5 s of CPU; replies, checked only when a server
+ *   validates its replies, are still compiled when first needed);
+ * - src/protocol/restore-validators.generated.ts: the definitions a restore checks (`EnvSnapshot`, `TurnSnapshot`, and
+ *   the restored session's first observation: `Observation`, `StepInfo`, `TurnMessagesResult`, `TurnInfo`, `Status`):
+ *   a server's first `restore` compiled the whole protocol schema, ~0.25 s;
+ * - src/env/sim-snapshot-validator.generated.ts: schema/sim-snapshot.schema.json (every restored simulation; its
+ *   compiler made every process and bulk-run worker load ajv's compiler).
+ * test/unit/generated.test.ts regenerates them in memory and fails when a schema, the options or the ajv version
  * changed without `npm run gen`.
  */
 import { readFileSync } from 'node:fs';
@@ -61,13 +66,38 @@ export function renderPresetValidator(): string {
 
 export const REQUEST_VALIDATORS_PATH = 'src/protocol/request-validators.generated.ts';
 
-/** The request validators module: one export per request definition the op table names (`StepRequest`, ...). */
-export function renderRequestValidators(): string {
+/** A module of validators of protocol schema definitions: one export per definition of `defs`, in sorted order. */
+function protocolValidators(defs: readonly string[], what: string): string {
   const schema = JSON.parse(readFileSync(protocolSchemaPath(), 'utf8')) as { $id: string };
   const ajv = new Ajv2020({ ...PROTOCOL_AJV_OPTIONS, code: { source: true, esm: true, lines: true } });
   ajv.addSchema(schema);
-  const refs: Record<string, string> = {};
-  for (const op of OPS) refs[`${OP_TABLE[op].def}Request`] = `${schema.$id}#/$defs/${OP_TABLE[op].def}Request`;
-  const sorted = Object.fromEntries(Object.entries(refs).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  return standaloneModule(ajv, sorted, 'schema/protocol.schema.json (every op\'s request)');
+  const refs = Object.fromEntries([...defs].sort().map((d) => [d, `${schema.$id}#/$defs/${d}`]));
+  return standaloneModule(ajv, refs, `schema/protocol.schema.json (${what})`);
+}
+
+/** The request validators module: one export per request definition the op table names (`StepRequest`, ...). */
+export function renderRequestValidators(): string {
+  return protocolValidators(OPS.map((op) => `${OP_TABLE[op].def}Request`), "every op's request");
+}
+
+export const RESTORE_VALIDATORS_PATH = 'src/protocol/restore-validators.generated.ts';
+
+/** The protocol definitions `restore` and `turn_restore` check: the snapshots and the restored session's first result. */
+export const RESTORE_DEFS = ['EnvSnapshot', 'TurnSnapshot', 'Observation', 'StepInfo', 'TurnMessagesResult', 'TurnInfo', 'Status'] as const;
+
+/** The restore validators module: one export per definition of `RESTORE_DEFS`. */
+export function renderRestoreValidators(): string {
+  return protocolValidators(RESTORE_DEFS, 'the definitions restore and turn_restore check');
+}
+
+/** The options a simulation snapshot is validated with (src/env/snapshot.ts). */
+export const SIM_SNAPSHOT_AJV_OPTIONS = { allErrors: false, strict: true } as const;
+
+export const SIM_SNAPSHOT_VALIDATOR_PATH = 'src/env/sim-snapshot-validator.generated.ts';
+
+/** The simulation snapshot validator module (default export and `validate`). */
+export function renderSimSnapshotValidator(): string {
+  const schema = JSON.parse(readFileSync(join(packageRoot(), 'schema', 'sim-snapshot.schema.json'), 'utf8')) as object;
+  const ajv = new Ajv2020({ ...SIM_SNAPSHOT_AJV_OPTIONS, code: { source: true, esm: true, lines: true } });
+  return standaloneModule(ajv, ajv.compile(schema), 'schema/sim-snapshot.schema.json');
 }

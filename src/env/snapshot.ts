@@ -3,23 +3,17 @@
  * Schema in schema/sim-snapshot.schema.json, referential integrity, and a re-validated config. A snapshot
  * that passes restores into a simulation whose invariants hold; anything else is a clear error.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { configFromRaw, packageRoot } from '../config/load.js';
+import { configFromRaw } from '../config/load.js';
 import type { SimSnapshot } from '../sim/index.js';
+import { validate as simSnapshotSchema } from './sim-snapshot-validator.generated.js';
 
 /** A snapshot that cannot be restored. */
 export class SnapshotError extends Error {}
 
-let validator: ValidateFunction | undefined;
+/** schema/sim-snapshot.schema.json's validator, generated ahead of time (scripts/gen/validators.ts: no compile at run time). */
 function schemaValidator(): ValidateFunction {
-  if (!validator) {
-    const schema = JSON.parse(readFileSync(join(packageRoot(), 'schema', 'sim-snapshot.schema.json'), 'utf8')) as object;
-    validator = new Ajv2020({ allErrors: false, strict: true }).compile(schema);
-  }
-  return validator;
+  return simSnapshotSchema as unknown as ValidateFunction;
 }
 
 /** Check a parsed snapshot and return it typed (with its config re-validated), or throw `SnapshotError`. */

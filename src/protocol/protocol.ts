@@ -11,6 +11,7 @@ import { packageRoot } from '../config/load.js';
 import { MAX_REQUEST_ID_CHARS } from './limits.js';
 import { OP_TABLE, OPS, type ErrorBody, type ErrorCode, type Op, type RequestId } from './ops.js';
 import * as generated from './request-validators.generated.js';
+import * as restoreValidators from './restore-validators.generated.js';
 
 export * from './binary.js';
 export * from './limits.js';
@@ -64,10 +65,11 @@ export function protocolSchemaPath(): string {
 export const PROTOCOL_AJV_OPTIONS = { allErrors: false, strict: true, allowUnionTypes: true } as const;
 
 /**
- * The validators of every op's request and reply, the error reply and the two snapshot kinds. The request validators
- * are generated ahead of time (scripts/gen/validators.ts -> ./request-validators.generated.ts): a server checks
- * requests from its first message without compiling the schema. The rest (reply validation is a debugging option;
- * snapshots come with restores) compile the whole schema once, when one of them is first read (~0.5 s of CPU).
+ * The validators of every op's request and reply, the error reply and the two snapshot kinds. The request and
+ * snapshot validators are generated ahead of time (scripts/gen/validators.ts -> ./request-validators.generated.ts,
+ * ./restore-validators.generated.ts): a server checks requests from its first message, and restores from the first,
+ * without compiling the schema. The rest (reply validation is a debugging option) compile the whole schema once, when
+ * one of them is first read (~0.5 s of CPU).
  */
 export interface Validators {
   readonly requests: Readonly<Record<Op, ValidateFunction>>;
@@ -103,12 +105,10 @@ interface Compiled {
   ajv: Ajv2020;
   replies: Record<Op, ValidateFunction>;
   errorReply: ValidateFunction;
-  snapshot: ValidateFunction;
-  turnSnapshot: ValidateFunction;
 }
 let compiled: Compiled | undefined;
 
-/** Compile (once) the whole protocol schema: replies, the error reply, snapshots, any `$defs` entry. */
+/** Compile (once) the whole protocol schema: replies, the error reply, any `$defs` entry. */
 function compiledSchema(): Compiled {
   if (compiled !== undefined) return compiled;
   const schema = parsedSchema();
@@ -121,7 +121,7 @@ function compiledSchema(): Compiled {
   };
   const replies = {} as Record<Op, ValidateFunction>;
   for (const op of OPS) replies[op] = get(`${OP_TABLE[op].def}Reply`);
-  compiled = { ajv, replies, errorReply: get('ErrorReply'), snapshot: get('EnvSnapshot'), turnSnapshot: get('TurnSnapshot') };
+  compiled = { ajv, replies, errorReply: get('ErrorReply') };
   return compiled;
 }
 
@@ -136,17 +136,17 @@ const VALIDATORS: Validators = {
     return compiledSchema().errorReply;
   },
   get snapshot() {
-    return compiledSchema().snapshot;
+    return restoreValidators.EnvSnapshot as unknown as ValidateFunction;
   },
   get turnSnapshot() {
-    return compiledSchema().turnSnapshot;
+    return restoreValidators.TurnSnapshot as unknown as ValidateFunction;
   },
   get ajv() {
     return compiledSchema().ajv;
   },
 };
 
-/** The protocol's validators (requests generated ahead of time; the others compiled when first read). */
+/** The protocol's validators (requests and snapshots generated ahead of time; the others compiled when first read). */
 export function getValidators(): Validators {
   return VALIDATORS;
 }
@@ -158,11 +158,12 @@ export function requestValidator(op: Op): ValidateFunction {
 
 /**
  * A validator for any `$defs` entry of the protocol schema (e.g. `"StepResult"`), for tests and clients. An unknown
- * entry throws at once; the schema is compiled when the validator is first called.
+ * entry throws at once. The entries a restore checks are generated ahead of time (./restore-validators.generated.ts);
+ * for any other the schema is compiled when the validator is first called.
  */
 export function schemaValidator(def: string): (value: unknown) => string | null {
   if (parsedSchema().$defs?.[def] === undefined) throw new Error(`protocol schema has no $defs/${def}`);
-  let v: ValidateFunction | undefined;
+  let v = (restoreValidators as unknown as Record<string, ValidateFunction | undefined>)[def];
   return (value) => {
     v ??= compiledSchema().ajv.getSchema(`${SCHEMA_ID}#/$defs/${def}`) as ValidateFunction;
     return v(value) ? null : formatErrors(v.errors);

@@ -76,18 +76,25 @@ export function valueImports(source: string): string[] {
   return out;
 }
 
-/** The project files (repo-relative) and packages (by name) that loading `entry` loads: `valueImports` followed. */
-export function loadedBy(root: string, entry: string): { files: Set<string>; packages: Set<string> } {
+/**
+ * The project files (repo-relative), packages (by name) and package modules (as imported, e.g. `ajv/dist/2020.js`)
+ * that loading `entry` loads: `valueImports` followed.
+ */
+export function loadedBy(root: string, entry: string): { files: Set<string>; packages: Set<string>; modules: Set<string> } {
   const packages = new Set<string>();
+  const modules = new Set<string>();
   const files = reach(entry, (f) => {
     const next: string[] = [];
     for (const spec of valueImports(readFileSync(join(root, f), 'utf8'))) {
       if (spec.startsWith('.')) next.push(resolveSpec(root, f, spec));
-      else if (!spec.startsWith('node:')) packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
+      else if (!spec.startsWith('node:')) {
+        modules.add(spec);
+        packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
+      }
     }
     return next;
   });
-  return { files, packages };
+  return { files, packages, modules };
 }
 
 /** Strongly connected components with more than one file (or a file importing itself): the import cycles. */

@@ -2,7 +2,8 @@
  * The CLI loads what a command runs when the command runs: from src/cli/main.ts, the modules loaded with it (static
  * value imports, followed) include neither Arrow, Parquet, ZeroMQ nor the protocol server, so `ycgym world`,
  * `ycgym parity`, `--version` and `ycgym serve` (every Python process's local server) start without them
- * (src/cli/run-commands.ts and src/cli/serve.ts import them in their actions).
+ * (src/cli/run-commands.ts and src/cli/serve.ts import them in their actions); neither they nor a bulk-run worker load
+ * ajv's schema compiler (the preset, request and snapshot validators are generated ahead of time).
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -33,8 +34,16 @@ describe('the CLI entry point', () => {
     for (const m of ['src/cli/run.ts', 'src/cli/shard.ts', 'src/cli/report.ts', 'src/server/server.ts', 'src/export/arrow.ts', 'src/export/parquet.ts']) expect(files, m).not.toContain(m);
   });
 
+  it("neither the CLI nor a bulk-run worker thread loads ajv's schema compiler (every validator they use is generated)", () => {
+    for (const entry of ['src/cli/main.ts', 'src/cli/export-worker.ts']) {
+      const { modules } = loadedBy(ROOT, entry);
+      expect([...modules].filter((m) => m === 'ajv' || m.startsWith('ajv/dist/2020') || m.startsWith('ajv/dist/core')), entry).toEqual([]);
+    }
+  });
+
   it('the modules that run those commands do load them (the check sees what it looks for)', () => {
     expect(loadedBy(ROOT, 'src/cli/run.ts').packages).toContain('apache-arrow');
     expect(loadedBy(ROOT, 'src/server/server.ts').packages).toContain('zeromq');
+    expect(loadedBy(ROOT, 'src/server/server.ts').modules).toContain('ajv/dist/2020.js');
   });
 });
