@@ -19,4 +19,4 @@ def test_bench_start_prints_its_runs() -> None:
     got = json.loads(out.stdout)
     assert got["repeats"] == 1 and got["transport"] == "tcp"
     assert len(got["runs"]) == (2 if entry else 1)
-    assert all(r["start_ms"] > 0 for r in got["runs"])
+    assert all(r["start_ms"] > 0 and r["first_restore_ms"] > 0 for r in got["runs"])
