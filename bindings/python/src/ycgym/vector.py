@@ -45,6 +45,7 @@ from .splits import server_splits, split_seed
 __all__ = ["YCBenchVectorEnv"]
 
 _TEXT = operator.itemgetter("text")
+_STR_OR_NONE = {str, type(None)}
 
 
 def _same_dicts(ds: list[Any]) -> bool:
@@ -267,6 +268,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         received = 0
         pending = None
         stepped: list[StepResult] = []  # the results of to_step, in order (once every part is in)
+        reset_results: list[ResetResult] = []  # those of to_reset, in order
         try:
             if to_step:
                 # One request, or a few pipelined (Client.send_step_batch): each part's results are taken in below while
@@ -298,8 +300,6 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             if pending is not None:
                 reset_results = self._finish_resets(*pending)
                 pending = None
-                for i, r in zip(to_reset, reset_results):
-                    env_infos[i] = self._info(r, i)
         except BaseException:  # e.g. Ctrl-C while waiting: late replies must not be taken for others'
             c.abandon([rid for rid, _ in parts[received:]] + reset_ids)  # those received are not pending: left alone
             raise
@@ -308,14 +308,22 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         if first_error is not None:
             raise first_error
 
-        if not to_reset and not (mode == AutoresetMode.SAME_STEP and (terminations.any() or truncations.any())):
-            # Every env stepped, none reset (the usual step): the vector info straight from the results.
-            infos = self._step_infos(stepped)
+        if not (mode == AutoresetMode.SAME_STEP and (terminations.any() or truncations.any())):
+            # Every env stepped or (next-step autoreset) reset, none ends with a same-step reset: the vector info
+            # straight from the results, in env order (a reset's info has the keys of a step's).
+            by_env: list[Any] = [None] * n
+            for i, r in zip(to_step, stepped):
+                by_env[i] = r
+            for i, r in zip(to_reset, reset_results):
+                by_env[i] = r
+            infos = self._step_infos(by_env) if None not in by_env else None
             if infos is not None:
                 self._autoreset_envs = np.logical_or(terminations, truncations)
                 return self._batch_obs(), rewards, terminations, truncations, infos
         for i, sr in zip(to_step, stepped):
             env_infos[i] = self._info(sr, i)
+        for i, r in zip(to_reset, reset_results):
+            env_infos[i] = self._info(r, i)
 
         final: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
         if mode == AutoresetMode.SAME_STEP:
@@ -481,7 +489,9 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         for dict values with the same keys; None for anything it does not build (see there)."""
         types = set(map(type, vals))
         if len(types) != 1:
-            return None
+            # Strings and None together (a command or terminal reason here and there): an object array, as the general
+            # path and Gymnasium's `_add_info` make it.
+            return np.array(vals, dtype=object) if types == _STR_OR_NONE else None
         t = types.pop()
         if t is dict:
             k0 = vals[0].keys()
@@ -500,7 +510,8 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         return array
 
     def _step_infos(self, results: list[StepResult]) -> dict[str, Any] | None:
-        """The vector info of a step that stepped every sub-environment and reset none: what :meth:`_batch_infos`
+        """The vector info of a step whose every sub-environment has one result (a step's, or a next-step autoreset's:
+        its info has the same keys) and none ends with a same-step reset: what :meth:`_batch_infos`
         gives for their :func:`make_info` dicts, built a column at a time straight from the results (no info dict
         per sub-environment; prestige and trust converted by ``float`` a column at a time, as ``make_info`` does a
         value at a time). None whenever that is not certain (the infos' keys differ, a text is longer than
