@@ -488,10 +488,12 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         """One column of :meth:`_columnar_full` (a value for every sub-environment): an array, or a dict of columns
         for dict values with the same keys; None for anything it does not build (see there)."""
         types = set(map(type, vals))
+        if types <= _STR_OR_NONE:
+            # Strings, None, or both (a command or terminal reason here and there): an object array, as the general path
+            # and Gymnasium's `_add_info` make it (flat: np.array cannot mistake them for nested sequences).
+            return np.array(vals, dtype=object)
         if len(types) != 1:
-            # Strings and None together (a command or terminal reason here and there): an object array, as the general
-            # path and Gymnasium's `_add_info` make it.
-            return np.array(vals, dtype=object) if types == _STR_OR_NONE else None
+            return None
         t = types.pop()
         if t is dict:
             k0 = vals[0].keys()
@@ -502,8 +504,6 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             return np.array(vals, dtype=t)
         if issubclass(t, (dict, np.ndarray)):
             return None
-        if t is str or t is type(None):  # flat: np.array cannot mistake them for nested sequences
-            return np.array(vals, dtype=object)
         array = np.full(self.num_envs, fill_value=None, dtype=object)
         for i, v in enumerate(vals):
             array[i] = v
