@@ -12,13 +12,11 @@ import { validate as simSnapshotSchema } from './sim-snapshot-validator.generate
 export class SnapshotError extends Error {}
 
 /** schema/sim-snapshot.schema.json's validator, generated ahead of time (scripts/gen/validators.ts: no compile at run time). */
-function schemaValidator(): ValidateFunction {
-  return simSnapshotSchema as unknown as ValidateFunction;
-}
+const schemaValidator = simSnapshotSchema as unknown as ValidateFunction;
 
 /** Check a parsed snapshot and return it typed (with its config re-validated), or throw `SnapshotError`. */
 export function validateSimSnapshot(x: unknown): SimSnapshot {
-  const v = schemaValidator();
+  const v = schemaValidator;
   if (!v(x)) {
     const e = v.errors?.[0];
     throw new SnapshotError(`invalid snapshot: ${e ? `${e.instancePath || '/'} ${e.message ?? ''}` : 'schema violation'}`.trim());
