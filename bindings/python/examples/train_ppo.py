@@ -137,6 +137,7 @@ def main() -> None:
     import torch as th
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import Logger
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     th.manual_seed(args.seed)
@@ -148,6 +149,9 @@ def main() -> None:
         "MlpPolicy", venv, n_steps=args.n_steps, batch_size=256, learning_rate=args.learning_rate, gamma=0.999, ent_coef=0.01,
         policy_kwargs={"net_arch": arch}, seed=args.seed, device=args.device, verbose=0,
     )
+    # A logger with no outputs: stable-baselines3's default one (verbose=0, no tensorboard) makes an empty
+    # SB3-<date> folder in the temporary directory on every run.
+    model.set_logger(Logger(folder=None, output_formats=[]))
     if args.bc_episodes > 0:
         behaviour_clone(model, demos(args, pool, args.bc_episodes), args.bc_epochs)
 

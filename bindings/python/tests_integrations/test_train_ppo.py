@@ -17,12 +17,19 @@ SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "train_ppo.py"
 
 
 def _train(*, budget_s: str, eval_seeds: str, plot: Path) -> tuple[dict[str, Any], str]:
-    """Run the example with a tiny model and budget: its JSON line and its stderr."""
+    """Run the example with a tiny model and budget: its JSON line and its stderr.
+
+    Its temporary directory is one of its own, which must hold no ``SB3-*`` folder afterwards: stable-baselines3's
+    default logger made an empty one in the user's temporary directory on every run.
+    """
+    tmp = plot.parent / "tmpdir"
+    tmp.mkdir()
     out = subprocess.run(
         [sys.executable, str(SCRIPT), "--budget-s", budget_s, "--eval-seeds", eval_seeds, "--bc-episodes", "1", "--bc-epochs", "1", "--n-envs", "2", "--n-steps", "32", "--plot", str(plot)],
-        capture_output=True, text=True, timeout=900, env=dict(os.environ),
+        capture_output=True, text=True, timeout=900, env={**os.environ, "TMPDIR": str(tmp)},
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert sorted(p.name for p in tmp.glob("SB3-*")) == []
     return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
 
 
