@@ -12,7 +12,10 @@
  * user + system time from /proc/self/stat (Linux; null elsewhere); `main_thread_cpu_s` is the run's main thread alone
  * (the writer: it receives the workers' episodes and writes the files; `/proc/PID/task/PID/stat`, read every 20 ms
  * while the run lives, so up to that much low; null off Linux): episodes over it is the most episodes per second that
- * one writer takes, whatever the number of workers.
+ * one writer takes, whatever the number of workers. `thread_cpu_s` is every thread's CPU read the same way (the main
+ * thread first, then the others, busiest first), and `background_threads_cpu_s` the part of the CPU that ran on
+ * neither the main thread nor the `--workers` busiest other threads (the worker threads, from 2 workers on; with 1
+ * the episodes run on the main thread): V8's optimising compiler and garbage collector threads, libuv's pool.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
@@ -65,19 +68,45 @@ interface Sample {
   wall_s: number;
   cpu_s: number | null;
   main_thread_cpu_s: number | null;
+  background_threads_cpu_s: number | null;
+  thread_cpu_s: number[] | null;
 }
 
-/** CPU seconds (user + system) of process `pid`'s main thread so far, or null (gone, or not Linux). */
-function mainThreadCpuS(pid: number): number | null {
+/** CPU seconds (user + system) of thread `tid` of process `pid` so far, or null (gone, or not Linux). */
+function threadCpuS(pid: number, tid: number): number | null {
   try {
     clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
     // utime and stime are fields 14 and 15 (fields after the command name start at field 3).
-    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(f[11]) + Number(f[12])) / clockTicks;
   } catch {
     return null;
   }
+}
+
+/** Record the CPU so far of every thread of process `pid` in `seen` (a thread that ended keeps its last reading). */
+function sampleThreads(pid: number, seen: Map<number, number>): void {
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return;
+  }
+  for (const t of tids) {
+    const x = threadCpuS(pid, Number(t));
+    if (x !== null) seen.set(Number(t), x);
+  }
+}
+
+/** The sample's per-thread fields from the last readings of a run's threads (`pid`: its main thread). */
+function threadFields(pid: number | undefined, seen: Map<number, number>, workers: number): Pick<Sample, 'main_thread_cpu_s' | 'background_threads_cpu_s' | 'thread_cpu_s'> {
+  const main = pid === undefined ? undefined : seen.get(pid);
+  if (pid === undefined || main === undefined) return { main_thread_cpu_s: null, background_threads_cpu_s: null, thread_cpu_s: null };
+  const others = [...seen].filter(([t]) => t !== pid).map(([, x]) => x).sort((a, b) => b - a);
+  const round = (x: number): number => Math.round(x * 100) / 100;
+  const background = others.slice(workers >= 2 ? workers : 0).reduce((a, b) => a + b, 0);
+  return { main_thread_cpu_s: main, background_threads_cpu_s: round(background), thread_cpu_s: [main, ...others].map(round) };
 }
 
 /** Whether the build at `dist` has `ycgym run --compression` (builds before it wrote plain Arrow files only). */
@@ -103,10 +132,9 @@ async function runOnce(dist: string, format: Format, a: { seeds: string; policy:
   let stderr = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (d: string) => void (stderr += d));
-  let main: number | null = null;
+  const threads = new Map<number, number>();
   const sample = setInterval(() => {
-    const x = child.pid === undefined ? null : mainThreadCpuS(child.pid);
-    if (x !== null) main = x;
+    if (child.pid !== undefined) sampleThreads(child.pid, threads);
   }, 20);
   const status = await new Promise<number | null>((resolve, reject) => {
     child.on('error', reject);
@@ -115,7 +143,7 @@ async function runOnce(dist: string, format: Format, a: { seeds: string; policy:
   const wall = (performance.now() - t0) / 1000;
   const c1 = childrenCpuS();
   if (status !== 0) throw new Error(`ycgym run (${dist}, ${format}) failed: ${stderr}`);
-  return { wall_s: wall, cpu_s: c0 === null || c1 === null ? null : c1 - c0, main_thread_cpu_s: main };
+  return { wall_s: wall, cpu_s: c0 === null || c1 === null ? null : c1 - c0, ...threadFields(child.pid, threads, a.workers) };
 }
 
 function sizes(dir: string): Record<string, number> {
@@ -170,7 +198,14 @@ async function main(): Promise<void> {
   const summary = (s: Sample[]): Record<string, unknown> => {
     const cpu = s.map((x) => x.cpu_s).filter((x): x is number => x !== null);
     const mainCpu = s.map((x) => x.main_thread_cpu_s).filter((x): x is number => x !== null);
-    return { wall_s: median(s.map((x) => x.wall_s)), cpu_s: cpu.length === s.length ? median(cpu) : null, main_thread_cpu_s: mainCpu.length === s.length ? median(mainCpu) : null, runs: s };
+    const background = s.map((x) => x.background_threads_cpu_s).filter((x): x is number => x !== null);
+    return {
+      wall_s: median(s.map((x) => x.wall_s)),
+      cpu_s: cpu.length === s.length ? median(cpu) : null,
+      main_thread_cpu_s: mainCpu.length === s.length ? median(mainCpu) : null,
+      background_threads_cpu_s: background.length === s.length ? median(background) : null,
+      runs: s,
+    };
   };
   const result: Record<string, unknown> = {
     run: { ...run, formats, repeats },

@@ -29,6 +29,13 @@ describe('bench/bulk-run', () => {
         if (process.platform === 'linux') {
           expect(m.main_thread_cpu_s).toBeGreaterThan(0);
           expect(m.main_thread_cpu_s).toBeLessThanOrEqual(m.cpu_s);
+          // Every thread's CPU, the main thread first; with one worker the episodes run on the main thread, so
+          // every other thread is background (V8's compiler and collector, libuv's pool).
+          const threads = m.runs[0].thread_cpu_s as number[];
+          expect(threads[0]).toBeCloseTo(m.main_thread_cpu_s, 2);
+          expect(threads.slice(1)).toEqual([...threads.slice(1)].sort((a, b) => b - a));
+          expect(m.background_threads_cpu_s).toBeCloseTo(threads.slice(1).reduce((a, b) => a + b, 0), 1);
+          expect(threads.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(m.cpu_s + 0.05);
         }
       }
       expect(Object.keys(out[build]['arrow'].files)).toEqual(['episodes.arrow', 'summary.json', 'trajectories.arrow']);
@@ -37,6 +44,17 @@ describe('bench/bulk-run', () => {
     expect(out['identical_files']).toEqual({ none: true, arrow: true, arrow_plain: true });
     expect(Object.keys(out['ratio_other_over_this'])).toEqual(['none', 'arrow', 'arrow_plain']);
     expect(Object.keys(out['ratio_other_over_this']['arrow'])).toEqual(['wall', 'cpu', 'main_thread_cpu']);
+  });
+
+  it.skipIf(!existsSync(script) || process.platform !== 'linux')('with worker threads, background CPU is every thread but the main one and the --workers busiest', () => {
+    const r = spawnSync(process.execPath, [script, '--seeds', '1-4', '--workers', '2', '--repeats', '1', '--formats', 'none'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const m = (JSON.parse(r.stdout) as Record<string, any>)['this']['none'];
+    const threads = m.runs[0].thread_cpu_s as number[];
+    // The main thread, two worker threads and V8's own threads at least.
+    expect(threads.length).toBeGreaterThanOrEqual(4);
+    expect(m.background_threads_cpu_s).toBeCloseTo(threads.slice(3).reduce((a, b) => a + b, 0), 1);
+    expect(m.background_threads_cpu_s).toBeLessThanOrEqual(threads.slice(1).reduce((a, b) => a + b, 0));
   });
 
   it.skipIf(!existsSync(script))('refuses an unknown format and a build without the CLI', () => {
