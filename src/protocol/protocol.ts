@@ -4,9 +4,9 @@
  * and the limits (./limits.ts). The server routes requests with these; clients and tests validate against them.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { packageRoot } from '../config/load.js';
 import { MAX_REQUEST_ID_CHARS } from './limits.js';
 import { OP_TABLE, OPS, type ErrorBody, type ErrorCode, type Op, type RequestId } from './ops.js';
@@ -108,11 +108,21 @@ interface Compiled {
 }
 let compiled: Compiled | undefined;
 
+/**
+ * ajv's schema compiler (about 30 ms to load), required when the whole schema is first compiled: a server validates
+ * requests and restores with the generated validators and never loads it unless replies are validated (a debugging
+ * option of `startServer`, which tests use).
+ */
+function ajvCompiler(): typeof Ajv2020 {
+  return (createRequire(import.meta.url)('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 }).Ajv2020;
+}
+
 /** Compile (once) the whole protocol schema: replies, the error reply, any `$defs` entry. */
 function compiledSchema(): Compiled {
   if (compiled !== undefined) return compiled;
   const schema = parsedSchema();
-  const ajv = new Ajv2020(PROTOCOL_AJV_OPTIONS);
+  const Compiler = ajvCompiler();
+  const ajv = new Compiler(PROTOCOL_AJV_OPTIONS);
   ajv.addSchema(schema as object);
   const get = (def: string): ValidateFunction => {
     const v = ajv.getSchema(`${SCHEMA_ID}#/$defs/${def}`);

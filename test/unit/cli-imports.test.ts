@@ -2,8 +2,8 @@
  * The CLI loads what a command runs when the command runs: from src/cli/main.ts, the modules loaded with it (static
  * value imports, followed) include neither Arrow, Parquet, ZeroMQ nor the protocol server, so `ycgym world`,
  * `ycgym parity`, `--version` and `ycgym serve` (every Python process's local server) start without them
- * (src/cli/run-commands.ts and src/cli/serve.ts import them in their actions); neither they nor a bulk-run worker load
- * ajv's schema compiler (the preset, request and snapshot validators are generated ahead of time).
+ * (src/cli/run-commands.ts and src/cli/serve.ts import them in their actions); neither they, a bulk-run worker nor the
+ * server load ajv's schema compiler (the preset, request and snapshot validators are generated ahead of time).
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -44,6 +44,12 @@ describe('the CLI entry point', () => {
   it('the modules that run those commands do load them (the check sees what it looks for)', () => {
     expect(loadedBy(ROOT, 'src/cli/run.ts').packages).toContain('apache-arrow');
     expect(loadedBy(ROOT, 'src/server/server.ts').packages).toContain('zeromq');
-    expect(loadedBy(ROOT, 'src/server/server.ts').modules).toContain('ajv/dist/2020.js');
+    expect(loadedBy(ROOT, 'scripts/gen/validators.ts').modules).toContain('ajv/dist/2020.js');
+  });
+
+  it("a server does not load ajv's schema compiler either (requests and restores use generated validators; only reply validation, a debugging option, requires it)", () => {
+    const { files, modules } = loadedBy(ROOT, 'src/server/server.ts');
+    expect(files).toContain('src/protocol/protocol.ts');
+    expect([...modules].filter((m) => m === 'ajv' || m.startsWith('ajv/dist/2020') || m.startsWith('ajv/dist/core'))).toEqual([]);
   });
 });
