@@ -3,7 +3,7 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { presetConfig } from '../config/load.js';
-import { checkWorldCounts, clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldPeople } from '../sim/index.js';
+import { checkWorldCounts, clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
@@ -365,13 +365,12 @@ export interface PresetDescription {
 /** Describe a preset's observation-relevant facts (clients are the same for every seed). */
 export function describePreset(preset: string | ExperimentConfig): PresetDescription {
   const cfg = presetConfig(preset);
-  // Refused as `Simulation.create` refuses it; then the employees and clients of every world of the preset, without
-  // generating a market (a server describes every preset when it starts).
+  // Refused as `Simulation.create` refuses it; then the clients of every world of the preset, without generating a
+  // market or the employees (a server describes every preset when it starts; `num_employees` employees are generated).
   checkWorldCounts(cfg.world);
-  const people = worldPeople(cfg.world);
   return {
-    clients: people.clients.map((c) => c.name).sort(),
-    num_employees: people.employees.length,
+    clients: worldClients(cfg.world).map((c) => c.name).sort(),
+    num_employees: cfg.world.num_employees,
     prestige_max: cfg.world.prestige_max,
     trust_max: cfg.world.trust_max,
   };

@@ -54,6 +54,9 @@ class Lru<V> {
   clear(): void {
     this.map.clear();
   }
+  get size(): number {
+    return this.map.size;
+  }
 }
 
 const cfgKeys = new WeakMap<WorldConfig, string>();
@@ -83,6 +86,7 @@ interface People {
   rates: Record<Domain, Dec>[];
 }
 const people = new Lru<People>(64);
+const clientLists = new Lru<GenClient[]>(64);
 /** A cached replacement task with the arguments besides (seed, counter, config) it was generated for. */
 interface Replacement {
   readonly prestige: number;
@@ -177,11 +181,29 @@ export function worldPeople(w: WorldConfig): { readonly employees: readonly GenE
   return peopleOf(w, cfgKey(w));
 }
 
+/**
+ * The clients of every world of config `w` (cached): `worldPeople(w).clients`, without generating the employees (a
+ * server describes every preset's clients when it starts, and generates a preset's employees at its first reset).
+ */
+export function worldClients(w: WorldConfig): readonly GenClient[] {
+  return clientsOf(w, cfgKey(w));
+}
+
+function clientsOf(w: WorldConfig, ck: string): GenClient[] {
+  let c = clientLists.get(ck);
+  if (!c) {
+    // Generated from their own stream (as in `peopleOf` before): the same clients whichever is asked for first.
+    c = generateClients(FIXED_WORLD_SEED, w.num_clients, w);
+    clientLists.set(ck, c);
+  }
+  return c;
+}
+
 function peopleOf(w: WorldConfig, ck: string): People {
   let pc = people.get(ck);
   if (!pc) {
     const employees = generateEmployees(FIXED_WORLD_SEED, w.num_employees, w);
-    const clients = generateClients(FIXED_WORLD_SEED, w.num_clients, w);
+    const clients = clientsOf(w, ck);
     const rates = employees.map((e) => {
       const r = {} as Record<Domain, Dec>;
       for (const d of DOMAINS) r[d] = quantized(e.rates[d], 4);
@@ -237,7 +259,13 @@ function sameDomains(a: readonly Domain[] | null, b: readonly Domain[] | null): 
 export function clearWorldCache(): void {
   worlds.clear();
   people.clear();
+  clientLists.clear();
   replacements.clear();
+}
+
+/** How many entries each cache holds (tests: what a call generated). */
+export function worldCacheSizes(): { worlds: number; people: number; clients: number; replacements: number } {
+  return { worlds: worlds.size, people: people.size, clients: clientLists.size, replacements: replacements.size };
 }
 
 /** A fresh market task row from a template (the row the reference inserts; Decimals are shared, they are immutable). */
