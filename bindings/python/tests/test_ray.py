@@ -126,12 +126,20 @@ def test_without_retries_a_killed_actor_fails_the_run_cleanly(cluster: str, tmp_
     def on_shard(s: yr.ShardOutput) -> None:
         if not killed:
             killed.append(s.actor_pid)
+            actors.append(s.actor_id)
             os.kill(s.actor_pid, signal.SIGKILL)
 
     killed: list[int] = []
+    actors: list[str] = []
+    scratch = Path(tempfile.gettempdir())
+    before = {p.name for p in scratch.glob("ycgym-ray-*")}
     with pytest.raises(yr.RunError, match=r"a worker died and was not restarted \(max_retries=0\)"):
-        yr.run("greedy", "1-8", tmp_path, num_workers=2, shard_size=1, trajectories=False, max_retries=0, on_shard=on_shard)
+        yr.run("greedy", "1-40", tmp_path, num_workers=2, shard_size=4, trajectories=True, max_retries=0, on_shard=on_shard)
     assert killed and not (tmp_path / "summary.json").exists() and not (tmp_path / ".ray-shards").exists()
+    # Both actors were playing a shard when the run failed (the killed one its next, which the pool hands over before
+    # the driver sees the last result; the other one, killed by the driver, its own): the driver removes what their
+    # runners had written, which no restarted actor will.
+    assert sorted({p.name for p in scratch.glob("ycgym-ray-*")} - before) == []
 
 
 def test_seed_lists_keep_their_order_and_argv_stays_short() -> None:

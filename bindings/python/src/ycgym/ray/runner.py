@@ -30,7 +30,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -200,6 +200,10 @@ class ShardRunner:
         # An unexpected exit (not ray.actor.exit_actor): Ray restarts the actor and retries the shard.
         os._exit(1)
 
+    def where(self) -> tuple[str, str, int, str]:
+        """The actor's id, its node, its runner's process id and the path its scratch folders' names start with."""
+        return self._actor_id, self._node_id, self._proc.pid, str(self._scratch)
+
     def run(self, start: int, end: int) -> ShardOutput:
         """Play jobs ``[start, end)`` and return the files written (its scratch directory is removed)."""
         assert self._proc.stdin is not None
@@ -280,6 +284,8 @@ def run(
         else:
             ray.init(num_cpus=num_workers or os.cpu_count() or 1, include_dashboard=False, logging_level=logging.WARNING)
     actors: list[Any] = []
+    runners: dict[str, tuple[str, int, str]] = {}
+    done = False
     staging = out_dir / STAGING
     try:
         cpus = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
@@ -290,6 +296,8 @@ def run(
         # Worker nodes find their own Node and ycgym build (YCGYM_NODE_ENTRY, a checkout, or `ycgym` on PATH).
         actor_cls = ShardRunner.options(max_restarts=max_retries, max_task_retries=max_retries)  # type: ignore[attr-defined]
         actors = [actor_cls.remote(args) for _ in range(workers)]
+        # Where each actor's runner writes, for the cleanup of a failed run (the runner's pid as last seen).
+        runners = {aid: (node, pid, prefix) for aid, node, pid, prefix in ray.get([a.where.remote() for a in actors])}
         pool = ActorPool(actors)
         if staging.exists():
             shutil.rmtree(staging)
@@ -302,6 +310,9 @@ def run(
                 if shard.start in seen:  # Ray hands each task's result over once; guard against a bug anyway
                     raise RunError(f"shard [{shard.start}, {shard.end}) arrived twice")
                 seen.add(shard.start)
+                if shard.actor_id in runners:
+                    node, _, prefix = runners[shard.actor_id]
+                    runners[shard.actor_id] = (node, shard.runner_pid, prefix)
                 if on_shard is not None:
                     on_shard(shard)
                 d = staging / f"{shard.start:09d}-{shard.end:09d}"
@@ -320,6 +331,7 @@ def run(
         table = merged.split("\n\n", 1)[0]
         files = [out_dir / f"trajectories.{format}"] if trajectories else []
         files += [out_dir / f"episodes.{format}", out_dir / "summary.json"]
+        done = True
         return RunReport(summary, jobs, files, time.perf_counter() - t0, workers, len(ranges), table, placements)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -328,6 +340,45 @@ def run(
                 ray.kill(a)
             except Exception:  # pragma: no cover - already gone
                 pass
+        if not done:
+            _remove_scratch(runners.values())
+
+
+def _remove_scratch(runners: Iterable[tuple[str, int, str]]) -> None:
+    """After a failed run, remove what its actors' runners left in this node's temporary directory.
+
+    An actor that dies while playing a shard (killed, or killed by the driver when the run failed) leaves that
+    shard's scratch folder; a restarted actor removes its predecessor's, but a run that failed restarts none. Each
+    runner (killed with its actor) is waited for, up to a few seconds, so that it writes nothing after the removal.
+    Folders on other nodes are out of the driver's reach.
+    """
+    here = ray.get_runtime_context().get_node_id()
+    deadline = time.monotonic() + 5.0
+    for node, pid, prefix in runners:
+        if node != here:
+            continue
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        scratch = Path(prefix)
+        for p in scratch.parent.glob(f"{scratch.name}-*"):
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (with /proc, a zombie, exited but not yet reaped, does not)."""
+    if os.path.isdir("/proc/self"):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            return False
+        return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by another user
+        return True
+    return True
 
 
 def _results(pool: ActorPool, ranges: list[tuple[int, int]], max_retries: int) -> Iterator[ShardOutput]:
