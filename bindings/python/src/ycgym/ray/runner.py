@@ -297,7 +297,11 @@ def run(
         actor_cls = ShardRunner.options(max_restarts=max_retries, max_task_retries=max_retries)  # type: ignore[attr-defined]
         actors = [actor_cls.remote(args) for _ in range(workers)]
         # Where each actor's runner writes, for the cleanup of a failed run (the runner's pid as last seen).
-        runners = {aid: (node, pid, prefix) for aid, node, pid, prefix in ray.get([a.where.remote() for a in actors])}
+        try:
+            where = ray.get([a.where.remote() for a in actors])
+        except ray.exceptions.RayActorError as e:
+            raise RunError(f"a worker could not start (max_retries={max_retries}): {e}") from e
+        runners = {aid: (node, pid, prefix) for aid, node, pid, prefix in where}
         pool = ActorPool(actors)
         if staging.exists():
             shutil.rmtree(staging)
