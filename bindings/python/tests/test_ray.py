@@ -142,6 +142,15 @@ def test_without_retries_a_killed_actor_fails_the_run_cleanly(cluster: str, tmp_
     assert sorted({p.name for p in scratch.glob("ycgym-ray-*")} - before) == []
 
 
+def test_actors_that_cannot_start_fail_the_run_with_a_run_error(cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The driver's plan is fine; the actors' runners are given flags they refuse, so they exit before "ready".
+    monkeypatch.setattr(yr.runner, "plan_run", lambda args, command=None: {"run_id": "r", "preset": "default", "policies": ["greedy"], "jobs": 4})
+    monkeypatch.setattr(yr.runner, "run_args", lambda *a, **k: ["--policy", "nope", "--seeds", "1-4"])
+    with pytest.raises(yr.RunError, match=r"a worker could not start \(max_retries=0\)"):
+        yr.run("greedy", "1-4", tmp_path / "out", num_workers=1, max_retries=0)
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
 def test_seed_lists_keep_their_order_and_argv_stays_short() -> None:
     args = yr.run_args(["greedy"], [*range(1, 100_001), 7, 3, 4, 5, -2, -1])
     assert args[args.index("--seeds") + 1] == "1-100000,7,3-5,-2--1"
