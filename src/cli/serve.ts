@@ -125,7 +125,7 @@ export function registerServe(program: Command): void {
     .command('keygen')
     .description('print a new CURVE key pair as JSON ({"public_key","secret_key"}, Z85)')
     .action(async () => {
-      const { generateCurveKeyPair } = await import('../server/security.js');
+      const { generateCurveKeyPair } = await import('../protocol/curve.js');
       const k = generateCurveKeyPair();
       process.stdout.write(JSON.stringify({ public_key: k.publicKey, secret_key: k.secretKey }) + '\n');
     });

@@ -3,52 +3,31 @@
  * (Z85 text, 40 characters for 32 bytes) for everything else.
  */
 import { createPrivateKey, createPublicKey } from 'node:crypto';
-import type { CurveKeyPair } from '../protocol/curve.js';
+import { type CurveKeyPair, z85Decode as decodeZ85, z85Encode as encodeZ85 } from '../protocol/curve.js';
 
-export { generateCurveKeyPair, type CurveKeyPair } from '../protocol/curve.js';
+export type { CurveKeyPair } from '../protocol/curve.js';
 
 /** A refused endpoint or bad key material (a configuration error, not a runtime failure). */
 export class SecurityError extends Error {
   override readonly name = 'SecurityError';
 }
 
-const Z85_CHARS = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#';
-const Z85_INDEX = new Map<string, number>([...Z85_CHARS].map((c, i) => [c, i]));
-
-/** Z85-encode bytes (length a multiple of 4), as ZeroMQ's `zmq_z85_encode`. */
+/** Z85-encode bytes (length a multiple of 4), as ZeroMQ's `zmq_z85_encode`; throws `SecurityError` on bad input. */
 export function z85Encode(data: Uint8Array): string {
-  if (data.length % 4 !== 0) throw new SecurityError('z85: input length must be a multiple of 4');
-  let out = '';
-  for (let i = 0; i < data.length; i += 4) {
-    let v = ((data[i] as number) * 0x1000000 + ((data[i + 1] as number) << 16) + ((data[i + 2] as number) << 8) + (data[i + 3] as number)) >>> 0;
-    const chunk: string[] = [];
-    for (let k = 0; k < 5; k++) {
-      chunk.push(Z85_CHARS[v % 85] as string);
-      v = Math.floor(v / 85);
-    }
-    out += chunk.reverse().join('');
-  }
-  return out;
+  return asSecurityError(() => encodeZ85(data));
 }
 
 /** Decode Z85 text (length a multiple of 5); throws `SecurityError` on bad input. */
 export function z85Decode(text: string): Uint8Array {
-  if (text.length % 5 !== 0) throw new SecurityError('z85: text length must be a multiple of 5');
-  const out = new Uint8Array((text.length / 5) * 4);
-  for (let i = 0, o = 0; i < text.length; i += 5, o += 4) {
-    let v = 0;
-    for (let k = 0; k < 5; k++) {
-      const d = Z85_INDEX.get(text[i + k] as string);
-      if (d === undefined) throw new SecurityError(`z85: invalid character ${JSON.stringify(text[i + k])}`);
-      v = v * 85 + d;
-    }
-    if (v > 0xffffffff) throw new SecurityError('z85: value out of range');
-    out[o] = v >>> 24;
-    out[o + 1] = (v >>> 16) & 0xff;
-    out[o + 2] = (v >>> 8) & 0xff;
-    out[o + 3] = v & 0xff;
+  return asSecurityError(() => decodeZ85(text));
+}
+
+function asSecurityError<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw e instanceof RangeError ? new SecurityError(e.message) : e;
   }
-  return out;
 }
 
 function decodeKey(label: string, z85: string): Uint8Array {

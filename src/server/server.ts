@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { Router } from 'zeromq';
 import type { ResetResult } from '../env/env.js';
 import { listPresets, packageRoot } from '../config/load.js';
 import { BatchJob, ProtocolHandler, type Handled } from './protocol-handler.js';
@@ -425,6 +424,9 @@ export class Server {
       log('info', 'listening', { endpoint: bound, pipe: [pipe.input, pipe.output] });
     } else {
       zap = allow !== null ? await ZapHandler.start(allow) : null;
+      // ZeroMQ is loaded here, for a socket: a server on the pipe transport (every Python process's local server on
+      // Linux and macOS) starts without it.
+      const { Router } = await import('zeromq');
       const socket = new Router({
         ...(zap !== null ? { context: zap.context } : {}),
         linger: 0,

@@ -5,7 +5,7 @@
  * context of its own, so servers with different lists can live in one process.
  */
 import { readFileSync } from 'node:fs';
-import { Context, Reply } from 'zeromq';
+import type { Context, Reply } from 'zeromq';
 import { SecurityError, z85Decode, z85Encode } from './security.js';
 
 const ZAP_ENDPOINT = 'inproc://zeromq.zap.01';
@@ -73,8 +73,10 @@ export class ZapHandler {
 
   /** Bind a handler admitting the CURVE clients whose Z85 public keys are in `keys`. */
   static async start(keys: readonly string[]): Promise<ZapHandler> {
-    const context = new Context();
-    const socket = new Reply({ context, linger: 0 });
+    // Imported here: the allow-list parser and a pipe server need no ZeroMQ.
+    const zmq = await import('zeromq');
+    const context = new zmq.Context();
+    const socket = new zmq.Reply({ context, linger: 0 });
     await socket.bind(ZAP_ENDPOINT);
     return new ZapHandler(context, socket, keys);
   }

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Dealer } from 'zeromq';
 import { Client, ProtocolError } from '../../src/client/client.js';
 import { Env } from '../../src/env/env.js';
-import { generateCurveKeyPair } from '../../src/server/security.js';
+import { generateCurveKeyPair } from '../../src/protocol/curve.js';
 import { startServer, type Server } from '../../src/server/server.js';
 import { parseAllowList } from '../../src/server/zap.js';
 

@@ -11,7 +11,7 @@ import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { encodeMessage, parseMessages } from '../../src/server/pipe.js';
-import { generateCurveKeyPair } from '../../src/server/security.js';
+import { generateCurveKeyPair } from '../../src/protocol/curve.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');

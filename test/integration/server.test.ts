@@ -14,7 +14,8 @@ import { Client, ProtocolError } from '../../src/client/client.js';
 import { RemoteEnv } from '../../src/client/remote-env.js';
 import { Env, type StepOutcome } from '../../src/env/env.js';
 import { checkReply, type Op, type Reply } from '../../src/protocol/protocol.js';
-import { generateCurveKeyPair, SecurityError } from '../../src/server/security.js';
+import { generateCurveKeyPair } from '../../src/protocol/curve.js';
+import { SecurityError } from '../../src/server/security.js';
 import { startServer, type Server } from '../../src/server/server.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');

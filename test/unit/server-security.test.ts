@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { curveKeyPair } from 'zeromq';
+import { generateCurveKeyPair } from '../../src/protocol/curve.js';
 import {
   assertBindAllowed,
   classifyEndpoint,
   curvePublicKeyFromSecret,
-  generateCurveKeyPair,
   resolveCurveKeys,
   SecurityError,
   z85Decode,
@@ -28,10 +29,21 @@ describe('z85', () => {
 describe('CURVE keys', () => {
   it('derives the public key zeromq generated for the secret key', () => {
     for (let i = 0; i < 20; i++) {
-      const k = generateCurveKeyPair();
+      const k = curveKeyPair();
       expect(k.publicKey).toHaveLength(40);
       expect(curvePublicKeyFromSecret(k.secretKey)).toBe(k.publicKey);
     }
+  });
+  it('generates key pairs as zeromq does (a random secret and its public key), without loading it', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 20; i++) {
+      const k = generateCurveKeyPair();
+      expect(k.publicKey).toHaveLength(40);
+      expect(k.secretKey).toHaveLength(40);
+      expect(curvePublicKeyFromSecret(k.secretKey)).toBe(k.publicKey);
+      seen.add(k.secretKey);
+    }
+    expect(seen.size).toBe(20);
   });
   it('resolves, derives and checks key pairs', () => {
     const a = generateCurveKeyPair();

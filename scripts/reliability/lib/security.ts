@@ -7,7 +7,8 @@
  */
 import { connect } from 'node:net';
 import { Client, ProtocolError } from '../../../src/client/client.js';
-import { assertBindAllowed, classifyEndpoint, generateCurveKeyPair, SecurityError } from '../../../src/server/security.js';
+import { generateCurveKeyPair } from '../../../src/protocol/curve.js';
+import { assertBindAllowed, classifyEndpoint, SecurityError } from '../../../src/server/security.js';
 import { DEFAULT_ENDPOINT } from '../../../src/server/server.js';
 import { ServerChild } from './children.js';
 import { localDriver, remoteDriver, runPolicy } from './policy.js';
