@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -128,6 +130,29 @@ def test_timeout_raises_timeout_error() -> None:
         c.close()
     with pytest.raises(RuntimeError, match="closed"):
         c.hello()
+
+
+def test_a_send_that_zeromq_cannot_queue_times_out_instead_of_blocking() -> None:
+    # Nobody listens: ZeroMQ queues requests for the connection it keeps trying, up to its high-water mark (1000
+    # messages); the next send had no room and blocked forever, whatever the client's timeout (CI hung once this
+    # way in test_curve_encryption, where a failed CURVE handshake left the socket nothing to queue to). In a child
+    # process, so that a send that blocks fails the test instead of hanging it.
+    script = f"""
+import sys
+from ycgym import Client
+c = Client("tcp://127.0.0.1:{free_port()}", timeout=0.3)
+try:
+    for i in range(1500):
+        c.send("hello")
+except TimeoutError as e:
+    print("TimeoutError", i, e)
+finally:
+    c.close()
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.startswith("TimeoutError 1000 "), done.stdout
+    assert "could not send 'hello'" in done.stdout and "within 0.3 s" in done.stdout
 
 
 def test_late_reply_after_timeout_is_discarded(client: Client) -> None:

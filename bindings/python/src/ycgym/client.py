@@ -212,7 +212,8 @@ class Client:
 
     Args:
         endpoint: ZeroMQ endpoint, e.g. ``"tcp://127.0.0.1:5555"`` or ``"ipc:///tmp/ycgym.sock"``.
-        timeout: default per-request timeout in seconds (``None`` waits forever).
+        timeout: default per-request timeout in seconds (``None`` waits forever); over ZeroMQ a send that cannot be
+            queued (no connection to the server, or too many requests waiting) also gives up after it (``TimeoutError``).
         server_public_key: the server's CURVE public key (Z85, 40 characters). Enables CURVE.
         public_key, secret_key: this client's CURVE key pair (Z85). Generated when CURVE is enabled
             and they are not given.
@@ -293,6 +294,7 @@ class Client:
 
     def _init_state(self) -> None:
         self._rcvtimeo = -1  # the socket's ZMQ_RCVTIMEO (ms; -1 waits forever), set by _wait_for when it changes
+        self._sndtimeo = -1  # its ZMQ_SNDTIMEO, set from `timeout` by _send_payload when that changes
         self._alive_at = float("-inf")  # time.monotonic() when liveness last said the server runs
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
@@ -388,6 +390,13 @@ class Client:
             sock = self._socket()
             if self._liveness is not None and time.monotonic() - self._alive_at >= _LIVENESS_RECHECK_S:
                 self._check_alive(op)
+            if self._ctx is not None:
+                # A ZeroMQ send waits while the socket has no room to queue the request (no connection, or
+                # SNDHWM requests waiting): at most the client's timeout, like the wait for a reply.
+                ms = -1 if self.timeout is None else max(0, round(self.timeout * 1000))
+                if ms != self._sndtimeo:
+                    sock.setsockopt(zmq.SNDTIMEO, ms)
+                    self._sndtimeo = ms
             # Pending before sending: an interrupt between the two must not leave a reply nobody expects.
             self._pending[rid] = op
             try:
@@ -395,6 +404,13 @@ class Client:
             except ServerExitedError as e:
                 self._pending.pop(rid, None)
                 self._exited(op, e)
+            except zmq.Again:
+                self._pending.pop(rid, None)
+                raise TimeoutError(
+                    f"ycgym: could not send {op!r} (id {rid}) to {self.endpoint} within {self.timeout} s: ZeroMQ has no room "
+                    "to queue it (no connection to the server, or too many requests waiting; is the server running and "
+                    "reachable, with the CURVE keys it expects?)"
+                ) from None
             except BaseException:
                 # Maybe sent (an interrupt lands once the send has returned as well as during it): abandoned, so a
                 # reply, if one comes, is dropped rather than kept for nobody (if none comes, the id stays in the
