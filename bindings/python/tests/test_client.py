@@ -137,22 +137,28 @@ def test_a_send_that_zeromq_cannot_queue_times_out_instead_of_blocking() -> None
     # messages); the next send had no room and blocked forever, whatever the client's timeout (CI hung once this
     # way in test_curve_encryption, where a failed CURVE handshake left the socket nothing to queue to). In a child
     # process, so that a send that blocks fails the test instead of hanging it.
+    # The timeout given to the client, and one set on it later (`Client.timeout` is assignable).
     script = f"""
-import sys
 from ycgym import Client
-c = Client("tcp://127.0.0.1:{free_port()}", timeout=0.3)
-try:
-    for i in range(1500):
-        c.send("hello")
-except TimeoutError as e:
-    print("TimeoutError", i, e)
-finally:
-    c.close()
+for later in (False, True):
+    c = Client("tcp://127.0.0.1:{free_port()}", timeout=None if later else 0.3)
+    if later:
+        c.timeout = 0.3
+    try:
+        for i in range(1500):
+            c.send("hello")
+    except TimeoutError as e:
+        print("TimeoutError", i, e)
+    finally:
+        c.close()
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.startswith("TimeoutError 1000 "), done.stdout
-    assert "could not send 'hello'" in done.stdout and "within 0.3 s" in done.stdout
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2, done.stdout
+    for line in lines:
+        assert line.startswith("TimeoutError 1000 "), line
+        assert "could not send 'hello'" in line and "within 0.3 s" in line
 
 
 def test_late_reply_after_timeout_is_discarded(client: Client) -> None:

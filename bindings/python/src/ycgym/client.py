@@ -243,6 +243,7 @@ class Client:
         split_batches: bool | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self._sock: Any = None
         self.timeout = timeout
         self._split_batches = True if split_batches is None else bool(split_batches)
         # Over ZeroMQ each message costs more (and its I/O thread shares the cores): parts of 16 measured no faster
@@ -260,7 +261,7 @@ class Client:
             from ._pipe import connection_for
 
             self._ctx = None
-            self._sock: Any = connection_for(endpoint).open_socket()
+            self._sock = connection_for(endpoint).open_socket()
             self._init_state()
             return
         self._spin_s = resolve_spin_us(spin_us) / 1e6
@@ -289,12 +290,25 @@ class Client:
             raise ValueError("client CURVE keys need server_public_key")
         sock.connect(endpoint)
         self._sock = sock
+        self.timeout = timeout  # now that there is a socket: its send timeout (the `timeout` setter)
         self._has_input = functools.partial(_has_input, sock)
         self._init_state()
 
+    @property
+    def timeout(self) -> float | None:
+        """Default per-request timeout in seconds (``None`` waits forever)."""
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        self._timeout = value
+        if isinstance(self._sock, zmq.Socket):
+            # A ZeroMQ send waits while the socket has no room to queue the request (no connection, or SNDHWM
+            # requests waiting): at most this long, like the wait for a reply (ZMQ_SNDTIMEO, in ms; -1 waits forever).
+            self._sock.setsockopt(zmq.SNDTIMEO, -1 if value is None else max(0, round(value * 1000)))
+
     def _init_state(self) -> None:
         self._rcvtimeo = -1  # the socket's ZMQ_RCVTIMEO (ms; -1 waits forever), set by _wait_for when it changes
-        self._sndtimeo = -1  # its ZMQ_SNDTIMEO, set from `timeout` by _send_payload when that changes
         self._alive_at = float("-inf")  # time.monotonic() when liveness last said the server runs
         self._ids = itertools.count(1)
         self._lock = threading.RLock()
@@ -390,13 +404,6 @@ class Client:
             sock = self._socket()
             if self._liveness is not None and time.monotonic() - self._alive_at >= _LIVENESS_RECHECK_S:
                 self._check_alive(op)
-            if self._ctx is not None:
-                # A ZeroMQ send waits while the socket has no room to queue the request (no connection, or
-                # SNDHWM requests waiting): at most the client's timeout, like the wait for a reply.
-                ms = -1 if self.timeout is None else max(0, round(self.timeout * 1000))
-                if ms != self._sndtimeo:
-                    sock.setsockopt(zmq.SNDTIMEO, ms)
-                    self._sndtimeo = ms
             # Pending before sending: an interrupt between the two must not leave a reply nobody expects.
             self._pending[rid] = op
             try:
