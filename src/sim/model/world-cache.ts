@@ -174,16 +174,9 @@ export function taskTemplate(g: GenTask): TaskTemplate {
 }
 
 /**
- * The employees and clients of every world of config `w` (cached): generated from a fixed seed, the same for every
- * run seed (only the market depends on it).
- */
-export function worldPeople(w: WorldConfig): { readonly employees: readonly GenEmployee[]; readonly clients: readonly GenClient[] } {
-  return peopleOf(w, cfgKey(w));
-}
-
-/**
- * The clients of every world of config `w` (cached): `worldPeople(w).clients`, without generating the employees (a
- * server describes every preset's clients when it starts, and generates a preset's employees at its first reset).
+ * The clients of every world of config `w` (cached): generated from a fixed seed, the same for every run seed (only
+ * the market depends on it), without generating the employees (a server describes every preset's clients when it
+ * starts; a preset's employees are generated with its first world).
  */
 export function worldClients(w: WorldConfig): readonly GenClient[] {
   return clientsOf(w, cfgKey(w));
@@ -192,7 +185,7 @@ export function worldClients(w: WorldConfig): readonly GenClient[] {
 function clientsOf(w: WorldConfig, ck: string): GenClient[] {
   let c = clientLists.get(ck);
   if (!c) {
-    // Generated from their own stream (as in `peopleOf` before): the same clients whichever is asked for first.
+    // From their own stream: the same clients whether a world or a description asks for them first.
     c = generateClients(FIXED_WORLD_SEED, w.num_clients, w);
     clientLists.set(ck, c);
   }
