@@ -54,8 +54,8 @@ export function z85Decode(text: string): Uint8Array {
 
 /** A fresh random CURVE key pair. */
 export function generateCurveKeyPair(): CurveKeyPair {
-  const { publicKey, privateKey } = generateKeyPairSync('x25519');
-  // The JWK members are the raw 32-byte keys (RFC 8037), base64url.
-  const raw = (b64: string | undefined): Uint8Array => new Uint8Array(Buffer.from(b64 ?? '', 'base64url'));
-  return { publicKey: z85Encode(raw(publicKey.export({ format: 'jwk' }).x)), secretKey: z85Encode(raw(privateKey.export({ format: 'jwk' }).d)) };
+  // DER ends with the raw 32-byte key (PKCS#8 and SPKI of X25519; src/server/security.ts reads a public key so too).
+  const { publicKey, privateKey } = generateKeyPairSync('x25519', { publicKeyEncoding: { type: 'spki', format: 'der' }, privateKeyEncoding: { type: 'pkcs8', format: 'der' } });
+  const raw = (der: Buffer): Uint8Array => new Uint8Array(der.subarray(der.length - 32));
+  return { publicKey: z85Encode(raw(publicKey)), secretKey: z85Encode(raw(privateKey)) };
 }
