@@ -78,6 +78,8 @@ export interface CurveIntrudersReport {
   intruders: { wrong_key: number; no_curve: number; raw_tcp: number };
   intruder_requests_sent: number;
   intruder_replies: number;
+  /** Intruder requests their own ZeroMQ socket refused to send (EAGAIN: its connection had already failed the handshake). */
+  intruder_sends_refused: number;
   raw_tcp_bytes_sent: number;
   good_client_steps: number;
   good_client_identical: boolean;
@@ -94,6 +96,7 @@ export async function curveIntruders(opts: { intruders: number; steps: number })
   let stop = false;
   let sent = 0;
   let replies = 0;
+  let sendsRefused = 0;
   let rawBytes = 0;
   const intruders: Promise<void>[] = [];
   const port = Number(/:(\d+)$/.exec(server.endpoint)?.[1]);
@@ -110,7 +113,12 @@ export async function curveIntruders(opts: { intruders: number; steps: number })
                 await c.reset({ seed: 1 });
                 replies++;
               } catch (e) {
-                if (!(e instanceof ProtocolError && e.code === 'timeout')) throw e;
+                // No reply within the timeout; or the intruder's own socket refusing the send: when the failed
+                // handshake tears its connection down between ZeroMQ's writability check and the send, the send
+                // fails with EAGAIN ("cannot send reset: Operation was not possible or timed out"). Either way the
+                // intruder gets nothing; anything else fails the check.
+                if (e instanceof ProtocolError && e.code === 'closed' && e.message.includes('cannot send')) sendsRefused++;
+                else if (!(e instanceof ProtocolError && e.code === 'timeout')) throw e;
               }
               await c.close();
             }
@@ -157,6 +165,7 @@ export async function curveIntruders(opts: { intruders: number; steps: number })
       intruders: { wrong_key: opts.intruders, no_curve: opts.intruders, raw_tcp: opts.intruders },
       intruder_requests_sent: sent,
       intruder_replies: replies,
+      intruder_sends_refused: sendsRefused,
       raw_tcp_bytes_sent: rawBytes,
       good_client_steps: opts.steps,
       good_client_identical: run.hash === reference.hash,
