@@ -540,19 +540,22 @@ export class Env implements EnvLike {
   advance(action: string | number): StepOutcome {
     const sim = this.sim;
     if (sim === null) throw new EnvUsageError('not_reset', 'call reset() before step()');
+    // An action of the other mode's type is a malformed request whatever the episode's state (as the protocol's
+    // schema refuses other types before anything runs): said before the end of the episode is.
+    if (this.mode === 'discrete' ? typeof action !== 'number' : typeof action === 'number') {
+      throw new EnvUsageError('invalid_action', this.mode === 'discrete' ? 'in discrete mode the action is an integer index' : 'in text mode the action is a command string (integer actions need the reset option actions: "discrete")');
+    }
     if (this.done) throw new EnvUsageError('episode_over', 'the episode is over (terminated or truncated); call reset()');
     let text: string | null;
     let refusal: string | null = null;
     if (this.mode === 'discrete') {
-      if (typeof action !== 'number') throw new EnvUsageError('invalid_action', 'in discrete mode the action is an integer index');
       const spec = this.spec as DiscreteSpec;
       const frame = (this.frame ??= discreteFrame(sim, spec, this.frameLists));
-      const c = discreteCommand(sim, spec, frame.mask, action, this.frameLists);
+      const c = discreteCommand(sim, spec, frame.mask, action as number, this.frameLists); // a number: checked above
       if ('error' in c && !c.masked) throw new EnvUsageError('invalid_action', c.error);
       text = 'command' in c ? c.command : null;
       if ('error' in c) refusal = c.error;
     } else {
-      if (typeof action === 'number') throw new EnvUsageError('invalid_action', 'in text mode the action is a command string (integer actions need the reset option actions: "discrete")');
       text = typeof action === 'string' ? action : String(action);
     }
     const before = sim.state.fundsCents;

@@ -120,6 +120,9 @@ describe('routing', () => {
     const st = ok<{ truncated: boolean }>(send(h, { v: 1, op: 'step', session: 's1', action: 'company status' }));
     expect(st.truncated).toBe(true);
     expect(err(send(h, { v: 1, op: 'step', session: 's1', action: 'company status' }))[0]).toBe('episode_over');
+    // An action of the other mode's type is a malformed request, over or not (the reliability fuzzer's oracle; it was
+    // episode_over once the episode had ended).
+    expect(err(send(h, { v: 1, op: 'step', session: 's1', action: 7 }))).toEqual(['invalid_request', '/action: in text mode the action is a command string (integer actions need the reset option actions: "discrete")']);
     expect(ok<{ session: string }>(send(h, { v: 1, op: 'restore', snapshot: snap, session: 's1' })).session).toBe('s1');
     ok(send(h, { v: 1, op: 'step', session: 's1', action: 'company status' }));
     expect(ok<{ session: string }>(send(h, { v: 1, op: 'restore', snapshot: snap })).session).toBe('s2');
@@ -211,6 +214,11 @@ describe('Discrete actions over the protocol', () => {
     expect(b.results.map((x) => x.ok)).toEqual([true, true, true]);
     expect(b.results[1]!.result!.info.action_text).toBeUndefined(); // masked out once every employee is assigned: refused
     expect(b.results[2]!.result!.info.action_text).toMatch(/^task dispatch --task-id /);
+    // Once the episode is over: a text action is still a malformed request, an index the end of the episode.
+    const one = ok<{ session: string }>(send(h, { v: 1, op: 'reset', seed: 1, options: { actions: 'discrete', max_steps: 1 } })).session;
+    expect(ok<{ truncated: boolean }>(send(h, { v: 1, op: 'step', session: one, action: 0 })).truncated).toBe(true);
+    expect(err(send(h, { v: 1, op: 'step', session: one, action: 'sim resume' }))).toEqual(['invalid_request', '/action: in discrete mode the action is an integer index']);
+    expect(err(send(h, { v: 1, op: 'step', session: one, action: 0 }))[0]).toBe('episode_over');
   });
 
   it('admissible_commands on a text session', () => {
