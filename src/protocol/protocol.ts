@@ -219,11 +219,14 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /** Outcome of decoding one payload frame. */
 export type Decoded = { ok: true; value: unknown } | { ok: false; reply: ErrorReply };
 
+/** The error reply to a payload of `bytes` above the server's limit `maxBytes` (its id unread). */
+export function tooLargeReply(bytes: number, maxBytes: number): ErrorReply {
+  return errorReply('message_too_large', `payload is ${bytes} bytes; the limit is ${maxBytes}`);
+}
+
 /** Check size, decode strict UTF-8 and parse JSON. */
 export function decodePayload(payload: Uint8Array, maxBytes: number): Decoded {
-  if (payload.length > maxBytes) {
-    return { ok: false, reply: errorReply('message_too_large', `payload is ${payload.length} bytes; the limit is ${maxBytes}`) };
-  }
+  if (payload.length > maxBytes) return { ok: false, reply: tooLargeReply(payload.length, maxBytes) };
   let text: string;
   try {
     text = UTF8.decode(payload);

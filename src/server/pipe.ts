@@ -10,11 +10,15 @@
  * a request is `[routing id, payload]` (the client chooses the routing id; sessions belong to it, as over ZeroMQ),
  * a reply is `[routing id, body, ...arrays]`. Several clients of one process share the pipe, each with its own id.
  *
- * Limits: a frame at most 4x the server's message limit (ZeroMQ's maxMessageSize there), a message at most that plus
- * `PIPE_ENVELOPE_BYTES`, and `MAX_PIPE_QUEUED` messages or `MAX_PIPE_QUEUED_BYTES` parsed ahead of the server loop
- * (then the pipe is not read until the loop has taken half of them).
- * A byte stream cannot skip a malformed message, so a frame count or length outside the limits ends the transport
- * (the client that sent it is the only one there is); the server logs it and stops serving.
+ * Limits: a frame at most the server's message limit, a message at most that plus `PIPE_ENVELOPE_BYTES`, and
+ * `MAX_PIPE_QUEUED` messages or `MAX_PIPE_QUEUED_BYTES` parsed ahead of the server loop (then the pipe is not read
+ * until the loop has taken half of them). A request whose payload (its last frame, after the routing id) is above the
+ * limit is not read into memory: its bytes are skipped as they come, and the message is received in its place with a
+ * one-byte stand-in for the payload (`skippedPayloadBytes` gives its length), which the server answers with
+ * `message_too_large` in its turn; the stream goes on with the next message.
+ * Other framing outside the limits (a frame count of 0 or above `MAX_PIPE_FRAMES`, a routing id or another frame
+ * above the limit) cannot be trusted, and a byte stream cannot resynchronise: it ends the transport (the client that
+ * sent it is the only one there is); the server logs it and stops serving.
  */
 import { readSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
@@ -62,31 +66,54 @@ function messageBytes(m: readonly Buffer[]): number {
   return n;
 }
 
+const skipped = new WeakMap<Buffer, number>();
+
+/**
+ * The length of the payload a frame stands for when it is the stand-in of one the transport skipped for being above
+ * the limit (see `PipeRouter`); undefined for any other frame.
+ */
+export function skippedPayloadBytes(frame: Buffer): number | undefined {
+  return skipped.get(frame);
+}
+
+/** A request whose payload frame is above the frame limit: its routing id (a copy) and the payload's length. */
+export interface Oversize {
+  id: Buffer;
+  bytes: number;
+}
+
 /**
  * Parse as many whole messages as `buf` holds. Returns them, the offset of the first unparsed byte, and how many bytes
  * from there the next message needs at least (its size once its frame headers are there), so that a caller can wait
  * for them instead of parsing again on every chunk.
+ *
+ * A message whose last frame (not its first: the routing id) is above `maxFrameBytes` stops the parse at that frame's
+ * header: `oversize` names it, `used` is the offset after the header, and the caller skips the frame's bytes from
+ * there (whole or not yet read) before it parses again. Any other frame above the limit throws.
  */
-export function parseMessages(buf: Buffer, maxFrameBytes: number): { messages: Buffer[][]; used: number; need: number } {
+export function parseMessages(buf: Buffer, maxFrameBytes: number): { messages: Buffer[][]; used: number; need: number; oversize: Oversize | null } {
   // A message's frames together: one frame's limit plus room for a routing envelope (a request is [id, payload]).
   const maxTotal = maxFrameBytes + PIPE_ENVELOPE_BYTES;
   const messages: Buffer[][] = [];
   let at = 0;
   for (;;) {
-    if (buf.length - at < 4) return { messages, used: at, need: 4 };
+    if (buf.length - at < 4) return { messages, used: at, need: 4, oversize: null };
     const k = buf.readUInt32LE(at);
     if (k < 1 || k > MAX_PIPE_FRAMES) throw new RangeError(`pipe message with ${k} frames (1-${MAX_PIPE_FRAMES} allowed)`);
     let p = at + 4;
     let total = 0;
     const frames: Buffer[] = [];
     for (let i = 0; i < k; i++) {
-      if (buf.length - p < 4) return { messages, used: at, need: p + 4 - at };
+      if (buf.length - p < 4) return { messages, used: at, need: p + 4 - at, oversize: null };
       const n = buf.readUInt32LE(p);
-      if (n > maxFrameBytes) throw new RangeError(`pipe frame of ${n} bytes (at most ${maxFrameBytes})`);
+      if (n > maxFrameBytes) {
+        if (i === 0 || i < k - 1) throw new RangeError(`pipe frame of ${n} bytes (at most ${maxFrameBytes})`);
+        return { messages, used: p + 4, need: 4, oversize: { id: Buffer.from(frames[0] as Buffer), bytes: n } };
+      }
       total += n;
       if (total > maxTotal) throw new RangeError(`pipe message of more than ${maxTotal} bytes`);
       p += 4;
-      if (buf.length - p < n) return { messages, used: at, need: p + n - at };
+      if (buf.length - p < n) return { messages, used: at, need: p + n - at, oversize: null };
       frames.push(buf.subarray(p, p + n));
       p += n;
     }
@@ -164,6 +191,8 @@ export class PipeRouter {
   private pendingBytes = 0;
   private need = 4;
   private queuedBytes = 0;
+  /** Bytes of an oversized payload still to be skipped as they arrive. */
+  private skipBytes = 0;
   private paused = false;
   /** Why receives and sends fail once the transport has ended (null: still open, or closed by `close`). */
   private failure: Error | null = null;
@@ -230,37 +259,65 @@ export class PipeRouter {
 
   private onData(chunk: Buffer): void {
     if (this.isClosed) return;
+    if (this.skipBytes > 0) {
+      const n = Math.min(this.skipBytes, chunk.length);
+      this.skipBytes -= n;
+      if (n === chunk.length) return;
+      chunk = chunk.subarray(n);
+    }
     if (this.pending.length > 0) {
       // The rest of a message: wait until it is all there before parsing again (one copy of a large request).
       this.pending.push(chunk);
       this.pendingBytes += chunk.length;
       if (this.pendingBytes < this.need) return;
     }
-    const buf = this.pending.length === 0 ? chunk : Buffer.concat(this.pending, this.pendingBytes);
-    let parsed: { messages: Buffer[][]; used: number; need: number };
-    try {
-      parsed = parseMessages(buf, this.maxFrameBytes);
-    } catch (e) {
-      this.fail(`malformed pipe message: ${(e as Error).message}`);
-      return;
-    }
-    // A partial message is kept as a copy: the chunk's memory belongs to the stream.
-    this.pending = parsed.used === buf.length ? [] : [Buffer.from(buf.subarray(parsed.used))];
-    this.pendingBytes = buf.length - parsed.used;
-    this.need = parsed.need;
-    for (const m of parsed.messages) {
-      if (this.waiting !== null) {
-        const w = this.waiting;
-        this.waiting = null;
-        w.resolve(m);
-      } else {
-        this.queue.push(m);
-        this.queuedBytes += messageBytes(m);
+    let buf = this.pending.length === 0 ? chunk : Buffer.concat(this.pending, this.pendingBytes);
+    for (;;) {
+      let parsed: ReturnType<typeof parseMessages>;
+      try {
+        parsed = parseMessages(buf, this.maxFrameBytes);
+      } catch (e) {
+        this.fail(`malformed pipe message: ${(e as Error).message}`);
+        return;
+      }
+      for (const m of parsed.messages) this.deliver(m);
+      if (parsed.oversize === null) {
+        // A partial message is kept as a copy: the chunk's memory belongs to the stream.
+        this.pending = parsed.used === buf.length ? [] : [Buffer.from(buf.subarray(parsed.used))];
+        this.pendingBytes = buf.length - parsed.used;
+        this.need = parsed.need;
+        break;
+      }
+      // A payload above the limit: received as its routing id and an empty stand-in, in its place among the messages;
+      // its bytes are dropped, here and as they come.
+      const stand = Buffer.alloc(1); // not empty: an empty frame is an envelope's delimiter
+      skipped.set(stand, parsed.oversize.bytes);
+      this.deliver([parsed.oversize.id, stand]);
+      const here = Math.min(parsed.oversize.bytes, buf.length - parsed.used);
+      this.skipBytes = parsed.oversize.bytes - here;
+      buf = buf.subarray(parsed.used + here);
+      if (buf.length === 0) {
+        this.pending = [];
+        this.pendingBytes = 0;
+        this.need = 4;
+        break;
       }
     }
     if ((this.queue.length >= MAX_PIPE_QUEUED || this.queuedBytes >= MAX_PIPE_QUEUED_BYTES) && !this.paused) {
       this.paused = true;
       this.input.pause();
+    }
+  }
+
+  /** Hand a parsed message to the waiting receive, else queue it. */
+  private deliver(m: Buffer[]): void {
+    if (this.waiting !== null) {
+      const w = this.waiting;
+      this.waiting = null;
+      w.resolve(m);
+    } else {
+      this.queue.push(m);
+      this.queuedBytes += messageBytes(m);
     }
   }
 

@@ -15,13 +15,13 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ResetResult } from '../env/env.js';
 import { listPresets, packageRoot } from '../config/load.js';
 import { BatchJob, ProtocolHandler, type Handled } from './protocol-handler.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator } from '../protocol/protocol.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator, tooLargeReply, type ErrorReply } from '../protocol/protocol.js';
 import { assertBindAllowed, resolveCurveKeys, SecurityError } from './security.js';
 import { parseAllowList, ZapHandler } from './zap.js';
 import { SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 import type { TurnStart } from './turn-session.js';
-import { PipeRouter, type PipeEnd } from './pipe.js';
+import { PipeRouter, skippedPayloadBytes, type PipeEnd } from './pipe.js';
 
 /** What the server needs of its socket: a zeromq.js ROUTER, or the pipe transport's stand-in for one. */
 interface Transport {
@@ -306,6 +306,8 @@ export class Server {
   private readonly loopDone: Promise<void>;
   private closing = false;
   private readonly peers = new Map<string, Peer>();
+  /** Queued envelopes of requests whose payload was above the limit, and that payload's size (`enqueue`). */
+  private readonly oversized = new WeakMap<Buffer[], number>();
   /** Keys of peers with pending work, in turn order (each at most once); peers with a waiting reply are not here. */
   private ready: string[] = [];
   /** Keys of peers with a reply in their outbox. */
@@ -418,8 +420,9 @@ export class Server {
     let zap: ZapHandler | null = null;
     let pipeEnded: Promise<PipeEnd> | null = null;
     if (pipe !== null) {
-      // The same frame limit as ZeroMQ's maxMessageSize below (in u32 lengths); beyond it the stream cannot be trusted.
-      const p = new PipeRouter(pipe.input, pipe.output, Math.min(maxMessageBytes * 4, 2 ** 32 - 1), pipe.spinUs ?? 0);
+      // Frames up to the message limit (in u32 lengths): a larger payload is skipped (and answered in its turn), other
+      // framing beyond it ends the stream.
+      const p = new PipeRouter(pipe.input, pipe.output, Math.min(maxMessageBytes, 2 ** 32 - 1), pipe.spinUs ?? 0);
       [transport, bound, pipeEnded] = [p, 'pipe', p.ended];
       log('info', 'listening', { endpoint: bound, pipe: [pipe.input, pipe.output] });
     } else {
@@ -501,23 +504,41 @@ export class Server {
       this.peers.set(key, peer);
       this.ready.push(key);
     }
+    if (frames.length > 1) {
+      // A well-framed request whose payload is above the limit (or the pipe's stand-in for one it skipped) waits in line
+      // as its envelope alone, answered `message_too_large` in its turn: its bytes are not held, nor counted against
+      // the client's quota (a payload above the quota was refused as `capacity`, which it is not).
+      const last = frames[frames.length - 1] as Buffer;
+      const size = skippedPayloadBytes(last) ?? last.length;
+      if (size > this.maxMessageBytes) {
+        const { envelope, payload } = splitFrames(frames);
+        if (payload.length === 1 && envelope.length <= MAX_ENVELOPE_FRAMES) {
+          frames = envelope;
+          this.oversized.set(frames, size);
+        }
+      }
+    }
     let bytes = 0;
     for (const f of frames) bytes += f.length;
     if (peer.queue.length >= MAX_PEER_QUEUED_MESSAGES || peer.queuedBytes + bytes > MAX_PEER_QUEUED_BYTES) {
       // Per-client quota: refuse (not queue) what one client sends beyond it, so the shared queue keeps room.
       this.counters.dropped_requests++;
-      this.count('capacity');
-      if (peer.outbox === null) {
-        const { envelope } = splitFrames(frames);
-        const reply = errorReply('capacity', `too many requests from this client waiting to be handled (limit ${MAX_PEER_QUEUED_MESSAGES} requests, ${MAX_PEER_QUEUED_BYTES} bytes); wait for replies before sending more`);
-        this.socket.send([...envelope.slice(0, MAX_ENVELOPE_FRAMES), JSON.stringify(reply)]).catch(() => undefined);
-      }
+      this.refuse(peer, frames, errorReply('capacity', `too many requests from this client waiting to be handled (limit ${MAX_PEER_QUEUED_MESSAGES} requests, ${MAX_PEER_QUEUED_BYTES} bytes); wait for replies before sending more`));
       return;
     }
     peer.queue.push(frames);
     peer.queuedBytes += bytes;
     this.queuedMessages++;
     this.queuedBytes += bytes;
+  }
+
+  /** Reply `reply` to a message that is not queued (when the peer reads its replies: else its outbox holds one). */
+  private refuse(peer: Peer, frames: Buffer[], reply: ErrorReply): void {
+    this.count(reply.error.code);
+    if (peer.outbox === null) {
+      const { envelope } = splitFrames(frames);
+      this.socket.send([...envelope.slice(0, MAX_ENVELOPE_FRAMES), JSON.stringify(reply)]).catch(() => undefined);
+    }
   }
 
   /**
@@ -527,6 +548,12 @@ export class Server {
   private begin(key: string, frames: Buffer[]): Frames | Job | null {
     if (frames.length === 0) return null;
     const id = frames[0] as Buffer;
+    const oversized = this.oversized.get(frames);
+    if (oversized !== undefined) {
+      // The envelope of a payload above the limit (`enqueue`).
+      const reply = tooLargeReply(oversized, this.maxMessageBytes);
+      return this.finish(frames, this.handler.finish(null, reply, JSON.stringify(reply)));
+    }
     // The usual message, [routing id, payload] (a DEALER's): the envelope is the routing id alone (splitFrames).
     const plain = frames.length === 2 && (frames[1] as Buffer).length !== 0;
     const envelope = plain ? null : splitFrames(frames);

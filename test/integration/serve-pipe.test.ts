@@ -190,7 +190,42 @@ describe.each([
     expect(await exitWithin(s.exit, 10_000)).toBe(0);
   });
 
-  it('ends the stream on framing it cannot trust (a frame count of 0, a frame above 4x --max-message-bytes)', async () => {
+  it('answers a payload above --max-message-bytes with message_too_large, skips its bytes, and goes on', async () => {
+    // Above the limit (the old frame cap was 4x: this one ended the transport, and with it every session).
+    const s = startPipeServer(['--max-message-bytes', '1024']);
+    const body = async (): Promise<Record<string, unknown>> => JSON.parse(((await s.next())[1] as Buffer).toString()) as Record<string, unknown>;
+    s.input.write(request('A', { id: 1, op: 'reset', seed: 1, preset: 'default' }));
+    const session = ((await body()) as { result: { session: string } }).result.session;
+    const tooLarge = (n: number) => ({ v: 1, id: null, ok: false, error: { code: 'message_too_large', message: `payload is ${n} bytes; the limit is 1024` } });
+    // Whole in one write, with the next request right behind it.
+    const big = request('A', { id: 2, op: 'step', session, action: 'x'.repeat(20_000) });
+    const bigPayload = big.length - 4 - 4 - 1 - 4;
+    s.input.write(Buffer.concat([big, request('A', { id: 3, op: 'step', session, action: 'company status' })]));
+    expect(await body()).toEqual(tooLarge(bigPayload));
+    expect(await body()).toMatchObject({ id: 3, ok: true, result: { observation: { ok: true } } });
+    // Cut into pieces that arrive apart (the header alone first; the next request's first bytes with the last piece).
+    const next = request('A', { id: 4, op: 'step', session, action: 'company status' });
+    const cuts = [9, 13, 5000, big.length];
+    let from = 0;
+    for (const [i, at] of cuts.entries()) {
+      s.input.write(i === cuts.length - 1 ? Buffer.concat([big.subarray(from, at), next.subarray(0, 7)]) : big.subarray(from, at));
+      from = at;
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect(await body()).toEqual(tooLarge(bigPayload));
+    s.input.write(next.subarray(7));
+    expect(await body()).toMatchObject({ id: 4, ok: true, result: { info: { step: 2 } } });
+    // Between the limit and the old 4x cap: the same answer.
+    s.input.write(request('B', { id: 5, op: 'hello', pad: 'y'.repeat(2000) }));
+    const [rid, reply] = await s.next();
+    expect(rid?.toString()).toBe('B');
+    expect((JSON.parse((reply as Buffer).toString()) as { error: { code: string } }).error.code).toBe('message_too_large');
+    s.input.end();
+    expect(await exitWithin(s.exit, 10_000)).toBe(0);
+    expect(s.stderr()).not.toMatch(/malformed/);
+  });
+
+  it('ends the stream on framing it cannot trust (a frame count of 0, a routing id above --max-message-bytes)', async () => {
     for (const bad of [Buffer.from([0, 0, 0, 0]), Buffer.from([1, 0, 0, 0, 0x01, 0x10, 0, 0])]) {
       const s = startPipeServer(['--max-message-bytes', '1024']);
       s.input.write(request('A', { id: 1, op: 'hello' }));

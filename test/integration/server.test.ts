@@ -145,6 +145,40 @@ describe('error codes over a real socket', () => {
   });
 });
 
+describe('a payload above the message limit', () => {
+  it('is answered message_too_large in its turn, even above the client quota (not capacity), and the client goes on', async () => {
+    // The default limit (8 MiB) and ZeroMQ's frame cap (4x): 17 MiB reaches the server, and is more than the 16 MiB a
+    // client may have waiting. It used to be refused as `capacity` ("too many requests ... waiting"), which it is not.
+    const server = await startServer({ endpoint: LOOPBACK });
+    const d = await dealer(server.endpoint);
+    try {
+      const bytes = 17 * 2 ** 20;
+      const payload = JSON.stringify({ v: 1, id: 1, op: 'step', session: 's1', action: 'x'.repeat(bytes - 60) });
+      expect(await roundTrip(d, payload)).toEqual({
+        v: 1,
+        id: null,
+        ok: false,
+        error: { code: 'message_too_large', message: `payload is ${Buffer.byteLength(payload)} bytes; the limit is ${8 * 2 ** 20}` },
+      });
+      expect(codeOf(await call(d, { id: 2, op: 'hello' }))).toBe('ok');
+      // In its turn among the client's requests, as every reply: pipelined behind a reset and before a hello.
+      await d.send(JSON.stringify({ v: 1, id: 3, op: 'reset', seed: 5 }));
+      await d.send(payload);
+      await d.send(JSON.stringify({ v: 1, id: 4, op: 'hello' }));
+      const order: unknown[] = [];
+      for (let i = 0; i < 3; i++) order.push((JSON.parse(((await d.receive())[0] as Buffer).toString()) as Reply).id);
+      expect(order).toEqual([3, null, 4]);
+      const st = server.stats();
+      expect(st.errors).toMatchObject({ message_too_large: 2 });
+      expect(st.errors['capacity']).toBeUndefined();
+      expect(st.dropped_requests).toBe(0);
+    } finally {
+      d.close();
+      await server.close();
+    }
+  });
+});
+
 describe('throughput paths', () => {
   let server: Server;
   beforeAll(async () => {

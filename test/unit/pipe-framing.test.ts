@@ -95,6 +95,19 @@ describe('pipe framing', () => {
     // A frame longer than the limit is refused from its header, before its bytes arrive.
     expect(() => parseMessages(Buffer.concat([count(1), count(101)]), 100)).toThrow(/101 bytes/);
     expect(parseMessages(Buffer.concat([count(1), count(100)]), 100).need).toBe(108);
+    // A payload (the last frame after the routing id) above the limit stops the parse at its header, for the caller to
+    // skip its bytes: the messages before it are whole, and parsing goes on after its bytes.
+    const before = encodeMessage([Buffer.from('id0'), 'ok']);
+    const head = Buffer.concat([count(2), count(3), Buffer.from('idX'), count(5000)]);
+    const after = encodeMessage([Buffer.from('id1'), 'next']);
+    const stream = Buffer.concat([before, head, Buffer.alloc(5000, 0x78), after]);
+    const r = parseMessages(stream, 100);
+    expect(r.messages.map((m) => m.map(String))).toEqual([['id0', 'ok']]);
+    expect(r.used).toBe(before.length + head.length);
+    expect(r.oversize).toEqual({ id: Buffer.from('idX'), bytes: 5000 });
+    expect(parseMessages(stream.subarray(r.used + 5000), 100)).toMatchObject({ messages: [[Buffer.from('id1'), Buffer.from('next')]], oversize: null });
+    // An oversized frame that is not the last of its message cannot be skipped alone.
+    expect(() => parseMessages(Buffer.concat([count(3), count(3), Buffer.from('idX'), count(5000)]), 100)).toThrow(/5000 bytes/);
     // Many frames each within the limit cannot add up to more than one frame's limit plus an envelope's room.
     const frames = Buffer.concat([count(MAX_PIPE_FRAMES), ...Array.from({ length: MAX_PIPE_FRAMES }, () => Buffer.concat([count(1000), Buffer.alloc(1000)]))]);
     expect(() => parseMessages(frames, 1000)).toThrow(/message of more than/);
