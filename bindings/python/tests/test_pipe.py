@@ -413,3 +413,44 @@ def test_spinning_and_sleeping_reads_give_the_same_replies() -> None:
         # Every reply was found by polling (a second's budget); none slept in the kernel.
         assert len(spins) >= 2 * (len(ACTIONS) + 2) and all(spins)
 
+
+
+@pytest.mark.parametrize("transport", ["pipe", "tcp"])
+def test_requests_above_the_message_limit_are_refused_and_the_sessions_go_on(transport: str) -> None:
+    """A request above the server's limit (8 MiB) gets ``message_too_large`` and nothing else changes: the client
+    refuses it itself by default (nothing is sent); a client without that check (``max_message_bytes=None``) gets the
+    server's answer. Over the pipe a 40 MiB request used to end the server (with every session: its transport's frame
+    cap), and one of 17 MiB was refused as ``capacity`` ("too many requests waiting"), over ZeroMQ too. (Over ZeroMQ a
+    frame above 4x the limit is dropped by ZeroMQ itself with the connection: the client's own check is the answer.)"""
+    with LocalServer("pipe" if transport == "pipe" else "tcp://127.0.0.1:0") as srv:
+        c = Client(srv.endpoint)
+        unchecked = Client(srv.endpoint, max_message_bytes=None)
+        try:
+            s = c.reset(1)["session"]
+            with pytest.raises(ProtocolError) as e:
+                c.step(s, "x" * (9 << 20))
+            assert e.value.code == "message_too_large"
+            assert e.value.message.endswith("the limit is 8388608 (the client's max_message_bytes); nothing was sent")
+            assert c.step(s, "company status")["info"]["step"] == 1
+            u = unchecked.reset(2)["session"]
+            for n in [9 << 20, 17 << 20] + ([40 << 20] if transport == "pipe" else []):
+                with pytest.raises(ProtocolError) as e:
+                    unchecked.step(u, "x" * n)
+                assert e.value.code == "message_too_large", e.value
+                assert e.value.message.startswith("payload is ") and e.value.message.endswith("bytes; the limit is 8388608")
+                assert unchecked.step(u, "company status")["info"]["step"] >= 1
+            assert c.step(s, "company status")["info"]["step"] == 2
+            # A larger limit of the client's own lets through what the server accepts.
+            big = Client(srv.endpoint, max_message_bytes=16 << 20)
+            with pytest.raises(ProtocolError, match="payload is"):
+                big.request("hello", pad="y" * (12 << 20))
+            big.close()
+        finally:
+            c.close()
+            unchecked.close()
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "8"])
+def test_max_message_bytes_is_checked(pipe_server: LocalServer, bad: object) -> None:
+    with pytest.raises(ValueError, match="max_message_bytes"):
+        Client(pipe_server.endpoint, max_message_bytes=bad)  # type: ignore[arg-type]

@@ -37,6 +37,7 @@ import zmq
 from . import _json
 from ._binary import BatchArrays, decode_batch_arrays
 from ._protocol import (
+    DEFAULT_MAX_MESSAGE_BYTES,
     MAX_BATCH,
     MAX_SESSION_ID_CHARS,
     ChatMessage,
@@ -227,6 +228,10 @@ class Client:
             same results, sooner (the server runs one part while this process decodes the last). Default: on, with
             parts of at least ``BATCH_PART_ENTRIES`` (16) entries over a ``pipe://`` endpoint and
             ``BATCH_PART_ENTRIES_ZMQ`` (64) over ZeroMQ.
+        max_message_bytes: the largest request this client sends (bytes of its JSON); a larger one raises
+            :class:`ProtocolError` ``message_too_large`` here, and nothing is sent. Default: a server's default limit
+            (``DEFAULT_MAX_MESSAGE_BYTES``, 8 MiB; ``hello``'s ``limits.max_message_bytes`` says a server's own). Raise
+            it for a server started with a larger ``--max-message-bytes``; ``None``: no check here.
     """
 
     def __init__(
@@ -241,7 +246,11 @@ class Client:
         liveness: Callable[[], str | None] | None = None,
         spin_us: int | None = None,
         split_batches: bool | None = None,
+        max_message_bytes: int | None = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
+        if max_message_bytes is not None and (isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int) or max_message_bytes < 1):
+            raise ValueError(f"max_message_bytes must be a positive integer or None, got {max_message_bytes!r}")
+        self.max_message_bytes = max_message_bytes
         self.endpoint = endpoint
         self._sock: Any = None
         self.timeout = timeout
@@ -400,6 +409,15 @@ class Client:
         return rid
 
     def _send_payload(self, rid: int, op: str, payload: bytes) -> None:
+        limit = self.max_message_bytes
+        if limit is not None and len(payload) > limit:
+            # Refused here, as the server would (over ZeroMQ a frame above 4x its limit is dropped with the connection,
+            # and the request would time out): nothing is sent, and the client goes on.
+            raise ProtocolError(
+                "message_too_large",
+                f"request {op!r} is {len(payload)} bytes; the limit is {limit} (the client's max_message_bytes); nothing was sent",
+                request_id=rid,
+            )
         with self._lock:
             sock = self._socket()
             if self._liveness is not None and time.monotonic() - self._alive_at >= _LIVENESS_RECHECK_S:
