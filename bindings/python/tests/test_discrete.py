@@ -304,3 +304,28 @@ def test_discrete_vector_env_binary_infos_of_a_full_step_equal_the_entry_by_entr
         assert fast >= 8 and (False, True, True, True) in ends
     finally:
         v.close()
+
+
+def test_actions_must_be_integers_as_in_the_discrete_space() -> None:
+    """Integers as ``Discrete`` holds them (``int``, numpy integers, an integer array of one element) are actions;
+    anything else is a ``TypeError`` and no step: ``int(action)`` used to take ``1.5`` as 1, ``"3"`` as 3 and
+    ``True`` as 1, hiding a policy's bug (a float from a continuous head, a mask entry) behind a valid step."""
+    env = YCBenchDiscreteEnv()
+    venv = YCBenchDiscreteVectorEnv(2)
+    try:
+        env.reset(seed=1)
+        venv.reset(seed=1)
+        for bad in (1.5, 2.0, np.float32(2.0), "3", b"3", True, np.True_, None, np.array([1.0]), np.array([1, 2]), [1]):
+            with pytest.raises(TypeError, match="integer index"):
+                env.step(bad)  # type: ignore[arg-type]
+        for bad in ([1.5, 1.0], np.array([1.0, 1.0]), np.array([True, True]), ["1", "1"], [None, 1]):
+            with pytest.raises(TypeError, match="integer"):
+                venv.step(bad)
+        # Nothing ran: the first steps taken now are the episodes' first.
+        goods = (1, np.int64(1), np.uint8(1), np.array(1), np.array([1]))
+        assert [env.step(g)[4]["step"] for g in goods] == [1, 2, 3, 4, 5]  # type: ignore[arg-type]
+        _, _, _, _, info = venv.step(np.array([1, 1], dtype=np.int32))
+        assert info["step"].tolist() == [1, 1]
+    finally:
+        env.close()
+        venv.close()

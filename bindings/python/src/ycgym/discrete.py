@@ -20,6 +20,7 @@ rule; 0 disables it).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Any, SupportsFloat
 
@@ -77,6 +78,33 @@ def spaces_of(spec: Mapping[str, Any], dict_obs: bool) -> tuple[spaces.Space[Any
     if dict_obs:
         obs = spaces.Dict({"observations": box, "action_mask": spaces.Box(0, 1, (n,), dtype=np.int8)})
     return obs, spaces.Discrete(n)
+
+
+def discrete_action(action: Any) -> int:
+    """A Discrete action as an ``int``: what ``spaces.Discrete`` holds (``int``, a numpy integer, an integer array of
+    one element; also any other object with ``__index__``, e.g. a one-element integer tensor). Anything else, a float
+    or a bool or a string, raises ``TypeError`` (``int()`` would take ``1.5`` as 1 and ``"3"`` as 3)."""
+    if isinstance(action, np.ndarray) and action.size == 1 and action.ndim > 0:
+        action = action.reshape(())
+    if not isinstance(action, (bool, np.bool_)):
+        try:
+            return operator.index(action)
+        except TypeError:
+            pass
+    raise TypeError(f"ycgym: a Discrete action is an integer index, got {type(action).__name__}: {action!r}")
+
+
+def discrete_actions(actions: Any, n: int) -> list[int]:
+    """The ``n`` actions of a Discrete vector env step as ints: an integer array-like of ``n`` (any shape that
+    flattens to ``n``); another dtype (float, bool, strings, objects) raises ``TypeError``."""
+    acts = np.asarray(actions)
+    if acts.dtype.kind not in "iu":
+        raise TypeError(f"ycgym: Discrete actions are integer indices, got an array of {acts.dtype} ({actions!r:.80})")
+    acts = acts.reshape(-1)
+    if acts.shape[0] != n:
+        raise ValueError(f"expected {n} actions, got {acts.shape[0]}")
+    out: list[int] = acts.tolist()
+    return out
 
 
 class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
@@ -186,7 +214,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         if not self._ready or self._session is None:
             raise gym.error.ResetNeeded("call reset() before step()")
-        r = self._backend.client.step(self._session, int(action))  # type: ignore[arg-type]
+        r = self._backend.client.step(self._session, discrete_action(action))  # type: ignore[arg-type]
         obs, info = self._wrap(r)
         return obs, float(r["reward"]), bool(r["terminated"]), bool(r["truncated"]), info
 

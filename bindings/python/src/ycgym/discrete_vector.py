@@ -26,7 +26,7 @@ from gymnasium.vector.utils import batch_space
 
 from ._backend import BackendAccess, connection, open_backend, reopen
 from .client import BatchArrays, ProtocolError, ResetResult, StepResult
-from .discrete import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discrete_options, frame_arrays, spaces_of
+from .discrete import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discrete_actions, discrete_options, frame_arrays, spaces_of
 from .vector import draw_seed, reset_arguments
 
 __all__ = ["YCBenchDiscreteVectorEnv"]
@@ -196,10 +196,8 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._ready:
             raise RuntimeError("call reset() before step()")
-        acts = np.asarray(actions).reshape(-1)
         n = self.num_envs
-        if acts.shape[0] != n:
-            raise ValueError(f"expected {n} actions, got {acts.shape[0]}")
+        acts = discrete_actions(actions, n)
         c = self._backend.client
         rewards = np.zeros(n, dtype=np.float64)
         terminated = np.zeros(n, dtype=np.bool_)
@@ -220,9 +218,8 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 pass
             elif self.encoding == "binary":
                 # One round trip (the resets are pipelined behind it); rows go straight into the batch arrays.
-                act = acts.tolist()
                 sessions = self._sessions
-                arr = c.step_batch_arrays([(sessions[i], int(act[i])) for i in live])
+                arr = c.step_batch_arrays([(sessions[i], acts[i]) for i in live])
                 if arr.obs is None or arr.mask is None or arr.obs.shape[1] != self._obs.shape[1] or arr.mask.shape[1] != self._mask.shape[1]:
                     raise ProtocolError("bad_reply", "the binary step reply has no Discrete frame of this env's shape")
                 idx: Any = slice(None) if not again else np.asarray(live, dtype=np.intp)
@@ -233,7 +230,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 truncated[idx] = arr.truncated
                 binary = (live if again else self._every(), arr)
             else:
-                for i, r in zip(live, c.step_batch([(self._sessions[i], int(acts[i])) for i in live])):  # type: ignore[misc]
+                for i, r in zip(live, c.step_batch([(self._sessions[i], acts[i]) for i in live])):  # type: ignore[misc]
                     results[i] = r
                     self._put(i, r)
                     rewards[i] = float(r["reward"])
