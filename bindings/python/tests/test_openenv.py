@@ -187,3 +187,55 @@ def test_turn_episode_to_the_end_is_deterministic(servers: dict[str, str]) -> No
 
     a, b = play(), play()
     assert a == b and len(a) == 4
+
+
+def _post(url: str, path: str, body: bytes, *, claim: int | None = None, chunked: bool = False) -> tuple[int, bytes]:
+    """POST ``body`` (``claim``: a Content-Length sent without the body; ``chunked``: in 1 MiB chunks, no length);
+    the status and reply body. A server that answers before the body is all sent may close the connection on it."""
+    import http.client
+    import urllib.parse
+
+    u = urllib.parse.urlsplit(url)
+    c = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port, timeout=60)
+    c.putrequest("POST", path)
+    c.putheader("Content-Type", "application/json")
+    if chunked:
+        c.putheader("Transfer-Encoding", "chunked")
+    else:
+        c.putheader("Content-Length", str(claim if claim is not None else len(body)))
+    c.endheaders()
+    try:
+        if chunked:
+            for i in range(0, len(body), 1 << 20):
+                part = body[i : i + (1 << 20)]
+                c.send(b"%x\r\n%b\r\n" % (len(part), part))
+            c.send(b"0\r\n\r\n")
+        elif claim is None:
+            c.send(body)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    r = c.getresponse()
+    out = (r.status, r.read())
+    c.close()
+    return out
+
+
+def test_request_bodies_above_the_limit_are_refused_without_being_read(servers: dict[str, str]) -> None:
+    """An HTTP body above 8 MiB gets a short 413 (before: read whole, and the 422 validation error echoed the whole
+    input back: a 20 MB command made a 20 MB reply), whether its Content-Length says so or it comes chunked; a
+    WebSocket message above it closes that connection; the server goes on serving."""
+    big = json.dumps({"action": {"command": "x" * (9 << 20)}}).encode()
+    for kwargs in ({"claim": len(big)}, {"chunked": True}):
+        status, body = _post(servers["step"], "/step", big, **kwargs)  # type: ignore[arg-type]
+        assert status == 413 and len(body) < 200 and b"8388608" in body, (kwargs, status, body[:200])
+    # Under the limit, the same route answers as before (a command too long for the wire: a short 422).
+    status, body = _post(servers["step"], "/step", json.dumps({"action": {"command": "x" * 70_000}}).encode())
+    assert status == 422 and len(body) < 200_000
+    with YCBenchEnvClient(base_url=servers["step"]).sync() as env:
+        env.reset(seed=4)
+        with pytest.raises(Exception):
+            env._send_and_receive({"type": "step", "data": {"command": "x" * (9 << 20)}})
+    with YCBenchEnvClient(base_url=servers["step"]).sync() as env:
+        env.reset(seed=4)
+        assert env.step(YCBenchAction(command="company status")).observation.exit_code == 0
+    assert _get(servers["step"] + "/health")["status"] == "healthy"

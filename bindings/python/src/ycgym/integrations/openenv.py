@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from .._backend import Backend
+from .._protocol import DEFAULT_MAX_MESSAGE_BYTES
 from .score import TurnRun
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "YCBenchTurnEnvironment",
     "YCBenchTurnEnvClient",
     "make_app",
+    "BodyLimit",
     "main",
 ]
 
@@ -352,6 +354,61 @@ class YCBenchTurnEnvClient(_JSONClient[YCBenchTurnAction, YCBenchTurnObservation
 # ---------------------------------------------------------------------------------------------- server
 
 
+class BodyLimit:
+    """ASGI middleware: an HTTP request body above ``max_bytes`` is answered ``413`` (a short JSON error) without being
+    read whole: at once when its ``Content-Length`` says so, else as soon as the bytes received pass the limit (chunked
+    bodies; the app is then told the client left, and whatever it answers is dropped). Without it a request is read
+    into memory whatever its size, and FastAPI's validation error echoes the whole input back (a 20 MB command came
+    back as a 20 MB reply). WebSocket messages are bounded by the server (uvicorn's ``ws_max_size``, which :func:`main`
+    sets to the same limit)."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
+            await self._refuse(send)
+            return
+        seen = 0
+        started = refused = False
+
+        async def limited_receive() -> Any:
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes and not started:
+                    refused = True
+                    await self._refuse(send)
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def tracked_send(message: Any) -> None:
+            nonlocal started
+            if refused:
+                return
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracked_send)
+        except Exception:
+            if not refused:
+                raise
+
+    async def _refuse(self, send: Any) -> None:
+        body = json.dumps({"detail": f"request body above {self.max_bytes} bytes"}).encode()
+        await send({"type": "http.response.start", "status": 413, "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
+
+
 def make_app(
     kind: Kind = "turns",
     *,
@@ -360,16 +417,24 @@ def make_app(
     max_concurrent_envs: int = 64,
     tools: str = "run_command",
     max_steps: int | None = None,
+    max_body_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> FastAPI:
-    """OpenEnv's FastAPI app serving the ``step`` or ``turns`` environment (one instance per session)."""
+    """OpenEnv's FastAPI app serving the ``step`` or ``turns`` environment (one instance per session). HTTP request
+    bodies above ``max_body_bytes`` (default: the ycgym server's message limit, 8 MiB) are refused with 413
+    (:class:`BodyLimit`); serve it with uvicorn's ``ws_max_size`` at the same value to bound WebSocket messages."""
     factory: Callable[[], Environment[Any, Any, Any]]
     if kind == "step":
         factory = functools.partial(YCBenchEnvironment, preset=preset, endpoint=endpoint, max_steps=max_steps)
-        return create_app(factory, YCBenchAction, YCBenchObservation, env_name="ycgym", max_concurrent_envs=max_concurrent_envs)
-    if kind == "turns":
+        app = create_app(factory, YCBenchAction, YCBenchObservation, env_name="ycgym", max_concurrent_envs=max_concurrent_envs)
+    elif kind == "turns":
         factory = functools.partial(YCBenchTurnEnvironment, preset=preset, endpoint=endpoint, tools=tools)
-        return create_app(factory, YCBenchTurnAction, YCBenchTurnObservation, env_name="ycgym", max_concurrent_envs=max_concurrent_envs)
-    raise ValueError(f"kind must be 'step' or 'turns', got {kind!r}")
+        app = create_app(factory, YCBenchTurnAction, YCBenchTurnObservation, env_name="ycgym", max_concurrent_envs=max_concurrent_envs)
+    else:
+        raise ValueError(f"kind must be 'step' or 'turns', got {kind!r}")
+    if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) or max_body_bytes < 1:
+        raise ValueError(f"max_body_bytes must be a positive integer, got {max_body_bytes!r}")
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    return app
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -385,7 +450,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--tools", choices=["run_command", "verbs", "all"], default="run_command", help="turns: the tools offered")
     p.add_argument("--max-steps", type=int, default=None, help="step: truncate episodes after N commands")
     p.add_argument("--max-concurrent-envs", type=int, default=64, help="WebSocket sessions at once")
+    p.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, help="largest HTTP body and WebSocket message (default 8 MiB)")
     a = p.parse_args(argv)
+    if a.max_body_bytes < 1:
+        p.error("--max-body-bytes must be a positive integer")
     app = make_app(
         a.kind,
         preset=a.preset,
@@ -393,6 +461,7 @@ def main(argv: list[str] | None = None) -> None:
         max_concurrent_envs=a.max_concurrent_envs,
         tools=a.tools,
         max_steps=a.max_steps,
+        max_body_bytes=a.max_body_bytes,
     )
     # Bind here so that --port 0 works: the chosen address is printed as one JSON line before serving.
     family = socket.AF_INET6 if ":" in a.host else socket.AF_INET
@@ -401,7 +470,7 @@ def main(argv: list[str] | None = None) -> None:
     sock.bind((a.host, a.port))
     host, port = sock.getsockname()[:2]
     print(json.dumps({"event": "listening", "url": f"http://{host}:{port}", "kind": a.kind}), flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", ws_max_size=a.max_body_bytes)).run(sockets=[sock])
 
 
 if __name__ == "__main__":
