@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import zmq
 
-from ycgym import Client, LocalServer, ProtocolError, _json
+from ycgym import Client, LocalServer, ProtocolError, YCBenchEnv, _json
 
 
 @pytest.fixture()
@@ -179,6 +179,25 @@ def test_json_codecs_agree() -> None:
     assert _json.loads(data) == msg
     assert _json._std_loads(_json._std_dumps(msg)) == msg
     assert _json._std_loads(data) == msg and _json.loads(_json._std_dumps(msg)) == msg
+
+
+def test_json_codecs_encode_alike_what_orjson_refuses(client: Client) -> None:
+    """What orjson cannot encode (an integer beyond 64 bits, a non-string key) is encoded as the standard library does,
+    so a request behaves the same with either codec: a seed of 2**70 gets the server's schema error (with orjson it
+    was a TypeError, "Integer exceeds 64-bit range"), in the env too; what neither can encode is still an error."""
+    for value in ({"seed": 2**70}, {"seed": -(2**65)}, {1: "a"}):
+        assert _json.dumps(value) == _json._std_dumps(value)
+    with pytest.raises(ProtocolError, match=r"/seed: must be <= 9007199254740991"):
+        client.reset(2**70)
+    env = YCBenchEnv(endpoint=client.endpoint)
+    try:
+        with pytest.raises(ProtocolError, match=r"/seed: must be <= 9007199254740991"):
+            env.reset(seed=2**70)
+        assert env.reset(seed=1)[1]["step"] == 0
+    finally:
+        env.close()
+    with pytest.raises(TypeError):
+        _json.dumps({"x": object()})
 
 
 @pytest.mark.skipif(not zmq.has("curve"), reason="libzmq without CURVE")

@@ -27,8 +27,14 @@ if _orjson is not None:
     _orjson_loads = _orjson.loads
 
     def dumps(value: Any) -> bytes:
-        """Serialise to UTF-8 JSON bytes (compact)."""
-        return bytes(_orjson_dumps(value))
+        """Serialise to UTF-8 JSON bytes (compact). What orjson refuses (an integer beyond 64 bits, a key that is not a
+        string, a lone surrogate, another type) goes through the standard library instead, so that a request is encoded,
+        or refused, as it is without orjson: a seed of 2**70 reaches the server and gets its schema's error (orjson's
+        own was "Integer exceeds 64-bit range")."""
+        try:
+            return bytes(_orjson_dumps(value))
+        except TypeError:
+            return _std_dumps(value)
 
     def loads(data: bytes | str) -> Any:
         """Parse UTF-8 JSON bytes."""
