@@ -24,6 +24,11 @@ def test_action_text() -> None:
         action_text(b"\xffcompany status")
     with pytest.raises(TypeError, match="got int"):
         action_text(3)
+    # A str that is not text (a lone surrogate: no UTF-8 for it) is refused here, as bad bytes are (it raised the
+    # JSON codec's own error, when the request was encoded).
+    assert action_text("scratchpad write --content ☃ 𝄞") == "scratchpad write --content ☃ 𝄞"
+    with pytest.raises(ValueError, match=r"not valid text \(surrogates not allowed at character 14\)"):
+        action_text("market browse \ud800")
 
 
 def test_bytes_actions_are_utf8_commands_and_bad_bytes_change_nothing() -> None:
@@ -35,6 +40,8 @@ def test_bytes_actions_are_utf8_commands_and_bad_bytes_change_nothing() -> None:
         assert ra[0]["command"] == "market browse" and same(ra[0], rb[0])
         with pytest.raises(ValueError, match="UTF-8"):
             a.step(b"task accept --task-id \xff")
+        with pytest.raises(ValueError, match="not valid text"):
+            a.step("task accept --task-id \udcff")
         # Nothing was sent: both are at the same step and stay identical.
         ra, rb = a.step("sim resume"), b.step("sim resume")
         assert ra[4]["step"] == rb[4]["step"] == 2 and same(ra[0], rb[0])

@@ -258,10 +258,17 @@ def action_space(seed: int | None = None) -> spaces.Text:
 def action_text(action: Any) -> str:
     """The command text of an action: a ``str`` as is, ``bytes`` decoded as UTF-8.
 
-    Raises ``ValueError`` for bytes that are not UTF-8 and ``TypeError`` for anything else (an action is text).
+    Raises ``ValueError`` for bytes that are not UTF-8 or a ``str`` that is not text (a lone surrogate, which has no
+    UTF-8), and ``TypeError`` for anything else (an action is text).
     """
     if isinstance(action, str):
-        return action if type(action) is str else str.__str__(action)
+        text = action if type(action) is str else str.__str__(action)
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise ValueError(f"ycgym: the action is not valid text ({e.reason} at character {e.start}): {text[:80]!r}") from None
+        return text
     if isinstance(action, (bytes, bytearray, memoryview)):
         try:
             return bytes(action).decode("utf-8")
