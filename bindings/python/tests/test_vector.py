@@ -181,6 +181,38 @@ def test_make_vec_uses_the_batched_env() -> None:
         envs.close()
 
 
+def test_a_vector_env_may_hold_every_session_of_its_own_local_server() -> None:
+    """A vector env of more than 256 sub-environments (a shared server's per-client cap) on the process's own local
+    server: the discrete one steps all of them (before: session_limit, "256 live sessions per client", at entry 256);
+    the server's whole limit (1024) stays, with its own error."""
+    from ycgym import ProtocolError, YCBenchDiscreteVectorEnv
+
+    envs = YCBenchDiscreteVectorEnv(300)
+    try:
+        _, info = envs.reset(seed=1)
+        *_, info = envs.step(info["action_mask"].argmax(axis=1))
+        assert info["step"].tolist() == [1] * 300
+        with pytest.raises(ProtocolError, match=r"session limit reached \(1024 live sessions\)"):
+            YCBenchDiscreteVectorEnv(1024 - 300 + 1)
+        # The one that could not start left nothing behind: as many again fit.
+        YCBenchDiscreteVectorEnv(1024 - 300).close()
+        # A text vector env whose reset fails half way keeps the sessions made (closed with it, reused by its next reset).
+        text = YCBenchVectorEnv(1024 - 300 + 1)
+        try:
+            with pytest.raises(ProtocolError, match=r"session limit reached"):
+                text.reset(seed=1)
+            made = [s for s in text.sessions if s is not None]
+            assert len(made) == 1024 - 300
+            envs.close()
+            text.reset(seed=2)
+            assert [s for s in text.sessions[: len(made)]] == made
+        finally:
+            text.close()
+        YCBenchDiscreteVectorEnv(1024).close()
+    finally:
+        envs.close()
+
+
 def test_vector_snapshot_and_render() -> None:
     envs = YCBenchVectorEnv(2, render_mode="ansi")
     try:

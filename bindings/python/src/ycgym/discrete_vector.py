@@ -90,9 +90,15 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
         c = self._backend.client
         n = self.num_envs
-        first = c.request_all("reset", [{"seed": 0, "preset": preset, "options": self._opts}] * n)
+        first = c.request_all("reset", [{"seed": 0, "preset": preset, "options": self._opts}] * n, raise_errors=False)
+        # The sessions made are the backend's (closed with it) before anything can fail: when some could not be made (the
+        # server's session limit), they are closed now and the first error raised, so that nothing is left behind.
+        self._backend.sessions.update(str(r["session"]) for r in first if not isinstance(r, ProtocolError))
+        failed = next((r for r in first if isinstance(r, ProtocolError)), None)
+        if failed is not None:
+            self._finalizer()
+            raise failed
         self._sessions: list[str] = [str(r["session"]) for r in first]
-        self._backend.sessions.update(self._sessions)
         self.discrete_spec: dict[str, Any] = dict(first[0]["info"]["discrete_spec"])
         self.single_observation_space, self.single_action_space = spaces_of(self.discrete_spec, self.dict_obs)
         self.observation_space = batch_space(self.single_observation_space, n)

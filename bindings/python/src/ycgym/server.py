@@ -425,6 +425,10 @@ class LocalServer:
 
 _shared_lock = threading.Lock()
 _shared: LocalServer | None = None
+SHARED_MAX_SESSIONS = 1024
+"""Live sessions of the environments' own local server (``ycgym serve``'s default ``--max-sessions``), which one
+client (a vector env of that many sub-environments) may hold alone. For more, start a ``LocalServer`` with larger
+``--max-sessions`` and ``--max-sessions-per-client`` and pass its ``endpoint``."""
 _shared_refs = 0
 
 
@@ -453,7 +457,9 @@ def shared_server() -> LocalServer:
             _shared = None
             _shared_refs = 0
         if _shared is None:
-            _shared = LocalServer(default_local_endpoint())
+            # This process's own server: its clients are all ours, so one of them (a vector env) may hold every session
+            # the server allows (1024 by default) instead of the 256 a client of a shared server may.
+            _shared = LocalServer(default_local_endpoint(), args=["--max-sessions-per-client", str(SHARED_MAX_SESSIONS)])
             _shared_refs = 0
         _shared_refs += 1
         return _shared

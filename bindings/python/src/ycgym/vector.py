@@ -202,6 +202,12 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
     def _finish_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any]) -> list[ResetResult]:
         c = self._backend.client
         results = c.gather(ids, raise_errors=False)
+        # Every session these resets made is the env's (reused by its next reset, closed with it) before an error below
+        # is raised.
+        for i, r in zip(indices, results):
+            if not isinstance(r, ProtocolError):
+                self._sessions[i] = r["session"]
+                self._backend.sessions.add(r["session"])
         out: list[ResetResult] = []
         for i, sd, r in zip(indices, sim_seeds, results):
             if isinstance(r, ProtocolError):
