@@ -10,7 +10,8 @@
  *   the restored session's first observation: `Observation`, `StepInfo`, `TurnMessagesResult`, `TurnInfo`, `Status`):
  *   a server's first `restore` compiled the whole protocol schema, ~0.25 s;
  * - src/env/sim-snapshot-validator.generated.ts: schema/sim-snapshot.schema.json (every restored simulation; its
- *   compiler made every process and bulk-run worker load ajv's compiler).
+ *   compiler made every process and bulk-run worker load ajv's compiler);
+ * - src/env/reset-validator.generated.ts: the protocol's `ResetRequest` alone, for the in-process `Env.reset`.
  * test/unit/generated.test.ts regenerates them in memory and fails when a schema, the options or the ajv version
  * changed without `npm run gen`.
  */
@@ -88,6 +89,14 @@ export const RESTORE_DEFS = ['EnvSnapshot', 'TurnSnapshot', 'Observation', 'Step
 /** The restore validators module: one export per definition of `RESTORE_DEFS`. */
 export function renderRestoreValidators(): string {
   return protocolValidators(RESTORE_DEFS, 'the definitions restore and turn_restore check');
+}
+
+export const RESET_VALIDATOR_PATH = 'src/env/reset-validator.generated.ts';
+
+/** The `reset` request alone (its seed and options), which the in-process `Env` checks its reset arguments by: a small
+ * module, so that a bulk-run worker thread does not load every op's validators for it. */
+export function renderResetValidator(): string {
+  return protocolValidators(['ResetRequest'], "the reset request, for the in-process Env's reset");
 }
 
 /** The options a simulation snapshot is validated with (src/env/snapshot.ts). */

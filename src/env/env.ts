@@ -3,6 +3,9 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { presetConfig } from '../config/load.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { formatErrors } from './schema-errors.js';
+import { ResetRequest } from './reset-validator.generated.js';
 import { checkWorldCounts, clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
@@ -49,6 +52,13 @@ export interface ResetArgs {
   /** Preset name or path, or an already loaded config (default `"default"`). */
   preset?: string | ExperimentConfig;
   options?: ResetOptions;
+}
+
+/** What is wrong with a reset's seed and options by the protocol schema's `reset` request (`/path: problem`), or null. */
+function resetProblem(args: ResetArgs): string | null {
+  const request = args.options === undefined ? { v: 1, op: 'reset', seed: args.seed } : { v: 1, op: 'reset', seed: args.seed, options: args.options };
+  const check = ResetRequest as unknown as ValidateFunction;
+  return check(request) ? null : formatErrors(check.errors);
 }
 
 /** The typed status block of every observation. */
@@ -423,12 +433,12 @@ export class Env implements EnvLike {
 
   /** Start a new episode. */
   reset(args: ResetArgs): ResetResult {
+    // The seed and options as the protocol's reset request has them (one schema): a non-integer seed or horizon, an
+    // unknown option, ... is a RangeError naming the field, before anything changes.
+    const problem = resetProblem(args);
+    if (problem !== null) throw new RangeError(problem);
     const cfg = presetConfig(args.preset);
     const o = args.options ?? {};
-    if (o.max_steps !== undefined && (!Number.isInteger(o.max_steps) || o.max_steps < 1)) throw new RangeError('max_steps must be a positive integer');
-    if (o.stall_steps !== undefined && (!Number.isSafeInteger(o.stall_steps) || o.stall_steps < 0)) throw new RangeError('stall_steps must be a non-negative integer (0 disables the stall rule)');
-    if (o.actions !== undefined && o.actions !== 'text' && o.actions !== 'discrete') throw new RangeError('actions must be "text" or "discrete"');
-    if (o.text !== undefined && typeof o.text !== 'boolean') throw new RangeError('text must be a boolean');
     const sizes = discreteSizes({ ...(o.market_slots !== undefined ? { market_slots: o.market_slots } : {}), ...(o.task_slots !== undefined ? { task_slots: o.task_slots } : {}) });
     const simOpts: { seed: number; startDate?: string; companyName?: string; horizonYears?: number } = { seed: args.seed };
     if (o.start_date !== undefined) simOpts.startDate = o.start_date;
@@ -542,8 +552,11 @@ export class Env implements EnvLike {
     if (sim === null) throw new EnvUsageError('not_reset', 'call reset() before step()');
     // An action of the other mode's type is a malformed request whatever the episode's state (as the protocol's
     // schema refuses other types before anything runs): said before the end of the episode is.
-    if (this.mode === 'discrete' ? typeof action !== 'number' : typeof action === 'number') {
-      throw new EnvUsageError('invalid_action', this.mode === 'discrete' ? 'in discrete mode the action is an integer index' : 'in text mode the action is a command string (integer actions need the reset option actions: "discrete")');
+    if (this.mode === 'discrete' ? typeof action !== 'number' : typeof action !== 'string') {
+      throw new EnvUsageError(
+        'invalid_action',
+        this.mode === 'discrete' ? 'in discrete mode the action is an integer index' : `in text mode the action is a command string${typeof action === 'number' ? ' (integer actions need the reset option actions: "discrete")' : `, got ${action === null ? 'null' : typeof action}`}`,
+      );
     }
     if (this.done) throw new EnvUsageError('episode_over', 'the episode is over (terminated or truncated); call reset()');
     let text: string | null;
@@ -556,7 +569,7 @@ export class Env implements EnvLike {
       text = 'command' in c ? c.command : null;
       if ('error' in c) refusal = c.error;
     } else {
-      text = typeof action === 'string' ? action : String(action);
+      text = action as string; // a string: checked above
     }
     const before = sim.state.fundsCents;
     const timeBefore = sim.state.simTime;

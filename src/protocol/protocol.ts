@@ -6,10 +6,11 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import { packageRoot } from '../config/load.js';
 import { MAX_REQUEST_ID_CHARS } from './limits.js';
 import { OP_TABLE, OPS, type ErrorBody, type ErrorCode, type Op, type RequestId } from './ops.js';
+import { formatErrors } from '../env/schema-errors.js';
 import * as generated from './request-validators.generated.js';
 import * as restoreValidators from './restore-validators.generated.js';
 
@@ -18,6 +19,8 @@ export * from './limits.js';
 export * from './ops.js';
 
 /** Protocol version spoken by this server. */
+export { formatErrors } from '../env/schema-errors.js';
+
 export const PROTOCOL_VERSION = 1;
 
 /** A successful reply. */
@@ -178,29 +181,6 @@ export function schemaValidator(def: string): (value: unknown) => string | null 
     v ??= compiledSchema().ajv.getSchema(`${SCHEMA_ID}#/$defs/${def}`) as ValidateFunction;
     return v(value) ? null : formatErrors(v.errors);
   };
-}
-
-/** `/path: problem` for the first ajv error. */
-export function formatErrors(errors: ErrorObject[] | null | undefined, base = ''): string {
-  const e = errors?.[0];
-  const path = base + (e?.instancePath ?? '') || '/';
-  if (e === undefined) return `${path}: invalid`;
-  const p = e.params as Record<string, unknown>;
-  let msg: string;
-  switch (e.keyword) {
-    case 'additionalProperties':
-      msg = `unknown field '${String(p['additionalProperty'])}'`;
-      break;
-    case 'const':
-      msg = `must be ${JSON.stringify(p['allowedValue'])}`;
-      break;
-    case 'enum':
-      msg = `must be one of ${(p['allowedValues'] as unknown[]).map((x) => JSON.stringify(x)).join(', ')}`;
-      break;
-    default:
-      msg = e.message ?? 'invalid';
-  }
-  return `${path}: ${msg}`;
 }
 
 /** Validate a reply to `op` against its schema; returns the problem or null. */

@@ -63,7 +63,7 @@ describe('reset option text: false', () => {
     const copy = new Env();
     copy.restore(snap);
     expect(copy.step('company status').observation.text).toBe('');
-    expect(new Env().reset({ seed: 2 }) && (() => new Env().reset({ seed: 2, options: { text: 'no' as never } }))).toThrow(/text must be a boolean/);
+    expect(new Env().reset({ seed: 2 }) && (() => new Env().reset({ seed: 2, options: { text: 'no' as never } }))).toThrow(/^\/options\/text: must be boolean$/);
   });
 
   it('plays the golden greedy episode to the same end', () => {

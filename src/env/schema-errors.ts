@@ -1,0 +1,28 @@
+/**
+ * The one wording of a schema violation (`/path: problem`, the first ajv error), below the protocol layer: the in-process
+ * `Env` words its reset errors as the server does without loading the protocol's validators.
+ */
+import type { ErrorObject } from 'ajv/dist/2020.js';
+
+/** `/path: problem` for the first ajv error. */
+export function formatErrors(errors: ErrorObject[] | null | undefined, base = ''): string {
+  const e = errors?.[0];
+  const path = base + (e?.instancePath ?? '') || '/';
+  if (e === undefined) return `${path}: invalid`;
+  const p = e.params as Record<string, unknown>;
+  let msg: string;
+  switch (e.keyword) {
+    case 'additionalProperties':
+      msg = `unknown field '${String(p['additionalProperty'])}'`;
+      break;
+    case 'const':
+      msg = `must be ${JSON.stringify(p['allowedValue'])}`;
+      break;
+    case 'enum':
+      msg = `must be one of ${(p['allowedValues'] as unknown[]).map((x) => JSON.stringify(x)).join(', ')}`;
+      break;
+    default:
+      msg = e.message ?? 'invalid';
+  }
+  return `${path}: ${msg}`;
+}

@@ -1,0 +1,49 @@
+/**
+ * What a TypeScript caller can hand the in-process `Env`: seeds and reset options are checked by the protocol
+ * schema's `reset` request (the one source a server checks them by), actions by the session's mode. Before, a seed
+ * of 1.5, NaN or "3", a horizon of -1 or a company name of 5 were taken as they came (a world from whatever the
+ * generator made of them, or "day is out of range for month"), and a text session ran `String(action)` of any value.
+ */
+import { describe, expect, it } from 'vitest';
+import { Env, EnvUsageError } from '../../src/env/env.js';
+
+describe('Env inputs', () => {
+  it('refuses seeds and options the protocol refuses, naming the field, and changes nothing', () => {
+    const env = new Env();
+    const first = env.reset({ seed: 1 });
+    const bad: [unknown, Record<string, unknown> | undefined, string][] = [
+      [1.5, undefined, '/seed: must be integer'],
+      [Number.NaN, undefined, '/seed: must be integer'],
+      ['3', undefined, '/seed: must be integer'],
+      [2 ** 60, undefined, '/seed: must be <= 9007199254740991'],
+      [1, { horizon_years: -1 }, '/options/horizon_years: must be >= 1'],
+      [1, { horizon_years: 1.5 }, '/options/horizon_years: must be integer'],
+      [1, { company_name: 5 }, '/options/company_name: must be string'],
+      [1, { start_date: '2025-1-1' }, '/options/start_date: must match pattern "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"'],
+      [1, { max_steps: 0 }, '/options/max_steps: must be >= 1'],
+      [1, { actions: 'words' }, '/options/actions: must be one of "text", "discrete"'],
+      [1, { turbo: true }, "/options: unknown field 'turbo'"],
+    ];
+    env.step('company status');
+    for (const [seed, options, message] of bad) {
+      expect(() => env.reset({ seed, ...(options !== undefined ? { options } : {}) } as never), message).toThrow(new RangeError(message));
+    }
+    // The episode that was running goes on.
+    expect(env.step('company status').info.step).toBe(2);
+    expect(new Env().reset({ seed: -7, options: { horizon_years: 3, company_name: 'X', start_date: '2025-03-01' } }).observation.status.horizon_end).toBe('2028-03-01T09:00:00');
+    expect(first.info.step).toBe(0);
+  });
+
+  it('takes only strings as text actions and only numbers as Discrete actions', () => {
+    const text = new Env();
+    text.reset({ seed: 1 });
+    for (const [action, what] of [[null, 'null'], [{}, 'object'], [undefined, 'undefined'], [true, 'boolean']] as const) {
+      expect(() => text.step(action as never)).toThrow(new EnvUsageError('invalid_action', `in text mode the action is a command string, got ${what}`));
+    }
+    expect(() => text.step(3)).toThrow(/integer actions need the reset option actions: "discrete"/);
+    expect(text.step('company status').info.step).toBe(1);
+    const discrete = new Env();
+    discrete.reset({ seed: 1, options: { actions: 'discrete' } });
+    expect(() => discrete.step('sim resume')).toThrow(/in discrete mode the action is an integer index/);
+  });
+});
