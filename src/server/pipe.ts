@@ -76,9 +76,10 @@ export function skippedPayloadBytes(frame: Buffer): number | undefined {
   return skipped.get(frame);
 }
 
-/** A request whose payload frame is above the frame limit: its routing id (a copy) and the payload's length. */
+/** A request whose payload frame is above the frame limit: its frames before the payload (copies: the routing id, and
+ * any envelope) and the payload's length. */
 export interface Oversize {
-  id: Buffer;
+  head: Buffer[];
   bytes: number;
 }
 
@@ -108,7 +109,7 @@ export function parseMessages(buf: Buffer, maxFrameBytes: number): { messages: B
       const n = buf.readUInt32LE(p);
       if (n > maxFrameBytes) {
         if (i === 0 || i < k - 1) throw new RangeError(`pipe frame of ${n} bytes (at most ${maxFrameBytes})`);
-        return { messages, used: p + 4, need: 4, oversize: { id: Buffer.from(frames[0] as Buffer), bytes: n } };
+        return { messages, used: p + 4, need: 4, oversize: { head: frames.map((f) => Buffer.from(f)), bytes: n } };
       }
       total += n;
       if (total > maxTotal) throw new RangeError(`pipe message of more than ${maxTotal} bytes`);
@@ -288,11 +289,11 @@ export class PipeRouter {
         this.need = parsed.need;
         break;
       }
-      // A payload above the limit: received as its routing id and an empty stand-in, in its place among the messages;
-      // its bytes are dropped, here and as they come.
+      // A payload above the limit: received as its frames before it and a one-byte stand-in, in its place among the
+      // messages; its bytes are dropped, here and as they come.
       const stand = Buffer.alloc(1); // not empty: an empty frame is an envelope's delimiter
       skipped.set(stand, parsed.oversize.bytes);
-      this.deliver([parsed.oversize.id, stand]);
+      this.deliver([...parsed.oversize.head, stand]);
       const here = Math.min(parsed.oversize.bytes, buf.length - parsed.used);
       this.skipBytes = parsed.oversize.bytes - here;
       buf = buf.subarray(parsed.used + here);

@@ -104,7 +104,10 @@ describe('pipe framing', () => {
     const r = parseMessages(stream, 100);
     expect(r.messages.map((m) => m.map(String))).toEqual([['id0', 'ok']]);
     expect(r.used).toBe(before.length + head.length);
-    expect(r.oversize).toEqual({ id: Buffer.from('idX'), bytes: 5000 });
+    expect(r.oversize).toEqual({ head: [Buffer.from('idX')], bytes: 5000 });
+    // With an envelope before the payload, the whole head comes back.
+    const enveloped = parseMessages(Buffer.concat([count(3), count(3), Buffer.from('idY'), count(0), count(5000)]), 100);
+    expect(enveloped.oversize).toEqual({ head: [Buffer.from('idY'), Buffer.alloc(0)], bytes: 5000 });
     expect(parseMessages(stream.subarray(r.used + 5000), 100)).toMatchObject({ messages: [[Buffer.from('id1'), Buffer.from('next')]], oversize: null });
     // An oversized frame that is not the last of its message cannot be skipped alone.
     expect(() => parseMessages(Buffer.concat([count(3), count(3), Buffer.from('idX'), count(5000)]), 100)).toThrow(/5000 bytes/);
