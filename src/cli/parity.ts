@@ -54,19 +54,39 @@ export function normalize(v: Out): Out {
   return v;
 }
 
-/** Read a golden trajectory file (`.json` or `.json.gz`), keeping int/float types. */
+/**
+ * Read a golden trajectory file (`.json` or `.json.gz`), keeping int/float types. A file that is not one (not JSON, or
+ * an episode without an integer `seed` or a `steps` list of `{cmd, exit, out}`) throws an error naming the file and
+ * what is wrong, instead of whatever replaying it would have thrown.
+ */
 export function readGoldenFile(path: string): GoldenEpisode[] {
   const raw = readFileSync(path);
   const text = (path.endsWith('.gz') ? gunzipSync(raw) : raw).toString('utf8');
-  const v = parseTyped(text);
+  let v: Out;
+  try {
+    v = parseTyped(text);
+  } catch (e) {
+    throw new Error(`${path}: not a golden trajectory file (not JSON: ${(e as Error).message})`);
+  }
   const arr = Array.isArray(v) ? v : [v];
-  return arr.map((e) => {
+  return arr.map((e, i) => {
+    const bad = (what: string): never => {
+      throw new Error(`${path}: not a golden trajectory file (episode ${i}: ${what})`);
+    };
+    if (typeof e !== 'object' || e === null || Array.isArray(e)) return bad('not an object');
     const o = e as { [k: string]: Out };
+    if (!Number.isSafeInteger(o['seed'])) bad('no integer "seed"');
+    const steps = o['steps'];
+    if (!Array.isArray(steps)) return bad('no "steps" list');
     return {
       seed: o['seed'] as number,
       policy: String(o['policy']),
       preset: String(o['preset']),
-      steps: (o['steps'] as { [k: string]: Out }[]).map((s) => ({ cmd: String(s['cmd']), exit: s['exit'] as number, out: s['out'] as Out })),
+      steps: steps.map((s, k) => {
+        if (typeof s !== 'object' || s === null || Array.isArray(s) || typeof (s as { [k: string]: Out })['cmd'] !== 'string') return bad(`step ${k} has no "cmd" string`);
+        const st = s as { [k: string]: Out };
+        return { cmd: st['cmd'] as string, exit: st['exit'] as number, out: st['out'] as Out };
+      }),
     };
   });
 }

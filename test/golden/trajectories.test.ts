@@ -23,3 +23,24 @@ describe('golden trajectories replay with zero mismatches', () => {
     });
   }
 });
+
+describe('a file that is not a golden trajectory file', () => {
+  it('is refused with its path and what is wrong (before: "unexpected token at 9", "Cannot read properties of undefined")', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(join(tmpdir(), 'golden-bad-'));
+    const cases: [string, string][] = [
+      ['{"bad": ', 'not JSON: unexpected token at 8'],
+      ['{}', 'episode 0: no integer "seed"'],
+      ['[{"seed": 1, "steps": 3}]', 'episode 0: no "steps" list'],
+      ['[{"seed": 1, "steps": []}, {"seed": 2, "steps": [{"exit": 0}]}]', 'episode 1: step 0 has no "cmd" string'],
+      ['[7]', 'episode 0: not an object'],
+    ];
+    for (const [i, [text, what]] of cases.entries()) {
+      const path = join(dir, `f${i}.json`);
+      writeFileSync(path, text);
+      expect(() => readGoldenFile(path)).toThrow(new Error(`${path}: not a golden trajectory file (${what})`));
+    }
+  });
+});
