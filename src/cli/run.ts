@@ -8,7 +8,8 @@
  * episode's rows depend on its job alone, so the output files are byte-identical for any number of workers.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { makeDirs } from '../export/dirs.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -331,8 +332,8 @@ export async function playToDir(plan: RunPlan, jobs: readonly JobRequest[], out:
 async function playWith(plan: RunPlan, jobs: readonly JobRequest[], out: string, pool: Pool | null, n: number, progress: boolean, format: TableFormat): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
   const { cfg, wc } = plan;
   if (format === 'arrow' && plan.compression === 'zstd') await zstdEncoder();
-  mkdirSync(out, { recursive: true });
-  if (wc.rollouts) mkdirSync(join(out, 'rollouts'), { recursive: true });
+  makeDirs(out);
+  if (wc.rollouts) makeDirs(join(out, 'rollouts'));
   const trajPath = wc.trajectories ? join(out, `trajectories.${format}`) : null;
   const steps: StepSink | null = trajPath ? openStepSink(trajPath, format, plan.compression) : null;
   // Parquet compresses behind the writes: past this many queued episodes, playing waits for it.

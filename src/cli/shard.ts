@@ -15,7 +15,8 @@
  * Every process derives the plan from the same flags (planRun), so episode ids and the run id do not
  * depend on how the run was cut.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { makeDirs } from '../export/dirs.js';
 import { join } from 'node:path';
 import { RecordBatch, RecordBatchReader } from 'apache-arrow';
 import { stepSink } from '../export/arrow.js';
@@ -140,7 +141,7 @@ export function collectShards(plan: RunPlan, from: string): ShardContent[] {
 export async function mergeShards(plan: RunPlan, from: string, out: string): Promise<{ summary: RunSummary; episodes: EpisodeRow[]; files: string[] }> {
   const shards = collectShards(plan, from);
   if (plan.format === 'arrow' && plan.compression === 'zstd') await zstdEncoder();
-  mkdirSync(out, { recursive: true });
+  makeDirs(out);
   const files: string[] = [];
   if (plan.wc.trajectories) {
     const path = join(out, `trajectories.${plan.format}`);
@@ -175,7 +176,7 @@ export async function mergeShards(plan: RunPlan, from: string, out: string): Pro
     files.push(path);
   }
   if (plan.wc.rollouts) {
-    mkdirSync(join(out, 'rollouts'), { recursive: true });
+    makeDirs(join(out, 'rollouts'));
     for (const s of shards) {
       for (const e of s.episodes) {
         const name = rolloutFileName(plan.wc.presetName, e);

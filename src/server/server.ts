@@ -3,7 +3,7 @@
  * replies sent without waiting (a ROUTER never blocks on send). Bad input of any kind is answered, never
  * fatal; the session table and the protocol logic live in sessions.ts and protocol.ts.
  */
-import { mkdirSync } from 'node:fs';
+import { makeDirs } from '../export/dirs.js';
 import { recordProblem, SessionRecording } from './session-recording.js';
 import { arrowCompression, type ArrowCompression } from '../export/compression.js';
 import { randomBytes } from 'node:crypto';
@@ -394,7 +394,7 @@ export class Server {
     if (opts.idleTimeoutMs !== undefined) sessionOpts.idleTimeoutMs = opts.idleTimeoutMs;
     let recording: SessionRecording | null = null;
     if (opts.recordDir !== undefined) {
-      mkdirSync(opts.recordDir, { recursive: true });
+      makeDirs(opts.recordDir);
       const compression = arrowCompression(opts.recordCompression ?? 'zstd', 'record compression');
       // The Arrow writer (and the zstd encoder) load only here: a server that does not record starts without them.
       const [{ TrajectoryRecorder }, { zstdEncoder }] = await Promise.all([import('./recorder.js'), import('../export/zstd.js')]);
