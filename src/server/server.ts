@@ -15,7 +15,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ResetResult } from '../env/env.js';
 import { listPresets, packageRoot } from '../config/load.js';
 import { BatchJob, ProtocolHandler, type Handled } from './protocol-handler.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator, tooLargeReply, type ErrorReply } from '../protocol/protocol.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator, tooLargeReply } from '../protocol/protocol.js';
 import { assertBindAllowed, resolveCurveKeys, SecurityError } from './security.js';
 import { parseAllowList, ZapHandler } from './zap.js';
 import { SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
@@ -523,22 +523,18 @@ export class Server {
     if (peer.queue.length >= MAX_PEER_QUEUED_MESSAGES || peer.queuedBytes + bytes > MAX_PEER_QUEUED_BYTES) {
       // Per-client quota: refuse (not queue) what one client sends beyond it, so the shared queue keeps room.
       this.counters.dropped_requests++;
-      this.refuse(peer, frames, errorReply('capacity', `too many requests from this client waiting to be handled (limit ${MAX_PEER_QUEUED_MESSAGES} requests, ${MAX_PEER_QUEUED_BYTES} bytes); wait for replies before sending more`));
+      this.count('capacity');
+      if (peer.outbox === null) {
+        const { envelope } = splitFrames(frames);
+        const reply = errorReply('capacity', `too many requests from this client waiting to be handled (limit ${MAX_PEER_QUEUED_MESSAGES} requests, ${MAX_PEER_QUEUED_BYTES} bytes); wait for replies before sending more`);
+        this.socket.send([...envelope.slice(0, MAX_ENVELOPE_FRAMES), JSON.stringify(reply)]).catch(() => undefined);
+      }
       return;
     }
     peer.queue.push(frames);
     peer.queuedBytes += bytes;
     this.queuedMessages++;
     this.queuedBytes += bytes;
-  }
-
-  /** Reply `reply` to a message that is not queued (when the peer reads its replies: else its outbox holds one). */
-  private refuse(peer: Peer, frames: Buffer[], reply: ErrorReply): void {
-    this.count(reply.error.code);
-    if (peer.outbox === null) {
-      const { envelope } = splitFrames(frames);
-      this.socket.send([...envelope.slice(0, MAX_ENVELOPE_FRAMES), JSON.stringify(reply)]).catch(() => undefined);
-    }
   }
 
   /**
