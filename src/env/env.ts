@@ -61,6 +61,13 @@ function resetProblem(args: ResetArgs): string | null {
   return check(request) ? null : formatErrors(check.errors);
 }
 
+/** Why `action`, of the wrong type for `mode`, is not an action. */
+function actionTypeProblem(mode: 'text' | 'discrete', action: unknown): string {
+  if (mode === 'discrete') return 'in discrete mode the action is an integer index';
+  if (typeof action === 'number') return 'in text mode the action is a command string (integer actions need the reset option actions: "discrete")';
+  return `in text mode the action is a command string, got ${action === null ? 'null' : typeof action}`;
+}
+
 /** The typed status block of every observation. */
 export interface Status {
   sim_time: string;
@@ -552,12 +559,7 @@ export class Env implements EnvLike {
     if (sim === null) throw new EnvUsageError('not_reset', 'call reset() before step()');
     // An action of the other mode's type is a malformed request whatever the episode's state (as the protocol's
     // schema refuses other types before anything runs): said before the end of the episode is.
-    if (this.mode === 'discrete' ? typeof action !== 'number' : typeof action !== 'string') {
-      throw new EnvUsageError(
-        'invalid_action',
-        this.mode === 'discrete' ? 'in discrete mode the action is an integer index' : `in text mode the action is a command string${typeof action === 'number' ? ' (integer actions need the reset option actions: "discrete")' : `, got ${action === null ? 'null' : typeof action}`}`,
-      );
-    }
+    if (this.mode === 'discrete' ? typeof action !== 'number' : typeof action !== 'string') throw new EnvUsageError('invalid_action', actionTypeProblem(this.mode, action));
     if (this.done) throw new EnvUsageError('episode_over', 'the episode is over (terminated or truncated); call reset()');
     let text: string | null;
     let refusal: string | null = null;
