@@ -216,9 +216,8 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                 self._backend.sessions.discard(self._sessions[i])
                 self._sessions[i] = None
                 r = c.reset(sd, self.preset, options=opts or None)
-            sess = r["session"]
-            self._sessions[i] = sess
-            self._backend.sessions.add(sess)
+                self._sessions[i] = r["session"]
+                self._backend.sessions.add(r["session"])
             self._starts[i] = status_time(r["observation"])
             self._obs[i] = r["observation"]
             self._seeds_used[i] = sd
