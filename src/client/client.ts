@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Dealer } from 'zeromq';
 import { generateCurveKeyPair } from '../protocol/curve.js';
-import { CLIENT_DEFAULT_MAX_MESSAGE_BYTES, CLIENT_DEFAULT_TIMEOUT_MS } from '../protocol/limits.js';
+import { CLIENT_DEFAULT_MAX_MESSAGE_BYTES, CLIENT_DEFAULT_TIMEOUT_MS, CLIENT_SEND_WINDOW, CLIENT_SEND_WINDOW_BYTES } from '../protocol/limits.js';
 import { decodeBinaryArrays, type BinaryBatchResult, type DecodedBinaryBatch } from '../protocol/binary.js';
 import type {
   BatchItem,
@@ -92,6 +92,11 @@ export class Client {
   private readonly maxMessageBytes: number;
   private readonly pending = new Map<number, Pending>();
   private sendChain: Promise<void> = Promise.resolve();
+  /** Requests sent and not yet answered (nor given up on), with their bytes: at most `CLIENT_SEND_WINDOW` (`request`). */
+  private readonly unanswered = new Map<number, number>();
+  private unansweredBytes = 0;
+  /** The send chain waiting for the window to open. */
+  private windowWaiter: (() => void) | null = null;
   private nextId = 1;
   private closed = false;
   private readonly readDone: Promise<void>;
@@ -134,17 +139,26 @@ export class Client {
       if (timeoutMs > 0) {
         entry.timer = setTimeout(() => {
           if (this.pending.delete(id)) {
+            this.release(id);
             reject(new ProtocolError('timeout', `no reply to ${op} (request ${id}) from ${this.endpoint} within ${timeoutMs} ms; the request may still have run on the server`, id));
           }
         }, timeoutMs);
       }
       this.pending.set(id, entry);
       // One send at a time (zeromq.js allows a single blocked send); a request that timed out before it
-      // could be queued is not sent at all.
+      // could be queued is not sent at all. Requests wait here while the window is full: a server keeps only so
+      // many of one client's requests waiting (MAX_CLIENT_QUEUED_REQUESTS) and answers more with `capacity`.
       this.sendChain = this.sendChain.then(async () => {
+        while (this.unanswered.size > 0 && (this.unanswered.size >= CLIENT_SEND_WINDOW || this.unansweredBytes + size > CLIENT_SEND_WINDOW_BYTES) && this.pending.has(id) && !this.closed) {
+          await new Promise<void>((r) => (this.windowWaiter = r));
+        }
         if (!this.pending.has(id) || this.closed) return;
         try {
           await this.socket.send(payload);
+          if (this.pending.has(id)) {
+            this.unanswered.set(id, size);
+            this.unansweredBytes += size;
+          }
         } catch (e) {
           this.fail(id, new ProtocolError('closed', `cannot send ${op}: ${(e as Error).message}`, id));
         }
@@ -157,10 +171,25 @@ export class Client {
     return this.request<OpResult<O>>(op, params as Record<string, unknown>, opts);
   }
 
+  /** `id` is answered or given up on: it leaves the send window, and a send waiting for room goes on (or gives up). */
+  private release(id: number): void {
+    const size = this.unanswered.get(id);
+    if (size !== undefined) {
+      this.unanswered.delete(id);
+      this.unansweredBytes -= size;
+    }
+    const wake = this.windowWaiter;
+    if (wake !== null) {
+      this.windowWaiter = null;
+      wake();
+    }
+  }
+
   private fail(id: number, err: ProtocolError): void {
     const p = this.pending.get(id);
     if (p === undefined) return;
     this.pending.delete(id);
+    this.release(id);
     if (p.timer !== null) clearTimeout(p.timer);
     p.reject(err);
   }
@@ -177,6 +206,7 @@ export class Client {
     const p = this.pending.get(id);
     if (p === undefined) return; // a late reply to a timed-out request
     this.pending.delete(id);
+    this.release(id);
     if (p.timer !== null) clearTimeout(p.timer);
     if (reply['ok'] === true) {
       if (arrayFrames === null) {

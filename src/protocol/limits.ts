@@ -43,6 +43,18 @@ export const DEFAULT_MAX_SESSIONS = 1024;
  */
 export const DEFAULT_MAX_SESSIONS_PER_CLIENT = 256;
 
+/**
+ * Requests of one client (connection) the server keeps waiting to be handled, and their bytes: beyond either, its
+ * requests are each answered `capacity` in their turn, unhandled. The clients keep half of these unanswered at most.
+ */
+export const MAX_CLIENT_QUEUED_REQUESTS = 1024;
+export const MAX_CLIENT_QUEUED_BYTES = 16 << 20;
+
+/** Requests the TS client sends ahead of their replies (half the server's per-client quota; see `Client.request`). */
+export const CLIENT_SEND_WINDOW = MAX_CLIENT_QUEUED_REQUESTS / 2;
+/** Their bytes (half the server's per-client quota). */
+export const CLIENT_SEND_WINDOW_BYTES = MAX_CLIENT_QUEUED_BYTES / 2;
+
 /** Random bytes in a session id issued by the server (128 bits: ids are capabilities, not guessable). */
 export const SESSION_ID_RANDOM_BYTES = 16;
 

@@ -15,10 +15,11 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ResetResult } from '../env/env.js';
 import { listPresets, packageRoot } from '../config/load.js';
 import { BatchJob, ProtocolHandler, type Handled } from './protocol-handler.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator, tooLargeReply } from '../protocol/protocol.js';
+import { decodePayload, DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator, tooLargeReply, validRequestId } from '../protocol/protocol.js';
+import type { RequestId } from '../protocol/ops.js';
 import { assertBindAllowed, resolveCurveKeys, SecurityError } from './security.js';
 import { parseAllowList, ZapHandler } from './zap.js';
-import { SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
+import { MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 import type { TurnStart } from './turn-session.js';
 import { PipeRouter, skippedPayloadBytes, type PipeEnd } from './pipe.js';
@@ -139,8 +140,19 @@ const STALL_MS = 10_000;
 /** How often waiting replies are offered again while nothing else happens (ms). */
 const RETRY_MS = 2;
 /** Requests of one peer read but not yet handled; beyond either bound its requests are refused (`capacity`). */
-const MAX_PEER_QUEUED_MESSAGES = 1024;
-const MAX_PEER_QUEUED_BYTES = 16 * 2 ** 20;
+const MAX_PEER_QUEUED_MESSAGES = MAX_CLIENT_QUEUED_REQUESTS;
+const MAX_PEER_QUEUED_BYTES = MAX_CLIENT_QUEUED_BYTES;
+/**
+ * A refused request waits in line for its `capacity` reply as its id alone (its payload is not kept), read from its
+ * payload when that is at most this size (a larger one is answered with a null id: reading it costs what refusing saves).
+ */
+const REFUSED_ID_READ_BYTES = 64 * 2 ** 10;
+/**
+ * What one peer's refused requests may hold while they wait for their replies (`refusalCost`: 16 bytes an id, plus two a
+ * character of a string id). Beyond it, a client that sends without reading: its requests are dropped unanswered.
+ */
+const MAX_PEER_REFUSED_BYTES = 2 ** 20;
+const CAPACITY_MESSAGE = `too many requests from this client waiting to be handled (limit ${MAX_PEER_QUEUED_MESSAGES} requests, ${MAX_PEER_QUEUED_BYTES} bytes); wait for replies before sending more`;
 const DEFAULT_BATCH_BYTES_IN_FLIGHT = 256 * 2 ** 20;
 /** Fraction of V8's heap limit above which bulk work is refused (`capacity`). */
 const HEAP_GUARD = 0.85;
@@ -236,9 +248,13 @@ interface Job {
 
 /** Requests of one peer (ROUTER identity) waiting their turn, and its batch in progress. */
 interface Peer {
+  /** Requests in order, and runs of refused ones (`Server.refusedRuns`), which hold no payload. */
   queue: Buffer[][];
-  /** Bytes of the frames in `queue`. */
+  /** Bytes of the frames of the requests in `queue`. */
   queuedBytes: number;
+  /** `refusalCost` of the refused requests in `queue`, and whether some were dropped beyond the bound (logged once). */
+  refusedBytes: number;
+  refusalsDropped: boolean;
   job: Job | null;
   /** A reply ZeroMQ could not take yet (the peer's queue is full), and since when it waits. */
   outbox: Frames | null;
@@ -246,7 +262,29 @@ interface Peer {
 }
 
 function newPeer(): Peer {
-  return { queue: [], queuedBytes: 0, job: null, outbox: null, stalledSince: 0 };
+  return { queue: [], queuedBytes: 0, refusedBytes: 0, refusalsDropped: false, job: null, outbox: null, stalledSince: 0 };
+}
+
+/** Requests of one envelope refused beyond their peer's quota, one after another: their ids, answered in turn from `next`. */
+interface RefusedRun {
+  ids: (RequestId | null)[];
+  next: number;
+}
+
+/** What a refused request's id holds while it waits (`MAX_PEER_REFUSED_BYTES`). */
+function refusalCost(id: RequestId | null): number {
+  return 16 + (typeof id === 'string' ? 2 * id.length : 0);
+}
+
+/** The request id in a payload, when it is small enough to read (`REFUSED_ID_READ_BYTES`) and has a valid one. */
+function payloadRequestId(payload: Buffer | undefined): RequestId | null {
+  if (payload === undefined || payload.length > REFUSED_ID_READ_BYTES) return null;
+  const d = decodePayload(payload, REFUSED_ID_READ_BYTES);
+  return d.ok && typeof d.value === 'object' && d.value !== null && !Array.isArray(d.value) ? validRequestId((d.value as { id?: unknown }).id) : null;
+}
+
+function sameFrames(a: readonly Buffer[], b: readonly Buffer[]): boolean {
+  return a.length === b.length && a.every((f, i) => f.equals(b[i] as Buffer));
 }
 
 /** Why bulk work should be refused now (memory over budget), or null. */
@@ -308,6 +346,8 @@ export class Server {
   private readonly peers = new Map<string, Peer>();
   /** Queued envelopes of requests whose payload was above the limit, and that payload's size (`enqueue`). */
   private readonly oversized = new WeakMap<Buffer[], number>();
+  /** The queue entries that are runs of refused requests (their envelope), and their ids. */
+  private readonly refusedRuns = new WeakMap<Buffer[], RefusedRun>();
   /** Keys of peers with pending work, in turn order (each at most once); peers with a waiting reply are not here. */
   private ready: string[] = [];
   /** Keys of peers with a reply in their outbox. */
@@ -524,17 +564,49 @@ export class Server {
       // Per-client quota: refuse (not queue) what one client sends beyond it, so the shared queue keeps room.
       this.counters.dropped_requests++;
       this.count('capacity');
-      if (peer.outbox === null) {
-        const { envelope } = splitFrames(frames);
-        const reply = errorReply('capacity', `too many requests from this client waiting to be handled (limit ${MAX_PEER_QUEUED_MESSAGES} requests, ${MAX_PEER_QUEUED_BYTES} bytes); wait for replies before sending more`);
-        this.socket.send([...envelope.slice(0, MAX_ENVELOPE_FRAMES), JSON.stringify(reply)]).catch(() => undefined);
-      }
+      this.refuse(peer, frames);
       return;
     }
     peer.queue.push(frames);
     peer.queuedBytes += bytes;
     this.queuedMessages++;
     this.queuedBytes += bytes;
+  }
+
+  /**
+   * Put a refused request in line for its `capacity` reply, so that the client gets one reply a request, in order, with
+   * its id: as its id alone, added to the run of refusals at the end of the queue when that has the same envelope.
+   */
+  private refuse(peer: Peer, frames: Buffer[]): void {
+    const { envelope, payload } = splitFrames(frames);
+    const id = this.oversized.has(frames) ? null : payloadRequestId(payload[0]);
+    const cost = refusalCost(id);
+    if (peer.refusedBytes + cost > MAX_PEER_REFUSED_BYTES) {
+      if (!peer.refusalsDropped) {
+        peer.refusalsDropped = true;
+        this.log('warn', 'client sends without reading its refusals: its requests beyond its quota are dropped unanswered');
+      }
+      return;
+    }
+    peer.refusedBytes += cost;
+    const last = peer.queue[peer.queue.length - 1];
+    const run = last === undefined ? undefined : this.refusedRuns.get(last);
+    if (run !== undefined && sameFrames(last as Buffer[], envelope)) {
+      run.ids.push(id);
+      return;
+    }
+    const head = envelope.slice(0, MAX_ENVELOPE_FRAMES);
+    this.refusedRuns.set(head, { ids: [id], next: 0 });
+    peer.queue.push(head);
+  }
+
+  /** The reply to the next refused request of the run at the head of `peer`'s queue (counted when it was refused). */
+  private answerRefused(peer: Peer, head: Buffer[], run: RefusedRun): Frames {
+    const id = run.ids[run.next] ?? null;
+    run.ids[run.next++] = null;
+    peer.refusedBytes -= refusalCost(id);
+    if (run.next === run.ids.length) peer.queue.shift();
+    return [...head, JSON.stringify(errorReply('capacity', CAPACITY_MESSAGE, id))];
   }
 
   /**
@@ -627,7 +699,11 @@ export class Server {
     const t0 = performance.now();
     let out: Frames | null = null;
     try {
-      if (peer.job === null) {
+      const head = peer.job === null ? peer.queue[0] : undefined;
+      const run = head === undefined ? undefined : this.refusedRuns.get(head);
+      if (run !== undefined) {
+        out = this.answerRefused(peer, head as Buffer[], run);
+      } else if (peer.job === null) {
         const frames = peer.queue.shift();
         if (frames !== undefined) {
           this.queuedMessages--;
@@ -676,6 +752,7 @@ export class Server {
   private forget(key: string, peer: Peer): void {
     this.peers.delete(key);
     peer.stalledSince = 0;
+    peer.refusalsDropped = false;
     this.sparePeer = peer;
   }
 
@@ -702,12 +779,14 @@ export class Server {
     const peer = this.peers.get(key);
     if (peer === undefined) return;
     for (const frames of peer.queue) {
+      if (this.refusedRuns.has(frames)) continue; // counted when refused
       this.queuedMessages--;
       for (const f of frames) this.queuedBytes -= f.length;
       this.counters.dropped_requests++;
     }
     peer.queue = [];
     peer.queuedBytes = 0;
+    peer.refusedBytes = 0;
     if (peer.outbox !== null) {
       peer.outbox = null;
       this.blocked.delete(key);

@@ -179,6 +179,67 @@ describe('a payload above the message limit', () => {
   });
 });
 
+describe('requests beyond the per-client quota', () => {
+  it('are each answered capacity with their own id, in request order, while the client reads (none is left unanswered)', async () => {
+    // A batch keeps the client's queue from draining while its next requests arrive: beyond the quota (1024 waiting)
+    // they are refused. They used to be answered at once without their ids (a reply no pipelining client can match),
+    // or not at all while a reply waited in the client's outbox.
+    const server = await startServer({ endpoint: LOOPBACK });
+    const d = new Dealer({ linger: 0, receiveTimeout: 20_000 });
+    d.connect(server.endpoint);
+    try {
+      const session = ((await call(d, { op: 'reset', seed: 3 })) as { result: { session: string } }).result.session;
+      const n = 3000;
+      await d.send(JSON.stringify({ v: 1, id: 'batch', op: 'step_batch', steps: Array.from({ length: 4096 }, () => ({ session, action: 'market browse' })) }));
+      for (let i = 1; i <= n; i++) await d.send(JSON.stringify({ v: 1, id: i, op: 'hello' }));
+      const ids: unknown[] = [];
+      const codes = new Map<string, number>();
+      for (let i = 0; i <= n; i++) {
+        const r = JSON.parse(((await d.receive())[0] as Buffer).toString()) as Reply;
+        ids.push(r.id);
+        const code = r.ok ? 'ok' : r.error.code;
+        codes.set(code, (codes.get(code) ?? 0) + 1);
+        if (!r.ok) expect(r.error.message).toMatch(/too many requests from this client waiting/);
+      }
+      expect(ids).toEqual(['batch', ...Array.from({ length: n }, (_, i) => i + 1)]);
+      expect([...codes.keys()].sort()).toEqual(['capacity', 'ok']);
+      const st = server.stats();
+      expect(st.errors['capacity']).toBe(codes.get('capacity'));
+      expect(st.dropped_requests).toBe(codes.get('capacity'));
+      expect(st.queued).toBe(0);
+    } finally {
+      d.close();
+      await server.close();
+    }
+  }, 60_000);
+
+  it('are not sent by the TS Client: it keeps CLIENT_SEND_WINDOW requests unanswered at most, the rest wait their turn', async () => {
+    // Promise.all of 3000 requests behind a batch: before the window, those beyond the server's quota came back capacity.
+    const server = await startServer({ endpoint: LOOPBACK });
+    const c = new Client({ endpoint: server.endpoint, timeoutMs: 60_000 });
+    try {
+      const { session } = await c.reset({ seed: 3, options: { stall_steps: 0 } });
+      const batch = c.stepBatch(Array.from({ length: 4096 }, () => ({ session, action: 'market browse --limit 10' })));
+      const hellos = await Promise.all(Array.from({ length: 3000 }, () => c.hello()));
+      expect(hellos.every((h) => h.protocol === 1)).toBe(true);
+      expect((await batch).length).toBe(4096);
+      expect(server.stats().errors['capacity']).toBeUndefined();
+      expect(c.inFlight).toBe(0);
+      // A request that times out while it waits for the window is not sent at all, and the window still opens.
+      const slow = c.stepBatch(Array.from({ length: 4096 }, () => ({ session, action: 'market browse --limit 10' })));
+      const waiting = Array.from({ length: 600 }, () => c.request('hello', {}, { timeoutMs: 1 }).then(() => 'ok', (e: ProtocolError) => e.code));
+      const codes = await Promise.all(waiting);
+      expect(codes.filter((x) => x === 'timeout').length).toBeGreaterThan(0);
+      expect((await slow).length).toBe(4096);
+      expect((await c.hello()).protocol).toBe(1);
+      expect(c.inFlight).toBe(0);
+    } finally {
+      await c.close();
+      await server.close();
+    }
+  }, 60_000);
+});
+
 describe('throughput paths', () => {
   let server: Server;
   beforeAll(async () => {

@@ -454,3 +454,32 @@ def test_requests_above_the_message_limit_are_refused_and_the_sessions_go_on(tra
 def test_max_message_bytes_is_checked(pipe_server: LocalServer, bad: object) -> None:
     with pytest.raises(ValueError, match="max_message_bytes"):
         Client(pipe_server.endpoint, max_message_bytes=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("transport", ["pipe", "tcp"])
+def test_pipelining_more_requests_than_the_server_queues_for_a_client(transport: str) -> None:
+    """``request_all`` (and ``send_all``) of more requests than the server keeps waiting for one client (1024) while a
+    batch holds the client's queue: every request is answered, in order. The client reads replies while it sends
+    (it keeps at most ``Client.SEND_WINDOW`` requests unanswered); before, those beyond the server's quota were
+    refused with ``capacity`` (at first without their ids, or not answered at all: the request timed out). A client
+    that does not read while it sends (raw sends) gets ``capacity`` for each request beyond the quota, with its id."""
+    with LocalServer("pipe" if transport == "pipe" else "tcp://127.0.0.1:0") as srv:
+        c = Client(srv.endpoint)
+        try:
+            s = c.reset(1, options={"stall_steps": 0})["session"]
+            steps = [{"session": s, "action": "market browse --limit 10"}] * 4096
+            batch = c.send("step_batch", steps=steps)
+            results = c.request_all("hello", [{}] * 3000)
+            assert len(results) == 3000 and all(r["protocol"] == 1 for r in results)
+            assert len(c.recv(batch)["results"]) == 4096
+            # The same requests sent one by one without reading: the server answers each, refusals included.
+            batch = c.send("step_batch", steps=steps)
+            ids = [c.send("hello") for _ in range(3000)]
+            got = c.gather(ids, raise_errors=False)
+            refused = [r for r in got if isinstance(r, ProtocolError)]
+            assert refused and {r.code for r in refused} == {"capacity"}
+            assert [r.request_id for r in refused] == [i for i, r in zip(ids, got) if isinstance(r, ProtocolError)]
+            assert len(c.recv(batch)["results"]) == 4096
+            assert c.step(s, "company status")["info"]["step"] == 2 * 4096 + 1
+        finally:
+            c.close()

@@ -21,6 +21,7 @@ pattern is one client per thread or one per environment.
 
 from __future__ import annotations
 
+import collections
 import enum
 import functools
 import itertools
@@ -39,6 +40,8 @@ from ._binary import BatchArrays, decode_batch_arrays
 from ._protocol import (
     DEFAULT_MAX_MESSAGE_BYTES,
     MAX_BATCH,
+    MAX_CLIENT_QUEUED_BYTES,
+    MAX_CLIENT_QUEUED_REQUESTS,
     MAX_SESSION_ID_CHARS,
     ChatMessage,
     EnvSnapshot,
@@ -232,7 +235,17 @@ class Client:
             :class:`ProtocolError` ``message_too_large`` here, and nothing is sent. Default: a server's default limit
             (``DEFAULT_MAX_MESSAGE_BYTES``, 8 MiB; ``hello``'s ``limits.max_message_bytes`` says a server's own). Raise
             it for a server started with a larger ``--max-message-bytes``; ``None``: no check here.
+
+    :meth:`send_all` and :meth:`request_all` keep at most ``SEND_WINDOW`` of their requests (``SEND_WINDOW_BYTES`` of
+    JSON) unanswered: beyond it they read replies (kept for :meth:`gather`) before sending more, since a server keeps
+    ``MAX_CLIENT_QUEUED_REQUESTS`` requests (``MAX_CLIENT_QUEUED_BYTES``) waiting for one client and answers more with
+    ``capacity``.
     """
+
+    SEND_WINDOW = MAX_CLIENT_QUEUED_REQUESTS // 2
+    """Requests of one :meth:`send_all` sent ahead of their replies (half the server's per-client quota)."""
+    SEND_WINDOW_BYTES = MAX_CLIENT_QUEUED_BYTES // 2
+    """Their bytes (half the server's per-client quota)."""
 
     def __init__(
         self,
@@ -387,15 +400,37 @@ class Client:
         included, leaves no reply kept for nobody. An interrupt during the sends abandons those already sent."""
         out: list[RequestId] = ids if ids is not None else []
         start = len(out)
+        # Sent and not yet answered, oldest first, with their sizes: kept within the window by reading replies
+        # (they wait in the stash for gather) before sending more.
+        unanswered: collections.deque[tuple[RequestId, int]] = collections.deque()
+        unanswered_bytes = 0
         try:
             for fields in requests:
                 rid = next(self._ids)
+                payload = self._request_bytes(rid, op, fields)
+                while unanswered and (len(unanswered) >= self.SEND_WINDOW or unanswered_bytes + len(payload) > self.SEND_WINDOW_BYTES):
+                    oldest, size = unanswered.popleft()
+                    unanswered_bytes -= size
+                    self._await_reply(oldest)
                 out.append(rid)
-                self._send_payload(rid, op, self._request_bytes(rid, op, fields))
+                self._send_payload(rid, op, payload)
+                unanswered.append((rid, len(payload)))
+                unanswered_bytes += len(payload)
         except BaseException:
             self.abandon(out[start:])
             raise
         return out
+
+    def _await_reply(self, request_id: RequestId) -> None:
+        """Wait (up to the client's timeout) until the reply to ``request_id`` has come, and leave it for ``recv``."""
+        with self._lock:
+            if request_id in self._stash or request_id not in self._pending:
+                return
+            op = self._pending[request_id]
+            t = self.timeout
+            reply = self._wait_for(self._socket(), request_id, None if t is None else time.monotonic() + t, t)
+            self._stash[request_id] = reply
+            self._pending[request_id] = op
 
     def _send_step(self, session: str, action: str) -> int:
         """``send("step", session=session, action=action)`` with the request's bytes written from a fixed prefix and
