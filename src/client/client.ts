@@ -43,11 +43,20 @@ export class ProtocolError extends Error {
   }
 }
 
+/** The longest timeout `setTimeout` can wait (2^31 - 1 ms, about 24.8 days): a longer one would fire at once. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** `ms` as a timeout in milliseconds (0: wait forever), or a RangeError. */
+function checkTimeoutMs(ms: number): number {
+  if (typeof ms === 'number' && ms >= 0 && ms <= MAX_TIMEOUT_MS) return ms;
+  throw new RangeError(`timeoutMs must be a number of milliseconds from 0 (wait forever) to ${MAX_TIMEOUT_MS}, got ${String(ms)}`);
+}
+
 /** Options of a `Client`. */
 export interface ClientOptions {
   /** Server endpoint, e.g. `tcp://127.0.0.1:5555` or `ipc:///tmp/ycgym.sock`. */
   endpoint: string;
-  /** Per-request timeout in milliseconds (default 30000; 0 waits forever). */
+  /** Per-request timeout in milliseconds (default 30000; 0 waits forever; at most 2^31 - 1, what `setTimeout` can wait). */
   timeoutMs?: number;
   /** The server's CURVE public key (Z85): turns CURVE on. */
   curveServerKey?: string;
@@ -104,8 +113,9 @@ export class Client {
   constructor(opts: ClientOptions | string) {
     const o: ClientOptions = typeof opts === 'string' ? { endpoint: opts } : opts;
     this.endpoint = o.endpoint;
-    this.timeoutMs = o.timeoutMs ?? CLIENT_DEFAULT_TIMEOUT_MS;
+    this.timeoutMs = checkTimeoutMs(o.timeoutMs ?? CLIENT_DEFAULT_TIMEOUT_MS);
     this.maxMessageBytes = o.maxMessageBytes ?? CLIENT_DEFAULT_MAX_MESSAGE_BYTES;
+    if (!Number.isSafeInteger(this.maxMessageBytes) || this.maxMessageBytes < 1) throw new RangeError(`maxMessageBytes must be a positive integer, got ${String(o.maxMessageBytes)}`);
     // Sessions belong to the connection's routing id: a random one of our own (not ZeroMQ's 5-byte counter) keeps
     // them ours across a reconnection after a network failure, and is not guessable.
     this.socket = new Dealer({ linger: 0, ipv6: /^tcp:\/\/\[/.test(o.endpoint), routingId: `c${randomBytes(16).toString('hex')}` });
@@ -127,6 +137,12 @@ export class Client {
   /** Send one request (`op` plus its fields) and resolve with the reply's `result`; rejects with `ProtocolError`. */
   request<T = unknown>(op: string, fields: Record<string, unknown> = {}, opts: { timeoutMs?: number } = {}): Promise<T> {
     if (this.closed) return Promise.reject(new ProtocolError('closed', 'the client is closed'));
+    let timeoutMs: number;
+    try {
+      timeoutMs = checkTimeoutMs(opts.timeoutMs ?? this.timeoutMs);
+    } catch (e) {
+      return Promise.reject(e as RangeError);
+    }
     const id = this.nextId++;
     const payload = JSON.stringify({ v: 1, id, op, ...fields });
     const size = Buffer.byteLength(payload, 'utf8');
@@ -134,7 +150,6 @@ export class Client {
       return Promise.reject(new ProtocolError('message_too_large', `request is ${size} bytes; the limit is ${this.maxMessageBytes}`, id));
     }
     return new Promise<T>((resolve, reject) => {
-      const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
       const entry: Pending = { op, resolve: resolve as (v: unknown) => void, reject, timer: null };
       if (timeoutMs > 0) {
         entry.timer = setTimeout(() => {

@@ -357,6 +357,26 @@ describe('throughput paths', () => {
     mute.close();
   });
 
+  it('checks its timeouts and message limit: a number of milliseconds setTimeout can wait, a positive size', async () => {
+    // Before: a timeout above 2^31-1 ms (setTimeout's limit) timed every request out after 1 ms; a negative or NaN one
+    // waited forever; a maxMessageBytes of 0 or NaN refused every request, or none.
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, 3e9]) {
+      expect(() => new Client({ endpoint: server.endpoint, timeoutMs: bad })).toThrow(/^timeoutMs must be a number of milliseconds from 0 \(wait forever\) to 2147483647, got /);
+    }
+    for (const bad of [0, -1, Number.NaN, 1.5]) {
+      expect(() => new Client({ endpoint: server.endpoint, maxMessageBytes: bad })).toThrow(/^maxMessageBytes must be a positive integer, got /);
+    }
+    const c = new Client({ endpoint: server.endpoint, timeoutMs: 2 ** 31 - 1 });
+    try {
+      await expect(c.request('hello', {}, { timeoutMs: 3e9 })).rejects.toThrow(/^timeoutMs must be/);
+      expect(c.inFlight).toBe(0);
+      expect((await c.request<{ protocol: number }>('hello', {}, { timeoutMs: 0 })).protocol).toBe(1);
+      expect((await c.hello()).protocol).toBe(1);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('refuses oversized requests locally', async () => {
     const c = new Client({ endpoint: server.endpoint, maxMessageBytes: 100 });
     await expect(c.step('s1', 'x'.repeat(200))).rejects.toMatchObject({ code: 'message_too_large' });

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -454,6 +455,35 @@ def test_requests_above_the_message_limit_are_refused_and_the_sessions_go_on(tra
 def test_max_message_bytes_is_checked(pipe_server: LocalServer, bad: object) -> None:
     with pytest.raises(ValueError, match="max_message_bytes"):
         Client(pipe_server.endpoint, max_message_bytes=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", [-1, 0, -0.5, math.nan, math.inf, 3e6, 10**30, True, "5", [1]])
+def test_timeout_is_checked(pipe_server: LocalServer, endpoint: str, bad: object) -> None:
+    """A client's or an env's ``timeout`` is a positive number of seconds (up to ``MAX_TIMEOUT_S``) or None: anything
+    else is a ValueError naming it, before anything is sent or started. Before, -1 and 0 timed out the first request
+    ("within -1 s"), NaN, infinity and 10**30 failed inside ZeroMQ's option setter (ValueError/OverflowError about
+    integers), "5" with "type str doesn't define __round__", and True was taken as one second."""
+    for ep in (pipe_server.endpoint, endpoint):
+        with pytest.raises(ValueError, match=r"^timeout must be a positive number of seconds up to 2000000, or None"):
+            Client(ep, timeout=bad)  # type: ignore[arg-type]
+        c = Client(ep)
+        with pytest.raises(ValueError, match=r"^timeout must be"):
+            c.timeout = bad  # type: ignore[assignment]
+        assert c.timeout == 30.0
+        if bad != 0:  # a wait of 0 s is a valid per-call timeout (gather's remaining time)
+            with pytest.raises(ValueError, match=r"^timeout must be"):
+                c.request("hello", timeout=bad)  # type: ignore[arg-type]
+        assert c.request("hello", timeout=0.5)["protocol"] == 1
+        c.close()
+    with pytest.raises(ValueError, match=r"^timeout must be"):
+        YCBenchEnv(endpoint=endpoint, timeout=bad)  # type: ignore[arg-type]
+
+
+def test_valid_timeouts(pipe_server: LocalServer) -> None:
+    for good in (None, 0.25, 7, 2_000_000, np.float64(1.5), np.int64(3)):
+        c = Client(pipe_server.endpoint, timeout=good)
+        assert c.timeout == good and c.hello()["protocol"] == 1
+        c.close()
 
 
 @pytest.mark.parametrize("transport", ["pipe", "tcp"])

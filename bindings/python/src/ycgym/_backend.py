@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from ._version import PROTOCOL_VERSION
-from .client import Client, ProtocolError
+from .client import Client, ProtocolError, check_timeout
 from .server import LocalServer, release_shared_server, shared_server
 from .spaces import SpaceParams, micros_to_time, parse_time
 
@@ -103,7 +103,9 @@ def attach_finalizer(owner: object, backend: Backend) -> weakref.finalize[[], An
 def connection(
     endpoint: str | None, server_public_key: str | bytes | None, public_key: str | bytes | None, secret_key: str | bytes | None, timeout: float | None
 ) -> dict[str, Any]:
-    """An env's connection arguments, kept so that an unpickled copy connects the same way (:func:`reopen`)."""
+    """An env's connection arguments, kept so that an unpickled copy connects the same way (:func:`reopen`); the
+    timeout checked here, before a server is started."""
+    check_timeout(timeout)
     return {"endpoint": endpoint, "server_public_key": server_public_key, "public_key": public_key, "secret_key": secret_key, "timeout": timeout}
 
 

@@ -26,6 +26,7 @@ import enum
 import functools
 import itertools
 import math
+import numbers
 import operator
 import secrets
 import threading
@@ -99,6 +100,21 @@ DEFAULT = _Default.TOKEN
 """Sentinel: use the client's default timeout."""
 
 Timeout = float | None | _Default
+
+MAX_TIMEOUT_S = 2_000_000
+"""The longest timeout in seconds (about 23 days: ZeroMQ's waits are 32-bit milliseconds); ``None`` waits forever."""
+
+
+def check_timeout(value: object, *, allow_zero: bool = False) -> float | None:
+    """``value`` as a timeout: None, or a real number of seconds in ``(0, MAX_TIMEOUT_S]`` (0 too with ``allow_zero``,
+    for a single call); anything else (a bool, NaN, infinity, a string) raises ValueError."""
+    if value is None:
+        return None
+    if not isinstance(value, bool) and isinstance(value, numbers.Real):
+        t = float(value)
+        if (0 < t or (allow_zero and t == 0)) and t <= MAX_TIMEOUT_S:
+            return t
+    raise ValueError(f"timeout must be a positive number of seconds up to {MAX_TIMEOUT_S}, or None (wait forever), got {value!r}")
 
 
 class ProtocolError(Exception):
@@ -216,7 +232,8 @@ class Client:
 
     Args:
         endpoint: ZeroMQ endpoint, e.g. ``"tcp://127.0.0.1:5555"`` or ``"ipc:///tmp/ycgym.sock"``.
-        timeout: default per-request timeout in seconds (``None`` waits forever); over ZeroMQ a send that cannot be
+        timeout: default per-request timeout in seconds: a positive number up to ``MAX_TIMEOUT_S`` (about 23 days), or
+            ``None`` to wait forever; a call's own ``timeout`` may be 0 as well. Over ZeroMQ a send that cannot be
             queued (no connection to the server, or too many requests waiting) also gives up after it (``TimeoutError``).
         server_public_key: the server's CURVE public key (Z85, 40 characters). Enables CURVE.
         public_key, secret_key: this client's CURVE key pair (Z85). Generated when CURVE is enabled
@@ -323,11 +340,16 @@ class Client:
 
     @timeout.setter
     def timeout(self, value: float | None) -> None:
+        check_timeout(value)
         self._timeout = value
         if isinstance(self._sock, zmq.Socket):
             # A ZeroMQ send waits while the socket has no room to queue the request (no connection, or SNDHWM
             # requests waiting): at most this long, like the wait for a reply (ZMQ_SNDTIMEO, in ms; -1 waits forever).
             self._sock.setsockopt(zmq.SNDTIMEO, -1 if value is None else max(0, round(value * 1000)))
+
+    def _call_timeout(self, timeout: Timeout) -> float | None:
+        """A call's timeout: the client's for ``DEFAULT``, else ``timeout`` checked (0 allowed)."""
+        return self.timeout if isinstance(timeout, _Default) else check_timeout(timeout, allow_zero=True)
 
     def _init_state(self) -> None:
         self._rcvtimeo = -1  # the socket's ZMQ_RCVTIMEO (ms; -1 waits forever), set by _wait_for when it changes
@@ -492,7 +514,7 @@ class Client:
         Raises :class:`ProtocolError` for an error reply and :class:`TimeoutError` when no reply
         arrives within ``timeout`` seconds (default: the client's ``timeout``).
         """
-        reply = self._recv_reply(request_id, self.timeout if isinstance(timeout, _Default) else timeout)
+        reply = self._recv_reply(request_id, self._call_timeout(timeout))
         if reply.get("ok"):
             frames = reply.get(_ARRAYS)
             if frames is not None:
@@ -633,7 +655,7 @@ class Client:
         ``index`` set) when ``raise_errors`` is true; otherwise it is returned in place of the result.
         """
         entries = _entries(steps)
-        t = self.timeout if isinstance(timeout, _Default) else timeout
+        t = self._call_timeout(timeout)
         deadline = None if t is None else time.monotonic() + t
         out: list[StepResult | ProtocolError] = []
         parts: list[tuple[int, int]] = []
@@ -881,7 +903,7 @@ class Client:
         # Everything inside the try, the clock reads too: an interrupt at any call abandons the requests not yet
         # received (timeout, interrupt, server gone: nobody will read the later replies either).
         try:
-            t = self.timeout if isinstance(timeout, _Default) else timeout
+            t = self._call_timeout(timeout)
             deadline = None if t is None else time.monotonic() + t
             for i, rid in enumerate(request_ids):
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())

@@ -69,7 +69,8 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
         max_steps: truncate episodes after this many steps (the server enforces it).
         server_public_key, public_key, secret_key: CURVE keys (Z85) for a remote server.
         render_mode: ``None``, ``"ansi"`` (``render()`` returns the last text) or ``"human"`` (prints it).
-        timeout: per-request timeout in seconds.
+        timeout: per-request timeout in seconds (a positive number up to ``ycgym.client.MAX_TIMEOUT_S``), or None to
+            wait forever.
         reset_options: default ``options`` of every ``reset`` (``start_date``, ``company_name``,
             ``horizon_years``, ``record``, and ``split``: ``"train"``, ``"validation"`` or ``"test"`` plays
             the seed of that split drawn from the reset seed, see :mod:`ycgym.splits`); per-call ``options``
