@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pytest
 import pyarrow.ipc as ipc
 
 from fake_openai import FakeOpenAI, HTTPFailure, run
@@ -147,3 +148,55 @@ def test_help_names_the_command_it_was_run_as() -> None:
     assert out.startswith("usage: python -m ycgym.llm ")
     for flag in ("--seeds", "--split", "--count", "--parallel", "--resume", "--preset PRESET, --config PRESET"):
         assert flag in out, flag
+
+
+def test_bad_flags_are_usage_errors_before_anything_runs(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    """Every flag is checked before a server starts, a directory is made or the endpoint is called: a bad one is a
+    usage error (exit 2, ``<prog>: error: ...``) naming it. Before, NaN temperatures, top_p 5 and negative prices ran
+    (NaN failed every call: "Out of range float values are not JSON compliant"), 100,000,000 seeds were taken,
+    ``--resume`` of a missing directory started a fresh run there, and a missing API key, an unwritable ``--out``, a
+    missing ``--system-prompt-file``, a negative or NaN ``--request-timeout`` / ``--retry-backoff`` and an unreachable
+    ``--endpoint`` ended in tracebacks (the last after 60 s)."""
+    import ycgym.llm.__main__ as llm_main
+
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    out = str(tmp_path / "out")
+    monkeypatch.setattr(llm_main, "ENDPOINT_CHECK_TIMEOUT_S", 0.5)
+    cases: list[tuple[list[str], str]] = [
+        (["--seeds", "1-100000000", "--out", out], "argument --seeds: 1-100000000 names more than 1000000 seeds"),
+        (["--seed", str(2**60), "--out", out], "argument --seed: must be an integer from -9007199254740991 to 9007199254740991"),
+        (["--temperature", "nan", "--out", out], "argument --temperature: must be a finite number >= 0"),
+        (["--temperature", "-1", "--out", out], "argument --temperature: must be a finite number >= 0"),
+        (["--top-p", "5", "--out", out], "argument --top-p: must be a number from 0 to 1"),
+        (["--price-prompt", "-1", "--out", out], "argument --price-prompt: must be a finite number >= 0"),
+        (["--price-completion", "inf", "--out", out], "argument --price-completion: must be a finite number >= 0"),
+        (["--request-timeout", "-1", "--out", out], "argument --request-timeout: must be a finite number > 0"),
+        (["--request-timeout", "nan", "--out", out], "argument --request-timeout: must be a finite number > 0"),
+        (["--retry-backoff", "nan", "--out", out], "argument --retry-backoff: must be a finite number >= 0"),
+        (["--out", str(afile / "sub")], "--out: cannot create"),
+        (["--out", str(afile)], "--out: cannot create"),
+        (["--resume", str(tmp_path / "missing")], "--resume: no such directory"),
+        (["--resume", str(empty)], "--resume: nothing to resume in"),
+        (["--system-prompt-file", str(tmp_path / "missing.txt"), "--out", out], "--system-prompt-file: cannot read"),
+        (["--endpoint", "tcp://127.0.0.1:9", "--out", out], "--endpoint: no ycgym server answers at tcp://127.0.0.1:9"),
+        (["--endpoint", "nonsense", "--out", out], "--endpoint: no ycgym server answers at nonsense"),
+    ]
+    base = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--quiet"]
+    for args, message in cases:
+        with pytest.raises(SystemExit) as e:
+            llm_main.main([*base, *args])
+        err = capsys.readouterr().err
+        assert e.value.code == 2, (args, err)
+        assert f"error: {message}" in err, (args, err)
+        assert "Traceback" not in err
+        assert not Path(out).exists(), args
+    assert not (tmp_path / "missing").exists()
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with pytest.raises(SystemExit) as e:
+        llm_main.main(["--model", "m", "--out", out])
+    assert e.value.code == 2 and "error: no API key: set OPENAI_API_KEY" in capsys.readouterr().err
+    assert not Path(out).exists()

@@ -14,13 +14,15 @@ line per seed on stdout.
 
 Exit status: 0 when every run ended (bankruptcy, horizon, ``max_turns``); 3 when the endpoint refused for good
 (HTTP 400/401/403/404/422: the status and the endpoint's message are on stderr); 1 for other failures
-(retries of 429/5xx/timeouts exhausted).
+(retries of 429/5xx/timeouts exhausted); 2 for a usage error (a bad flag, no API key, an ``--out`` that cannot be
+made, nothing to ``--resume``, no server at ``--endpoint``), found before anything runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import threading
@@ -29,10 +31,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from .runner import LLMRunResult, LLMSettings, TurnRecord, _summary, checkpoint_path, read_checkpoint, run_llm_episode
+from .runner import LLMRunResult, LLMSettings, TurnRecord, _summary, checkpoint_path, endpoint_of, read_checkpoint, run_llm_episode
 
 EXIT_ENDPOINT = 3
 SPLITS = ("test", "validation", "train")
+MAX_SEEDS = 1_000_000
+"""Most seeds one ``--seeds`` list may name (as ``ycgym run --seeds``, src/cli/args.ts)."""
+MAX_SEED = 2**53 - 1
+"""Largest seed magnitude (the protocol's: a JSON number that is a safe integer)."""
+ENDPOINT_CHECK_TIMEOUT_S = 10.0
+"""How long the ``hello`` that checks ``--endpoint`` before a run waits."""
 
 FIXES = ("fresh_scratchpad", "resume_turn_label", "memory_note_rounds", "episode_restart")
 
@@ -51,6 +59,38 @@ def _nonneg_int(v: str) -> int:
     return n
 
 
+def _float(v: str, ok: Any, rule: str) -> float:
+    try:
+        f = float(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be {rule}, got {v!r}") from None
+    if not ok(f):
+        raise argparse.ArgumentTypeError(f"must be {rule}, got {v!r}")
+    return f
+
+
+def _nonneg_float(v: str) -> float:
+    return _float(v, lambda f: f >= 0 and math.isfinite(f), "a finite number >= 0")
+
+
+def _positive_float(v: str) -> float:
+    return _float(v, lambda f: f > 0 and math.isfinite(f), "a finite number > 0")
+
+
+def _unit_float(v: str) -> float:
+    return _float(v, lambda f: 0 <= f <= 1, "a number from 0 to 1")
+
+
+def _seed(v: str) -> int:
+    try:
+        n = int(v)
+    except ValueError:
+        n = MAX_SEED + 1
+    if abs(n) > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be an integer from {-MAX_SEED} to {MAX_SEED}, got {v!r}")
+    return n
+
+
 def _json_object(v: str) -> dict[str, Any]:
     try:
         o = json.loads(v)
@@ -62,7 +102,8 @@ def _json_object(v: str) -> dict[str, Any]:
 
 
 def _seed_list(v: str) -> list[int]:
-    out: list[int] = []
+    ranges: list[tuple[int, int]] = []
+    count = 0
     for part in v.split(","):
         a, sep, b = part.strip().partition("-")
         try:
@@ -72,8 +113,13 @@ def _seed_list(v: str) -> list[int]:
             raise argparse.ArgumentTypeError(f"bad seed list {v!r} (e.g. 1-3 or 1,5,9)") from None
         if hi < lo:
             raise argparse.ArgumentTypeError(f"bad seed range {part!r}")
-        out.extend(range(lo, hi + 1))
-    return out
+        if max(abs(lo), abs(hi)) > MAX_SEED:
+            raise argparse.ArgumentTypeError(f"seeds must be integers from {-MAX_SEED} to {MAX_SEED}, got {part!r}")
+        count += hi - lo + 1
+        if count > MAX_SEEDS:
+            raise argparse.ArgumentTypeError(f"{v} names more than {MAX_SEEDS} seeds")
+        ranges.append((lo, hi))
+    return [s for lo, hi in ranges for s in range(lo, hi + 1)]
 
 
 def _prog() -> str:
@@ -87,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--model", required=True, help="model name sent to the endpoint")
     seeds = p.add_mutually_exclusive_group()
-    seeds.add_argument("--seed", type=int, default=None, help="world seed (default 1)")
+    seeds.add_argument("--seed", type=_seed, default=None, help="world seed (default 1)")
     seeds.add_argument("--seeds", type=_seed_list, default=None, help="several seeds, e.g. 1-3 or 1,5,9 (each into OUT/seed-N/)")
     seeds.add_argument("--split", choices=SPLITS, default=None, help="the seeds of a split (ycgym splits): with --count, its first N")
     p.add_argument("--count", type=_positive_int, default=None, help="with --split: how many seeds (default: all of test)")
@@ -119,15 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--system-prompt-file", default=None, help="replace the system prompt with this file's text")
     p.add_argument("--fix", action="append", choices=FIXES, default=[], help="turn on a named correction of a reference quirk (repeatable)")
-    p.add_argument("--temperature", type=float, default=None, help="send this temperature (the reference sends none)")
-    p.add_argument("--top-p", type=float, default=None, help="send this top_p (the reference sends none)")
+    p.add_argument("--temperature", type=_nonneg_float, default=None, help="send this temperature (the reference sends none)")
+    p.add_argument("--top-p", type=_unit_float, default=None, help="send this top_p (the reference sends none)")
     p.add_argument("--max-tokens", type=_positive_int, default=None, help="send max_tokens (not sent by default)")
     p.add_argument("--extra-body", type=_json_object, default=None, help="JSON object merged into every request body")
-    p.add_argument("--request-timeout", type=float, default=300.0, help="seconds per LLM request (default 300, the reference's)")
+    p.add_argument("--request-timeout", type=_positive_float, default=300.0, help="seconds per LLM request (default 300, the reference's)")
     p.add_argument("--retries", type=_positive_int, default=3, help="attempts per LLM call (default 3, the reference's)")
-    p.add_argument("--retry-backoff", type=float, default=1.0, help="seconds before the first retry, doubling (default 1)")
-    p.add_argument("--price-prompt", type=float, default=None, help="USD per 1M prompt tokens (when the endpoint reports no cost)")
-    p.add_argument("--price-completion", type=float, default=None, help="USD per 1M completion tokens")
+    p.add_argument("--retry-backoff", type=_nonneg_float, default=1.0, help="seconds before the first retry, doubling (default 1)")
+    p.add_argument("--price-prompt", type=_nonneg_float, default=None, help="USD per 1M prompt tokens (when the endpoint reports no cost)")
+    p.add_argument("--price-completion", type=_nonneg_float, default=None, help="USD per 1M completion tokens")
     p.add_argument("--endpoint", default=None, help="ycgym server endpoint (default: start a local server)")
     p.add_argument("--run-id", default=None, help="run_id column (default llm-<preset>-<seed>-<model>; with several seeds ID-seed-<N>)")
     p.add_argument("--quiet", action="store_true", help="no per-turn progress on stderr")
@@ -153,6 +199,22 @@ def _split_seeds(parser: argparse.ArgumentParser, name: str, count: int | None, 
         parser.error(str(e))
 
 
+def _check_endpoint(parser: argparse.ArgumentParser, endpoint: str) -> None:
+    """A usage error unless a ycgym server answers ``hello`` at ``endpoint`` within ``ENDPOINT_CHECK_TIMEOUT_S``."""
+    from ..client import Client
+
+    try:
+        c = Client(endpoint, timeout=ENDPOINT_CHECK_TIMEOUT_S)
+    except Exception as e:  # noqa: BLE001 - a malformed endpoint (ZeroMQ refuses it), CURVE support missing, ...
+        parser.error(f"--endpoint: no ycgym server answers at {endpoint}: {e}")
+    try:
+        c.hello()
+    except Exception as e:  # noqa: BLE001 - a timeout, a server that is something else
+        parser.error(f"--endpoint: no ycgym server answers at {endpoint}: {e}")
+    finally:
+        c.close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
@@ -161,20 +223,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if a.resume is not None:
         if a.out is not None and Path(a.out) != Path(a.resume):
             parser.error("--resume DIR writes to DIR: leave out --out (or give the same directory)")
+        if not Path(a.resume).is_dir():
+            parser.error(f"--resume: no such directory: {a.resume}")
         a.out = a.resume
         single = checkpoint_path(a.resume)
         if a.seed is None and a.seeds is None and a.split is None and single.exists():
             a.seed = int(read_checkpoint(single)["seed"])
     elif a.out is None:
         parser.error("--out DIR is required")
-    if a.split is not None:
-        seeds = _split_seeds(parser, a.split, a.count, a.endpoint)
-    elif a.seeds is not None:
-        seeds = a.seeds
-    else:
-        seeds = [a.seed if a.seed is not None else 1]
-    settings = LLMSettings(
-        model=a.model,
+    try:
+        settings = LLMSettings(
+            model=a.model,
         base_url=a.base_url,
         api_key=a.api_key,
         tools=a.tools,
@@ -185,13 +244,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         request_timeout=a.request_timeout,
         retry_max_attempts=a.retries,
         retry_backoff=a.retry_backoff,
-        price_prompt=a.price_prompt,
-        price_completion=a.price_completion,
-    )
+            price_prompt=a.price_prompt,
+            price_completion=a.price_completion,
+        )
+        endpoint_of(settings)
+    except ValueError as e:
+        parser.error(str(e))
     system_prompt = None
     if a.system_prompt_file is not None:
-        with open(a.system_prompt_file, encoding="utf-8") as f:
-            system_prompt = f.read()
+        try:
+            with open(a.system_prompt_file, encoding="utf-8") as f:
+                system_prompt = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            parser.error(f"--system-prompt-file: cannot read {a.system_prompt_file}: {getattr(e, 'strerror', None) or e}")
+    if a.endpoint is not None:
+        _check_endpoint(parser, a.endpoint)
+    if a.split is not None:
+        seeds = _split_seeds(parser, a.split, a.count, a.endpoint)
+    elif a.seeds is not None:
+        seeds = a.seeds
+    else:
+        seeds = [a.seed if a.seed is not None else 1]
+    many = len(seeds) > 1 or a.seeds is not None or a.split is not None
+    if a.resume is not None:
+        dirs = [Path(a.out) / f"seed-{sd}" for sd in seeds] if many else [Path(a.out)]
+        if not any(checkpoint_path(d).exists() or (d / "episodes.arrow").exists() for d in dirs):
+            parser.error(f"--resume: nothing to resume in {a.out} (no checkpoint or finished run of these seeds; start anew with --out)")
+    try:
+        Path(a.out).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        parser.error(f"--out: cannot create {a.out}: {e.strerror or e}")
 
     def progress(t: TurnRecord) -> None:
         info = t.result["info"]
@@ -203,7 +285,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
 
-    many = len(seeds) > 1 or a.seeds is not None or a.split is not None
     stop = threading.Event()
     print_lock = threading.Lock()
 

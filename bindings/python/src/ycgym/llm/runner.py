@@ -24,6 +24,7 @@ per LLM call), ``summary.json`` (as ``ycgym run``, keyed by model) and the refer
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -107,10 +108,18 @@ class LLMSettings:
             raise ValueError(f"tools must be 'run_command', 'verbs' or 'all', got {self.tools!r}")
         if self.retry_max_attempts < 1:
             raise ValueError("retry_max_attempts must be >= 1")
-        if self.request_timeout <= 0:
-            raise ValueError("request_timeout must be > 0")
-        if self.retry_backoff < 0:
-            raise ValueError("retry_backoff must be >= 0")
+        if not (self.request_timeout > 0 and math.isfinite(self.request_timeout)):
+            raise ValueError(f"request_timeout must be a finite number > 0, got {self.request_timeout!r}")
+        if not (self.retry_backoff >= 0 and math.isfinite(self.retry_backoff)):
+            raise ValueError(f"retry_backoff must be a finite number >= 0, got {self.retry_backoff!r}")
+        for name in ("temperature", "price_prompt", "price_completion"):
+            v = getattr(self, name)
+            if v is not None and not (v >= 0 and math.isfinite(v)):
+                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        if self.top_p is not None and not 0 <= self.top_p <= 1:
+            raise ValueError(f"top_p must be a number from 0 to 1, got {self.top_p!r}")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens!r}")
 
 
 @dataclass
@@ -161,13 +170,20 @@ def make_openai_client(settings: LLMSettings) -> Any:
         import openai
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("ycgym.llm needs the openai package: pip install 'ycgym[llm]'") from e
+    base_url, api_key = endpoint_of(settings)
+    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=settings.request_timeout)
+
+
+def endpoint_of(settings: LLMSettings) -> tuple[str | None, str]:
+    """The base URL (None: the ``openai`` default) and API key ``settings`` call with: ``OPENAI_BASE_URL`` and
+    ``OPENAI_API_KEY`` where they give none, ``"EMPTY"`` for a key-less base URL; ValueError without either."""
     base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
     api_key = settings.api_key or os.environ.get("OPENAI_API_KEY") or None
     if api_key is None:
         if base_url is None:
             raise ValueError("no API key: set OPENAI_API_KEY or pass --api-key (or a --base-url of a local server)")
         api_key = "EMPTY"
-    return openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=settings.request_timeout)
+    return base_url, api_key
 
 
 def rollout_path(out: str | Path, preset: str, seed: int, model: str) -> Path:
