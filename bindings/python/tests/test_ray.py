@@ -176,6 +176,14 @@ def test_bad_flags_fail_before_ray_starts(tmp_path: Path) -> None:
     assert not (tmp_path / "x").exists()
     with pytest.raises(yr.RunError, match="bad seed list"):
         yr.run("greedy", "1-x", tmp_path / "y")
+    # An output folder that cannot be made: a RunError before Ray starts (it was a FileNotFoundError traceback once
+    # the actors had started).
+    (tmp_path / "f").write_text("x")
+    for bad in (tmp_path / "f", tmp_path / "f" / "sub"):
+        with pytest.raises(yr.RunError, match=f"^cannot create the output folder {bad}: "):
+            yr.run("greedy", "1-3", bad)
+    done = subprocess.run([*cmd[:5], "greedy", "--seeds", "1-3", "--out", str(tmp_path / "f" / "sub")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stderr.startswith("ycgym.ray: cannot create the output folder") and "Traceback" not in done.stderr
 
 
 def test_small_run_with_trajectories_and_read_back(cluster: str, tmp_path: Path) -> None:

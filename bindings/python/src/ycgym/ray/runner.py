@@ -275,6 +275,10 @@ def run(
         raise RunError(f"num_workers must be >= 1, got {num_workers}")
     if shard_size is not None and shard_size < 1:
         raise RunError(f"shard_size must be >= 1, got {shard_size}")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RunError(f"cannot create the output folder {out_dir}: {e.strerror or e}") from None
 
     if not ray.is_initialized():
         # Left running, like ray.data's own auto-init: later Ray calls in this process (reading the output
