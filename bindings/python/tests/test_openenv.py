@@ -239,3 +239,41 @@ def test_request_bodies_above_the_limit_are_refused_without_being_read(servers: 
         env.reset(seed=4)
         assert env.step(YCBenchAction(command="company status")).observation.exit_code == 0
     assert _get(servers["step"] + "/health")["status"] == "healthy"
+
+
+def test_bad_flags_are_usage_errors_before_serving(endpoint: str, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every flag is checked before the server listens: a usage error (exit 2) naming it. Before, a port outside
+    0-65535 and --max-concurrent-envs 0 were tracebacks (OverflowError, a pydantic ValidationError), --max-steps 0 or
+    with --kind turns (where it means nothing) was taken, and an unknown --preset or an --endpoint where no ycgym
+    server answers served, and failed every reset."""
+    import socket as socket_mod
+
+    from ycgym.integrations import openenv as oe
+
+    monkeypatch.setattr(oe, "ENDPOINT_CHECK_TIMEOUT_S", 0.5)
+    taken = socket_mod.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    busy = taken.getsockname()[1]
+    cases = [
+        (["--port", "-1"], "argument --port: must be an integer from 0 to 65535"),
+        (["--port", "70000"], "argument --port: must be an integer from 0 to 65535"),
+        (["--max-concurrent-envs", "0"], "argument --max-concurrent-envs: must be an integer >= 1"),
+        (["--kind", "step", "--max-steps", "0"], "argument --max-steps: must be an integer >= 1"),
+        (["--max-steps", "5"], "--max-steps goes with --kind step"),
+        (["--preset", "bogus"], "--preset: unknown preset 'bogus' (available: "),
+        (["--endpoint", "tcp://127.0.0.1:9"], "--endpoint: no ycgym server answers at tcp://127.0.0.1:9"),
+        (["--port", str(busy)], f"cannot listen on 127.0.0.1:{busy}: "),
+    ]
+    try:
+        for args, message in cases:
+            argv = ["--port", "0", *args] if "--port" not in args else list(args)
+            if "--endpoint" not in args:
+                argv += ["--endpoint", endpoint]
+            with pytest.raises(SystemExit) as e:
+                oe.main(argv)
+            err = capsys.readouterr().err
+            assert e.value.code == 2, (args, err)
+            assert f"error: {message}" in err, (args, err)
+    finally:
+        taken.close()
