@@ -121,3 +121,10 @@ def test_parse_seeds() -> None:
     for bad in ("", "3-1", "a", "1-b"):
         with pytest.raises(ValueError):
             parse_seeds(bad)
+    # Bounded as every seed list is (ycgym.splits.parse_seed_list): before, "1-100000000" built a list of 10^8 ints
+    # (gigabytes), and a seed beyond 2^53 reached the server.
+    with pytest.raises(ValueError, match="^1-100000000 names more than 1000000 seeds$"):
+        parse_seeds("1-100000000")
+    with pytest.raises(ValueError, match="seeds must be integers from -9007199254740991 to 9007199254740991"):
+        parse_seeds(f"1,{2**60}")
+    assert parse_seeds("-2--1, 4 ,,") == [-2, -1, 4]

@@ -16,6 +16,40 @@ from typing import Any
 
 SPLIT_NAMES = ("test", "validation", "train")
 
+MAX_SEED_LIST = 1_000_000
+"""Most seeds one seed list may name (as ``ycgym run --seeds``, src/cli/args.ts)."""
+MAX_SEED = 2**53 - 1
+"""Largest seed magnitude: the protocol's seeds are JSON numbers that are safe integers."""
+
+
+def parse_seed_list(spec: str) -> list[int]:
+    """``"1-3,7"`` -> ``[1, 2, 3, 7]``: ranges inclusive (``-3--1`` is three negative seeds), order and duplicates
+    kept, empty parts skipped; at most ``MAX_SEED_LIST`` seeds, each within ``MAX_SEED``. ValueError otherwise."""
+    ranges: list[tuple[int, int]] = []
+    count = 0
+    for part in spec.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        lo, sep, hi = part[1:].partition("-")
+        lo = part[0] + lo
+        try:
+            a = int(lo)
+            b = int(hi) if sep else a
+        except ValueError:
+            raise ValueError(f"bad seed range {part!r} in {spec!r} (expected e.g. '1-3,7')") from None
+        if b < a:
+            raise ValueError(f"bad seed range {part!r}: {b} < {a}")
+        if max(abs(a), abs(b)) > MAX_SEED:
+            raise ValueError(f"seeds must be integers from {-MAX_SEED} to {MAX_SEED}, got {part!r}")
+        count += b - a + 1
+        if count > MAX_SEED_LIST:
+            raise ValueError(f"{spec} names more than {MAX_SEED_LIST} seeds")
+        ranges.append((a, b))
+    if not ranges:
+        raise ValueError(f"no seeds in {spec!r}")
+    return [s for a, b in ranges for s in range(a, b + 1)]
+
 _lock = threading.Lock()
 _cache: dict[str, dict[str, tuple[int, int]]] = {}
 

@@ -32,6 +32,7 @@ import verifiers.v1 as vf
 from openai import AsyncOpenAI
 from pydantic import Field
 
+from ..splits import parse_seed_list
 from .score import TurnRun, funds_multiple
 
 __all__ = [
@@ -51,24 +52,9 @@ TASKSET_ID = "ycgym-verifiers"
 
 
 def parse_seeds(spec: str) -> list[int]:
-    """``"1-3,7"`` -> ``[1, 2, 3, 7]`` (ranges inclusive, order kept, duplicates kept)."""
-    out: list[int] = []
-    for part in spec.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        lo, sep, hi = part.partition("-")
-        try:
-            a = int(lo)
-            b = int(hi) if sep else a
-        except ValueError:
-            raise ValueError(f"bad seed range {part!r} in {spec!r} (expected e.g. '1-3,7')") from None
-        if b < a:
-            raise ValueError(f"bad seed range {part!r}: {b} < {a}")
-        out.extend(range(a, b + 1))
-    if not out:
-        raise ValueError(f"no seeds in {spec!r}")
-    return out
+    """``"1-3,7"`` -> ``[1, 2, 3, 7]`` (:func:`ycgym.splits.parse_seed_list`: ranges inclusive, order and duplicates
+    kept, at most a million seeds)."""
+    return parse_seed_list(spec)
 
 
 class YCBenchData(vf.TaskData):

@@ -31,14 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ..splits import MAX_SEED, parse_seed_list
 from .runner import LLMRunResult, LLMSettings, TurnRecord, _summary, checkpoint_path, endpoint_of, read_checkpoint, run_llm_episode
 
 EXIT_ENDPOINT = 3
 SPLITS = ("test", "validation", "train")
-MAX_SEEDS = 1_000_000
-"""Most seeds one ``--seeds`` list may name (as ``ycgym run --seeds``, src/cli/args.ts)."""
-MAX_SEED = 2**53 - 1
-"""Largest seed magnitude (the protocol's: a JSON number that is a safe integer)."""
 ENDPOINT_CHECK_TIMEOUT_S = 10.0
 """How long the ``hello`` that checks ``--endpoint`` before a run waits."""
 
@@ -102,24 +99,10 @@ def _json_object(v: str) -> dict[str, Any]:
 
 
 def _seed_list(v: str) -> list[int]:
-    ranges: list[tuple[int, int]] = []
-    count = 0
-    for part in v.split(","):
-        a, sep, b = part.strip().partition("-")
-        try:
-            lo = int(a)
-            hi = int(b) if sep else lo
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"bad seed list {v!r} (e.g. 1-3 or 1,5,9)") from None
-        if hi < lo:
-            raise argparse.ArgumentTypeError(f"bad seed range {part!r}")
-        if max(abs(lo), abs(hi)) > MAX_SEED:
-            raise argparse.ArgumentTypeError(f"seeds must be integers from {-MAX_SEED} to {MAX_SEED}, got {part!r}")
-        count += hi - lo + 1
-        if count > MAX_SEEDS:
-            raise argparse.ArgumentTypeError(f"{v} names more than {MAX_SEEDS} seeds")
-        ranges.append((lo, hi))
-    return [s for lo, hi in ranges for s in range(lo, hi + 1)]
+    try:
+        return parse_seed_list(v)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _prog() -> str:
