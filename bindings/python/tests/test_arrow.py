@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -174,3 +175,20 @@ def test_server_recording_is_compressed_and_readable(tmp_path: Path) -> None:
     assert tables["none_size"] > 5 * tables["zstd_size"]
     rel = tables["zstd"]
     assert duckdb.sql("SELECT count(*) FROM rel WHERE action IS NOT NULL").fetchall() == [(4,)]
+
+
+def test_reading_a_file_that_is_not_a_table_names_it(tmp_path: Path) -> None:
+    """A file that is not an Arrow IPC file or stream, or not Parquet, is a ValueError naming it (read directly or
+    found in a directory). Before, pyarrow's own message without the file: "Expected to read 1802401130 metadata
+    bytes, but only read 0", "Parquet magic bytes not found in footer"."""
+    from ycgym.arrow import read_trajectories
+
+    for name in ("trajectories.arrow", "trajectories.parquet"):
+        d = tmp_path / name.split(".")[1]
+        d.mkdir()
+        junk = d / name
+        junk.write_bytes(b"junk, not a table")
+        kind = "Parquet file" if name.endswith(".parquet") else "Arrow IPC file or stream"
+        for where in (junk, d, [junk]):
+            with pytest.raises(ValueError, match=f"^{re.escape(str(junk))}: not an? {kind}: "):
+                read_trajectories(where)

@@ -46,8 +46,9 @@ Arrow IPC and the Parquet files alike.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -318,13 +319,23 @@ def _read_one(p: Path) -> pa.Table:
     if p.suffix == ".parquet":
         import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
 
-        return pq.read_table(p)
-    with pa.memory_map(str(p), "r") as src:
+        with _naming(p, "a Parquet file"):
+            return pq.read_table(p)
+    with pa.memory_map(str(p), "r") as src, _naming(p, "an Arrow IPC file or stream"):
         try:
             return pa.ipc.open_file(src).read_all()
         except pa.ArrowInvalid:
             src.seek(0)
             return pa.ipc.open_stream(src).read_all()
+
+
+@contextlib.contextmanager
+def _naming(p: Path, kind: str) -> Iterator[None]:
+    """pyarrow's refusal of a file that is not ``kind`` as a ValueError naming the file (ArrowInvalid is one)."""
+    try:
+        yield
+    except pa.ArrowInvalid as e:
+        raise ValueError(f"{p}: not {kind}: {e}") from None
 
 
 _TABLE_SUFFIXES = (".arrow", ".feather", ".arrows", ".ipc", ".parquet")
@@ -334,8 +345,9 @@ def _schema_of(p: Path) -> pa.Schema:
     if p.suffix == ".parquet":
         import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
 
-        return pq.read_schema(p)
-    with pa.memory_map(str(p), "r") as src:
+        with _naming(p, "a Parquet file"):
+            return pq.read_schema(p)
+    with pa.memory_map(str(p), "r") as src, _naming(p, "an Arrow IPC file or stream"):
         try:
             return pa.ipc.open_file(src).schema
         except pa.ArrowInvalid:
