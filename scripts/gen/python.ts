@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../src/config/load.js';
 import { EPISODE_COLUMNS, SCHEMA_VERSION, STEP_COLUMNS, type ColumnDef } from '../../src/export/schema.js';
 import * as limits from '../../src/protocol/limits.js';
-import { PRESET_VALIDATOR_PATH, renderPresetValidator, renderRequestValidators, renderResetValidator, renderRestoreValidators, renderSimSnapshotValidator, REQUEST_VALIDATORS_PATH, RESET_VALIDATOR_PATH, RESTORE_VALIDATORS_PATH, SIM_SNAPSHOT_VALIDATOR_PATH } from './validators.js';
+import { LOCAL_VALIDATORS_PATH, PRESET_VALIDATOR_PATH, renderLocalValidators, renderPresetValidator, renderRequestValidators, renderRestoreValidators, renderSimSnapshotValidator, REQUEST_VALIDATORS_PATH, RESTORE_VALIDATORS_PATH, SIM_SNAPSHOT_VALIDATOR_PATH } from './validators.js';
 import { ERROR_CODES, ERROR_MEANINGS, OP_TABLE, OPS, PROTOCOL_VERSION, protocolSchemaPath } from '../../src/protocol/protocol.js';
 
 type Schema = Record<string, unknown>;
@@ -274,7 +274,7 @@ export function generatedFiles(): GeneratedFile[] {
     { path: REQUEST_VALIDATORS_PATH, text: renderRequestValidators() },
     { path: RESTORE_VALIDATORS_PATH, text: renderRestoreValidators() },
     { path: SIM_SNAPSHOT_VALIDATOR_PATH, text: renderSimSnapshotValidator() },
-    { path: RESET_VALIDATOR_PATH, text: renderResetValidator() },
+    { path: LOCAL_VALIDATORS_PATH, text: renderLocalValidators() },
   ];
 }
 

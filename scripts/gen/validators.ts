@@ -11,7 +11,8 @@
  *   a server's first `restore` compiled the whole protocol schema, ~0.25 s;
  * - src/env/sim-snapshot-validator.generated.ts: schema/sim-snapshot.schema.json (every restored simulation; its
  *   compiler made every process and bulk-run worker load ajv's compiler);
- * - src/env/reset-validator.generated.ts: the protocol's `ResetRequest` alone, for the in-process `Env.reset`.
+ * - src/env/local-validators.generated.ts: the protocol's `ResetRequest`, `TurnResetRequest` and `TurnAction`, for the
+ *   in-process `Env.reset`, `TurnEnv.reset` and `TurnEnv.step`.
  * test/unit/generated.test.ts regenerates them in memory and fails when a schema, the options or the ajv version
  * changed without `npm run gen`.
  */
@@ -91,12 +92,12 @@ export function renderRestoreValidators(): string {
   return protocolValidators(RESTORE_DEFS, 'the definitions restore and turn_restore check');
 }
 
-export const RESET_VALIDATOR_PATH = 'src/env/reset-validator.generated.ts';
+export const LOCAL_VALIDATORS_PATH = 'src/env/local-validators.generated.ts';
 
-/** The `reset` request alone (its seed and options), which the in-process `Env` checks its reset arguments by: a small
- * module, so that a bulk-run worker thread does not load every op's validators for it. */
-export function renderResetValidator(): string {
-  return protocolValidators(['ResetRequest'], "the reset request, for the in-process Env's reset");
+/** What the in-process envs check their arguments by: the `reset` and `turn_reset` requests (seeds and options) and
+ * the turn action (`TurnEnv.step`). A small module, so that a bulk-run worker thread does not load every op's validators. */
+export function renderLocalValidators(): string {
+  return protocolValidators(['ResetRequest', 'TurnAction', 'TurnResetRequest'], "the requests the in-process Env and TurnEnv check: reset, turn_reset, the turn action");
 }
 
 /** The options a simulation snapshot is validated with (src/env/snapshot.ts). */

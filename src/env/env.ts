@@ -5,7 +5,7 @@
 import { presetConfig } from '../config/load.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { formatErrors } from './schema-errors.js';
-import { ResetRequest } from './reset-validator.generated.js';
+import { ResetRequest } from './local-validators.generated.js';
 import { checkWorldCounts, clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';

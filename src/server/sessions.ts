@@ -275,7 +275,9 @@ export class SessionManager {
         if (target !== undefined) throw this.internal(target, what, e);
         throw new SessionError('internal', `internal error during ${what}: ${errorText(e)}`);
       }
-      throw new SessionError('invalid_request', `/options: ${errorText(e)}`);
+      // A schema violation names its own path (`/options/max_turns: ...`, `/seed: ...`); other refusals are the options'.
+      const m = errorText(e);
+      throw new SessionError('invalid_request', m.startsWith('/') ? m : `/options: ${m}`);
     }
   }
 

@@ -9,7 +9,10 @@
  */
 import { presetConfig } from '../config/load.js';
 import { type CommandValue, companyFigures, type ExperimentConfig, isoformat, isVerb, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation, type TerminalReason } from '../sim/index.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { EnvUsageError } from '../env/env.js';
+import { TurnAction as TurnActionSchema, TurnResetRequest } from '../env/local-validators.generated.js';
+import { formatErrors } from '../env/schema-errors.js';
 import { notRun, runCommand, type ExecutedCommand, type ToolResult } from './executor.js';
 import {
   buildInitialUserPrompt,
@@ -198,6 +201,25 @@ interface TurnState {
   open: OpenTurn | null;
 }
 
+/** What is wrong with a reset's seed and options by the protocol schema's `turn_reset` request (`/path: problem`), or null. */
+function turnResetProblem(args: TurnResetArgs): string | null {
+  const request = args.options === undefined ? { v: 1, op: 'turn_reset', seed: args.seed } : { v: 1, op: 'turn_reset', seed: args.seed, options: args.options };
+  const check = TurnResetRequest as unknown as ValidateFunction;
+  return check(request) ? null : formatErrors(check.errors);
+}
+
+/** `action` as a turn action (a list of commands is `{commands}`), checked by the protocol schema's `TurnAction`. */
+function turnActionOf(action: unknown): TurnAction {
+  const act = Array.isArray(action) ? { commands: action } : action;
+  if (typeof act !== 'object' || act === null) {
+    const got = act === null ? 'null' : typeof act;
+    throw new EnvUsageError('invalid_action', `the turn action must be a list of command strings or an object (commands, tool_calls, content, reasoning_content), got ${got}`);
+  }
+  const check = TurnActionSchema as unknown as ValidateFunction;
+  if (!check(act)) throw new EnvUsageError('invalid_action', formatErrors(check.errors));
+  return act as TurnAction;
+}
+
 function checkInt(name: string, v: number, min: number): number {
   if (!Number.isInteger(v) || v < min) throw new RangeError(`${name} must be an integer >= ${min}`);
   return v;
@@ -346,14 +368,12 @@ export class TurnEnv {
 
   /** Start a run: a fresh world, the system prompt and the first user message. */
   reset(args: TurnResetArgs): TurnResetResult {
+    const problem = turnResetProblem(args);
+    if (problem !== null) throw new RangeError(problem);
     const cfg = presetConfig(args.preset);
     const o = args.options ?? {};
-    const fixes: TurnFixes = { fresh_scratchpad: false, resume_turn_label: false, memory_note_rounds: false, episode_restart: false };
-    for (const [k, v] of Object.entries(o.fixes ?? {})) {
-      if (!(TURN_FIX_NAMES as readonly string[]).includes(k)) throw new RangeError(`unknown turn fix: ${k} (known: ${TURN_FIX_NAMES.join(', ')})`);
-      if (typeof v !== 'boolean') throw new RangeError(`turn fix ${k} must be a boolean`);
-      fixes[k as keyof TurnFixes] = v;
-    }
+    // The schema admits only the named fixes, as booleans.
+    const fixes: TurnFixes = { fresh_scratchpad: false, resume_turn_label: false, memory_note_rounds: false, episode_restart: false, ...o.fixes };
     const maxTurns = o.max_turns !== undefined ? o.max_turns : cfg.loop.max_turns;
     this.settings = {
       fixes,
@@ -653,7 +673,7 @@ export class TurnEnv {
    */
   step(action: readonly string[] | TurnAction): TurnStepResult {
     this.live();
-    const act: TurnAction = Array.isArray(action) ? { commands: action as readonly string[] } : (action as TurnAction);
+    const act = turnActionOf(action);
     if (act.tool_calls) for (const tc of act.tool_calls) this.call({ id: tc.id, name: tc.name, arguments: tc.arguments });
     else for (const c of act.commands ?? []) this.run(c);
     const reply: { content?: string | null; reasoning_content?: string } = {};

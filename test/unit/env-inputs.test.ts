@@ -5,7 +5,9 @@
  * generator made of them, or "day is out of range for month"), and a text session ran `String(action)` of any value.
  */
 import { describe, expect, it } from 'vitest';
+import { loadPreset } from '../../src/config/load.js';
 import { Env, EnvUsageError } from '../../src/env/env.js';
+import { TurnEnv } from '../../src/turns/turns.js';
 
 describe('Env inputs', () => {
   it('refuses seeds and options the protocol refuses, naming the field, and changes nothing', () => {
@@ -45,5 +47,45 @@ describe('Env inputs', () => {
     const discrete = new Env();
     discrete.reset({ seed: 1, options: { actions: 'discrete' } });
     expect(() => discrete.step('sim resume')).toThrow(/in discrete mode the action is an integer index/);
+  });
+});
+
+describe('TurnEnv inputs', () => {
+  it("refuses seeds and options the protocol's turn_reset refuses, naming the field, and changes nothing", () => {
+    // Before: a seed of 1.5 and unknown options were taken as they came.
+    const env = new TurnEnv(loadPreset('default'));
+    env.reset({ seed: 1 });
+    env.step(['yc-bench company status']);
+    const bad: [unknown, Record<string, unknown> | undefined, string][] = [
+      [1.5, undefined, '/seed: must be integer'],
+      ['3', undefined, '/seed: must be integer'],
+      [1, { turbo: true }, "/options: unknown field 'turbo'"],
+      [1, { max_turns: 0 }, '/options/max_turns: must be >= 1'],
+      [1, { fixes: { nope: true } }, "/options/fixes: unknown field 'nope'"],
+      [1, { fixes: { episode_restart: 1 } }, '/options/fixes/episode_restart: must be boolean'],
+      [1, { history_keep_rounds: 0 }, '/options/history_keep_rounds: must be >= 1'],
+    ];
+    for (const [seed, options, message] of bad) {
+      expect(() => env.reset({ seed, ...(options !== undefined ? { options } : {}) } as never), message).toThrow(new RangeError(message));
+    }
+    expect(env.step(['yc-bench company status']).info.turn).toBe(2);
+  });
+
+  it('takes a list of command strings or a turn action object, nothing else, and changes nothing', () => {
+    // Before: step(5) played an empty turn, step(null) failed inside ("Cannot read properties of null").
+    const env = new TurnEnv(loadPreset('default'));
+    env.reset({ seed: 1 });
+    const bad: [unknown, string][] = [
+      [5, 'the turn action must be a list of command strings or an object (commands, tool_calls, content, reasoning_content), got number'],
+      [null, 'the turn action must be a list of command strings or an object (commands, tool_calls, content, reasoning_content), got null'],
+      [[5], '/commands/0: must be string'],
+      [{ commands: 'company status' }, '/commands: must be array'],
+      [{ tool_calls: [{ id: 'a' }] }, "/tool_calls/0: must have required property 'name'"],
+      [{ say: 'hi' }, "/: unknown field 'say'"],
+    ];
+    for (const [action, message] of bad) {
+      expect(() => env.step(action as never), message).toThrow(new EnvUsageError('invalid_action', message));
+    }
+    expect(env.step({ commands: ['yc-bench company status'], content: 'ok' }).info.turn).toBe(1);
   });
 });

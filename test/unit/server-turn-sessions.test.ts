@@ -80,7 +80,8 @@ describe('SessionManager with turn sessions', () => {
     const t = m.turnReset({ seed: 1, options: { max_turns: 1 } }).session;
     const before = m.turnMessages(t);
     expect(err(() => m.turnReset({ seed: 1, preset: 'nope', session: t }))).toMatch(/^bad_preset: /);
-    expect(err(() => m.turnReset({ seed: 1, session: t, options: { history_keep_rounds: 0 } }))).toBe('invalid_request: /options: history_keep_rounds must be an integer >= 1');
+    expect(err(() => m.turnReset({ seed: 1, session: t, options: { history_keep_rounds: 0 } }))).toBe('invalid_request: /options/history_keep_rounds: must be >= 1');
+    expect(err(() => m.reset({ seed: 1, options: { horizon_years: 0 } }))).toBe('invalid_request: /options/horizon_years: must be >= 1');
     const snap = m.turnSnapshot(t);
     expect(err(() => m.turnRestore({ ...snap, version: 2 as 1 }, t))).toMatch(/^bad_snapshot: cannot restore this turn snapshot: /);
     expect(err(() => m.turnRestore({ ...snap, sim: { ...snap.sim, state: { ...snap.sim.state, tasks: 'x' as never } } }, t))).toMatch(/^bad_snapshot: /);
