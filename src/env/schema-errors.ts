@@ -4,9 +4,17 @@
  */
 import type { ErrorObject } from 'ajv/dist/2020.js';
 
-/** `/path: problem` for the first ajv error. */
+/**
+ * `/path: problem` for the first ajv error; where that is a union branch of the wrong type (`anyOf`: a command string
+ * or an index), the first error at the same place that is not a type error, from the branch of the value's type:
+ * `-1` as an action is "must be >= 0", not "must be string".
+ */
 export function formatErrors(errors: ErrorObject[] | null | undefined, base = ''): string {
-  const e = errors?.[0];
+  let e = errors?.[0];
+  if (e !== undefined && e.keyword === 'type' && errors !== null && errors !== undefined) {
+    const at = e.instancePath;
+    e = errors.find((x) => x.instancePath === at && x.keyword !== 'type' && x.keyword !== 'anyOf' && x.keyword !== 'oneOf') ?? e;
+  }
   const path = base + (e?.instancePath ?? '') || '/';
   if (e === undefined) return `${path}: invalid`;
   const p = e.params as Record<string, unknown>;

@@ -202,6 +202,11 @@ describe('Discrete actions over the protocol', () => {
     expect(ok<{ snapshot: { sim: unknown } }>(send(h, { v: 1, op: 'snapshot', session })).snapshot.sim).toEqual((snap as { sim: unknown }).sim);
     expect(err(send(h, { v: 1, op: 'step', session, action: 999 }))).toEqual(['invalid_request', '/action: action must be an integer in [0, 27]']);
     expect(err(send(h, { v: 1, op: 'step', session, action: 'sim resume' }))).toEqual(['invalid_request', '/action: in discrete mode the action is an integer index']);
+    // An integer that no union branch takes is worded by the integer branch (it said "must be string").
+    expect(err(send(h, { v: 1, op: 'step', session, action: -1 }))).toEqual(['invalid_request', '/action: must be >= 0']);
+    expect(err(send(h, { v: 1, op: 'step', session, action: 2 ** 62 }))).toEqual(['invalid_request', '/action: must be <= 1048575']);
+    expect(err(send(h, { v: 1, op: 'step_batch', steps: [{ session, action: -1 }] }))).toEqual(['invalid_request', '/steps/0/action: must be >= 0']);
+    expect(err(send(h, { v: 1, op: 'step', session, action: 1.5 }))).toEqual(['invalid_request', '/action: must be string']);
     const s = ok<{ info: { action_text: string; step: number }; observation: { ok: boolean; discrete: { mask: boolean[] } } }>(send(h, { v: 1, op: 'step', session, action: 1 }));
     expect(s.info.action_text).toMatch(/^task accept --task-id Task-\d+$/);
     expect(s.info.step).toBe(2);
