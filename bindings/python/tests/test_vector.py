@@ -276,3 +276,28 @@ def test_batched_infos_equal_gymnasiums_add_info_fold(case: int) -> None:
         ref = gym.vector.VectorEnv._add_info(v, ref, inf, i)
     assert _dtypes(got) == _dtypes(ref)
     assert same(got, ref)
+
+
+def test_a_single_command_or_seed_of_the_wrong_type_is_named() -> None:
+    """``step("company status")`` on a vector env is one command, not N: a TypeError saying so (it read the string as
+    14 one-character actions: "expected 3 actions, got 14"); a float seed is a TypeError naming the seed (it was
+    "'float' object is not iterable"), for the text and the Discrete vector env alike."""
+    from ycgym import YCBenchDiscreteVectorEnv
+
+    env = YCBenchVectorEnv(3)
+    denv = YCBenchDiscreteVectorEnv(3)
+    try:
+        env.reset(seed=0)
+        for bad in ("company status", b"company status"):
+            with pytest.raises(TypeError, match=r"^actions must be a sequence of 3 actions, one per sub-environment, got a single (str|bytes)$"):
+                env.step(bad)
+        assert env.step(["company status"] * 3)[4]["step"].tolist() == [1, 1, 1]
+        for e in (env, denv):
+            for bad_seed in (1.5, "1", {1: 2}):
+                with pytest.raises(TypeError, match=r"^seed must be an int, a sequence of 3 ints \(or None\) or None, got "):
+                    e.reset(seed=bad_seed)  # type: ignore[arg-type]
+        assert env.step(["company status"] * 3)[4]["step"].tolist() == [2, 2, 2]
+        assert env.reset(seed=np.arange(3))[1]["step"].tolist() == [0, 0, 0]  # an array of seeds is a sequence too
+    finally:
+        env.close()
+        denv.close()

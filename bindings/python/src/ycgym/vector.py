@@ -61,10 +61,12 @@ def reset_arguments(n: int, seed: int | Sequence[int | None] | None, options: Ma
     default all) and the remaining options."""
     if seed is None:
         seeds: list[int | None] = [None] * n
-    elif isinstance(seed, (int, np.integer)):
+    elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         seeds = [int(seed) + i for i in range(n)]
-    else:
+    elif isinstance(seed, (Sequence, np.ndarray)) and not isinstance(seed, (str, bytes)):
         seeds = list(seed)
+    else:
+        raise TypeError(f"seed must be an int, a sequence of {n} ints (or None) or None, got {type(seed).__name__}: {seed!r}")
     if len(seeds) != n:
         raise ValueError(f"If seeds are passed as a list the length must match num_envs={n} but got length={len(seeds)}.")
     rest = dict(options) if options else {}
@@ -247,6 +249,8 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
 
     def step(self, actions: Sequence[str | bytes] | np.ndarray) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         n = self.num_envs
+        if isinstance(actions, (str, bytes)):
+            raise TypeError(f"actions must be a sequence of {n} actions, one per sub-environment, got a single {type(actions).__name__}")
         acts = [action_text(a) for a in actions]
         if len(acts) != n:
             raise ValueError(f"expected {n} actions, got {len(acts)}")
