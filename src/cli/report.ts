@@ -416,14 +416,23 @@ function leaderboardSection(dir: string, md: string[], episodes: readonly Episod
   return written;
 }
 
+/** `read()` of the file `path`, its failure named by the file and what it was read as. */
+async function reading<T>(path: string, as: string, read: () => T | Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (e) {
+    throw new Error(`${path}: cannot read it as ${as}: ${(e as Error).message}`);
+  }
+}
+
 /** Build DIR/report.md and its SVG plots; returns the written paths. */
 export async function writeReport(dir: string): Promise<string[]> {
   const epPath = tableFile(dir, 'episodes');
   if (epPath === null) throw new Error(`${join(dir, 'episodes.arrow')} (or .parquet) not found (run \`ycgym run --out ${dir}\` first)`);
-  const episodes = readEpisodes(epPath);
+  const episodes = await reading(epPath, 'a table', () => readEpisodes(epPath));
   const sumPath = join(dir, 'summary.json');
   const policies = [...new Set(episodes.map((e) => e.policy))];
-  const summary: RunSummary = existsSync(sumPath) ? (JSON.parse(readFileSync(sumPath, 'utf8')) as RunSummary) : summarize(episodes, policies);
+  const summary: RunSummary = existsSync(sumPath) ? await reading(sumPath, 'JSON', () => JSON.parse(readFileSync(sumPath, 'utf8')) as RunSummary) : summarize(episodes, policies);
   const written: string[] = [];
   const md: string[] = ['# ycgym run report', ''];
   const presets = [...new Set(episodes.map((e) => e.preset))];
@@ -433,7 +442,7 @@ export async function writeReport(dir: string): Promise<string[]> {
   const trajPath = tableFile(dir, 'trajectories');
   let raw: Map<string, RawEpisode> | null = null;
   if (trajPath !== null) {
-    const read = await readSeries(trajPath);
+    const read = await reading(trajPath, 'a table', () => readSeries(trajPath));
     const { series, start, days } = read;
     raw = read.raw;
     const order = Object.keys(summary).filter((p) => series.some((s) => s.policy === p));

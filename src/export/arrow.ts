@@ -259,7 +259,12 @@ export function episodeSink(path: string, compression: ArrowCompression = 'none'
   return new ArrowFileSink(path, EPISODE_SCHEMA, compression);
 }
 
-/** Read a whole Arrow IPC file into memory. */
+/** Read a whole Arrow IPC file (or stream) into memory. Bytes that are neither are refused: apache-arrow reads some
+ * of them (a short text file) as an empty table. */
 export function readArrowFile(path: string): Table {
-  return tableFromIPC(readFileSync(path));
+  const bytes = readFileSync(path);
+  const file = bytes.length >= 6 && bytes.toString('latin1', 0, 6) === 'ARROW1';
+  const stream = bytes.length >= 4 && bytes.readUInt32LE(0) === 0xffffffff;
+  if (!file && !stream) throw new Error('not an Arrow IPC file or stream (no ARROW1 magic, no stream continuation marker)');
+  return tableFromIPC(bytes);
 }

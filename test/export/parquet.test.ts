@@ -149,3 +149,26 @@ describe('ycgym report funds plot', () => {
     expect(svg).toContain('>$100,000<');
   });
 });
+
+describe('report of files that are not tables', () => {
+  it('names the file it cannot read', async () => {
+    // Before: "Expected to read 1802401130 metadata bytes, but only read 1." without the file.
+    const { writeFileSync, mkdirSync, copyFileSync } = await import('node:fs');
+    for (const [name, bytes] of [['episodes.arrow', 'junk\n'], ['episodes.parquet', 'junk\n']] as const) {
+      const d = join(dir, `junk-${name}`);
+      mkdirSync(d, { recursive: true });
+      writeFileSync(join(d, name), bytes);
+      await expect(writeReport(d)).rejects.toThrow(new RegExp(`^${join(d, name).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: cannot read it as a table: `));
+    }
+    if (!existsSync(join(dir, 'arrow', 'episodes.arrow'))) return; // the run of this file's first test
+    const d = join(dir, 'junk-steps');
+    mkdirSync(d, { recursive: true });
+    copyFileSync(join(dir, 'arrow', 'episodes.arrow'), join(d, 'episodes.arrow'));
+    writeFileSync(join(d, 'trajectories.arrow'), 'junk\n');
+    await expect(writeReport(d)).rejects.toThrow(/trajectories\.arrow: cannot read it as a table: /);
+    writeFileSync(join(d, 'trajectories.arrow'), '');
+    rmSync(join(d, 'trajectories.arrow'));
+    writeFileSync(join(d, 'summary.json'), '{not json');
+    await expect(writeReport(d)).rejects.toThrow(/summary\.json: cannot read it as JSON: /);
+  });
+});
