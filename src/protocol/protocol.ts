@@ -18,9 +18,9 @@ export * from './binary.js';
 export * from './limits.js';
 export * from './ops.js';
 
-/** Protocol version spoken by this server. */
 export { formatErrors } from '../env/schema-errors.js';
 
+/** Protocol version spoken by this server. */
 export const PROTOCOL_VERSION = 1;
 
 /** A successful reply. */
