@@ -3,8 +3,7 @@
  * Reward is the change in company funds caused by the step, in dollars (exact cents in `info`).
  */
 import { presetConfig } from '../config/load.js';
-import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { formatErrors } from './schema-errors.js';
+import { resetRequestProblem } from './schema-errors.js';
 import { ResetRequest } from './local-validators.generated.js';
 import { checkWorldCounts, clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
@@ -52,13 +51,6 @@ export interface ResetArgs {
   /** Preset name or path, or an already loaded config (default `"default"`). */
   preset?: string | ExperimentConfig;
   options?: ResetOptions;
-}
-
-/** What is wrong with a reset's seed and options by the protocol schema's `reset` request (`/path: problem`), or null. */
-function resetProblem(args: ResetArgs): string | null {
-  const request = args.options === undefined ? { v: 1, op: 'reset', seed: args.seed } : { v: 1, op: 'reset', seed: args.seed, options: args.options };
-  const check = ResetRequest as unknown as ValidateFunction;
-  return check(request) ? null : formatErrors(check.errors);
 }
 
 /** Why `action`, of the wrong type for `mode`, is not an action. */
@@ -442,7 +434,7 @@ export class Env implements EnvLike {
   reset(args: ResetArgs): ResetResult {
     // The seed and options as the protocol's reset request has them (one schema): a non-integer seed or horizon, an
     // unknown option, ... is a RangeError naming the field, before anything changes.
-    const problem = resetProblem(args);
+    const problem = resetRequestProblem(ResetRequest, 'reset', args.seed, args.options);
     if (problem !== null) throw new RangeError(problem);
     const cfg = presetConfig(args.preset);
     const o = args.options ?? {};

@@ -2,7 +2,7 @@
  * The one wording of a schema violation (`/path: problem`, the first ajv error), below the protocol layer: the in-process
  * `Env` words its reset errors as the server does without loading the protocol's validators.
  */
-import type { ErrorObject } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 
 /**
  * `/path: problem` for the first ajv error; where that is a union branch of the wrong type (`anyOf`: a command string
@@ -33,4 +33,15 @@ export function formatErrors(errors: ErrorObject[] | null | undefined, base = ''
       msg = e.message ?? 'invalid';
   }
   return `${path}: ${msg}`;
+}
+
+/** What is wrong with `value` by a generated validator (`/path: problem`), or null. */
+export function schemaProblem(validator: unknown, value: unknown): string | null {
+  const check = validator as ValidateFunction;
+  return check(value) ? null : formatErrors(check.errors);
+}
+
+/** What is wrong with an in-process reset's seed and options by the protocol's request `op` (its validator), or null. */
+export function resetRequestProblem(validator: unknown, op: 'reset' | 'turn_reset', seed: unknown, options: unknown): string | null {
+  return schemaProblem(validator, options === undefined ? { v: 1, op, seed } : { v: 1, op, seed, options });
 }

@@ -9,10 +9,9 @@
  */
 import { presetConfig } from '../config/load.js';
 import { type CommandValue, companyFigures, type ExperimentConfig, isoformat, isVerb, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation, type TerminalReason } from '../sim/index.js';
-import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { EnvUsageError } from '../env/env.js';
 import { TurnAction as TurnActionSchema, TurnResetRequest } from '../env/local-validators.generated.js';
-import { formatErrors } from '../env/schema-errors.js';
+import { resetRequestProblem, schemaProblem } from '../env/schema-errors.js';
 import { notRun, runCommand, type ExecutedCommand, type ToolResult } from './executor.js';
 import {
   buildInitialUserPrompt,
@@ -201,13 +200,6 @@ interface TurnState {
   open: OpenTurn | null;
 }
 
-/** What is wrong with a reset's seed and options by the protocol schema's `turn_reset` request (`/path: problem`), or null. */
-function turnResetProblem(args: TurnResetArgs): string | null {
-  const request = args.options === undefined ? { v: 1, op: 'turn_reset', seed: args.seed } : { v: 1, op: 'turn_reset', seed: args.seed, options: args.options };
-  const check = TurnResetRequest as unknown as ValidateFunction;
-  return check(request) ? null : formatErrors(check.errors);
-}
-
 /** `action` as a turn action (a list of commands is `{commands}`), checked by the protocol schema's `TurnAction`. */
 function turnActionOf(action: unknown): TurnAction {
   const act = Array.isArray(action) ? { commands: action } : action;
@@ -215,8 +207,8 @@ function turnActionOf(action: unknown): TurnAction {
     const got = act === null ? 'null' : typeof act;
     throw new EnvUsageError('invalid_action', `the turn action must be a list of command strings or an object (commands, tool_calls, content, reasoning_content), got ${got}`);
   }
-  const check = TurnActionSchema as unknown as ValidateFunction;
-  if (!check(act)) throw new EnvUsageError('invalid_action', formatErrors(check.errors));
+  const problem = schemaProblem(TurnActionSchema, act);
+  if (problem !== null) throw new EnvUsageError('invalid_action', problem);
   return act as TurnAction;
 }
 
@@ -368,7 +360,7 @@ export class TurnEnv {
 
   /** Start a run: a fresh world, the system prompt and the first user message. */
   reset(args: TurnResetArgs): TurnResetResult {
-    const problem = turnResetProblem(args);
+    const problem = resetRequestProblem(TurnResetRequest, 'turn_reset', args.seed, args.options);
     if (problem !== null) throw new RangeError(problem);
     const cfg = presetConfig(args.preset);
     const o = args.options ?? {};
