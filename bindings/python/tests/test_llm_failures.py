@@ -164,7 +164,7 @@ def test_bad_flags_are_usage_errors_before_anything_runs(tmp_path: Path, capsys:
     empty = tmp_path / "empty"
     empty.mkdir()
     out = str(tmp_path / "out")
-    monkeypatch.setattr(llm_main, "ENDPOINT_CHECK_TIMEOUT_S", 0.5)
+    monkeypatch.setattr("ycgym._backend.SERVER_CHECK_TIMEOUT_S", 0.5)
     cases: list[tuple[list[str], str]] = [
         (["--seeds", "1-100000000", "--out", out], "argument --seeds: 1-100000000 names more than 1000000 seeds"),
         (["--seed", str(2**60), "--out", out], "argument --seed: must be an integer from -9007199254740991 to 9007199254740991"),

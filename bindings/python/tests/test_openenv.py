@@ -250,7 +250,7 @@ def test_bad_flags_are_usage_errors_before_serving(endpoint: str, capsys: Any, m
 
     from ycgym.integrations import openenv as oe
 
-    monkeypatch.setattr(oe, "ENDPOINT_CHECK_TIMEOUT_S", 0.5)
+    monkeypatch.setattr("ycgym._backend.SERVER_CHECK_TIMEOUT_S", 0.5)
     taken = socket_mod.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen(1)

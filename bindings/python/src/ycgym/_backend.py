@@ -100,6 +100,27 @@ def attach_finalizer(owner: object, backend: Backend) -> weakref.finalize[[], An
     return weakref.finalize(owner, backend.close)
 
 
+SERVER_CHECK_TIMEOUT_S = 10.0
+"""How long :func:`hello_at` waits for the server's ``hello``."""
+
+
+def hello_at(endpoint: str | None) -> Any:
+    """The ``hello`` of the ycgym server at ``endpoint`` (None: this process's local one), asked once within
+    ``SERVER_CHECK_TIMEOUT_S``: how the command lines check a server before they start. ConnectionError naming the
+    endpoint when none answers (a malformed endpoint, a timeout, a local server that cannot start)."""
+    where = endpoint or "the local server"
+    try:
+        b = Backend(endpoint, timeout=SERVER_CHECK_TIMEOUT_S)
+    except Exception as e:  # noqa: BLE001 - ZeroMQ refusing the endpoint, a local server that does not start
+        raise ConnectionError(f"no ycgym server answers at {where}: {e}") from None
+    try:
+        return b.client.hello()
+    except Exception as e:  # noqa: BLE001 - a timeout, something else at that address
+        raise ConnectionError(f"no ycgym server answers at {where}: {e}") from None
+    finally:
+        b.close()
+
+
 def connection(
     endpoint: str | None, server_public_key: str | bytes | None, public_key: str | bytes | None, secret_key: str | bytes | None, timeout: float | None
 ) -> dict[str, Any]:

@@ -35,7 +35,8 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
-from .._backend import Backend
+from .._argtypes import int_in
+from .._backend import Backend, hello_at
 from .._protocol import DEFAULT_MAX_MESSAGE_BYTES
 from .score import TurnRun
 
@@ -437,41 +438,13 @@ def make_app(
     return app
 
 
-ENDPOINT_CHECK_TIMEOUT_S = 10.0
-"""How long the ``hello`` that checks the ycgym server before serving waits."""
-
-
-def _int_in(lo: int, hi: int | None = None) -> Callable[[str], int]:
-    rule = f"an integer from {lo} to {hi}" if hi is not None else f"an integer >= {lo}"
-
-    def parse(v: str) -> int:
-        try:
-            n = int(v)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {rule}, got {v!r}") from None
-        if n < lo or (hi is not None and n > hi):
-            raise argparse.ArgumentTypeError(f"must be {rule}, got {v!r}")
-        return n
-
-    return parse
-
-
 def _check_server(p: argparse.ArgumentParser, endpoint: str | None, preset: str) -> None:
-    """A usage error unless the ycgym server (``endpoint``, else the process's local one) answers ``hello`` within
-    ``ENDPOINT_CHECK_TIMEOUT_S`` and has ``preset``."""
-    from .._backend import Backend
-
-    where = endpoint or "the local server"
+    """A usage error unless the ycgym server (``endpoint``, else the process's local one) answers ``hello`` and has
+    ``preset``."""
     try:
-        b = Backend(endpoint, timeout=ENDPOINT_CHECK_TIMEOUT_S)
-    except Exception as e:  # noqa: BLE001 - a malformed endpoint, a local server that cannot start
-        p.error(f"--endpoint: no ycgym server answers at {where}: {e}")
-    try:
-        presets = sorted(b.client.hello()["presets"])
-    except Exception as e:  # noqa: BLE001 - a timeout, something else at that address
-        p.error(f"--endpoint: no ycgym server answers at {where}: {e}")
-    finally:
-        b.close()
+        presets = sorted(hello_at(endpoint)["presets"])
+    except ConnectionError as e:
+        p.error(f"--endpoint: {e}")
     if preset not in presets:
         p.error(f"--preset: unknown preset {preset!r} (available: {', '.join(presets)})")
 
@@ -483,14 +456,14 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m ycgym.integrations.openenv", description=__doc__.split("\n\n")[0])
     p.add_argument("--kind", choices=["step", "turns"], default="turns", help="step: one command per action; turns: one LLM turn")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default loopback)")
-    p.add_argument("--port", type=_int_in(0, 65535), default=8000, help="TCP port (0: any free one; default 8000)")
+    p.add_argument("--port", type=int_in(0, 65535), default=8000, help="TCP port (0: any free one; default 8000)")
     p.add_argument("--preset", default="default", help="a preset of the ycgym server (default 'default')")
     p.add_argument("--endpoint", default=None, help="ycgym server endpoint (default: start a local one)")
     p.add_argument("--tools", choices=["run_command", "verbs", "all"], default="run_command", help="turns: the tools offered")
-    p.add_argument("--max-steps", type=_int_in(1), default=None, help="step: truncate episodes after N commands")
-    p.add_argument("--max-concurrent-envs", type=_int_in(1), default=64, help="WebSocket sessions at once")
+    p.add_argument("--max-steps", type=int_in(1), default=None, help="step: truncate episodes after N commands")
+    p.add_argument("--max-concurrent-envs", type=int_in(1), default=64, help="WebSocket sessions at once")
     p.add_argument(
-        "--max-body-bytes", type=_int_in(1), default=DEFAULT_MAX_MESSAGE_BYTES, help="largest HTTP body and WebSocket message (default 8 MiB)"
+        "--max-body-bytes", type=int_in(1), default=DEFAULT_MAX_MESSAGE_BYTES, help="largest HTTP body and WebSocket message (default 8 MiB)"
     )
     a = p.parse_args(argv)
     if a.max_steps is not None and a.kind != "step":

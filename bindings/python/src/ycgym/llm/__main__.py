@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import threading
@@ -31,61 +30,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ..splits import MAX_SEED, parse_seed_list
+from .._argtypes import int_in, nonneg_float, positive_float, seed, unit_float
+from .._backend import hello_at
+from ..splits import parse_seed_list
 from .runner import LLMRunResult, LLMSettings, TurnRecord, _summary, checkpoint_path, endpoint_of, read_checkpoint, run_llm_episode
 
 EXIT_ENDPOINT = 3
 SPLITS = ("test", "validation", "train")
-ENDPOINT_CHECK_TIMEOUT_S = 10.0
-"""How long the ``hello`` that checks ``--endpoint`` before a run waits."""
 
 FIXES = ("fresh_scratchpad", "resume_turn_label", "memory_note_rounds", "episode_restart")
-
-
-def _positive_int(v: str) -> int:
-    n = int(v)
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be an integer >= 1")
-    return n
-
-
-def _nonneg_int(v: str) -> int:
-    n = int(v)
-    if n < 0:
-        raise argparse.ArgumentTypeError("must be an integer >= 0")
-    return n
-
-
-def _float(v: str, ok: Any, rule: str) -> float:
-    try:
-        f = float(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be {rule}, got {v!r}") from None
-    if not ok(f):
-        raise argparse.ArgumentTypeError(f"must be {rule}, got {v!r}")
-    return f
-
-
-def _nonneg_float(v: str) -> float:
-    return _float(v, lambda f: f >= 0 and math.isfinite(f), "a finite number >= 0")
-
-
-def _positive_float(v: str) -> float:
-    return _float(v, lambda f: f > 0 and math.isfinite(f), "a finite number > 0")
-
-
-def _unit_float(v: str) -> float:
-    return _float(v, lambda f: 0 <= f <= 1, "a number from 0 to 1")
-
-
-def _seed(v: str) -> int:
-    try:
-        n = int(v)
-    except ValueError:
-        n = MAX_SEED + 1
-    if abs(n) > MAX_SEED:
-        raise argparse.ArgumentTypeError(f"must be an integer from {-MAX_SEED} to {MAX_SEED}, got {v!r}")
-    return n
 
 
 def _json_object(v: str) -> dict[str, Any]:
@@ -116,11 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--model", required=True, help="model name sent to the endpoint")
     seeds = p.add_mutually_exclusive_group()
-    seeds.add_argument("--seed", type=_seed, default=None, help="world seed (default 1)")
+    seeds.add_argument("--seed", type=seed, default=None, help="world seed (default 1)")
     seeds.add_argument("--seeds", type=_seed_list, default=None, help="several seeds, e.g. 1-3 or 1,5,9 (each into OUT/seed-N/)")
     seeds.add_argument("--split", choices=SPLITS, default=None, help="the seeds of a split (ycgym splits): with --count, its first N")
-    p.add_argument("--count", type=_positive_int, default=None, help="with --split: how many seeds (default: all of test)")
-    p.add_argument("--parallel", type=_positive_int, default=1, help="seeds run at the same time (default 1)")
+    p.add_argument("--count", type=int_in(1), default=None, help="with --split: how many seeds (default: all of test)")
+    p.add_argument("--parallel", type=int_in(1), default=1, help="seeds run at the same time (default 1)")
     p.add_argument("--preset", "--config", dest="preset", default="default", help="server preset name (default 'default'); --config is an alias")
     p.add_argument("--out", default=None, help="output directory (required unless --resume)")
     p.add_argument(
@@ -137,26 +90,26 @@ def build_parser() -> argparse.ArgumentParser:
         default="run_command",
         help="tool schemas offered (default run_command, the reference's)",
     )
-    p.add_argument("--max-turns", type=_positive_int, default=None, help="end the run after N turns (default: the preset's, none)")
-    p.add_argument("--max-episodes", type=_positive_int, default=1, help="episodes per run (restart after bankruptcy; default 1)")
-    p.add_argument("--history-keep-rounds", type=_positive_int, default=None, help="rounds kept in the chat (default: the preset's, 20)")
+    p.add_argument("--max-turns", type=int_in(1), default=None, help="end the run after N turns (default: the preset's, none)")
+    p.add_argument("--max-episodes", type=int_in(1), default=1, help="episodes per run (restart after bankruptcy; default 1)")
+    p.add_argument("--history-keep-rounds", type=int_in(1), default=None, help="rounds kept in the chat (default: the preset's, 20)")
     p.add_argument(
         "--auto-advance-after-turns",
-        type=_nonneg_int,
+        type=int_in(0),
         default=None,
         help="turns without resume before the harness resumes (default: the preset's)",
     )
     p.add_argument("--system-prompt-file", default=None, help="replace the system prompt with this file's text")
     p.add_argument("--fix", action="append", choices=FIXES, default=[], help="turn on a named correction of a reference quirk (repeatable)")
-    p.add_argument("--temperature", type=_nonneg_float, default=None, help="send this temperature (the reference sends none)")
-    p.add_argument("--top-p", type=_unit_float, default=None, help="send this top_p (the reference sends none)")
-    p.add_argument("--max-tokens", type=_positive_int, default=None, help="send max_tokens (not sent by default)")
+    p.add_argument("--temperature", type=nonneg_float, default=None, help="send this temperature (the reference sends none)")
+    p.add_argument("--top-p", type=unit_float, default=None, help="send this top_p (the reference sends none)")
+    p.add_argument("--max-tokens", type=int_in(1), default=None, help="send max_tokens (not sent by default)")
     p.add_argument("--extra-body", type=_json_object, default=None, help="JSON object merged into every request body")
-    p.add_argument("--request-timeout", type=_positive_float, default=300.0, help="seconds per LLM request (default 300, the reference's)")
-    p.add_argument("--retries", type=_positive_int, default=3, help="attempts per LLM call (default 3, the reference's)")
-    p.add_argument("--retry-backoff", type=_nonneg_float, default=1.0, help="seconds before the first retry, doubling (default 1)")
-    p.add_argument("--price-prompt", type=_nonneg_float, default=None, help="USD per 1M prompt tokens (when the endpoint reports no cost)")
-    p.add_argument("--price-completion", type=_nonneg_float, default=None, help="USD per 1M completion tokens")
+    p.add_argument("--request-timeout", type=positive_float, default=300.0, help="seconds per LLM request (default 300, the reference's)")
+    p.add_argument("--retries", type=int_in(1), default=3, help="attempts per LLM call (default 3, the reference's)")
+    p.add_argument("--retry-backoff", type=nonneg_float, default=1.0, help="seconds before the first retry, doubling (default 1)")
+    p.add_argument("--price-prompt", type=nonneg_float, default=None, help="USD per 1M prompt tokens (when the endpoint reports no cost)")
+    p.add_argument("--price-completion", type=nonneg_float, default=None, help="USD per 1M completion tokens")
     p.add_argument("--endpoint", default=None, help="ycgym server endpoint (default: start a local server)")
     p.add_argument("--run-id", default=None, help="run_id column (default llm-<preset>-<seed>-<model>; with several seeds ID-seed-<N>)")
     p.add_argument("--quiet", action="store_true", help="no per-turn progress on stderr")
@@ -182,22 +135,6 @@ def _split_seeds(parser: argparse.ArgumentParser, name: str, count: int | None, 
         parser.error(str(e))
 
 
-def _check_endpoint(parser: argparse.ArgumentParser, endpoint: str) -> None:
-    """A usage error unless a ycgym server answers ``hello`` at ``endpoint`` within ``ENDPOINT_CHECK_TIMEOUT_S``."""
-    from ..client import Client
-
-    try:
-        c = Client(endpoint, timeout=ENDPOINT_CHECK_TIMEOUT_S)
-    except Exception as e:  # noqa: BLE001 - a malformed endpoint (ZeroMQ refuses it), CURVE support missing, ...
-        parser.error(f"--endpoint: no ycgym server answers at {endpoint}: {e}")
-    try:
-        c.hello()
-    except Exception as e:  # noqa: BLE001 - a timeout, a server that is something else
-        parser.error(f"--endpoint: no ycgym server answers at {endpoint}: {e}")
-    finally:
-        c.close()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
@@ -217,16 +154,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = LLMSettings(
             model=a.model,
-        base_url=a.base_url,
-        api_key=a.api_key,
-        tools=a.tools,
-        temperature=a.temperature,
-        top_p=a.top_p,
-        max_tokens=a.max_tokens,
-        extra_body=a.extra_body,
-        request_timeout=a.request_timeout,
-        retry_max_attempts=a.retries,
-        retry_backoff=a.retry_backoff,
+            base_url=a.base_url,
+            api_key=a.api_key,
+            tools=a.tools,
+            temperature=a.temperature,
+            top_p=a.top_p,
+            max_tokens=a.max_tokens,
+            extra_body=a.extra_body,
+            request_timeout=a.request_timeout,
+            retry_max_attempts=a.retries,
+            retry_backoff=a.retry_backoff,
             price_prompt=a.price_prompt,
             price_completion=a.price_completion,
         )
@@ -241,7 +178,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, UnicodeDecodeError) as e:
             parser.error(f"--system-prompt-file: cannot read {a.system_prompt_file}: {getattr(e, 'strerror', None) or e}")
     if a.endpoint is not None:
-        _check_endpoint(parser, a.endpoint)
+        try:
+            hello_at(a.endpoint)
+        except ConnectionError as e:
+            parser.error(f"--endpoint: {e}")
     if a.split is not None:
         seeds = _split_seeds(parser, a.split, a.count, a.endpoint)
     elif a.seeds is not None:

@@ -13,24 +13,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
+from .._argtypes import int_in
 from .runner import RunError, run
-
-
-def _int_at_least(lo: int) -> Callable[[str], int]:
-    """An argparse type: an integer >= ``lo``."""
-
-    def parse(v: str) -> int:
-        try:
-            n = int(v)
-        except ValueError:
-            n = lo - 1
-        if n < lo:
-            raise argparse.ArgumentTypeError(f"not an integer >= {lo}: {v}")
-        return n
-
-    return parse
 
 
 def parser() -> argparse.ArgumentParser:
@@ -48,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--seeds", default="1", help="seeds, e.g. 1-100 or 1,5,9 (default: 1)")
     r.add_argument("--preset", default="default", help="preset name or TOML path (default: default)")
     r.add_argument("--out", required=True, help="output directory")
-    r.add_argument("--max-steps", type=_int_at_least(1), help="truncate each episode after this many actions")
+    r.add_argument("--max-steps", type=int_in(1), help="truncate each episode after this many actions")
     r.add_argument("--no-trajectories", dest="trajectories", action="store_false", help="skip OUT/trajectories.arrow")
     r.add_argument("--rollouts", action="store_true", help="also write the reference's rollout JSON per episode to OUT/rollouts/")
     r.add_argument("--run-id", help="run identifier stored in every row (default: derived from the parameters)")
@@ -66,10 +52,10 @@ def parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     r.add_argument("--address", help="Ray cluster to connect to (e.g. auto, ray://head:10001); default: start a local Ray")
-    r.add_argument("--num-workers", type=_int_at_least(1), help="actors, one CPU each (default: the cluster's CPUs)")
-    r.add_argument("--shard-size", type=_int_at_least(1), help="episodes per shard (default: about 4 shards per worker, at most 64)")
+    r.add_argument("--num-workers", type=int_in(1), help="actors, one CPU each (default: the cluster's CPUs)")
+    r.add_argument("--shard-size", type=int_in(1), help="episodes per shard (default: about 4 shards per worker, at most 64)")
     r.add_argument(
-        "--max-retries", type=_int_at_least(0), default=3, help="restarts per actor and retries per shard after an actor dies (default: 3)"
+        "--max-retries", type=int_in(0), default=3, help="restarts per actor and retries per shard after an actor dies (default: 3)"
     )
     return p
 
