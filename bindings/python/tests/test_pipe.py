@@ -134,6 +134,44 @@ def test_timeout_then_the_late_reply_is_dropped() -> None:
         c.close()
 
 
+def test_a_request_the_server_does_not_read_times_out_and_the_stream_stays_whole() -> None:
+    """A request larger than the pipe's buffer, to a server that does not read (stopped), fails with TimeoutError
+    after the client's timeout, as over ZeroMQ (ZMQ_SNDTIMEO), instead of blocking until the server reads. What was
+    not written stays queued and goes out first, so the next request is framed right and the abandoned one's reply
+    is dropped."""
+    with LocalServer("pipe") as srv:
+        c = Client(srv.endpoint, timeout=0.5)
+        sid = c.reset(1, options={"stall_steps": 0})["session"]
+        big = "x" * (4 << 20)  # far beyond a pipe's buffer (64 KiB on Linux)
+        outcome: list[BaseException] = []
+
+        def call() -> None:
+            try:
+                c.step(sid, big)
+            except BaseException as e:  # noqa: BLE001 - checked below
+                outcome.append(e)
+
+        os.kill(srv.pid, signal.SIGSTOP)
+        try:
+            t = time.monotonic()
+            th = threading.Thread(target=call, daemon=True)
+            th.start()
+            th.join(10)
+            returned = not th.is_alive()
+            took = time.monotonic() - t
+        finally:
+            os.kill(srv.pid, signal.SIGCONT)
+        th.join(60)
+        assert returned, "the write blocked while the server did not read"
+        assert took < 5
+        assert len(outcome) == 1 and isinstance(outcome[0], TimeoutError), outcome
+        assert "could not send 'step'" in str(outcome[0]) and "abandoned" in str(outcome[0])
+        c.timeout = 30
+        for _ in range(3):
+            assert c.step(sid, "employee list")["observation"]["command"] == "employee list"
+        c.close()
+
+
 def test_server_exit_fails_calls_at_once() -> None:
     srv = LocalServer("pipe")
     c = Client(srv.endpoint, liveness=srv.exit_message)

@@ -39,7 +39,7 @@ import zmq
 from ._spin import resolve_spin_us, spin
 from .client import ServerExitedError
 
-__all__ = ["PipeConnection", "PipeSocket", "PipeClosedError", "connection_for", "register", "unregister_connection"]
+__all__ = ["PipeConnection", "PipeSocket", "PipeClosedError", "PipeWriteTimeout", "connection_for", "register", "unregister_connection"]
 
 _U32 = struct.Struct("<I")
 _READ_BYTES = 1 << 16
@@ -55,6 +55,18 @@ copied into it whole before any byte is written, so an interrupt never leaves pa
 
 class PipeClosedError(ServerExitedError):
     """The server's end of the pipe is closed: it has exited (or ended the stream)."""
+
+
+class _Writer(io.BufferedWriter):
+    """A ``BufferedWriter`` that knows its buffer's size."""
+
+    def __init__(self, raw: io.FileIO, size: int) -> None:
+        super().__init__(raw, size)
+        self.size = size
+
+
+class PipeWriteTimeout(TimeoutError):
+    """A message was not all taken by the server within the send timeout (it stays queued, see ``write``)."""
 
 
 class PipeConnection:
@@ -84,8 +96,12 @@ class PipeConnection:
         self._taken = 0
         # One read, appended to _buf inside C (see the module's docstring): yields nothing at end of file.
         self._read_chunk = functools.partial(os.read, read_fd, _READ_BYTES)
-        self._raw_w = io.FileIO(write_fd, "wb", closefd=False)
-        self._writer = io.BufferedWriter(self._raw_w, _WRITE_BUFFER)
+        # Non-blocking: a write that the server does not take waits in poll, up to the sender's timeout (a blocking
+        # write of more than the pipe holds would wait for as long as the server does not read).
+        os.set_blocking(write_fd, False)
+        self._wpoller = select.poll()
+        self._wpoller.register(write_fd, select.POLLOUT)
+        self._writer = self._new_writer(_WRITE_BUFFER)
         self._open: set[bytes] = set()  # routing ids of open sockets (replies to others are dropped)
         self.closed = False
         self.eof = False
@@ -100,23 +116,57 @@ class PipeConnection:
     def _forget(self, rid: bytes) -> None:
         self._open.discard(rid)
 
-    def write(self, frames: list[bytes]) -> None:
+    def write(self, frames: list[bytes], timeout_s: float | None = None) -> None:
+        """Send one message; raises :class:`PipeWriteTimeout` if the server has not taken all of it within
+        ``timeout_s`` (None waits as long as it takes). The message is then queued whole all the same: what was not
+        written goes out before the next message, so the stream's framing stays whole."""
         parts = [_U32.pack(len(frames))]
         for f in frames:
             parts.append(_U32.pack(len(f)))
             parts.append(f)
         data = b"".join(parts)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._write_lock:
             if self.closed:
                 raise PipeClosedError("the pipe to the server is closed")
             try:
-                # All or nothing into the buffer (after it has sent what an interrupted call left), then sent;
-                # the writer's position moves with every partial write, so an interrupt loses no byte and sends
-                # none twice.
+                # What an earlier write left queued goes out first; then the writer's buffer is empty and takes the
+                # message whole (one copy in C: an interrupt queues all of it or none), and it is sent. The writer's
+                # position moves with every partial write, so an interrupt or a timeout loses no byte and sends none
+                # twice.
+                self._drain(deadline)
+                size = max(_WRITE_BUFFER, len(data))
+                if size != self._writer.size:
+                    # A message above the buffer (a client's max_message_bytes above its default) gets a writer of
+                    # its size, the next one the usual writer again; the one replaced is empty (drained).
+                    self._writer = self._new_writer(size)
                 self._writer.write(data)
-                self._writer.flush()
+                self._drain(deadline)
+            except PipeWriteTimeout:
+                raise
             except OSError as e:  # BrokenPipeError: the server has exited
                 raise PipeClosedError(f"the server closed its pipe ({e})") from None
+
+    def _new_writer(self, size: int) -> _Writer:
+        # Each writer on a raw file of its own that does not own the descriptor: a writer replaced (and collected)
+        # closes its raw file, not the pipe.
+        return _Writer(io.FileIO(self.write_fd, "wb", closefd=False), size)
+
+    def _drain(self, deadline: float | None) -> None:
+        """Write out the writer's buffer, waiting for room in the pipe until ``deadline`` (monotonic; None: no end)."""
+        while True:
+            try:
+                self._writer.flush()
+                return
+            except BlockingIOError:
+                pass  # the pipe is full: the rest stays in the writer's buffer
+            if deadline is None:
+                self._wpoller.poll()
+            else:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise PipeWriteTimeout()
+                self._wpoller.poll(max(1, math.ceil(left * 1000)))
 
     def pump(self, rid: bytes, timeout_s: float | None) -> list[bytes] | None:
         """The next message for ``rid``: taken from the buffer, else read from the pipe (other sockets' messages
@@ -235,7 +285,7 @@ class PipeConnection:
         # The writer's raw file closed first (it does not own the descriptor): a writer whose raw file is closed
         # neither flushes nor writes again, so bytes an interrupted call left in it never reach a reused descriptor
         # (nor, in a forked child, the parent's pipe).
-        self._raw_w.close()
+        self._writer.raw.close()
         for fd in (self.write_fd, self.read_fd):
             try:
                 os.close(fd)
@@ -250,13 +300,16 @@ class PipeSocket:
         self._conn = conn
         self._rid = rid
         self._rcvtimeo = -1
+        self._sndtimeo = -1
 
     def setsockopt(self, opt: int, value: int) -> None:
         if opt == zmq.RCVTIMEO:
             self._rcvtimeo = int(value)
+        elif opt == zmq.SNDTIMEO:
+            self._sndtimeo = int(value)
 
     def send(self, payload: bytes, flags: int = 0, copy: bool = True) -> None:
-        self._conn.write([self._rid, payload])
+        self._conn.write([self._rid, payload], None if self._sndtimeo < 0 else self._sndtimeo / 1000)
 
     def recv_multipart(self) -> list[bytes]:
         got = self._conn.pump(self._rid, None if self._rcvtimeo < 0 else self._rcvtimeo / 1000)

@@ -234,7 +234,9 @@ class Client:
         endpoint: ZeroMQ endpoint, e.g. ``"tcp://127.0.0.1:5555"`` or ``"ipc:///tmp/ycgym.sock"``.
         timeout: default per-request timeout in seconds: a positive number up to ``MAX_TIMEOUT_S`` (about 23 days), or
             ``None`` to wait forever; a call's own ``timeout`` may be 0 as well. Over ZeroMQ a send that cannot be
-            queued (no connection to the server, or too many requests waiting) also gives up after it (``TimeoutError``).
+            queued (no connection to the server, or too many requests waiting) also gives up after it (``TimeoutError``),
+            and over a ``pipe://`` endpoint a send the server does not read (it is stopped, or busy for longer), the
+            request then abandoned (the rest of it goes out before the next request, and its reply is dropped).
         server_public_key: the server's CURVE public key (Z85, 40 characters). Enables CURVE.
         public_key, secret_key: this client's CURVE key pair (Z85). Generated when CURVE is enabled
             and they are not given.
@@ -301,6 +303,7 @@ class Client:
 
             self._ctx = None
             self._sock = connection_for(endpoint).open_socket()
+            self.timeout = timeout  # now that there is a socket: its send timeout (the `timeout` setter)
             self._init_state()
             return
         self._spin_s = resolve_spin_us(spin_us) / 1e6
@@ -342,9 +345,10 @@ class Client:
     def timeout(self, value: float | None) -> None:
         check_timeout(value)
         self._timeout = value
-        if isinstance(self._sock, zmq.Socket):
+        if self._sock is not None:
             # A ZeroMQ send waits while the socket has no room to queue the request (no connection, or SNDHWM
-            # requests waiting): at most this long, like the wait for a reply (ZMQ_SNDTIMEO, in ms; -1 waits forever).
+            # requests waiting), a pipe's while the server does not read it: at most this long, like the wait for a
+            # reply (ZMQ_SNDTIMEO, in ms; -1 waits forever).
             self._sock.setsockopt(zmq.SNDTIMEO, -1 if value is None else max(0, round(value * 1000)))
 
     def _call_timeout(self, timeout: Timeout) -> float | None:
@@ -492,6 +496,16 @@ class Client:
                     f"ycgym: could not send {op!r} (id {rid}) to {self.endpoint} within {self.timeout} s: ZeroMQ has no room "
                     "to queue it (no connection to the server, or too many requests waiting; is the server running and "
                     "reachable, with the CURVE keys it expects?)"
+                ) from None
+            except TimeoutError:
+                # A pipe's server did not take the whole request in time (stopped, or busy for longer than the
+                # timeout): the rest of it stays queued and goes out before the next request, so the stream stays
+                # framed; abandoned, like an interrupted send.
+                self.abandon([rid])
+                raise TimeoutError(
+                    f"ycgym: could not send {op!r} (id {rid}) to {self.endpoint} within {self.timeout} s: the server did not "
+                    "read its pipe (is it stopped, or busy for longer than that?); the request is abandoned (what was not "
+                    "written goes out before the next request, and its reply, if one comes, is dropped)"
                 ) from None
             except BaseException:
                 # Maybe sent (an interrupt lands once the send has returned as well as during it): abandoned, so a
