@@ -500,3 +500,36 @@ def test_an_interrupt_as_a_batch_send_returns_abandons_its_parts(endpoint: str, 
     finally:
         venv.close()
 
+
+
+@pytest.mark.parametrize("kind", ["text", "discrete", "vector", "discrete_vector"])
+def test_an_env_used_after_close_says_it_is_closed(endpoint: str, kind: str) -> None:
+    """reset, step, snapshot and restore of a closed env raise Gymnasium's ClosedEnvironmentError naming the env (they
+    said "the client is closed", of a client the user never made, or "call reset() before step()"); close again is
+    a no-op."""
+    import gymnasium as gym
+    import numpy as np
+
+    from ycgym import YCBenchDiscreteEnv, YCBenchDiscreteVectorEnv, YCBenchEnv, YCBenchVectorEnv
+
+    make: dict[str, Callable[[], Any]] = {
+        "text": lambda: YCBenchEnv(endpoint=endpoint),
+        "discrete": lambda: YCBenchDiscreteEnv(endpoint=endpoint),
+        "vector": lambda: YCBenchVectorEnv(2, endpoint=endpoint),
+        "discrete_vector": lambda: YCBenchDiscreteVectorEnv(2, endpoint=endpoint),
+    }
+    action: Any = {"text": "company status", "discrete": 0, "vector": ["company status"] * 2, "discrete_vector": np.zeros(2, dtype=np.int64)}[kind]
+    env = make[kind]()
+    env.reset(seed=1)
+    calls: list[Callable[[], Any]] = [lambda: env.reset(seed=1), lambda: env.step(action)]
+    if hasattr(env, "snapshot"):
+        calls.append(env.snapshot)
+    if hasattr(env, "restore"):
+        snap = env.snapshot()
+        calls.append(lambda: env.restore(snap))
+    env.close()
+    name = type(env).__name__
+    for call in calls:
+        with pytest.raises(gym.error.ClosedEnvironmentError, match=f"this {name} is closed"):
+            call()
+    env.close()

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+import gymnasium as gym
+
 from ._version import PROTOCOL_VERSION
 from .client import Client, ProtocolError, check_timeout
 from .server import LocalServer, release_shared_server, shared_server
@@ -263,6 +265,11 @@ class BackendAccess:
         """The underlying protocol client (e.g. for pipelined requests of your own)."""
         return self._backend.client
 
+    def _check_open(self) -> None:
+        """Raise Gymnasium's ``ClosedEnvironmentError`` if ``close()`` was called."""
+        if self._backend.closed:
+            raise gym.error.ClosedEnvironmentError(f"ycgym: this {type(self).__name__} is closed (close() was called); make a new one")
+
     @property
     def endpoint(self) -> str:
         """The server's endpoint."""
@@ -287,6 +294,7 @@ class SessionAccess(BackendAccess):
 
     def _restore_session(self, snapshot: Mapping[str, Any]) -> Any:
         """``restore`` into this env's session, or into a new one when the server reaped it or restarted."""
+        self._check_open()
         if self._backend.ensure_server():
             self._session = None
         c = self._backend.client

@@ -181,6 +181,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         return obs, info
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        self._check_open()
         super().reset(seed=seed)
         if seed is None:
             seed = int(self.np_random.integers(0, 2**31 - 1))
@@ -213,6 +214,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         if not self._ready or self._session is None:
+            self._check_open()
             raise gym.error.ResetNeeded("call reset() before step()")
         r = self._backend.client.step(self._session, discrete_action(action))  # type: ignore[arg-type]
         obs, info = self._wrap(r)
@@ -236,6 +238,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
     def snapshot(self) -> dict[str, Any]:
         """Exact snapshot of the current episode (for :meth:`restore`)."""
         if self._session is None or not self._ready:
+            self._check_open()
             raise gym.error.ResetNeeded("call reset() before snapshot()")
         return self._backend.client.snapshot(self._session)
 

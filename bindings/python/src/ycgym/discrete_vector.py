@@ -188,6 +188,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Reset all sub-environments (or those of ``options["reset_mask"]``); see the module docstring."""
+        self._check_open()
         seeds, indices, rest = reset_arguments(self.num_envs, seed, options)
         if rest:
             raise ValueError(f"YCBenchDiscreteVectorEnv.reset takes only the option reset_mask (pass reset_options to the constructor), got {sorted(rest)}")
@@ -201,6 +202,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if not self._ready:
+            self._check_open()
             raise RuntimeError("call reset() before step()")
         n = self.num_envs
         acts = discrete_actions(actions, n)

@@ -132,6 +132,7 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
     # ------------------------------------------------------------------ gym API
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[ObsType, dict[str, Any]]:
+        self._check_open()
         super().reset(seed=seed)
         if seed is None:
             seed = int(self.np_random.integers(0, 2**31 - 1))
@@ -177,6 +178,7 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
 
     def step(self, action: str | bytes) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         if self._session is None or self._start is None:
+            self._check_open()
             raise gym.error.ResetNeeded("call reset() before step()")
         r = self._backend.client.step(self._session, action_text(action))
         obs = r["observation"]
@@ -207,6 +209,7 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
     def snapshot(self) -> dict[str, Any]:
         """Exact, JSON-serialisable snapshot of the current episode (opaque; for :meth:`restore`)."""
         if self._session is None:
+            self._check_open()
             raise gym.error.ResetNeeded("call reset() before snapshot()")
         return self._backend.client.snapshot(self._session)
 

@@ -233,6 +233,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         options: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Reset all sub-environments (or those of ``options["reset_mask"]``); see the module docstring."""
+        self._check_open()
         n = self.num_envs
         if isinstance(seed, (int, np.integer)):
             super().reset(seed=int(seed))
@@ -254,7 +255,8 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         acts = [action_text(a) for a in actions]
         if len(acts) != n:
             raise ValueError(f"expected {n} actions, got {len(acts)}")
-        if any(s is None for s in self._sessions):
+        if self._backend.closed or any(s is None for s in self._sessions):
+            self._check_open()
             raise RuntimeError("call reset() before step()")
         mode = self.autoreset_mode
         rewards = np.zeros(n, dtype=np.float64)
@@ -600,6 +602,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
 
     def snapshot(self) -> list[dict[str, Any]]:
         """Snapshots of every sub-environment (pipelined)."""
+        self._check_open()
         c = self._backend.client
         return [r["snapshot"] for r in c.request_all("snapshot", [{"session": s} for s in self._sessions])]
 
