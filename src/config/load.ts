@@ -101,6 +101,9 @@ export function loadPreset(nameOrPath: string): ExperimentConfig {
   return structuredClone(builtinConfig(nameOrPath));
 }
 
+/** The object-valued sections of an `ExperimentConfig`. */
+const CONFIG_SECTIONS = ['agent', 'loop', 'sim', 'world', 'fixes'] as const;
+
 /**
  * The config an episode runs on: `undefined` is the default preset, a name or path is loaded, a config is used as
  * given. A built-in preset comes back as its one shared, deep-frozen config (no copy: every reset of an env or a
@@ -109,8 +112,19 @@ export function loadPreset(nameOrPath: string): ExperimentConfig {
  */
 export function presetConfig(p: string | ExperimentConfig | undefined): ExperimentConfig {
   if (p === undefined) return builtinConfig('default');
-  if (typeof p !== 'string') return p;
-  return isFilePath(p) ? loadPresetFile(p) : builtinConfig(p);
+  if (typeof p === 'string') return isFilePath(p) ? loadPresetFile(p) : builtinConfig(p);
+  // From JavaScript anything may come: a config must at least have its sections (a RangeError here, not a TypeError
+  // from deep inside the simulation).
+  const kinds = 'a preset is a built-in preset name, a path to a .toml file, or a config (loadPreset())';
+  const v: unknown = p;
+  if (v === null || typeof v !== 'object') throw new RangeError(`${kinds}; got ${v === null ? 'null' : typeof v}`);
+  if (Array.isArray(v)) throw new RangeError(`${kinds}; got an array`);
+  const missing = CONFIG_SECTIONS.filter((k) => {
+    const s = (v as Record<string, unknown>)[k];
+    return s === null || typeof s !== 'object';
+  });
+  if (missing.length > 0) throw new RangeError(`${kinds}; got an object without the config's sections ${CONFIG_SECTIONS.join(', ')} (missing: ${missing.join(', ')})`);
+  return p;
 }
 
 function loadPresetFile(path: string): ExperimentConfig {

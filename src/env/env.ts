@@ -434,7 +434,7 @@ export class Env implements EnvLike {
   reset(args: ResetArgs): ResetResult {
     // The seed and options as the protocol's reset request has them (one schema): a non-integer seed or horizon, an
     // unknown option, ... is a RangeError naming the field, before anything changes.
-    const problem = resetRequestProblem(ResetRequest, 'reset', args.seed, args.options);
+    const problem = resetRequestProblem(ResetRequest, 'reset', args);
     if (problem !== null) throw new RangeError(problem);
     const cfg = presetConfig(args.preset);
     const o = args.options ?? {};

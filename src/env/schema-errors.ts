@@ -41,7 +41,14 @@ export function schemaProblem(validator: unknown, value: unknown): string | null
   return check(value) ? null : formatErrors(check.errors);
 }
 
-/** What is wrong with an in-process reset's seed and options by the protocol's request `op` (its validator), or null. */
-export function resetRequestProblem(validator: unknown, op: 'reset' | 'turn_reset', seed: unknown, options: unknown): string | null {
+/**
+ * What is wrong with an in-process reset's arguments, or null: not an object, or its seed and options by the
+ * protocol's request `op` (its validator). The preset is checked where it is loaded (`presetConfig`).
+ */
+export function resetRequestProblem(validator: unknown, op: 'reset' | 'turn_reset', args: unknown): string | null {
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    return `reset takes an object { seed, preset?, options? }, got ${args === null ? 'null' : Array.isArray(args) ? 'an array' : typeof args}`;
+  }
+  const { seed, options } = args as { seed?: unknown; options?: unknown };
   return schemaProblem(validator, options === undefined ? { v: 1, op, seed } : { v: 1, op, seed, options });
 }

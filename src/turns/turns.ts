@@ -360,7 +360,7 @@ export class TurnEnv {
 
   /** Start a run: a fresh world, the system prompt and the first user message. */
   reset(args: TurnResetArgs): TurnResetResult {
-    const problem = resetRequestProblem(TurnResetRequest, 'turn_reset', args.seed, args.options);
+    const problem = resetRequestProblem(TurnResetRequest, 'turn_reset', args);
     if (problem !== null) throw new RangeError(problem);
     const cfg = presetConfig(args.preset);
     const o = args.options ?? {};

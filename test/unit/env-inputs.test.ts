@@ -89,3 +89,32 @@ describe('TurnEnv inputs', () => {
     expect(env.step({ commands: ['yc-bench company status'], content: 'ok' }).info.turn).toBe(1);
   });
 });
+
+describe('reset arguments and presets', () => {
+  // Before: env.reset() and reset(null) failed with "Cannot read properties of undefined (reading 'seed')", and a preset
+  // of 5 or { world: 1 } with "Cannot read properties of undefined (reading 'start_date')" (TurnEnv: 'max_turns').
+  const cfg = loadPreset('default');
+  const envs: [string, () => { reset(a: never): unknown; step(a: never): { info: unknown } }, unknown][] = [
+    ['Env', () => new Env(), 'company status'],
+    ['TurnEnv', () => new TurnEnv(cfg), ['yc-bench company status']],
+  ];
+  for (const [name, make, action] of envs) {
+    it(`${name}: a reset without its arguments object or with a preset of the wrong kind is a clear error, and changes nothing`, () => {
+      const env = make();
+      env.reset({ seed: 1 } as never);
+      env.step(action as never);
+      for (const args of [undefined, null, 5, 'default']) {
+        expect(() => env.reset(args as never)).toThrow(new RangeError(`reset takes an object { seed, preset?, options? }, got ${args === null ? 'null' : typeof args}`));
+      }
+      const kinds = 'a preset is a built-in preset name, a path to a .toml file, or a config (loadPreset())';
+      expect(() => env.reset({ seed: 1, preset: 5 } as never)).toThrow(new RangeError(`${kinds}; got number`));
+      expect(() => env.reset({ seed: 1, preset: null } as never)).toThrow(new RangeError(`${kinds}; got null`));
+      expect(() => env.reset({ seed: 1, preset: [] } as never)).toThrow(new RangeError(`${kinds}; got an array`));
+      expect(() => env.reset({ seed: 1, preset: { world: 1 } } as never)).toThrow(new RangeError(`${kinds}; got an object without the config's sections agent, loop, sim, world, fixes (missing: agent, loop, sim, world, fixes)`));
+      expect(() => env.reset({ seed: 1, preset: { ...cfg, world: undefined } } as never)).toThrow(/\(missing: world\)$/);
+      // The episode that was running goes on; a modified config is taken.
+      expect(JSON.stringify(env.step(action as never).info)).toMatch(/"(step|turn)":2/);
+      expect(() => env.reset({ seed: 1, preset: { ...cfg, description: 'mine' } } as never)).not.toThrow();
+    });
+  }
+});
