@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -123,3 +125,44 @@ def test_make_vec_vector_kwargs_in_sync_mode_and_the_errors() -> None:
     # Other environments are Gymnasium's business, unchanged.
     with pytest.raises(gym.error.Error, match="Custom vector environment can be passed arguments only through kwargs"):
         gym.make_vec("CartPole-v1", num_envs=2, vector_kwargs={"autoreset_mode": AutoresetMode.SAME_STEP})
+
+
+def test_client_calls_with_arguments_of_the_wrong_shape_say_so_and_send_nothing(endpoint: str) -> None:
+    """Before: ``step_batch`` of a string, a dict or a 1-tuple raised IndexError from inside (and a list of two-letter
+    strings was read as sessions and actions letter by letter), ``request_all`` of ints AttributeError, a bytes action
+    orjson's "Type is not JSON serializable: bytes" without the field, and an endpoint that is not one pyzmq's
+    ZMQError("Invalid argument")."""
+    c = ycgym.Client(endpoint)
+    try:
+        sid = c.reset(1)["session"]
+        pairs = re.escape("step_batch takes (session, action) pairs or mappings")
+        for steps, what in [("ab", "a str"), ({"s": "company status"}, "a dict"), (b"xy", "a bytes")]:
+            with pytest.raises(TypeError, match=rf"^ycgym: {pairs} \(a list of them\), got {what}$"):
+                c.step_batch(steps)  # type: ignore[arg-type]
+        for steps, bad in [([(sid,)], "('s"), ([(sid, "company status"), "ab"], "'ab'"), ([(sid, "company status", 1)], "('s"), ([5], "5")]:
+            with pytest.raises(TypeError, match=rf"^ycgym: {pairs}; entry {len(steps) - 1} is {re.escape(bad)}"):
+                c.step_batch(steps)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=rf"^ycgym: {pairs}; entry 0 is \["):
+            c.step_batch_arrays([[sid]])  # type: ignore[list-item]
+        # Lists and numpy rows of two are pairs, as before.
+        assert [r["info"]["step"] for r in c.step_batch([[sid, "company status"], np.array([sid, "company status"])])] == [1, 2]
+        with pytest.raises(TypeError, match=r"^ycgym: the fields of a 'hello' request are a mapping, got int$"):
+            c.request_all("hello", [1, 2])  # type: ignore[list-item]
+        with pytest.raises(TypeError, match=r"^ycgym: the 'step' request cannot be sent as JSON: its field 'action' .*bytes"):
+            c.step(sid, b"company status")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"^ycgym: the 'reset' request cannot be sent as JSON: its field 'options' .*set"):
+            c.reset(1, options={"x": {1, 2}})
+        # Nothing was sent: the session is where it was.
+        assert c.step(sid, "company status")["info"]["step"] == 3
+    finally:
+        c.close()
+    for bad in ("nonsense", "tcp://127.0.0.1"):
+        with pytest.raises(ValueError, match=rf"^ycgym: cannot connect to {re.escape(repr(bad))}: .*tcp://HOST:PORT"):
+            ycgym.Client(bad)
+
+
+def test_local_server_args_must_be_a_list_of_strings() -> None:
+    # Before: args="--max-sessions 5" was passed letter by letter ("- - m a x ...") and the server failed to start.
+    for args, what in [("--max-sessions 5", "a str"), (["--max-sessions", 5], "an int at 1")]:
+        with pytest.raises(TypeError, match=rf"^ycgym: LocalServer args are a list of strings \(command-line arguments of ycgym serve\), got {what}"):
+            ycgym.LocalServer(args=args)  # type: ignore[arg-type]

@@ -28,6 +28,7 @@ import itertools
 import math
 import numbers
 import operator
+import reprlib
 import secrets
 import threading
 import time
@@ -222,10 +223,53 @@ _SESSION = operator.itemgetter("session")
 _ACTION = operator.itemgetter("action")
 
 
+_PAIRS = "step_batch takes (session, action) pairs or mappings"
+
+
+class _NotAnEntry(Exception):
+    pass
+
+
+def _pair(s: Any) -> dict[str, Any]:
+    """A ``(session, action)`` pair given as another sequence of two (a list, a numpy row)."""
+    if not isinstance(s, (str, bytes, bytearray)):
+        try:
+            if len(s) == 2:
+                return {"session": s[0], "action": s[1]}
+        except TypeError:  # no len()
+            pass
+    raise _NotAnEntry
+
+
 def _entries(steps: Iterable[Any]) -> list[dict[str, Any]]:
-    """The request entries of ``step_batch`` steps: ``(session, action)`` pairs or mappings (a tuple is tested first:
-    ``isinstance(s, Mapping)`` is an ABC check, the costliest part of the list for the vector envs' pairs)."""
-    return [{"session": s[0], "action": s[1]} if type(s) is tuple else dict(s) if isinstance(s, Mapping) else {"session": s[0], "action": s[1]} for s in steps]
+    """The request entries of ``step_batch`` steps: ``(session, action)`` pairs or mappings (a tuple of two is tested
+    first: ``isinstance(s, Mapping)`` is an ABC check, the costliest part of the list for the vector envs' pairs).
+    Anything else is a TypeError naming it (and its place), before anything is sent."""
+    if isinstance(steps, (str, bytes, bytearray, Mapping)):
+        raise TypeError(f"ycgym: {_PAIRS} (a list of them), got a {type(steps).__name__}")
+    if type(steps) is not list:
+        steps = list(steps)
+    try:
+        return [{"session": s[0], "action": s[1]} if type(s) is tuple and len(s) == 2 else dict(s) if isinstance(s, Mapping) else _pair(s) for s in steps]
+    except _NotAnEntry:
+        pass
+    for i, s in enumerate(steps):
+        if not isinstance(s, Mapping):
+            try:
+                _pair(s)
+            except _NotAnEntry:
+                raise TypeError(f"ycgym: {_PAIRS}; entry {i} is {reprlib.repr(s)}") from None
+    raise AssertionError("unreachable: an entry failed and none fails again")  # pragma: no cover
+
+def _unencodable(msg: Mapping[str, Any], e: Exception) -> str:
+    """Which field of a request JSON refuses, and why."""
+    for k, v in msg.items():
+        try:
+            _json.dumps(v)
+        except (TypeError, ValueError) as fe:
+            return f"its field {k!r} ({type(v).__name__}): {fe}"
+    return str(e)
+
 
 class Client:
     """A ``DEALER`` connection to a ycgym server.
@@ -330,7 +374,14 @@ class Client:
         elif public_key is not None or secret_key is not None:
             sock.close(0)
             raise ValueError("client CURVE keys need server_public_key")
-        sock.connect(endpoint)
+        try:
+            sock.connect(endpoint)
+        except zmq.ZMQError as e:
+            sock.close(0)
+            raise ValueError(
+                f"ycgym: cannot connect to {endpoint!r}: {e} (an endpoint is tcp://HOST:PORT, ipc:///PATH, or the pipe:// "
+                "endpoint of a LocalServer of this process)"
+            ) from None
         self._sock = sock
         self.timeout = timeout  # now that there is a socket: its send timeout (the `timeout` setter)
         self._has_input = functools.partial(_has_input, sock)
@@ -401,10 +452,17 @@ class Client:
     @staticmethod
     def _request_bytes(rid: int, op: str, fields: Mapping[str, Any]) -> bytes:
         msg: dict[str, Any] = {"v": PROTOCOL_VERSION, "id": rid, "op": op}
-        for k, v in fields.items():
+        try:
+            items = fields.items()
+        except AttributeError:
+            raise TypeError(f"ycgym: the fields of a {op!r} request are a mapping, got {type(fields).__name__}") from None
+        for k, v in items:
             if v is not None:
                 msg[k] = v
-        return _json.dumps(msg)
+        try:
+            return _json.dumps(msg)
+        except (TypeError, ValueError) as e:  # a value JSON has no form for (bytes, a set, NaN, a lone surrogate)
+            raise TypeError(f"ycgym: the {op!r} request cannot be sent as JSON: {_unencodable(msg, e)}") from None
 
     def request_all(self, op: str, requests: Iterable[Mapping[str, Any]], *, timeout: Timeout = DEFAULT, raise_errors: bool = True) -> list[Any]:
         """One ``op`` request per mapping of fields in ``requests``, pipelined, and their results in order: what

@@ -229,6 +229,15 @@ _live: weakref.WeakSet[LocalServer] = weakref.WeakSet()
 """Every LocalServer of this process (see :func:`_after_fork_in_child`)."""
 
 
+def _check_args(what: str, args: object) -> None:
+    """A TypeError unless ``args`` is a sequence of strings (a str would be passed letter by letter)."""
+    if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+        raise TypeError(f"ycgym: {what}, got a {type(args).__name__}")
+    for i, a in enumerate(args):
+        if not isinstance(a, str):
+            raise TypeError(f"ycgym: {what}, got {'an' if type(a).__name__[0] in 'aeiou' else 'a'} {type(a).__name__} at {i}")
+
+
 class LocalServer:
     """A ycgym server running as a child process on a loopback (or ipc) endpoint.
 
@@ -270,6 +279,9 @@ class LocalServer:
     ) -> None:
         if command is not None and entry is not None:
             raise ValueError("give command or entry, not both")
+        _check_args("LocalServer args are a list of strings (command-line arguments of ycgym serve)", args)
+        if command is not None:
+            _check_args("LocalServer command is a list of strings (a program and its arguments)", command)
         spin = resolve_spin_us(spin_us)  # a bad value fails before a child is started
         cmd = list(command) if command is not None else find_server_command(entry)
         self._pipe: PipeConnection | None = None
