@@ -94,6 +94,23 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** A connection to a ycgym server. Call `close()` when done (an open socket keeps Node running). */
+/** A TypeError saying what `what` takes unless `args` is an object (a JavaScript caller may pass anything), else null. */
+export function argsProblem(args: unknown, takes: string): TypeError | null {
+  if (args !== null && typeof args === 'object' && !Array.isArray(args)) return null;
+  return new TypeError(`${takes}, got ${args === null ? 'null' : Array.isArray(args) ? 'an array' : typeof args}`);
+}
+
+/** The request entries of a batch: each step's session and action (a TypeError naming what is not a step). */
+function batchEntries(method: string, steps: readonly BatchStep[]): { session: string; action: string | number }[] {
+  const takes = `${method} takes an array of { session, action }`;
+  const given: unknown = steps;
+  if (!Array.isArray(given)) throw new TypeError(`${takes}, got ${given === null ? 'null' : typeof given}`);
+  return steps.map((s, i) => {
+    if (s === null || typeof s !== 'object') throw new TypeError(`${takes}; entry ${i} is ${String(s)}`);
+    return { session: s.session, action: s.action };
+  });
+}
+
 export class Client {
   readonly endpoint: string;
   private readonly socket: Dealer;
@@ -111,6 +128,10 @@ export class Client {
   private readonly readDone: Promise<void>;
 
   constructor(opts: ClientOptions | string) {
+    const given: unknown = opts;
+    if (typeof given !== 'string' && (given === null || typeof given !== 'object' || typeof (given as { endpoint?: unknown }).endpoint !== 'string')) {
+      throw new TypeError(`Client takes an endpoint string or { endpoint, ... }, got ${given === null ? 'null' : typeof given === 'object' ? 'an object without an endpoint string' : typeof given}`);
+    }
     const o: ClientOptions = typeof opts === 'string' ? { endpoint: opts } : opts;
     this.endpoint = o.endpoint;
     this.timeoutMs = checkTimeoutMs(o.timeoutMs ?? CLIENT_DEFAULT_TIMEOUT_MS);
@@ -125,7 +146,12 @@ export class Client {
       this.socket.curvePublicKey = own.publicKey;
       this.socket.curveSecretKey = own.secretKey;
     }
-    this.socket.connect(o.endpoint);
+    try {
+      this.socket.connect(o.endpoint);
+    } catch (e) {
+      this.socket.close();
+      throw new RangeError(`cannot connect to ${JSON.stringify(o.endpoint)}: ${(e as Error).message} (an endpoint is tcp://HOST:PORT or ipc:///PATH)`);
+    }
     this.readDone = this.readLoop();
   }
 
@@ -144,7 +170,13 @@ export class Client {
       return Promise.reject(e as RangeError);
     }
     const id = this.nextId++;
-    const payload = JSON.stringify({ v: 1, id, op, ...fields });
+    let payload: string;
+    try {
+      payload = JSON.stringify({ v: 1, id, op, ...fields });
+    } catch (e) {
+      // A BigInt, a circular object: a rejection like every other failure of a request (not a synchronous throw).
+      return Promise.reject(new TypeError(`cannot send ${op} as JSON: ${(e as Error).message}`));
+    }
     const size = Buffer.byteLength(payload, 'utf8');
     if (size > this.maxMessageBytes) {
       return Promise.reject(new ProtocolError('message_too_large', `request is ${size} bytes; the limit is ${this.maxMessageBytes}`, id));
@@ -277,6 +309,8 @@ export class Client {
 
   /** Start an episode in a new session (or `args.session`). */
   reset(args: ClientResetArgs): Promise<SessionResetResult> {
+    const problem = argsProblem(args, 'reset takes an object { seed, preset?, session?, options? }');
+    if (problem !== null) return Promise.reject(problem);
     return this.call('reset', definedFields(args, ['seed', 'preset', 'session', 'options']));
   }
 
@@ -287,7 +321,7 @@ export class Client {
 
   /** Many steps in one round trip, executed in order, each independently. */
   async stepBatch(steps: readonly BatchStep[]): Promise<BatchItem[]> {
-    const r = (await this.call('step_batch', { steps: steps.map((s) => ({ session: s.session, action: s.action })) })) as { results: BatchItem[] };
+    const r = (await this.call('step_batch', { steps: batchEntries('stepBatch', steps) })) as { results: BatchItem[] };
     return r.results;
   }
 
@@ -296,8 +330,8 @@ export class Client {
    * arrays by name (row i for entry i; a failed entry's rows are zeros and its error is in `result.errors`), the
    * strings in `result`. No status block.
    */
-  stepBatchArrays(steps: readonly BatchStep[]): Promise<DecodedBinaryBatch> {
-    return this.request<DecodedBinaryBatch>('step_batch', { steps: steps.map((s) => ({ session: s.session, action: s.action })), encoding: 'binary' });
+  async stepBatchArrays(steps: readonly BatchStep[]): Promise<DecodedBinaryBatch> {
+    return this.request<DecodedBinaryBatch>('step_batch', { steps: batchEntries('stepBatchArrays', steps), encoding: 'binary' });
   }
 
   /** Exact snapshot of a session. */
@@ -315,6 +349,8 @@ export class Client {
 
   /** Start a run of the paper's turn protocol (a `TurnEnv` session, new or `args.session`). */
   turnReset(args: ClientTurnResetArgs): Promise<TurnResetReply> {
+    const problem = argsProblem(args, 'turnReset takes an object { seed, preset?, session?, options?, tools?, detail? }');
+    if (problem !== null) return Promise.reject(problem);
     const fields = definedFields(args, ['seed', 'preset', 'session', 'options', 'tools']);
     return this.call('turn_reset', args.detail === true ? { ...fields, detail: true } : fields);
   }

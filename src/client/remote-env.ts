@@ -3,7 +3,7 @@
  * very objects the in-process `Env` returns (after a JSON round trip, which is exact for them).
  */
 import { EnvUsageError, type EnvLike, type EnvSnapshot, type ResetArgs, type ResetResult, type StepResult } from '../env/env.js';
-import { Client, ProtocolError, type ClientOptions, type SessionResetResult } from './client.js';
+import { argsProblem, Client, ProtocolError, type ClientOptions, type SessionResetResult } from './client.js';
 
 function strip(r: SessionResetResult): ResetResult {
   return { observation: r.observation, info: r.info };
@@ -33,6 +33,8 @@ export class RemoteEnv implements EnvLike {
 
   /** Start a new episode (in this instance's session; a session the server reaped is replaced by a new one). */
   async reset(args: ResetArgs): Promise<ResetResult> {
+    const problem = argsProblem(args, 'reset takes an object { seed, preset?, options? }');
+    if (problem !== null) throw problem;
     if (args.preset !== undefined && typeof args.preset !== 'string') {
       throw new TypeError('RemoteEnv.reset: preset must be the name of a built-in preset (configs cannot be sent to a server)');
     }

@@ -377,6 +377,45 @@ describe('throughput paths', () => {
     }
   });
 
+  it('says what it takes when a JavaScript caller hands it the wrong shapes, as rejections, and sends nothing', async () => {
+    // Before: new Client('nonsense') threw zeromq's "Invalid argument", new Client(null) "Cannot read properties of null",
+    // reset() and RemoteEnv.reset() threw "Cannot read properties of undefined (reading 'seed')" synchronously from a
+    // promise-returning call, stepBatch('abc') "steps.map is not a function", and a request JSON cannot encode (a
+    // BigInt, a circular object) threw synchronously too.
+    for (const bad of ['nonsense', 'tcp://127.0.0.1']) {
+      expect(() => new Client(bad)).toThrow(new RangeError(`cannot connect to ${JSON.stringify(bad)}: Invalid argument (an endpoint is tcp://HOST:PORT or ipc:///PATH)`));
+    }
+    for (const [bad, what] of [[null, 'null'], [5, 'number'], [{}, 'an object without an endpoint string']] as const) {
+      expect(() => new Client(bad as never)).toThrow(new TypeError(`Client takes an endpoint string or { endpoint, ... }, got ${what}`));
+    }
+    const c = new Client(server.endpoint);
+    const e = new RemoteEnv(c);
+    try {
+      const sid = (await c.reset({ seed: 1 })).session;
+      const calls: [() => Promise<unknown>, RegExp][] = [
+        [() => c.reset(undefined as never), /^reset takes an object \{ seed, preset\?, session\?, options\? \}, got undefined$/],
+        [() => c.reset(null as never), /^reset takes an object .*, got null$/],
+        [() => c.turnReset(undefined as never), /^turnReset takes an object \{ seed, preset\?, session\?, options\?, tools\?, detail\? \}, got undefined$/],
+        [() => e.reset(undefined as never), /^reset takes an object \{ seed, preset\?, options\? \}, got undefined$/],
+        [() => c.stepBatch('abc' as never), /^stepBatch takes an array of \{ session, action \}, got string$/],
+        [() => c.stepBatchArrays(null as never), /^stepBatchArrays takes an array of \{ session, action \}, got null$/],
+        [() => c.stepBatch([{ session: sid, action: 'company status' }, 5] as never), /^stepBatch takes an array of \{ session, action \}; entry 1 is 5$/],
+        [() => c.request('reset', { seed: 10n }), /^cannot send reset as JSON: Do not know how to serialize a BigInt$/],
+      ];
+      for (const [call, message] of calls) {
+        let p: Promise<unknown> | undefined;
+        expect(() => (p = call())).not.toThrow();
+        await expect(p).rejects.toThrow(message);
+        await expect(p).rejects.toBeInstanceOf(TypeError);
+      }
+      expect(c.inFlight).toBe(0);
+      // Nothing was sent: the session is at its first step.
+      expect((await c.step(sid, 'company status')).info.step).toBe(1);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('refuses oversized requests locally', async () => {
     const c = new Client({ endpoint: server.endpoint, maxMessageBytes: 100 });
     await expect(c.step('s1', 'x'.repeat(200))).rejects.toMatchObject({ code: 'message_too_large' });
