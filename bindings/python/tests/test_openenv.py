@@ -277,3 +277,22 @@ def test_bad_flags_are_usage_errors_before_serving(endpoint: str, capsys: Any, m
             assert f"error: {message}" in err, (args, err)
     finally:
         taken.close()
+
+
+def test_a_reset_after_the_server_reaped_the_session_starts_a_new_one() -> None:
+    """An OpenEnv session idle past the ycgym server's idle timeout (10 minutes by default; a GRPO trainer can leave an
+    env that long between rollouts) resets into a new session, as the Gym envs do. Before, its reset asked for the
+    reaped session and failed with unknown_session."""
+    from ycgym import LocalServer
+    from ycgym.integrations.openenv import YCBenchEnvironment
+
+    with LocalServer(args=["--idle-timeout", "0.5"]) as srv:
+        env = YCBenchEnvironment(endpoint=srv.endpoint)
+        try:
+            first = env.reset(seed=1)
+            time.sleep(1.5)  # reaped within 1.25x the timeout
+            again = env.reset(seed=1)
+            assert again.text == first.text and again.status == first.status
+            assert env.step(YCBenchAction(command="company status")).step == 1
+        finally:
+            env.close()

@@ -13,7 +13,7 @@ from typing import Any
 import gymnasium as gym
 
 from ._version import PROTOCOL_VERSION
-from .client import Client, ProtocolError, check_timeout
+from .client import Client, ProtocolError, ResetResult, check_timeout
 from .server import LocalServer, release_shared_server, shared_server
 from .spaces import SpaceParams, micros_to_time, parse_time
 
@@ -74,6 +74,22 @@ class Backend:
         release_shared_server(old)
         self.endpoint, self.client = self._connect(None)
         return True
+
+    def reset_session(self, session: str | None, seed: int, preset: str, options: Mapping[str, Any] | None) -> ResetResult:
+        """``reset`` in ``session`` (None: a new session), or in a new one when the server reaped it (idle timeout) or
+        the local server restarted; a new session is recorded as this backend's."""
+        if self.ensure_server():  # the local server had exited: a new one, no session yet
+            session = None
+        if session is not None:
+            try:
+                return self.client.reset(seed, preset, session=session, options=options)
+            except ProtocolError as e:
+                if e.code != "unknown_session":
+                    raise
+                self.sessions.discard(session)
+        r = self.client.reset(seed, preset, options=options)
+        self.sessions.add(r["session"])
+        return r
 
     def close(self) -> None:
         """Close the sessions this backend opened, the socket, and release the server. Idempotent."""

@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ._backend import SessionAccess, connection, open_backend, reopen
-from .client import ProtocolError, ResetResult, StepResult
+from .client import ResetResult, StepResult
 from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchDiscreteEnv", "DEFAULT_MARKET_SLOTS", "DEFAULT_TASK_SLOTS", "discrete_options", "frame_arrays"]
@@ -192,22 +192,8 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         split = opts.pop("split", None)
         if split is not None:  # a seed of the split, drawn from the reset seed, as YCBenchEnv does (ycgym.splits)
             seed = split_seed(server_splits(self._backend), split, int(seed))
-        if self._backend.ensure_server():
-            self._session = None
-        c = self._backend.client
-        r: ResetResult | None = None
-        if self._session is not None:
-            try:
-                r = c.reset(int(seed), self.preset, session=self._session, options=opts)
-            except ProtocolError as e:
-                if e.code != "unknown_session":
-                    raise
-                self._backend.sessions.discard(self._session)
-                self._session = None
-        if r is None:
-            r = c.reset(int(seed), self.preset, options=opts)
-            self._session = r["session"]
-            self._backend.sessions.add(r["session"])
+        r = self._backend.reset_session(self._session, int(seed), self.preset, opts)
+        self._session = r["session"]
         self._last_seed = int(seed)
         self._ready = True
         return self._wrap(r)

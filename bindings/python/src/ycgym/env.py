@@ -9,7 +9,7 @@ from typing import Any, SupportsFloat
 import gymnasium as gym
 
 from ._backend import SessionAccess, connection, open_backend, reopen, restore_sessions, snapshot_sessions, snapshot_start, status_time
-from .client import ProtocolError, ResetResult, StepResult
+from .client import ResetResult, StepResult
 from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_observation, observation_space
 from .splits import server_splits, split_seed
 
@@ -153,20 +153,8 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
         return opts
 
     def _reset_session(self, seed: int, opts: dict[str, Any]) -> ResetResult:
-        if self._backend.ensure_server():  # the local server had exited: a new one, no session yet
-            self._session = None
-        c = self._backend.client
-        if self._session is not None:
-            try:
-                return c.reset(seed, self.preset, session=self._session, options=opts)
-            except ProtocolError as e:
-                if e.code != "unknown_session":  # e.g. idle-timed-out: start a new one
-                    raise
-                self._backend.sessions.discard(self._session)
-                self._session = None
-        r = c.reset(seed, self.preset, options=opts)
+        r = self._backend.reset_session(self._session, seed, self.preset, opts)
         self._session = r["session"]
-        self._backend.sessions.add(r["session"])
         return r
 
     def _accept_reset(self, r: ResetResult, start: datetime | None = None) -> tuple[ObsType, dict[str, Any]]:

@@ -168,9 +168,9 @@ class YCBenchEnvironment(_Environment[YCBenchAction, YCBenchObservation, YCBench
             self._backend = Backend(self._endpoint)
         s = 0 if seed is None else int(seed)
         opts = {"max_steps": int(self._max_steps)} if self._max_steps is not None else None
-        r = self._backend.client.reset(s, self._preset, session=self._session, options=opts)
+        # In a new session when the server reaped this one (idle past its timeout) or the local server restarted.
+        r = self._backend.reset_session(self._session, s, self._preset, opts)
         self._session = r["session"]
-        self._backend.sessions.add(self._session)
         self._state = YCBenchState(episode_id=episode_id, step_count=0, seed=s, preset=self._preset, funds_cents=r["info"]["funds_cents"])
         return self._observation(r["observation"], r["info"], reward=None, done=False)
 
