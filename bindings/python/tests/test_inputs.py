@@ -166,3 +166,20 @@ def test_local_server_args_must_be_a_list_of_strings() -> None:
     for args, what in [("--max-sessions 5", "a str"), (["--max-sessions", 5], "an int at 1")]:
         with pytest.raises(TypeError, match=rf"^ycgym: LocalServer args are a list of strings \(command-line arguments of ycgym serve\), got {what}"):
             ycgym.LocalServer(args=args)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("cls", [ycgym.YCBenchEnv, ycgym.YCBenchDiscreteEnv])
+def test_numpy_integer_seeds_are_seeds(cls: type) -> None:
+    """``for seed in np.arange(...)`` hands reset numpy integers: taken as the same seeds (Gymnasium's own reset refused
+    them: "Seed must be a python integer, actual type: <class 'numpy.int64'>"); the vector envs took them already."""
+    a, b = cls(), cls()
+    try:
+        for seed in np.arange(3, 5):
+            oa, _ = a.reset(seed=seed)
+            ob, _ = b.reset(seed=int(seed))
+            assert same(oa, ob) and a.seed_used == b.seed_used == int(seed)
+        with pytest.raises(Exception, match="Seed must be"):
+            a.reset(seed=np.float64(3))
+    finally:
+        a.close()
+        b.close()

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from ._version import PROTOCOL_VERSION
 from .client import Client, ProtocolError, ResetResult, check_timeout
@@ -269,6 +270,12 @@ def snapshot_start(snapshot: Mapping[str, Any], fallback: datetime) -> datetime:
 
 def status_time(obs: Mapping[str, Any]) -> datetime:
     return parse_time(obs["status"]["sim_time"])
+
+
+def seed_arg(seed: Any) -> Any:
+    """A reset's seed as Gymnasium takes it: a numpy integer (``for seed in np.arange(...)``) as the same Python int
+    (Gymnasium refuses numpy integers; the vector envs take them); anything else as given, for Gymnasium to judge."""
+    return int(seed) if isinstance(seed, np.integer) else seed
 
 
 class BackendAccess:

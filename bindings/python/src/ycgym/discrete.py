@@ -28,7 +28,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ._backend import SessionAccess, connection, open_backend, reopen
+from ._backend import SessionAccess, connection, open_backend, reopen, seed_arg
 from .client import ResetResult, StepResult
 from .splits import server_splits, split_seed
 
@@ -182,6 +182,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         self._check_open()
+        seed = seed_arg(seed)
         super().reset(seed=seed)
         if seed is None:
             seed = int(self.np_random.integers(0, 2**31 - 1))

@@ -8,7 +8,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from ._backend import SessionAccess, connection, open_backend, reopen, restore_sessions, snapshot_sessions, snapshot_start, status_time
+from ._backend import SessionAccess, connection, open_backend, reopen, restore_sessions, seed_arg, snapshot_sessions, snapshot_start, status_time
 from .client import ResetResult, StepResult
 from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_observation, observation_space
 from .splits import server_splits, split_seed
@@ -133,6 +133,7 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[ObsType, dict[str, Any]]:
         self._check_open()
+        seed = seed_arg(seed)
         super().reset(seed=seed)
         if seed is None:
             seed = int(self.np_random.integers(0, 2**31 - 1))
