@@ -533,3 +533,42 @@ def test_an_env_used_after_close_says_it_is_closed(endpoint: str, kind: str) -> 
         with pytest.raises(gym.error.ClosedEnvironmentError, match=f"this {name} is closed"):
             call()
     env.close()
+
+
+def test_a_turn_run_resets_onto_a_new_local_server_after_its_server_died() -> None:
+    """TurnRun (the turn protocol behind the TRL, OpenEnv turn and verifiers adapters), like the Gym envs: after the
+    shared local server died, its reset starts a new one. Before, every later reset failed with ServerExitedError
+    (an OpenEnv turn session keeps its TurnRun across resets)."""
+    proc = child(
+        """
+        import json, os, signal
+        import ycgym
+        from ycgym import server
+        from ycgym.integrations.score import TurnRun
+        run = TurnRun()
+        first_msgs = run.reset(1)["messages"]
+        first = server._shared
+        os.kill(first.pid, signal.SIGKILL)
+        first._proc.wait()
+        out = {}
+        try:
+            run.step(["yc-bench company status"])
+            out["step"] = "no error"
+        except ycgym.ServerExitedError as e:
+            out["step"] = "exited"
+        res = run.reset(1)
+        out["same_messages"] = res["messages"] == first_msgs
+        out["restarted"] = server._shared is not first and server._shared.running
+        out["works"] = run.step(["yc-bench company status"])["info"]["turn"] == 1
+        run.close()
+        print("result " + json.dumps(out), flush=True)
+        """
+    )
+    try:
+        result = json.loads(read_line(proc, "result ")[len("result ") :])
+        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert result == {"step": "exited", "same_messages": True, "restarted": True, "works": True}, result

@@ -67,7 +67,10 @@ class TurnRun:
         return self._backend.client
 
     def reset(self, seed: int, *, options: Mapping[str, Any] | None = None) -> TurnResetResult:
-        """Start a fresh run (the previous session, if any, is closed); ``options`` override the defaults."""
+        """Start a fresh run (the previous session, if any, is closed); ``options`` override the defaults. A local
+        server that has exited is replaced by a new one, as the Gym envs' resets do."""
+        if self._backend.ensure_server():  # its sessions died with it
+            self.session = None
         self._close_session()
         opts = {**self.options, **dict(options or {})}
         res = self.client.turn_reset(int(seed), self.preset, options=opts or None, tools=self.tools_mode)
