@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 import ycgym
 from ycgym import run_episode
 from ycgym.policies import DiscreteGreedy
@@ -53,3 +55,31 @@ def test_run_episode_goes_on_from_a_started_env(endpoint: str) -> None:
     finally:
         env.close()
         whole_env.close()
+
+
+def test_run_episode_checks_max_steps_before_resetting() -> None:
+    """A max_steps that is not a positive integer is a ValueError before anything runs (0 or -1 returned an empty
+    episode after a reset, 2.5 ran three steps)."""
+
+    class Env:
+        resets = 0
+
+        def reset(self, **_: object) -> tuple[None, dict[str, object]]:
+            Env.resets += 1
+            return None, {}
+
+    for bad in (0, -1, 2.5, True, "3"):
+        with pytest.raises(ValueError, match=r"^max_steps must be a positive integer or None, got "):
+            run_episode(Env(), lambda o, i: "company status", max_steps=bad)  # type: ignore[arg-type]
+    assert Env.resets == 0
+
+
+def test_random_masked_says_when_no_action_is_valid() -> None:
+    import numpy as np
+
+    from ycgym.policies import random_masked
+
+    rng = np.random.default_rng(0)
+    assert random_masked(np.array([0, 1, 0]), rng) == 1
+    with pytest.raises(ValueError, match=r"^random_masked: the mask allows no action \(3 actions, all masked out\)$"):
+        random_masked(np.zeros(3, dtype=bool), rng)

@@ -8,6 +8,7 @@ a policy that returns ``None``, both of which leave the last step ``truncated`` 
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +63,8 @@ def run_episode(
 
     ``start=(obs, info)`` goes on with an env that is already under way (restored from a snapshot, or started by
     another op such as ``turn_reset``) instead of resetting it; ``on_reset`` is then not called."""
+    if max_steps is not None and (not isinstance(max_steps, numbers.Integral) or isinstance(max_steps, bool) or max_steps < 1):
+        raise ValueError(f"max_steps must be a positive integer or None, got {max_steps!r}")
     if start is None:
         obs, info = env.reset(seed=seed, options=options)
         if on_reset is not None:

@@ -83,5 +83,8 @@ class DiscreteValue(DiscreteGreedy):
 
 def random_masked(mask: Any, rng: np.random.Generator) -> int:
     """A uniformly random action among those masked in."""
-    ok = np.flatnonzero(np.asarray(mask, dtype=bool))
+    m = np.asarray(mask, dtype=bool)
+    ok = np.flatnonzero(m)
+    if len(ok) == 0:
+        raise ValueError(f"random_masked: the mask allows no action ({m.size} actions, all masked out)")
     return int(ok[rng.integers(len(ok))])
