@@ -57,14 +57,6 @@ class PipeClosedError(ServerExitedError):
     """The server's end of the pipe is closed: it has exited (or ended the stream)."""
 
 
-class _Writer(io.BufferedWriter):
-    """A ``BufferedWriter`` that knows its buffer's size."""
-
-    def __init__(self, raw: io.FileIO, size: int) -> None:
-        super().__init__(raw, size)
-        self.size = size
-
-
 class PipeWriteTimeout(TimeoutError):
     """A message was not all taken by the server within the send timeout (it stays queued, see ``write``)."""
 
@@ -102,6 +94,7 @@ class PipeConnection:
         self._wpoller = select.poll()
         self._wpoller.register(write_fd, select.POLLOUT)
         self._writer = self._new_writer(_WRITE_BUFFER)
+        self._writer_size = _WRITE_BUFFER
         self._open: set[bytes] = set()  # routing ids of open sockets (replies to others are dropped)
         self.closed = False
         self.eof = False
@@ -125,7 +118,6 @@ class PipeConnection:
             parts.append(_U32.pack(len(f)))
             parts.append(f)
         data = b"".join(parts)
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._write_lock:
             if self.closed:
                 raise PipeClosedError("the pipe to the server is closed")
@@ -133,33 +125,45 @@ class PipeConnection:
                 # What an earlier write left queued goes out first; then the writer's buffer is empty and takes the
                 # message whole (one copy in C: an interrupt queues all of it or none), and it is sent. The writer's
                 # position moves with every partial write, so an interrupt or a timeout loses no byte and sends none
-                # twice.
-                self._drain(deadline)
-                size = max(_WRITE_BUFFER, len(data))
-                if size != self._writer.size:
+                # twice. The deadline is computed only once the pipe is full (a write the server takes at once
+                # costs no clock read).
+                deadline = None
+                try:
+                    self._writer.flush()
+                except BlockingIOError:
+                    deadline = self._drain(timeout_s, None)
+                if len(data) > _WRITE_BUFFER or self._writer_size != _WRITE_BUFFER:
                     # A message above the buffer (a client's max_message_bytes above its default) gets a writer of
                     # its size, the next one the usual writer again; the one replaced is empty (drained).
+                    size = max(_WRITE_BUFFER, len(data))
                     self._writer = self._new_writer(size)
+                    self._writer_size = size
                 self._writer.write(data)
-                self._drain(deadline)
+                try:
+                    self._writer.flush()
+                except BlockingIOError:
+                    self._drain(timeout_s, deadline)
             except PipeWriteTimeout:
                 raise
             except OSError as e:  # BrokenPipeError: the server has exited
                 raise PipeClosedError(f"the server closed its pipe ({e})") from None
 
-    def _new_writer(self, size: int) -> _Writer:
+    def _new_writer(self, size: int) -> io.BufferedWriter:
         # Each writer on a raw file of its own that does not own the descriptor: a writer replaced (and collected)
         # closes its raw file, not the pipe.
-        return _Writer(io.FileIO(self.write_fd, "wb", closefd=False), size)
+        return io.BufferedWriter(io.FileIO(self.write_fd, "wb", closefd=False), size)
 
-    def _drain(self, deadline: float | None) -> None:
-        """Write out the writer's buffer, waiting for room in the pipe until ``deadline`` (monotonic; None: no end)."""
+    def _drain(self, timeout_s: float | None, deadline: float | None) -> float | None:
+        """Write out the writer's buffer, waiting for room in the pipe up to ``timeout_s`` from the first wait (or until
+        ``deadline``, monotonic, when one is given; None and None: no end). Returns the deadline it waited by, if any."""
         while True:
             try:
                 self._writer.flush()
-                return
+                return deadline
             except BlockingIOError:
                 pass  # the pipe is full: the rest stays in the writer's buffer
+            if deadline is None and timeout_s is not None:
+                deadline = time.monotonic() + timeout_s
             if deadline is None:
                 self._wpoller.poll()
             else:
