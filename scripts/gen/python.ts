@@ -214,6 +214,7 @@ export function renderArrowSchemaPy(): string {
 
 const LIMIT_DOCS: Readonly<Record<string, string>> = {
   MAX_BATCH: 'entries of one `step_batch` (`hello.limits.max_batch`)',
+  MAX_PIPE_FRAMES: 'frames in one message of the pipe transport (`ycgym serve --pipe-fds`); a message with more ends the stream',
   MAX_ACTION_CHARS: 'longest command executed; a longer one is a usage error, not a protocol error (`hello.spaces.action.max_length`)',
   MAX_SESSION_ID_CHARS: 'characters of a session id in a request',
   MAX_PRESET_NAME_CHARS: 'characters of a preset name',

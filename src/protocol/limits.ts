@@ -3,6 +3,12 @@
  * the ones it checks as literals; test/unit/protocol-table.test.ts holds the two to the same numbers.
  */
 
+/**
+ * Most frames in one message of the pipe transport (`ycgym serve --pipe-fds`): a reply's envelope, body and the binary
+ * `step_batch` arrays (ZeroMQ's envelope cap is 64).
+ */
+export const MAX_PIPE_FRAMES = 128;
+
 /** Maximum entries of one `step_batch` (schema: `StepBatchRequest.steps.maxItems`; reported in `hello.limits.max_batch`). */
 export const MAX_BATCH = 4096;
 

@@ -22,9 +22,9 @@
  */
 import { readSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { MAX_PIPE_FRAMES } from '../protocol/limits.js';
 
-/** Most frames in one message (a reply's envelope, body and the binary step_batch arrays; ZeroMQ's envelope cap is 64). */
-export const MAX_PIPE_FRAMES = 128;
+export { MAX_PIPE_FRAMES };
 
 /** Bytes a message may hold beyond its largest frame's limit: the routing envelope's frames. */
 export const PIPE_ENVELOPE_BYTES = 64 * 1024;

@@ -36,6 +36,7 @@ import time
 
 import zmq
 
+from ._protocol import DEFAULT_MAX_MESSAGE_BYTES, MAX_PIPE_FRAMES
 from ._spin import resolve_spin_us, spin
 from .client import ServerExitedError
 
@@ -43,11 +44,11 @@ __all__ = ["PipeConnection", "PipeSocket", "PipeClosedError", "PipeWriteTimeout"
 
 _U32 = struct.Struct("<I")
 _READ_BYTES = 1 << 16
-MAX_FRAMES = 128
+MAX_FRAMES = MAX_PIPE_FRAMES
 """Most frames in one message (the server's ``MAX_PIPE_FRAMES``)."""
 _WAIT_S = 0.05
 """Longest wait of a thread for another thread's read before it looks again."""
-_WRITE_BUFFER = (8 << 20) + (1 << 20)
+_WRITE_BUFFER = DEFAULT_MAX_MESSAGE_BYTES + (1 << 20)
 """The request writer's buffer: a request up to this size (the server's default ``max_message_bytes`` is 8 MiB) is
 copied into it whole before any byte is written, so an interrupt never leaves part of a request behind unrecorded
 (only touched pages of it become resident)."""
