@@ -214,6 +214,10 @@ export function renderArrowSchemaPy(): string {
 
 const LIMIT_DOCS: Readonly<Record<string, string>> = {
   MAX_BATCH: 'entries of one `step_batch` (`hello.limits.max_batch`)',
+  MAX_PIPE_SPIN_US: 'microseconds the pipe transport may poll before it sleeps (`ycgym serve --pipe-spin-us`, `LocalServer(spin_us=...)`)',
+  DEFAULT_MARKET_SLOTS: 'market tasks a Discrete session offers for accept, by default (reset option `market_slots`)',
+  DEFAULT_TASK_SLOTS: 'open tasks a Discrete session addresses, by default (reset option `task_slots`)',
+  MAX_SLOTS: 'largest `market_slots` and `task_slots`',
   MAX_PIPE_FRAMES: 'frames in one message of the pipe transport (`ycgym serve --pipe-fds`); a message with more ends the stream',
   MAX_ACTION_CHARS: 'longest command executed; a longer one is a usage error, not a protocol error (`hello.spaces.action.max_length`)',
   MAX_SESSION_ID_CHARS: 'characters of a session id in a request',

@@ -32,6 +32,7 @@
  * (a task's ETA is extrapolated from its observed progress since acceptance).
  */
 import { browsable, clientsByName, DOMAINS, payrollOf, type Simulation, type Task, toFloat, US_PER_DAY } from '../sim/index.js';
+import { DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS } from './discrete-slots.js';
 
 /** Options of the Discrete frame (reset options `market_slots`, `task_slots`). */
 export interface DiscreteOptions {
@@ -41,12 +42,7 @@ export interface DiscreteOptions {
   task_slots?: number;
 }
 
-/** Default K. */
-export const DEFAULT_MARKET_SLOTS = 10;
-/** Default T. */
-export const DEFAULT_TASK_SLOTS = 4;
-/** Upper limit of K and T (keeps frames bounded). */
-export const MAX_SLOTS = 256;
+export { DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS };
 
 /** Employee tiers, one-hot in this order. */
 export const TIERS = ['junior', 'mid', 'senior'] as const;

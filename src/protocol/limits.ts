@@ -9,6 +9,13 @@
  */
 export const MAX_PIPE_FRAMES = 128;
 
+/** Largest spin of the pipe transport, microseconds (`ycgym serve --pipe-spin-us`, Python `LocalServer(spin_us=...)`): a second. */
+export const MAX_PIPE_SPIN_US = 1_000_000;
+
+// The Discrete reset options' defaults and bound (the env layer's, which the protocol may use and the in-process
+// entry src/core.ts reaches without loading the protocol).
+export { DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS } from '../env/discrete-slots.js';
+
 /** Maximum entries of one `step_batch` (schema: `StepBatchRequest.steps.maxItems`; reported in `hello.limits.max_batch`). */
 export const MAX_BATCH = 4096;
 

@@ -22,9 +22,9 @@
  */
 import { readSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
-import { MAX_PIPE_FRAMES } from '../protocol/limits.js';
+import { MAX_PIPE_FRAMES, MAX_PIPE_SPIN_US } from '../protocol/limits.js';
 
-export { MAX_PIPE_FRAMES };
+export { MAX_PIPE_FRAMES, MAX_PIPE_SPIN_US };
 
 /** Bytes a message may hold beyond its largest frame's limit: the routing envelope's frames. */
 export const PIPE_ENVELOPE_BYTES = 64 * 1024;
@@ -41,8 +41,6 @@ const READ_BYTES = 64 * 1024;
 /** Replies waiting in the output pipe's buffer beyond which `send` fails with EAGAIN (the client is not reading). */
 const MAX_PIPE_BUFFERED_BYTES = 64 * 2 ** 20;
 
-/** Largest `spinUs` of a `PipeRouter` (a second). */
-export const MAX_PIPE_SPIN_US = 1_000_000;
 
 /** Most receives that skip polling after polls that ran out. */
 const MAX_SPIN_BACKOFF = 1024;

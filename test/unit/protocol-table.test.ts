@@ -13,6 +13,7 @@ import {
   getValidators,
   MAX_BATCH,
   MAX_PRESET_NAME_CHARS,
+  MAX_SLOTS,
   MAX_REQUEST_ID_CHARS,
   MAX_SESSION_ID_CHARS,
   OP_TABLE,
@@ -72,6 +73,18 @@ describe('the op table and the schema are one contract', () => {
     expect(defs['RequestId']!['maxLength']).toBe(MAX_REQUEST_ID_CHARS);
     expect(defs['SessionId']!['maxLength']).toBe(MAX_SESSION_ID_CHARS);
     expect(defs['PresetName']!['maxLength']).toBe(MAX_PRESET_NAME_CHARS);
+    // Every market_slots / task_slots bound in the schema (the reset options, the Discrete spec) is MAX_SLOTS.
+    const bounds: unknown[] = [];
+    const walk = (v: unknown): void => {
+      if (v === null || typeof v !== 'object') return;
+      for (const [k, x] of Object.entries(v)) {
+        if ((k === 'market_slots' || k === 'task_slots') && x !== null && typeof x === 'object' && 'maximum' in x) bounds.push((x as Json)['maximum']);
+        walk(x);
+      }
+    };
+    walk(schema);
+    expect(bounds.length).toBeGreaterThanOrEqual(4);
+    expect(new Set(bounds)).toEqual(new Set([MAX_SLOTS]));
   });
 });
 

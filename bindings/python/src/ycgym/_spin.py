@@ -16,13 +16,15 @@ import os
 import time
 from collections.abc import Callable
 
+from ._protocol import MAX_PIPE_SPIN_US
+
 __all__ = ["DEFAULT_SPIN_US", "MAX_SPIN_US", "resolve_spin_us", "spin"]
 
 DEFAULT_SPIN_US = 500
 """How long a client polls for a reply before it sleeps, when this process may run on more than one CPU."""
 
-MAX_SPIN_US = 1_000_000
-"""Largest accepted spin (a second): beyond it a typo, not a setting."""
+MAX_SPIN_US = MAX_PIPE_SPIN_US
+"""Largest accepted spin (a second; the pipe server's ``MAX_PIPE_SPIN_US``): beyond it a typo, not a setting."""
 
 
 def resolve_spin_us(spin_us: int | None = None) -> int:

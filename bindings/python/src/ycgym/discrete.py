@@ -29,13 +29,11 @@ import numpy as np
 from gymnasium import spaces
 
 from ._backend import SessionAccess, connection, open_backend, reopen, seed_arg
+from ._protocol import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS
 from .client import ResetResult, StepResult
 from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchDiscreteEnv", "DEFAULT_MARKET_SLOTS", "DEFAULT_TASK_SLOTS", "discrete_options", "frame_arrays"]
-
-DEFAULT_MARKET_SLOTS = 10
-DEFAULT_TASK_SLOTS = 4
 
 # Keys of the server's info dict kept in ``info`` (the status block and the spec are left out: the vector env
 # batches infos every step).

@@ -44,6 +44,7 @@ from pathlib import Path
 from queue import Empty, Queue
 
 from ._pipe import PipeConnection, register, unregister_connection
+from ._protocol import DEFAULT_MAX_SESSIONS
 from ._spin import resolve_spin_us
 
 __all__ = [
@@ -437,7 +438,7 @@ class LocalServer:
 
 _shared_lock = threading.Lock()
 _shared: LocalServer | None = None
-SHARED_MAX_SESSIONS = 1024
+SHARED_MAX_SESSIONS = DEFAULT_MAX_SESSIONS
 """Live sessions of the environments' own local server (``ycgym serve``'s default ``--max-sessions``), which one
 client (a vector env of that many sub-environments) may hold alone. For more, start a ``LocalServer`` with larger
 ``--max-sessions`` and ``--max-sessions-per-client`` and pass its ``endpoint``."""
