@@ -301,3 +301,26 @@ def test_a_single_command_or_seed_of_the_wrong_type_is_named() -> None:
     finally:
         env.close()
         denv.close()
+
+
+@pytest.mark.parametrize("kind", ["text", "discrete"])
+def test_a_vector_env_above_the_servers_session_limit_says_what_to_do(kind: str) -> None:
+    """Before, only "session limit reached (4 live sessions); close one first (batch entry 4)": no word of the env's
+    size or of the server flags that raise the limit."""
+    from ycgym import LocalServer, ProtocolError, YCBenchDiscreteVectorEnv
+
+    with LocalServer(args=["--max-sessions", "4"]) as srv:
+        with pytest.raises(ProtocolError) as e:
+            if kind == "text":
+                env = YCBenchVectorEnv(6, endpoint=srv.endpoint)
+                try:
+                    env.reset(seed=1)
+                finally:
+                    env.close()
+            else:
+                YCBenchDiscreteVectorEnv(6, endpoint=srv.endpoint)
+        name = "YCBenchVectorEnv" if kind == "text" else "YCBenchDiscreteVectorEnv"
+        assert e.value.code == "session_limit"
+        assert e.value.message.startswith("session limit reached (4 live sessions)")
+        assert f"{name}(6) needs 6 sessions at once" in e.value.message
+        assert f"the server at {srv.endpoint}" in e.value.message and "--max-sessions" in e.value.message and "--max-sessions-per-client" in e.value.message

@@ -272,6 +272,21 @@ def status_time(obs: Mapping[str, Any]) -> datetime:
     return parse_time(obs["status"]["sim_time"])
 
 
+def session_limit_hint(e: ProtocolError, owner: object, n: int, backend: Backend) -> ProtocolError:
+    """``e`` as it is, or, for the server's ``session_limit``, with what a vector env of ``n`` sub-environments needed
+    and how to get it."""
+    if e.code != "session_limit":
+        return e
+    if backend.server is not None:
+        where = "the environments' own local server"
+        remedy = "start a LocalServer(args=['--max-sessions', 'N', '--max-sessions-per-client', 'N']) and pass endpoint=its endpoint"
+    else:
+        where = f"the server at {backend.endpoint}"
+        remedy = "start that server with larger --max-sessions and --max-sessions-per-client"
+    message = f"{e.message}: {type(owner).__name__}({n}) needs {n} sessions at once on {where} (other sessions there count too); for more, {remedy}"
+    return ProtocolError(e.code, message, request_id=e.request_id, index=e.index)
+
+
 def seed_arg(seed: Any) -> Any:
     """A reset's seed as Gymnasium takes it: a numpy integer (``for seed in np.arange(...)``) as the same Python int
     (Gymnasium refuses numpy integers; the vector envs take them); anything else as given, for Gymnasium to judge."""

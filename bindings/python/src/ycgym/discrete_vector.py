@@ -24,7 +24,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._backend import BackendAccess, connection, open_backend, reopen
+from ._backend import BackendAccess, connection, open_backend, reopen, session_limit_hint
 from .client import BatchArrays, ProtocolError, ResetResult, StepResult
 from .discrete import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discrete_actions, discrete_options, frame_arrays, spaces_of
 from .vector import draw_seed, reset_arguments
@@ -97,7 +97,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         failed = next((r for r in first if isinstance(r, ProtocolError)), None)
         if failed is not None:
             self._finalizer()
-            raise failed
+            raise session_limit_hint(failed, self, n, self._backend)
         self._sessions: list[str] = [str(r["session"]) for r in first]
         self.discrete_spec: dict[str, Any] = dict(first[0]["info"]["discrete_spec"])
         self.single_observation_space, self.single_action_space = spaces_of(self.discrete_spec, self.dict_obs)

@@ -36,7 +36,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._backend import BackendAccess, connection, open_backend, reopen, restore_sessions, snapshot_sessions, status_time
+from ._backend import BackendAccess, connection, open_backend, reopen, restore_sessions, session_limit_hint, snapshot_sessions, status_time
 from .client import Client, ProtocolError, ResetResult, StepResult
 from .env import make_info, text_option
 from .spaces import MAX_TEXT_LENGTH, _float_rows, action_space, action_text, check_max_text_length, encode_batch, encode_observation, observation_space
@@ -214,7 +214,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         for i, sd, r in zip(indices, sim_seeds, results):
             if isinstance(r, ProtocolError):
                 if r.code != "unknown_session" or self._sessions[i] is None:
-                    raise r
+                    raise session_limit_hint(r, self, self.num_envs, self._backend)
                 self._backend.sessions.discard(self._sessions[i])
                 self._sessions[i] = None
                 r = c.reset(sd, self.preset, options=opts or None)
