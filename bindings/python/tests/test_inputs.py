@@ -183,3 +183,20 @@ def test_numpy_integer_seeds_are_seeds(cls: type) -> None:
     finally:
         a.close()
         b.close()
+
+
+@pytest.mark.parametrize("cls", [ycgym.YCBenchEnv, ycgym.YCBenchDiscreteEnv, ycgym.YCBenchVectorEnv, ycgym.YCBenchDiscreteVectorEnv])
+def test_reset_options_that_are_not_a_mapping_are_a_type_error(cls: type) -> None:
+    """Before: "dictionary update sequence element #0 has length 1; 2 is required" (a str), or "'int' object is not
+    iterable"."""
+    args = (2,) if "Vector" in cls.__name__ else ()
+    for bad in ("text=false", 5, [("text", False)]):
+        with pytest.raises(TypeError, match=rf"^reset_options must be a mapping of reset options \(a dict\), got {type(bad).__name__}$"):
+            cls(*args, reset_options=bad)
+    env = cls(*args)
+    try:
+        env.reset(seed=1)
+        with pytest.raises(TypeError, match=r"^options must be a mapping of reset options \(a dict\), got str$"):
+            env.reset(seed=1, options="text=false")
+    finally:
+        env.close()

@@ -287,6 +287,15 @@ def session_limit_hint(e: ProtocolError, owner: object, n: int, backend: Backend
     return ProtocolError(e.code, message, request_id=e.request_id, index=e.index)
 
 
+def options_dict(what: str, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A copy of reset options given as ``what`` (None: none); a TypeError naming ``what`` unless they are a mapping."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"{what} must be a mapping of reset options (a dict), got {type(options).__name__}")
+    return dict(options)
+
+
 def seed_arg(seed: Any) -> Any:
     """A reset's seed as Gymnasium takes it: a numpy integer (``for seed in np.arange(...)``) as the same Python int
     (Gymnasium refuses numpy integers; the vector envs take them); anything else as given, for Gymnasium to judge."""

@@ -28,8 +28,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ._backend import SessionAccess, connection, open_backend, reopen, seed_arg
-from ._protocol import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS
+from ._backend import SessionAccess, connection, open_backend, options_dict, reopen, seed_arg
+from ._protocol import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS
 from .client import ResetResult, StepResult
 from .splits import server_splits, split_seed
 
@@ -45,13 +45,13 @@ def discrete_options(market_slots: int, task_slots: int, max_steps: int | None, 
     off (reset option ``text: false``: the server does not render it) unless ``text`` or ``reset_options`` asks for it:
     the Discrete observation does not include it; only ``render_mode="ansi"`` shows it."""
     for name, v, lo in (("market_slots", market_slots, 1), ("task_slots", task_slots, 1)):
-        if int(v) != v or not lo <= v <= 256:
-            raise ValueError(f"{name} must be an integer in [1, 256], got {v!r}")
+        if int(v) != v or not lo <= v <= MAX_SLOTS:
+            raise ValueError(f"{name} must be an integer in [1, {MAX_SLOTS}], got {v!r}")
     if max_steps is not None and (int(max_steps) != max_steps or max_steps < 1):
         raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
     if stall_steps is not None and (int(stall_steps) != stall_steps or stall_steps < 0):
         raise ValueError(f"stall_steps must be a non-negative integer (0 disables the rule), got {stall_steps!r}")
-    opts = dict(reset_options or {})
+    opts = options_dict("reset_options", reset_options)
     if not text:
         opts.setdefault("text", False)
     opts.update(actions="discrete", market_slots=int(market_slots), task_slots=int(task_slots))
@@ -185,6 +185,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         if seed is None:
             seed = int(self.np_random.integers(0, 2**31 - 1))
         opts = dict(self._opts)
+        options = options_dict("options", options)
         if options:
             opts.update(options)
             opts.update(actions="discrete", market_slots=self._opts["market_slots"], task_slots=self._opts["task_slots"])

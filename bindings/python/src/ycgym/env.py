@@ -8,7 +8,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from ._backend import SessionAccess, connection, open_backend, reopen, restore_sessions, seed_arg, snapshot_sessions, snapshot_start, status_time
+from ._backend import SessionAccess, connection, open_backend, options_dict, reopen, restore_sessions, seed_arg, snapshot_sessions, snapshot_start, status_time
 from .client import ResetResult, StepResult
 from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_observation, observation_space
 from .splits import server_splits, split_seed
@@ -44,11 +44,20 @@ def make_info(result: ResetResult | StepResult, session: str | None, max_text_le
     return info
 
 
+def merged_options(reset_options: Mapping[str, Any], max_steps: int | None, options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The options of one reset of a text env: the env's ``reset_options``, its ``max_steps``, then the reset's own."""
+    opts = dict(reset_options)
+    if max_steps is not None:
+        opts["max_steps"] = int(max_steps)
+    opts.update(options_dict("options", options))
+    return opts
+
+
 def text_option(obs_text: str, reset_options: Mapping[str, Any] | None) -> dict[str, Any]:
     """``reset_options`` with the ``text`` reset option ``obs_text`` stands for (``"full"``: as given; ``"none"``: off)."""
     if obs_text not in ("full", "none"):
         raise ValueError(f'obs_text must be "full" or "none", got {obs_text!r}')
-    opts = dict(reset_options or {})
+    opts = options_dict("reset_options", reset_options)
     if obs_text == "none":
         opts["text"] = False
     return opts
@@ -146,12 +155,7 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
         return self._accept_reset(r)
 
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
-        opts = dict(self.reset_options)
-        if self.max_steps is not None:
-            opts["max_steps"] = int(self.max_steps)
-        if options:
-            opts.update(options)
-        return opts
+        return merged_options(self.reset_options, self.max_steps, options)
 
     def _reset_session(self, seed: int, opts: dict[str, Any]) -> ResetResult:
         r = self._backend.reset_session(self._session, seed, self.preset, opts)

@@ -36,9 +36,9 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._backend import BackendAccess, connection, open_backend, reopen, restore_sessions, session_limit_hint, snapshot_sessions, status_time
+from ._backend import BackendAccess, connection, open_backend, options_dict, reopen, restore_sessions, session_limit_hint, snapshot_sessions, status_time
 from .client import Client, ProtocolError, ResetResult, StepResult
-from .env import make_info, text_option
+from .env import make_info, merged_options, text_option
 from .spaces import MAX_TEXT_LENGTH, _float_rows, action_space, action_text, check_max_text_length, encode_batch, encode_observation, observation_space
 from .splits import server_splits, split_seed
 
@@ -69,7 +69,7 @@ def reset_arguments(n: int, seed: int | Sequence[int | None] | None, options: Ma
         raise TypeError(f"seed must be an int, a sequence of {n} ints (or None) or None, got {type(seed).__name__}: {seed!r}")
     if len(seeds) != n:
         raise ValueError(f"If seeds are passed as a list the length must match num_envs={n} but got length={len(seeds)}.")
-    rest = dict(options) if options else {}
+    rest = options_dict("options", options)
     reset_mask = rest.pop("reset_mask", None)
     if reset_mask is None:
         return seeds, list(range(n)), rest
@@ -175,12 +175,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         return draw_seed(self._rngs, i, seed)
 
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
-        opts = dict(self.reset_options)
-        if self.max_steps is not None:
-            opts["max_steps"] = int(self.max_steps)
-        if options:
-            opts.update(options)
-        return opts
+        return merged_options(self.reset_options, self.max_steps, options)
 
     def _reset_many(self, indices: Sequence[int], seeds: Sequence[int | None], opts: dict[str, Any]) -> list[ResetResult]:
         """Reset the given sub-environments, pipelined (one round trip)."""
