@@ -57,6 +57,18 @@ def read_line(proc: subprocess.Popen[str], want: str) -> str:
             return line.strip()
 
 
+def child_result(proc: subprocess.Popen[str]) -> Any:
+    """The JSON a child prints on its ``result `` line, once it has exited with status 0 (killed if anything fails)."""
+    try:
+        result = json.loads(read_line(proc, "result ")[len("result ") :])
+        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return result
+
+
 def wait_until(cond: Callable[[], bool], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -297,13 +309,7 @@ def test_requests_to_a_dead_local_server_fail_fast_and_reset_restarts_it() -> No
         print("result " + json.dumps(out), flush=True)
         """
     )
-    try:
-        result = json.loads(read_line(proc, "result ")[len("result ") :])
-        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    result = child_result(proc)
     for name in ("step", "vector_step"):
         assert isinstance(result[name], dict), result
         assert result[name]["seconds"] < 5, result
@@ -564,11 +570,5 @@ def test_a_turn_run_resets_onto_a_new_local_server_after_its_server_died() -> No
         print("result " + json.dumps(out), flush=True)
         """
     )
-    try:
-        result = json.loads(read_line(proc, "result ")[len("result ") :])
-        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    result = child_result(proc)
     assert result == {"step": "exited", "same_messages": True, "restarted": True, "works": True}, result
