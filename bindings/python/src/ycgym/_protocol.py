@@ -83,7 +83,7 @@ SESSION_ID_RANDOM_BYTES: Final = 16
 
 
 class ResetOptionsRecord(TypedDict):
-    """Server-side Arrow recording (not available in this build: answered with invalid_request)."""
+    """Record this session's episodes into the server's record directory: `path` is a file name such as run1.arrow (its episodes go to run1.episodes.arrow; the bulk-run schema). Only on a server started with `ycgym serve --record-dir DIR`; elsewhere invalid_request."""
     path: str
 
 
@@ -93,9 +93,11 @@ class ResetOptions(TypedDict, total=False):
     start_date: str
     """ISO start date YYYY-MM-DD (the simulation starts at 09:00)."""
     company_name: str
+    """The company's name in the outputs (default: the preset's sim.company_name)."""
     horizon_years: int
+    """Years simulated from the start date (default: the preset's sim.horizon_years)."""
     record: ResetOptionsRecord
-    """Server-side Arrow recording (not available in this build: answered with invalid_request)."""
+    """Record this session's episodes into the server's record directory: `path` is a file name such as run1.arrow (its episodes go to run1.episodes.arrow; the bulk-run schema). Only on a server started with `ycgym serve --record-dir DIR`; elsewhere invalid_request."""
     stall_steps: int
     """Truncate after this many consecutive steps that do not advance simulated time (default 200; 0 disables)."""
     actions: Literal["text", "discrete"]
