@@ -261,6 +261,7 @@ def _entries(steps: Iterable[Any]) -> list[dict[str, Any]]:
                 raise TypeError(f"ycgym: {_PAIRS}; entry {i} is {reprlib.repr(s)}") from None
     raise AssertionError("unreachable: an entry failed and none fails again")  # pragma: no cover
 
+
 def _unencodable(msg: Mapping[str, Any], e: Exception) -> str:
     """Which field of a request JSON refuses, and why."""
     for k, v in msg.items():
@@ -279,8 +280,9 @@ class Client:
         timeout: default per-request timeout in seconds: a positive number up to ``MAX_TIMEOUT_S`` (about 23 days), or
             ``None`` to wait forever; a call's own ``timeout`` may be 0 as well. Over ZeroMQ a send that cannot be
             queued (no connection to the server, or too many requests waiting) also gives up after it (``TimeoutError``),
-            and over a ``pipe://`` endpoint a send the server does not read (it is stopped, or busy for longer), the
-            request then abandoned (the rest of it goes out before the next request, and its reply is dropped).
+            and so does a send over a ``pipe://`` endpoint that the server does not read (it is stopped, or busy for
+            longer); that request is then abandoned (the rest of it goes out before the next request, its reply is
+            dropped).
         server_public_key: the server's CURVE public key (Z85, 40 characters). Enables CURVE.
         public_key, secret_key: this client's CURVE key pair (Z85). Generated when CURVE is enabled
             and they are not given.
