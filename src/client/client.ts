@@ -7,6 +7,7 @@ import { Dealer } from 'zeromq';
 import { generateCurveKeyPair } from '../protocol/curve.js';
 import { CLIENT_DEFAULT_MAX_MESSAGE_BYTES, CLIENT_DEFAULT_TIMEOUT_MS, CLIENT_SEND_WINDOW, CLIENT_SEND_WINDOW_BYTES } from '../protocol/limits.js';
 import { decodeBinaryArrays, type BinaryBatchResult, type DecodedBinaryBatch } from '../protocol/binary.js';
+import { notAnObject } from '../env/schema-errors.js';
 import type {
   BatchItem,
   BatchStep,
@@ -94,10 +95,10 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** A connection to a ycgym server. Call `close()` when done (an open socket keeps Node running). */
-/** A TypeError saying what `what` takes unless `args` is an object (a JavaScript caller may pass anything), else null. */
+/** A TypeError saying what a call takes unless `args` is an object (`notAnObject`), else null. */
 export function argsProblem(args: unknown, takes: string): TypeError | null {
-  if (args !== null && typeof args === 'object' && !Array.isArray(args)) return null;
-  return new TypeError(`${takes}, got ${args === null ? 'null' : Array.isArray(args) ? 'an array' : typeof args}`);
+  const problem = notAnObject(args, takes);
+  return problem === null ? null : new TypeError(problem);
 }
 
 /** The request entries of a batch: each step's session and action (a TypeError naming what is not a step). */

@@ -35,6 +35,12 @@ export function formatErrors(errors: ErrorObject[] | null | undefined, base = ''
   return `${path}: ${msg}`;
 }
 
+/** `${takes}, got <what it is>` unless `args` is an object (not null, not an array): a JavaScript caller may pass anything. */
+export function notAnObject(args: unknown, takes: string): string | null {
+  if (args !== null && typeof args === 'object' && !Array.isArray(args)) return null;
+  return `${takes}, got ${args === null ? 'null' : Array.isArray(args) ? 'an array' : typeof args}`;
+}
+
 /** What is wrong with `value` by a generated validator (`/path: problem`), or null. */
 export function schemaProblem(validator: unknown, value: unknown): string | null {
   const check = validator as ValidateFunction;
@@ -46,9 +52,8 @@ export function schemaProblem(validator: unknown, value: unknown): string | null
  * protocol's request `op` (its validator). The preset is checked where it is loaded (`presetConfig`).
  */
 export function resetRequestProblem(validator: unknown, op: 'reset' | 'turn_reset', args: unknown): string | null {
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
-    return `reset takes an object { seed, preset?, options? }, got ${args === null ? 'null' : Array.isArray(args) ? 'an array' : typeof args}`;
-  }
+  const notObject = notAnObject(args, 'reset takes an object { seed, preset?, options? }');
+  if (notObject !== null) return notObject;
   const { seed, options } = args as { seed?: unknown; options?: unknown };
   return schemaProblem(validator, options === undefined ? { v: 1, op, seed } : { v: 1, op, seed, options });
 }
