@@ -8,7 +8,7 @@
 import type { ResetArgs } from '../env/env.js';
 import { type EpisodeLoop, type EpisodeResult, type EpisodeStep, recordCommandStep, startCommandEpisode } from '../env/episode.js';
 import type { Policy, PolicyObservation } from '../env/policy.js';
-import { type Client, ProtocolError } from './client.js';
+import { type Client, ProtocolError, type SessionResetResult } from './client.js';
 
 /** One episode to play: its policy and reset arguments (a preset by name: configs are not sent to servers). */
 export interface BatchedEpisode {
@@ -25,21 +25,28 @@ export interface BatchedHooks {
 }
 
 /**
- * Play `episodes` on the server behind `client`, all at once; returns their results in order. Sessions are closed
- * at the end (also on error). A step the server refuses (e.g. `session_limit`, `busy`) fails the whole run with
- * its `ProtocolError`.
+ * Play `episodes` on the server behind `client`, all at once; returns their results in order. The resets go out
+ * together, as do the closes of the sessions at the end (also on error). A reset or step the server refuses (e.g.
+ * `session_limit`, `busy`) fails the whole run with its `ProtocolError`.
  */
 export async function runEpisodesBatched(client: Client, episodes: readonly BatchedEpisode[], hooks: BatchedHooks = {}): Promise<EpisodeResult[]> {
+  const resetArgs = episodes.map((e) => {
+    const preset = e.args.preset;
+    if (preset !== undefined && typeof preset !== 'string') throw new TypeError('runEpisodesBatched: preset must be the name of a built-in preset');
+    return { seed: e.args.seed, ...(preset !== undefined ? { preset } : {}), ...(e.args.options !== undefined ? { options: e.args.options } : {}) };
+  });
   const sessions: string[] = [];
   try {
-    const loops: EpisodeLoop<PolicyObservation, string>[] = [];
-    for (const e of episodes) {
-      const preset = e.args.preset;
-      if (preset !== undefined && typeof preset !== 'string') throw new TypeError('runEpisodesBatched: preset must be the name of a built-in preset');
-      const r = await client.reset({ seed: e.args.seed, ...(preset !== undefined ? { preset } : {}), ...(e.args.options !== undefined ? { options: e.args.options } : {}) });
-      sessions.push(r.session);
-      loops.push(startCommandEpisode(e.policy, e.args.seed, r));
-    }
+    // Every reset in flight at once (one round trip for all, not one per episode); a refused one fails the run
+    // with its error once all are answered, and the sessions the others opened are closed below.
+    const resets = await Promise.allSettled(resetArgs.map((a) => client.reset(a)));
+    for (const r of resets) if (r.status === 'fulfilled') sessions.push(r.value.session);
+    const refused = resets.find((r) => r.status === 'rejected');
+    if (refused !== undefined) throw refused.reason;
+    const loops: EpisodeLoop<PolicyObservation, string>[] = resets.map((r, i) => {
+      const e = episodes[i] as BatchedEpisode;
+      return startCommandEpisode(e.policy, e.args.seed, (r as PromiseFulfilledResult<SessionResetResult>).value);
+    });
     let live = loops.map((_, i) => i);
     while (live.length > 0) {
       const round: { i: number; action: string }[] = [];
@@ -65,6 +72,6 @@ export async function runEpisodesBatched(client: Client, episodes: readonly Batc
     }
     return loops.map((l) => l.result());
   } finally {
-    for (const s of sessions) await client.closeSession(s).catch(() => undefined);
+    await Promise.allSettled(sessions.map((s) => client.closeSession(s)));
   }
 }

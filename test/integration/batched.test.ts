@@ -1,12 +1,12 @@
 /**
  * The vector driver of the one episode loop: `runEpisodesBatched` plays many episodes through one `step_batch` per
- * round and gets exactly the results (and steps) of `runEpisode` in process; a refused step fails the run with the
- * server's error and leaves no session behind.
+ * round and gets exactly the results (and steps) of `runEpisode` in process; its resets go out together; a refused
+ * reset or step fails the run with the server's error and leaves no session behind.
  */
 import { describe, expect, it } from 'vitest';
 import { makePolicy } from '../../baselines/index.js';
 import { runEpisodesBatched } from '../../src/client/batched.js';
-import { Client } from '../../src/client/client.js';
+import { Client, ProtocolError } from '../../src/client/client.js';
 import { loadPreset } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
 import { runEpisode } from '../../src/env/episode.js';
@@ -56,6 +56,30 @@ describe('runEpisodesBatched', () => {
       expect(fx.server.sessionCount).toBe(before);
       const again = await runEpisodesBatched(c, [{ policy: endless, args: { seed: 1, preset: 'default', options: { stall_steps: 0, max_steps: 3 } } }]);
       expect(again[0]).toMatchObject({ stepCount: 3, outcome: 'truncated' });
+      expect(fx.server.sessionCount).toBe(before);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('sends every reset before the first is answered, and a refused reset closes the sessions the others opened', async () => {
+    const c = new Client({ endpoint: fx.server.endpoint, timeoutMs: 20_000 });
+    try {
+      const before = fx.server.sessionCount;
+      const inFlightAtReset: number[] = [];
+      const reset = c.reset.bind(c);
+      c.reset = (a) => {
+        inFlightAtReset.push(c.inFlight);
+        return reset(a);
+      };
+      const short = (seed: number, preset = 'default') => ({ policy: makePolicy('greedy'), args: { seed, preset, options: { max_steps: 2 } } });
+      const got = await runEpisodesBatched(c, [short(1), short(2), short(3), short(4)]);
+      expect(got.map((r) => r.stepCount)).toEqual([2, 2, 2, 2]);
+      // One after another, each reset would find none in flight.
+      expect(inFlightAtReset).toEqual([0, 1, 2, 3]);
+      expect(fx.server.sessionCount).toBe(before);
+      // The middle one names no preset the server has: the episodes before and after it were reset; all are closed.
+      await expect(runEpisodesBatched(c, [short(1), short(2, 'no-such-preset'), short(3)])).rejects.toBeInstanceOf(ProtocolError);
       expect(fx.server.sessionCount).toBe(before);
     } finally {
       await c.close();
