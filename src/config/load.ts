@@ -16,7 +16,7 @@
  *    YC_BENCH_MODEL, YC_BENCH_TEMPERATURE, ... last). A run is fully described
  *    by its preset file, which keeps runs reproducible.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
@@ -130,7 +130,13 @@ export function presetConfig(p: string | ExperimentConfig | undefined): Experime
 function loadPresetFile(path: string): ExperimentConfig {
   const abs = resolve(path);
   if (!existsSync(abs)) throw new PresetError(path, [`config file not found: ${abs}`]);
-  const text = readFileSync(abs, 'utf8');
+  if (statSync(abs).isDirectory()) throw new PresetError(path, [`${abs} is a directory, not a TOML config file`]);
+  let text: string;
+  try {
+    text = readFileSync(abs, 'utf8');
+  } catch (e) {
+    throw new PresetError(path, [`cannot read ${abs}: ${(e as Error).message}`]);
+  }
   const raw = resolveExtends(parseTomlText(text, path), path, builtinRaw, []);
   return configFromRaw(raw, path);
 }

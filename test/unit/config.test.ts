@@ -434,6 +434,15 @@ describe('validation errors', () => {
     const e = errorOf(() => loadPreset(join(tmp, 'absent.toml')));
     expect(e.message).toContain('config file not found');
   });
+
+  it('a directory given as the config file is a PresetError saying so, from loadPreset and presetConfig', () => {
+    // It was Node's "EISDIR: illegal operation on a directory, read" (`ycgym world --preset /etc`).
+    for (const load of [loadPreset, presetConfig]) {
+      const e = errorOf(() => load(tmp));
+      expect(e).toBeInstanceOf(PresetError);
+      expect(e.message).toContain(`${tmp} is a directory, not a TOML config file`);
+    }
+  });
 });
 
 describe('distribution specs', () => {
