@@ -200,3 +200,21 @@ def test_bad_flags_are_usage_errors_before_anything_runs(tmp_path: Path, capsys:
         llm_main.main(["--model", "m", "--out", out])
     assert e.value.code == 2 and "error: no API key: set OPENAI_API_KEY" in capsys.readouterr().err
     assert not Path(out).exists()
+
+
+def test_a_preset_the_server_lacks_is_a_usage_error_before_anything_is_written(endpoint: str, tmp_path: Path, capsys: Any) -> None:
+    """``--preset`` names a preset of the server (which judges presets; paths are not sent): one it lacks is a usage
+    error (exit 2) naming the available ones, before a directory is made or the model is called. It was a traceback
+    (``ProtocolError: [bad_preset] ...``) after OUT had been made, exit 1."""
+    import ycgym.llm.__main__ as llm_main
+
+    out = tmp_path / "out"
+    base = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--quiet", "--endpoint", endpoint, "--out", str(out)]
+    for args in (["--preset", "bogus"], ["--preset", "/tmp/x.toml"], ["--config", "bogus", "--split", "test", "--count", "2"]):
+        with pytest.raises(SystemExit) as e:
+            llm_main.main([*base, *args])
+        err = capsys.readouterr().err
+        assert e.value.code == 2, (args, err)
+        assert "error: --preset: unknown preset " in err and "(available: " in err and "default" in err, (args, err)
+        assert "Traceback" not in err
+        assert not out.exists(), args

@@ -140,6 +140,20 @@ def hello_at(endpoint: str | None) -> Any:
         b.close()
 
 
+def check_server(parser: Any, endpoint: str | None, preset: str) -> Any:
+    """A command line's check of its server before it starts: the ``hello`` of the ycgym server at ``endpoint`` (None:
+    this process's local one), or a usage error (``parser.error``) when none answers or it has no preset ``preset``
+    (the server is the judge of presets: file paths are not sent over the wire)."""
+    try:
+        hello = hello_at(endpoint)
+    except ConnectionError as e:
+        parser.error(f"--endpoint: {e}")
+    presets = sorted(hello["presets"])
+    if preset not in presets:
+        parser.error(f"--preset: unknown preset {preset!r} (available: {', '.join(presets)})")
+    return hello
+
+
 def connection(
     endpoint: str | None, server_public_key: str | bytes | None, public_key: str | bytes | None, secret_key: str | bytes | None, timeout: float | None
 ) -> dict[str, Any]:

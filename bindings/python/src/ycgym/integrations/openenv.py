@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from .._argtypes import int_in
-from .._backend import Backend, hello_at
+from .._backend import Backend, check_server
 from .._protocol import DEFAULT_MAX_MESSAGE_BYTES
 from .score import TurnRun
 
@@ -438,17 +438,6 @@ def make_app(
     return app
 
 
-def _check_server(p: argparse.ArgumentParser, endpoint: str | None, preset: str) -> None:
-    """A usage error unless the ycgym server (``endpoint``, else the process's local one) answers ``hello`` and has
-    ``preset``."""
-    try:
-        presets = sorted(hello_at(endpoint)["presets"])
-    except ConnectionError as e:
-        p.error(f"--endpoint: {e}")
-    if preset not in presets:
-        p.error(f"--preset: unknown preset {preset!r} (available: {', '.join(presets)})")
-
-
 def main(argv: list[str] | None = None) -> None:
     """``python -m ycgym.integrations.openenv``: serve one kind with uvicorn."""
     import uvicorn
@@ -468,7 +457,7 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     if a.max_steps is not None and a.kind != "step":
         p.error("--max-steps goes with --kind step")
-    _check_server(p, a.endpoint, a.preset)
+    check_server(p, a.endpoint, a.preset)
     app = make_app(
         a.kind,
         preset=a.preset,

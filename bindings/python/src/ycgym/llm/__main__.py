@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .._argtypes import int_in, nonneg_float, positive_float, seed, unit_float
-from .._backend import hello_at
+from .._backend import check_server
 from ..splits import parse_seed_list
 from .runner import LLMRunResult, LLMSettings, TurnRecord, _summary, checkpoint_path, endpoint_of, read_checkpoint, run_llm_episode
 
@@ -116,16 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _split_seeds(parser: argparse.ArgumentParser, name: str, count: int | None, endpoint: str | None) -> list[int]:
+def _split_seeds(parser: argparse.ArgumentParser, hello: Any, name: str, count: int | None) -> list[int]:
     """The first ``count`` seeds of split ``name``, with the ranges the server reports in ``hello``."""
-    from .._backend import Backend
-    from ..splits import server_splits, split_seeds
+    from ..splits import parse_splits, split_seeds
 
-    b = Backend(endpoint)
-    try:
-        ranges = server_splits(b)
-    finally:
-        b.close()
+    ranges = parse_splits(hello)
     first, last = ranges[name]
     if count is None and last - first + 1 > 1000:
         parser.error(f"--split {name} has {last - first + 1} seeds: give --count N")
@@ -133,6 +128,20 @@ def _split_seeds(parser: argparse.ArgumentParser, name: str, count: int | None, 
         return split_seeds(ranges, name, count)
     except ValueError as e:
         parser.error(str(e))
+
+
+def _out_problem(out: str) -> str | None:
+    """Why directory ``out`` cannot be made, found before a server starts (the ``mkdir`` after it stays the judge):
+    something in its path that is not a directory, or a parent it would be made in that is not writable."""
+    path = Path(out).absolute()
+    for q in (path, *path.parents):
+        if q.exists():
+            if not q.is_dir():
+                return f"{q} is not a directory"
+            if q != path and not os.access(q, os.W_OK | os.X_OK):
+                return f"{q} is not writable"
+            return None
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -177,22 +186,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                 system_prompt = f.read()
         except (OSError, UnicodeDecodeError) as e:
             parser.error(f"--system-prompt-file: cannot read {a.system_prompt_file}: {getattr(e, 'strerror', None) or e}")
-    if a.endpoint is not None:
-        try:
-            hello_at(a.endpoint)
-        except ConnectionError as e:
-            parser.error(f"--endpoint: {e}")
-    if a.split is not None:
-        seeds = _split_seeds(parser, a.split, a.count, a.endpoint)
-    elif a.seeds is not None:
-        seeds = a.seeds
-    else:
-        seeds = [a.seed if a.seed is not None else 1]
-    many = len(seeds) > 1 or a.seeds is not None or a.split is not None
-    if a.resume is not None:
+    problem = _out_problem(a.out)
+    if problem is not None:
+        parser.error(f"--out: cannot create {a.out}: {problem}")
+
+    def check_resume(seeds: Sequence[int], many: bool) -> None:
+        if a.resume is None:
+            return
         dirs = [Path(a.out) / f"seed-{sd}" for sd in seeds] if many else [Path(a.out)]
         if not any(checkpoint_path(d).exists() or (d / "episodes.arrow").exists() for d in dirs):
             parser.error(f"--resume: nothing to resume in {a.out} (no checkpoint or finished run of these seeds; start anew with --out)")
+
+    # Seeds given as such are checked against --resume before a server starts; a split's come from the server.
+    seeds = a.seeds if a.seeds is not None else [a.seed if a.seed is not None else 1]
+    many = len(seeds) > 1 or a.seeds is not None or a.split is not None
+    if a.split is None:
+        check_resume(seeds, many)
+    # The server (--endpoint's, else this process's local one, which the run then uses) answers and has the preset.
+    hello = check_server(parser, a.endpoint, a.preset)
+    if a.split is not None:
+        seeds = _split_seeds(parser, hello, a.split, a.count)
+        check_resume(seeds, many)
     try:
         Path(a.out).mkdir(parents=True, exist_ok=True)
     except OSError as e:
