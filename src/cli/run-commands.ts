@@ -8,6 +8,7 @@ import { cpus } from 'node:os';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { POLICY_NAMES } from '../../baselines/index.js';
 import { ARROW_COMPRESSIONS, TABLE_FORMATS, type ArrowCompression, type TableFormat } from '../export/compression.js';
+import { discardStaged } from '../export/dirs.js';
 import { intOption, MAX_WORKERS, parseSeedList } from './args.js';
 import { addPresetOption } from './preset-option.js';
 import type { RunSpec } from './run.js';
@@ -58,6 +59,19 @@ export function runSpecFrom(o: RunSpecFlags): RunSpec {
   return spec;
 }
 
+/**
+ * On Ctrl-C (SIGINT) or SIGTERM, remove the files of an output still being written (staged beside their place: what
+ * is in place stays whole) and exit with the status the signal's default would give (130, 143).
+ */
+function discardOnSignal(): void {
+  for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.once(signal, () => {
+      discardStaged();
+      process.exit(status);
+    });
+  }
+}
+
 /** Register `ycgym run` on a commander program. */
 export function registerRun(program: Command): void {
   addRunOptions(program.command('run').description('run baseline policies on many seeds in parallel; write Arrow or Parquet trajectories, episodes and a summary'))
@@ -65,6 +79,7 @@ export function registerRun(program: Command): void {
     .requiredOption('--out <dir>', 'output directory')
     .option('--no-progress', 'no progress bar')
     .action(async (o: RunSpecFlags & { workers: number; out: string; progress: boolean }) => {
+      discardOnSignal();
       const { runBulk, summaryTable } = await import('./run.js');
       const r = await runBulk({ ...runSpecFrom(o), workers: o.workers, out: o.out, progress: o.progress });
       process.stdout.write(`${summaryTable(r.summary)}\n\n`);
@@ -82,6 +97,7 @@ export function registerShard(program: Command): void {
     process.stdout.write(JSON.stringify(planInfo(planRun(runSpecFrom(o)))) + '\n');
   });
   addRunOptions(shard.command('worker').description('play job ranges read as JSON lines on stdin ({"start","end","out"}); one JSON reply line each')).action(async (o: RunSpecFlags) => {
+    discardOnSignal();
     const [{ planInfo, serveShardRequests }, { planRun }, { createInterface }] = await Promise.all([import('./shard.js'), import('./run.js'), import('node:readline')]);
     const p = planRun(runSpecFrom(o));
     process.stdout.write(JSON.stringify({ event: 'ready', ...planInfo(p) }) + '\n');
@@ -92,6 +108,7 @@ export function registerShard(program: Command): void {
     .requiredOption('--from <dir>', 'directory whose subdirectories are shard outputs')
     .requiredOption('--out <dir>', 'output directory')
     .action(async (o: RunSpecFlags & { from: string; out: string }) => {
+      discardOnSignal();
       const [{ mergeShards }, { planRun, summaryTable }] = await Promise.all([import('./shard.js'), import('./run.js')]);
       const r = await mergeShards(planRun(runSpecFrom(o)), o.from, o.out);
       process.stdout.write(`${summaryTable(r.summary)}\n\n`);

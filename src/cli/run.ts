@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
-import { makeDirs } from '../export/dirs.js';
+import { makeDirs, StagedFiles } from '../export/dirs.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -314,28 +314,53 @@ function openStepSink(path: string, format: TableFormat, compression: ArrowCompr
 /**
  * Play `jobs` (a slice of `plan.jobs`, in order) and write DIR/trajectories.FORMAT (when the plan keeps
  * trajectories), DIR/rollouts/ (when asked) and DIR/episodes.FORMAT; returns the episode rows in job order.
- * `format` overrides the plan's (shards stage their files as Arrow IPC whatever the run's format).
+ * `format` overrides the plan's (shards stage their files as Arrow IPC whatever the run's format). The files are
+ * written beside their place and moved into it once all are written (a failed or interrupted run leaves what was
+ * there as it was); with `staged`, they are left staged there, for the caller to add its own and commit them all.
  */
-export async function playToDir(plan: RunPlan, jobs: readonly JobRequest[], out: string, workers: number, progress: boolean, format: TableFormat = plan.format): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
+export async function playToDir(
+  plan: RunPlan,
+  jobs: readonly JobRequest[],
+  out: string,
+  workers: number,
+  progress: boolean,
+  format: TableFormat = plan.format,
+  staged?: StagedFiles,
+): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
   const n = Math.max(1, Math.min(workers, jobs.length));
   // Started first: the worker threads load their modules while this one loads the zstd encoder and opens the files.
   // Workers hand Arrow step rows over as compressed record batch bodies (the compression off the writer's thread).
   const pool = n > 1 ? threadPool(n, { ...plan.wc, body: plan.wc.trajectories && format === 'arrow' ? plan.compression : null }) : null;
+  const files = staged ?? new StagedFiles();
   try {
-    return await playWith(plan, jobs, out, pool, n, progress, format);
+    const played = await playWith(plan, jobs, out, pool, n, progress, format, files);
+    if (staged === undefined) files.commit();
+    return played;
+  } catch (e) {
+    files.discard();
+    throw e;
   } finally {
     await pool?.close();
   }
 }
 
 /** `playToDir` with its worker threads (`pool`, of `n` workers; null: play in this thread). */
-async function playWith(plan: RunPlan, jobs: readonly JobRequest[], out: string, pool: Pool | null, n: number, progress: boolean, format: TableFormat): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
+async function playWith(
+  plan: RunPlan,
+  jobs: readonly JobRequest[],
+  out: string,
+  pool: Pool | null,
+  n: number,
+  progress: boolean,
+  format: TableFormat,
+  staged: StagedFiles,
+): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
   const { cfg, wc } = plan;
   if (format === 'arrow' && plan.compression === 'zstd') await zstdEncoder();
   makeDirs(out);
   if (wc.rollouts) makeDirs(join(out, 'rollouts'));
   const trajPath = wc.trajectories ? join(out, `trajectories.${format}`) : null;
-  const steps: StepSink | null = trajPath ? openStepSink(trajPath, format, plan.compression) : null;
+  const steps: StepSink | null = trajPath ? openStepSink(staged.stage(trajPath), format, plan.compression) : null;
   // Parquet compresses behind the writes: past this many queued episodes, playing waits for it.
   const maxBacklog = 8;
   const episodes: EpisodeRow[] = [];
@@ -379,6 +404,8 @@ async function playWith(plan: RunPlan, jobs: readonly JobRequest[], out: string,
         else accept({ ...r, steps: null });
         if (pending.size > 0) throw new Error(`job ${j.index} played out of order`);
         if (steps && steps.backlog() > maxBacklog) await steps.drain();
+        // A turn of the event loop between episodes: a signal's handler (Ctrl-C) runs, instead of waiting for the run's end.
+        else await new Promise((r) => setImmediate(r));
       }
     } else {
       // Bound memory: a job may start only while it is within a window of the write cursor and the
@@ -406,31 +433,32 @@ async function playWith(plan: RunPlan, jobs: readonly JobRequest[], out: string,
     bar?.stop();
   }
   const episodesPath = join(out, `episodes.${format}`);
-  writeEpisodes(episodesPath, episodes, plan.compression);
+  writeEpisodes(episodesPath, episodes, plan.compression, staged);
   return { episodes, trajectories: trajPath, episodesPath };
 }
 
 /**
  * Write episode rows (in the given order) as one record batch of an Arrow IPC file (compressed as given; `zstd` needs
- * `await zstdEncoder()` first), or as Parquet when `path` ends in `.parquet`.
+ * `await zstdEncoder()` first), or as Parquet when `path` ends in `.parquet`; with `staged`, to its staged path.
  */
-export function writeEpisodes(path: string, episodes: readonly EpisodeRow[], compression: ArrowCompression = 'none'): void {
+export function writeEpisodes(path: string, episodes: readonly EpisodeRow[], compression: ArrowCompression = 'none', staged?: StagedFiles): void {
   const eb = episodeBuilder();
   for (const e of episodes) eb.append(e);
+  const file = staged ? staged.stage(path) : path;
   if (path.endsWith('.parquet')) {
-    writeEpisodesParquet(path, eb.finish());
+    writeEpisodesParquet(file, eb.finish());
     return;
   }
-  const es = episodeSink(path, compression);
+  const es = episodeSink(file, compression);
   es.writeBuffers(eb.finish());
   es.close();
 }
 
-/** Write DIR/summary.json of a run's episodes; returns the summary. */
-export function writeSummary(out: string, episodes: readonly EpisodeRow[], policies: readonly string[]): { summary: RunSummary; path: string } {
+/** Write DIR/summary.json of a run's episodes (to its staged path: `staged.commit()` moves it into place); returns the summary. */
+export function writeSummary(out: string, episodes: readonly EpisodeRow[], policies: readonly string[], staged: StagedFiles): { summary: RunSummary; path: string } {
   const summary = summarize(episodes, policies);
   const path = join(out, 'summary.json');
-  writeFileSync(path, JSON.stringify(summary, null, 2) + '\n');
+  writeFileSync(staged.stage(path), JSON.stringify(summary, null, 2) + '\n');
   return { summary, path };
 }
 
@@ -438,8 +466,18 @@ export function writeSummary(out: string, episodes: readonly EpisodeRow[], polic
 export async function runBulk(o: RunOptions): Promise<RunResult> {
   const t0 = performance.now();
   const plan = planRun(o);
-  const played = await playToDir(plan, plan.jobs, o.out, o.workers, o.progress !== false);
-  const { summary, path } = writeSummary(o.out, played.episodes, plan.policies);
+  // The run's files replace those in place together, summary included (an earlier run's stay whole until then).
+  const staged = new StagedFiles();
+  const played = await playToDir(plan, plan.jobs, o.out, o.workers, o.progress !== false, plan.format, staged);
+  let written: ReturnType<typeof writeSummary>;
+  try {
+    written = writeSummary(o.out, played.episodes, plan.policies, staged);
+  } catch (e) {
+    staged.discard();
+    throw e;
+  }
+  staged.commit();
+  const { summary, path } = written;
   return { summary, episodes: played.episodes, files: { trajectories: played.trajectories, episodes: played.episodesPath, summary: path }, seconds: (performance.now() - t0) / 1000 };
 }
 

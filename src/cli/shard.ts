@@ -16,7 +16,7 @@
  * depend on how the run was cut.
  */
 import { copyFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { makeDirs } from '../export/dirs.js';
+import { makeDirs, StagedFiles } from '../export/dirs.js';
 import { join } from 'node:path';
 import { RecordBatch, RecordBatchReader } from 'apache-arrow';
 import { stepSink } from '../export/arrow.js';
@@ -110,7 +110,12 @@ export function collectShards(plan: RunPlan, from: string): ShardContent[] {
     if (!statSync(dir).isDirectory()) continue;
     const ep = join(dir, 'episodes.arrow');
     if (!existsSync(ep)) throw new Error(`shard ${dir} has no episodes.arrow`);
-    const episodes = readEpisodes(ep);
+    let episodes: EpisodeRow[];
+    try {
+      episodes = readEpisodes(ep);
+    } catch (e) {
+      throw new Error(`shard ${dir}: episodes.arrow: ${(e as Error).message}`);
+    }
     if (episodes.length > 0) shards.push({ dir, episodes });
   }
   shards.sort((a, b) => (a.episodes[0]?.episode_id ?? 0) - (b.episodes[0]?.episode_id ?? 0));
@@ -142,10 +147,22 @@ export async function mergeShards(plan: RunPlan, from: string, out: string): Pro
   const shards = collectShards(plan, from);
   if (plan.format === 'arrow' && plan.compression === 'zstd') await zstdEncoder();
   makeDirs(out);
+  // The merged files are staged and move into place together at the end: a merge that fails leaves --out as it was.
+  const staged = new StagedFiles();
+  try {
+    return await mergeInto(plan, shards, out, staged);
+  } catch (e) {
+    staged.discard();
+    throw e;
+  }
+}
+
+async function mergeInto(plan: RunPlan, shards: ShardContent[], out: string, staged: StagedFiles): Promise<{ summary: RunSummary; episodes: EpisodeRow[]; files: string[] }> {
   const files: string[] = [];
   if (plan.wc.trajectories) {
     const path = join(out, `trajectories.${plan.format}`);
-    const sink = plan.format === 'parquet' ? stepParquetSink(path) : stepSink(path, plan.compression);
+    const file = staged.stage(path);
+    const sink = plan.format === 'parquet' ? stepParquetSink(file) : stepSink(file, plan.compression);
     let failed = false;
     try {
       for (const s of shards) {
@@ -154,7 +171,13 @@ export async function mergeShards(plan: RunPlan, from: string, out: string): Pro
         const want = s.episodes.reduce((a, e) => a + e.steps + 1, 0);
         let rows = 0;
         // Batch by batch: `ycgym run` writes one batch per episode, so the merged file has the same batches.
-        for (const batch of RecordBatchReader.from(readFileSync(src))) {
+        let reader: RecordBatchReader;
+        try {
+          reader = RecordBatchReader.from(readFileSync(src));
+        } catch (e) {
+          throw new Error(`shard ${s.dir}: trajectories.arrow: ${(e as Error).message}`);
+        }
+        for (const batch of reader) {
           // Read back, the timestamp's timezone is null where the schema has undefined; apache-arrow then sees
           // another schema and restarts the file. The data is the same: adopt the sink's schema.
           sink.writeBatch(new RecordBatch(sink.schema, batch.data));
@@ -188,9 +211,10 @@ export async function mergeShards(plan: RunPlan, from: string, out: string): Pro
   }
   const episodes = shards.flatMap((s) => s.episodes);
   const epPath = join(out, `episodes.${plan.format}`);
-  writeEpisodes(epPath, episodes, plan.compression);
+  writeEpisodes(epPath, episodes, plan.compression, staged);
   files.push(epPath);
-  const { summary, path } = writeSummary(out, episodes, plan.policies);
+  const { summary, path } = writeSummary(out, episodes, plan.policies, staged);
   files.push(path);
+  staged.commit();
   return { summary, episodes, files };
 }

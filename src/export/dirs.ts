@@ -1,11 +1,12 @@
 /**
- * `mkdir -p` that always returns. Node 20's `mkdirSync(dir, { recursive: true })` never returns for a path under
+ * Output directories and files. `makeDirs`: `mkdir -p` that always returns. Node 20's `mkdirSync(dir, { recursive: true })` never returns for a path under
  * /proc (the child's mkdir fails with ENOENT, the parent's with EEXIST, and it tries again forever): `ycgym run --out
  * /proc/x` hung at 100% CPU. This walk makes each missing parent once and then the directory, and throws the
- * system's error when that fails.
+ * system's error when that fails. `StagedFiles`: an output's files written beside their place and moved into it
+ * together once complete.
  */
-import { mkdirSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /** Make `dir` and its missing parents (an existing directory is fine); throws the system's error otherwise. */
 export function makeDirs(dir: string): void {
@@ -27,4 +28,48 @@ export function makeDirs(dir: string): void {
     if ((e as NodeJS.ErrnoException).code === 'EEXIST' && statSync(path).isDirectory()) return; // made meanwhile
     throw e;
   }
+}
+
+/** Where an output file is written until the whole output is complete: a hidden file beside it (the same directory,
+ * so moving it into place is one rename on one filesystem). */
+export function stagedPath(path: string): string {
+  return join(dirname(path), `.${basename(path)}.partial`);
+}
+
+/** Staged files not yet committed or discarded, of every output of this thread (what a signal handler removes). */
+const live = new Set<StagedFiles>();
+
+/**
+ * The files of one output (a run's trajectories, episodes and summary), written under their staged paths and moved
+ * into place together once all are written: a run that fails or is interrupted leaves the files already there (an
+ * earlier run's) as they were, instead of its own partial trajectories beside the earlier run's episodes and summary.
+ */
+export class StagedFiles {
+  private readonly paths: string[] = [];
+
+  /** Stage `path`; returns where to write it. */
+  stage(path: string): string {
+    this.paths.push(path);
+    live.add(this);
+    return stagedPath(path);
+  }
+
+  /** Move every staged file into place, in the order they were staged. */
+  commit(): void {
+    for (const p of this.paths) renameSync(stagedPath(p), p);
+    this.paths.length = 0;
+    live.delete(this);
+  }
+
+  /** Remove the staged files (a failed output): the files in place stay as they were. */
+  discard(): void {
+    for (const p of this.paths) rmSync(stagedPath(p), { force: true });
+    this.paths.length = 0;
+    live.delete(this);
+  }
+}
+
+/** Discard every output still being written (for a SIGINT or SIGTERM handler, before the process exits). */
+export function discardStaged(): void {
+  for (const s of [...live]) s.discard();
 }

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,6 +81,30 @@ describe('ycgym run (bulk export)', () => {
       expect(readFileSync(join(dir, 'w2', f)).equals(readFileSync(join(dir, 'w1', f))), f).toBe(true);
     }
   });
+
+  it.skipIf(!haveWorker)('a run interrupted by Ctrl-C leaves the files of the run before it in --out as they were, and no partial file', async () => {
+    // A new run into a directory that holds an earlier run wrote into its trajectories.arrow from the first episode on:
+    // interrupted, the directory held the new run's partial trajectories beside the old run's episodes and summary.
+    const again = join(dir, 'interrupted');
+    cpSync(join(dir, 'w1'), again, { recursive: true });
+    const files = ['trajectories.arrow', 'episodes.arrow', 'summary.json'];
+    const before = new Map(files.map((f) => [f, readFileSync(join(again, f))]));
+    const listing = readdirSync(again).sort();
+    const main = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+    const child = spawn(process.execPath, [main, 'run', '--policy', 'greedy', '--seeds', '1-5000', '--workers', '1', '--no-progress', '--out', again], { stdio: 'ignore' });
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const oldSize = statSync(join(again, 'trajectories.arrow')).size;
+    // Interrupted once it has written some of the new run (to the old file, or to a file of its own).
+    const deadline = Date.now() + 30_000;
+    const writing = (): boolean => readdirSync(again).some((f) => !listing.includes(f) && statSync(join(again, f)).size > 0) || statSync(join(again, 'trajectories.arrow')).size !== oldSize;
+    while (!writing() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(writing()).toBe(true);
+    child.kill('SIGINT');
+    const end = await exited;
+    expect(end.code ?? end.signal).toBe(130);
+    for (const f of files) expect(readFileSync(join(again, f)).equals(before.get(f) as Buffer), f).toBe(true);
+    expect(readdirSync(again).sort()).toEqual(listing);
+  }, 60_000);
 
   it('dispatchJobs hands jobs out in queue order to the worker holding the fewest (up to `ahead` each), stopping at a job canStart refuses', () => {
     const job = (index: number): JobRequest => ({ index, policy: 'greedy', seed: index });

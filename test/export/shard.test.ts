@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -90,6 +90,28 @@ describe('ycgym shard (a run cut into shards and merged back)', () => {
     const noTraj = variant('notraj', join('s99', 'trajectories.arrow'));
     await expect(mergeShards(plan, noTraj, join(base, 'o4'))).rejects.toThrow(/has no trajectories.arrow/);
     await expect(mergeShards(plan, join(base, 'nowhere'), join(base, 'o5'))).rejects.toThrow(/no such directory of shards/);
+  });
+
+  it('a failed merge leaves the files already in --out as they were and no partial file; a bad shard file is named', async () => {
+    const plan = planRun(SPEC);
+    const base = join(dir, 'failed-merge');
+    await playCuts(join(base, 'ok'), [4]);
+    const out = join(base, 'out');
+    await mergeShards(plan, join(base, 'ok'), out);
+    const before = new Map(FILES.map((f) => [f, readFileSync(join(out, f))]));
+    const listing = readdirSync(out).sort();
+    // Shard s98 (the jobs from 4 on) with a trajectories file that is not Arrow: found after s99's rows were merged.
+    const junkTraj = join(base, 'junk-traj');
+    cpSync(join(base, 'ok'), junkTraj, { recursive: true });
+    writeFileSync(join(junkTraj, 's98', 'trajectories.arrow'), 'junk');
+    await expect(mergeShards(plan, junkTraj, out)).rejects.toThrow(/s98.*trajectories\.arrow/);
+    for (const f of FILES) expect(readFileSync(join(out, f)).equals(before.get(f) as Buffer), f).toBe(true);
+    expect(readdirSync(out).sort()).toEqual(listing);
+    const junkEp = join(base, 'junk-ep');
+    cpSync(join(base, 'ok'), junkEp, { recursive: true });
+    writeFileSync(join(junkEp, 's99', 'episodes.arrow'), 'junk');
+    await expect(mergeShards(plan, junkEp, out)).rejects.toThrow(/shard .*s99: episodes\.arrow: not an Arrow IPC file/);
+    expect(readdirSync(out).sort()).toEqual(listing);
   });
 
   it('the worker answers bad requests with errors and keeps serving', async () => {
