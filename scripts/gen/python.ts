@@ -159,7 +159,8 @@ class TypedDictWriter {
 function union(types: string[]): string {
   const out: string[] = [];
   for (const t of types) if (!out.includes(t)) out.push(t);
-  return out.join(' | ');
+  // `X | None`, the spelling linters (ruff RUF036) and Python's own docs use: None last.
+  return [...out.filter((t) => t !== 'None'), ...out.filter((t) => t === 'None')].join(' | ');
 }
 
 /** `_protocol.py`: protocol version, ops, error codes, limits, and the wire types. */

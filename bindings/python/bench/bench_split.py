@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not transports:
         print(f"bench_split.py: unknown transport(s) {unknown or transports}; expected some of {sorted(ENDPOINTS)}", file=sys.stderr)
         return 2
-    if a.part is not None and a.part < 1 or a.rounds < 1 or a.batches < 1:
+    if (a.part is not None and a.part < 1) or a.rounds < 1 or a.batches < 1:
         print("bench_split.py: --part, --rounds and --batches must be positive", file=sys.stderr)
         return 2
     need = max(a.sessions)

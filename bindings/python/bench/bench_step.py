@@ -321,8 +321,10 @@ def main() -> None:
     pipe_spin_us = round(_pipe.connection_for(pserver.endpoint).spin_s * 1e6) if pserver is not None else None
     runs: dict[str, list[float]] = {
         k: []
-        for k in ("echo", "echo_spinning", "node_echo", "client", "client_sleeping", "env", "batch", "batch_binary", "vector", "discrete", "discrete_json")
-        + ("pipe_echo", "pipe_echo_spinning", "client_pipe", "env_pipe", "batch_pipe", "batch_binary_pipe", "discrete_pipe", "vector_pipe", "env_pipe_sleeping")
+        for k in (
+            *("echo", "echo_spinning", "node_echo", "client", "client_sleeping", "env", "batch", "batch_binary", "vector", "discrete", "discrete_json"),
+            *("pipe_echo", "pipe_echo_spinning", "client_pipe", "env_pipe", "batch_pipe", "batch_binary_pipe", "discrete_pipe", "vector_pipe", "env_pipe_sleeping"),
+        )
     }
     meter = CpuMeter(server.pid if server is not None else None)
     emeter = CpuMeter(echo.proc.pid)

@@ -173,7 +173,7 @@ def test_server_recording_is_compressed_and_readable(tmp_path: Path) -> None:
     assert tables["zstd"].equals(tables["none"])
     assert tables["zstd"].num_rows == 5
     assert tables["none_size"] > 5 * tables["zstd_size"]
-    rel = tables["zstd"]
+    rel = tables["zstd"]  # noqa: F841 - DuckDB scans the local by its name
     assert duckdb.sql("SELECT count(*) FROM rel WHERE action IS NOT NULL").fetchall() == [(4,)]
 
 

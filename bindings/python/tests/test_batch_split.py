@@ -20,7 +20,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ycgym import Client, LocalServer, ProtocolError, YCBenchVectorEnv
-from ycgym.client import _SPLIT_MAX_ACTION_CHARS, BATCH_MAX_PARTS, BATCH_PART_ENTRIES, BATCH_PART_ENTRIES_ZMQ, MAX_BATCH, MAX_SESSION_ID_CHARS, _batch_parts, _entries
+from ycgym.client import (
+    _SPLIT_MAX_ACTION_CHARS,
+    BATCH_MAX_PARTS,
+    BATCH_PART_ENTRIES,
+    BATCH_PART_ENTRIES_ZMQ,
+    MAX_BATCH,
+    MAX_SESSION_ID_CHARS,
+    _batch_parts,
+    _entries,
+)
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the pipe transport needs POSIX")
 
@@ -292,7 +301,7 @@ def test_threads_sharing_a_client_get_their_own_parts(pipe_server: LocalServer) 
                 for r in range(rounds):
                     steps = [(s, ACTIONS[(i + r) % len(ACTIONS)]) for i, s in enumerate(groups[k])]
                     got[k].append([_plain(x) for x in shared.step_batch(steps, raise_errors=False)])
-            except BaseException as e:  # pragma: no cover - reported below
+            except BaseException as e:  # noqa: BLE001  # pragma: no cover - reported below
                 errors.append(e)
 
         threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]

@@ -8,9 +8,9 @@ import sys
 import time
 
 import pytest
+import zmq
 from hypothesis import given, settings
 from hypothesis import strategies as st
-import zmq
 
 from ycgym import Client, LocalServer, ProtocolError, YCBenchEnv, _json
 
@@ -205,7 +205,7 @@ def test_curve_encryption() -> None:
     pub, sec = zmq.curve_keypair()
     try:
         server = LocalServer(args=["--curve-secret-key", sec.decode(), "--curve-public-key", pub.decode()], startup_timeout=20)
-    except Exception as e:  # pragma: no cover - depends on the server build
+    except Exception as e:  # noqa: BLE001  # pragma: no cover - depends on the server build
         pytest.skip(f"server without CURVE flags: {e}")
     try:
         with Client(server.endpoint, server_public_key=pub.decode(), timeout=10) as c:

@@ -121,7 +121,7 @@ def test_episodes_end_by_default() -> None:
     env = YCBenchDiscreteEnv(stall_steps=5, task_slots=8)
     try:
         env.reset(seed=1)
-        for i in range(5):
+        for _ in range(5):
             _, _, terminated, truncated, info = env.step(1)  # accept, accept, ... never advancing time
         assert truncated and not terminated and info["terminal_reason"] == "stall"
     finally:
@@ -144,9 +144,9 @@ def test_text_env_admissible_commands() -> None:
 def test_pickle_continues_the_episode_exactly() -> None:
     env = YCBenchDiscreteEnv()
     try:
-        obs, info = env.reset(seed=5)
+        env.reset(seed=5)
         for a in (1, 1 + 10):
-            obs, _, _, _, info = env.step(a)
+            env.step(a)
         copy = pickle.loads(pickle.dumps(env))
         try:
             assert np.array_equal(copy.action_masks(), env.action_masks())
@@ -171,12 +171,12 @@ def test_make_vec_batches_with_stacked_masks() -> None:
         rng = np.random.default_rng(0)
         single = YCBenchDiscreteEnv()
         try:
-            so, sinfo = single.reset(seed=13)
+            so, _ = single.reset(seed=13)
             assert np.array_equal(so, obs[3])
             for _ in range(30):
                 acts = np.array([random_masked(m, rng) for m in venv.action_masks()])
                 obs, rew, term, trunc, info = venv.step(acts)
-                so, sr, st_, su, sinfo = single.step(int(acts[3]))
+                so, sr, st_, su, _ = single.step(int(acts[3]))
                 assert np.array_equal(so, obs[3]) and sr == rew[3] and st_ == term[3] and su == trunc[3]
                 if st_ or su:
                     break
@@ -230,9 +230,9 @@ def test_discrete_vector_env_autoreset_modes(mode: str) -> None:
             return np.asarray([int(np.flatnonzero(m)[0]) for m in info["action_mask"]])
 
         for _ in range(2):
-            obs, r, term, trunc, info = v.step(valid(info))
+            obs, _, term, trunc, info = v.step(valid(info))
             assert not (term | trunc).any()
-        obs, r, term, trunc, info = v.step(valid(info))
+        obs, _, term, trunc, info = v.step(valid(info))
         assert trunc.all() and info["terminal_reason"] is not None
         if mode == "SameStep":
             # The returned observation is the next episode's (reset) one; the last one is in final_obs.
@@ -240,7 +240,7 @@ def test_discrete_vector_env_autoreset_modes(mode: str) -> None:
             assert info["final_obs"][0].shape == first[0].shape and [f["step"] for f in info["final_info"]] == [3, 3]
             assert [f["terminal_reason"] for f in info["final_info"]] == ["max_steps", "max_steps"]
             assert (info["step"] == 0).all()
-            obs, r, term, trunc, info = v.step(valid(info))
+            obs, _, term, trunc, info = v.step(valid(info))
             assert (info["step"] == 1).all() and not (term | trunc).any()
         else:
             assert (info["step"] == 3).all()
@@ -250,7 +250,7 @@ def test_discrete_vector_env_autoreset_modes(mode: str) -> None:
             obs, info = v.reset(options={"reset_mask": np.array([True, False])})
             assert info["_step"].tolist() == [True, False] and info["step"][0] == 0
             obs, info = v.reset(options={"reset_mask": np.array([False, True])})
-            obs, r, term, trunc, info = v.step(valid(info))
+            obs, _, term, trunc, info = v.step(valid(info))
             assert (info["step"] == 1).all()
     finally:
         v.close()

@@ -8,10 +8,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from gymnasium.vector.utils import concatenate, create_empty_array
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from gymnasium.vector.utils import concatenate, create_empty_array
 
 from ycgym.spaces import DOMAINS, SpaceParams, _days, encode_batch, encode_observation, observation_space
 

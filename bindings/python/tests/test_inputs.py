@@ -10,10 +10,9 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import ycgym
+from helpers import same
 from ycgym import _gym_compat
 from ycgym.spaces import MAX_TEXT_LENGTH, action_text
-
-from helpers import same
 
 
 def test_action_text() -> None:

@@ -24,10 +24,9 @@ from typing import Any
 
 import pytest
 
+from helpers import alive
 from ycgym import Client, LocalServer, ProtocolError
 from ycgym.client import ServerExitedError
-
-from helpers import alive
 
 CHILD_TIMEOUT = 240
 
@@ -458,9 +457,9 @@ def test_an_interrupt_between_pipelined_requests_abandons_those_sent(endpoint: s
 def test_an_interrupt_during_a_discrete_step_abandons_its_pipelined_resets(endpoint: str) -> None:
     """The Discrete vector env sends its automatic resets ahead of the step batch: a Ctrl-C as the batch goes out must
     abandon the resets too (their replies would otherwise be kept in the client)."""
-    from ycgym import YCBenchDiscreteVectorEnv
-
     import numpy as np
+
+    from ycgym import YCBenchDiscreteVectorEnv
 
     env = YCBenchDiscreteVectorEnv(3, endpoint=endpoint, max_steps=2)
     try:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pytest
 import pyarrow.ipc as ipc
+import pytest
 
 from fake_openai import FakeOpenAI, HTTPFailure, run
 

@@ -14,8 +14,9 @@ from threading import Thread
 from typing import Any
 
 import pytest
-from helpers import golden_commands
+from websockets.exceptions import ConnectionClosedError
 
+from helpers import golden_commands
 from ycgym import Client, YCBenchEnv
 from ycgym.integrations.openenv import (
     ToolCall,
@@ -233,7 +234,8 @@ def test_request_bodies_above_the_limit_are_refused_without_being_read(servers: 
     assert status == 422 and len(body) < 200_000
     with YCBenchEnvClient(base_url=servers["step"]).sync() as env:
         env.reset(seed=4)
-        with pytest.raises(Exception):
+        # The server closes the connection with 1009 (message too big), naming the limit.
+        with pytest.raises(ConnectionClosedError, match=r"1009 \(message too big\).*8388608"):
             env._send_and_receive({"type": "step", "data": {"command": "x" * (9 << 20)}})
     with YCBenchEnvClient(base_url=servers["step"]).sync() as env:
         env.reset(seed=4)

@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 
 import ycgym
-
 from helpers import REPO
 
 PYPROJECT = REPO / "bindings" / "python"

@@ -82,7 +82,7 @@ def test_parquet_rows_with_duckdb(runs: tuple[Path, Path]) -> None:
     arrow, parquet = runs
     con = duckdb.connect()
     steps_pq = con.execute(f"select * from read_parquet('{parquet / 'trajectories.parquet'}') order by episode_id, step").fetchall()
-    want = _arrow(arrow, "trajectories")  # noqa: F841 (DuckDB scans the local)
+    want = _arrow(arrow, "trajectories")  # DuckDB scans the local by its name
     steps_ipc = con.execute("select * from want order by episode_id, step").fetchall()
     assert len(steps_pq) == want.num_rows
     assert steps_pq == steps_ipc

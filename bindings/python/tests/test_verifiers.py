@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai import FakeOpenAI, run
 
+from fake_openai import FakeOpenAI, run
 from ycgym import Client
 from ycgym.integrations.score import funds_multiple
 from ycgym.integrations.verifiers import parse_seeds
@@ -123,7 +123,7 @@ def test_parse_seeds() -> None:
             parse_seeds(bad)
     # Bounded as every seed list is (ycgym.splits.parse_seed_list): before, "1-100000000" built a list of 10^8 ints
     # (gigabytes), and a seed beyond 2^53 reached the server.
-    with pytest.raises(ValueError, match="^1-100000000 names more than 1000000 seeds$"):
+    with pytest.raises(ValueError, match=r"^1-100000000 names more than 1000000 seeds$"):
         parse_seeds("1-100000000")
     with pytest.raises(ValueError, match="seeds must be integers from -9007199254740991 to 9007199254740991"):
         parse_seeds(f"1,{2**60}")

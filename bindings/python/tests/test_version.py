@@ -7,17 +7,16 @@ import json
 import subprocess
 
 import ycgym
+from helpers import REPO
 from ycgym import Client, _version
 from ycgym.server import LocalServer
-
-from helpers import REPO
 
 
 def test_version_file_is_generated_from_package_json_and_the_schema() -> None:
     pkg = json.loads((REPO / "package.json").read_text(encoding="utf-8"))
     schema = json.loads((REPO / "schema" / "protocol.schema.json").read_text(encoding="utf-8"))
     assert _version.__version__ == pkg["version"]
-    assert _version.PROTOCOL_VERSION == schema["$defs"]["Version"]["const"]
+    assert schema["$defs"]["Version"]["const"] == _version.PROTOCOL_VERSION
     # The generator agrees byte for byte (so `npm version` regenerates exactly this file).
     check = subprocess.run(["node", str(REPO / "scripts" / "sync-version.mjs"), "--check"], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr

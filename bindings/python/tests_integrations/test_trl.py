@@ -11,8 +11,8 @@ from __future__ import annotations
 import gzip
 import inspect
 import json
-import shlex
 import os
+import shlex
 from collections.abc import Iterator
 from importlib.resources import files
 from pathlib import Path
@@ -161,7 +161,7 @@ def test_scripted_episode_through_trl_parsing(tokenizer: PreTrainedTokenizerFast
         # The prompt as TRL renders it: the user message with reset's text, and every verb tool's schema.
         prefix = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tools=list(tools.values()), tokenize=False, add_generation_prompt=True)
         assert all(json.dumps(name) in prefix for name in schemas)
-        for n, cmd in enumerate(commands, start=1):
+        for n, cmd in enumerate(commands, start=1):  # noqa: B007 - n is read after the loop
             (call,) = tokenizer.parse_response(_reply(*_as_verb_call(cmd, schemas)), prefix=prefix)["tool_calls"]
             got = json.loads(tools[call["function"]["name"]](**call["function"]["arguments"]))
             want = c.turn_step(direct["session"], [f"yc-bench {cmd}"])

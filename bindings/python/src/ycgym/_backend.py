@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
+import pickle
 import threading
 import weakref
-import pickle
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any

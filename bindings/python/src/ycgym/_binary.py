@@ -36,24 +36,24 @@ class BatchArrays:
     """
 
     __slots__ = (
-        "n",
-        "reward",
-        "terminated",
-        "truncated",
-        "ok",
-        "exit_code",
-        "reward_cents",
-        "step",
-        "funds_cents",
-        "terminal_reason",
-        "terminal_reasons",
-        "obs",
-        "mask",
-        "text",
-        "command",
         "action_text",
         "admissible_commands",
+        "command",
         "errors",
+        "exit_code",
+        "funds_cents",
+        "mask",
+        "n",
+        "obs",
+        "ok",
+        "reward",
+        "reward_cents",
+        "step",
+        "terminal_reason",
+        "terminal_reasons",
+        "terminated",
+        "text",
+        "truncated",
     )
 
     n: int
@@ -78,7 +78,8 @@ class BatchArrays:
     def reasons(self) -> np.ndarray:
         """``terminal_reason`` decoded: an ``object`` array of ``None`` or the reason string."""
         table = np.asarray(self.terminal_reasons, dtype=object)
-        return table[self.terminal_reason]
+        reasons: np.ndarray = table[self.terminal_reason]
+        return reasons
 
     def raise_first(self) -> None:
         """Raise the first failed entry's :class:`ycgym.ProtocolError`, if any."""

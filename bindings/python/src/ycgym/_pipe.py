@@ -195,11 +195,11 @@ class PipeConnection:
                     if not self._reading:
                         self._reading = reader = True  # one step: no interrupt between the two
                         break
-                    remaining = _WAIT_S if deadline is None else min(_WAIT_S, deadline - time.monotonic())
-                    if remaining <= 0:
+                    wait = _WAIT_S if deadline is None else min(_WAIT_S, deadline - time.monotonic())
+                    if wait <= 0:
                         return None
                     # Bounded: a notify that an interrupt cut short costs a waiter at most this long.
-                    self._cond.wait(remaining)
+                    self._cond.wait(wait)
             while True:
                 remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
                 if self._read_once(remaining):

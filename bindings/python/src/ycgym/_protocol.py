@@ -413,7 +413,7 @@ class _StepBatchBinaryResultRequired(TypedDict):
 
 class StepBatchBinaryResult(_StepBatchBinaryResultRequired, total=False):
     """Result of a step_batch with "encoding": "binary" (frame 0); the arrays it lists follow as frames 1..k, row i for entry i (zeros for a failed entry)."""
-    admissible_commands: list[None | list[str]]
+    admissible_commands: list[list[str] | None]
 
 
 class SnapshotResult(TypedDict):

@@ -32,6 +32,7 @@ def resolve_spin_us(spin_us: int | None = None) -> int:
     :data:`DEFAULT_SPIN_US` on a process allowed more than one CPU and 0 (sleep at once) on one CPU, where spinning
     would only delay the server. Raises ValueError for a value that is not a whole number of microseconds in
     ``0..MAX_SPIN_US``."""
+    raw: object  # what was given, as given, for the error message
     if spin_us is None:
         env = os.environ.get("YCGYM_SPIN_US", "").strip()
         if env == "":

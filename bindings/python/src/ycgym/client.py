@@ -33,7 +33,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, NoReturn, cast
+from typing import Any, Literal, NoReturn, cast, overload
 
 import zmq
 
@@ -113,7 +113,7 @@ def check_timeout(value: object, *, allow_zero: bool = False) -> float | None:
         return None
     if not isinstance(value, bool) and isinstance(value, numbers.Real):
         t = float(value)
-        if (0 < t or (allow_zero and t == 0)) and t <= MAX_TIMEOUT_S:
+        if (t > 0 or (allow_zero and t == 0)) and t <= MAX_TIMEOUT_S:
             return t
     raise ValueError(f"timeout must be a positive number of seconds up to {MAX_TIMEOUT_S}, or None (wait forever), got {value!r}")
 
@@ -425,9 +425,10 @@ class Client:
         return self._sock is None
 
     def _socket(self) -> zmq.Socket[bytes]:
-        if self._sock is None:
+        sock: zmq.Socket[bytes] | None = self._sock
+        if sock is None:
             raise RuntimeError("the client is closed")
-        return self._sock
+        return sock
 
     def _check_alive(self, op: str) -> None:
         if self._liveness is not None:
@@ -471,7 +472,7 @@ class Client:
         ``gather([send(op, **f) for f in requests], ...)`` returns, except that an interrupt (Ctrl-C) landing anywhere,
         between two sends as well, abandons every request already sent (their replies are dropped when they come; the
         list comprehension loses the ids of those sent before it is interrupted, and their replies stay in the client)."""
-        ids: list[RequestId] = []
+        ids: list[int] = []
         try:
             self.send_all(op, requests, ids)
             return self.gather(ids, timeout=timeout, raise_errors=raise_errors)
@@ -479,16 +480,16 @@ class Client:
             self.abandon(ids)  # those received, or never sent, are not pending: left alone
             raise
 
-    def send_all(self, op: str, requests: Iterable[Mapping[str, Any]], ids: list[RequestId] | None = None) -> list[RequestId]:
+    def send_all(self, op: str, requests: Iterable[Mapping[str, Any]], ids: list[int] | None = None) -> list[int]:
         """Send one ``op`` request per mapping of fields in ``requests``, pipelined, without waiting; their ids, in
         order (collect the results with :meth:`gather`). Each id is appended to ``ids`` (when given) before its request
         goes out: hold that list in a ``try`` that abandons it, and an interrupt at any point, this call's return
         included, leaves no reply kept for nobody. An interrupt during the sends abandons those already sent."""
-        out: list[RequestId] = ids if ids is not None else []
+        out: list[int] = ids if ids is not None else []
         start = len(out)
         # Sent and not yet answered, oldest first, with their sizes: kept within the window by reading replies
         # (they wait in the stash for gather) before sending more.
-        unanswered: collections.deque[tuple[RequestId, int]] = collections.deque()
+        unanswered: collections.deque[tuple[int, int]] = collections.deque()
         unanswered_bytes = 0
         try:
             for fields in requests:
@@ -716,13 +717,31 @@ class Client:
         """Execute one agent command in ``session``."""
         return cast(StepResult, self.recv(self._send_step(session, action), timeout))
 
+    @overload
     def step_batch(
         self,
-        steps: Iterable[tuple[str, str]] | Iterable[Mapping[str, str]],
+        steps: Iterable[tuple[str, str | int]] | Iterable[Mapping[str, str | int]],
+        *,
+        raise_errors: Literal[True] = True,
+        timeout: Timeout = DEFAULT,
+    ) -> list[StepResult]: ...
+
+    @overload
+    def step_batch(
+        self,
+        steps: Iterable[tuple[str, str | int]] | Iterable[Mapping[str, str | int]],
+        *,
+        raise_errors: bool,
+        timeout: Timeout = DEFAULT,
+    ) -> list[StepResult | ProtocolError]: ...
+
+    def step_batch(
+        self,
+        steps: Iterable[tuple[str, str | int]] | Iterable[Mapping[str, str | int]],
         *,
         raise_errors: bool = True,
         timeout: Timeout = DEFAULT,
-    ) -> list[StepResult | ProtocolError]:
+    ) -> list[StepResult] | list[StepResult | ProtocolError]:
         """Step many sessions in one round trip. ``steps`` are ``(session, action)`` pairs (or dicts).
 
         Results come back in request order. A failed entry raises its :class:`ProtocolError` (with
@@ -958,7 +977,7 @@ class Client:
         try:
             if self._sock is not None:
                 self._sock.close(0)
-        except Exception:
+        except Exception:  # noqa: BLE001 - best effort while collected
             pass
 
     def __repr__(self) -> str:

@@ -64,7 +64,7 @@ def discrete_options(market_slots: int, task_slots: int, max_steps: int | None, 
 
 def frame_arrays(result: ResetResult | StepResult) -> tuple[np.ndarray, np.ndarray]:
     """The numeric observation (float32) and the mask (bool) of a Discrete reply."""
-    d = result["observation"]["discrete"]  # type: ignore[typeddict-item]
+    d = result["observation"]["discrete"]
     return np.asarray(d["obs"], dtype=np.float32), np.asarray(d["mask"], dtype=np.bool_)
 
 
@@ -153,7 +153,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         r = self._backend.client.reset(0, preset, options=self._opts)
         self._session: str | None = r["session"]
         self._backend.sessions.add(r["session"])
-        self.discrete_spec: dict[str, Any] = dict(r["info"]["discrete_spec"])  # type: ignore[typeddict-item]
+        self.discrete_spec: dict[str, Any] = dict(r["info"]["discrete_spec"])
         self.observation_space, self.action_space = spaces_of(self.discrete_spec, self.dict_obs)
         self._mask = np.zeros(int(self.discrete_spec["n_actions"]), dtype=np.bool_)
         self._ready = False
@@ -170,7 +170,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         self._last_text = result["observation"]["text"]
         info: dict[str, Any] = {k: result["info"][k] for k in _INFO_KEYS if k in result["info"]}  # type: ignore[literal-required]
         if "admissible_commands" in result["info"]:
-            info["admissible_commands"] = list(result["info"]["admissible_commands"])  # type: ignore[typeddict-item]
+            info["admissible_commands"] = list(result["info"]["admissible_commands"])
         info["action_mask"] = mask.copy()
         info["ok"] = bool(result["observation"]["ok"])
         info["session"] = self._session
@@ -249,4 +249,4 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
             self.restore(episode)
 
     def __repr__(self) -> str:
-        return f"<YCBenchDiscreteEnv preset={self.preset!r} n_actions={self.action_space.n} session={self._session!r}>"
+        return f"<YCBenchDiscreteEnv preset={self.preset!r} n_actions={int(self.discrete_spec['n_actions'])} session={self._session!r}>"

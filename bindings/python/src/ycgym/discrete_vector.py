@@ -238,7 +238,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 truncated[idx] = arr.truncated
                 binary = (live if again else self._every(), arr)
             else:
-                for i, r in zip(live, c.step_batch([(self._sessions[i], acts[i]) for i in live])):  # type: ignore[misc]
+                for i, r in zip(live, c.step_batch([(self._sessions[i], acts[i]) for i in live])):
                     results[i] = r
                     self._put(i, r)
                     rewards[i] = float(r["reward"])
@@ -256,9 +256,9 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         elif self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
             done = [int(i) for i in np.flatnonzero(ended)]
             finals = {i: self._single(i, self._step_info(i, results, binary)) for i in done}
-            for i, r in zip(done, self._reset_many(done, [None] * len(done))):
-                self._put(i, r)
-                results[i] = r
+            for i, rr in zip(done, self._reset_many(done, [None] * len(done))):
+                self._put(i, rr)
+                results[i] = rr
             if binary is not None:  # the ended ones are reset: their infos are the resets'
                 keep = [k for k, i in enumerate(binary[0]) if not ended[i]]
                 binary = ([binary[0][k] for k in keep], _Rows(binary[1], keep))  # type: ignore[assignment]

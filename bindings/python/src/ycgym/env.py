@@ -8,7 +8,18 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from ._backend import SessionAccess, connection, open_backend, options_dict, reopen, restore_sessions, seed_arg, snapshot_sessions, snapshot_start, status_time
+from ._backend import (
+    SessionAccess,
+    connection,
+    open_backend,
+    options_dict,
+    reopen,
+    restore_sessions,
+    seed_arg,
+    snapshot_sessions,
+    snapshot_start,
+    status_time,
+)
 from .client import ResetResult, StepResult
 from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_observation, observation_space
 from .splits import server_splits, split_seed

@@ -155,7 +155,7 @@ def _drain(stream: object, sink: Queue[str | None] | None, tail: collections.deq
     finally:
         try:
             stream.close()  # type: ignore[attr-defined]
-        except Exception:  # pragma: no cover
+        except Exception:  # noqa: BLE001  # pragma: no cover - best effort: the stream is done with
             pass
         if sink is not None:
             sink.put(None)
@@ -181,7 +181,7 @@ def _stop_process(proc: subprocess.Popen[bytes], grace: float, owner_pid: int, p
                 proc.wait(timeout=10)
         else:
             proc.wait(timeout=0)
-    except Exception:  # pragma: no cover - best effort during interpreter shutdown
+    except Exception:  # noqa: BLE001  # pragma: no cover - best effort during interpreter shutdown
         pass
     _close_lifeline(proc)
     # stdout/stderr are closed by the reader threads when they reach EOF (closing them here could block
@@ -205,7 +205,7 @@ def _close_lifeline(proc: subprocess.Popen[bytes]) -> None:
     try:
         if proc.stdin is not None:
             proc.stdin.close()
-    except Exception:  # pragma: no cover
+    except Exception:  # noqa: BLE001  # pragma: no cover - best effort: the child may be gone
         pass
 
 
@@ -217,7 +217,7 @@ def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork a
         libc = ctypes.CDLL(None, use_errno=True)
         PR_SET_PDEATHSIG = 1
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    except Exception:
+    except Exception:  # noqa: BLE001 - not Linux, or no libc: the stdin lifeline still stops the server
         pass
 
 

@@ -36,10 +36,29 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._backend import BackendAccess, connection, open_backend, options_dict, reopen, restore_sessions, session_limit_hint, snapshot_sessions, status_time
-from .client import Client, ProtocolError, ResetResult, StepResult
+from ._backend import (
+    BackendAccess,
+    connection,
+    open_backend,
+    options_dict,
+    reopen,
+    restore_sessions,
+    session_limit_hint,
+    snapshot_sessions,
+    status_time,
+)
+from .client import ProtocolError, ResetResult, StepResult
 from .env import make_info, merged_options, text_option
-from .spaces import MAX_TEXT_LENGTH, _float_rows, action_space, action_text, check_max_text_length, encode_batch, encode_observation, observation_space
+from .spaces import (
+    MAX_TEXT_LENGTH,
+    _float_rows,
+    action_space,
+    action_text,
+    check_max_text_length,
+    encode_batch,
+    encode_observation,
+    observation_space,
+)
 from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchVectorEnv"]
@@ -320,16 +339,16 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             by_env: list[Any] = [None] * n
             for i, r in zip(to_step, stepped):
                 by_env[i] = r
-            for i, r in zip(to_reset, reset_results):
-                by_env[i] = r
+            for i, rr in zip(to_reset, reset_results):
+                by_env[i] = rr
             infos = self._step_infos(by_env) if None not in by_env else None
             if infos is not None:
                 self._autoreset_envs = np.logical_or(terminations, truncations)
                 return self._batch_obs(), rewards, terminations, truncations, infos
         for i, sr in zip(to_step, stepped):
             env_infos[i] = self._info(sr, i)
-        for i, r in zip(to_reset, reset_results):
-            env_infos[i] = self._info(r, i)
+        for i, rr in zip(to_reset, reset_results):
+            env_infos[i] = self._info(rr, i)
 
         final: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
         if mode == AutoresetMode.SAME_STEP:
@@ -338,8 +357,8 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                 for i in done:
                     fobs = encode_observation(self._obs[i], self.params, self._starts[i], self.max_text_length)  # type: ignore[arg-type]
                     final.append((i, fobs, env_infos[i]))  # type: ignore[arg-type]
-                for i, r in zip(done, self._reset_many(done, [None] * len(done), self._options(None))):
-                    env_infos[i] = self._info(r, i)
+                for i, rr in zip(done, self._reset_many(done, [None] * len(done), self._options(None))):
+                    env_infos[i] = self._info(rr, i)
 
         per_env: list[tuple[int, dict[str, Any]]] = []
         if not final and None not in env_infos:
@@ -531,11 +550,12 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             return None
 
     def _step_infos_of(self, results: list[StepResult]) -> dict[str, Any] | None:
-        infos = [r["info"] for r in results]
+        # Plain mappings here: their keys are read as they come (the columns follow the replies' keys).
+        infos: list[Mapping[str, Any]] = [r["info"] for r in results]
         obs = [r["observation"] for r in results]
         if not _same_dicts(infos) or max(map(len, map(_TEXT, obs))) > self.max_text_length:
             return None
-        sts = [o["status"] for o in obs]
+        sts: list[Mapping[str, Any]] = [o["status"] for o in obs]
         if not _same_dicts(sts):
             return None
         status: dict[str, Any] = {}

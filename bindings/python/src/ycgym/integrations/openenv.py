@@ -76,7 +76,8 @@ class _JSONClient(EnvClient[ActT, ObsT, StateT]):
     _state_type: type[State]
 
     def _step_payload(self, action: ActT) -> dict[str, Any]:
-        return action.model_dump(mode="json")
+        payload: dict[str, Any] = action.model_dump(mode="json")
+        return payload
 
     def _parse_result(self, payload: dict[str, Any]) -> StepResult[ObsT]:
         reward = payload.get("reward")
@@ -424,6 +425,7 @@ def make_app(
     bodies above ``max_body_bytes`` (default: the ycgym server's message limit, 8 MiB) are refused with 413
     (:class:`BodyLimit`); serve it with uvicorn's ``ws_max_size`` at the same value to bound WebSocket messages."""
     factory: Callable[[], Environment[Any, Any, Any]]
+    app: FastAPI
     if kind == "step":
         factory = functools.partial(YCBenchEnvironment, preset=preset, endpoint=endpoint, max_steps=max_steps)
         app = create_app(factory, YCBenchAction, YCBenchObservation, env_name="ycgym", max_concurrent_envs=max_concurrent_envs)

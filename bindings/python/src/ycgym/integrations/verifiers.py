@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterator
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import verifiers.v1 as vf
 from openai import AsyncOpenAI
@@ -34,6 +34,9 @@ from pydantic import Field
 
 from ..splits import parse_seed_list
 from .score import TurnRun, funds_multiple
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
 __all__ = [
     "YCBenchData",
@@ -185,15 +188,21 @@ class YCBenchHarness(vf.Harness[YCBenchHarnessConfig]):
                 st.start_funds_cents = st.final_funds_cents = run.start_funds_cents
             turns = 0
             while True:
-                completion = await llm.chat.completions.create(model=ctx.model, messages=messages, tools=tools, tool_choice="auto")
+                completion = await llm.chat.completions.create(
+                    model=ctx.model,
+                    # The turn protocol's messages and tool schemas are the Chat Completions shapes, as plain dicts.
+                    messages=cast("list[ChatCompletionMessageParam]", messages),
+                    tools=cast("list[ChatCompletionToolParam]", tools),
+                    tool_choice="auto",
+                )
                 if not completion.choices:
                     raise RuntimeError("the model endpoint returned no choices")
                 msg = completion.choices[0].message
                 reply: dict[str, Any] = {
                     "tool_calls": [
-                        {"id": tc.id, "name": tc.function.name, "arguments": tc.function.arguments}
+                        {"id": tc.id, "name": fn.name, "arguments": fn.arguments}
                         for tc in (msg.tool_calls or [])
-                        if getattr(tc, "function", None) is not None
+                        if (fn := getattr(tc, "function", None)) is not None  # function calls (not custom tool calls)
                     ]
                 }
                 if msg.content is not None:

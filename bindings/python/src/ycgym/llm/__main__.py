@@ -301,8 +301,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _write_combined(out: Path, model: str, seeds: Sequence[int]) -> None:
     """OUT/trajectories.arrow, OUT/episodes.arrow and OUT/summary.json of the seeds' runs (OUT/seed-N/), in seed order."""
-    import pyarrow as pa
-    import pyarrow.ipc as ipc
+    import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]
+    import pyarrow.ipc as ipc  # type: ignore[import-untyped,unused-ignore]
 
     from ..arrow import EPISODE_SCHEMA, STEP_SCHEMA, write_trajectories
 

@@ -346,7 +346,7 @@ def run(
         for a in actors:
             try:
                 ray.kill(a)
-            except Exception:  # pragma: no cover - already gone
+            except Exception:  # noqa: BLE001  # pragma: no cover - already gone
                 pass
         if not done:
             _remove_scratch(runners.values())
