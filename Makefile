@@ -9,7 +9,7 @@ PIPC := $(foreach f,$(PYCONSTRAINTS),-c $(f))
 # Wheels of the Python package's runtime dependencies, downloaded by py-install: the wheel install test uses them offline.
 WHEELHOUSE := .wheelhouse
 
-.PHONY: run test install build py-install test-ts test-py test-integrations bench fuzz clean wheel train
+.PHONY: run test install build py-install test-ts test-py test-static test-integrations bench fuzz clean wheel train
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -45,7 +45,12 @@ wheel: build py-install
 	rm -rf bindings/python/dist
 	cd bindings/python && ../../$(VPY) -m build --no-isolation --outdir dist .
 
-test: test-ts test-py
+# The Python package's static checks, as configured in bindings/python/pyproject.toml: mypy --strict over the package
+# (its py.typed annotations are what users' type checkers read) and ruff over the package, tests, examples and benches.
+test-static: py-install
+	cd bindings/python && ../../$(VPY) -m mypy && ../../$(VPY) -m ruff check src tests tests_integrations examples bench
+
+test: test-ts test-py test-static
 
 # TRL, the PPO example and the RLlib example need torch (several GB from PyPI): their tests live apart from `make test`.
 $(VENV)/.installed-trl: $(VENV)/.installed bindings/python/constraints-train.txt
