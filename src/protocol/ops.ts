@@ -119,8 +119,8 @@ export type ToolsChoice = 'run_command' | 'verbs' | 'all';
 
 /** A turn as it comes over the wire: `commands` (run_command calls) or the model's `tool_calls`. */
 export interface WireTurnAction {
-  commands?: string[];
-  tool_calls?: ToolCall[];
+  commands?: readonly string[];
+  tool_calls?: readonly ToolCall[];
   content?: string | null;
   reasoning_content?: string;
 }
@@ -229,7 +229,7 @@ export interface SessionParams {
 
 /** Each op: the fields of its request (besides `v`, `id` and `op`) and the `result` of its successful reply. */
 export interface OpSignatures {
-  hello: { params: Record<string, never>; result: HelloResult };
+  hello: { params: Record<never, never>; result: HelloResult };
   reset: { params: { seed: number; preset?: string; session?: string; options?: WireResetOptions }; result: SessionResetResult };
   step: { params: { session: string; action: string | number }; result: StepResult };
   /** `encoding: "binary"`: the result is a `BinaryBatchResult` and the arrays follow as frames (./binary.ts). */

@@ -103,8 +103,7 @@ describe('session ownership (F7)', () => {
     expect(r.message).toContain('3 live sessions per client');
     const b = client(s.endpoint);
     expect((await b.reset({ seed: 1 })).session).toMatch(/^s/);
-    const hello = (await b.hello()) as { limits: Record<string, number> };
-    expect(hello.limits['max_sessions_per_client']).toBe(3);
+    expect((await b.hello()).limits.max_sessions_per_client).toBe(3);
   });
 });
 

@@ -7,11 +7,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Env } from '../../src/env/env.js';
+import { Env, type ResetResult, type StepResult } from '../../src/env/env.js';
 import { buildDiscreteSpec, discreteFrame, discreteFrameReference, discreteSpec, type DiscreteFrame, type DiscreteSpec } from '../../src/env/discrete.js';
 import { browsable, Simulation } from '../../src/sim/index.js';
 import { D } from '../../src/sim/py/decimal.js';
 import { DiscreteGreedy } from '../../baselines/discrete-greedy.js';
+
+/** Whether the episode of `r` is over (a reset's result never is). */
+const over = (r: ResetResult | StepResult): boolean => 'terminated' in r && (r.terminated || r.truncated);
 
 /** The observation's doubles as bytes (so -0 and 0, or any last-bit difference, differ) and the mask. */
 function bits(f: DiscreteFrame): { obs: string; mask: boolean[] } {
@@ -49,12 +52,12 @@ describe('discreteFrame: the fast path equals the reference frame', () => {
         fc.array(step, { maxLength: 80 }),
         (preset, seed, T, K, steps) => {
           let env = new Env();
-          let r = env.reset({ seed, preset, options: { actions: 'discrete', task_slots: T, market_slots: K, text: false } });
+          let r: ResetResult | StepResult = env.reset({ seed, preset, options: { actions: 'discrete', task_slots: T, market_slots: K, text: false } });
           const spec = env.discreteSpec as DiscreteSpec;
           expect(bits(r.observation.discrete as DiscreteFrame)).toEqual(bits(discreteFrameReference(env.simulation as Simulation, spec)));
           for (const [i, s] of steps.entries()) {
             const where = `${preset} seed ${seed} T ${T} K ${K} step ${i}`;
-            if (r.terminated || r.truncated) break;
+            if (over(r)) break;
             if (s.kind === 'action') {
               const mask = (r.observation.discrete as DiscreteFrame).mask;
               const valid = mask.flatMap((m, a) => (m ? [a] : []));
@@ -79,10 +82,10 @@ describe('discreteFrame: the fast path equals the reference frame', () => {
   it('at every step of DiscreteGreedy episodes (task completions: trust, prestige and funds change)', () => {
     for (const [preset, seed] of [['default', 1], ['corrected', 2], ['hard', 3]] as const) {
       const env = new Env();
-      let r = env.reset({ seed, preset, options: { actions: 'discrete', text: false, max_steps: 600 } });
+      let r: ResetResult | StepResult = env.reset({ seed, preset, options: { actions: 'discrete', text: false, max_steps: 600 } });
       const spec = env.discreteSpec as DiscreteSpec;
       const g = new DiscreteGreedy(spec);
-      for (let i = 0; !(r.terminated || r.truncated); i++) {
+      for (let i = 0; !over(r); i++) {
         const f = r.observation.discrete as DiscreteFrame;
         expect(bits(f), `${preset} seed ${seed} step ${i}`).toEqual(bits(discreteFrameReference(env.simulation as Simulation, spec)));
         r = env.step(g.act(f.obs, f.mask));

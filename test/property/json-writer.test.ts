@@ -293,9 +293,6 @@ describe('status blocks written from the simulation (StatusWire)', () => {
         events += s.events.length;
         return plain;
       },
-      snapshot: () => b.snapshot(),
-      restore: (snap) => b.restore(snap),
-      close: () => undefined,
     };
     let stepCount = 0;
     runEpisode(driver, makePolicy(policyName), { seed, preset, options }, { onStep: () => undefined });

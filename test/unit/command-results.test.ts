@@ -18,7 +18,6 @@ import {
   Simulation,
   WAKE_EVENT_KEYS,
   type CommandResult,
-  type CommandResults,
   type Verb,
 } from '../../src/sim/index.js';
 

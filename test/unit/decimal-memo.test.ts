@@ -48,7 +48,7 @@ describe('taskTemplate columns (memoised quantization)', () => {
 
   it('equal the unmemoised D(pyFormatFixed(...)) for generated markets (twice: memo hits)', () => {
     const w = loadPreset('default').world;
-    for (const round of [0, 1]) for (const seed of [1, 2, 3]) for (const g of generateTasks(seed, w.num_market_tasks, w, null, null)) check(g);
+    for (let round = 0; round < 2; round++) for (const seed of [1, 2, 3]) for (const g of generateTasks(seed, w.num_market_tasks, w, null, null)) check(g);
     expect(true).toBe(true);
   });
 

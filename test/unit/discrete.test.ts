@@ -2,11 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
-import { Env, EnvUsageError } from '../../src/env/env.js';
+import { Env, EnvUsageError, type ResetResult, type StepResult } from '../../src/env/env.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSpec, openTasks, type FrameLists } from '../../src/env/discrete.js';
 import { Simulation } from '../../src/sim/index.js';
 import { readGoldenFile } from '../../src/cli/parity.js';
 import { DiscreteGreedy } from '../../baselines/discrete-greedy.js';
+
+/** Whether the episode of `r` is over (a reset's result never is). */
+const over = (r: ResetResult | StepResult): boolean => 'terminated' in r && (r.terminated || r.truncated);
 
 /** A small deterministic generator for test policies (never used by the simulation). */
 function rng(seed: number): () => number {
@@ -155,7 +158,7 @@ describe('Discrete frame: masks', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 2 ** 31 - 1 }), fc.integer({ min: 1, max: 5 }), fc.integer({ min: 1, max: 12 }), (seed, T, K) => {
         const env = new Env();
-        let r = env.reset({ seed: (seed % 4) + 1, options: { actions: 'discrete', task_slots: T, market_slots: K } });
+        let r: ResetResult | StepResult = env.reset({ seed: (seed % 4) + 1, options: { actions: 'discrete', task_slots: T, market_slots: K } });
         const sim = env.simulation as Simulation;
         const spec = env.discreteSpec!;
         const rand = rng(seed);
@@ -167,7 +170,7 @@ describe('Discrete frame: masks', () => {
           for (let a = 0; a < spec.n_actions; a++) expect(discreteCommand(sim, spec, kept.mask, a, lists)).toEqual(discreteCommand(sim, spec, kept.mask, a));
           expect(admissibleCommands(sim, spec, kept.mask, lists)).toEqual(admissibleCommands(sim, spec, kept.mask));
           r = env.step(pickMasked(kept.mask, rand));
-          if (r.terminated || r.truncated) break;
+          if (over(r)) break;
         }
       }),
       { numRuns: 12 },
@@ -325,12 +328,12 @@ describe('Discrete frames are pinned', () => {
     const [preset, s, policy] = key.split(':') as [string, string, string];
     const seed = Number(s);
     const env = new Env();
-    let r = env.reset({ seed, preset, options: { actions: 'discrete', market_slots: 6, task_slots: 3 } });
+    let r: ResetResult | StepResult = env.reset({ seed, preset, options: { actions: 'discrete', market_slots: 6, task_slots: 3 } });
     const greedy = new DiscreteGreedy(r.info.discrete_spec!);
     const h = createHash('sha256');
     let x = seed;
     let steps = 0;
-    for (; steps < 3000 && !(r.terminated || r.truncated); steps++) {
+    for (; steps < 3000 && !over(r); steps++) {
       const f = r.observation.discrete!;
       h.update(JSON.stringify(f));
       const ok = f.mask.flatMap((m, i) => (m ? [i] : []));

@@ -53,7 +53,7 @@ describe('Env inputs', () => {
 describe('TurnEnv inputs', () => {
   it("refuses seeds and options the protocol's turn_reset refuses, naming the field, and changes nothing", () => {
     // Before: a seed of 1.5 and unknown options were taken as they came.
-    const env = new TurnEnv(loadPreset('default'));
+    const env = new TurnEnv();
     env.reset({ seed: 1 });
     env.step(['yc-bench company status']);
     const bad: [unknown, Record<string, unknown> | undefined, string][] = [
@@ -73,7 +73,7 @@ describe('TurnEnv inputs', () => {
 
   it('takes a list of command strings or a turn action object, nothing else, and changes nothing', () => {
     // Before: step(5) played an empty turn, step(null) failed inside ("Cannot read properties of null").
-    const env = new TurnEnv(loadPreset('default'));
+    const env = new TurnEnv();
     env.reset({ seed: 1 });
     const bad: [unknown, string][] = [
       [5, 'the turn action must be a list of command strings or an object (commands, tool_calls, content, reasoning_content), got number'],
@@ -96,7 +96,7 @@ describe('reset arguments and presets', () => {
   const cfg = loadPreset('default');
   const envs: [string, () => { reset(a: never): unknown; step(a: never): { info: unknown } }, unknown][] = [
     ['Env', () => new Env(), 'company status'],
-    ['TurnEnv', () => new TurnEnv(cfg), ['yc-bench company status']],
+    ['TurnEnv', () => new TurnEnv(), ['yc-bench company status']],
   ];
   for (const [name, make, action] of envs) {
     it(`${name}: a reset without its arguments object or with a preset of the wrong kind is a clear error, and changes nothing`, () => {

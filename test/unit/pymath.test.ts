@@ -160,8 +160,8 @@ const SINCOS_EXACT_FLOOR = 0.965;
 describe('fma shortcut (c + RN(a*b) where that is provably the fma)', () => {
   it('is the exact rounding whenever it is taken: random, polynomial-like, tie-prone and power-of-two sums', () => {
     const r = new PyRandom(11);
-    const taken = [0, 0, 0, 0, 0];
-    const naiveWrong = [0, 0, 0, 0, 0];
+    const taken: number[] = [0, 0, 0, 0, 0];
+    const naiveWrong: number[] = [0, 0, 0, 0, 0];
     const cases = 60000;
     for (let i = 0; i < cases; i++) {
       let a: number;
@@ -196,10 +196,10 @@ describe('fma shortcut (c + RN(a*b) where that is provably the fma)', () => {
         c = -(a * b) * (1 + 2 ** -52 * r.randint(-8, 8));
       }
       const want = exactFma(a, b, c);
-      if (!Object.is(a * b + c, want)) naiveWrong[kind]++;
+      if (!Object.is(a * b + c, want)) naiveWrong[kind] = (naiveWrong[kind] ?? 0) + 1;
       const got = fmaShortcut(a * b, c);
       if (!Number.isNaN(got)) {
-        taken[kind]++;
+        taken[kind] = (taken[kind] ?? 0) + 1;
         if (!Object.is(got, want)) expect.fail(`fmaShortcut(${a} * ${b}, ${c}) = ${got}, exact ${want}`);
       }
       if (!Object.is(fma(a, b, c), want)) expect.fail(`fma(${a}, ${b}, ${c}) = ${fma(a, b, c)}, exact ${want}`);
