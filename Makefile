@@ -45,9 +45,11 @@ wheel: build py-install
 	rm -rf bindings/python/dist
 	cd bindings/python && ../../$(VPY) -m build --no-isolation --outdir dist .
 
-# The Python package's static checks, as configured in bindings/python/pyproject.toml: mypy --strict over the package
-# (its py.typed annotations are what users' type checkers read) and ruff over the package, tests, examples and benches.
-test-static: py-install
+# Static checks: tsc over the TypeScript tests as well as the sources (tsconfig.check.json; vitest runs tests untyped),
+# and the Python package's, as configured in bindings/python/pyproject.toml: mypy --strict over the package (its py.typed
+# annotations are what users' type checkers read) and ruff over the package, tests, examples and benches.
+test-static: install py-install
+	npx tsc -p tsconfig.check.json
 	cd bindings/python && ../../$(VPY) -m mypy && ../../$(VPY) -m ruff check src tests tests_integrations examples bench
 
 test: test-ts test-py test-static
