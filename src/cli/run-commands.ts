@@ -66,7 +66,7 @@ export function runSpecFrom(o: RunSpecFlags): RunSpec {
 function discardOnSignal(): void {
   for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     process.once(signal, () => {
-      discardStaged();
+      if (discardStaged() > 0) process.stderr.write(`\nycgym: stopped by ${signal}; its partial files are removed, the files already in the output directory are as they were\n`);
       process.exit(status);
     });
   }

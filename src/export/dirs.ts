@@ -69,7 +69,10 @@ export class StagedFiles {
   }
 }
 
-/** Discard every output still being written (for a SIGINT or SIGTERM handler, before the process exits). */
-export function discardStaged(): void {
-  for (const s of [...live]) s.discard();
+/** Discard every output still being written (for a SIGINT or SIGTERM handler, before the process exits); returns
+ * how many outputs were. */
+export function discardStaged(): number {
+  const outputs = [...live];
+  for (const s of outputs) s.discard();
+  return outputs.length;
 }

@@ -91,8 +91,11 @@ describe('ycgym run (bulk export)', () => {
     const before = new Map(files.map((f) => [f, readFileSync(join(again, f))]));
     const listing = readdirSync(again).sort();
     const main = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
-    const child = spawn(process.execPath, [main, 'run', '--policy', 'greedy', '--seeds', '1-5000', '--workers', '1', '--no-progress', '--out', again], { stdio: 'ignore' });
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const child = spawn(process.execPath, [main, 'run', '--policy', 'greedy', '--seeds', '1-5000', '--workers', '1', '--no-progress', '--out', again], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (d: string) => void (stderr += d));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
     const oldSize = statSync(join(again, 'trajectories.arrow')).size;
     // Interrupted once it has written some of the new run (to the old file, or to a file of its own).
     const deadline = Date.now() + 30_000;
@@ -102,6 +105,7 @@ describe('ycgym run (bulk export)', () => {
     child.kill('SIGINT');
     const end = await exited;
     expect(end.code ?? end.signal).toBe(130);
+    expect(stderr).toContain('ycgym: stopped by SIGINT; its partial files are removed, the files already in the output directory are as they were');
     for (const f of files) expect(readFileSync(join(again, f)).equals(before.get(f) as Buffer), f).toBe(true);
     expect(readdirSync(again).sort()).toEqual(listing);
   }, 60_000);
