@@ -4,7 +4,7 @@
  * zstd-compressed (./zstd.ts; reading compressed files needs nothing more than importing this module). A sink writes
  * the builder's buffers as a message body laid out by ./ipc-body.ts, without a record batch in between.
  */
-import { closeSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { ARROW_COMPRESSIONS, arrowCompression, type ArrowCompression } from './compression.js';
 import { compressionRegistry, CompressionType, DataType, type Field, makeData, RecordBatch, RecordBatchFileWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
 import { type BodyCompression, BufferRegion, FieldNode, Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
@@ -109,6 +109,10 @@ export function bodyMessage(b: RecordBatchBody, compression: BodyCompression | n
 class FdFileWriter extends RecordBatchFileWriter {
   private pending: Uint8Array[] = [];
   private pendingBytes = 0;
+  /** Where the footer of the last `checkpoint` starts: cut off before the next bytes go to the file. */
+  private footerAt: number | null = null;
+  /** While a checkpoint collects its footer's bytes instead of writing them. */
+  private capture: Uint8Array[] | null = null;
   constructor(
     private readonly fd: number,
     compression: ArrowCompression,
@@ -136,8 +140,13 @@ class FdFileWriter extends RecordBatchFileWriter {
     const b = chunk instanceof Uint8Array ? chunk : ArrayBuffer.isView(chunk) ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength) : new Uint8Array(chunk);
     if (b.byteLength === 0) return this;
     this._position += b.byteLength;
+    if (this.capture !== null) {
+      this.capture.push(b.slice());
+      return this;
+    }
     if (b.byteLength >= 1 << 20) {
       this.flush();
+      this.cut();
       writeAll(this.fd, b);
     } else {
       // Small chunks (message prefixes, padding) may be reused by the caller: copy them.
@@ -157,8 +166,40 @@ class FdFileWriter extends RecordBatchFileWriter {
     this._writeMessage(bodyMessage(b, this._compression));
     for (const c of b.chunks) this._write(c);
   }
+  /**
+   * Make the file on disk a complete Arrow file of the batches written so far: their footer (the bytes `finish` would
+   * write now) goes after them, and the write position stays where it was, so the next bytes first cut it off and the
+   * finished file is the same as without checkpoints. A process killed between checkpoints leaves a readable file.
+   */
+  checkpoint(): void {
+    const schema = this._schema;
+    if (!this._started || schema === null) return;
+    this.flush();
+    const at = this._position;
+    const footer: Uint8Array[] = [];
+    this.capture = footer;
+    try {
+      this._writeFooter(schema);
+    } finally {
+      this.capture = null;
+      this._position = at;
+    }
+    this.cut();
+    // At its place, without moving the descriptor's offset: the next sequential write lands at `at` after the cut.
+    const bytes = Buffer.concat(footer);
+    let off = 0;
+    while (off < bytes.byteLength) off += writeSync(this.fd, bytes, off, bytes.byteLength - off, at + off);
+    this.footerAt = at;
+  }
+  /** Cut off the last checkpoint's footer (before bytes that follow the batches it lists). */
+  private cut(): void {
+    if (this.footerAt === null) return;
+    ftruncateSync(this.fd, this.footerAt);
+    this.footerAt = null;
+  }
   flush(): void {
     if (this.pending.length === 0) return;
+    this.cut();
     writeAll(this.fd, Buffer.concat(this.pending, this.pendingBytes));
     this.pending = [];
     this.pendingBytes = 0;
@@ -183,10 +224,16 @@ export class ArrowFileSink {
   /** The schema's columns for ./ipc-body.ts (null: batches go through apache-arrow's assembly). */
   private readonly body: BodyColumn[] | null;
   rows = 0;
+  /**
+   * `durable`: after every batch the file on disk is a complete Arrow file of the batches so far (its footer written
+   * after them and cut off by the next batch; ./arrow.ts `FdFileWriter.checkpoint`), so a process killed while it
+   * writes (a recording server) leaves every batch written whole readable; the closed file is the same either way.
+   */
   constructor(
     readonly path: string,
     readonly schema: Schema,
     readonly compression: ArrowCompression = 'none',
+    readonly durable = false,
   ) {
     if (arrowCompression(compression) === 'zstd') requireZstdEncoder();
     this.body = bodyColumns(schema);
@@ -209,8 +256,13 @@ export class ArrowFileSink {
       return;
     }
     this.writer.writeBody(body);
-    this.writer.flush();
-    this.rows += t.length;
+    this.written(t.length);
+  }
+  /** After a batch of `rows` rows: to the file, and with `durable` its footer too. */
+  private written(rows: number): void {
+    if (this.durable) this.writer.checkpoint();
+    else this.writer.flush();
+    this.rows += rows;
   }
   /**
    * Append a record batch from its body, assembled elsewhere (a bulk-run worker thread) by ./ipc-body.ts from a table
@@ -222,15 +274,13 @@ export class ArrowFileSink {
     if (this.body === null) throw new Error(`${this.path}: this schema's batches are not written from bodies`);
     if (b.length === 0) return;
     this.writer.writeBody(b);
-    this.writer.flush();
-    this.rows += b.length;
+    this.written(b.length);
   }
   /** Append a record batch (its schema must equal the sink's). */
   writeBatch(b: RecordBatch): void {
     if (this.closed) throw new Error(`${this.path}: sink is closed`);
     this.writer.write(b);
-    this.writer.flush();
-    this.rows += b.numRows;
+    this.written(b.numRows);
   }
   /** Write the footer and close the file. */
   close(): void {
@@ -249,14 +299,14 @@ function zstdEncode(): (data: Uint8Array) => Uint8Array {
   return encode;
 }
 
-/** Sink for step tables. */
-export function stepSink(path: string, compression: ArrowCompression = 'none'): ArrowFileSink {
-  return new ArrowFileSink(path, STEP_SCHEMA, compression);
+/** Sink for step tables (`durable`: see `ArrowFileSink`). */
+export function stepSink(path: string, compression: ArrowCompression = 'none', durable = false): ArrowFileSink {
+  return new ArrowFileSink(path, STEP_SCHEMA, compression, durable);
 }
 
-/** Sink for episode tables. */
-export function episodeSink(path: string, compression: ArrowCompression = 'none'): ArrowFileSink {
-  return new ArrowFileSink(path, EPISODE_SCHEMA, compression);
+/** Sink for episode tables (`durable`: see `ArrowFileSink`). */
+export function episodeSink(path: string, compression: ArrowCompression = 'none', durable = false): ArrowFileSink {
+  return new ArrowFileSink(path, EPISODE_SCHEMA, compression, durable);
 }
 
 /** Read a whole Arrow IPC file (or stream) into memory. Bytes that are neither are refused: apache-arrow reads some

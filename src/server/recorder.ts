@@ -5,7 +5,8 @@
  *
  *     new SessionManager({ ..., hooks: new TrajectoryRecorder({ path: 'out/trajectories.arrow' }) })
  *
- * and `recorder.close()` on shutdown writes the files' footers. Each session's step rows are appended as record
+ * and `recorder.close()` on shutdown closes the files (after every batch they are complete Arrow files already: a
+ * server killed while it records leaves them readable, ./arrow.ts `durable` sinks). Each session's step rows are appended as record
  * batches while its episode runs (every `flushRows` rows) and when it ends (terminated/truncated, reset again, or
  * the session closes), so memory stays bounded however long an episode runs.
  * Episode statistics (tasks succeeded/failed, accepts from adversarial clients, outcome, final funds) are read from
@@ -36,8 +37,9 @@ export class TrajectoryWriter {
     readonly episodesPath: string,
     readonly compression: ArrowCompression = 'none',
   ) {
-    this.steps = stepSink(stepsPath, compression);
-    this.episodes = episodeSink(episodesPath, compression);
+    // Durable: a server killed while it records leaves both files readable, with every batch written whole.
+    this.steps = stepSink(stepsPath, compression, true);
+    this.episodes = episodeSink(episodesPath, compression, true);
   }
   /** Append step rows of an episode in progress (one record batch). */
   writeSteps(rows: readonly StepRow[]): void {

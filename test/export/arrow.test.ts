@@ -1,14 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataType } from 'apache-arrow';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ArrowFileSink, readArrowFile, TableBuilder } from '../../src/export/arrow.js';
+import { ArrowFileSink, readArrowFile, recordBatch, stepBuilder, stepSink, TableBuilder } from '../../src/export/arrow.js';
+import { zstdEncoder } from '../../src/export/zstd.js';
+import { loadPreset } from '../../src/config/load.js';
+import { GreedyPolicy } from '../../baselines/greedy.js';
 import { packedSize, packTable, unpackTable, type PackedTable, type TableBuffers } from '../../src/export/table-builder.js';
 import { arrowSchema, EPISODE_COLUMNS, EPISODE_SCHEMA, isoToMicros, STEP_COLUMNS, STEP_SCHEMA, type ColumnDef } from '../../src/export/schema.js';
 import type { TextSource } from '../../src/export/columns.js';
-import { stepRow } from '../../src/export/rollout.js';
+import { rollout, stepRow } from '../../src/export/rollout.js';
 import { Env } from '../../src/env/env.js';
 import type { Simulation } from '../../src/sim/index.js';
 import { pyJsonAppend, pyJsonDumps, type Out } from '../../src/sim/py/pyjson.js';
@@ -86,6 +89,38 @@ describe('arrow table builder and file sink', () => {
     const tcol = t.getChild('t');
     const raw = tcol?.data[0]?.values as BigInt64Array;
     expect(Number(raw[1])).toBe(rows[1]?.t);
+  });
+
+  it('a durable sink is a complete Arrow file after every batch and, closed, the bytes of a plain sink (both codecs, both write paths)', async () => {
+    // What a server that records with it leaves when killed between batches: every batch written so far, readable.
+    await zstdEncoder();
+    const cfg = loadPreset('default');
+    for (const compression of ['none', 'zstd'] as const) {
+      const plainPath = join(dir, `plain-${compression}.arrow`);
+      const durablePath = join(dir, `durable-${compression}.arrow`);
+      const plain = stepSink(plainPath, compression);
+      const durable = stepSink(durablePath, compression, true);
+      const rows: number[] = [];
+      for (const seed of [1, 2, 3, 4]) {
+        const b = stepBuilder();
+        rollout(cfg, new GreedyPolicy(), { runId: 'r', episodeId: seed, policy: 'greedy', preset: 'default', seed }, { steps: b, maxSteps: 10 + seed });
+        const t = b.finish();
+        rows.push(t.length);
+        if (seed % 2 === 1) {
+          plain.writeBuffers(t);
+          durable.writeBuffers(t);
+        } else {
+          // The other path: a record batch (apache-arrow's assembly).
+          plain.writeBatch(recordBatch(STEP_SCHEMA, t));
+          durable.writeBatch(recordBatch(STEP_SCHEMA, t));
+        }
+        const onDisk = readArrowFile(durablePath);
+        expect(onDisk.batches.map((x) => x.numRows), `${compression} after episode ${seed}`).toEqual(rows);
+      }
+      plain.close();
+      durable.close();
+      expect(readFileSync(durablePath).equals(readFileSync(plainPath)), compression).toBe(true);
+    }
   });
 
   it('append reads a row by column name whatever its keys: in column order, rotated, with an extra key, a null nullable value left out', () => {

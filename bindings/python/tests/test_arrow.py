@@ -192,3 +192,37 @@ def test_reading_a_file_that_is_not_a_table_names_it(tmp_path: Path) -> None:
         for where in (junk, d, [junk]):
             with pytest.raises(ValueError, match=f"^{re.escape(str(junk))}: not an? {kind}: "):
                 read_trajectories(where)
+
+
+def test_a_recording_cut_short_by_a_killed_server_keeps_its_complete_episodes(tmp_path: Path) -> None:
+    """A server killed while it records (SIGKILL, out of memory) leaves complete Arrow files of the episodes written
+    before: the recorder writes each file's footer after every record batch (cut off by the next one), so pyarrow,
+    polars and ``read_trajectories`` read them as they are. Before, the files had no footer until the server closed
+    them, and every tool refused them ("Expected to read 1330795073 metadata bytes"): all episodes were lost."""
+    import signal
+
+    from ycgym import Client, LocalServer
+
+    d = tmp_path / "rec"
+    d.mkdir()
+    srv = LocalServer(args=["--record-dir", str(d)])
+    try:
+        c = Client(srv.endpoint)
+        opts = {"record": {"path": "r.arrow"}, "max_steps": 3}
+        s = c.reset(1, options=opts)["session"]
+        for seed in (2, 3, 4):  # three episodes of 3 steps (4 rows each) end; a fourth is running
+            for _ in range(3):
+                c.step(s, "company status")
+            c.reset(seed, session=s, options=opts)
+        c.step(s, "company status")
+        os.kill(srv.pid, signal.SIGKILL)
+        c.close()
+    finally:
+        srv.close()
+    steps = read_trajectories(d / "r.arrow")
+    assert steps.column("episode_id").to_pylist() == [0] * 4 + [1] * 4 + [2] * 4
+    assert steps.column("step").to_pylist() == [0, 1, 2, 3] * 3
+    with pa.memory_map(str(d / "r.episodes.arrow")) as f:
+        episodes = pa.ipc.open_file(f).read_all()
+    assert episodes.column("episode_id").to_pylist() == [0, 1, 2]
+    assert pl.read_ipc(d / "r.arrow").height == 12
