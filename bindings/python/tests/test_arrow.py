@@ -226,3 +226,25 @@ def test_a_recording_cut_short_by_a_killed_server_keeps_its_complete_episodes(tm
         episodes = pa.ipc.open_file(f).read_all()
     assert episodes.column("episode_id").to_pylist() == [0, 1, 2]
     assert pl.read_ipc(d / "r.arrow").height == 12
+
+
+def test_write_trajectories_replaces_a_file_whole_or_not_at_all(episodes: list[list[dict[str, Any]]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails or is interrupted (Ctrl-C, a full disk) leaves the file that was there as it was, and no
+    partial file: the table is written beside it and moved into place once complete (as ``ycgym run`` does). Before,
+    the file was truncated at once and left holding part of the new table."""
+    table = steps_to_table([r for ep in episodes for r in ep])
+    for name in ("t.arrow", "t.parquet"):
+        path = write_trajectories(table.slice(0, 10), tmp_path / name)
+        before = path.read_bytes()
+
+        def interrupted(*_a: Any, **_k: Any) -> None:
+            raise KeyboardInterrupt
+
+        target = "pyarrow.parquet.ParquetWriter.write_table" if name.endswith(".parquet") else "pyarrow.ipc.RecordBatchFileWriter.write_table"
+        with monkeypatch.context() as m:
+            m.setattr(target, interrupted)
+            with pytest.raises(KeyboardInterrupt):
+                write_trajectories(table, path)
+        assert path.read_bytes() == before, name
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["t.arrow", "t.parquet"][: 1 + (name == "t.parquet")]), name
+        assert read_trajectories(write_trajectories(table, path)).equals(table)

@@ -47,6 +47,7 @@ Arrow IPC and the Parquet files alike.
 from __future__ import annotations
 
 import contextlib
+import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
@@ -297,21 +298,28 @@ def write_trajectories(table: pa.Table, path: str | Path, schema: pa.Schema | No
     """Write a step table as an Arrow IPC file (``.arrow``; ``.parquet`` writes zstd-compressed Parquet, as
     ``ycgym run --format parquet`` does). Other tables: pass their ``schema`` (or ``None`` to write the table
     as it is). An Arrow file's buffers are zstd-compressed, as ``ycgym run`` writes them (``compression=None``:
-    plain buffers, as ``--compression none``)."""
+    plain buffers, as ``--compression none``). The file is written beside ``path`` (``.NAME.partial``) and moved into
+    place once complete: a write that fails or is interrupted leaves what was at ``path`` as it was."""
     if compression not in ("zstd", None):
         raise ValueError(f"compression must be 'zstd' or None, got {compression!r}")
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     if schema is not None and table.schema != schema:
         table = table.cast(schema)
-    if p.suffix == ".parquet":
-        import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
+    staged = p.with_name(f".{p.name}.partial")
+    try:
+        if p.suffix == ".parquet":
+            import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
 
-        pq.write_table(table, p, compression="zstd")
-    else:
-        options = pa.ipc.IpcWriteOptions(compression=compression)
-        with pa.OSFile(str(p), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
-            writer.write_table(table)
+            pq.write_table(table, staged, compression="zstd")
+        else:
+            options = pa.ipc.IpcWriteOptions(compression=compression)
+            with pa.OSFile(str(staged), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=options) as writer:
+                writer.write_table(table)
+        os.replace(staged, p)
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
     return p
 
 
