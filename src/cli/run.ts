@@ -454,6 +454,15 @@ export function writeEpisodes(path: string, episodes: readonly EpisodeRow[], com
   es.close();
 }
 
+/**
+ * The tables an output directory of a run may hold (both formats): a run's commit removes those it did not write, so
+ * that a DIR never holds the tables of two runs (an earlier run in the other format, or its trajectories when this
+ * run writes none).
+ */
+export function runTables(out: string): string[] {
+  return TABLE_FORMATS.flatMap((f) => [join(out, `trajectories.${f}`), join(out, `episodes.${f}`)]);
+}
+
 /** Write DIR/summary.json of a run's episodes (to its staged path: `staged.commit()` moves it into place); returns the summary. */
 export function writeSummary(out: string, episodes: readonly EpisodeRow[], policies: readonly string[], staged: StagedFiles): { summary: RunSummary; path: string } {
   const summary = summarize(episodes, policies);
@@ -468,6 +477,7 @@ export async function runBulk(o: RunOptions): Promise<RunResult> {
   const plan = planRun(o);
   // The run's files replace those in place together, summary included (an earlier run's stay whole until then).
   const staged = new StagedFiles();
+  staged.replacing(runTables(o.out));
   const played = await playToDir(plan, plan.jobs, o.out, o.workers, o.progress !== false, plan.format, staged);
   let written: ReturnType<typeof writeSummary>;
   try {

@@ -24,7 +24,7 @@ import { stepParquetSink } from '../export/parquet.js';
 import { zstdEncoder } from '../export/zstd.js';
 import type { EpisodeRow } from '../export/schema.js';
 import { readEpisodes } from './report.js';
-import { playToDir, rolloutFileName, writeEpisodes, writeSummary, type RunPlan, type RunSummary } from './run.js';
+import { playToDir, rolloutFileName, runTables, writeEpisodes, writeSummary, type RunPlan, type RunSummary } from './run.js';
 
 /** `shard plan` output: what a driver needs to cut the run into shards. */
 export interface ShardPlanInfo {
@@ -149,6 +149,7 @@ export async function mergeShards(plan: RunPlan, from: string, out: string): Pro
   makeDirs(out);
   // The merged files are staged and move into place together at the end: a merge that fails leaves --out as it was.
   const staged = new StagedFiles();
+  staged.replacing(runTables(out));
   try {
     return await mergeInto(plan, shards, out, staged);
   } catch (e) {

@@ -46,6 +46,7 @@ const live = new Set<StagedFiles>();
  */
 export class StagedFiles {
   private readonly paths: string[] = [];
+  private readonly stale: string[] = [];
 
   /** Stage `path`; returns where to write it. */
   stage(path: string): string {
@@ -54,10 +55,17 @@ export class StagedFiles {
     return stagedPath(path);
   }
 
-  /** Move every staged file into place, in the order they were staged. */
+  /** Remove `paths` (where they exist) when the staged files are committed: files of an earlier output they replace. */
+  replacing(paths: readonly string[]): void {
+    this.stale.push(...paths);
+  }
+
+  /** Move every staged file into place, in the order they were staged, then remove the files they replace. */
   commit(): void {
     for (const p of this.paths) renameSync(stagedPath(p), p);
+    for (const p of this.stale) if (!this.paths.includes(p)) rmSync(p, { force: true });
     this.paths.length = 0;
+    this.stale.length = 0;
     live.delete(this);
   }
 
@@ -65,6 +73,7 @@ export class StagedFiles {
   discard(): void {
     for (const p of this.paths) rmSync(stagedPath(p), { force: true });
     this.paths.length = 0;
+    this.stale.length = 0;
     live.delete(this);
   }
 }

@@ -110,6 +110,24 @@ describe('ycgym run (bulk export)', () => {
     expect(readdirSync(again).sort()).toEqual(listing);
   }, 60_000);
 
+  it('a run replaces the run files in --out: the tables of an earlier run that it does not write are removed', async () => {
+    // Before, a Parquet run into a DIR holding an Arrow run left the old Arrow tables beside the new Parquet ones
+    // (ycgym report read the old Arrow, ycgym.arrow.read_trajectories the new Parquet), and a --no-trajectories run
+    // left the earlier run's trajectories beside its own episodes and summary.
+    const out = join(dir, 'replaced');
+    const tables = (): string[] => readdirSync(out).filter((f) => /^(trajectories|episodes)\./.test(f)).sort();
+    const spec = { policies: ['greedy'], seeds: [1], preset: 'default', maxSteps: 5, workers: 1, out, progress: false };
+    await runBulk(spec);
+    expect(tables()).toEqual(['episodes.arrow', 'trajectories.arrow']);
+    await runBulk({ ...spec, format: 'parquet' });
+    expect(tables()).toEqual(['episodes.parquet', 'trajectories.parquet']);
+    await runBulk({ ...spec, trajectories: false });
+    expect(tables()).toEqual(['episodes.arrow']);
+    await runBulk(spec);
+    expect(tables()).toEqual(['episodes.arrow', 'trajectories.arrow']);
+    expect(readdirSync(out).filter((f) => f.startsWith('.'))).toEqual([]);
+  });
+
   it('dispatchJobs hands jobs out in queue order to the worker holding the fewest (up to `ahead` each), stopping at a job canStart refuses', () => {
     const job = (index: number): JobRequest => ({ index, policy: 'greedy', seed: index });
     const queue = [0, 1, 2, 3, 4, 5, 6].map(job);
