@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
-import { makeDirs, StagedFiles } from '../export/dirs.js';
+import { makeDirs, writeStaged, type StagedFiles } from '../export/dirs.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -331,14 +331,9 @@ export async function playToDir(
   // Started first: the worker threads load their modules while this one loads the zstd encoder and opens the files.
   // Workers hand Arrow step rows over as compressed record batch bodies (the compression off the writer's thread).
   const pool = n > 1 ? threadPool(n, { ...plan.wc, body: plan.wc.trajectories && format === 'arrow' ? plan.compression : null }) : null;
-  const files = staged ?? new StagedFiles();
   try {
-    const played = await playWith(plan, jobs, out, pool, n, progress, format, files);
-    if (staged === undefined) files.commit();
-    return played;
-  } catch (e) {
-    files.discard();
-    throw e;
+    const play = (files: StagedFiles) => playWith(plan, jobs, out, pool, n, progress, format, files);
+    return await (staged !== undefined ? play(staged) : writeStaged(play));
   } finally {
     await pool?.close();
   }
@@ -476,18 +471,10 @@ export async function runBulk(o: RunOptions): Promise<RunResult> {
   const t0 = performance.now();
   const plan = planRun(o);
   // The run's files replace those in place together, summary included (an earlier run's stay whole until then).
-  const staged = new StagedFiles();
-  staged.replacing(runTables(o.out));
-  const played = await playToDir(plan, plan.jobs, o.out, o.workers, o.progress !== false, plan.format, staged);
-  let written: ReturnType<typeof writeSummary>;
-  try {
-    written = writeSummary(o.out, played.episodes, plan.policies, staged);
-  } catch (e) {
-    staged.discard();
-    throw e;
-  }
-  staged.commit();
-  const { summary, path } = written;
+  const { played, summary, path } = await writeStaged(async (staged) => {
+    const played = await playToDir(plan, plan.jobs, o.out, o.workers, o.progress !== false, plan.format, staged);
+    return { played, ...writeSummary(o.out, played.episodes, plan.policies, staged) };
+  }, runTables(o.out));
   return { summary, episodes: played.episodes, files: { trajectories: played.trajectories, episodes: played.episodesPath, summary: path }, seconds: (performance.now() - t0) / 1000 };
 }
 

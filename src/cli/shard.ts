@@ -16,7 +16,7 @@
  * depend on how the run was cut.
  */
 import { copyFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { makeDirs, StagedFiles } from '../export/dirs.js';
+import { makeDirs, writeStaged, type StagedFiles } from '../export/dirs.js';
 import { join } from 'node:path';
 import { RecordBatch, RecordBatchReader } from 'apache-arrow';
 import { stepSink } from '../export/arrow.js';
@@ -148,14 +148,7 @@ export async function mergeShards(plan: RunPlan, from: string, out: string): Pro
   if (plan.format === 'arrow' && plan.compression === 'zstd') await zstdEncoder();
   makeDirs(out);
   // The merged files are staged and move into place together at the end: a merge that fails leaves --out as it was.
-  const staged = new StagedFiles();
-  staged.replacing(runTables(out));
-  try {
-    return await mergeInto(plan, shards, out, staged);
-  } catch (e) {
-    staged.discard();
-    throw e;
-  }
+  return writeStaged((staged) => mergeInto(plan, shards, out, staged), runTables(out));
 }
 
 async function mergeInto(plan: RunPlan, shards: ShardContent[], out: string, staged: StagedFiles): Promise<{ summary: RunSummary; episodes: EpisodeRow[]; files: string[] }> {
@@ -216,6 +209,5 @@ async function mergeInto(plan: RunPlan, shards: ShardContent[], out: string, sta
   files.push(epPath);
   const { summary, path } = writeSummary(out, episodes, plan.policies, staged);
   files.push(path);
-  staged.commit();
   return { summary, episodes, files };
 }

@@ -78,6 +78,25 @@ export class StagedFiles {
   }
 }
 
+/**
+ * Write one output through `write` with its files staged (`write` stages them): they move into place together when it
+ * returns, and are removed when it throws, leaving the files in place as they were. `replacing`: files of an earlier
+ * output that the commit removes (`StagedFiles.replacing`).
+ */
+export async function writeStaged<T>(write: (staged: StagedFiles) => Promise<T> | T, replacing: readonly string[] = []): Promise<T> {
+  const staged = new StagedFiles();
+  staged.replacing(replacing);
+  let result: T;
+  try {
+    result = await write(staged);
+  } catch (e) {
+    staged.discard();
+    throw e;
+  }
+  staged.commit();
+  return result;
+}
+
 /** Discard every output still being written (for a SIGINT or SIGTERM handler, before the process exits); returns
  * how many outputs were. */
 export function discardStaged(): number {
