@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers import alive
-from ycgym import Client, LocalServer, ServerStartError
+from ycgym import Client, LocalServer, ServerStartError, YCBenchEnv
 from ycgym import server as server_mod
 
 
@@ -82,6 +82,21 @@ def test_shared_server_is_reference_counted(shared: LocalServer) -> None:
     server_mod.release_shared_server(a)
     server_mod.release_shared_server(b)
     assert shared.running  # the session fixture still holds a reference
+
+
+def test_shared_server_keeps_idle_sessions(shared: LocalServer) -> None:
+    """The environments' own server closes no session for being idle: its sessions are this process's alone (closed
+    by their envs, gone with the process), and a training loop that pauses longer than a shared server's idle timeout
+    (ten minutes by default: a long evaluation, a checkpoint, a notebook left open) finds its episodes where it left
+    them. A server other clients share (``LocalServer()``, ``ycgym serve``) keeps its idle timeout."""
+    env = YCBenchEnv()
+    try:
+        assert env.unwrapped._backend.client.hello()["limits"]["idle_timeout_ms"] == 0
+    finally:
+        env.close()
+    with LocalServer() as own:
+        with Client(own.endpoint) as c:
+            assert c.hello()["limits"]["idle_timeout_ms"] == 600_000
 
 
 def test_interpreter_exit_stops_servers() -> None:

@@ -471,8 +471,12 @@ def shared_server() -> LocalServer:
             _shared_refs = 0
         if _shared is None:
             # This process's own server: its clients are all ours, so one of them (a vector env) may hold every session
-            # the server allows (1024 by default) instead of the 256 a client of a shared server may.
-            _shared = LocalServer(default_local_endpoint(), args=["--max-sessions-per-client", str(SHARED_MAX_SESSIONS)])
+            # the server allows (1024 by default) instead of the 256 a client of a shared server may, and no session is
+            # closed for being idle (--idle-timeout 0): the envs close theirs, the server ends with this process, and a
+            # training loop or notebook that pauses longer than ten minutes finds its episodes as it left them.
+            _shared = LocalServer(
+                default_local_endpoint(), args=["--max-sessions-per-client", str(SHARED_MAX_SESSIONS), "--idle-timeout", "0"]
+            )
             _shared_refs = 0
         _shared_refs += 1
         return _shared
