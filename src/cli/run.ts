@@ -288,6 +288,11 @@ export function rolloutFileName(presetName: string, e: Pick<EpisodeRow, 'seed' |
   return `yc_bench_result_${presetName}_${e.seed}_${e.policy}.json`;
 }
 
+/** Whether `name` is a rollout file's name (`rolloutFileName`): those a run replaces in DIR/rollouts/. */
+export function isRolloutFile(name: string): boolean {
+  return name.startsWith('yc_bench_result_') && name.endsWith('.json');
+}
+
 /** A streaming writer of step tables, Arrow IPC or Parquet. */
 interface StepSink {
   writeBuffers(t: TableBuffers): void;
@@ -353,7 +358,7 @@ async function playWith(
   const { cfg, wc } = plan;
   if (format === 'arrow' && plan.compression === 'zstd') await zstdEncoder();
   makeDirs(out);
-  if (wc.rollouts) makeDirs(join(out, 'rollouts'));
+  const rolloutDir = wc.rollouts ? staged.stageFolder(join(out, 'rollouts'), isRolloutFile) : null;
   const trajPath = wc.trajectories ? join(out, `trajectories.${format}`) : null;
   const steps: StepSink | null = trajPath ? openStepSink(staged.stage(trajPath), format, plan.compression) : null;
   // Parquet compresses behind the writes: past this many queued episodes, playing waits for it.
@@ -373,7 +378,7 @@ async function playWith(
     else if (steps && r.steps) steps.writeBuffers(r.steps as TableBuffers);
     // Written (Arrow to the file, Parquet into the writer's own memory): a worker may reuse the buffers.
     r.release?.();
-    if (r.rolloutJson !== null) writeFileSync(join(out, 'rollouts', rolloutFileName(wc.presetName, r.episode)), r.rolloutJson + '\n');
+    if (r.rolloutJson !== null && rolloutDir !== null) writeFileSync(join(rolloutDir, rolloutFileName(wc.presetName, r.episode)), r.rolloutJson + '\n');
     episodes.push(r.episode);
     bar?.increment(1, { policy: r.episode.policy, seed: String(r.episode.seed) });
   };
@@ -450,12 +455,14 @@ export function writeEpisodes(path: string, episodes: readonly EpisodeRow[], com
 }
 
 /**
- * The tables an output directory of a run may hold (both formats): a run's commit removes those it did not write, so
- * that a DIR never holds the tables of two runs (an earlier run in the other format, or its trajectories when this
- * run writes none).
+ * Name on `staged` the files of an earlier run in `out` that this run's commit replaces: the tables of both formats
+ * and the rollout files in DIR/rollouts/. Those it does not write itself are removed, so that a DIR never holds the
+ * files of two runs (an earlier run's tables in the other format, its trajectories or rollouts when this run writes
+ * none, its rollouts of other seeds).
  */
-export function runTables(out: string): string[] {
-  return TABLE_FORMATS.flatMap((f) => [join(out, `trajectories.${f}`), join(out, `episodes.${f}`)]);
+export function replacingRun(staged: StagedFiles, out: string): void {
+  staged.replacing(TABLE_FORMATS.flatMap((f) => [join(out, `trajectories.${f}`), join(out, `episodes.${f}`)]));
+  staged.replacingFolder(join(out, 'rollouts'), isRolloutFile);
 }
 
 /** Write DIR/summary.json of a run's episodes (to its staged path: `staged.commit()` moves it into place); returns the summary. */
@@ -472,9 +479,10 @@ export async function runBulk(o: RunOptions): Promise<RunResult> {
   const plan = planRun(o);
   // The run's files replace those in place together, summary included (an earlier run's stay whole until then).
   const { played, summary, path } = await writeStaged(async (staged) => {
+    replacingRun(staged, o.out);
     const played = await playToDir(plan, plan.jobs, o.out, o.workers, o.progress !== false, plan.format, staged);
     return { played, ...writeSummary(o.out, played.episodes, plan.policies, staged) };
-  }, runTables(o.out));
+  });
   return { summary, episodes: played.episodes, files: { trajectories: played.trajectories, episodes: played.episodesPath, summary: path }, seconds: (performance.now() - t0) / 1000 };
 }
 

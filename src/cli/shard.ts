@@ -24,7 +24,7 @@ import { stepParquetSink } from '../export/parquet.js';
 import { zstdEncoder } from '../export/zstd.js';
 import type { EpisodeRow } from '../export/schema.js';
 import { readEpisodes } from './report.js';
-import { playToDir, rolloutFileName, runTables, writeEpisodes, writeSummary, type RunPlan, type RunSummary } from './run.js';
+import { isRolloutFile, playToDir, replacingRun, rolloutFileName, writeEpisodes, writeSummary, type RunPlan, type RunSummary } from './run.js';
 
 /** `shard plan` output: what a driver needs to cut the run into shards. */
 export interface ShardPlanInfo {
@@ -148,7 +148,10 @@ export async function mergeShards(plan: RunPlan, from: string, out: string): Pro
   if (plan.format === 'arrow' && plan.compression === 'zstd') await zstdEncoder();
   makeDirs(out);
   // The merged files are staged and move into place together at the end: a merge that fails leaves --out as it was.
-  return writeStaged((staged) => mergeInto(plan, shards, out, staged), runTables(out));
+  return writeStaged((staged) => {
+    replacingRun(staged, out);
+    return mergeInto(plan, shards, out, staged);
+  });
 }
 
 async function mergeInto(plan: RunPlan, shards: ShardContent[], out: string, staged: StagedFiles): Promise<{ summary: RunSummary; episodes: EpisodeRow[]; files: string[] }> {
@@ -193,13 +196,13 @@ async function mergeInto(plan: RunPlan, shards: ShardContent[], out: string, sta
     files.push(path);
   }
   if (plan.wc.rollouts) {
-    makeDirs(join(out, 'rollouts'));
+    const dir = staged.stageFolder(join(out, 'rollouts'), isRolloutFile);
     for (const s of shards) {
       for (const e of s.episodes) {
         const name = rolloutFileName(plan.wc.presetName, e);
         const src = join(s.dir, 'rollouts', name);
         if (!existsSync(src)) throw new Error(`shard ${s.dir} has no rollouts/${name}`);
-        copyFileSync(src, join(out, 'rollouts', name));
+        copyFileSync(src, join(dir, name));
       }
     }
   }

@@ -5,7 +5,7 @@
  * system's error when that fails. `StagedFiles`: an output's files written beside their place and moved into it
  * together once complete.
  */
-import { mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /** Make `dir` and its missing parents (an existing directory is fine); throws the system's error otherwise. */
@@ -47,6 +47,8 @@ const live = new Set<StagedFiles>();
 export class StagedFiles {
   private readonly paths: string[] = [];
   private readonly stale: string[] = [];
+  /** Folders whose files `owns` names this output replaces as a set (`stageFolder`, `replacingFolder`). */
+  private readonly folders: { dir: string; owns: (name: string) => boolean; staged: boolean }[] = [];
 
   /** Stage `path`; returns where to write it. */
   stage(path: string): string {
@@ -60,32 +62,78 @@ export class StagedFiles {
     this.stale.push(...paths);
   }
 
-  /** Move every staged file into place, in the order they were staged, then remove the files they replace. */
+  /**
+   * Stage the files of folder `dir` that `owns` names (a run's rollout files): they are written into a new staged
+   * folder beside it (returned) and, on commit, replace the files of `dir` that `owns` names (an earlier output's);
+   * other files in `dir` stay.
+   */
+  stageFolder(dir: string, owns: (name: string) => boolean): string {
+    const staged = stagedPath(dir);
+    rmSync(staged, { recursive: true, force: true }); // left by a process killed outright (SIGKILL)
+    makeDirs(staged);
+    this.folders.push({ dir, owns, staged: true });
+    live.add(this);
+    return staged;
+  }
+
+  /** On commit, remove the files of folder `dir` that `owns` names (an earlier output's, which this one does not
+   * write), and `dir` itself when that empties it. */
+  replacingFolder(dir: string, owns: (name: string) => boolean): void {
+    this.folders.push({ dir, owns, staged: false });
+  }
+
+  /** Move every staged file into place, in the order they were staged, then remove the files they replace; then
+   * the folders' files likewise. */
   commit(): void {
     for (const p of this.paths) renameSync(stagedPath(p), p);
     for (const p of this.stale) if (!this.paths.includes(p)) rmSync(p, { force: true });
-    this.paths.length = 0;
-    this.stale.length = 0;
-    live.delete(this);
+    for (const f of this.folders) {
+      if (!f.staged && this.folders.some((g) => g.staged && g.dir === f.dir)) continue; // the staged entry does both
+      const old = listing(f.dir);
+      for (const name of old) if (f.owns(name)) rmSync(join(f.dir, name), { force: true });
+      if (f.staged) {
+        makeDirs(f.dir);
+        const from = stagedPath(f.dir);
+        for (const name of listing(from)) renameSync(join(from, name), join(f.dir, name));
+        rmdirSync(from);
+      }
+      if (old.length > 0 && listing(f.dir).length === 0) rmdirSync(f.dir);
+    }
+    this.clear();
   }
 
   /** Remove the staged files (a failed output): the files in place stay as they were. */
   discard(): void {
     for (const p of this.paths) rmSync(stagedPath(p), { force: true });
+    for (const f of this.folders) if (f.staged) rmSync(stagedPath(f.dir), { recursive: true, force: true });
+    this.clear();
+  }
+
+  private clear(): void {
     this.paths.length = 0;
     this.stale.length = 0;
+    this.folders.length = 0;
     live.delete(this);
   }
 }
 
+/** The names in folder `dir` ([] when there is none). */
+function listing(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw e;
+  }
+}
+
 /**
- * Write one output through `write` with its files staged (`write` stages them): they move into place together when it
- * returns, and are removed when it throws, leaving the files in place as they were. `replacing`: files of an earlier
- * output that the commit removes (`StagedFiles.replacing`).
+ * Write one output through `write` with its files staged (`write` stages them, and names what of an earlier output
+ * they replace): they move into place together when it returns, and are removed when it throws, leaving the files in
+ * place as they were.
  */
-export async function writeStaged<T>(write: (staged: StagedFiles) => Promise<T> | T, replacing: readonly string[] = []): Promise<T> {
+export async function writeStaged<T>(write: (staged: StagedFiles) => Promise<T> | T): Promise<T> {
   const staged = new StagedFiles();
-  staged.replacing(replacing);
   let result: T;
   try {
     result = await write(staged);

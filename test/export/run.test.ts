@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,7 +82,7 @@ describe('ycgym run (bulk export)', () => {
     }
   });
 
-  it.skipIf(!haveWorker)('a run interrupted by Ctrl-C leaves the files of the run before it in --out as they were, and no partial file', async () => {
+  it.skipIf(!haveWorker)('a run interrupted by Ctrl-C leaves the files of the run before it in --out as they were, and no partial file or folder', async () => {
     // A new run into a directory that holds an earlier run wrote into its trajectories.arrow from the first episode on:
     // interrupted, the directory held the new run's partial trajectories beside the old run's episodes and summary.
     const again = join(dir, 'interrupted');
@@ -91,7 +91,7 @@ describe('ycgym run (bulk export)', () => {
     const before = new Map(files.map((f) => [f, readFileSync(join(again, f))]));
     const listing = readdirSync(again).sort();
     const main = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
-    const child = spawn(process.execPath, [main, 'run', '--policy', 'greedy', '--seeds', '1-5000', '--workers', '1', '--no-progress', '--out', again], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [main, 'run', '--policy', 'greedy', '--seeds', '1-5000', '--workers', '1', '--rollouts', '--no-progress', '--out', again], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (d: string) => void (stderr += d));
@@ -125,6 +125,28 @@ describe('ycgym run (bulk export)', () => {
     expect(tables()).toEqual(['episodes.arrow']);
     await runBulk(spec);
     expect(tables()).toEqual(['episodes.arrow', 'trajectories.arrow']);
+    expect(readdirSync(out).filter((f) => f.startsWith('.'))).toEqual([]);
+  });
+
+  it("a run replaces DIR/rollouts/ too: only its own episodes' rollout files remain, and other files there are kept", async () => {
+    // Before, the rollout files of an earlier --rollouts run stayed beside the new run's (one file per preset, seed
+    // and policy; the new run overwrote only those it wrote), and a run without --rollouts left them all beside its
+    // own summary: the reference's tools, which read every file in the folder, mixed two runs.
+    const out = join(dir, 'rollouts-replaced');
+    const rollouts = (): string[] => (existsSync(join(out, 'rollouts')) ? readdirSync(join(out, 'rollouts')).sort() : []);
+    const spec = { policies: ['greedy'], preset: 'default', maxSteps: 5, workers: 1, out, progress: false, rollouts: true };
+    await runBulk({ ...spec, seeds: [1, 2] });
+    expect(rollouts()).toEqual(['yc_bench_result_default_1_greedy.json', 'yc_bench_result_default_2_greedy.json']);
+    writeFileSync(join(out, 'rollouts', 'notes.txt'), 'mine\n');
+    await runBulk({ ...spec, seeds: [3] });
+    expect(rollouts()).toEqual(['notes.txt', 'yc_bench_result_default_3_greedy.json']);
+    await runBulk({ ...spec, seeds: [3], rollouts: false });
+    expect(rollouts()).toEqual(['notes.txt']);
+    rmSync(join(out, 'rollouts', 'notes.txt'));
+    await runBulk({ ...spec, seeds: [4] });
+    await runBulk({ ...spec, seeds: [4], rollouts: false });
+    // Emptied by the run, the folder goes too.
+    expect(existsSync(join(out, 'rollouts'))).toBe(false);
     expect(readdirSync(out).filter((f) => f.startsWith('.'))).toEqual([]);
   });
 

@@ -112,6 +112,19 @@ describe('ycgym shard (a run cut into shards and merged back)', () => {
     writeFileSync(join(junkEp, 's99', 'episodes.arrow'), 'junk');
     await expect(mergeShards(plan, junkEp, out)).rejects.toThrow(/shard .*s99: episodes\.arrow: not an Arrow IPC file/);
     expect(readdirSync(out).sort()).toEqual(listing);
+    // A shard without one of its rollout files, found after the other shard's were copied: DIR/rollouts/ as it was
+    // (its files here an earlier run's, other bytes under the same names: the merge overwrote them one by one).
+    const rollouts = readdirSync(join(out, 'rollouts')).sort();
+    for (const f of rollouts) writeFileSync(join(out, 'rollouts', f), `{"earlier run": "${f}"}\n`);
+    const rolloutBytes = new Map(rollouts.map((f) => [f, readFileSync(join(out, 'rollouts', f))]));
+    const noRollout = join(base, 'no-rollout');
+    cpSync(join(base, 'ok'), noRollout, { recursive: true });
+    const dropped = readdirSync(join(noRollout, 's98', 'rollouts')).sort()[0] as string;
+    rmSync(join(noRollout, 's98', 'rollouts', dropped));
+    await expect(mergeShards(plan, noRollout, out)).rejects.toThrow(`has no rollouts/${dropped}`);
+    expect(readdirSync(out).sort()).toEqual(listing);
+    expect(readdirSync(join(out, 'rollouts')).sort()).toEqual(rollouts);
+    for (const f of rollouts) expect(readFileSync(join(out, 'rollouts', f)).equals(rolloutBytes.get(f) as Buffer), f).toBe(true);
   });
 
   it('the worker answers bad requests with errors and keeps serving', async () => {
