@@ -45,7 +45,7 @@ export const ERROR_MEANINGS: { readonly [C in ErrorCode]: string } = {
   unsupported_version: 'The request has no `v` or a `v` other than 1.',
   invalid_request: 'The request breaks its schema (the message names the JSON pointer), or the environment refuses an option, or the session is of the other kind.',
   unknown_op: 'The `op` is not one of the ops of this table.',
-  unknown_session: 'The session id names no live session of this client (closed, reaped, never created, or created by another client: the same answer, so nothing leaks).',
+  unknown_session: 'The session id names no live session of this client (closed, reaped, never created, or created by another client: the same answer, so nothing leaks; to its owner a session reaped as idle says so, with its idle time and the timeout).',
   session_limit: 'Creating a session would exceed `max_sessions`, or this client\'s `max_sessions_per_client`.',
   episode_over: '`step` after `terminated`/`truncated` without a reset, or `turn_step` after `done`.',
   bad_preset: 'The preset is not a built-in preset name, or it fails to load.',

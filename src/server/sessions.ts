@@ -70,6 +70,11 @@ export interface SessionManagerOptions {
   idFactory?: () => string;
   /** Close sessions untouched for this many milliseconds; 0 disables reaping (default 600000). */
   idleTimeoutMs?: number;
+  /**
+   * How many of the sessions last reaped as idle to remember (id, owner, idle time; default `maxSessions`), so that a
+   * request naming one says it was reaped, and after how long, instead of the plain `unknown_session` message.
+   */
+  rememberReaped?: number;
   /** Names of the presets clients may use (default: none; the server passes `listPresets()`). */
   presets?: readonly string[];
   /** Millisecond clock (default `Date.now`); injectable for tests. */
@@ -139,6 +144,9 @@ export class SessionManager {
   private readonly checkRestored: (r: ResetResult) => string | null;
   private readonly checkTurnRestored: (r: TurnStart) => string | null;
   private readonly sessions = new Map<string, Session>();
+  /** Sessions reaped as idle, oldest first, at most `rememberReaped`: id -> owner and idle milliseconds. */
+  private readonly reaped = new Map<string, { owner: string; idleMs: number }>();
+  private readonly rememberReaped: number;
   /** Live sessions per owner (owners with none are absent). */
   private readonly owned = new Map<string, number>();
   private nextId = 1;
@@ -153,6 +161,8 @@ export class SessionManager {
     if (!Number.isInteger(this.maxSessionsPerClient) || this.maxSessionsPerClient < 1) throw new RangeError('maxSessionsPerClient must be a positive integer');
     this.idFactory = opts.idFactory ?? null;
     if (!Number.isFinite(this.idleTimeoutMs) || this.idleTimeoutMs < 0) throw new RangeError('idleTimeoutMs must be >= 0');
+    this.rememberReaped = opts.rememberReaped ?? this.maxSessions;
+    if (!Number.isInteger(this.rememberReaped) || this.rememberReaped < 0) throw new RangeError('rememberReaped must be a non-negative integer');
     this.presets = new Set(opts.presets ?? []);
     this.presetList = [...this.presets].sort().join(', ');
     this.now = opts.now ?? Date.now;
@@ -184,9 +194,20 @@ export class SessionManager {
   /** A live session of `owner`; another owner's session is `unknown_session`, word for word as a missing one. */
   private get(id: string, owner: string): Session {
     const s = this.sessions.get(id);
-    if (s === undefined || s.owner !== owner) throw new SessionError('unknown_session', `unknown session ${JSON.stringify(id)} (closed, reaped or never created)`);
+    if (s === undefined || s.owner !== owner) throw new SessionError('unknown_session', this.unknownMessage(id, owner));
     s.lastUsed = this.now();
     return s;
+  }
+
+  /** Why `id` is no session of `owner`: reaped as idle (when remembered), else the plain message (which tells no
+   * client whether another client's session exists). */
+  private unknownMessage(id: string, owner: string): string {
+    const r = this.reaped.get(id);
+    if (r === undefined || r.owner !== owner || this.sessions.has(id)) return `unknown session ${JSON.stringify(id)} (closed, reaped or never created)`;
+    return (
+      `session ${JSON.stringify(id)} was closed by the server after ${r.idleMs / 1000} s without a request (its idle timeout is ` +
+      `${this.idleTimeoutMs / 1000} s: \`ycgym serve --idle-timeout SECONDS\`, 0 for never); its episode is gone: reset to start another`
+    );
   }
 
   /** An `Env` session (`invalid_request` for a turn-protocol session). */
@@ -459,8 +480,17 @@ export class SessionManager {
   reapIdle(now: number = this.now()): string[] {
     if (this.idleTimeoutMs === 0) return [];
     const idle: string[] = [];
-    for (const [id, s] of this.sessions) if (now - s.lastUsed >= this.idleTimeoutMs) idle.push(id);
+    for (const [id, s] of this.sessions) {
+      if (now - s.lastUsed < this.idleTimeoutMs) continue;
+      idle.push(id);
+      if (this.rememberReaped > 0) this.reaped.set(id, { owner: s.owner, idleMs: now - s.lastUsed });
+    }
     for (const id of idle) this.remove(id, 'idle');
+    // Forget the oldest beyond the bound (a Map iterates in insertion order).
+    for (const id of this.reaped.keys()) {
+      if (this.reaped.size <= this.rememberReaped) break;
+      this.reaped.delete(id);
+    }
     return idle;
   }
 

@@ -92,6 +92,42 @@ describe('SessionManager', () => {
     expect(never.reapIdle()).toEqual([]);
   });
 
+  it('a request for a session reaped as idle says so (the idle time and the timeout), to its owner only', () => {
+    // Before, it was the same "unknown session (closed, reaped or never created)" as for an id never handed out: a
+    // training loop paused past the timeout could not tell why its episode was gone, nor what to change.
+    let now = 0;
+    const m = new SessionManager({ presets: PRESETS, idleTimeoutMs: 600_000, now: () => now });
+    m.reset({ seed: 1 }, 'alice');
+    m.reset({ seed: 2 }, 'alice');
+    now = 700_000;
+    expect(m.reapIdle()).toEqual(['s1', 's2']);
+    const message = (f: () => unknown): string => {
+      try {
+        f();
+      } catch (e) {
+        expect((e as SessionError).code).toBe('unknown_session');
+        return (e as Error).message;
+      }
+      throw new Error('no error');
+    };
+    expect(message(() => m.step('s1', 'company status', 'alice'))).toBe(
+      'session "s1" was closed by the server after 700 s without a request (its idle timeout is 600 s: `ycgym serve --idle-timeout SECONDS`, 0 for never); its episode is gone: reset to start another',
+    );
+    // Another client learns nothing of it.
+    expect(message(() => m.step('s2', 'company status', 'bob'))).toBe('unknown session "s2" (closed, reaped or never created)');
+    // Closed by its client: as before.
+    m.reset({ seed: 3 }, 'alice');
+    m.close('s3', 'alice');
+    expect(message(() => m.step('s3', 'company status', 'alice'))).toBe('unknown session "s3" (closed, reaped or never created)');
+    // The record of reaped ids is bounded (`rememberReaped`, default the session limit): the oldest are forgotten.
+    const many = new SessionManager({ presets: PRESETS, idleTimeoutMs: 10, now: () => now, rememberReaped: 3 });
+    for (let k = 0; k < 4; k++) many.reset({ seed: 1 });
+    now += 20;
+    expect(many.reapIdle().length).toBe(4);
+    expect(message(() => many.step('s1', 'company status'))).toMatch(/^unknown session/);
+    expect(message(() => many.step('s2', 'company status'))).toMatch(/^session "s2" was closed by the server after 0\.02 s without a request/);
+  });
+
   it('calls the recorder hooks', () => {
     const seen: string[] = [];
     const m = new SessionManager({

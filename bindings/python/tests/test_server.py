@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -94,9 +95,29 @@ def test_shared_server_keeps_idle_sessions(shared: LocalServer) -> None:
         assert env.unwrapped._backend.client.hello()["limits"]["idle_timeout_ms"] == 0
     finally:
         env.close()
-    with LocalServer() as own:
-        with Client(own.endpoint) as c:
-            assert c.hello()["limits"]["idle_timeout_ms"] == 600_000
+    with LocalServer() as own, Client(own.endpoint) as c:
+        assert c.hello()["limits"]["idle_timeout_ms"] == 600_000
+
+
+def test_a_step_in_a_session_reaped_as_idle_says_why() -> None:
+    """On a server with an idle timeout, an env's step after a pause past it fails with ``unknown_session`` and a message
+    that names the pause, the timeout and the flag (before: "unknown session ... (closed, reaped or never created)")."""
+    from ycgym import ProtocolError, YCBenchVectorEnv
+
+    with LocalServer(args=["--idle-timeout", "0.5"]) as srv:
+        env = YCBenchEnv(endpoint=srv.endpoint)
+        venv = YCBenchVectorEnv(2, endpoint=srv.endpoint)
+        try:
+            env.reset(seed=1)
+            venv.reset(seed=1)
+            time.sleep(1.5)  # reaped within 1.25x the timeout
+            for step in (lambda: env.step("company status"), lambda: venv.step(["company status"] * 2)):
+                with pytest.raises(ProtocolError, match=r"was closed by the server after \d+(\.\d+)? s without a request \(its idle timeout is 0\.5 s: `ycgym serve --idle-timeout SECONDS`") as e:
+                    step()
+                assert e.value.code == "unknown_session"
+        finally:
+            env.close()
+            venv.close()
 
 
 def test_interpreter_exit_stops_servers() -> None:
