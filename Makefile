@@ -72,5 +72,11 @@ test-integrations: build $(VENV)/.installed-trl
 bench: build
 	node --expose-gc dist/bench/run.js
 
+# The fuzzing sections of the full reliability suite (docs/reliability.md): 1,000,000 command lines on live
+# simulations and 100,000 protocol frames against a real server (a few minutes); `npm run reliability -- --full`
+# runs every section.
+fuzz: build
+	node --expose-gc dist/scripts/reliability/run.js --full --only commands,protocol
+
 clean:
 	rm -rf dist node_modules $(VENV) $(WHEELHOUSE) bindings/python/dist
