@@ -111,6 +111,11 @@ class FdFileWriter extends RecordBatchFileWriter {
   private pendingBytes = 0;
   /** Where the footer of the last `checkpoint` starts: cut off before the next bytes go to the file. */
   private footerAt: number | null = null;
+  /** Bytes went to the file since its last footer (none yet, or it was cut off): the file on disk is no Arrow file. */
+  private unfinished = false;
+  /** Bytes of the footers `checkpoint` wrote, all together, and of the last one. */
+  footerBytesWritten = 0;
+  lastFooterBytes = 0;
   /** While a checkpoint collects its footer's bytes instead of writing them. */
   private capture: Uint8Array[] | null = null;
   constructor(
@@ -148,6 +153,7 @@ class FdFileWriter extends RecordBatchFileWriter {
       this.flush();
       this.cut();
       writeAll(this.fd, b);
+      this.unfinished = true;
     } else {
       // Small chunks (message prefixes, padding) may be reused by the caller: copy them.
       this.pending.push(b.slice());
@@ -190,6 +196,21 @@ class FdFileWriter extends RecordBatchFileWriter {
     let off = 0;
     while (off < bytes.byteLength) off += writeSync(this.fd, bytes, off, bytes.byteLength - off, at + off);
     this.footerAt = at;
+    this.unfinished = false;
+    this.footerBytesWritten += bytes.byteLength;
+    this.lastFooterBytes = bytes.byteLength;
+  }
+  /** Whether the file on disk lacks a footer for bytes already written to it (a checkpoint must follow). */
+  get footerless(): boolean {
+    return this.unfinished;
+  }
+  /** Bytes held in memory, not yet written to the file. */
+  get heldBytes(): number {
+    return this.pendingBytes;
+  }
+  /** Record batches written (held or not): the blocks a footer lists. */
+  get batches(): number {
+    return this._recordBatchBlocks.length;
   }
   /** Cut off the last checkpoint's footer (before bytes that follow the batches it lists). */
   private cut(): void {
@@ -203,7 +224,21 @@ class FdFileWriter extends RecordBatchFileWriter {
     writeAll(this.fd, Buffer.concat(this.pending, this.pendingBytes));
     this.pending = [];
     this.pendingBytes = 0;
+    this.unfinished = true;
   }
+}
+
+/**
+ * When a durable sink writes its footer (`ArrowFileSink`): after every batch while the footer's list of batches (24
+ * bytes each) is at most `DURABLE_EVERY_BATCH_BYTES`; past that, once the batches held back since the last footer
+ * are as many bytes as that footer (so footers cost no more than the data), or `durableDelayMs` after the first batch
+ * held back, whichever comes first.
+ */
+export const DURABLE_EVERY_BATCH_BYTES = 4 * 1024;
+/** The pause after which held-back batches are written with their footer: 200 ms, or longer for a long footer, so
+ * that pauses write at most about 1 MB of footer a second. */
+export function durableDelayMs(batches: number): number {
+  return Math.max(200, Math.ceil((24 * batches) / 1000));
 }
 
 function writeAll(fd: number, b: Uint8Array): void {
@@ -221,13 +256,16 @@ export class ArrowFileSink {
   private readonly fd: number;
   private readonly writer: FdFileWriter;
   private closed = false;
+  /** A durable sink's pending checkpoint of held-back batches (see `written`). */
+  private timer: NodeJS.Timeout | null = null;
   /** The schema's columns for ./ipc-body.ts (null: batches go through apache-arrow's assembly). */
   private readonly body: BodyColumn[] | null;
   rows = 0;
   /**
-   * `durable`: after every batch the file on disk is a complete Arrow file of the batches so far (its footer written
-   * after them and cut off by the next batch; ./arrow.ts `FdFileWriter.checkpoint`), so a process killed while it
-   * writes (a recording server) leaves every batch written whole readable; the closed file is the same either way.
+   * `durable`: the file on disk is always a complete Arrow file (a footer written after the batches and cut off by the
+   * next write; `FdFileWriter.checkpoint`), of every batch while the footer is short and, past that, of all but the
+   * batches held back since the last footer (`written`), so a process killed while it writes (a recording server)
+   * leaves a readable file; the closed file is the same either way.
    */
   constructor(
     readonly path: string,
@@ -258,11 +296,42 @@ export class ArrowFileSink {
     this.writer.writeBody(body);
     this.written(t.length);
   }
-  /** After a batch of `rows` rows: to the file, and with `durable` its footer too. */
+  /**
+   * After a batch of `rows` rows: to the file; with `durable`, the footer too when `DURABLE_EVERY_BATCH_BYTES` says
+   * so, else held back (the file on disk stays the last checkpoint's complete file) until the held bytes reach the
+   * footer's list or `durableDelayMs` passes. A batch whose bytes had to reach the file (over 1 MiB, or 4 MiB held)
+   * is followed by its footer at once: between two turns of the event loop the file on disk is always complete.
+   */
   private written(rows: number): void {
-    if (this.durable) this.writer.checkpoint();
-    else this.writer.flush();
     this.rows += rows;
+    if (!this.durable) {
+      this.writer.flush();
+      return;
+    }
+    const w = this.writer;
+    if (w.footerless || 24 * w.batches <= DURABLE_EVERY_BATCH_BYTES || w.heldBytes >= w.lastFooterBytes) {
+      this.checkpoint();
+      return;
+    }
+    if (this.timer === null) {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        if (!this.closed) this.checkpoint();
+      }, durableDelayMs(this.writer.batches));
+      // A sink's pending footer keeps no process alive (close() writes it anyway).
+      this.timer.unref();
+    }
+  }
+  private checkpoint(): void {
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    this.writer.checkpoint();
+  }
+  /** Bytes of the footers written after batches so far (durable sinks; the closing footer not counted). */
+  get footerBytesWritten(): number {
+    return this.writer.footerBytesWritten;
   }
   /**
    * Append a record batch from its body, assembled elsewhere (a bulk-run worker thread) by ./ipc-body.ts from a table
@@ -286,6 +355,10 @@ export class ArrowFileSink {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.timer !== null) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
     this.writer.finish();
     this.writer.flush();
     closeSync(this.fd);

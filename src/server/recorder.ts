@@ -5,8 +5,8 @@
  *
  *     new SessionManager({ ..., hooks: new TrajectoryRecorder({ path: 'out/trajectories.arrow' }) })
  *
- * and `recorder.close()` on shutdown closes the files (after every batch they are complete Arrow files already: a
- * server killed while it records leaves them readable, ./arrow.ts `durable` sinks). Each session's step rows are appended as record
+ * and `recorder.close()` on shutdown closes the files (on disk they are always complete Arrow files: a server killed
+ * while it records leaves them readable, ./arrow.ts `durable` sinks). Each session's step rows are appended as record
  * batches while its episode runs (every `flushRows` rows) and when it ends (terminated/truncated, reset again, or
  * the session closes), so memory stays bounded however long an episode runs.
  * Episode statistics (tasks succeeded/failed, accepts from adversarial clients, outcome, final funds) are read from
@@ -37,7 +37,7 @@ export class TrajectoryWriter {
     readonly episodesPath: string,
     readonly compression: ArrowCompression = 'none',
   ) {
-    // Durable: a server killed while it records leaves both files readable, with every batch written whole.
+    // Durable: a server killed while it records leaves both files readable, with the batches of all but its last moment.
     this.steps = stepSink(stepsPath, compression, true);
     this.episodes = episodeSink(episodesPath, compression, true);
   }
