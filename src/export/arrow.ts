@@ -116,11 +116,14 @@ class FdFileWriter extends RecordBatchFileWriter {
   /** Bytes of the footers `checkpoint` wrote, all together, and of the last one. */
   footerBytesWritten = 0;
   lastFooterBytes = 0;
+  /** Bytes held in memory before they are written (4 MiB at least): a durable sink's footer size. */
+  holdFor = 0;
   /** While a checkpoint collects its footer's bytes instead of writing them. */
   private capture: Uint8Array[] | null = null;
   constructor(
     private readonly fd: number,
     compression: ArrowCompression,
+    private readonly durable = false,
   ) {
     super(compression === 'zstd' ? { compressionType: CompressionType.ZSTD } : {});
   }
@@ -158,7 +161,8 @@ class FdFileWriter extends RecordBatchFileWriter {
       // Small chunks (message prefixes, padding) may be reused by the caller: copy them.
       this.pending.push(b.slice());
       this.pendingBytes += b.byteLength;
-      if (this.pendingBytes >= 1 << 22) this.flush();
+      // A durable sink holds batches back until they reach its footer's size (`ArrowFileSink.written`), however long.
+      if (this.pendingBytes >= Math.max(1 << 22, this.holdFor)) this.flush();
     }
     return this;
   }
@@ -199,6 +203,7 @@ class FdFileWriter extends RecordBatchFileWriter {
     this.unfinished = false;
     this.footerBytesWritten += bytes.byteLength;
     this.lastFooterBytes = bytes.byteLength;
+    if (this.durable) this.holdFor = bytes.byteLength;
   }
   /** Whether the file on disk lacks a footer for bytes already written to it (a checkpoint must follow). */
   get footerless(): boolean {
@@ -276,7 +281,7 @@ export class ArrowFileSink {
     if (arrowCompression(compression) === 'zstd') requireZstdEncoder();
     this.body = bodyColumns(schema);
     this.fd = openSync(path, 'w');
-    this.writer = new FdFileWriter(this.fd, compression);
+    this.writer = new FdFileWriter(this.fd, compression, durable);
     // Start with the schema so that a file without batches is still valid.
     this.writer.reset(undefined, schema);
   }
