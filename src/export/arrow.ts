@@ -304,8 +304,9 @@ export class ArrowFileSink {
   /**
    * After a batch of `rows` rows: to the file; with `durable`, the footer too when `DURABLE_EVERY_BATCH_BYTES` says
    * so, else held back (the file on disk stays the last checkpoint's complete file) until the held bytes reach the
-   * footer's list or `durableDelayMs` passes. A batch whose bytes had to reach the file (over 1 MiB, or 4 MiB held)
-   * is followed by its footer at once: between two turns of the event loop the file on disk is always complete.
+   * last footer's size or `durableDelayMs` passes. A batch whose bytes had to reach the file (a chunk over 1 MiB, or
+   * more held than the writer holds) is followed by its footer at once: between two turns of the event loop the file
+   * on disk is always complete.
    */
   private written(rows: number): void {
     this.rows += rows;
