@@ -9,7 +9,7 @@ PIPC := $(foreach f,$(PYCONSTRAINTS),-c $(f))
 # Wheels of the Python package's runtime dependencies, downloaded by py-install: the wheel install test uses them offline.
 WHEELHOUSE := .wheelhouse
 
-.PHONY: run test install build py-install test-ts test-py test-static test-integrations bench fuzz clean wheel train
+.PHONY: run test install build py-install test-ts test-py test-static test-integrations test-pythons bench fuzz clean wheel train
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -69,6 +69,22 @@ train: build $(VENV)/.installed-trl
 test-integrations: build $(VENV)/.installed-trl
 	YCGYM_NODE_ENTRY=$(CURDIR)/dist/src/cli/main.js $(VPY) -m pytest -q bindings/python/tests_integrations
 
+# The Python suite under each interpreter of PYTHONS (the package supports 3.10 on; `make test` runs the one of PY):
+# a venv each (.venv-pythons/NAME), the package with its test extra installed from the index, the suite without the
+# tests that need the integration extras (OpenEnv, verifiers, Ray: Python 3.11 on) or a wheelhouse of that
+# interpreter's wheels (the packaging tests). Not part of `make test`: it downloads per interpreter.
+PYTHONS ?= python3.10 python3.12 python3.13
+test-pythons: build
+	@set -e; for py in $(PYTHONS); do \
+	  v=.venv-pythons/$$(basename $$py); echo "== $$py"; \
+	  [ -x $$v/bin/python ] || $$py -m venv $$v; \
+	  $$v/bin/python -m pip install --quiet --upgrade pip; \
+	  $$v/bin/python -m pip install --quiet -e 'bindings/python[test,fast]'; \
+	  YCGYM_NODE_ENTRY=$(CURDIR)/dist/src/cli/main.js $$v/bin/python -m pytest -q -p no:cacheprovider bindings/python/tests \
+	    --ignore=bindings/python/tests/test_openenv.py --ignore=bindings/python/tests/test_verifiers.py \
+	    --ignore=bindings/python/tests/test_ray.py --ignore=bindings/python/tests/test_packaging.py; \
+	done
+
 bench: build
 	node --expose-gc dist/bench/run.js
 
@@ -79,4 +95,4 @@ fuzz: build
 	node --expose-gc dist/scripts/reliability/run.js --full --only commands,protocol
 
 clean:
-	rm -rf dist node_modules $(VENV) $(WHEELHOUSE) bindings/python/dist
+	rm -rf dist node_modules $(VENV) .venv-pythons $(WHEELHOUSE) bindings/python/dist
