@@ -246,6 +246,25 @@ export function durableDelayMs(batches: number): number {
   return Math.max(200, Math.ceil((24 * batches) / 1000));
 }
 
+/** Durable sinks holding batches back: written with their footer when the process exits (a script or server that
+ * ends without closing them; a kill still loses them). */
+const holding = new Set<{ flushHeld(): void }>();
+let exitHook = false;
+function holdUntilExit(sink: { flushHeld(): void }): void {
+  holding.add(sink);
+  if (exitHook) return;
+  exitHook = true;
+  process.once('exit', () => {
+    for (const s of holding) {
+      try {
+        s.flushHeld();
+      } catch {
+        // Exiting: a file that cannot be written keeps its last footer.
+      }
+    }
+  });
+}
+
 function writeAll(fd: number, b: Uint8Array): void {
   let off = 0;
   while (off < b.byteLength) off += writeSync(fd, b, off, b.byteLength - off);
@@ -324,8 +343,9 @@ export class ArrowFileSink {
         this.timer = null;
         if (!this.closed) this.checkpoint();
       }, durableDelayMs(this.writer.batches));
-      // A sink's pending footer keeps no process alive (close() writes it anyway).
+      // A sink's pending footer keeps no process alive (close() writes it, and so does the process's exit).
       this.timer.unref();
+      holdUntilExit(this);
     }
   }
   private checkpoint(): void {
@@ -333,7 +353,12 @@ export class ArrowFileSink {
       clearTimeout(this.timer);
       this.timer = null;
     }
+    holding.delete(this);
     this.writer.checkpoint();
+  }
+  /** Write the batches held back with their footer (at the process's exit). */
+  flushHeld(): void {
+    if (!this.closed && this.timer !== null) this.checkpoint();
   }
   /** Bytes of the footers written after batches so far (durable sinks; the closing footer not counted). */
   get footerBytesWritten(): number {
@@ -365,6 +390,7 @@ export class ArrowFileSink {
       clearTimeout(this.timer);
       this.timer = null;
     }
+    holding.delete(this);
     this.writer.finish();
     this.writer.flush();
     closeSync(this.fd);

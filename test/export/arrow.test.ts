@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -163,6 +164,25 @@ describe('arrow table builder and file sink', () => {
     // batch: about 24 * n * n / 2 bytes, 430 MB here).
     expect(sink.footerBytesWritten).toBeGreaterThan(0);
     expect(sink.footerBytesWritten).toBeLessThan(1.25 * readFileSync(path).byteLength);
+  });
+
+  it('a process that exits without closing its durable sink leaves every batch in the file, held ones too', () => {
+    // Held-back batches (past a short footer) would be lost by a script or server that ends without close(): at the
+    // process's exit they are written with their footer (a kill, SIGKILL or out of memory, still loses them).
+    const path = join(dir, 'exit-without-close.arrow');
+    const script = `
+      import { stepSink, stepBuilder } from ${JSON.stringify(new URL('../../dist/src/export/arrow.js', import.meta.url).href)};
+      const b = stepBuilder();
+      const row = { run_id: 'r', episode_id: 0, policy: 'p', preset: 'default', seed: 1, step: 0, action: null, observation_text: 'x', ok: true, exit_code: 0, command: null, sim_time: 0, funds_cents: 1, monthly_payroll_cents: 1, runway_months: 1, prestige_research: 1, prestige_inference: 1, prestige_data_environment: 1, prestige_training: 1, active_tasks: 0, planned_tasks: 0, completed_tasks: 0, reward: 0, reward_cents: 0, terminated: false, truncated: false, is_first: true, is_last: true, sim_day: 0, days_left: 1, trust: {} };
+      const s = stepSink(${JSON.stringify(path)}, 'none', true);
+      for (let i = 0; i < 1000; i++) { b.append({ ...row, episode_id: i }); s.writeBuffers(b.finish()); }
+      process.exitCode = 0; // ends here, the sink never closed
+    `;
+    const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(out.status, out.stderr).toBe(0);
+    const t = readArrowFile(path);
+    expect(t.numRows).toBe(1000);
+    expect(Number(t.getChild('episode_id')?.get(999))).toBe(999);
   });
 
   it('append reads a row by column name whatever its keys: in column order, rotated, with an extra key, a null nullable value left out', () => {
