@@ -270,11 +270,13 @@ export class Client {
       return;
     }
     const err = reply['error'];
-    if (!isRecord(err) || typeof err['code'] !== 'string') {
+    // An error is {code, message}, both strings (message optional here): anything else is a malformed reply, not an
+    // error to report as "[object Object]".
+    if (!isRecord(err) || typeof err['code'] !== 'string' || (err['message'] !== undefined && typeof err['message'] !== 'string')) {
       p.reject(new ProtocolError('bad_reply', `malformed error reply to ${p.op}`, id));
       return;
     }
-    p.reject(new ProtocolError(err['code'] as ErrorCode, String(err['message'] ?? ''), id));
+    p.reject(new ProtocolError(err['code'] as ErrorCode, err['message'] ?? '', id));
   }
 
   private async readLoop(): Promise<void> {
