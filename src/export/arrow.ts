@@ -116,8 +116,6 @@ class FdFileWriter extends RecordBatchFileWriter {
   /** Bytes of the footers `checkpoint` wrote, all together, and of the last one. */
   footerBytesWritten = 0;
   lastFooterBytes = 0;
-  /** Bytes held in memory before they are written (4 MiB at least): a durable sink's footer size. */
-  holdFor = 0;
   /** While a checkpoint collects its footer's bytes instead of writing them. */
   private capture: Uint8Array[] | null = null;
   constructor(
@@ -162,7 +160,7 @@ class FdFileWriter extends RecordBatchFileWriter {
       this.pending.push(b.slice());
       this.pendingBytes += b.byteLength;
       // A durable sink holds batches back until they reach its footer's size (`ArrowFileSink.written`), however long.
-      if (this.pendingBytes >= Math.max(1 << 22, this.holdFor)) this.flush();
+      if (this.pendingBytes >= Math.max(1 << 22, this.durable ? this.lastFooterBytes : 0)) this.flush();
     }
     return this;
   }
@@ -203,7 +201,6 @@ class FdFileWriter extends RecordBatchFileWriter {
     this.unfinished = false;
     this.footerBytesWritten += bytes.byteLength;
     this.lastFooterBytes = bytes.byteLength;
-    if (this.durable) this.holdFor = bytes.byteLength;
   }
   /** Whether the file on disk lacks a footer for bytes already written to it (a checkpoint must follow). */
   get footerless(): boolean {
@@ -233,9 +230,12 @@ class FdFileWriter extends RecordBatchFileWriter {
   }
 }
 
+/** Bytes a footer spends on each record batch it lists (an Arrow `Block`). */
+const FOOTER_BYTES_PER_BATCH = 24;
+
 /**
- * When a durable sink writes its footer (`ArrowFileSink`): after every batch while the footer's list of batches (24
- * bytes each) is at most `DURABLE_EVERY_BATCH_BYTES`; past that, once the batches held back since the last footer
+ * When a durable sink writes its footer (`ArrowFileSink`): after every batch while the footer's list of batches
+ * (`FOOTER_BYTES_PER_BATCH` each) is at most `DURABLE_EVERY_BATCH_BYTES`; past that, once the batches held back since the last footer
  * are as many bytes as that footer (so footers cost no more than the data), or `durableDelayMs` after the first batch
  * held back, whichever comes first.
  */
@@ -243,7 +243,7 @@ export const DURABLE_EVERY_BATCH_BYTES = 4 * 1024;
 /** The pause after which held-back batches are written with their footer: 200 ms, or longer for a long footer, so
  * that pauses write at most about 1 MB of footer a second. */
 export function durableDelayMs(batches: number): number {
-  return Math.max(200, Math.ceil((24 * batches) / 1000));
+  return Math.max(200, Math.ceil((FOOTER_BYTES_PER_BATCH * batches) / 1000));
 }
 
 /** Durable sinks holding batches back: written with their footer when the process exits (a script or server that
@@ -334,7 +334,7 @@ export class ArrowFileSink {
       return;
     }
     const w = this.writer;
-    if (w.footerless || 24 * w.batches <= DURABLE_EVERY_BATCH_BYTES || w.heldBytes >= w.lastFooterBytes) {
+    if (w.footerless || FOOTER_BYTES_PER_BATCH * w.batches <= DURABLE_EVERY_BATCH_BYTES || w.heldBytes >= w.lastFooterBytes) {
       this.checkpoint();
       return;
     }
