@@ -47,8 +47,9 @@ const live = new Set<StagedFiles>();
 export class StagedFiles {
   private readonly paths: string[] = [];
   private readonly stale: string[] = [];
-  /** Folders whose files `owns` names this output replaces as a set (`stageFolder`, `replacingFolder`). */
-  private readonly folders: { dir: string; owns: (name: string) => boolean; staged: boolean }[] = [];
+  /** Folders whose files `owns` names this output replaces as a set, by folder (`stageFolder`, `replacingFolder`);
+   * `staged`: with files of its own to move in. */
+  private readonly folders = new Map<string, { owns: (name: string) => boolean; staged: boolean }>();
 
   /** Stage `path`; returns where to write it. */
   stage(path: string): string {
@@ -71,7 +72,7 @@ export class StagedFiles {
     const staged = stagedPath(dir);
     rmSync(staged, { recursive: true, force: true }); // left by a process killed outright (SIGKILL)
     makeDirs(staged);
-    this.folders.push({ dir, owns, staged: true });
+    this.folders.set(dir, { owns, staged: true });
     live.add(this);
     return staged;
   }
@@ -79,7 +80,7 @@ export class StagedFiles {
   /** On commit, remove the files of folder `dir` that `owns` names (an earlier output's, which this one does not
    * write), and `dir` itself when that empties it. */
   replacingFolder(dir: string, owns: (name: string) => boolean): void {
-    this.folders.push({ dir, owns, staged: false });
+    if (!this.folders.has(dir)) this.folders.set(dir, { owns, staged: false });
   }
 
   /** Move every staged file into place, in the order they were staged, then remove the files they replace; then
@@ -87,17 +88,16 @@ export class StagedFiles {
   commit(): void {
     for (const p of this.paths) renameSync(stagedPath(p), p);
     for (const p of this.stale) if (!this.paths.includes(p)) rmSync(p, { force: true });
-    for (const f of this.folders) {
-      if (!f.staged && this.folders.some((g) => g.staged && g.dir === f.dir)) continue; // the staged entry does both
-      const old = listing(f.dir);
-      for (const name of old) if (f.owns(name)) rmSync(join(f.dir, name), { force: true });
+    for (const [dir, f] of this.folders) {
+      const old = listing(dir);
+      for (const name of old) if (f.owns(name)) rmSync(join(dir, name), { force: true });
       if (f.staged) {
-        makeDirs(f.dir);
-        const from = stagedPath(f.dir);
-        for (const name of listing(from)) renameSync(join(from, name), join(f.dir, name));
+        makeDirs(dir);
+        const from = stagedPath(dir);
+        for (const name of listing(from)) renameSync(join(from, name), join(dir, name));
         rmdirSync(from);
       }
-      if (old.length > 0 && listing(f.dir).length === 0) rmdirSync(f.dir);
+      if (old.length > 0 && listing(dir).length === 0) rmdirSync(dir);
     }
     this.clear();
   }
@@ -105,14 +105,14 @@ export class StagedFiles {
   /** Remove the staged files (a failed output): the files in place stay as they were. */
   discard(): void {
     for (const p of this.paths) rmSync(stagedPath(p), { force: true });
-    for (const f of this.folders) if (f.staged) rmSync(stagedPath(f.dir), { recursive: true, force: true });
+    for (const [dir, f] of this.folders) if (f.staged) rmSync(stagedPath(dir), { recursive: true, force: true });
     this.clear();
   }
 
   private clear(): void {
     this.paths.length = 0;
     this.stale.length = 0;
-    this.folders.length = 0;
+    this.folders.clear();
     live.delete(this);
   }
 }
