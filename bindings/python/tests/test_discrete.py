@@ -237,8 +237,8 @@ def test_discrete_vector_env_autoreset_modes(mode: str) -> None:
         if mode == "SameStep":
             # The returned observation is the next episode's (reset) one; the last one is in final_obs.
             assert info["_final_obs"].all() and info["_final_info"].all()
-            assert info["final_obs"][0].shape == first[0].shape and [f["step"] for f in info["final_info"]] == [3, 3]
-            assert [f["terminal_reason"] for f in info["final_info"]] == ["max_steps", "max_steps"]
+            assert info["final_obs"][0].shape == first[0].shape and info["final_info"]["step"].tolist() == [3, 3]
+            assert info["final_info"]["terminal_reason"].tolist() == ["max_steps", "max_steps"]
             assert (info["step"] == 0).all()
             obs, _, term, trunc, info = v.step(valid(info))
             assert (info["step"] == 1).all() and not (term | trunc).any()
@@ -329,3 +329,67 @@ def test_actions_must_be_integers_as_in_the_discrete_space() -> None:
     finally:
         env.close()
         venv.close()
+
+
+def _same_info(ours: dict[str, Any], ref: dict[str, Any]) -> bool:
+    """Whether the vector info ``ours`` equals Gymnasium's ``ref`` on every key ``ours`` has (the Discrete vector env's
+    infos hold a subset of the single env's keys: no ``ok``, ``session``, ``action_text``), recursively, with the same
+    ``_key`` masks and the same values where they are set (unset entries are left to the env: after a masked reset
+    ``action_mask`` holds every sub-environment's current mask where Gymnasium's holds zeros)."""
+    from helpers import same
+
+    for key, value in ours.items():
+        if key not in ref or key.startswith("_"):
+            if not (key in ref and same(value, ref[key])):
+                return False
+            continue
+        if isinstance(value, dict) or isinstance(ref[key], dict):
+            if not (isinstance(value, dict) and isinstance(ref[key], dict) and _same_info(value, ref[key])):
+                return False
+            continue
+        rows = ours["_" + key]
+        if not same(value[rows], ref[key][rows]):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep", "Disabled"])
+def test_discrete_vector_env_matches_sync_vector_env_of_the_discrete_env(mode: str) -> None:
+    """Every autoreset mode returns what ``SyncVectorEnv`` of ``YCBenchDiscreteEnv`` returns: the same observations,
+    rewards and flags, and infos equal to Gymnasium's on every key they have, ``final_obs`` and ``final_info`` included
+    (in SAME_STEP mode ``final_info`` is, as Gymnasium's vector envs build it, a dict of batched arrays with ``_key``
+    masks; it used to be an object array of per-env dicts, so ``info["final_info"]["step"]`` raised)."""
+    from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+    from helpers import same
+
+    m = AutoresetMode(mode)
+    kw: dict[str, Any] = {"max_steps": 3, "dict_obs": True, "market_slots": 3, "task_slots": 2}
+    ours = YCBenchDiscreteVectorEnv(3, autoreset_mode=m, **kw)
+    ref = SyncVectorEnv([lambda: YCBenchDiscreteEnv(**kw) for _ in range(3)], autoreset_mode=m)
+    try:
+        got, want = ours.reset(seed=4), ref.reset(seed=4)
+        assert same(got[0], want[0]) and _same_info(got[1], want[1])
+        ended = 0
+        for t in range(8):
+            if t == 1:  # out of step: sub-environment 0's episodes end a step after the others'
+                got = ours.reset(options={"reset_mask": np.array([True, False, False])})
+                want = ref.reset(options={"reset_mask": np.array([True, False, False])})
+                assert same(got[0], want[0]) and _same_info(got[1], want[1])
+            acts = np.array([int(np.flatnonzero(row)[-1]) for row in ours.action_masks()])
+            got, want = ours.step(acts), ref.step(acts)
+            for k in range(4):
+                assert same(got[k], want[k]), (t, k)
+            assert _same_info(got[4], want[4]), t
+            done = got[2] | got[3]
+            ended += int(done.sum())
+            if m == AutoresetMode.SAME_STEP and done.any():
+                assert isinstance(got[4]["final_info"], dict) and got[4]["final_info"]["_step"].tolist() == done.tolist()
+            if m == AutoresetMode.DISABLED and done.any():
+                got = ours.reset(options={"reset_mask": done})
+                want = ref.reset(options={"reset_mask": done})
+                assert same(got[0], want[0]) and _same_info(got[1], want[1])
+        assert ended >= 6
+    finally:
+        ours.close()
+        ref.close()

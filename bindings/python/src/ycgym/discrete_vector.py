@@ -7,8 +7,9 @@ float32 (or a dict of stacked arrays with ``dict_obs=True``), masks stacked ``(N
 * ``NEXT_STEP`` (default, as ``SyncVectorEnv``): the step after a sub-environment's episode ends ignores its action
   and returns its reset observation with reward 0.
 * ``SAME_STEP``: the step that ends an episode resets that sub-environment at once; it returns the reset
-  observation and info, with ``info["final_obs"]`` / ``info["final_info"]`` (masked by ``info["_final_obs"]`` /
-  ``info["_final_info"]``) holding the last observation and info of the episode.
+  observation and info; the last observation and info of the episode are in ``info["final_obs"]`` (an object array)
+  and ``info["final_info"]`` (a dict of batched arrays with ``_key`` masks, as Gymnasium's vector envs build it),
+  masked by ``info["_final_obs"]`` / ``info["_final_info"]``.
 * ``DISABLED``: no automatic reset; reset ended sub-environments with ``reset(options={"reset_mask": mask})``.
 
 Sub-environment ``i`` of ``reset(seed=s)`` is seeded ``s + i``; later automatic resets draw seeds from that
@@ -264,7 +265,11 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 binary = ([binary[0][k] for k in keep], _Rows(binary[1], keep))  # type: ignore[assignment]
             infos = self._infos(results, binary)
             infos["final_obs"] = np.asarray([finals[i][0] if i in finals else None for i in range(n)] + [None], dtype=object)[:n]
-            infos["final_info"] = np.asarray([finals[i][1] if i in finals else None for i in range(n)] + [None], dtype=object)[:n]
+            # As Gymnasium's vector envs build it: a dict of batched arrays with `_key` masks (VectorEnv._add_info).
+            final_info: dict[str, Any] = {}
+            for i in done:
+                final_info = self._add_info(final_info, finals[i][1], i)
+            infos["final_info"] = final_info
             infos["_final_obs"] = ended.copy()
             infos["_final_info"] = ended.copy()
             return self._observation(), rewards, terminated, truncated, infos
