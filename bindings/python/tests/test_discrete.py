@@ -393,3 +393,23 @@ def test_discrete_vector_env_matches_sync_vector_env_of_the_discrete_env(mode: s
     finally:
         ours.close()
         ref.close()
+
+
+@pytest.mark.parametrize("encoding", ["binary", "json"])
+def test_an_out_of_range_action_steps_no_sub_environment(encoding: str) -> None:
+    """An index outside ``[0, N)`` for one sub-environment raises ``ProtocolError`` (``invalid_request``, naming the
+    sub-environment) and steps none: the server used to step the others of the batch, whose results the caller never
+    saw (a hidden step; an episode could end unseen)."""
+    v = YCBenchDiscreteVectorEnv(3, encoding=encoding)
+    try:
+        v.reset(seed=1)
+        n = v.single_action_space.n
+        for bad in ([1, n, 1], [n + 5, 1, 1], [1, 1, -1], [1, 2**40, 1]):
+            with pytest.raises(ProtocolError) as e:
+                v.step(np.array(bad))
+            assert e.value.code == "invalid_request" and f"[0, {n - 1}]" in str(e.value), bad
+            assert e.value.index == next(i for i, a in enumerate(bad) if not 0 <= a < n)
+        _, _, _, _, info = v.step(np.array([1, 1, 1]))
+        assert info["step"].tolist() == [1, 1, 1]
+    finally:
+        v.close()

@@ -30,7 +30,7 @@ from gymnasium import spaces
 
 from ._backend import SessionAccess, connection, open_backend, options_dict, reopen, seed_arg
 from ._protocol import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS
-from .client import ResetResult, StepResult
+from .client import ProtocolError, ResetResult, StepResult
 from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchDiscreteEnv", "DEFAULT_MARKET_SLOTS", "DEFAULT_TASK_SLOTS", "discrete_options", "frame_arrays"]
@@ -92,9 +92,11 @@ def discrete_action(action: Any) -> int:
     raise TypeError(f"ycgym: a Discrete action is an integer index, got {type(action).__name__}: {action!r}")
 
 
-def discrete_actions(actions: Any, n: int) -> list[int]:
+def discrete_actions(actions: Any, n: int, n_actions: int) -> list[int]:
     """The ``n`` actions of a Discrete vector env step as ints: an integer array-like of ``n`` (any shape that
-    flattens to ``n``); another dtype (float, bool, strings, objects) raises ``TypeError``."""
+    flattens to ``n``); another dtype (float, bool, strings, objects) raises ``TypeError``. An index outside
+    ``[0, n_actions)`` raises ``ProtocolError`` (``invalid_request``, ``index`` the sub-environment) here, before
+    anything is sent: the server would refuse that entry of the batch but step the others."""
     acts = np.asarray(actions)
     if acts.dtype.kind not in "iu":
         raise TypeError(f"ycgym: Discrete actions are integer indices, got an array of {acts.dtype} ({actions!r:.80})")
@@ -102,6 +104,9 @@ def discrete_actions(actions: Any, n: int) -> list[int]:
     if acts.shape[0] != n:
         raise ValueError(f"expected {n} actions, got {acts.shape[0]}")
     out: list[int] = acts.tolist()
+    if acts.size and (int(acts.min()) < 0 or int(acts.max()) >= n_actions):
+        i = next(i for i, a in enumerate(out) if not 0 <= a < n_actions)
+        raise ProtocolError("invalid_request", f"action must be an integer in [0, {n_actions - 1}], got {out[i]}", index=i)
     return out
 
 

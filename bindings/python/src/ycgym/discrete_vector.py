@@ -206,7 +206,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             self._check_open()
             raise RuntimeError("call reset() before step()")
         n = self.num_envs
-        acts = discrete_actions(actions, n)
+        acts = discrete_actions(actions, n, int(self.discrete_spec["n_actions"]))
         c = self._backend.client
         rewards = np.zeros(n, dtype=np.float64)
         terminated = np.zeros(n, dtype=np.bool_)
