@@ -9,8 +9,11 @@ server computes the action table, the mask of the actions valid now and the fixe
 * ``observation_space``: ``Box(spec.obs_low, spec.obs_high, (obs_size,), float32)``; with ``dict_obs=True``
   ``Dict({"observations": that Box, "action_mask": Box(0, 1, (N,), int8)})`` (the RLlib / torchrl convention).
 * The mask: ``info["action_mask"]`` (``bool`` array) after every reset and step, and :meth:`action_masks`
-  (what sb3-contrib's ``MaskablePPO`` calls). A masked-out action is refused: ``step`` raises
-  :class:`ycgym.ProtocolError` (code ``invalid_request``) and nothing happens.
+  (what sb3-contrib's ``MaskablePPO`` calls); ``action_space.sample(mask=info["action_mask"].astype(np.int8))``
+  draws a valid one (Gymnasium's ``Discrete.sample`` takes int8 masks). A masked-out action is refused: an ordinary
+  step that changes nothing in the simulation (``info["ok"]`` false, reward 0; it counts toward ``max_steps`` and the
+  stall rule). An index outside ``[0, N)`` raises :class:`ycgym.ProtocolError` (code ``invalid_request``) and is no
+  step.
 * ``info["action_text"]``: the command an action stood for. ``env.discrete_spec``: feature and action names.
 
 Episodes end by default: ``terminated`` on bankruptcy or the horizon, ``truncated`` after ``max_steps`` (default
