@@ -62,6 +62,17 @@ def test_an_env_without_an_episode_and_a_closed_env() -> None:
         pickle.dumps(env)
 
 
+@pytest.mark.parametrize("make", [lambda: ycgym.YCBenchVectorEnv(2), lambda: ycgym.YCBenchDiscreteEnv(), lambda: ycgym.YCBenchDiscreteVectorEnv(2)], ids=["vector", "discrete", "discrete-vector"])
+def test_every_closed_env_refuses_to_pickle(make: Any) -> None:
+    """As ``YCBenchEnv`` does: the Discrete env used to pickle a closed env (its copy came back open, with a local
+    server of its own) and the Discrete vector env raised ``RuntimeError: the client is closed``."""
+    env = make()
+    env.reset(seed=1)
+    env.close()
+    with pytest.raises(pickle.PicklingError, match="closed"):
+        pickle.dumps(env)
+
+
 def test_a_vector_env_pickled_mid_episode_continues_exactly() -> None:
     vec = ycgym.YCBenchVectorEnv(3, max_steps=4, autoreset_mode="SameStep")
     vec.reset(seed=11)

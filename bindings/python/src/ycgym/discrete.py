@@ -31,7 +31,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from ._backend import SessionAccess, connection, open_backend, options_dict, reopen, seed_arg
+from ._backend import SessionAccess, connection, open_backend, options_dict, reopen, seed_arg, snapshot_sessions
 from ._protocol import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS
 from .client import ProtocolError, ResetResult, StepResult
 from .splits import server_splits, split_seed
@@ -245,7 +245,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
     def __getstate__(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer")}
         state["_session"] = None
-        state["_episode"] = self.snapshot() if self._ready and self._session is not None else None
+        state["_episode"] = snapshot_sessions(self._backend, [self._session if self._ready else None])[0]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -25,7 +25,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._backend import BackendAccess, connection, open_backend, reopen, session_limit_hint
+from ._backend import BackendAccess, connection, open_backend, reopen, restore_sessions, session_limit_hint, snapshot_sessions
 from .client import BatchArrays, ProtocolError, ResetResult, StepResult
 from .discrete import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discrete_actions, discrete_options, frame_arrays, spaces_of
 from .vector import draw_seed, reset_arguments
@@ -302,15 +302,11 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
 
     def __getstate__(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer")}
-        c = self._backend.client
-        state["_episodes"] = [r["snapshot"] for r in c.request_all("snapshot", [{"session": s} for s in self._sessions])]
+        state["_episodes"] = snapshot_sessions(self._backend, self._sessions)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         episodes = state.pop("_episodes")
         self.__dict__.update(state)
         self._backend, self._finalizer = reopen(self, self._connect, self.preset, self.params)
-        c = self._backend.client
-        got = c.request_all("restore", [{"snapshot": dict(s)} for s in episodes])
-        self._sessions = [str(r["session"]) for r in got]
-        self._backend.sessions.update(self._sessions)
+        self._sessions = [str(s) for s in restore_sessions(self._backend, episodes)]
