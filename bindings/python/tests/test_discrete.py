@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ycgym
@@ -413,3 +413,44 @@ def test_an_out_of_range_action_steps_no_sub_environment(encoding: str) -> None:
         assert info["step"].tolist() == [1, 1, 1]
     finally:
         v.close()
+
+
+@pytest.fixture(scope="module")
+def dict_env() -> Any:
+    env = YCBenchDiscreteEnv(dict_obs=True, max_steps=8, task_slots=2)
+    yield env
+    env.close()
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**31 - 2), sample_seed=st.integers(0, 2**32 - 1), resets=st.integers(1, 3))
+def test_masked_samples_are_valid_observations_stay_in_the_space_and_seedless_resets_repeat(
+    dict_env: YCBenchDiscreteEnv, seed: int, sample_seed: int, resets: int
+) -> None:
+    """Gymnasium's ``action_space.sample(mask=int8 mask)`` draws only valid actions; every observation (terminal ones
+    included) lies in ``observation_space`` with ``action_mask`` equal to ``info["action_mask"]``; ``reset(seed=s)``
+    then seedless resets play the same seeds and worlds again."""
+    env = dict_env
+    env.action_space.seed(sample_seed)
+    obs, info = env.reset(seed=seed)
+    firsts = []
+    for _ in range(8):
+        assert obs in env.observation_space and info["action_mask"].dtype == np.bool_
+        assert np.array_equal(obs["action_mask"], info["action_mask"].astype(np.int8))
+        a = env.action_space.sample(mask=obs["action_mask"])
+        assert info["action_mask"][a]
+        fallback = a == 0 and not info["action_mask"][1:].any()
+        obs, _, terminated, truncated, info = env.step(a)
+        assert info["ok"] or fallback
+        if terminated or truncated:
+            break
+    assert obs in env.observation_space
+    for again in (False, True):
+        env.reset(seed=seed)
+        got = []
+        for _ in range(resets):
+            o, _ = env.reset()
+            got.append((env.seed_used, o["observations"].tobytes()))
+        if again:
+            assert got == firsts
+        firsts = got

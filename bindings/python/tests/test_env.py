@@ -248,3 +248,68 @@ def test_obs_text_none_blanks_the_text_and_nothing_else() -> None:
     finally:
         full.close()
         none.close()
+
+
+def _fingerprint(x: Any) -> Any:
+    """A canonical form of reset/step results for comparing across processes: values with their exact types (numpy
+    arrays by dtype, shape and bytes), session ids (random by design) left out."""
+    import numpy as np
+
+    if isinstance(x, dict):
+        return [(k, _fingerprint(v)) for k, v in x.items() if k not in ("session", "_session")]
+    if isinstance(x, (list, tuple)):
+        return [type(x).__name__, [_fingerprint(v) for v in x]]
+    if isinstance(x, np.ndarray):
+        if x.dtype == object:
+            return ["object", list(x.shape), [_fingerprint(v) for v in x.flat]]
+        return [x.dtype.str, list(x.shape), x.tobytes().hex()]
+    return [type(x).__name__, repr(x)]
+
+
+def seeded_rollouts() -> str:
+    """sha256 of every result of seeded text, Discrete and vector rollouts (with seedless resets and autoresets)."""
+    import hashlib
+    import json
+
+    import numpy as np
+
+    out: list[Any] = []
+    env = YCBenchEnv(max_steps=5)
+    out.append(env.reset(seed=4))
+    for c in ["company status", "market browse --limit 3", "sim resume", "task list", "nope"]:
+        out.append(env.step(c))
+    out.append(env.reset())
+    env.close()
+    d = ycgym.YCBenchDiscreteEnv(dict_obs=True, max_steps=6)
+    d.action_space.seed(3)
+    out.append(d.reset(seed=11))
+    for _ in range(8):
+        r = d.step(d.action_space.sample(mask=out[-1][0]["action_mask"]))
+        out.append(r if not (r[2] or r[3]) else d.reset())
+    d.close()
+    v = ycgym.YCBenchDiscreteVectorEnv(3, max_steps=3, autoreset_mode="SameStep")
+    out.append(v.reset(seed=2))
+    for _ in range(5):
+        out.append(v.step(np.asarray([int(np.flatnonzero(m)[-1]) for m in v.action_masks()])))
+    v.close()
+    tv = ycgym.YCBenchVectorEnv(2, max_steps=2, autoreset_mode="SameStep")
+    out.append(tv.reset(seed=9))
+    for _ in range(3):
+        out.append(tv.step(["sim resume", "market browse"]))
+    tv.close()
+    return hashlib.sha256(json.dumps(_fingerprint(out)).encode()).hexdigest()
+
+
+def test_the_same_seeds_give_identical_results_in_another_process() -> None:
+    """Observations, rewards, flags and infos of seeded rollouts (text, Discrete, both vector envs, seedless resets
+    and autoresets included) are identical, types and bytes, in a fresh process with another hash seed."""
+    import os
+    import subprocess
+    import sys
+
+    here = seeded_rollouts()
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    code = "import sys; sys.path.insert(0, sys.argv[1]); import test_env; print(test_env.seeded_rollouts())"
+    proc = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__)], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == here
