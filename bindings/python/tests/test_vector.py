@@ -303,6 +303,35 @@ def test_a_single_command_or_seed_of_the_wrong_type_is_named() -> None:
         denv.close()
 
 
+def test_a_bad_seed_in_a_seed_list_resets_no_sub_environment() -> None:
+    """A seed list with a non-integer (``1.5``, ``"2"``, ``True``) or a seed the protocol cannot carry (above 2**53 - 1)
+    raises before anything is sent and leaves every episode as it was. A float was taken as its integer part (seed 1.5
+    played seed 1, where Gymnasium's vector envs refuse it), and a seed too large failed at the server after the
+    sub-environments before it had been reset (their new episodes never returned to the caller)."""
+    from ycgym import YCBenchDiscreteVectorEnv
+
+    env = YCBenchVectorEnv(3)
+    denv = YCBenchDiscreteVectorEnv(3)
+    try:
+        env.reset(seed=0)
+        denv.reset(seed=0)
+        env.step(["company status"] * 3)
+        denv.step([0, 0, 0])
+        for e in (env, denv):
+            for bad in ([1.5, 2, 3], [1, "2", 3], [1, 2, True]):
+                with pytest.raises(TypeError, match="seed"):
+                    e.reset(seed=bad)  # type: ignore[arg-type]
+            for bad in ([1, 2, 2**53], [1, 2**64, 3], 2**53 - 2):
+                with pytest.raises(ValueError, match="seed"):
+                    e.reset(seed=bad)  # type: ignore[arg-type]
+        assert env.step(["company status"] * 3)[4]["step"].tolist() == [2, 2, 2]
+        assert denv.step([0, 0, 0])[4]["step"].tolist() == [2, 2, 2]
+        assert env.reset(seed=[None, np.int64(2), 2**53 - 1])[1]["step"].tolist() == [0, 0, 0]
+    finally:
+        env.close()
+        denv.close()
+
+
 @pytest.mark.parametrize("kind", ["text", "discrete"])
 def test_a_vector_env_above_the_servers_session_limit_says_what_to_do(kind: str) -> None:
     """Before, only "session limit reached (4 live sessions); close one first (batch entry 4)": no word of the env's

@@ -59,7 +59,7 @@ from .spaces import (
     encode_observation,
     observation_space,
 )
-from .splits import server_splits, split_seed
+from .splits import MAX_SEED, server_splits, split_seed
 
 __all__ = ["YCBenchVectorEnv"]
 
@@ -84,6 +84,9 @@ def reset_arguments(n: int, seed: int | Sequence[int | None] | None, options: Ma
         seeds = [int(seed) + i for i in range(n)]
     elif isinstance(seed, (Sequence, np.ndarray)) and not isinstance(seed, (str, bytes)):
         seeds = list(seed)
+        if not all(s is None or (isinstance(s, (int, np.integer)) and not isinstance(s, bool)) for s in seeds):
+            raise TypeError(f"seed must be an int, a sequence of {n} ints (or None) or None, got {type(seed).__name__}: {seed!r}")
+        seeds = [None if s is None else int(s) for s in seeds]
     else:
         raise TypeError(f"seed must be an int, a sequence of {n} ints (or None) or None, got {type(seed).__name__}: {seed!r}")
     if len(seeds) != n:
@@ -114,6 +117,14 @@ def draw_seed(rngs: list[Any], i: int, seed: int | None) -> int:
         rng, _ = seeding.np_random()
         rngs[i] = rng
     return int(rng.integers(0, 2**31 - 1))
+
+def check_sim_seeds(indices: Sequence[int], seeds: Sequence[int]) -> None:
+    """Raise ValueError, before any reset is sent, when a simulation seed is not one the protocol carries (a safe
+    integer): the server would refuse that reset after resetting the sub-environments before it."""
+    for i, sd in zip(indices, seeds):
+        if not -MAX_SEED <= sd <= MAX_SEED:
+            raise ValueError(f"the seed of sub-environment {i}, {sd}, is not a protocol seed (at most 2**53 - 1 = {MAX_SEED})")
+
 
 class _Heterogeneous(Exception):
     """Sub-environment infos whose shapes differ (a key is a dict in one and not in another)."""
@@ -212,6 +223,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             opts = {k: v for k, v in opts.items() if k != "split"}
             ranges = server_splits(self._backend)
             sim_seeds = [split_seed(ranges, split, sd) for sd in sim_seeds]
+        check_sim_seeds(indices, sim_seeds)
         sent = c.send_all("reset", [{"seed": sd, "preset": self.preset, "session": self._sessions[i], "options": opts or None} for i, sd in zip(indices, sim_seeds)], ids)
         return indices, sim_seeds, sent, opts
 
