@@ -454,3 +454,27 @@ def test_masked_samples_are_valid_observations_stay_in_the_space_and_seedless_re
         if again:
             assert got == firsts
         firsts = got
+
+
+def test_disabled_mode_refuses_a_step_while_an_episode_is_over_and_steps_no_sub_environment() -> None:
+    """DISABLED mode, one sub-environment's episode over, the other's not: ``step`` raises ``ProtocolError``
+    (``episode_over``, ``index`` the ended one) before anything is sent. The server used to refuse only the ended entry
+    and step the other, whose result the caller never saw (here its episode ended unseen: the next step after
+    resetting the first failed again)."""
+    from gymnasium.vector import AutoresetMode
+
+    v = YCBenchDiscreteVectorEnv(2, max_steps=2, autoreset_mode=AutoresetMode.DISABLED)
+    try:
+        v.reset(seed=1)
+        v.step([0, 0])
+        v.reset(options={"reset_mask": np.array([False, True])})
+        _, _, term, trunc, info = v.step([0, 0])
+        assert (term | trunc).tolist() == [True, False] and info["step"].tolist() == [2, 1]
+        with pytest.raises(ProtocolError) as e:
+            v.step([0, 0])
+        assert e.value.code == "episode_over" and e.value.index == 0
+        v.reset(options={"reset_mask": np.array([True, False])})
+        _, _, term, trunc, info = v.step([0, 0])
+        assert info["step"].tolist() == [1, 2] and (term | trunc).tolist() == [False, True]
+    finally:
+        v.close()

@@ -208,6 +208,10 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             raise RuntimeError("call reset() before step()")
         n = self.num_envs
         acts = discrete_actions(actions, n, int(self.discrete_spec["n_actions"]))
+        if self.autoreset_mode == AutoresetMode.DISABLED and self._autoreset.any():
+            # Refused here, before anything is sent: the server would refuse the ended entries and step the others.
+            i = int(np.flatnonzero(self._autoreset)[0])
+            raise ProtocolError("episode_over", f"sub-environment {i}'s episode is over: reset it first (reset(options={{'reset_mask': mask}}))", index=i)
         c = self._backend.client
         rewards = np.zeros(n, dtype=np.float64)
         terminated = np.zeros(n, dtype=np.bool_)
@@ -253,7 +257,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             c.abandon(rid)
             raise
         ended = terminated | truncated
-        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+        if self.autoreset_mode != AutoresetMode.SAME_STEP:  # NEXT_STEP: reset next step; DISABLED: refused until reset
             self._autoreset = ended
         elif self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
             done = [int(i) for i in np.flatnonzero(ended)]
