@@ -6,6 +6,8 @@ YCBenchEnv instances: both must return identical observations, rewards, flags an
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -161,6 +163,31 @@ def test_disabled_mode_refuses_to_step_a_finished_env() -> None:
             envs.step(("company status", "company status"))
     finally:
         envs.close()
+
+
+def test_disabled_mode_refuses_a_finished_env_under_python_O() -> None:
+    # The refusal is no `assert` statement: `python -O` strips those, and the step would then go out and step the
+    # sub-environments whose episodes are not over while the server refuses the finished one.
+    code = """
+import sys
+from gymnasium.vector import AutoresetMode
+from ycgym import YCBenchVectorEnv
+envs = YCBenchVectorEnv(2, max_steps=1, autoreset_mode=AutoresetMode.DISABLED)
+try:
+    envs.reset(seed=0)
+    envs.step(("company status", "company status"))
+    try:
+        envs.step(("company status", "company status"))
+    except AssertionError as e:
+        print("refused", e)
+    else:
+        print("stepped")
+finally:
+    envs.close()
+"""
+    out = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("refused") and "reset" in out.stdout, out.stdout
 
 
 def test_make_vec_uses_the_batched_env() -> None:

@@ -290,8 +290,11 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         truncations = np.zeros(n, dtype=np.bool_)
         env_infos: list[dict[str, Any] | None] = [None] * n
 
-        if mode == AutoresetMode.DISABLED:
-            assert not self._autoreset_envs.any(), f"{self._autoreset_envs=}"
+        if mode == AutoresetMode.DISABLED and self._autoreset_envs.any():
+            # AssertionError as SyncVectorEnv's assert gives, but raised under `python -O` too: nothing is sent (the
+            # server would refuse the finished entries and step the others).
+            i = int(np.flatnonzero(self._autoreset_envs)[0])
+            raise AssertionError(f"sub-environment {i}'s episode is over (autoreset mode DISABLED): reset it first (reset(options={{'reset_mask': mask}}))")
         to_reset = [i for i in range(n) if self._autoreset_envs[i]] if mode == AutoresetMode.NEXT_STEP else []
         to_step = [i for i in range(n) if not (mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i])]
 
