@@ -221,3 +221,21 @@ def test_a_preset_the_server_lacks_is_a_usage_error_before_anything_is_written(e
         assert "error: --preset: unknown preset " in err and "(available: " in err and "default" in err, (args, err)
         assert "Traceback" not in err
         assert not out.exists(), args
+
+
+def test_a_missing_openai_package_is_a_usage_error_before_anything_runs(tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
+    """The wheel installs the ``ycgym-llm`` script without the ``[llm]`` extra: without the ``openai`` package the
+    run is a usage error (exit 2) saying what to install, before a server starts or OUT is made. It was a traceback
+    from the seed's worker thread (``ImportError: ycgym.llm needs the openai package``), exit 1, after OUT had been
+    made."""
+    import ycgym.llm.__main__ as llm_main
+
+    monkeypatch.setitem(sys.modules, "openai", None)  # `import openai` raises ImportError
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as e:
+        llm_main.main(["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--quiet", "--endpoint", "tcp://127.0.0.1:9", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2, err
+    assert "error: the LLM runner needs the openai package: pip install 'ycgym[llm]'" in err, err
+    assert "Traceback" not in err
+    assert not out.exists()

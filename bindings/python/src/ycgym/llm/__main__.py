@@ -21,6 +21,7 @@ made, nothing to ``--resume``, no server at ``--endpoint``), found before anythi
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -130,6 +131,17 @@ def _split_seeds(parser: argparse.ArgumentParser, hello: Any, name: str, count: 
         parser.error(str(e))
 
 
+def _missing_packages(*names: str) -> list[str]:
+    """The packages of ``names`` that cannot be imported (imported here, as the run would)."""
+    missing = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    return missing
+
+
 def _out_problem(out: str) -> str | None:
     """Why directory ``out`` cannot be made, found before a server starts (the ``mkdir`` after it stays the judge):
     something in its path that is not a directory, or a parent it would be made in that is not writable."""
@@ -179,6 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         endpoint_of(settings)
     except ValueError as e:
         parser.error(str(e))
+    # The wheel installs this script without the [llm] extra: say what is missing before anything runs.
+    missing = _missing_packages("openai", "pyarrow")
+    if missing:
+        parser.error(f"the LLM runner needs the {' and '.join(missing)} package{'s' if len(missing) > 1 else ''}: pip install 'ycgym[llm]'")
     system_prompt = None
     if a.system_prompt_file is not None:
         try:
