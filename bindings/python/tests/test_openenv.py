@@ -3,7 +3,9 @@ OpenEnv's own client classes, compared with the plain ycgym env and client for t
 
 from __future__ import annotations
 
+import importlib
 import json
+import re
 import subprocess
 import sys
 import time
@@ -29,6 +31,9 @@ from ycgym.integrations.score import funds_multiple
 
 MAX_STEPS = 30
 
+#: Every line each OpenEnv server printed so far (stdout and stderr), by its URL.
+OUTPUT: dict[str, list[str]] = {}
+
 
 def _start(kind: str, endpoint: str, *extra: str) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
@@ -38,8 +43,15 @@ def _start(kind: str, endpoint: str, *extra: str) -> tuple[subprocess.Popen[str]
         text=True,
     )
     lines: Queue[str] = Queue()
+    output: list[str] = []
     assert proc.stdout is not None
-    Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()  # type: ignore[union-attr]
+
+    def drain() -> None:
+        for x in proc.stdout:  # type: ignore[union-attr]
+            lines.put(x)
+            output.append(x)
+
+    Thread(target=drain, daemon=True).start()
     deadline = time.monotonic() + 120
     seen: list[str] = []
     while time.monotonic() < deadline:
@@ -51,7 +63,9 @@ def _start(kind: str, endpoint: str, *extra: str) -> tuple[subprocess.Popen[str]
             continue
         seen.append(line)
         if line.startswith("{"):
-            return proc, json.loads(line)["url"]
+            url: str = json.loads(line)["url"]
+            OUTPUT[url] = output
+            return proc, url
     proc.kill()
     raise RuntimeError(f"OpenEnv server ({kind}) did not start: {''.join(seen)}")
 
@@ -113,6 +127,31 @@ def test_step_episode_matches_plain_env(servers: dict[str, str], endpoint: str) 
             assert env.reset(seed=1).observation.funds_cents == r.observation.funds_cents - total_cents
     finally:
         plain.close()
+
+
+def test_a_client_that_closes_leaves_no_traceback_in_the_server_log(servers: dict[str, str]) -> None:
+    """OpenEnv's own client closes its WebSocket right after its close message; openenv-core 0.3's endpoint then
+    closes the socket again and starlette raises ``WebSocketDisconnect``, which uvicorn logged as ``ERROR: Exception
+    in ASGI application`` with a 60-line traceback after every session of the README's client example (OpenEnv
+    issue 1159). The adapter's middleware drops that exception: a clean close leaves the log empty."""
+    for kind in ("step", "turns"):
+        client = YCBenchEnvClient if kind == "step" else YCBenchTurnEnvClient
+        with client(base_url=servers[kind]).sync() as env:
+            env.reset(seed=1)
+    time.sleep(1.0)  # the server handles the close after the client has gone
+    for kind in ("step", "turns"):
+        log = "".join(OUTPUT[servers[kind]])
+        assert "Traceback" not in log and "Exception in ASGI application" not in log, (kind, log[-2000:])
+
+
+def test_without_the_extra_the_import_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -m ycgym.integrations.openenv`` from a wheel installed without ``[openenv]`` said only ``No module
+    named 'fastapi'``; it names the extra now."""
+    for name in ("fastapi", "openenv"):
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.delitem(sys.modules, "ycgym.integrations.openenv")
+    with pytest.raises(ImportError, match=re.escape("pip install 'ycgym[openenv]'")):
+        importlib.import_module("ycgym.integrations.openenv")
 
 
 def test_step_errors_are_structured(servers: dict[str, str]) -> None:

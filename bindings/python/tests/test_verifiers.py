@@ -3,8 +3,10 @@ OpenAI-compatible server; the chats it sends are the turn protocol's, and the re
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +130,11 @@ def test_parse_seeds() -> None:
     with pytest.raises(ValueError, match="seeds must be integers from -9007199254740991 to 9007199254740991"):
         parse_seeds(f"1,{2**60}")
     assert parse_seeds("-2--1, 4 ,,") == [-2, -1, 4]
+
+
+def test_without_the_extra_the_import_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ``[verifiers]`` the import said only ``No module named 'verifiers'``; it names the extra now."""
+    monkeypatch.setitem(sys.modules, "verifiers", None)
+    monkeypatch.delitem(sys.modules, "ycgym.integrations.verifiers")
+    with pytest.raises(ImportError, match=re.escape("pip install 'ycgym[verifiers]'")):
+        importlib.import_module("ycgym.integrations.verifiers")

@@ -21,18 +21,23 @@ environment per request), so episodes go through the WebSocket, as with every Op
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import socket
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, cast
 
-from fastapi import FastAPI
-from openenv.core import EnvClient
-from openenv.core.client_types import StepResult
-from openenv.core.env_server import Action, Environment, Observation, State, create_app
-from openenv.core.env_server.types import EnvironmentMetadata
-from pydantic import BaseModel, ConfigDict, Field
+try:
+    from fastapi import FastAPI
+    from openenv.core import EnvClient
+    from openenv.core.client_types import StepResult
+    from openenv.core.env_server import Action, Environment, Observation, State, create_app
+    from openenv.core.env_server.types import EnvironmentMetadata
+    from pydantic import BaseModel, ConfigDict, Field
+    from starlette.websockets import WebSocketDisconnect
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError(f"ycgym.integrations.openenv needs openenv-core ({e}): pip install 'ycgym[openenv]'") from e
 
 from .. import __version__
 from .._argtypes import int_in
@@ -362,13 +367,21 @@ class BodyLimit:
     bodies; the app is then told the client left, and whatever it answers is dropped). Without it a request is read
     into memory whatever its size, and FastAPI's validation error echoes the whole input back (a 20 MB command came
     back as a 20 MB reply). WebSocket messages are bounded by the server (uvicorn's ``ws_max_size``, which :func:`main`
-    sets to the same limit)."""
+    sets to the same limit).
+
+    A WebSocket session ends quietly: openenv-core 0.3 closes the socket again after the client has closed it, and the
+    ``WebSocketDisconnect`` that raises (the peer is gone; nothing is left to do) would be logged by uvicorn as an
+    ``Exception in ASGI application`` with its traceback after every session (OpenEnv issue 1159)."""
 
     def __init__(self, app: Any, max_bytes: int) -> None:
         self.app = app
         self.max_bytes = max_bytes
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "websocket":
+            with contextlib.suppress(WebSocketDisconnect):
+                await self.app(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

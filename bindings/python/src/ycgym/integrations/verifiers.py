@@ -28,9 +28,12 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-import verifiers.v1 as vf
-from openai import AsyncOpenAI
-from pydantic import Field
+try:
+    import verifiers.v1 as vf
+    from openai import AsyncOpenAI
+    from pydantic import Field
+except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError(f"ycgym.integrations.verifiers needs verifiers ({e}): pip install 'ycgym[verifiers]'") from e
 
 from ..splits import parse_seed_list
 from .score import TurnRun, funds_multiple
