@@ -101,5 +101,18 @@ describe('npm pack', () => {
     // The in-process entry `ycgym/core` resolves too, and holds the env without the network client.
     const core = run(process.execPath, ['--input-type=module', '-e', "import * as c from 'ycgym/core'; const r = new c.Env().reset({ seed: 1 }); console.log(typeof r.observation.status.funds_cents, typeof c.runEpisode, 'Client' in c);"], app);
     expect(core.trim()).toBe('number function false');
+    // `ycgym/arrow` reads the run's default (zstd-compressed) files, and registers the codec with apache-arrow, so
+    // Arrow JS's own tableFromIPC reads them too. Without it a user had no way to read them: the codec was
+    // registered only by the package's internal export code, which its exports do not reach ("Record batch is
+    // compressed but codec not found").
+    const read = [
+      "import { readFileSync } from 'node:fs';",
+      "import { tableFromIPC } from 'apache-arrow';",
+      "import { readArrowFile, readParquetFile, STEP_SCHEMA } from 'ycgym/arrow';",
+      `const steps = readArrowFile(${JSON.stringify(join(got, 'trajectories.arrow'))});`,
+      `const episodes = tableFromIPC(readFileSync(${JSON.stringify(join(got, 'episodes.arrow'))}));`,
+      "console.log(steps.numRows > 1, steps.schema.metadata.get('ycgym.schema'), episodes.numRows, episodes.get(0).policy, typeof readParquetFile, STEP_SCHEMA.fields.length === steps.schema.fields.length);",
+    ].join('\n');
+    expect(run(process.execPath, ['--input-type=module', '-e', read], app).trim()).toBe('true steps 1 greedy function true');
   });
 });
