@@ -297,7 +297,7 @@ def run(
         workers = min(workers, jobs)
         size = shard_size or max(1, min(64, math.ceil(jobs / (4 * workers))))
         ranges = _shard_ranges(jobs, size)
-        # Worker nodes find their own Node and ycgym build (YCGYM_NODE_ENTRY, a checkout, or `ycgym` on PATH).
+        # Worker nodes find their own server as LocalServer does (YCGYM_NODE_ENTRY, the wheel's bundled one, a checkout, `ycgym` on PATH).
         actor_cls = ShardRunner.options(max_restarts=max_retries, max_task_retries=max_retries)  # type: ignore[attr-defined]
         actors = [actor_cls.remote(args) for _ in range(workers)]
         # Where each actor's runner writes, for the cleanup of a failed run (the runner's pid as last seen).
