@@ -21,6 +21,20 @@ describe('README examples run as written', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  it('the runEpisode example prints what its comment says', () => {
+    const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+    const code = blocks.find((b) => b.includes('runEpisode('));
+    expect(code).toBeDefined();
+    const dir = mkdtempSync('.readme-');
+    try {
+      writeFileSync(`${dir}/episode.mjs`, code as string);
+      const lines = execFileSync(process.execPath, [`${dir}/episode.mjs`], { encoding: 'utf8' }).trim().split('\n');
+      const promised = /\/\/ (.*) \(the policy stopped\)/.exec(code as string)?.[1];
+      expect(lines.at(-1)).toBe(promised);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
   it('the Python example is bindings/python/examples/train_loop.py (which pytest runs)', () => {
     const file = readFileSync('bindings/python/examples/train_loop.py', 'utf8');
     expect(file.replace(/^"""[\s\S]*?"""\n+/, '')).toBe(block('python'));
