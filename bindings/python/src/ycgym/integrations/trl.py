@@ -180,7 +180,10 @@ def system_prompt(*, preset: str = "default", endpoint: str | None = None) -> st
 def make_dataset(seeds: Sequence[int], *, preset: str = "default", endpoint: str | None = None) -> Any:
     """A ``datasets.Dataset`` with one row per seed: ``prompt`` = the system prompt and an empty user message
     (``reset`` fills it with the seed's first user message), ``seed``. Repeat seeds to train on them more often."""
-    from datasets import Dataset
+    try:
+        from datasets import Dataset
+    except ImportError as e:
+        raise ImportError(f"make_dataset needs the datasets package ({e}): pip install 'ycgym[trl]'") from e
 
     sp = system_prompt(preset=preset, endpoint=endpoint)
     rows = [int(s) for s in seeds]
