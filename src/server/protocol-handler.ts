@@ -59,8 +59,11 @@ export interface ProtocolOptions {
   admit?: (op: Op) => string | null;
 }
 
-/** Requests that create sessions or bulk output, and so pass admission control (`ProtocolOptions.admit`). */
-export const ADMITTED_OPS: ReadonlySet<Op> = new Set<Op>(['reset', 'restore', 'turn_reset', 'turn_restore', 'step_batch']);
+/**
+ * Requests that create sessions or bulk output or state, and so pass admission control (`ProtocolOptions.admit`):
+ * a `turn_step` adds to the chat its session keeps (megabytes of assistant text and tool output a turn).
+ */
+export const ADMITTED_OPS: ReadonlySet<Op> = new Set<Op>(['reset', 'restore', 'turn_reset', 'turn_restore', 'step_batch', 'turn_step']);
 
 /**
  * What handling one request produced: the reply, its encoded frame (UTF-8 JSON) and, when the request named a valid

@@ -74,7 +74,9 @@ export class TurnSession {
     const record = (ex: ExecutedCommand): void => {
       if (detail) calls.push({ command: ex.verb, status: statusOf(this.sim, wakeEventsOf(ex)) });
     };
-    // As `TurnEnv.step`: tool calls verbatim, else the commands as run_command calls; then close the turn.
+    // As `TurnEnv.step`: the chat's room checked, tool calls verbatim, else the commands as run_command calls; then
+    // close the turn.
+    env.checkRoom(action);
     if (action.tool_calls !== undefined) for (const tc of action.tool_calls) record(env.callTyped({ id: tc.id, name: tc.name, arguments: tc.arguments }));
     else for (const c of action.commands ?? []) record(env.runTyped(c));
     const reply: { content?: string | null; reasoning_content?: string } = {};

@@ -301,10 +301,44 @@ function infoOf(st: TurnState | null, sim: Simulation, reward: number): TurnInfo
  */
 export const DEFAULT_MAX_TURN_OUTPUT_CHARS = 1 << 20;
 
+/**
+ * Default cap on the chat a run keeps (its history, the system prompt aside), in characters of its messages' texts
+ * (`chatChars`; not part of the reference). 16 Mi characters is several times the context of any LLM; a run keeping
+ * the reference's 20 rounds stays far below it. Without it a client could keep every round (`history_keep_rounds`
+ * huge, `max_turns: null`) of turns carrying megabytes of assistant text and exhaust a shared server's memory.
+ */
+export const DEFAULT_MAX_CHAT_CHARS = 1 << 24;
+
 /** Limits of a `TurnEnv` that protect a shared server (not part of the reference). */
 export interface TurnLimits {
   /** Characters of tool messages one turn may produce before further calls are refused (default 1 Mi). */
   maxTurnOutputChars: number;
+  /**
+   * Characters the kept chat may hold before a turn's assistant message is added (default 16 Mi): `step` refuses a
+   * turn that would pass it, before anything runs. The turn's tool output (capped by `maxTurnOutputChars`) and the
+   * next user message come on top, so the chat stays within this plus one turn.
+   */
+  maxChatChars: number;
+}
+
+/** Characters of the texts a chat message carries (content, reasoning, tool call ids, names and arguments). */
+function messageChars(m: ChatMessage): number {
+  let n = m.content?.length ?? 0;
+  if (m.role === 'assistant') {
+    n += m.reasoning_content?.length ?? 0;
+    for (const tc of m.tool_calls ?? []) n += tc.id.length + tc.function.name.length + tc.function.arguments.length;
+  } else if (m.role === 'tool') {
+    n += m.tool_call_id.length;
+  }
+  return n;
+}
+
+/** Characters a turn's action adds to its assistant message (a command adds what its `run_command` arguments hold). */
+function actionChars(act: TurnAction): number {
+  let n = (act.content?.length ?? 0) + (act.reasoning_content?.length ?? 0);
+  if (act.tool_calls !== undefined) for (const tc of act.tool_calls) n += tc.id.length + tc.name.length + tc.arguments.length;
+  else for (const c of act.commands ?? []) n += c.length;
+  return n;
 }
 
 /** The paper's turn protocol over one simulated company. */
@@ -340,7 +374,9 @@ export class TurnEnv {
   constructor(limits: Partial<TurnLimits> = {}) {
     const max = limits.maxTurnOutputChars ?? DEFAULT_MAX_TURN_OUTPUT_CHARS;
     if (!Number.isSafeInteger(max) || max < 1) throw new RangeError('maxTurnOutputChars must be a positive integer');
-    this.limits = { maxTurnOutputChars: max };
+    const chat = limits.maxChatChars ?? DEFAULT_MAX_CHAT_CHARS;
+    if (!Number.isSafeInteger(chat) || chat < 1) throw new RangeError('maxChatChars must be a positive integer');
+    this.limits = { maxTurnOutputChars: max, maxChatChars: chat };
   }
 
   /** The underlying simulation (null before `reset`). */
@@ -666,12 +702,32 @@ export class TurnEnv {
   step(action: readonly string[] | TurnAction): TurnStepResult {
     this.live();
     const act = turnActionOf(action);
+    this.checkRoom(act);
     if (act.tool_calls) for (const tc of act.tool_calls) this.call({ id: tc.id, name: tc.name, arguments: tc.arguments });
     else for (const c of act.commands ?? []) this.run(c);
     const reply: { content?: string | null; reasoning_content?: string } = {};
     if (act.content !== undefined) reply.content = act.content;
     if (act.reasoning_content !== undefined) reply.reasoning_content = act.reasoning_content;
     return this.endTurn(reply);
+  }
+
+  /**
+   * Refuse a whole turn (`step`, the server's `turn_step`) whose assistant message would take the kept chat past
+   * `maxChatChars`: `EnvUsageError` `invalid_action`, before anything runs (`episode_over` first when the run is over).
+   */
+  checkRoom(act: TurnAction): void {
+    const { st } = this.live();
+    const adds = actionChars(act);
+    const cap = this.limits.maxChatChars;
+    let held = 0;
+    for (const m of st.session) held += messageChars(m);
+    if (held + adds > cap) {
+      throw new EnvUsageError(
+        'invalid_action',
+        `not executed: the chat of this turn session holds ${held} characters and this turn's assistant message adds ${adds} (limit ${cap}); ` +
+          'start a new run (turn_reset), keep fewer rounds (history_keep_rounds) or send shorter turns',
+      );
+    }
   }
 
   /** A new episode after a bankruptcy (`run_benchmark`'s episode loop): same seed, scratchpad carried over. */
