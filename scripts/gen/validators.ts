@@ -95,9 +95,9 @@ export function renderRestoreValidators(): string {
 export const LOCAL_VALIDATORS_PATH = 'src/env/local-validators.generated.ts';
 
 /** What the in-process envs check their arguments by: the `reset` and `turn_reset` requests (seeds and options) and
- * the turn action (`TurnEnv.step`). A small module, so that a bulk-run worker thread does not load every op's validators. */
+ * the turn action (`TurnEnv.step`), and the tool results of a restored open turn (`TurnEnv.restore`). A small module, so that a bulk-run worker thread does not load every op's validators. */
 export function renderLocalValidators(): string {
-  return protocolValidators(['ResetRequest', 'TurnAction', 'TurnResetRequest'], "the requests the in-process Env and TurnEnv check: reset, turn_reset, the turn action");
+  return protocolValidators(['ResetRequest', 'ToolResult', 'TurnAction', 'TurnResetRequest'], "the requests the in-process Env and TurnEnv check: reset, turn_reset, the turn action, and a restored open turn's tool results");
 }
 
 /** The options a simulation snapshot is validated with (src/env/snapshot.ts). */

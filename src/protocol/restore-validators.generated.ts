@@ -2999,7 +2999,7 @@ return errors === 0;
 validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const TurnSnapshot = validate157;
-const schema156 = {"description":"Exact turn-protocol snapshot (opaque to clients: send it back to turn_restore).","type":"object","additionalProperties":false,"required":["format","version","sim","seed","sim_options","settings","state"],"properties":{"format":{"const":"ycgym-turns"},"version":{"const":1},"sim":{"$ref":"#/$defs/EnvSnapshot/properties/sim"},"seed":{"$ref":"#/$defs/Seed"},"sim_options":{"type":"object","additionalProperties":false,"required":["seed"],"properties":{"seed":{"$ref":"#/$defs/Seed"},"startDate":{"$ref":"#/$defs/ResetOptions/properties/start_date"},"companyName":{"$ref":"#/$defs/ResetOptions/properties/company_name"},"horizonYears":{"$ref":"#/$defs/ResetOptions/properties/horizon_years"}}},"settings":{"type":"object","additionalProperties":false,"required":["fixes","auto_advance_after_turns","max_turns","history_keep_rounds","system_prompt","max_episodes","accept_unprefixed"],"properties":{"fixes":{"type":"object","additionalProperties":false,"required":["fresh_scratchpad","resume_turn_label","memory_note_rounds","episode_restart"],"properties":{"fresh_scratchpad":{"type":"boolean"},"resume_turn_label":{"type":"boolean"},"memory_note_rounds":{"type":"boolean"},"episode_restart":{"type":"boolean"}}},"auto_advance_after_turns":{"$ref":"#/$defs/TurnOptions/properties/auto_advance_after_turns"},"max_turns":{"$ref":"#/$defs/TurnOptions/properties/max_turns"},"history_keep_rounds":{"$ref":"#/$defs/TurnOptions/properties/history_keep_rounds"},"system_prompt":{"type":"string","minLength":1},"max_episodes":{"$ref":"#/$defs/TurnOptions/properties/max_episodes"},"accept_unprefixed":{"type":"boolean"}}},"state":{"type":"object","additionalProperties":false,"required":["turn","calls","episode","turns_since_resume","session","prompt_scratchpad","terminal_reason","terminal_detail","done","last_info","open"],"properties":{"turn":{"type":"integer","minimum":0,"maximum":9007199254740991},"calls":{"type":"integer","minimum":0,"maximum":9007199254740991},"episode":{"type":"integer","minimum":1,"maximum":9007199254740991},"turns_since_resume":{"type":"integer","minimum":0,"maximum":9007199254740991},"session":{"type":"array","items":{"$ref":"#/$defs/ChatMessage"}},"prompt_scratchpad":{"type":["string","null"]},"terminal_reason":{"enum":[null,"bankruptcy","horizon_end","error"]},"terminal_detail":{"type":["string","null"]},"done":{"type":"boolean"},"last_info":{"$ref":"#/$defs/TurnInfo"},"open":{"description":"A turn opened in process (call/run) and not ended; null over the wire.","type":["object","null"]}}}}};
+const schema156 = {"description":"Exact turn-protocol snapshot (opaque to clients: send it back to turn_restore).","type":"object","additionalProperties":false,"required":["format","version","sim","seed","sim_options","settings","state"],"properties":{"format":{"const":"ycgym-turns"},"version":{"const":1},"sim":{"$ref":"#/$defs/EnvSnapshot/properties/sim"},"seed":{"$ref":"#/$defs/Seed"},"sim_options":{"type":"object","additionalProperties":false,"required":["seed"],"properties":{"seed":{"$ref":"#/$defs/Seed"},"startDate":{"$ref":"#/$defs/ResetOptions/properties/start_date"},"companyName":{"$ref":"#/$defs/ResetOptions/properties/company_name"},"horizonYears":{"$ref":"#/$defs/ResetOptions/properties/horizon_years"}}},"settings":{"type":"object","additionalProperties":false,"required":["fixes","auto_advance_after_turns","max_turns","history_keep_rounds","system_prompt","max_episodes","accept_unprefixed"],"properties":{"fixes":{"type":"object","additionalProperties":false,"required":["fresh_scratchpad","resume_turn_label","memory_note_rounds","episode_restart"],"properties":{"fresh_scratchpad":{"type":"boolean"},"resume_turn_label":{"type":"boolean"},"memory_note_rounds":{"type":"boolean"},"episode_restart":{"type":"boolean"}}},"auto_advance_after_turns":{"$ref":"#/$defs/TurnOptions/properties/auto_advance_after_turns"},"max_turns":{"$ref":"#/$defs/TurnOptions/properties/max_turns"},"history_keep_rounds":{"$ref":"#/$defs/TurnOptions/properties/history_keep_rounds"},"system_prompt":{"type":"string","minLength":1},"max_episodes":{"$ref":"#/$defs/TurnOptions/properties/max_episodes"},"accept_unprefixed":{"type":"boolean"}}},"state":{"type":"object","additionalProperties":false,"required":["turn","calls","episode","turns_since_resume","session","prompt_scratchpad","terminal_reason","terminal_detail","done","last_info","open"],"properties":{"turn":{"type":"integer","minimum":0,"maximum":9007199254740991},"calls":{"type":"integer","minimum":0,"maximum":9007199254740991},"episode":{"type":"integer","minimum":1,"maximum":9007199254740991},"turns_since_resume":{"type":"integer","minimum":0,"maximum":9007199254740991},"session":{"type":"array","items":{"$ref":"#/$defs/ChatMessage"}},"prompt_scratchpad":{"type":["string","null"]},"terminal_reason":{"enum":[null,"bankruptcy","horizon_end","error"]},"terminal_detail":{"type":["string","null"]},"done":{"type":"boolean"},"last_info":{"$ref":"#/$defs/TurnInfo"},"open":{"description":"A turn opened in process (call/run) and not ended; null over the wire.","anyOf":[{"type":"object","additionalProperties":false,"required":["funds_before","assistant","calls","resume_stdout"],"properties":{"funds_before":{"description":"Funds in cents when the turn opened (its reward is the change).","type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"assistant":{"description":"Index in session of the turn's assistant message (its tool messages follow it), or null.","anyOf":[{"type":"integer","minimum":0,"maximum":9007199254740991},{"type":"null"}]},"calls":{"description":"Tool calls made in the turn so far.","type":"integer","minimum":0,"maximum":9007199254740991},"resume_stdout":{"description":"stdout of the turn's last sim resume whose output is a JSON object, or null.","type":["string","null"]}}},{"type":"null"}]}}}}};
 const schema157 = {"type":"object","required":["format","version","config","state"],"properties":{"format":{"const":"ycgym-sim"},"version":{"const":1},"config":{"type":"object"},"state":{"type":"object"}}};
 const schema40 = {"description":"Run seed (a safe integer).","type":"integer","minimum":-9007199254740991,"maximum":9007199254740991};
 const schema74 = {"description":"ISO start date YYYY-MM-DD (the simulation starts at 09:00).","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"};
@@ -5141,9 +5141,284 @@ if(valid16){
 if(data25.open !== undefined){
 let data54 = data25.open;
 const _errs132 = errors;
-if((!(data54 && typeof data54 == "object" && !Array.isArray(data54))) && (data54 !== null)){
-validate157.errors = [{instancePath:instancePath+"/state/open",schemaPath:"#/properties/state/properties/open/type",keyword:"type",params:{type: schema156.properties.state.properties.open.type},message:"must be object,null"}];
+const _errs133 = errors;
+let valid27 = false;
+const _errs134 = errors;
+if(errors === _errs134){
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+let missing12;
+if(((((data54.funds_before === undefined) && (missing12 = "funds_before")) || ((data54.assistant === undefined) && (missing12 = "assistant"))) || ((data54.calls === undefined) && (missing12 = "calls"))) || ((data54.resume_stdout === undefined) && (missing12 = "resume_stdout"))){
+const err39 = {instancePath:instancePath+"/state/open",schemaPath:"#/properties/state/properties/open/anyOf/0/required",keyword:"required",params:{missingProperty: missing12},message:"must have required property '"+missing12+"'"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+else {
+const _errs136 = errors;
+for(const key11 in data54){
+if(!((((key11 === "funds_before") || (key11 === "assistant")) || (key11 === "calls")) || (key11 === "resume_stdout"))){
+const err40 = {instancePath:instancePath+"/state/open",schemaPath:"#/properties/state/properties/open/anyOf/0/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+break;
+}
+}
+if(_errs136 === errors){
+if(data54.funds_before !== undefined){
+let data55 = data54.funds_before;
+const _errs137 = errors;
+if(!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55)))){
+const err41 = {instancePath:instancePath+"/state/open/funds_before",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/funds_before/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(errors === _errs137){
+if((typeof data55 == "number") && (isFinite(data55))){
+if(data55 > 9007199254740991 || isNaN(data55)){
+const err42 = {instancePath:instancePath+"/state/open/funds_before",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/funds_before/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+else {
+if(data55 < -9007199254740991 || isNaN(data55)){
+const err43 = {instancePath:instancePath+"/state/open/funds_before",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/funds_before/minimum",keyword:"minimum",params:{comparison: ">=", limit: -9007199254740991},message:"must be >= -9007199254740991"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+}
+var valid28 = _errs137 === errors;
+}
+else {
+var valid28 = true;
+}
+if(valid28){
+if(data54.assistant !== undefined){
+let data56 = data54.assistant;
+const _errs139 = errors;
+const _errs140 = errors;
+let valid29 = false;
+const _errs141 = errors;
+if(!(((typeof data56 == "number") && (!(data56 % 1) && !isNaN(data56))) && (isFinite(data56)))){
+const err44 = {instancePath:instancePath+"/state/open/assistant",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/assistant/anyOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(errors === _errs141){
+if((typeof data56 == "number") && (isFinite(data56))){
+if(data56 > 9007199254740991 || isNaN(data56)){
+const err45 = {instancePath:instancePath+"/state/open/assistant",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/assistant/anyOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+else {
+if(data56 < 0 || isNaN(data56)){
+const err46 = {instancePath:instancePath+"/state/open/assistant",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/assistant/anyOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+}
+var _valid3 = _errs141 === errors;
+valid29 = valid29 || _valid3;
+const _errs143 = errors;
+if(data56 !== null){
+const err47 = {instancePath:instancePath+"/state/open/assistant",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/assistant/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+var _valid3 = _errs143 === errors;
+valid29 = valid29 || _valid3;
+if(!valid29){
+const err48 = {instancePath:instancePath+"/state/open/assistant",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/assistant/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+else {
+errors = _errs140;
+if(vErrors !== null){
+if(_errs140){
+vErrors.length = _errs140;
+}
+else {
+vErrors = null;
+}
+}
+}
+var valid28 = _errs139 === errors;
+}
+else {
+var valid28 = true;
+}
+if(valid28){
+if(data54.calls !== undefined){
+let data57 = data54.calls;
+const _errs145 = errors;
+if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
+const err49 = {instancePath:instancePath+"/state/open/calls",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/calls/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+if(errors === _errs145){
+if((typeof data57 == "number") && (isFinite(data57))){
+if(data57 > 9007199254740991 || isNaN(data57)){
+const err50 = {instancePath:instancePath+"/state/open/calls",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/calls/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+else {
+if(data57 < 0 || isNaN(data57)){
+const err51 = {instancePath:instancePath+"/state/open/calls",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/calls/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+}
+}
+var valid28 = _errs145 === errors;
+}
+else {
+var valid28 = true;
+}
+if(valid28){
+if(data54.resume_stdout !== undefined){
+let data58 = data54.resume_stdout;
+const _errs147 = errors;
+if((typeof data58 !== "string") && (data58 !== null)){
+const err52 = {instancePath:instancePath+"/state/open/resume_stdout",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/resume_stdout/type",keyword:"type",params:{type: schema156.properties.state.properties.open.anyOf[0].properties.resume_stdout.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+var valid28 = _errs147 === errors;
+}
+else {
+var valid28 = true;
+}
+}
+}
+}
+}
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/state/open",schemaPath:"#/properties/state/properties/open/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+var _valid2 = _errs134 === errors;
+valid27 = valid27 || _valid2;
+const _errs149 = errors;
+if(data54 !== null){
+const err54 = {instancePath:instancePath+"/state/open",schemaPath:"#/properties/state/properties/open/anyOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+var _valid2 = _errs149 === errors;
+valid27 = valid27 || _valid2;
+if(!valid27){
+const err55 = {instancePath:instancePath+"/state/open",schemaPath:"#/properties/state/properties/open/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+validate157.errors = vErrors;
 return false;
+}
+else {
+errors = _errs133;
+if(vErrors !== null){
+if(_errs133){
+vErrors.length = _errs133;
+}
+else {
+vErrors = null;
+}
+}
 }
 var valid16 = _errs132 === errors;
 }

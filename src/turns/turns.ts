@@ -10,7 +10,7 @@
 import { presetConfig } from '../config/load.js';
 import { type CommandValue, companyFigures, type ExperimentConfig, isoformat, isVerb, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation, type TerminalReason } from '../sim/index.js';
 import { EnvUsageError } from '../env/env.js';
-import { TurnAction as TurnActionSchema, TurnResetRequest } from '../env/local-validators.generated.js';
+import { ToolResult as ToolResultSchema, TurnAction as TurnActionSchema, TurnResetRequest } from '../env/local-validators.generated.js';
 import { resetRequestProblem, schemaProblem } from '../env/schema-errors.js';
 import { notRun, runCommand, type ExecutedCommand, type ToolResult } from './executor.js';
 import {
@@ -272,6 +272,38 @@ function resumePayload(stdout: string): ResumeReading | null {
   const wake = v['wake_events'];
   const reason = v['terminal_reason'];
   return { events: pyTruthy(wake) && Array.isArray(wake) ? wake : [], reason: reason === 'bankruptcy' || reason === 'horizon_end' ? reason : null };
+}
+
+/**
+ * What makes a snapshot's open turn one that `call`/`run` could not have left, or null: its assistant message (when it
+ * has one) is an assistant message of the chat with one tool call per call made, followed by exactly their tool
+ * messages, in order, each holding a tool result (the snapshot is input: `restore` decodes them).
+ */
+function openTurnProblem(st: TurnState): string | null {
+  const open = st.open;
+  if (open === null) return null;
+  if (open.assistant === null) return open.calls === 0 && open.resume_stdout === null ? null : '/state/open: a turn with calls has an assistant message';
+  const a = open.assistant;
+  const msg = st.session[a];
+  if (msg?.role !== 'assistant') return `/state/open/assistant: ${a} is not the index of an assistant message of the chat`;
+  const calls = msg.tool_calls ?? [];
+  const tools = st.session.slice(a + 1);
+  if (calls.length !== open.calls || tools.length !== open.calls) {
+    return `/state/open: ${open.calls} calls, but the assistant message has ${calls.length} tool calls and ${tools.length} messages follow it`;
+  }
+  for (const [i, m] of tools.entries()) {
+    const at = `/state/session/${a + 1 + i}`;
+    if (m.role !== 'tool' || m.tool_call_id !== calls[i]?.id) return `${at}: must be the tool message of the open turn's call ${i}`;
+    let v: unknown;
+    try {
+      v = JSON.parse(m.content);
+    } catch {
+      return `${at}/content: must be a tool result (JSON)`;
+    }
+    const problem = schemaProblem(ToolResultSchema, v);
+    if (problem !== null) return `${at}/content${problem.startsWith('/:') ? problem.slice(1) : problem}`;
+  }
+  return null;
 }
 
 /** Run information of the current state (`reward` in cents); `st` null gives the state before turn 1. */
@@ -765,6 +797,8 @@ export class TurnEnv {
   /** Continue from a snapshot exactly; returns the current chat and the last step's info. */
   restore(snap: TurnSnapshot): TurnResetResult {
     if (!snap || snap.format !== 'ycgym-turns' || snap.version !== 1) throw new RangeError('not a ycgym turn snapshot (format ycgym-turns, version 1)');
+    const openProblem = openTurnProblem(snap.state);
+    if (openProblem !== null) throw new RangeError(`not a turn this environment could have opened: ${openProblem}`);
     this.sim = Simulation.restore(snap.sim);
     this.cfg = snap.sim.config;
     this.seed = snap.seed;

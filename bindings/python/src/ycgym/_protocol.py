@@ -708,6 +708,17 @@ class TurnSnapshotSettings(TypedDict):
     accept_unprefixed: bool
 
 
+class TurnSnapshotStateOpen1(TypedDict):
+    funds_before: int
+    """Funds in cents when the turn opened (its reward is the change)."""
+    assistant: int | None
+    """Index in session of the turn's assistant message (its tool messages follow it), or null."""
+    calls: int
+    """Tool calls made in the turn so far."""
+    resume_stdout: str | None
+    """stdout of the turn's last sim resume whose output is a JSON object, or null."""
+
+
 class TurnSnapshotState(TypedDict):
     turn: int
     calls: int
@@ -719,7 +730,7 @@ class TurnSnapshotState(TypedDict):
     terminal_detail: str | None
     done: bool
     last_info: TurnInfo
-    open: dict[str, Any] | None
+    open: TurnSnapshotStateOpen1 | None
     """A turn opened in process (call/run) and not ended; null over the wire."""
 
 
