@@ -295,8 +295,11 @@ function mib(n: number): string {
 }
 
 /**
- * Admission control from `process.memoryUsage()`: the V8 heap against `HEAP_GUARD` of its limit, and the resident
- * set against `maxMemoryBytes` when given. Sampled at most every `MEMORY_SAMPLE_MS`.
+ * Admission control from `process.memoryUsage()`: the V8 heap against `HEAP_GUARD` of its limit, then the heap and
+ * the buffers it holds together against the same bound, and the resident set against `maxMemoryBytes` when given.
+ * Sampled at most every `MEMORY_SAMPLE_MS`. The buffers count because they live outside the heap: a `step_batch`
+ * reply (up to 64 MiB) is handed to ZeroMQ without a copy and held until its client takes it, so a client that never
+ * reads kept gigabytes queued with the heap nearly empty.
  */
 export function memoryGuard(maxMemoryBytes: number | undefined, sample: () => NodeJS.MemoryUsage = () => process.memoryUsage()): MemoryGuard {
   const heapLimit = getHeapStatistics().heap_size_limit;
@@ -309,6 +312,10 @@ export function memoryGuard(maxMemoryBytes: number | undefined, sample: () => No
     const m = sample();
     if (m.heapUsed > heapLimit * HEAP_GUARD) {
       verdict = `server at capacity: the JavaScript heap holds ${mib(m.heapUsed)} of its ${mib(heapLimit)} limit; retry later`;
+    } else if (m.heapUsed + m.arrayBuffers > heapLimit * HEAP_GUARD) {
+      verdict =
+        `server at capacity: the JavaScript heap (${mib(m.heapUsed)}) and its buffers (${mib(m.arrayBuffers)}: replies not yet taken by their clients, ` +
+        `among others) hold ${mib(m.heapUsed + m.arrayBuffers)}, above ${HEAP_GUARD * 100}% of its ${mib(heapLimit)} limit; retry later`;
     } else if (maxMemoryBytes !== undefined && m.rss > maxMemoryBytes) {
       verdict = `server at capacity: ${mib(m.rss)} in use, above its memory budget of ${mib(maxMemoryBytes)} (--max-memory); retry later`;
     } else {
