@@ -266,6 +266,7 @@ export function nextBusinessTime(t: number, cal: BusinessCalendar = DEFAULT_CALE
 /** The reference's `add_business_hours` (an exact fit lands on 18:00). */
 export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = DEFAULT_CALENDAR): number {
   if (hours.isNegative() && !hours.isZero()) throw new Error(`Cannot add negative business hours: ${hours.toString()}`);
+  if (!hours.isFinite()) throw new RangeError(`Cannot add ${hours.toString()} business hours`);
   if (hours.isZero()) return nextBusinessTime(t, cal);
   let cur = nextBusinessTime(t, cal);
   let remaining = hours;
@@ -291,9 +292,11 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
     if (whole > 0) {
       remaining = rest;
       cur = addWeekdays(cur, whole, cal);
+      beforeYear10000(cur, hours);
     }
   }
   for (;;) {
+    beforeYear10000(cur, hours);
     dayEnd = atHour(cur, cal.endHour);
     available = deltaHours(dayEnd - cur);
     if (dcmp(remaining, available) < 1) return cur + hoursToMicros(remaining);
@@ -301,6 +304,18 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
     cur = nextBusinessTime(dayEnd, cal);
     if (!isPos(remaining)) return cur;
   }
+}
+
+/** The last instant Python's `datetime` holds (9999-12-31T23:59:59.999999). */
+const MAX_INSTANT = makeInstant(9999, 12, 31, 23, 59, 59, 999_999);
+
+/**
+ * Throw (as Python's `datetime` raises OverflowError) when business hours would end after year 9999. Before, an absurd
+ * count (a restored snapshot's config with `deadline_qty_per_day` 1e-6: a deadline a billion business days away) looped
+ * forever in `addBusinessHours` on instants too large to be exact, and the server with it.
+ */
+function beforeYear10000(t: number, hours: Dec): void {
+  if (!(t <= MAX_INSTANT)) throw new RangeError(`${hours.toString()} business hours end after year 9999 (date value out of range)`);
 }
 
 /**

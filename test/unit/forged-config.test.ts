@@ -1,0 +1,56 @@
+/**
+ * A restored snapshot's world config is input. A config that the schema let through broke a shared server:
+ * - `deadline_qty_per_day` near 0 (1e-6): the first `task accept` computed a deadline a billion business days away and
+ *   `addBusinessHours` looped forever on instants too large to be exact: the server's one thread never came back, so
+ *   every client of the server hung (Python's datetime raises OverflowError past year 9999: now so does the sim, and
+ *   the session is closed with an `internal` error naming it);
+ */
+import { describe, expect, it } from 'vitest';
+import { listPresets } from '../../src/config/load.js';
+import { ProtocolHandler } from '../../src/server/protocol-handler.js';
+import { SessionManager } from '../../src/server/sessions.js';
+import { addBusinessHours, makeInstant } from '../../src/sim/model/calendar.js';
+import { D } from '../../src/sim/py/decimal.js';
+
+const presets = listPresets();
+
+function handler(): ProtocolHandler {
+  return new ProtocolHandler(new SessionManager({ presets }), { version: '9.9.9', presets, maxMessageBytes: 1 << 20 }, { validateReplies: true });
+}
+
+type Ok<T> = { ok: true; result: T };
+
+function snapshotWith(h: ProtocolHandler, op: 'reset' | 'turn_reset', world: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const r = h.handleValue({ v: 1, op, seed: 1, ...extra }).reply as Ok<{ session: string }>;
+  const snapOp = op === 'reset' ? 'snapshot' : 'turn_snapshot';
+  const snap = structuredClone((h.handleValue({ v: 1, op: snapOp, session: r.result.session }).reply as Ok<{ snapshot: Record<string, unknown> }>).result.snapshot);
+  const sim = (op === 'reset' ? (snap['sim'] as Record<string, unknown>) : (snap['sim'] as Record<string, unknown>)) as { config: { world: Record<string, unknown> } };
+  Object.assign(sim.config.world, world);
+  return snap;
+}
+
+describe('forged world configs in restored snapshots', () => {
+  it('business hours past year 9999 throw instead of looping', () => {
+    const t = makeInstant(2025, 1, 1, 9);
+    for (const h of ['9000000000', '1e15', '9e15']) expect(() => addBusinessHours(t, D(h))).toThrow(/business hours end after year 9999/);
+    expect(() => addBusinessHours(t, D(Infinity))).toThrow(RangeError);
+    // Up to the calendar's end it still computes.
+    expect(addBusinessHours(t, D(9 * 5 * 52 * 7000))).toBeGreaterThan(makeInstant(8900, 1, 1));
+  });
+
+  it('a deadline a billion business days away answers (internal, the session closed) and the server goes on', () => {
+    const h = handler();
+    for (const q of [1e-6, 0]) {
+      const snap = snapshotWith(h, 'reset', { deadline_qty_per_day: q });
+      const r = h.handleValue({ v: 1, op: 'restore', snapshot: snap }).reply as Ok<{ session: string }>;
+      expect(r.ok).toBe(true);
+      const session = r.result.session;
+      const acc = h.handleValue({ v: 1, op: 'step', session, action: 'task accept --task-id Task-10' }).reply;
+      expect(acc.ok ? 'ok' : acc.error.code).toBe('internal');
+      expect(acc.ok ? '' : acc.error.message).toMatch(/business hours end after year 9999|Cannot add Infinity business hours/);
+      const after = h.handleValue({ v: 1, op: 'step', session, action: 'company status' }).reply;
+      expect(after.ok ? 'ok' : after.error.code).toBe('unknown_session');
+    }
+    expect(h.handleValue({ v: 1, op: 'hello' }).reply.ok).toBe(true);
+  });
+});
