@@ -10,10 +10,12 @@ import {
   FIX_NAMES,
   deriveWorld,
   formatFixedPy,
+  Simulation,
   type DistSpec,
   type ExperimentConfig,
   type WorldInput,
 } from '../../src/sim/index.js';
+import { CLIENT_NAME_POOL } from '../../src/sim/model/world.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'ycgym-config-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -586,7 +588,6 @@ describe('size maxima (issue 12, F2): a preset or a snapshot config cannot ask f
   // Each maximum, the largest value among the reference's presets (collinear-ai/yc-bench) and how to set it.
   const maxima: [string, number, number, (raw: Record<string, any>, v: number) => void][] = [
     ['/world/num_employees', 1000, 10, (r, v) => (r.world.num_employees = v)],
-    ['/world/num_clients', 1000, 8, (r, v) => (r.world.num_clients = v)],
     ['/world/num_market_tasks', 10000, 1000, (r, v) => (r.world.num_market_tasks = v)],
     ['/world/market_browse_default_limit', 10000, 50, (r, v) => (r.world.market_browse_default_limit = v)],
     ['/sim/horizon_years', 100, 3, (r, v) => (r.sim.horizon_years = v)],
@@ -610,6 +611,18 @@ describe('size maxima (issue 12, F2): a preset or a snapshot config cannot ask f
       expect(() => configFromRaw(bad, 'test')).toThrow(new RegExp(path.replace(/\//g, '\\/')));
     });
   }
+  it(`/world/num_clients: at most the ${CLIENT_NAME_POOL.length} client names world generation has (the reference's presets: 8)`, () => {
+    // Above the pool, world generation fails (here and in the reference): refused when the config is read instead.
+    const ok = base();
+    ok.world.num_clients = CLIENT_NAME_POOL.length;
+    const cfg = configFromRaw(ok, 'test');
+    expect(Simulation.create(cfg, { seed: 1 }).state.clients).toHaveLength(CLIENT_NAME_POOL.length);
+    for (const n of [CLIENT_NAME_POOL.length + 1, 1000, 3_000_000]) {
+      const bad = base();
+      bad.world.num_clients = n;
+      expect(() => configFromRaw(bad, 'test')).toThrow(/\/world\/num_clients: must be <= 15/);
+    }
+  });
   it('texts: name, description, company name, model, system prompt and tier names are bounded', () => {
     for (const [set, path] of [
       [(r: Record<string, any>) => (r.name = 'x'.repeat(257)), '/name'],

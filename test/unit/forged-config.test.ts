@@ -1,9 +1,11 @@
 /**
- * A restored snapshot's world config is input. A config that the schema let through broke a shared server:
+ * A restored snapshot's world config is input. Two configs that the schema let through broke a shared server:
  * - `deadline_qty_per_day` near 0 (1e-6): the first `task accept` computed a deadline a billion business days away and
  *   `addBusinessHours` looped forever on instants too large to be exact: the server's one thread never came back, so
  *   every client of the server hung (Python's datetime raises OverflowError past year 9999: now so does the sim, and
  *   the session is closed with an `internal` error naming it);
+ * - `num_clients` above the 15 client names: the snapshot restored, and the episode restart of a turn session (after a
+ *   bankruptcy) failed with `internal` and closed the session; now the config is refused (`bad_snapshot`).
  */
 import { describe, expect, it } from 'vitest';
 import { listPresets } from '../../src/config/load.js';
@@ -11,6 +13,7 @@ import { ProtocolHandler } from '../../src/server/protocol-handler.js';
 import { SessionManager } from '../../src/server/sessions.js';
 import { addBusinessHours, makeInstant } from '../../src/sim/model/calendar.js';
 import { D } from '../../src/sim/py/decimal.js';
+import { CLIENT_NAME_POOL } from '../../src/sim/model/world.js';
 
 const presets = listPresets();
 
@@ -52,5 +55,19 @@ describe('forged world configs in restored snapshots', () => {
       expect(after.ok ? 'ok' : after.error.code).toBe('unknown_session');
     }
     expect(h.handleValue({ v: 1, op: 'hello' }).reply.ok).toBe(true);
+  });
+
+  it(`num_clients above the ${CLIENT_NAME_POOL.length} client names is bad_snapshot (Env and turn snapshots)`, () => {
+    const h = handler();
+    const env = snapshotWith(h, 'reset', { num_clients: CLIENT_NAME_POOL.length + 1 });
+    const r = h.handleValue({ v: 1, op: 'restore', snapshot: env }).reply;
+    expect(r.ok ? 'ok' : r.error.code).toBe('bad_snapshot');
+    expect(r.ok ? '' : r.error.message).toMatch(/\/world\/num_clients: must be <= 15/);
+    const turns = snapshotWith(h, 'turn_reset', { num_clients: CLIENT_NAME_POOL.length + 1 }, { options: { max_episodes: 2 } });
+    const t = h.handleValue({ v: 1, op: 'turn_restore', snapshot: turns }).reply;
+    expect(t.ok ? 'ok' : t.error.code).toBe('bad_snapshot');
+    // At the pool's size it restores.
+    const fits = snapshotWith(h, 'reset', { num_clients: CLIENT_NAME_POOL.length });
+    expect(h.handleValue({ v: 1, op: 'restore', snapshot: fits }).reply.ok).toBe(true);
   });
 });
