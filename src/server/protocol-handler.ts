@@ -61,9 +61,10 @@ export interface ProtocolOptions {
 
 /**
  * Requests that create sessions or bulk output or state, and so pass admission control (`ProtocolOptions.admit`):
- * a `turn_step` adds to the chat its session keeps (megabytes of assistant text and tool output a turn).
+ * a `turn_step` adds to the chat its session keeps (megabytes of assistant text and tool output a turn); a snapshot or
+ * a turn session's chat is a reply of up to tens of megabytes, held for its client until it is read.
  */
-export const ADMITTED_OPS: ReadonlySet<Op> = new Set<Op>(['reset', 'restore', 'turn_reset', 'turn_restore', 'step_batch', 'turn_step']);
+export const ADMITTED_OPS: ReadonlySet<Op> = new Set<Op>(['reset', 'restore', 'turn_reset', 'turn_restore', 'step_batch', 'turn_step', 'snapshot', 'turn_snapshot', 'turn_messages']);
 
 /**
  * What handling one request produced: the reply, its encoded frame (UTF-8 JSON) and, when the request named a valid

@@ -287,6 +287,19 @@ function sameFrames(a: readonly Buffer[], b: readonly Buffer[]): boolean {
   return a.length === b.length && a.every((f, i) => f.equals(b[i] as Buffer));
 }
 
+/**
+ * Characters above which a reply's JSON text is handed to ZeroMQ as a Buffer rather than a string. zeromq.js copies a
+ * string into memory of its own, which no guard sees; it takes a Buffer without a copy and holds it until the client
+ * has taken the reply, so that replies waiting for a client that does not read count in `process.memoryUsage()`
+ * (`memoryGuard`). Small replies stay strings (a Buffer's release costs ~30 µs of the server's thread; see `Handled`).
+ */
+const HELD_BODY_CHARS = 1 << 16;
+
+/** The body frame of a reply as the server hands it over (see `HELD_BODY_CHARS`). */
+function heldBody(h: Handled): string | Buffer {
+  return typeof h.body === 'string' && h.body.length > HELD_BODY_CHARS ? h.frame : h.body;
+}
+
 /** Why bulk work should be refused now (memory over budget), or null. */
 export type MemoryGuard = () => string | null;
 
@@ -666,13 +679,15 @@ export class Server {
 
   private finish(envelope: Buffer[], h: Handled): Frames {
     this.counted(h);
-    return h.arrays === undefined ? [...envelope, h.body] : [...envelope, h.body, ...h.arrays];
+    const body = heldBody(h);
+    return h.arrays === undefined ? [...envelope, body] : [...envelope, body, ...h.arrays];
   }
 
   /** `finish` of a reply whose envelope is the routing id `id` alone. */
   private finishPlain(id: Buffer, h: Handled): Frames {
     this.counted(h);
-    return h.arrays === undefined ? [id, h.body] : [id, h.body, ...h.arrays];
+    const body = heldBody(h);
+    return h.arrays === undefined ? [id, body] : [id, body, ...h.arrays];
   }
 
   private counted(h: Handled): void {
