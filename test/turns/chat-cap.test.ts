@@ -90,7 +90,7 @@ describe('the chat of a turn session is bounded', () => {
     const r = h.handleValue({ v: 1, id: 7, op: 'turn_step', session, action: { content: 'x' } }).reply;
     expect(r).toEqual({ v: 1, id: 7, ok: false, error: { code: 'capacity', message: over } });
     expect(h.handleValue({ v: 1, op: 'hello' }).reply.ok).toBe(true);
-    expect(h.handleValue({ v: 1, op: 'turn_messages', session }).reply.ok).toBe(true);
+    expect(h.handleValue({ v: 1, op: 'turn_time_series', session }).reply.ok).toBe(true);
     expect(h.handleValue({ v: 1, op: 'close', session }).reply.ok).toBe(true);
   });
 });
