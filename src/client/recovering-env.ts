@@ -101,8 +101,10 @@ export class RecoveringEnv implements EnvLike {
         this.base = { kind: 'snapshot', snapshot };
         this.log = [];
       } catch (e) {
-        // A failed checkpoint is not fatal: the next call first rebuilds from the previous base and the longer
-        // log (it must not reuse this connection or session: the server may have restarted).
+        // A failed checkpoint is not fatal. Refused for memory (`capacity`): the session is fine; keep the previous
+        // base and the longer log and checkpoint at a later step. Lost: the next call first rebuilds from the previous
+        // base and the longer log (it must not reuse this connection or session: the server may have restarted).
+        if (e instanceof ProtocolError && e.code === 'capacity') return r;
         if (!isRecoverable(e)) throw e;
         this.broken = e;
       }
