@@ -14,20 +14,20 @@ describe('RecoveringEnv under memory pressure', () => {
     const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', maxMemoryBytes: process.memoryUsage().rss + (200 << 20) });
     const env = new RecoveringEnv({ endpoint: s.endpoint, timeoutMs: 10_000, snapshotEvery: 2 });
     const local = new Env();
-    let ballast: Buffer | null = null;
+    const held: Buffer[] = [];
     try {
       await env.reset({ seed: 3 });
       local.reset({ seed: 3, preset: 'default' });
-      ballast = Buffer.alloc(400 << 20, 1);
+      held.push(Buffer.alloc(400 << 20, 1));
       const actions = ['company status', 'market browse --limit 3', 'employee list', 'company status'];
       for (const a of actions) {
         const r = await env.step(a);
         expect(r).toEqual(local.step(a));
       }
       expect(s.stats().errors['capacity']).toBeGreaterThan(0);
-      ballast = null;
+      expect(held[0]?.[0]).toBe(1);
     } finally {
-      ballast = null;
+      held.length = 0;
       await env.close();
       await s.close();
     }
