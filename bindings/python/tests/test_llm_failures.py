@@ -239,3 +239,58 @@ def test_a_missing_openai_package_is_a_usage_error_before_anything_runs(tmp_path
     assert "error: the LLM runner needs the openai package: pip install 'ycgym[llm]'" in err, err
     assert "Traceback" not in err
     assert not out.exists()
+
+
+def test_a_turn_refused_for_capacity_is_retried_not_failed() -> None:
+    # A shared server under memory pressure refuses turn_step (and turn_messages) with `capacity`: nothing ran, so
+    # the runner waits and sends the same turn again instead of failing the seed's run.
+    from ycgym.client import ProtocolError
+    from ycgym.llm.runner import _TurnSteps
+
+    class Flaky:
+        def __init__(self) -> None:
+            self.refusals = {"turn_step": 2, "turn_messages": 1}
+            self.calls: list[str] = []
+
+        def _maybe_refuse(self, op: str) -> None:
+            self.calls.append(op)
+            if self.refusals[op] > 0:
+                self.refusals[op] -= 1
+                raise ProtocolError("capacity", "server at capacity: retry later")
+
+        def turn_step(self, session: str, action: Any, detail: bool = False) -> dict[str, Any]:
+            self._maybe_refuse("turn_step")
+            return {"done": False, "terminal_reason": None, "info": {"reward_cents": 5}}
+
+        def turn_messages(self, session: str) -> list[dict[str, Any]]:
+            self._maybe_refuse("turn_messages")
+            return [{"role": "user", "content": "next"}]
+
+    waits: list[float] = []
+    client = Flaky()
+    steps = _TurnSteps(client, "s1", sleep=waits.append)
+    messages, reward, terminated, truncated, _ = steps.step({"content": "hi"})
+    assert (messages, reward, terminated, truncated) == ([{"role": "user", "content": "next"}], 5, False, False)
+    assert client.calls == ["turn_step", "turn_step", "turn_step", "turn_messages", "turn_messages"]
+    assert len(waits) == 3 and all(w > 0 for w in waits)
+
+    # Another error is not retried, and capacity is given up on after a bounded number of tries.
+    class Refusing(Flaky):
+        def __init__(self, code: str) -> None:
+            super().__init__()
+            self.code = code
+
+        def turn_step(self, session: str, action: Any, detail: bool = False) -> dict[str, Any]:
+            self.calls.append("turn_step")
+            raise ProtocolError(self.code, "no")
+
+    for code, tries in (("invalid_request", 1), ("capacity", None)):
+        c = Refusing(code)
+        waits.clear()
+        with pytest.raises(ProtocolError) as ei:
+            _TurnSteps(c, "s1", sleep=waits.append).step({"content": "hi"})
+        assert ei.value.code == code
+        if tries is not None:
+            assert len(c.calls) == tries and waits == []
+        else:
+            assert 1 < len(c.calls) <= 12 and sum(waits) <= 120

@@ -26,15 +26,16 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypeVar, cast
 
 from .._backend import Backend
-from ..client import TurnStepResult
+from ..client import ProtocolError, TurnStepResult
 from ..episode import Transition, run_episode
 
 __all__ = [
@@ -565,6 +566,26 @@ class _Recorder:
         )
 
 
+CAPACITY_WAITS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 15.0, 15.0, 15.0)
+"""Seconds between tries of a turn request the server refused with ``capacity`` (a shared server under memory pressure
+refuses new sessions, turns and snapshots; the request did nothing): about 76 s in all before its error is raised."""
+
+_T = TypeVar("_T")
+
+
+def _when_admitted(fn: Callable[[], _T], sleep: Callable[[float], None] = time.sleep) -> _T:
+    """``fn()``, sent again after a wait (``CAPACITY_WAITS``) while the server refuses it with ``capacity``."""
+    for wait in CAPACITY_WAITS:
+        try:
+            return fn()
+        except ProtocolError as e:
+            if e.code != "capacity":
+                raise
+            print(f"[llm] the server refused a turn request for now ({e.message}); retrying in {wait:g} s", file=sys.stderr, flush=True)
+            sleep(wait)
+    return fn()
+
+
 class _TurnSteps:
     """A turn session as an env of :func:`ycgym.run_episode`: one step is one turn (``turn_step`` with its detail).
 
@@ -574,18 +595,19 @@ class _TurnSteps:
     (``max_turns``). The session is started by the caller (``turn_reset`` or ``turn_restore``).
     """
 
-    def __init__(self, client: Any, session: str) -> None:
+    def __init__(self, client: Any, session: str, sleep: Callable[[float], None] = time.sleep) -> None:
         self.client = client
         self.session = session
+        self.sleep = sleep
 
     def reset(self, *, seed: int | None = None, options: Mapping[str, Any] | None = None) -> Any:
         raise RuntimeError("a turn session is started with turn_reset or turn_restore; run it with run_episode(start=...)")
 
     def step(self, action: Mapping[str, Any]) -> tuple[Any, int, bool, bool, TurnStepResult]:
-        res = self.client.turn_step(self.session, action, detail=True)
+        res = _when_admitted(lambda: self.client.turn_step(self.session, action, detail=True), self.sleep)
         done = bool(res["done"])
         terminated = done and res["terminal_reason"] in ("bankruptcy", "horizon_end")
-        messages = None if done else self.client.turn_messages(self.session)
+        messages = None if done else _when_admitted(lambda: self.client.turn_messages(self.session), self.sleep)
         return messages, int(res["info"]["reward_cents"]), terminated, done and not terminated, res
 
 
@@ -719,7 +741,7 @@ def run_llm_episode(
         call = 0
         last_turn = 0
         if resume is None:
-            r = c.turn_reset(seed, preset, options=options, tools=s.tools, detail=True)
+            r = _when_admitted(lambda: c.turn_reset(seed, preset, options=options, tools=s.tools, detail=True))
             session = r["session"]
             backend.sessions.add(session)
             # Plain dicts for the OpenAI-style API (their wire shapes: ycgym._protocol.ChatMessage, FunctionTool).
@@ -730,7 +752,7 @@ def run_llm_episode(
             rec.start(status0)
         else:
             st = _check_resume(resume, model=s.model, seed=seed, preset=preset, tools=s.tools)
-            rr = c.turn_restore(st["snapshot"])
+            rr = _when_admitted(lambda: c.turn_restore(st["snapshot"]))
             session = rr["session"]
             backend.sessions.add(session)
             messages = cast("list[dict[str, Any]]", rr["messages"])
@@ -815,7 +837,7 @@ def run_llm_episode(
                         "tools": tool_list,
                         "tools_mode": s.tools,
                         "horizon_years": horizon_years,
-                        "snapshot": c.turn_snapshot(session),
+                        "snapshot": _when_admitted(lambda: c.turn_snapshot(session)),
                         "recorder": rec.state(),
                         "turns": [asdict(t) for t in turns],
                         "episode_logs": episode_logs,
