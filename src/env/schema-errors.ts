@@ -4,6 +4,23 @@
  */
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 
+/** Characters of a client's text (an op or field name, a path through its keys) an error message quotes at most. */
+export const QUOTED_CHARS = 120;
+
+/**
+ * `text` for an error message, `wrap`ped (quoted) and cut after `QUOTED_CHARS` characters with its length said
+ * (`'abc'… (1048576 characters)`): an error quotes what the client sent, and a reply must not grow with it.
+ */
+export function quoted(text: string, wrap: (t: string) => string = (t) => `'${t}'`): string {
+  return text.length <= QUOTED_CHARS ? wrap(text) : `${wrap(text.slice(0, QUOTED_CHARS))}… (${text.length} characters)`;
+}
+
+/** A JSON path for an error message: its start and end when it is long (client keys make it any length). */
+function shownPath(path: string): string {
+  if (path.length <= 2 * QUOTED_CHARS) return path;
+  return `${path.slice(0, QUOTED_CHARS)}…${path.slice(-QUOTED_CHARS)} (a path of ${path.length} characters)`;
+}
+
 /**
  * `/path: problem` for the first ajv error; where that is a union branch of the wrong type (`anyOf`: a command string
  * or an index), the first error at the same place that is not a type error, from the branch of the value's type:
@@ -15,13 +32,13 @@ export function formatErrors(errors: ErrorObject[] | null | undefined, base = ''
     const at = e.instancePath;
     e = errors.find((x) => x.instancePath === at && x.keyword !== 'type' && x.keyword !== 'anyOf' && x.keyword !== 'oneOf') ?? e;
   }
-  const path = base + (e?.instancePath ?? '') || '/';
+  const path = shownPath(base + (e?.instancePath ?? '') || '/');
   if (e === undefined) return `${path}: invalid`;
   const p = e.params as Record<string, unknown>;
   let msg: string;
   switch (e.keyword) {
     case 'additionalProperties':
-      msg = `unknown field '${String(p['additionalProperty'])}'`;
+      msg = `unknown field ${quoted(String(p['additionalProperty']))}`;
       break;
     case 'const':
       msg = `must be ${JSON.stringify(p['allowedValue'])}`;

@@ -5,6 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { describePreset, type StepResultWithoutStatus } from '../env/env.js';
+import { quoted } from '../env/schema-errors.js';
 import { SPLITS } from '../config/splits.js';
 import {
   checkReply,
@@ -234,7 +235,7 @@ export class ProtocolHandler {
 
   private route(req: Req, id: RequestId | null, client: string, plain: boolean): { reply: Reply; op: Op | null; body?: string | null } | BatchJob {
     if (req['v'] !== PROTOCOL_VERSION) {
-      const got = req['v'] === undefined ? 'no version' : `version ${JSON.stringify(req['v'])}`;
+      const got = req['v'] === undefined ? 'no version' : `version ${quoted(JSON.stringify(req['v']), (t) => t)}`;
       return { reply: errorReply('unsupported_version', `unsupported protocol ${got}; this server speaks version ${PROTOCOL_VERSION} (send "v": 1)`, id), op: null };
     }
     const opv = req['op'];
@@ -242,7 +243,7 @@ export class ProtocolHandler {
       return { reply: errorReply('invalid_request', opv === undefined ? "/: must have required property 'op'" : '/op: must be string', id), op: null };
     }
     if (!(OPS as readonly string[]).includes(opv)) {
-      return { reply: errorReply('unknown_op', `unknown op ${JSON.stringify(opv)} (expected one of ${OPS.join(', ')})`, id), op: null };
+      return { reply: errorReply('unknown_op', `unknown op ${quoted(opv, JSON.stringify)} (expected one of ${OPS.join(', ')})`, id), op: null };
     }
     const op = opv as Op;
     const validate = getValidators().requests[op];

@@ -150,17 +150,20 @@ describe.each([
     // The server writes a reply straight to the pipe when nothing waits in its stream, and queues on the stream what a
     // full pipe does not take (then everything after it, until the stream is empty again): both ways, and the switch
     // between them, must keep every byte. Replies of three sizes: hello (2.9 KB, taken whole or not at all by a full
-    // pipe), an unknown op's error echoing a 6,000-character op (above PIPE_BUF: a full pipe may take part of it), and
+    // pipe), a turn session's chat with a 6,000-character system prompt (7 KB, above PIPE_BUF: a full pipe may take part
+    // of it; an unknown op's error, which echoed a 6,000-character op here, now quotes 120 characters of it), and
     // a snapshot (above the 64 KiB the direct write encodes in place: the stream's). The first 100 fill the pipe and
     // what the client buffers; the client reads nothing until all are sent. (test/unit/pipe-framing.test.ts cuts the
     // direct writes at chosen points.)
     const s = startPipeServer();
     const body = async (): Promise<string> => ((await s.next())[1] as Buffer).toString();
-    const bigOp = 'x'.repeat(6000);
     s.input.write(request('A', { id: 0, op: 'hello' }));
     const hello = await body();
-    s.input.write(request('A', { id: 0, op: bigOp }));
-    const unknown = await body();
+    s.input.write(request('A', { id: 0, op: 'turn_reset', seed: 3, options: { system_prompt: 'y'.repeat(6000) } }));
+    const turn = (JSON.parse(await body()) as { result: { session: string } }).result.session;
+    s.input.write(request('A', { id: 0, op: 'turn_messages', session: turn }));
+    const chat = await body();
+    expect(chat.length).toBeGreaterThan(6000);
     s.input.write(request('A', { id: 0, op: 'reset', seed: 3, preset: 'default' }));
     const session = (JSON.parse(await body()) as { result: { session: string } }).result.session;
     s.input.write(request('A', { id: 0, op: 'snapshot', session }));
@@ -169,9 +172,9 @@ describe.each([
     const replies = s.child.stdio[4] as Readable;
     replies.pause();
     const N = 180;
-    const kind = (i: number): 'hello' | 'unknown' | 'snapshot' => (i > 100 && i % 3 === 0 ? 'snapshot' : i % 2 === 1 ? 'unknown' : 'hello');
-    const ask = { hello: { op: 'hello' }, unknown: { op: bigOp }, snapshot: { op: 'snapshot', session } };
-    const want = { hello, unknown, snapshot };
+    const kind = (i: number): 'hello' | 'chat' | 'snapshot' => (i > 100 && i % 3 === 0 ? 'snapshot' : i % 2 === 1 ? 'chat' : 'hello');
+    const ask = { hello: { op: 'hello' }, chat: { op: 'turn_messages', session: turn }, snapshot: { op: 'snapshot', session } };
+    const want = { hello, chat, snapshot };
     for (let i = 1; i <= N; i++) s.input.write(request('A', { id: i, ...ask[kind(i)] }));
     await new Promise((r) => setTimeout(r, 500));
     replies.resume();

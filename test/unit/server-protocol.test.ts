@@ -49,6 +49,33 @@ describe('decoding', () => {
   });
 });
 
+describe('error texts quote at most a bounded piece of what the client sent', () => {
+  // A 1 MB op name or field name came back whole in the error message: every reply about twice its request, on the
+  // server's thread, for any client (found by the twenty-first session's audit).
+  const h = new ProtocolHandler(new SessionManager({ presets: listPresets() }), { version: '9.9.9', presets: listPresets(), maxMessageBytes: 4 << 20 }, { validateReplies: true });
+  const big = 'q'.repeat(1 << 20);
+  it('an unknown op', () => {
+    const [code, message] = err(send(h, { v: 1, op: big }));
+    expect(code).toBe('unknown_op');
+    expect(message.length).toBeLessThan(1000);
+    expect(message).toContain('qqqq');
+    expect(message).toContain(`${big.length} characters`);
+    const [vcode, vmessage] = err(send(h, { v: big, op: 'hello' }));
+    expect(vcode).toBe('unsupported_version');
+    expect(vmessage.length).toBeLessThan(1000);
+    expect(err(send(h, { v: 2, op: 'hello' }))[1]).toContain('unsupported protocol version 2;');
+    expect(err(send(h, { v: 1, op: 'frobnicate' }))[1]).toMatch(/^unknown op "frobnicate" \(expected one of /);
+  });
+  it('an unknown field and a path through client keys', () => {
+    const [code, message] = err(send(h, { v: 1, op: 'hello', [big]: 1 }));
+    expect(code).toBe('invalid_request');
+    expect(message.length).toBeLessThan(1000);
+    expect(message).toMatch(/^\/: unknown field 'q+/);
+    expect(message).toContain(`${big.length} characters`);
+    expect(err(send(h, { v: 1, op: 'reset', seed: 1, options: { [big]: 1 } }))[1].length).toBeLessThan(1000);
+  });
+});
+
 describe('routing', () => {
   it('echoes ids and reports invalid ones with a null id', () => {
     const h = handler();
