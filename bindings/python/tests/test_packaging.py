@@ -245,6 +245,21 @@ def test_the_wheel_runs_gymnasium_without_node_or_checkout(user_venv: Path, tmp_
     assert Path(entry).is_relative_to(site) and Path(entry).parts[-5:] == ("_server", "dist", "src", "cli", "main.js")
 
 
+def test_the_wheel_installs_a_ycgym_command(user_venv: Path, tmp_path: Path) -> None:
+    """``ycgym ...`` from the wheel's venv runs the bundled CLI (as ``python -m ycgym``), so the README's command lines
+    work as written after ``pip install``: its golden world, byte for byte, and its version."""
+    exe = user_venv.parent / ("ycgym.exe" if os.name == "nt" else "ycgym")
+    assert exe.is_file()
+    out = subprocess.run([str(exe), "world", "--seed", "1"], cwd=tmp_path, env=user_env(user_venv), capture_output=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    node = shutil.which("node")
+    assert node is not None
+    want = subprocess.run([node, str(REPO / "dist" / "src" / "cli" / "main.js"), "world", "--seed", "1"], check=True, capture_output=True, timeout=120)
+    assert out.stdout == want.stdout and len(out.stdout) > 1000
+    version = subprocess.run([str(exe), "--version"], env=user_env(user_venv), capture_output=True, text=True, timeout=120)
+    assert version.returncode == 0 and version.stdout.strip() == ycgym.__version__
+
+
 def test_python_m_ycgym_runs_the_bundled_cli_identically_to_the_checkout(user_venv: Path, tmp_path: Path) -> None:
     """The bundled server on the wheel's Node (worker threads included) writes the checkout CLI's exact bytes."""
     args = ["run", "--policy", "greedy", "--seeds", "1-2", "--workers", "2", "--no-progress", "--out"]

