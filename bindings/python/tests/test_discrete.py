@@ -333,7 +333,7 @@ def test_actions_must_be_integers_as_in_the_discrete_space() -> None:
 
 def _same_info(ours: dict[str, Any], ref: dict[str, Any]) -> bool:
     """Whether the vector info ``ours`` equals Gymnasium's ``ref`` on every key ``ours`` has (the Discrete vector env's
-    infos hold a subset of the single env's keys: no ``ok``, ``session``, ``action_text``), recursively, with the same
+    infos hold a subset of the single env's keys: no ``session``, ``action_text``), recursively, with the same
     ``_key`` masks and the same values where they are set (unset entries are left to the env: after a masked reset
     ``action_mask`` holds every sub-environment's current mask where Gymnasium's holds zeros)."""
     from helpers import same
@@ -393,6 +393,25 @@ def test_discrete_vector_env_matches_sync_vector_env_of_the_discrete_env(mode: s
     finally:
         ours.close()
         ref.close()
+
+
+@pytest.mark.parametrize("encoding", ["binary", "json"])
+def test_the_vector_infos_say_which_actions_were_refused(encoding: str) -> None:
+    """``info["ok"]`` (bool, with ``_ok``), as ``SyncVectorEnv`` of ``YCBenchDiscreteEnv`` gives it: false for a
+    sub-environment whose action was masked out (a refused no-op step). Without it, a policy that ignores the mask could
+    not tell refused actions from taken ones in a vector env."""
+    v = YCBenchDiscreteVectorEnv(3, encoding=encoding)
+    try:
+        _, info = v.reset(seed=1)
+        assert info["ok"].dtype == np.bool_ and info["ok"].tolist() == [True, True, True] and info["_ok"].all()
+        masks = v.action_masks()
+        refused = int(np.flatnonzero(~masks[1])[0])
+        acts = np.array([int(np.flatnonzero(masks[0])[0]), refused, int(np.flatnonzero(masks[2])[0])])
+        _, reward, _, _, info = v.step(acts)
+        assert info["ok"].tolist() == [True, False, True] and info["_ok"].all()
+        assert reward[1] == 0 and info["step"].tolist() == [1, 1, 1]
+    finally:
+        v.close()
 
 
 @pytest.mark.parametrize("encoding", ["binary", "json"])

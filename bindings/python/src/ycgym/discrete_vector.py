@@ -2,7 +2,9 @@
 
 N Discrete sessions on one server, stepped with one ``step_batch`` round trip; observations ``(N, obs_size)``
 float32 (or a dict of stacked arrays with ``dict_obs=True``), masks stacked ``(N, n_actions)`` bool in
-``info["action_mask"]`` and :meth:`action_masks`. Autoreset modes as Gymnasium's (``autoreset_mode``):
+``info["action_mask"]`` and :meth:`action_masks`. Infos batch the single env's ``reward_cents``, ``step``,
+``funds_cents``, ``terminal_reason`` and ``ok`` (false where the action was masked out: a refused no-op step), each with
+its ``_key`` mask. Autoreset modes as Gymnasium's (``autoreset_mode``):
 
 * ``NEXT_STEP`` (default, as ``SyncVectorEnv``): the step after a sub-environment's episode ends ignores its action
   and returns its reset observation with reward 0.
@@ -41,7 +43,7 @@ class _Rows:
 
     def __init__(self, arr: BatchArrays, keep: Sequence[int]) -> None:
         k = np.asarray(keep, dtype=np.intp)
-        self.reward_cents, self.step, self.funds_cents = arr.reward_cents[k], arr.step[k], arr.funds_cents[k]
+        self.reward_cents, self.step, self.funds_cents, self.ok = arr.reward_cents[k], arr.step[k], arr.funds_cents[k], arr.ok[k]
         self._reasons = arr.reasons()[k]
 
     def reasons(self) -> np.ndarray:
@@ -158,6 +160,8 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             info[f"_{key}"] = have
         info["terminal_reason"] = arr.reasons()
         info["_terminal_reason"] = have
+        info["ok"] = arr.ok.copy()
+        info["_ok"] = have
         return info
 
     def _infos_of(self, results: Sequence[ResetResult | StepResult | None], stepped: tuple[Sequence[int], BatchArrays] | None = None) -> dict[str, Any]:
@@ -166,26 +170,31 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         info: dict[str, Any] = {"action_mask": self._mask.copy(), "_action_mask": have}
         cols = {key: np.asarray([0 if r is None else int(r["info"][key]) for r in results], dtype=np.int64) for key in _INT_KEYS}  # type: ignore[literal-required]
         reasons = np.asarray([None if r is None else r["info"]["terminal_reason"] for r in results] + [None], dtype=object)[:-1]
+        ok = np.asarray([r is not None and bool(r["observation"]["ok"]) for r in results], dtype=np.bool_)
         if stepped is not None:
             idx, arr = stepped
             have[idx] = True
             for key in _INT_KEYS:
                 cols[key][idx] = getattr(arr, key)
             reasons[idx] = arr.reasons()
+            ok[idx] = arr.ok
         for key in _INT_KEYS:
             info[key] = cols[key]
             info[f"_{key}"] = have
         info["terminal_reason"] = reasons
         info["_terminal_reason"] = have
+        info["ok"] = ok
+        info["_ok"] = have
         return info
 
     def _single(self, i: int, r: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
         """Sub-environment ``i``'s observation and info as ``YCBenchDiscreteEnv`` returns them (for ``final_obs``);
-        ``r``: its step's ``info`` fields."""
+        ``r``: its step's ``info`` fields and ``ok``."""
         obs: Any = {"observations": self._obs[i].copy(), "action_mask": self._mask[i].astype(np.int8)} if self.dict_obs else self._obs[i].copy()
         info: dict[str, Any] = {"action_mask": self._mask[i].copy(), "terminal_reason": r["terminal_reason"]}
         for key in _INT_KEYS:
             info[key] = int(r[key])
+        info["ok"] = bool(r["ok"])
         return obs, info
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -291,11 +300,11 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         """The info fields of sub-environment ``i``'s step (from its JSON result or its row of the binary arrays)."""
         r = results[i]
         if r is not None:
-            return r["info"]  # type: ignore[no-any-return]
+            return {**r["info"], "ok": r["observation"]["ok"]}
         assert binary is not None
         k = list(binary[0]).index(i)
         arr = binary[1]
-        return {key: getattr(arr, key)[k] for key in _INT_KEYS} | {"terminal_reason": arr.terminal_reasons[int(arr.terminal_reason[k])]}
+        return {key: getattr(arr, key)[k] for key in _INT_KEYS} | {"terminal_reason": arr.terminal_reasons[int(arr.terminal_reason[k])], "ok": arr.ok[k]}
 
     def action_masks(self) -> np.ndarray:
         """Stacked masks ``(num_envs, n_actions)`` of the actions valid now."""
