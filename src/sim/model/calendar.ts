@@ -292,7 +292,6 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
     if (whole > 0) {
       remaining = rest;
       cur = addWeekdays(cur, whole, cal);
-      beforeYear10000(cur, hours);
     }
   }
   for (;;) {
