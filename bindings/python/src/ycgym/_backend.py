@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -337,11 +338,43 @@ class BackendAccess:
         return self._backend.endpoint
 
 
+@contextlib.contextmanager
+def generators_kept(rngs: list[np.random.Generator | None], indices: Sequence[int]) -> Iterator[None]:
+    """Put ``rngs[i]`` (for ``i`` in ``indices``) back as they were, the same generators in the same states, when the body
+    raises: a reset that is refused (a seed the protocol cannot carry, an option the server refuses) changes no
+    generator, as if it had not been called."""
+    gens = [(i, rngs[i]) for i in indices]
+    states = [(g, g.bit_generator.state) for _, g in gens if g is not None]
+    try:
+        yield
+    except BaseException:
+        for gen, state in states:
+            gen.bit_generator.state = state
+        for i, g in gens:
+            rngs[i] = g
+        raise
+
+
 class SessionAccess(BackendAccess):
     """``session`` and ``seed_used`` of a single env (one server session, reset by seed)."""
 
     _session: str | None
     _last_seed: int | None
+    _np_random: np.random.Generator | None  # gymnasium.Env's
+    _np_random_seed: int | None
+
+    @contextlib.contextmanager
+    def _np_random_kept(self) -> Iterator[None]:
+        """``np_random`` (and ``np_random_seed``) as they were when the body raises: a refused ``reset(seed=S)`` leaves
+        the env as it was (``gymnasium.Env.reset`` seeds ``np_random`` before the request goes out)."""
+        rngs = [self._np_random]
+        seed = self._np_random_seed
+        try:
+            with generators_kept(rngs, [0]):
+                yield
+        except BaseException:
+            self._np_random, self._np_random_seed = rngs[0], seed
+            raise
 
     @property
     def session(self) -> str | None:

@@ -189,21 +189,22 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         self._check_open()
         seed = seed_arg(seed)
-        super().reset(seed=seed)
-        if seed is None:
-            seed = int(self.np_random.integers(0, 2**31 - 1))
-        opts = dict(self._opts)
-        options = options_dict("options", options)
-        if options:
-            opts.update(options)
-            opts.update(actions="discrete", market_slots=self._opts["market_slots"], task_slots=self._opts["task_slots"])
-        split = opts.pop("split", None)
-        if split is not None:  # a seed of the split, drawn from the reset seed, as YCBenchEnv does (ycgym.splits)
-            seed = split_seed(server_splits(self._backend), split, int(seed))
-        r = self._backend.reset_session(self._session, int(seed), self.preset, opts)
-        self._session = r["session"]
-        self._last_seed = int(seed)
-        self._ready = True
+        with self._np_random_kept():  # a refused reset changes nothing
+            super().reset(seed=seed)
+            if seed is None:
+                seed = int(self.np_random.integers(0, 2**31 - 1))
+            opts = dict(self._opts)
+            options = options_dict("options", options)
+            if options:
+                opts.update(options)
+                opts.update(actions="discrete", market_slots=self._opts["market_slots"], task_slots=self._opts["task_slots"])
+            split = opts.pop("split", None)
+            if split is not None:  # a seed of the split, drawn from the reset seed, as YCBenchEnv does (ycgym.splits)
+                seed = split_seed(server_splits(self._backend), split, int(seed))
+            r = self._backend.reset_session(self._session, int(seed), self.preset, opts)
+            self._session = r["session"]
+            self._last_seed = int(seed)
+            self._ready = True
         return self._wrap(r)
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:

@@ -27,7 +27,16 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._backend import BackendAccess, connection, open_backend, reopen, restore_sessions, session_limit_hint, snapshot_sessions
+from ._backend import (
+    BackendAccess,
+    connection,
+    generators_kept,
+    open_backend,
+    reopen,
+    restore_sessions,
+    session_limit_hint,
+    snapshot_sessions,
+)
 from .client import BatchArrays, ProtocolError, ResetResult, StepResult
 from .discrete import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discrete_actions, discrete_options, frame_arrays, spaces_of
 from .vector import check_sim_seeds, draw_seed, reset_arguments
@@ -121,8 +130,9 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
 
     def _reset_many(self, idx: Sequence[int], seeds: Sequence[int | None]) -> list[ResetResult]:
         c = self._backend.client
-        sd = [self._seed(i, s) for i, s in zip(idx, seeds)]
-        check_sim_seeds(idx, sd)
+        with generators_kept(self._rngs, idx):  # refused here: no generator changed
+            sd = [self._seed(i, s) for i, s in zip(idx, seeds)]
+            check_sim_seeds(idx, sd)
         got = c.request_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": self._opts} for i, s in zip(idx, sd)], raise_errors=False)
         out: list[ResetResult] = []
         for i, s, r in zip(idx, sd, got):

@@ -154,15 +154,16 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[ObsType, dict[str, Any]]:
         self._check_open()
         seed = seed_arg(seed)
-        super().reset(seed=seed)
-        if seed is None:
-            seed = int(self.np_random.integers(0, 2**31 - 1))
-        opts = self._options(options)
-        split = opts.pop("split", None)
-        if split is not None:  # a seed of the split, drawn from the reset seed (ycgym.splits)
-            seed = split_seed(server_splits(self._backend), split, int(seed))
-        r = self._reset_session(int(seed), opts)
-        self._last_seed = int(seed)
+        with self._np_random_kept():  # a refused reset changes nothing
+            super().reset(seed=seed)
+            if seed is None:
+                seed = int(self.np_random.integers(0, 2**31 - 1))
+            opts = self._options(options)
+            split = opts.pop("split", None)
+            if split is not None:  # a seed of the split, drawn from the reset seed (ycgym.splits)
+                seed = split_seed(server_splits(self._backend), split, int(seed))
+            r = self._reset_session(int(seed), opts)
+            self._last_seed = int(seed)
         return self._accept_reset(r)
 
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from gymnasium.vector.utils import batch_space
 from ._backend import (
     BackendAccess,
     connection,
+    generators_kept,
     open_backend,
     options_dict,
     reopen,
@@ -217,13 +218,14 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         """Send the resets of :meth:`_reset_many` without waiting (finish them with :meth:`_finish_resets`); their ids
         are put in ``ids`` (when given) as they go out (see ``Client.send_all``)."""
         c = self._backend.client
-        sim_seeds = [self._draw_seed(i, s) for i, s in zip(indices, seeds)]
-        split = opts.get("split")
-        if split is not None:  # seeds of the split, drawn from the reset seeds (ycgym.splits)
-            opts = {k: v for k, v in opts.items() if k != "split"}
-            ranges = server_splits(self._backend)
-            sim_seeds = [split_seed(ranges, split, sd) for sd in sim_seeds]
-        check_sim_seeds(indices, sim_seeds)
+        with generators_kept(self._rngs, indices):  # refused here: no generator changed
+            sim_seeds = [self._draw_seed(i, s) for i, s in zip(indices, seeds)]
+            split = opts.get("split")
+            if split is not None:  # seeds of the split, drawn from the reset seeds (ycgym.splits)
+                opts = {k: v for k, v in opts.items() if k != "split"}
+                ranges = server_splits(self._backend)
+                sim_seeds = [split_seed(ranges, split, sd) for sd in sim_seeds]
+            check_sim_seeds(indices, sim_seeds)
         sent = c.send_all("reset", [{"seed": sd, "preset": self.preset, "session": self._sessions[i], "options": opts or None} for i, sd in zip(indices, sim_seeds)], ids)
         return indices, sim_seeds, sent, opts
 
@@ -261,13 +263,13 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         """Reset all sub-environments (or those of ``options["reset_mask"]``); see the module docstring."""
         self._check_open()
         n = self.num_envs
-        if isinstance(seed, (int, np.integer)):
-            super().reset(seed=int(seed))
         seeds, indices, options = reset_arguments(n, seed, options)
         if self._backend.ensure_server():  # the local server had exited: every session is gone
             self._sessions = [None] * n
         opts = self._options(options)
         results = self._reset_many(indices, [seeds[i] for i in indices], opts)
+        if isinstance(seed, (int, np.integer)):  # once the resets are made: a refused reset changes nothing
+            super().reset(seed=int(seed))
         self._autoreset_envs[indices] = False
         infos = self._batch_infos([(i, self._info(r, i)) for i, r in zip(indices, results)])
         return self._batch_obs(), infos
