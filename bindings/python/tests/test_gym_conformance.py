@@ -86,3 +86,19 @@ def test_a_refused_vector_reset_leaves_the_sub_environments_generators_as_they_w
     finally:
         env.close()
         twin.close()
+
+
+def test_the_text_env_in_human_mode_prints_every_reset_and_step(capsys: pytest.CaptureFixture[str]) -> None:
+    """``render_mode="human"`` renders as Gymnasium's human mode does: during ``reset`` and ``step``, without a call to
+    ``render()`` (it used to print only when ``render()`` was called, so ``gym.make(..., render_mode="human")`` showed
+    nothing)."""
+    env = YCBenchEnv(render_mode="human")
+    try:
+        capsys.readouterr()
+        env.reset(seed=1)
+        assert capsys.readouterr().out == env.unwrapped._last_text + "\n"
+        obs = env.step("client list")[0]
+        assert "Cortex" in obs["text"] and capsys.readouterr().out == obs["text"] + "\n"
+        assert env.render() is None and capsys.readouterr().out == obs["text"] + "\n"
+    finally:
+        env.close()

@@ -88,7 +88,8 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
         endpoint: server endpoint; ``None`` starts (or reuses) a local server child process.
         max_steps: truncate episodes after this many steps (the server enforces it).
         server_public_key, public_key, secret_key: CURVE keys (Z85) for a remote server.
-        render_mode: ``None``, ``"ansi"`` (``render()`` returns the last text) or ``"human"`` (prints it).
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns the last text) or ``"human"`` (``reset`` and ``step``
+            print it, as Gymnasium's human mode renders without a call to ``render()``; ``render()`` prints it again).
         timeout: per-request timeout in seconds (a positive number up to ``ycgym.client.MAX_TIMEOUT_S``), or None to
             wait forever.
         reset_options: default ``options`` of every ``reset`` (``start_date``, ``company_name``,
@@ -164,7 +165,10 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
                 seed = split_seed(server_splits(self._backend), split, int(seed))
             r = self._reset_session(int(seed), opts)
             self._last_seed = int(seed)
-        return self._accept_reset(r)
+        out = self._accept_reset(r)
+        if self.render_mode == "human":  # Gymnasium's human mode: rendered by reset and step themselves
+            self.render()
+        return out
 
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         return merged_options(self.reset_options, self.max_steps, options)
@@ -188,6 +192,8 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
         r = self._backend.client.step(self._session, action_text(action))
         obs = r["observation"]
         self._last_text = obs["text"]
+        if self.render_mode == "human":
+            self.render()
         return (
             encode_observation(obs, self.params, self._start, self.max_text_length),
             float(r["reward"]),
@@ -197,7 +203,7 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
         )
 
     def render(self) -> str | None:
-        """``"ansi"``: return the last observation text; ``"human"``: print it."""
+        """``"ansi"``: return the last observation text; ``"human"``: print it (``reset`` and ``step`` already do)."""
         if self.render_mode == "ansi":
             return self._last_text
         if self.render_mode == "human":
