@@ -227,7 +227,9 @@ def test_discrete_vector_env_autoreset_modes(mode: str) -> None:
         first = obs.copy()
 
         def valid(info: dict) -> np.ndarray:
-            return np.asarray([int(np.flatnonzero(m)[0]) for m in info["action_mask"]])
+            # The current masks: after a masked reset info["action_mask"] holds only the reset sub-environments' rows.
+            assert (v.action_masks()[info["_action_mask"]] == info["action_mask"][info["_action_mask"]]).all()
+            return np.asarray([int(np.flatnonzero(m)[0]) for m in v.action_masks()])
 
         for _ in range(2):
             obs, _, term, trunc, info = v.step(valid(info))
@@ -294,12 +296,12 @@ def test_discrete_vector_env_binary_infos_of_a_full_step_equal_the_entry_by_entr
             return out
 
         v._infos = checked  # type: ignore[method-assign]
-        _, info = v.reset(seed=3)
+        v.reset(seed=3)
         ends = set()
         for k in range(16):
             if k == 2:  # out of step: sub-environment 0's episodes end two steps after the others'
-                _, info = v.reset(options={"reset_mask": np.array([True, False, False, False])})
-            _, _, term, trunc, info = v.step(np.asarray([int(np.flatnonzero(m)[0]) for m in info["action_mask"]]))
+                v.reset(options={"reset_mask": np.array([True, False, False, False])})
+            _, _, term, trunc, _ = v.step(np.asarray([int(np.flatnonzero(m)[0]) for m in v.action_masks()]))
             ends.add(tuple((term | trunc).tolist()))
         assert fast >= 8 and (False, True, True, True) in ends
     finally:
@@ -331,56 +333,76 @@ def test_actions_must_be_integers_as_in_the_discrete_space() -> None:
         venv.close()
 
 
-def _same_info(ours: dict[str, Any], ref: dict[str, Any]) -> bool:
-    """Whether the vector info ``ours`` equals Gymnasium's ``ref`` on every key ``ours`` has (the Discrete vector env's
-    infos hold a subset of the single env's keys: no ``session``, ``action_text``), recursively, with the same
-    ``_key`` masks and the same values where they are set (unset entries are left to the env: after a masked reset
-    ``action_mask`` holds every sub-environment's current mask where Gymnasium's holds zeros)."""
+def _same_info(ours: dict[str, Any], ref: dict[str, Any], sessions: tuple[Any, Any]) -> bool:
+    """Whether the vector info ``ours`` equals Gymnasium's ``ref`` exactly, recursively: the same keys, ``_key`` masks,
+    dtypes and values, unset entries included (after a masked reset the rows of sub-environments not reset are zeros,
+    as ``_add_info`` leaves them). ``session`` values are the envs' own session ids (``sessions``: ours, the reference's
+    sub-environments'): each set entry must be its sub-environment's session, each unset one None."""
     from helpers import same
 
+    if ours.keys() != ref.keys():
+        return False
     for key, value in ours.items():
-        if key not in ref or key.startswith("_"):
-            if not (key in ref and same(value, ref[key])):
-                return False
-            continue
         if isinstance(value, dict) or isinstance(ref[key], dict):
-            if not (isinstance(value, dict) and isinstance(ref[key], dict) and _same_info(value, ref[key])):
+            if not (isinstance(value, dict) and isinstance(ref[key], dict) and _same_info(value, ref[key], sessions)):
                 return False
-            continue
-        rows = ours["_" + key]
-        if not same(value[rows], ref[key][rows]):
+        elif key == "session":
+            rows = ours["_session"]
+            for array, own in ((value, sessions[0]), (ref[key], sessions[1])):
+                want = np.asarray([s if r else None for s, r in zip(own, rows)] + [None], dtype=object)[:-1]
+                if not same(array, want):
+                    return False
+        elif not same(value, ref[key]):
             return False
     return True
 
 
+@pytest.mark.parametrize("encoding", ["binary", "json"])
 @pytest.mark.parametrize("mode", ["NextStep", "SameStep", "Disabled"])
-def test_discrete_vector_env_matches_sync_vector_env_of_the_discrete_env(mode: str) -> None:
-    """Every autoreset mode returns what ``SyncVectorEnv`` of ``YCBenchDiscreteEnv`` returns: the same observations,
-    rewards and flags, and infos equal to Gymnasium's on every key they have, ``final_obs`` and ``final_info`` included
-    (in SAME_STEP mode ``final_info`` is, as Gymnasium's vector envs build it, a dict of batched arrays with ``_key``
+def test_discrete_vector_env_matches_sync_vector_env_of_the_discrete_env(mode: str, encoding: str) -> None:
+    """Every autoreset mode, with either reply encoding, returns what ``SyncVectorEnv`` of ``YCBenchDiscreteEnv``
+    returns: the same observations, rewards and flags, the same ``render()``, and infos equal to Gymnasium's: the same
+    keys (``session``, ``action_text`` where an action was taken, ``admissible_commands`` when asked for: they used to
+    be missing), masks and values, unset entries included (after a masked reset ``action_mask`` used to hold the current
+    masks of the sub-environments not reset, where Gymnasium's rows are zeros); ``final_obs`` and ``final_info`` too (in
+    SAME_STEP mode ``final_info`` is, as Gymnasium's vector envs build it, a dict of batched arrays with ``_key``
     masks; it used to be an object array of per-env dicts, so ``info["final_info"]["step"]`` raised)."""
     from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
     from helpers import same
 
     m = AutoresetMode(mode)
-    kw: dict[str, Any] = {"max_steps": 3, "dict_obs": True, "market_slots": 3, "task_slots": 2}
-    ours = YCBenchDiscreteVectorEnv(3, autoreset_mode=m, **kw)
+    kw: dict[str, Any] = {"max_steps": 3, "dict_obs": True, "market_slots": 3, "task_slots": 2, "render_mode": "ansi"}
+    if encoding == "json":
+        kw["reset_options"] = {"admissible_commands": True}
+    ours = YCBenchDiscreteVectorEnv(3, autoreset_mode=m, encoding=encoding, **kw)
     ref = SyncVectorEnv([lambda: YCBenchDiscreteEnv(**kw) for _ in range(3)], autoreset_mode=m)
+
+    def sessions() -> tuple[Any, Any]:
+        return ours.sessions, tuple(e.unwrapped.session for e in ref.envs)
+
     try:
+        assert ours.metadata == ref.metadata and ours.render_mode == ref.render_mode == "ansi"
         got, want = ours.reset(seed=4), ref.reset(seed=4)
-        assert same(got[0], want[0]) and _same_info(got[1], want[1])
-        ended = 0
+        assert same(got[0], want[0]) and _same_info(got[1], want[1], sessions())
+        assert ours.render() == ref.render()
+        ended = refused = 0
         for t in range(8):
-            if t == 1:  # out of step: sub-environment 0's episodes end a step after the others'
+            if t in (1, 5):  # out of step: sub-environment 0's episodes end a step after the others'
                 got = ours.reset(options={"reset_mask": np.array([True, False, False])})
                 want = ref.reset(options={"reset_mask": np.array([True, False, False])})
-                assert same(got[0], want[0]) and _same_info(got[1], want[1])
-            acts = np.array([int(np.flatnonzero(row)[-1]) for row in ours.action_masks()])
+                assert same(got[0], want[0]) and _same_info(got[1], want[1], sessions()), t
+                assert ours.render() == ref.render()
+            masks = ours.action_masks()
+            acts = np.array([int(np.flatnonzero(row)[-1]) for row in masks])
+            if t % 2 == 0 and not masks[1].all():  # a refused action: no action_text for that sub-environment
+                acts[1] = int(np.flatnonzero(~masks[1])[0])
+                refused += 1
             got, want = ours.step(acts), ref.step(acts)
             for k in range(4):
                 assert same(got[k], want[k]), (t, k)
-            assert _same_info(got[4], want[4]), t
+            assert _same_info(got[4], want[4], sessions()), t
+            assert ours.render() == ref.render(), t
             done = got[2] | got[3]
             ended += int(done.sum())
             if m == AutoresetMode.SAME_STEP and done.any():
@@ -388,8 +410,8 @@ def test_discrete_vector_env_matches_sync_vector_env_of_the_discrete_env(mode: s
             if m == AutoresetMode.DISABLED and done.any():
                 got = ours.reset(options={"reset_mask": done})
                 want = ref.reset(options={"reset_mask": done})
-                assert same(got[0], want[0]) and _same_info(got[1], want[1])
-        assert ended >= 6
+                assert same(got[0], want[0]) and _same_info(got[1], want[1], sessions())
+        assert ended >= 6 and refused >= 2
     finally:
         ours.close()
         ref.close()

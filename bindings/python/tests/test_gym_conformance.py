@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 from helpers import same
@@ -102,3 +103,67 @@ def test_the_text_env_in_human_mode_prints_every_reset_and_step(capsys: pytest.C
         assert env.render() is None and capsys.readouterr().out == obs["text"] + "\n"
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("render_mode", [None, "ansi"])
+@pytest.mark.parametrize("make,single", [(YCBenchVectorEnv, YCBenchEnv), (YCBenchDiscreteVectorEnv, YCBenchDiscreteEnv)], ids=["text", "discrete"])
+def test_vector_render_is_sync_vector_envs(make: Callable[..., Any], single: Callable[..., Any], render_mode: str | None) -> None:
+    """The vector envs take ``render_mode`` and ``render()`` returns what ``SyncVectorEnv`` of the single env returns: a
+    tuple of the sub-environments' renders (``None`` each without a render mode). The Discrete vector env used to take
+    no ``render_mode`` and raise ``NotImplementedError``; the text one returned ``None`` instead of a tuple."""
+    from gymnasium.vector import SyncVectorEnv
+
+    ours = make(2, render_mode=render_mode)
+    ref = SyncVectorEnv([lambda: single(render_mode=render_mode) for _ in range(2)])
+    try:
+        assert ours.render_mode == ref.render_mode == render_mode
+        assert ours.metadata["render_modes"] == [m for m in ref.metadata["render_modes"] if m != "human"]
+        ours.reset(seed=[1, 2])
+        ref.reset(seed=[1, 2])
+        assert ours.render() == ref.render()
+        if make is YCBenchVectorEnv:
+            acts: Any = ["client list", "employee list"]
+        else:
+            acts = np.array([int(np.flatnonzero(m)[-1]) for m in ours.action_masks()])
+        ours.step(acts)
+        ref.step(acts)
+        got = ours.render()
+        assert got == ref.render() and isinstance(got, tuple) and len(got) == 2
+        if render_mode == "ansi":
+            assert all(isinstance(t, str) and t for t in got)
+    finally:
+        ours.close()
+        ref.close()
+
+
+def test_make_vec_passes_render_mode_to_the_discrete_vector_env() -> None:
+    """``gymnasium.make_vec("ycgym/YCBench-Discrete-v0", render_mode="ansi")`` builds the batched env with that mode."""
+    v = gym.make_vec("ycgym/YCBench-Discrete-v0", num_envs=2, render_mode="ansi")
+    try:
+        assert v.render_mode == "ansi"
+        v.reset(seed=0)
+        texts = v.render()
+        assert isinstance(texts, tuple) and len(texts) == 2
+    finally:
+        v.close()
+
+
+@pytest.mark.parametrize("encoding", ["binary", "json"])
+def test_the_discrete_vector_infos_name_each_sub_environments_current_session(encoding: str) -> None:
+    """``info["session"]`` (as ``SyncVectorEnv`` of ``YCBenchDiscreteEnv`` carries it) is each sub-environment's current
+    session, also after the server lost one (closed, reaped) and a reset made a new one in its place."""
+    v = YCBenchDiscreteVectorEnv(3, encoding=encoding)
+    try:
+        _, info = v.reset(seed=0)
+        assert info["session"].tolist() == list(v.sessions) and info["_session"].all()
+        _, _, _, _, info = v.step(np.zeros(3, dtype=np.int64))
+        assert info["session"].tolist() == list(v.sessions)
+        lost = v.sessions[1]
+        v.client.close(session=lost)
+        _, info = v.reset(seed=0, options={"reset_mask": np.array([False, True, False])})
+        assert v.sessions[1] != lost and info["session"].tolist() == [None, v.sessions[1], None]
+        assert info["_session"].tolist() == [False, True, False]
+        _, _, _, _, info = v.step(np.zeros(3, dtype=np.int64))
+        assert info["session"].tolist() == list(v.sessions) and lost not in info["session"].tolist()
+    finally:
+        v.close()

@@ -2,9 +2,14 @@
 
 N Discrete sessions on one server, stepped with one ``step_batch`` round trip; observations ``(N, obs_size)``
 float32 (or a dict of stacked arrays with ``dict_obs=True``), masks stacked ``(N, n_actions)`` bool in
-``info["action_mask"]`` and :meth:`action_masks`. Infos batch the single env's ``reward_cents``, ``step``,
-``funds_cents``, ``terminal_reason`` and ``ok`` (false where the action was masked out: a refused no-op step), each with
-its ``_key`` mask. Autoreset modes as Gymnasium's (``autoreset_mode``):
+``info["action_mask"]`` and :meth:`action_masks`. Infos are what ``SyncVectorEnv`` of ``YCBenchDiscreteEnv`` gives
+(the tests compare them): the single env's ``reward_cents``, ``step``, ``funds_cents``, ``terminal_reason``,
+``action_mask``, ``ok`` (false where the action was masked out: a refused no-op step), ``session``, ``action_text``
+(where an action was taken) and ``admissible_commands`` (with that reset option), each with its ``_key`` mask; after a
+masked reset only the sub-environments reset are set (the others' rows are zeros or None, their masks false: their
+current masks are in :meth:`action_masks`). ``render_mode="ansi"``: :meth:`render` returns the sub-environments' last
+texts (a tuple, as ``SyncVectorEnv``; a tuple of None without a render mode). Autoreset modes as Gymnasium's
+(``autoreset_mode``):
 
 * ``NEXT_STEP`` (default, as ``SyncVectorEnv``): the step after a sub-environment's episode ends ignores its action
   and returns its reset observation with reward 0.
@@ -38,7 +43,15 @@ from ._backend import (
     snapshot_sessions,
 )
 from .client import BatchArrays, ProtocolError, ResetResult, StepResult
-from .discrete import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discrete_actions, discrete_options, frame_arrays, spaces_of
+from .discrete import (
+    DEFAULT_MARKET_SLOTS,
+    DEFAULT_TASK_SLOTS,
+    YCBenchDiscreteEnv,
+    discrete_actions,
+    discrete_options,
+    frame_arrays,
+    spaces_of,
+)
 from .vector import check_sim_seeds, draw_seed, reset_arguments
 
 __all__ = ["YCBenchDiscreteVectorEnv"]
@@ -54,6 +67,9 @@ class _Rows:
         k = np.asarray(keep, dtype=np.intp)
         self.reward_cents, self.step, self.funds_cents, self.ok = arr.reward_cents[k], arr.step[k], arr.funds_cents[k], arr.ok[k]
         self._reasons = arr.reasons()[k]
+        self.action_text = [arr.action_text[j] for j in keep]
+        adm = arr.admissible_commands
+        self.admissible_commands = None if adm is None else [adm[j] for j in keep]
 
     def reasons(self) -> np.ndarray:
         return self._reasons
@@ -64,10 +80,12 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
 
     Args: ``num_envs`` and the arguments of :class:`ycgym.YCBenchDiscreteEnv`; ``autoreset_mode`` (see the module
     docstring); ``encoding``: how step replies travel, ``"binary"`` (default: the frames, masks, rewards and flags
-    as raw arrays decoded with ``numpy.frombuffer``, no per-step dicts) or ``"json"`` (the same values, slower).
+    as raw arrays decoded with ``numpy.frombuffer``, no per-step dicts) or ``"json"`` (the same values, slower);
+    ``render_mode``: ``None`` or ``"ansi"`` (the server then renders each command's output text, for :meth:`render`).
     """
 
-    metadata: dict[str, Any] = {"render_modes": [], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    # SyncVectorEnv's: the single env's metadata and the autoreset mode.
+    metadata: dict[str, Any] = {**YCBenchDiscreteEnv.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(
         self,
@@ -82,6 +100,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         reset_options: Mapping[str, Any] | None = None,
         autoreset_mode: str | AutoresetMode = AutoresetMode.NEXT_STEP,
         encoding: str = "binary",
+        render_mode: str | None = None,
         timeout: float | None = 30.0,
         server_public_key: str | bytes | None = None,
         public_key: str | bytes | None = None,
@@ -91,13 +110,17 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if encoding not in ("binary", "json"):
             raise ValueError(f'encoding must be "binary" or "json", got {encoding!r}')
+        if render_mode is not None and render_mode not in YCBenchDiscreteEnv.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.encoding = encoding
+        self.render_mode = render_mode
         self.autoreset_mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.num_envs = int(num_envs)
         self.preset = preset
         self.dict_obs = bool(dict_obs)
-        self._opts = discrete_options(market_slots, task_slots, max_steps, stall_steps, reset_options)
+        self._opts = discrete_options(market_slots, task_slots, max_steps, stall_steps, reset_options, text=render_mode == "ansi")
+        self._admissible = bool(self._opts.get("admissible_commands"))
         self._connect = connection(endpoint, server_public_key, public_key, secret_key, timeout)
         self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
         c = self._backend.client
@@ -119,6 +142,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         self._mask = np.zeros((n, int(self.discrete_spec["n_actions"])), dtype=np.bool_)
         self._rngs: list[np.random.Generator | None] = [None] * n
         self._autoreset = np.zeros(n, dtype=np.bool_)
+        self._texts: list[str] = [""] * n  # the last output text of each (with render_mode "ansi")
         self._ready = False
 
     @property
@@ -142,12 +166,15 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 self._backend.sessions.discard(self._sessions[i])
                 r = c.reset(s, self.preset, options=self._opts)
                 self._sessions[i] = str(r["session"])
+                self.__dict__.pop("_session_cache", None)
                 self._backend.sessions.add(self._sessions[i])
             out.append(r)
         return out
 
     def _put(self, i: int, r: ResetResult | StepResult) -> None:
         self._obs[i], self._mask[i] = frame_arrays(r)
+        if self.render_mode is not None:
+            self._texts[i] = r["observation"]["text"]
 
     def _observation(self) -> Any:
         if self.dict_obs:
@@ -164,23 +191,54 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
     def _stepped_infos(self, arr: BatchArrays) -> dict[str, Any]:
         """``_infos`` of a binary step of every sub-environment (no reset among them): the columns as they are."""
         have = np.ones(self.num_envs, dtype=np.bool_)
-        info: dict[str, Any] = {"action_mask": self._mask.copy(), "_action_mask": have}
+        info: dict[str, Any] = {}
         for key in _INT_KEYS:
             info[key] = getattr(arr, key).astype(np.int64)
             info[f"_{key}"] = have
         info["terminal_reason"] = arr.reasons()
         info["_terminal_reason"] = have
+        self._put_lists(info, arr.action_text, arr.admissible_commands)
+        info["action_mask"] = self._mask.copy()
+        info["_action_mask"] = have
         info["ok"] = arr.ok.copy()
         info["_ok"] = have
+        info["session"] = self._session_column().copy()
+        info["_session"] = have
         return info
+
+    def _session_column(self) -> np.ndarray:
+        """``self._sessions`` as an ``object`` array (a template, rebuilt when a session changes: copied for each info)."""
+        column = self.__dict__.get("_session_cache")
+        if column is None:
+            column = self.__dict__["_session_cache"] = np.array(self._sessions, dtype=object)
+        return column
+
+    def _put_lists(self, info: dict[str, Any], action_text: list[str | None], admissible: Sequence[list[str] | None] | None) -> None:
+        """``action_text`` and ``admissible_commands`` columns, as ``_add_info`` makes them: ``object`` arrays, None and
+        mask false where a sub-environment's info has no such key, and no column when none has it."""
+        n = self.num_envs
+        missing = action_text.count(None)
+        if missing < n:
+            column = np.empty(n, dtype=object)
+            column[:] = action_text  # element by element (a third of np.array's time on strings)
+            info["action_text"] = column
+            info["_action_text"] = np.ones(n, dtype=np.bool_) if not missing else np.array([t is not None for t in action_text], dtype=np.bool_)
+        if self._admissible and admissible is not None and any(a is not None for a in admissible):
+            column = np.full(n, None, dtype=object)
+            for i, a in enumerate(admissible):
+                column[i] = None if a is None else list(a)
+            info["admissible_commands"] = column
+            info["_admissible_commands"] = np.array([a is not None for a in admissible], dtype=np.bool_)
 
     def _infos_of(self, results: Sequence[ResetResult | StepResult | None], stepped: tuple[Sequence[int], BatchArrays] | None = None) -> dict[str, Any]:
         """``_infos`` computed entry by entry (any mix of results, binary rows and masked-out entries)."""
         have = np.asarray([r is not None for r in results], dtype=np.bool_)
-        info: dict[str, Any] = {"action_mask": self._mask.copy(), "_action_mask": have}
+        info: dict[str, Any] = {}
         cols = {key: np.asarray([0 if r is None else int(r["info"][key]) for r in results], dtype=np.int64) for key in _INT_KEYS}  # type: ignore[literal-required]
         reasons = np.asarray([None if r is None else r["info"]["terminal_reason"] for r in results] + [None], dtype=object)[:-1]
         ok = np.asarray([r is not None and bool(r["observation"]["ok"]) for r in results], dtype=np.bool_)
+        texts: list[str | None] = [None if r is None else r["info"].get("action_text") for r in results]
+        adm: list[list[str] | None] = [None if r is None else r["info"].get("admissible_commands") for r in results]
         if stepped is not None:
             idx, arr = stepped
             have[idx] = True
@@ -188,23 +246,37 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 cols[key][idx] = getattr(arr, key)
             reasons[idx] = arr.reasons()
             ok[idx] = arr.ok
+            for k, i in enumerate(idx):
+                texts[i] = arr.action_text[k]
+                adm[i] = None if arr.admissible_commands is None else arr.admissible_commands[k]
         for key in _INT_KEYS:
             info[key] = cols[key]
             info[f"_{key}"] = have
         info["terminal_reason"] = reasons
         info["_terminal_reason"] = have
+        self._put_lists(info, texts, adm)
+        # As _add_info leaves them: the rows of sub-environments without an info (not reset by a masked reset) are zeros.
+        info["action_mask"] = self._mask & have[:, None]
+        info["_action_mask"] = have
         info["ok"] = ok
         info["_ok"] = have
+        info["session"] = np.asarray([s if h else None for s, h in zip(self._sessions, have)] + [None], dtype=object)[:-1]
+        info["_session"] = have
         return info
 
     def _single(self, i: int, r: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
         """Sub-environment ``i``'s observation and info as ``YCBenchDiscreteEnv`` returns them (for ``final_obs``);
         ``r``: its step's ``info`` fields and ``ok``."""
         obs: Any = {"observations": self._obs[i].copy(), "action_mask": self._mask[i].astype(np.int8)} if self.dict_obs else self._obs[i].copy()
-        info: dict[str, Any] = {"action_mask": self._mask[i].copy(), "terminal_reason": r["terminal_reason"]}
-        for key in _INT_KEYS:
-            info[key] = int(r[key])
+        info: dict[str, Any] = {key: int(r[key]) for key in _INT_KEYS}
+        info["terminal_reason"] = r["terminal_reason"]
+        if r.get("action_text") is not None:
+            info["action_text"] = r["action_text"]
+        if self._admissible and r.get("admissible_commands") is not None:
+            info["admissible_commands"] = list(r["admissible_commands"])
+        info["action_mask"] = self._mask[i].copy()
         info["ok"] = bool(r["ok"])
+        info["session"] = self._sessions[i]
         return obs, info
 
     def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -258,6 +330,9 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 idx: Any = slice(None) if not again else np.asarray(live, dtype=np.intp)
                 self._obs[idx] = arr.obs
                 self._mask[idx] = arr.mask
+                if self.render_mode is not None:
+                    for i, text in zip(live, arr.text):
+                        self._texts[i] = text
                 rewards[idx] = arr.reward
                 terminated[idx] = arr.terminated
                 truncated[idx] = arr.truncated
@@ -314,18 +389,31 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         assert binary is not None
         k = list(binary[0]).index(i)
         arr = binary[1]
-        return {key: getattr(arr, key)[k] for key in _INT_KEYS} | {"terminal_reason": arr.terminal_reasons[int(arr.terminal_reason[k])], "ok": arr.ok[k]}
+        adm = arr.admissible_commands
+        return {key: getattr(arr, key)[k] for key in _INT_KEYS} | {
+            "terminal_reason": arr.terminal_reasons[int(arr.terminal_reason[k])],
+            "ok": arr.ok[k],
+            "action_text": arr.action_text[k],
+            "admissible_commands": None if adm is None else adm[k],
+        }
 
     def action_masks(self) -> np.ndarray:
         """Stacked masks ``(num_envs, n_actions)`` of the actions valid now."""
         return self._mask.copy()
+
+    def render(self) -> tuple[Any, ...]:
+        """``"ansi"``: each sub-environment's last output text, as ``SyncVectorEnv.render`` returns its envs' renders (a
+        tuple of None without a render mode)."""
+        if self.render_mode == "ansi":
+            return tuple(self._texts)
+        return (None,) * self.num_envs
 
     def close_extras(self, **kwargs: Any) -> None:
         self._ready = False
         self._finalizer()
 
     def __getstate__(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer")}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer", "_session_cache")}
         state["_episodes"] = snapshot_sessions(self._backend, self._sessions)
         return state
 

@@ -627,10 +627,12 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
     def _batch_obs(self) -> dict[str, Any]:
         return encode_batch(self._obs, self.params, self._starts, self.max_text_length)  # type: ignore[arg-type]
 
-    def render(self) -> tuple[str, ...] | None:
+    def render(self) -> tuple[Any, ...]:
+        """``"ansi"``: each sub-environment's last text, as ``SyncVectorEnv.render`` returns its envs' renders (a tuple
+        of None without a render mode)."""
         if self.render_mode == "ansi":
             return tuple((o or {}).get("text", "") for o in self._obs)
-        return None
+        return (None,) * self.num_envs
 
     def snapshot(self) -> list[dict[str, Any]]:
         """Snapshots of every sub-environment (pipelined)."""
