@@ -418,6 +418,74 @@ def test_discrete_vector_env_matches_sync_vector_env_of_the_discrete_env(mode: s
 
 
 @pytest.mark.parametrize("encoding", ["binary", "json"])
+def test_discrete_vector_reset_options_apply_to_that_reset_as_in_sync_vector_env(encoding: str) -> None:
+    """``reset(options=...)`` applies the options to the sub-environments it resets, as ``SyncVectorEnv`` passes them to
+    each ``YCBenchDiscreteEnv.reset`` (a ``split`` maps each sub-environment's seed; ``admissible_commands`` adds that
+    info column); automatic resets go back to the constructor's options. The vector env used to refuse every option
+    but ``reset_mask`` with a ValueError."""
+    from gymnasium.vector import SyncVectorEnv
+
+    from helpers import same
+
+    kw: dict[str, Any] = {"max_steps": 2, "market_slots": 3, "task_slots": 2}
+    ours = YCBenchDiscreteVectorEnv(2, encoding=encoding, **kw)
+    ref = SyncVectorEnv([lambda: YCBenchDiscreteEnv(**kw) for _ in range(2)])
+
+    def sessions() -> tuple[Any, Any]:
+        return ours.sessions, tuple(e.unwrapped.session for e in ref.envs)
+
+    plain = YCBenchDiscreteVectorEnv(2, encoding=encoding, **kw)
+    try:
+        resets: list[dict[str, Any]] = [
+            {"seed": 3, "options": {"start_date": "2025-03-03", "horizon_years": 1, "admissible_commands": True}},
+            {"seed": 7, "options": {"split": "validation", "reset_mask": np.array([False, True])}},
+            {"options": {"company_name": "Other", "max_steps": 5}},
+        ]
+        for t, kwargs in enumerate(resets):
+            got = ours.reset(**{**kwargs, "options": dict(kwargs["options"])})
+            want = ref.reset(**{**kwargs, "options": dict(kwargs["options"])})
+            assert same(got[0], want[0]) and _same_info(got[1], want[1], sessions()), t
+            if t == 0:  # the options were applied
+                assert got[1]["_admissible_commands"].all() and "admissible_commands" not in plain.reset(seed=3)[1]
+            if t == 1:  # sub-environment 1 played seed 8 of the validation split, not seed 8
+                assert not same(got[0][1], plain.reset(seed=[7, 8])[0][1])
+            for _ in range(3):  # through an automatic reset (the constructor's options)
+                masks = ours.action_masks()
+                acts = np.array([int(np.flatnonzero(m)[-1]) for m in masks])
+                g, w = ours.step(acts), ref.step(acts)
+                assert all(same(g[k], w[k]) for k in range(4)) and _same_info(g[4], w[4], sessions()), t
+    finally:
+        ours.close()
+        ref.close()
+        plain.close()
+
+
+def test_a_split_reset_option_of_the_constructor_plays_that_split_in_every_reset() -> None:
+    """``reset_options={"split": ...}`` (as ``YCBenchEnv`` takes it): every reset, automatic ones included, plays the
+    split's seed of its reset seed. Both Discrete envs used to send ``split`` to the server with their first session's
+    reset and raise at construction (``invalid_request``: unknown field 'split')."""
+    from gymnasium.vector import SyncVectorEnv
+
+    from helpers import same
+
+    kw: dict[str, Any] = {"max_steps": 1, "reset_options": {"split": "validation"}}
+    ours = YCBenchDiscreteVectorEnv(2, **kw)
+    ref = SyncVectorEnv([lambda: YCBenchDiscreteEnv(**kw) for _ in range(2)])
+    plain = YCBenchDiscreteEnv(max_steps=1)
+    try:
+        got, want = ours.reset(seed=4), ref.reset(seed=4)
+        assert same(got[0], want[0]) and [e.unwrapped.seed_used for e in ref.envs] != [4, 5]
+        assert not same(got[0][0], plain.reset(seed=4)[0])
+        for _ in range(4):  # each step ends the episodes; the next resets them (NEXT_STEP) in the split
+            g, w = ours.step(np.zeros(2, dtype=np.int64)), ref.step(np.zeros(2, dtype=np.int64))
+            assert all(same(g[k], w[k]) for k in range(4))
+    finally:
+        ours.close()
+        ref.close()
+        plain.close()
+
+
+@pytest.mark.parametrize("encoding", ["binary", "json"])
 def test_the_vector_infos_say_which_actions_were_refused(encoding: str) -> None:
     """``info["ok"]`` (bool, with ``_ok``), as ``SyncVectorEnv`` of ``YCBenchDiscreteEnv`` gives it: false for a
     sub-environment whose action was masked out (a refused no-op step). Without it, a policy that ignores the mask could

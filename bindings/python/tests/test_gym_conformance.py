@@ -69,10 +69,10 @@ def test_a_refused_reset_leaves_the_env_and_its_np_random_as_they_were(make: Cal
 
 @pytest.mark.parametrize("make", [YCBenchVectorEnv, YCBenchDiscreteVectorEnv], ids=["text", "discrete"])
 def test_a_refused_vector_reset_leaves_the_sub_environments_generators_as_they_were(make: Callable[..., Any]) -> None:
-    """A vector reset refused before anything is sent (a sub-environment's seed ``seed + i`` past ``2**53 - 1``) leaves
-    every sub-environment's generator, and the vector env's ``np_random``, as they were: sub-environment 0's used to be
-    re-seeded with the refused seed (and the text vector env's own ``np_random`` too), so the next seedless reset drew
-    other worlds than it would have."""
+    """A vector reset refused (a sub-environment's seed ``seed + i`` past ``2**53 - 1``, refused before anything is sent;
+    options the server refuses for every sub-environment; an unknown split) leaves every sub-environment's generator,
+    and the vector env's ``np_random``, as they were: sub-environment 0's used to be re-seeded with the refused seed (and
+    the text vector env's own ``np_random`` too), so the next seedless reset drew other worlds than it would have."""
     env, twin = make(2), make(2)
     try:
         for e in (env, twin):
@@ -81,6 +81,10 @@ def test_a_refused_vector_reset_leaves_the_sub_environments_generators_as_they_w
         with pytest.raises(ValueError, match="not a protocol seed"):
             env.reset(seed=2**53 - 1)
         assert _rng_state(env)[1:] == before[1:]
+        for bad in REFUSED[2:]:
+            with pytest.raises((ProtocolError, ValueError)):
+                env.reset(**bad)
+            assert _rng_state(env)[1:] == before[1:], bad
         got, want = env.reset(), twin.reset()
         assert same(got[0], want[0])
         assert [s.bit_generator.state for s in env._rngs] == [s.bit_generator.state for s in twin._rngs]

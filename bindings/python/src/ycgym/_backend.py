@@ -338,20 +338,34 @@ class BackendAccess:
         return self._backend.endpoint
 
 
+SavedGenerators = tuple[list[tuple[int, "np.random.Generator | None"]], list[tuple[np.random.Generator, Any]]]
+
+
+def save_generators(rngs: list[np.random.Generator | None], indices: Sequence[int]) -> SavedGenerators:
+    """The generators ``rngs[i]`` (for ``i`` in ``indices``) and their states, for :func:`restore_generators`."""
+    gens = [(i, rngs[i]) for i in indices]
+    return gens, [(g, g.bit_generator.state) for _, g in gens if g is not None]
+
+
+def restore_generators(rngs: list[np.random.Generator | None], saved: SavedGenerators) -> None:
+    """Put the generators of :func:`save_generators` back in ``rngs``, in the states they had."""
+    gens, states = saved
+    for gen, state in states:
+        gen.bit_generator.state = state
+    for i, g in gens:
+        rngs[i] = g
+
+
 @contextlib.contextmanager
 def generators_kept(rngs: list[np.random.Generator | None], indices: Sequence[int]) -> Iterator[None]:
     """Put ``rngs[i]`` (for ``i`` in ``indices``) back as they were, the same generators in the same states, when the body
     raises: a reset that is refused (a seed the protocol cannot carry, an option the server refuses) changes no
     generator, as if it had not been called."""
-    gens = [(i, rngs[i]) for i in indices]
-    states = [(g, g.bit_generator.state) for _, g in gens if g is not None]
+    saved = save_generators(rngs, indices)
     try:
         yield
     except BaseException:
-        for gen, state in states:
-            gen.bit_generator.state = state
-        for i, g in gens:
-            rngs[i] = g
+        restore_generators(rngs, saved)
         raise
 
 

@@ -65,6 +65,17 @@ def discrete_options(market_slots: int, task_slots: int, max_steps: int | None, 
     return opts
 
 
+def merged_discrete_options(base: Mapping[str, Any], options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The options of one reset of a Discrete env: the env's own (``base``, from :func:`discrete_options`), then the
+    reset's ``options`` (``split`` among them: the caller maps the seed), the action frame's keys kept."""
+    opts = dict(base)
+    extra = options_dict("options", options)
+    if extra:
+        opts.update(extra)
+        opts.update(actions="discrete", market_slots=base["market_slots"], task_slots=base["task_slots"])
+    return opts
+
+
 def frame_arrays(result: ResetResult | StepResult) -> tuple[np.ndarray, np.ndarray]:
     """The numeric observation (float32) and the mask (bool) of a Discrete reply."""
     d = result["observation"]["discrete"]
@@ -124,7 +135,8 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         dict_obs: observations as ``{"observations", "action_mask"}``.
         max_steps: truncate after this many steps (default none).
         stall_steps: truncate after this many steps without simulated time advancing (default: the server's 200).
-        reset_options: other reset options (``start_date``, ``company_name``, ``horizon_years``, ``admissible_commands``).
+        reset_options: other reset options (``start_date``, ``company_name``, ``horizon_years``, ``admissible_commands``,
+            ``split``: every reset plays the seed of that split drawn from its reset seed, as :class:`ycgym.YCBenchEnv`).
         timeout, server_public_key, public_key, secret_key: as for :class:`ycgym.YCBenchEnv`.
 
     Building the env opens its first session (seed 0) to read the frame's spec; ``reset`` reuses it.
@@ -158,7 +170,8 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         self._opts = discrete_options(market_slots, task_slots, max_steps, stall_steps, reset_options, text=render_mode == "ansi")
         self._connect = connection(endpoint, server_public_key, public_key, secret_key, timeout)
         self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
-        r = self._backend.client.reset(0, preset, options=self._opts)
+        # The first session (for the frame's spec); a `split` reset option is mapped by each reset(), not sent.
+        r = self._backend.client.reset(0, preset, options={k: v for k, v in self._opts.items() if k != "split"})
         self._session: str | None = r["session"]
         self._backend.sessions.add(r["session"])
         self.discrete_spec: dict[str, Any] = dict(r["info"]["discrete_spec"])
@@ -193,11 +206,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
             super().reset(seed=seed)
             if seed is None:
                 seed = int(self.np_random.integers(0, 2**31 - 1))
-            opts = dict(self._opts)
-            options = options_dict("options", options)
-            if options:
-                opts.update(options)
-                opts.update(actions="discrete", market_slots=self._opts["market_slots"], task_slots=self._opts["task_slots"])
+            opts = merged_discrete_options(self._opts, options)
             split = opts.pop("split", None)
             if split is not None:  # a seed of the split, drawn from the reset seed, as YCBenchEnv does (ycgym.splits)
                 seed = split_seed(server_splits(self._backend), split, int(seed))

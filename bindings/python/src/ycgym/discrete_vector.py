@@ -20,7 +20,10 @@ texts (a tuple, as ``SyncVectorEnv``; a tuple of None without a render mode). Au
 * ``DISABLED``: no automatic reset; reset ended sub-environments with ``reset(options={"reset_mask": mask})``.
 
 Sub-environment ``i`` of ``reset(seed=s)`` is seeded ``s + i``; later automatic resets draw seeds from that
-sub-environment's own generator.
+sub-environment's own generator. ``reset(options=...)`` applies the options (besides ``reset_mask``) to the
+sub-environments it resets, as ``SyncVectorEnv`` passes them to each ``YCBenchDiscreteEnv.reset``; automatic resets use
+the constructor's ``reset_options``. A reset refused (a seed past ``2**53 - 1``, an option the server refuses, an
+unknown ``split``) raises before any observation is taken, with every generator as it was.
 """
 
 from __future__ import annotations
@@ -35,10 +38,11 @@ from gymnasium.vector.utils import batch_space
 from ._backend import (
     BackendAccess,
     connection,
-    generators_kept,
     open_backend,
     reopen,
+    restore_generators,
     restore_sessions,
+    save_generators,
     session_limit_hint,
     snapshot_sessions,
 )
@@ -50,9 +54,10 @@ from .discrete import (
     discrete_actions,
     discrete_options,
     frame_arrays,
+    merged_discrete_options,
     spaces_of,
 )
-from .vector import check_sim_seeds, draw_seed, reset_arguments
+from .vector import reset_arguments, reset_seeds
 
 __all__ = ["YCBenchDiscreteVectorEnv"]
 
@@ -120,12 +125,13 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         self.preset = preset
         self.dict_obs = bool(dict_obs)
         self._opts = discrete_options(market_slots, task_slots, max_steps, stall_steps, reset_options, text=render_mode == "ansi")
-        self._admissible = bool(self._opts.get("admissible_commands"))
         self._connect = connection(endpoint, server_public_key, public_key, secret_key, timeout)
         self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
         c = self._backend.client
         n = self.num_envs
-        first = c.request_all("reset", [{"seed": 0, "preset": preset, "options": self._opts}] * n, raise_errors=False)
+        # The first sessions (seed 0: the env's spec); a `split` reset option is mapped by each reset, not sent.
+        probe = {k: v for k, v in self._opts.items() if k != "split"}
+        first = c.request_all("reset", [{"seed": 0, "preset": preset, "options": probe}] * n, raise_errors=False)
         # The sessions made are the backend's (closed with it) before anything can fail: when some could not be made (the
         # server's session limit), they are closed now and the first error raised, so that nothing is left behind.
         self._backend.sessions.update(str(r["session"]) for r in first if not isinstance(r, ProtocolError))
@@ -149,22 +155,22 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
     def sessions(self) -> tuple[str, ...]:
         return tuple(self._sessions)
 
-    def _seed(self, i: int, seed: int | None) -> int:
-        return draw_seed(self._rngs, i, seed)
-
-    def _reset_many(self, idx: Sequence[int], seeds: Sequence[int | None]) -> list[ResetResult]:
+    def _reset_many(self, idx: Sequence[int], seeds: Sequence[int | None], options: Mapping[str, Any] | None = None) -> list[ResetResult]:
+        """Reset the sub-environments ``idx`` (pipelined) with the env's options, then ``options`` (those of a
+        ``reset`` call, as ``YCBenchDiscreteEnv.reset`` merges them)."""
         c = self._backend.client
-        with generators_kept(self._rngs, idx):  # refused here: no generator changed
-            sd = [self._seed(i, s) for i, s in zip(idx, seeds)]
-            check_sim_seeds(idx, sd)
-        got = c.request_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": self._opts} for i, s in zip(idx, sd)], raise_errors=False)
+        saved = save_generators(self._rngs, idx)
+        sd, opts = reset_seeds(self._backend, self._rngs, idx, seeds, merged_discrete_options(self._opts, options))
+        got = c.request_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": opts} for i, s in zip(idx, sd)], raise_errors=False)
+        refused = next((r for r in got if isinstance(r, ProtocolError) and r.code != "unknown_session"), None)
+        if refused is not None:  # raised before any observation is taken: the generators go back as they were
+            restore_generators(self._rngs, saved)
+            raise refused
         out: list[ResetResult] = []
         for i, s, r in zip(idx, sd, got):
             if isinstance(r, ProtocolError):
-                if r.code != "unknown_session":
-                    raise r
                 self._backend.sessions.discard(self._sessions[i])
-                r = c.reset(s, self.preset, options=self._opts)
+                r = c.reset(s, self.preset, options=opts)
                 self._sessions[i] = str(r["session"])
                 self.__dict__.pop("_session_cache", None)
                 self._backend.sessions.add(self._sessions[i])
@@ -223,7 +229,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             column[:] = action_text  # element by element (a third of np.array's time on strings)
             info["action_text"] = column
             info["_action_text"] = np.ones(n, dtype=np.bool_) if not missing else np.array([t is not None for t in action_text], dtype=np.bool_)
-        if self._admissible and admissible is not None and any(a is not None for a in admissible):
+        if admissible is not None and any(a is not None for a in admissible):
             column = np.full(n, None, dtype=object)
             for i, a in enumerate(admissible):
                 column[i] = None if a is None else list(a)
@@ -272,7 +278,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         info["terminal_reason"] = r["terminal_reason"]
         if r.get("action_text") is not None:
             info["action_text"] = r["action_text"]
-        if self._admissible and r.get("admissible_commands") is not None:
+        if r.get("admissible_commands") is not None:
             info["admissible_commands"] = list(r["admissible_commands"])
         info["action_mask"] = self._mask[i].copy()
         info["ok"] = bool(r["ok"])
@@ -283,10 +289,8 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         """Reset all sub-environments (or those of ``options["reset_mask"]``); see the module docstring."""
         self._check_open()
         seeds, indices, rest = reset_arguments(self.num_envs, seed, options)
-        if rest:
-            raise ValueError(f"YCBenchDiscreteVectorEnv.reset takes only the option reset_mask (pass reset_options to the constructor), got {sorted(rest)}")
         results: list[ResetResult | None] = [None] * self.num_envs
-        for i, r in zip(indices, self._reset_many(indices, [seeds[i] for i in indices])):
+        for i, r in zip(indices, self._reset_many(indices, [seeds[i] for i in indices], rest)):
             self._put(i, r)
             results[i] = r
         self._autoreset[indices] = False
@@ -316,8 +320,11 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         # The resets go out first, pipelined behind the step; held in `rid` from before each is sent, so an interrupt
         # (or an error) anywhere until they are gathered abandons them (their replies are dropped, not kept).
         rid: list[int] = []
+        if again:
+            sd, opts = reset_seeds(self._backend, self._rngs, again, [None] * len(again), self._opts)
         try:
-            c.send_all("reset", [{"seed": self._seed(i, None), "preset": self.preset, "session": self._sessions[i], "options": self._opts} for i in again], rid)
+            if again:
+                c.send_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": opts} for i, s in zip(again, sd)], rid)
             binary: tuple[Sequence[int], BatchArrays] | None = None
             if not live:
                 pass

@@ -38,12 +38,15 @@ from gymnasium.vector.utils import batch_space
 
 from ._backend import (
     BackendAccess,
+    SavedGenerators,
     connection,
     generators_kept,
     open_backend,
     options_dict,
     reopen,
+    restore_generators,
     restore_sessions,
+    save_generators,
     session_limit_hint,
     snapshot_sessions,
     status_time,
@@ -118,6 +121,22 @@ def draw_seed(rngs: list[Any], i: int, seed: int | None) -> int:
         rng, _ = seeding.np_random()
         rngs[i] = rng
     return int(rng.integers(0, 2**31 - 1))
+
+def reset_seeds(backend: Any, rngs: list[Any], indices: Sequence[int], seeds: Sequence[int | None], opts: Mapping[str, Any]) -> tuple[list[int], dict[str, Any]]:
+    """The simulation seeds of resets of the sub-environments ``indices`` (reset seeds ``seeds``, drawn by
+    :func:`draw_seed`; with a ``split`` option, that split's seeds of them, see :mod:`ycgym.splits`) and the options to
+    send (``split`` taken out: the server does not know it). Raises (ValueError), with no generator changed, when a seed
+    is not one the protocol carries or the split is unknown. Shared by both vector envs."""
+    split = opts.get("split")
+    sent = {k: v for k, v in opts.items() if k != "split"}
+    with generators_kept(rngs, indices):
+        sim_seeds = [draw_seed(rngs, i, s) for i, s in zip(indices, seeds)]
+        if split is not None:
+            ranges = server_splits(backend)
+            sim_seeds = [split_seed(ranges, split, sd) for sd in sim_seeds]
+        check_sim_seeds(indices, sim_seeds)
+    return sim_seeds, sent
+
 
 def check_sim_seeds(indices: Sequence[int], seeds: Sequence[int]) -> None:
     """Raise ValueError, before any reset is sent, when a simulation seed is not one the protocol carries (a safe
@@ -202,9 +221,6 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
 
     # ------------------------------------------------------------------ reset
 
-    def _draw_seed(self, i: int, seed: int | None) -> int:
-        return draw_seed(self._rngs, i, seed)
-
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         return merged_options(self.reset_options, self.max_steps, options)
 
@@ -214,22 +230,16 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
 
     def _send_resets(
         self, indices: Sequence[int], seeds: Sequence[int | None], opts: dict[str, Any], ids: list[int] | None = None
-    ) -> tuple[Sequence[int], list[int], list[int], dict[str, Any]]:
+    ) -> tuple[Sequence[int], list[int], list[int], dict[str, Any], SavedGenerators]:
         """Send the resets of :meth:`_reset_many` without waiting (finish them with :meth:`_finish_resets`); their ids
         are put in ``ids`` (when given) as they go out (see ``Client.send_all``)."""
         c = self._backend.client
-        with generators_kept(self._rngs, indices):  # refused here: no generator changed
-            sim_seeds = [self._draw_seed(i, s) for i, s in zip(indices, seeds)]
-            split = opts.get("split")
-            if split is not None:  # seeds of the split, drawn from the reset seeds (ycgym.splits)
-                opts = {k: v for k, v in opts.items() if k != "split"}
-                ranges = server_splits(self._backend)
-                sim_seeds = [split_seed(ranges, split, sd) for sd in sim_seeds]
-            check_sim_seeds(indices, sim_seeds)
+        saved = save_generators(self._rngs, indices)
+        sim_seeds, opts = reset_seeds(self._backend, self._rngs, indices, seeds, opts)  # refused: no generator changed
         sent = c.send_all("reset", [{"seed": sd, "preset": self.preset, "session": self._sessions[i], "options": opts or None} for i, sd in zip(indices, sim_seeds)], ids)
-        return indices, sim_seeds, sent, opts
+        return indices, sim_seeds, sent, opts, saved
 
-    def _finish_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any]) -> list[ResetResult]:
+    def _finish_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any], saved: SavedGenerators) -> list[ResetResult]:
         c = self._backend.client
         results = c.gather(ids, raise_errors=False)
         # Every session these resets made is the env's (reused by its next reset, closed with it) before an error below
@@ -238,6 +248,10 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             if not isinstance(r, ProtocolError):
                 self._sessions[i] = r["session"]
                 self._backend.sessions.add(r["session"])
+        refused = next((r for i, r in zip(indices, results) if isinstance(r, ProtocolError) and (r.code != "unknown_session" or self._sessions[i] is None)), None)
+        if refused is not None:  # raised before any observation is taken: the generators go back as they were
+            restore_generators(self._rngs, saved)
+            raise session_limit_hint(refused, self, self.num_envs, self._backend)
         out: list[ResetResult] = []
         for i, sd, r in zip(indices, sim_seeds, results):
             if isinstance(r, ProtocolError):
