@@ -96,6 +96,12 @@ def test_text_binary_equals_json_and_failures_stay_alone(client: Client) -> None
     assert e.value.code == "unknown_session" and e.value.index == 1
 
 
+def _own_sessions(info: dict[str, Any], sessions: tuple[str, ...]) -> bool:
+    """``info["session"]``: an object array holding the env's session where ``_session`` is set, None elsewhere."""
+    rows = info["_session"]
+    return info["session"].dtype == object and info["session"].tolist() == [s if r else None for s, r in zip(sessions, rows)]
+
+
 @pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
 def test_vector_env_binary_equals_json(endpoint: str, mode: str) -> None:
     """YCBenchDiscreteVectorEnv's default binary path returns exactly what its JSON path returns, through autoresets."""
@@ -122,7 +128,11 @@ def test_vector_env_binary_equals_json(endpoint: str, mode: str) -> None:
                     continue
                 if k == "final_info":  # a dict of batched arrays, as Gymnasium builds it
                     assert ib[k].keys() == ij[k].keys()
-                    assert all(np.array_equal(ib[k][f], ij[k][f]) and ib[k][f].dtype == ij[k][f].dtype for f in ib[k])
+                    assert all(np.array_equal(ib[k][f], ij[k][f]) and ib[k][f].dtype == ij[k][f].dtype for f in ib[k] if f != "session")
+                    assert _own_sessions(ib[k], vb.sessions) and _own_sessions(ij[k], vj.sessions)
+                    continue
+                if k == "session":  # each env's own sessions
+                    assert _own_sessions(ib, vb.sessions) and _own_sessions(ij, vj.sessions)
                     continue
                 assert np.array_equal(ib[k], ij[k]) and ib[k].dtype == ij[k].dtype, k
             assert np.array_equal(vb.action_masks(), vj.action_masks())
