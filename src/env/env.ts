@@ -341,6 +341,58 @@ function trustOf(clients: readonly SimClient[]): Record<string, number> {
   return trust;
 }
 
+/** The figures of a status block that a trajectory row records (`statusFigures`): no times, no events. */
+export type StatusFigures = Pick<Status, 'funds_cents' | 'monthly_payroll_cents' | 'runway_months' | 'prestige' | 'trust' | 'active_tasks' | 'planned_tasks' | 'completed_tasks'>;
+
+/** What `statusFigures` last built `prestige` and `trust` from (one per episode recorder). */
+export interface StatusFiguresMemo {
+  prestigeOf: unknown[];
+  prestige: Record<string, number> | null;
+  clients: readonly SimClient[] | null;
+  trustOf: unknown[];
+  trust: Record<string, number> | null;
+}
+
+/** A new memo for `statusFigures`. */
+export function statusFiguresMemo(): StatusFiguresMemo {
+  return { prestigeOf: [], prestige: null, clients: null, trustOf: [], trust: null };
+}
+
+/**
+ * The fields of `statusOf(sim)` that a trajectory row records, without the times (two ISO strings) and events it
+ * does not: its `prestige` and `trust` objects are those of the last call with `memo` while their values are the
+ * same (immutable Decimals, replaced on every change: an unchanged reference is an unchanged value; the clients array
+ * `clientsByName` returns is the same while the clients are), as `StatusWire` keeps their JSON. Read them only.
+ */
+export function statusFigures(sim: Simulation, memo: StatusFiguresMemo): StatusFigures {
+  const s = sim.state;
+  const f = companyFigures(s);
+  let same = memo.prestige !== null;
+  for (let i = 0; i < DOMAINS.length && same; i++) same = memo.prestigeOf[i] === s.prestige[DOMAINS[i] as (typeof DOMAINS)[number]];
+  if (!same) {
+    memo.prestigeOf = DOMAINS.map((d) => s.prestige[d]);
+    memo.prestige = prestigeOf(s);
+  }
+  const clients = clientsByName(s.clients);
+  same = memo.trust !== null && memo.clients === clients;
+  for (let i = 0; i < clients.length && same; i++) same = memo.trustOf[i] === (clients[i] as SimClient).trust;
+  if (!same) {
+    memo.clients = clients;
+    memo.trustOf = clients.map((c) => c.trust);
+    memo.trust = trustOf(clients);
+  }
+  return {
+    funds_cents: f.fundsCents,
+    monthly_payroll_cents: f.monthlyPayrollCents,
+    runway_months: f.runwayMonths,
+    prestige: memo.prestige as Record<string, number>,
+    trust: memo.trust as Record<string, number>,
+    active_tasks: f.tasks.active,
+    planned_tasks: f.tasks.planned,
+    completed_tasks: f.tasks.completed,
+  };
+}
+
 /** Build the status block of a simulation (`StatusWire` writes the same JSON without building it). */
 export function statusOf(sim: Simulation, events: unknown[] = []): Status {
   const s = sim.state;
@@ -413,6 +465,14 @@ export class Env implements EnvLike {
    */
   get lastValue(): CommandValue {
     return this.last === null ? null : this.last.value;
+  }
+
+  /**
+   * The last step's output as its observation flags it (`ok`, `exit_code` as `exit`, `command` as `verb`), without
+   * building the observation: null before the first step. Read only.
+   */
+  get lastOutput(): Pick<CommandResult, 'ok' | 'exit' | 'verb'> | null {
+    return this.last;
   }
 
   /** The Discrete frame's spec (null unless in discrete mode or with `admissible_commands`). */

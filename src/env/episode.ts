@@ -22,6 +22,12 @@ export interface EpisodeHooks<F = ResetResult, A = string, R = StepResult> {
   onReset?(first: F): void;
   /** After every step; read what you need of the step during the call (the in-process env drops the rest). */
   onStep?(s: EpisodeStep<A, R>): void;
+  /**
+   * After every step, with its outcome and no observation (`runEpisode` alone): without an `onStep` hook an env with
+   * `advance` (the in-process `Env`) builds none, so a watcher that reads the rest from the env itself (the
+   * trajectory exporter) costs no status block a step.
+   */
+  onAdvance?(s: EpisodeStep<A, StepOutcome>): void;
 }
 
 /** Outcome of an episode. */
@@ -189,9 +195,15 @@ export function recordCommandStep(loop: EpisodeLoop<PolicyObservation, string>, 
   loop.record(viewOf(r), { lastCommand: action, lastExit: r.observation.exit_code, lastOutput: value });
 }
 
+/** A step's result without its observation (what `Env.advance` returns for it); `value`: the output's typed value. */
+function outcomeOfStep(r: StepResult, value: unknown): StepOutcome {
+  return { exit_code: r.observation.exit_code, value: value as StepOutcome['value'], reward: r.reward, terminated: r.terminated, truncated: r.truncated, info: r.info };
+}
+
 /**
  * Play `policy` on `env` for one episode (from `env.reset(args)`); `args.options.max_steps` truncates it. Without an
- * `onStep` hook an env with `advance` (the in-process `Env`) skips building observations nobody reads.
+ * `onStep` hook an env with `advance` (the in-process `Env`) skips building observations nobody reads (`onAdvance`
+ * watches those steps).
  */
 export function runEpisode(env: SyncEnvLike, policy: Policy, args: ResetArgs, hooks: EpisodeHooks = {}): EpisodeResult {
   const first = env.reset(args);
@@ -202,10 +214,13 @@ export function runEpisode(env: SyncEnvLike, policy: Policy, args: ResetArgs, ho
     if (advance !== null) {
       const o = advance(a);
       loop.record(viewOf(o), { lastCommand: a, lastExit: o.exit_code, lastOutput: o.value });
+      hooks.onAdvance?.({ step: loop.stepCount, action: a, result: o });
     } else {
       const r = env.step(a);
-      recordCommandStep(loop, a, r, valueOf(env, r));
+      const value = valueOf(env, r);
+      recordCommandStep(loop, a, r, value);
       hooks.onStep?.({ step: loop.stepCount, action: a, result: r });
+      hooks.onAdvance?.({ step: loop.stepCount, action: a, result: outcomeOfStep(r, value) });
     }
   }
   return loop.result();
@@ -218,8 +233,10 @@ export async function runEpisodeAsync(env: EnvLike, policy: Policy, args: ResetA
   hooks.onReset?.(first);
   for (let a = await loop.nextAsync(); a !== null; a = await loop.nextAsync()) {
     const r = await env.step(a);
-    recordCommandStep(loop, a, r, valueOf(env, r));
+    const value = valueOf(env, r);
+    recordCommandStep(loop, a, r, value);
     hooks.onStep?.({ step: loop.stepCount, action: a, result: r });
+    hooks.onAdvance?.({ step: loop.stepCount, action: a, result: outcomeOfStep(r, value) });
   }
   return loop.result();
 }

@@ -5,7 +5,7 @@
 import type { Policy } from '../env/policy.js';
 import { type EpisodeHooks, runEpisode } from '../env/episode.js';
 import { type ExperimentConfig, outcome, type Simulation } from '../sim/index.js';
-import { Env, type Status } from '../env/env.js';
+import { Env, type Status, type StatusFigures, statusFigures, statusFiguresMemo } from '../env/env.js';
 import type { TableBuilder } from './table-builder.js';
 import { daysBetween, isoToMicros, type EpisodeRow, type Outcome, type StepRow, type TextSource } from './columns.js';
 
@@ -50,6 +50,22 @@ export function stepRow(
   truncated: boolean,
   startUs: number,
   horizonUs: number = isoToMicros(obs.status.horizon_end),
+): StepRow {
+  return figuresRow(meta, step, action, obs, simTimeUs, rewardCents, terminated, truncated, startUs, horizonUs);
+}
+
+/** `stepRow` from the figures of the status block a row records (`statusFigures`), its text a string or a source. */
+function figuresRow(
+  meta: EpisodeMeta,
+  step: number,
+  action: string | null,
+  obs: { text: string | TextSource; ok: boolean; exit_code: number; command: string | null; status: StatusFigures },
+  simTimeUs: number,
+  rewardCents: number,
+  terminated: boolean,
+  truncated: boolean,
+  startUs: number,
+  horizonUs: number,
 ): StepRow {
   const s = obs.status;
   return {
@@ -124,6 +140,8 @@ export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta
   let lastTerminated = false;
   // The step's output text, rendered into the row builder's bytes as the row is appended.
   const lastText: TextSource = { appendText: (sink) => env.appendLastText(sink) };
+  // What the rows' prestige and trust were last built from (unchanged values are not converted again).
+  const figures = statusFiguresMemo();
   const append = (row: StepRow): void => {
     (b as TableBuilder<StepRow>).append(row);
     lastRow = (b as TableBuilder<StepRow>).length - 1;
@@ -135,11 +153,13 @@ export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta
           const s = (sim = env.simulation as Simulation).state;
           append(stepRow(meta, 0, null, first.observation, s.simTime, 0, false, false, s.startTime, s.horizonEnd));
         },
-        onStep: ({ step, action, result: r }) => {
-          const s = (sim as Simulation).state;
-          const row = stepRow(meta, step, action, r.observation, s.simTime, r.info.reward_cents, r.terminated, r.truncated, s.startTime, s.horizonEnd);
-          row.observation_text = lastText;
-          append(row);
+        // From the env's last output and the simulation: the env builds no observation (no status block) for it.
+        onAdvance: ({ step, action, result: o }) => {
+          const simNow = sim as Simulation;
+          const s = simNow.state;
+          const out = env.lastOutput as NonNullable<Env['lastOutput']>;
+          const obs = { text: lastText, ok: out.ok, exit_code: out.exit, command: out.verb, status: statusFigures(simNow, figures) };
+          append(figuresRow(meta, step, action, obs, s.simTime, o.info.reward_cents, o.terminated, o.truncated, s.startTime, s.horizonEnd));
         },
       }
     : {};

@@ -62,6 +62,24 @@ describe('runEpisode: one loop for every env', () => {
     expect(() => env.step('company status')).toThrow(/episode is over/);
   });
 
+  it('onAdvance sees every step\'s outcome, the same whether the env builds observations or not', async () => {
+    type Seen = [number, string, number, number, boolean, boolean, unknown];
+    const args: ResetArgs = { seed: 4, preset: cfg, options: { max_steps: 120 } };
+    const watch = (seen: Seen[]) => (s: { step: number; action: string; result: { exit_code: number; reward: number; terminated: boolean; truncated: boolean; info: unknown } }) =>
+      seen.push([s.step, s.action, s.result.exit_code, s.result.reward, s.result.terminated, s.result.truncated, s.result.info]);
+    const fast: Seen[] = [];
+    runEpisode(new Env(), makePolicy('random'), args, { onAdvance: watch(fast) });
+    const stepped: Seen[] = [];
+    const steps: number[] = [];
+    runEpisode(new Env(), makePolicy('random'), args, { onStep: (s) => steps.push(s.step), onAdvance: watch(stepped) });
+    const remote: Seen[] = [];
+    await runEpisodeAsync(new JsonOnlyEnv(), makePolicy('random'), { ...args, preset: 'default' }, { onAdvance: watch(remote) });
+    expect(fast.length).toBe(120);
+    expect(fast.map((x) => x[0])).toEqual(steps);
+    expect(stepped).toEqual(fast);
+    expect(remote).toEqual(fast);
+  });
+
   it('hooks see the reset and every step in order', () => {
     const seen: number[] = [];
     runEpisode(new Env(), makePolicy('random'), { seed: 1, preset: cfg, options: { max_steps: 7 } }, { onReset: (f) => seen.push(f.info.step), onStep: (s) => seen.push(s.step) });

@@ -1,0 +1,104 @@
+/**
+ * `rollout` records a step row from the env's last output and the simulation (`Env.lastOutput`, `statusFigures` with
+ * its memo of prestige and trust) through the episode loop's `onAdvance` hook, without the observation `Env.step`
+ * builds: its rows must be those `stepRow` makes of the full observations (their status blocks and texts), byte for
+ * byte, over whole episodes of several policies (trust and prestige change as tasks complete and fail).
+ */
+import { describe, expect, it } from 'vitest';
+import { makePolicy } from '../../baselines/index.js';
+import { loadPreset } from '../../src/config/load.js';
+import { Env, statusFigures, statusFiguresMemo, statusOf } from '../../src/env/env.js';
+import { runEpisode } from '../../src/env/episode.js';
+import { rollout, stepRow, type EpisodeMeta } from '../../src/export/rollout.js';
+import { stepBuilder, type TableBuffers } from '../../src/export/table-builder.js';
+import type { Simulation } from '../../src/sim/index.js';
+
+const cfg = loadPreset('default');
+
+/** The rows of an episode built the plain way: `Env.step` (text on), `stepRow` of each full observation. */
+function plainRows(policy: string, meta: EpisodeMeta, maxSteps: number): TableBuffers {
+  const b = stepBuilder();
+  const env = new Env();
+  let last = -1;
+  let lastTerminated = false;
+  runEpisode(env, makePolicy(policy), { seed: meta.seed, preset: cfg, options: { max_steps: maxSteps, stall_steps: 0 } }, {
+    onReset: (first) => {
+      const s = (env.simulation as Simulation).state;
+      b.append(stepRow(meta, 0, null, first.observation, s.simTime, 0, false, false, s.startTime));
+    },
+    onStep: ({ step, action, result: r }) => {
+      const s = (env.simulation as Simulation).state;
+      b.append(stepRow(meta, step, action, r.observation, s.simTime, r.info.reward_cents, r.terminated, r.truncated, s.startTime));
+      last = b.length - 1;
+      lastTerminated = r.terminated;
+    },
+  });
+  b.setBool(last, 'is_last', true);
+  if (!lastTerminated) b.setBool(last, 'truncated', true);
+  return b.finish();
+}
+
+function bytesOfTable(t: TableBuffers): Buffer[] {
+  const out: Buffer[] = [];
+  for (const c of t.columns) {
+    out.push(Buffer.from(c.values), Buffer.from(c.offsets === null ? new Uint8Array(0) : new Uint8Array(c.offsets.buffer, c.offsets.byteOffset, c.offsets.byteLength)));
+    out.push(Buffer.from(c.validity ?? new Uint8Array(0)), Buffer.from([c.nullCount]));
+    if (c.items) out.push(...bytesOfTable(c.items));
+  }
+  return out;
+}
+
+describe('rollout rows from the env without observations', () => {
+  it.each([
+    ['greedy', 2, 100_000],
+    ['expert', 1, 400],
+    ['random', 4, 150],
+    ['throughput', 3, 300],
+  ] as const)('%s seed %i: the same bytes as stepRow of every full observation', (policy, seed, maxSteps) => {
+    const meta: EpisodeMeta = { runId: 'r', episodeId: 7, policy, preset: 'default', seed };
+    const b = stepBuilder();
+    rollout(cfg, makePolicy(policy), meta, { maxSteps, steps: b });
+    const fast = b.finish();
+    const plain = plainRows(policy, meta, maxSteps);
+    expect(fast.length).toBe(plain.length);
+    const [a, p] = [bytesOfTable(fast), bytesOfTable(plain)];
+    expect(a.length).toBe(p.length);
+    // The first buffer that differs (Buffer.equals: toEqual walks megabytes of text byte by byte).
+    expect(a.findIndex((x, i) => !x.equals(p[i] as Buffer))).toBe(-1);
+  });
+
+  it('statusFigures equals statusOf field by field at every step, and keeps its objects while their values hold', () => {
+    const env = new Env();
+    const memo = statusFiguresMemo();
+    let reused = 0;
+    let rebuilt = 0;
+    let prev: ReturnType<typeof statusFigures> | null = null;
+    runEpisode(env, makePolicy('expert'), { seed: 1, preset: cfg, options: { max_steps: 400 } }, {
+      onStep: () => {
+        const sim = env.simulation as Simulation;
+        const full = statusOf(sim);
+        const f = statusFigures(sim, memo);
+        expect(f).toEqual({
+          funds_cents: full.funds_cents,
+          monthly_payroll_cents: full.monthly_payroll_cents,
+          runway_months: full.runway_months,
+          prestige: full.prestige,
+          trust: full.trust,
+          active_tasks: full.active_tasks,
+          planned_tasks: full.planned_tasks,
+          completed_tasks: full.completed_tasks,
+        });
+        // Key order too: a row's trust is written in its record's key order.
+        expect(Object.keys(f.trust)).toEqual(Object.keys(full.trust));
+        if (prev !== null) {
+          if (f.trust === prev.trust) reused++;
+          else rebuilt++;
+        }
+        prev = f;
+      },
+    });
+    // The memo is used (most steps change no trust) and refreshed (some do).
+    expect(reused).toBeGreaterThan(10);
+    expect(rebuilt).toBeGreaterThan(0);
+  });
+});
