@@ -13,14 +13,16 @@ import { STEP_COLUMNS } from '../export/columns.js';
 import { recordBatchBody } from '../export/ipc-body.js';
 import { stepBuilder } from '../export/table-builder.js';
 import { DEFAULT_SLOTS, playJobRows, type JobRequest, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
-import { zstdLevelEncoder } from '../export/zstd-encode.js';
+import { zstdArenaEncoder } from '../export/zstd-encode.js';
 
 const cfgIn = workerData as WorkerConfig;
 const cfg = loadPreset(cfgIn.preset);
 const builder = stepBuilder();
 const bodyMode = cfgIn.trajectories ? (cfgIn.body ?? null) : null;
 // Loaded before the first job (messages wait on the port meanwhile): the same encoder and level as the main thread's.
-const compress = bodyMode === 'zstd' ? await zstdLevelEncoder() : null;
+// Its outputs are views of one arena, valid until the next body: copied into the slot before then.
+const zstd = bodyMode === 'zstd' ? await zstdArenaEncoder() : null;
+const compress = zstd === null ? null : zstd.encode;
 
 const slots: { sab: SharedArrayBuffer; sent: boolean }[] = [];
 const free: number[] = Array.from({ length: Math.max(1, cfgIn.slots ?? DEFAULT_SLOTS) }, (_, k) => k);
@@ -47,6 +49,7 @@ function play(job: JobRequest, slot: number): void {
       // Straight from the builder's buffers (views, no copy) to the body, copied into the slot while the views hold
       // (uncompressed chunks are views of the builder's buffers): only the (compressed) body is copied.
       msg = builder.consume((t) => {
+        zstd?.reset();
         const b = recordBatchBody(STEP_COLUMNS, t, compress);
         if (b === null) throw new Error('step rows the record batch body cannot lay out');
         const s = slotFor(slot, b.byteLength);

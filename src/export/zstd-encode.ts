@@ -42,6 +42,16 @@ interface Block {
  * Falls back to the library's own `compress` if its internals are not as expected (another version).
  */
 export function directCompressor(lib: Compressor): Compressor {
+  const take = directCompress(lib);
+  if (take === null) return lib;
+  return { compress: (data: Uint8Array, level = 3): Uint8Array => take(data, level, (out) => out.slice()) };
+}
+
+/**
+ * The library's `compress` as `directCompressor` makes it, its output handed to `keep` as a view of the WebAssembly
+ * heap (valid during the call only: copy it); null when the library's internals are not as expected.
+ */
+function directCompress(lib: Compressor): (<T>(data: Uint8Array, level: number, keep: (out: Uint8Array) => T) => T) | null {
   const z = lib as unknown as Partial<ZstdInternals>;
   const mm = z._mainModule;
   const zc = z._zstdClass;
@@ -54,22 +64,61 @@ export function directCompressor(lib: Compressor): Compressor {
     typeof zc.compress !== 'function' ||
     typeof zc.isError !== 'function'
   ) {
-    return lib;
+    return null;
   }
+  return <T>(data: Uint8Array, level: number, keep: (out: Uint8Array) => T): T => {
+    const src = mm.dataToHeap(data);
+    const bound = zc.compressBound(data.length);
+    const dst = mm.malloc(bound);
+    try {
+      const size = zc.compress(dst.ptr, bound, src.ptr, src.size, level);
+      if (zc.isError(size)) throw new Error(`zstd compression failed: ${zc.getErrorName(size)}`);
+      // heapView reads the module's current heap (a compression may have grown the memory).
+      return keep(mm.heapView({ ptr: dst.ptr, size }));
+    } finally {
+      mm.free(dst);
+      mm.free(src);
+    }
+  };
+}
+
+/** An encoder whose outputs are views of one arena of its own (`arenaEncoder`). */
+export interface ArenaEncoder {
+  /** `data` compressed: a view of the arena, valid until `reset()` (a larger arena replaces a full one; views stay). */
+  encode(data: Uint8Array): Uint8Array;
+  /** Let the next outputs overwrite the arena (every view handed out since the last reset is then stale). */
+  reset(): void;
+}
+
+const ARENA_BYTES = 1 << 16;
+
+/**
+ * `directCompressor`'s compression at `level` with each output copied into an arena instead of an ArrayBuffer of its
+ * own: a bulk-run worker compresses an episode's ~40 buffers and copies them into its slot at once, and each small
+ * ArrayBuffer has its own off-heap backing store for the garbage collector to track and free. The same bytes (the
+ * library's fallback, when its internals are not as expected, hands out its own arrays).
+ */
+export function arenaEncoder(lib: Compressor, level: number): ArenaEncoder {
+  const take = directCompress(lib);
+  if (take === null) return { encode: (data) => lib.compress(data, level), reset: () => {} };
+  let arena = new Uint8Array(ARENA_BYTES);
+  let used = 0;
+  const keep = (out: Uint8Array): Uint8Array => {
+    const n = out.byteLength;
+    if (used + n > arena.byteLength) {
+      // Views of the old arena (outputs of this round) keep it alive and unchanged.
+      arena = new Uint8Array(Math.max(ARENA_BYTES, 2 * arena.byteLength, n));
+      used = 0;
+    }
+    arena.set(out, used);
+    const view = arena.subarray(used, used + n);
+    used += n;
+    return view;
+  };
   return {
-    compress(data: Uint8Array, level = 3): Uint8Array {
-      const src = mm.dataToHeap(data);
-      const bound = zc.compressBound(data.length);
-      const dst = mm.malloc(bound);
-      try {
-        const size = zc.compress(dst.ptr, bound, src.ptr, src.size, level);
-        if (zc.isError(size)) throw new Error(`zstd compression failed: ${zc.getErrorName(size)}`);
-        // heapView reads the module's current heap (a compression may have grown the memory).
-        return mm.heapView({ ptr: dst.ptr, size }).slice();
-      } finally {
-        mm.free(dst);
-        mm.free(src);
-      }
+    encode: (data) => take(data, level, keep),
+    reset: () => {
+      used = 0;
     },
   };
 }
@@ -78,6 +127,11 @@ export function directCompressor(lib: Compressor): Compressor {
 export function loadZstdLibrary(): Promise<Compressor> {
   loading ??= import('@hpcc-js/wasm-zstd').then(({ Zstd }) => Zstd.load());
   return loading;
+}
+
+/** This thread's arena encoder (`arenaEncoder`) at `ZSTD_LEVEL` (the library loaded once). */
+export async function zstdArenaEncoder(): Promise<ArenaEncoder> {
+  return arenaEncoder(await loadZstdLibrary(), ZSTD_LEVEL);
 }
 
 /** This thread's encoder at `ZSTD_LEVEL` (the library loaded once, about a tenth of a second). */

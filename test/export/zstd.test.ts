@@ -5,6 +5,7 @@ import { decompress } from 'fzstd';
 import { describe, expect, it } from 'vitest';
 import { stepSink } from '../../src/export/arrow.js';
 import { directCompressor, loadZstdLibrary } from '../../src/export/zstd.js';
+import { arenaEncoder } from '../../src/export/zstd-encode.js';
 
 /** Deterministic bytes: `n` of them, drawn from an alphabet of `alphabet` symbols (small: compressible). */
 function bytes(n: number, alphabet: number, seed: number): Uint8Array {
@@ -54,6 +55,28 @@ describe('directCompressor (the wasm encoder without its per-byte copy)', () => 
   it('falls back to the library object when its internals are not there', () => {
     const other = { compress: (d: Uint8Array) => d };
     expect(directCompressor(other)).toBe(other);
+  });
+});
+
+describe('arenaEncoder (a bulk-run worker\'s encoder: outputs in one arena)', () => {
+  it('writes the library\'s bytes; every view of a round stays intact as the arena fills and is replaced', async () => {
+    const lib = await loadZstdLibrary();
+    const enc = arenaEncoder(lib, 1);
+    // Incompressible inputs (their output is as large as they are) fill the 64 KiB arena within a round.
+    const inputs = [bytes(1000, 256, 3), bytes(30_000, 256, 4), new Uint8Array(5000).fill(9), bytes(50_000, 256, 5), bytes(200_000, 256, 6), bytes(10, 3, 7), new Uint8Array(0)];
+    for (let round = 0; round < 3; round++) {
+      enc.reset();
+      const outs = inputs.map((d) => enc.encode(d));
+      // Checked after the whole round: no output overwrote an earlier one.
+      outs.forEach((got, k) => expect(Buffer.from(got).equals(Buffer.from(lib.compress(inputs[k] as Uint8Array, 1)))).toBe(true));
+      // Several outputs share one backing store (no ArrayBuffer each).
+      expect(outs[0]?.buffer).toBe(outs[2]?.buffer);
+    }
+  });
+
+  it('falls back to the library\'s own compress when its internals are not there', () => {
+    const enc = arenaEncoder({ compress: (d: Uint8Array, level?: number) => new Uint8Array([level ?? -1, d.length]) }, 1);
+    expect([...enc.encode(new Uint8Array(5))]).toEqual([1, 5]);
   });
 });
 
