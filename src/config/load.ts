@@ -196,6 +196,9 @@ export function configFromRaw(raw: unknown, sourceLabel: string): ExperimentConf
     ]);
   }
 
+  const order = orderIssues(world);
+  if (order.length > 0) throw new PresetError(sourceLabel, order);
+
   return {
     name: rest.name,
     description: rest.description,
@@ -210,6 +213,38 @@ export function configFromRaw(raw: unknown, sourceLabel: string): ExperimentConf
 // ---------------------------------------------------------------------------
 // Internals
 // ---------------------------------------------------------------------------
+
+/**
+ * The rules between fields that JSON Schema cannot state (presets/README.md, Ranges): every bound pair in order (a
+ * trust_min above trust_max made trust / trust_max exceed 1: NaN trust or an overflow in the gain's power), each
+ * triangular's mode between its bounds (else its `c` is out of [0, 1] and, with close bounds, infinite: a client
+ * multiplier of Infinity gave NaN rewards), and a workday that ends after it starts (a deadline is business days times
+ * its length: a negative span, which the calendar refuses).
+ */
+function orderIssues(w: WorldConfig): string[] {
+  const issues: string[] = [];
+  const atLeast = (path: string, lowName: string, low: number, highName: string, high: number): void => {
+    if (!(high >= low)) issues.push(`${path}/${highName}: must be at least ${lowName} (${low}), got ${high}`);
+  };
+  const between = (path: string, names: [string, string, string], low: number, mode: number, high: number): void => {
+    if (!(low <= mode && mode <= high)) issues.push(`${path}/${names[1]}: must lie between ${names[0]} (${low}) and ${names[2]} (${high}), got ${mode}`);
+  };
+  atLeast('/world', 'prestige_min', w.prestige_min, 'prestige_max', w.prestige_max);
+  atLeast('/world', 'trust_min', w.trust_min, 'trust_max', w.trust_max);
+  between('/world', ['client_reward_mult_low', 'client_reward_mult_mode', 'client_reward_mult_high'], w.client_reward_mult_low, w.client_reward_mult_mode, w.client_reward_mult_high);
+  for (const tier of ['salary_junior', 'salary_mid', 'salary_senior'] as const) {
+    const t = w[tier];
+    atLeast(`/world/${tier}`, 'min_cents', t.min_cents, 'max_cents', t.max_cents);
+    atLeast(`/world/${tier}`, 'rate_min', t.rate_min, 'rate_max', t.rate_max);
+  }
+  for (const [name, d] of Object.entries(w.dist)) {
+    const path = `/world/dist/${name}`;
+    if (d.type === 'triangular') between(path, ['low', 'mode', 'high'], d.low, d.mode, d.high);
+    else if (d.type !== 'constant') atLeast(path, 'low', d.low, 'high', d.high);
+  }
+  if (!(w.workday_end_hour > w.workday_start_hour)) issues.push(`/world/workday_end_hour: must be greater than workday_start_hour (${w.workday_start_hour}), got ${w.workday_end_hour}`);
+  return issues;
+}
 
 const builtinRawCache = new Map<string, Table>();
 const builtinConfigCache = new Map<string, ExperimentConfig>();

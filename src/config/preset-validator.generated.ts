@@ -7,19 +7,19 @@ const runtime0 = typeof runtime0Module === 'function' ? { default: runtime0Modul
 
 export const validate = validate20;
 export default validate20;
-const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://ycgym.local/schema/preset.schema.json","title":"ycgym experiment preset","description":"A YC-Bench experiment preset as read from TOML, after any `extends` base has been deep-merged underneath it. Field names, types and defaults follow the reference's pydantic models (yc_bench/config/schema.py). Unlike pydantic (which silently ignores unknown keys), unknown keys are rejected, and sizes that multiply memory or work (world sizes, list lengths, horizon, texts) have maxima far above every shipped preset and the reference's, so that a preset or a restored snapshot cannot ask for gigabytes (docs/reliability.md). Defaults are filled in by ajv's useDefaults; the derived trust/loyalty fields are then recomputed in code (src/sim/config/derive.ts). The `discriminator` keyword is ajv's (OpenAPI-style) extension; validators without it still get correct oneOf semantics because every branch pins `type` with `const`.","type":"object","additionalProperties":false,"required":["world"],"properties":{"name":{"type":"string","maxLength":256,"default":"default","description":"Experiment name (at most 256 characters)."},"description":{"type":"string","maxLength":65536,"default":"","description":"Free-text description of the experiment (at most 65536 characters)."},"extends":{"type":"string","description":"Name of a built-in preset to deep-merge underneath this file. Only meaningful in a user file; the loader removes it before validation."},"agent":{"$ref":"#/$defs/agent","default":{}},"loop":{"$ref":"#/$defs/loop","default":{}},"sim":{"$ref":"#/$defs/sim","default":{}},"world":{"$ref":"#/$defs/world"},"fixes":{"$ref":"#/$defs/fixes","default":{}}},"$defs":{"agent":{"type":"object","additionalProperties":false,"description":"LLM agent settings (AgentConfig).","properties":{"model":{"type":"string","maxLength":1024,"default":"openrouter/z-ai/glm-5","description":"Model identifier."},"temperature":{"type":"number","default":0,"description":"Sampling temperature."},"top_p":{"type":"number","default":1,"description":"Nucleus sampling mass."},"request_timeout_seconds":{"type":"number","default":300,"description":"Per-request timeout in seconds."},"retry_max_attempts":{"type":"integer","default":3,"description":"Maximum attempts per API call."},"retry_backoff_seconds":{"type":"number","default":1,"description":"Base retry backoff in seconds."},"history_keep_rounds":{"type":"integer","default":20,"description":"Conversation rounds kept in context; older rounds are dropped."},"system_prompt":{"type":["string","null"],"maxLength":262144,"default":null,"description":"System prompt override; null (TOML: omit the key) means the built-in prompt."}}},"loop":{"type":"object","additionalProperties":false,"description":"Agent loop settings (LoopConfig).","properties":{"auto_advance_after_turns":{"type":"integer","default":10,"description":"Consecutive turns without `sim resume` before the loop forces a time advance."},"max_turns":{"type":["integer","null"],"default":null,"description":"Hard cap on total turns; null (TOML: omit the key) means unlimited."}}},"sim":{"type":"object","additionalProperties":false,"description":"Simulation clock settings (SimConfig).","properties":{"start_date":{"type":"string","default":"2025-01-01","description":"Start date as an ISO 8601 string (YYYY-MM-DD). Must be quoted in TOML: a bare TOML date is not a string."},"horizon_years":{"type":"integer","maximum":100,"default":3,"description":"Length of the run in years (at most 100, as the protocol's reset option)."},"company_name":{"type":"string","maxLength":1024,"default":"BenchCo","description":"Name of the simulated company (at most 1024 characters, as in a snapshot)."}}},"fixes":{"type":"object","additionalProperties":false,"description":"ycgym's named corrections of reference bugs. Every switch defaults to false (reference behaviour). See presets/README.md.","properties":{"progress_flush_hours":{"type":"boolean","default":false,"description":"Count work only inside 09:00-18:00 when a progress segment ends at midnight."},"task_cancel":{"type":"boolean","default":false,"description":"Make `task cancel` work (the reference crashes on SQLite)."},"replacement_client_multiplier":{"type":"boolean","default":false,"description":"Apply the client reward multiplier to replacement tasks."},"replacement_unique_titles":{"type":"boolean","default":false,"description":"Give replacement tasks unique titles."},"salary_bump_total":{"type":"boolean","default":false,"description":"Report the salary bumps actually applied in the wake event."},"resume_old_sim_time":{"type":"boolean","default":false,"description":"Report the pre-resume time as old_sim_time in `sim resume`."},"next_payroll":{"type":"boolean","default":false,"description":"Report the actual next payroll instant in `company status`."},"market_browse_total":{"type":"boolean","default":false,"description":"Report the number of matching tasks as `total` in `market browse`."},"report_monthly":{"type":"boolean","default":false,"description":"Fill `report monthly` from the ledger."},"fail_penalty_category":{"type":"boolean","default":false,"description":"Book the failure penalty under ledger category task_fail_penalty."}}},"salaryTier":{"type":"object","additionalProperties":false,"description":"One salary tier (SalaryTierConfig). The three tiers' shares must sum to 1.0 (checked in code).","required":["name","share","min_cents","max_cents","rate_min","rate_max"],"properties":{"name":{"type":"string","maxLength":256,"description":"Tier label."},"share":{"type":"number","description":"Fraction of employees in this tier."},"min_cents":{"type":"integer","description":"Minimum monthly salary in cents."},"max_cents":{"type":"integer","description":"Maximum monthly salary in cents."},"rate_min":{"type":"number","description":"Minimum skill rate (work units per hour)."},"rate_max":{"type":"number","description":"Maximum skill rate (work units per hour)."}}},"distSpec":{"type":"object","description":"A distribution family and its parameters, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/$defs/triangularDist"},{"$ref":"#/$defs/betaDist"},{"$ref":"#/$defs/normalDist"},{"$ref":"#/$defs/uniformDist"},{"$ref":"#/$defs/constantDist"}]},"triangularDist":{"type":"object","additionalProperties":false,"description":"Triangular(low, high, mode), clamped to [low, high].","required":["type","low","high","mode"],"properties":{"type":{"const":"triangular"},"low":{"type":"number"},"high":{"type":"number"},"mode":{"type":"number"}}},"betaDist":{"type":"object","additionalProperties":false,"description":"scale * Beta(alpha, beta), clamped to [low, high] and rounded to 4 decimals.","required":["type","alpha","beta"],"properties":{"type":{"const":"beta"},"alpha":{"type":"number"},"beta":{"type":"number"},"scale":{"type":"number","default":1},"low":{"type":"number","default":0},"high":{"type":"number","default":1}}},"normalDist":{"type":"object","additionalProperties":false,"description":"Normal(mean, stdev), clamped to [low, high] and rounded to 4 decimals.","required":["type","mean","stdev","low","high"],"properties":{"type":{"const":"normal"},"mean":{"type":"number"},"stdev":{"type":"number"},"low":{"type":"number"},"high":{"type":"number"}}},"uniformDist":{"type":"object","additionalProperties":false,"description":"Uniform(low, high).","required":["type","low","high"],"properties":{"type":{"const":"uniform"},"low":{"type":"number"},"high":{"type":"number"}}},"constantDist":{"type":"object","additionalProperties":false,"description":"Always `value` (useful for ablations).","required":["type","value"],"properties":{"type":{"const":"constant"},"value":{"type":"number"}}},"worldDists":{"type":"object","additionalProperties":false,"description":"Distributions of the random quantities in world generation (WorldDists). A missing entry gets the reference default.","properties":{"required_prestige":{"$ref":"#/$defs/distSpec","description":"Prestige needed to accept a task (cast to int).","default":{"type":"triangular","low":1,"high":10,"mode":1}},"reward_funds_cents":{"$ref":"#/$defs/distSpec","description":"Base task reward in cents (cast to int).","default":{"type":"triangular","low":300000,"high":4000000,"mode":1400000}},"domain_count":{"$ref":"#/$defs/distSpec","description":"Number of domains per task (cast to int).","default":{"type":"triangular","low":1,"high":3,"mode":1}},"required_qty":{"$ref":"#/$defs/distSpec","description":"Work units required per domain (cast to int).","default":{"type":"triangular","low":200,"high":3000,"mode":800}},"reward_prestige_delta":{"$ref":"#/$defs/distSpec","description":"Prestige gained per domain on task success.","default":{"type":"beta","alpha":1.2,"beta":2.8,"scale":0.35,"low":0,"high":0.35}},"required_trust":{"$ref":"#/$defs/distSpec","description":"Trust needed to accept a trust-gated task.","default":{"type":"triangular","low":1,"high":5,"mode":2}},"skill_boost":{"$ref":"#/$defs/distSpec","description":"Skill-rate boost fraction per assigned employee on task success.","default":{"type":"normal","mean":0.12,"stdev":0.06,"low":0.01,"high":0.4}}}},"world":{"type":"object","additionalProperties":false,"description":"World-generation parameters (WorldConfig). Fields without a default must be set in the preset. The derived fields trust_gain_base, trust_fail_penalty, trust_cancel_penalty, trust_decay_per_day, trust_cross_client_decay, trust_reward_scale, trust_reward_threshold, trust_reward_ramp, loyalty_mode, scope_creep_max, dispute_clawback_max and dispute_prob_max are accepted but always recomputed from the knobs, as the reference's validator does.","required":["num_employees","initial_funds_cents","initial_prestige_level","work_hours_per_day","num_market_tasks","market_browse_default_limit","salary_bump_pct","salary_max_cents","skill_rate_max","prestige_max","prestige_min","penalty_fail_multiplier","penalty_cancel_multiplier","reward_prestige_scale","prestige_decay_per_day","num_clients","trust_max","trust_build_rate","trust_fragility","trust_focus_pressure","trust_reward_ceiling","trust_work_reduction_max","trust_gating_fraction","prestige_qty_scale","deadline_qty_per_day","deadline_min_biz_days","task_progress_milestones","workday_start_hour","workday_end_hour","salary_junior","salary_mid","salary_senior"],"properties":{"num_employees":{"type":"integer","maximum":1000,"description":"Number of employees (at most 1000; the reference's presets use up to 10)."},"initial_funds_cents":{"type":"integer","description":"Starting funds in cents."},"initial_prestige_level":{"type":"number","description":"Starting prestige in every domain."},"work_hours_per_day":{"type":"number","description":"Working hours per business day."},"num_market_tasks":{"type":"integer","maximum":10000,"description":"Number of tasks on the market (at most 10000, 10 times the largest reference preset's 1000: generating the largest market takes one to two seconds)."},"market_browse_default_limit":{"type":"integer","maximum":10000,"description":"Default page size of `market browse` (at most 10000)."},"salary_bump_pct":{"type":"number","description":"Raise per completed task for each assigned employee."},"salary_max_cents":{"type":"integer","description":"Cap on an individual monthly salary in cents."},"skill_rate_max":{"type":"number","description":"Cap on an employee skill rate."},"prestige_max":{"type":"number","description":"Upper prestige bound."},"prestige_min":{"type":"number","description":"Lower prestige bound."},"penalty_fail_multiplier":{"type":"number","description":"Prestige penalty multiplier on task failure."},"penalty_fail_funds_pct":{"type":"number","default":0,"description":"Fraction of the advertised reward deducted on failure."},"penalty_cancel_multiplier":{"type":"number","description":"Prestige penalty multiplier on task cancellation."},"reward_prestige_scale":{"type":"number","description":"Extra reward fraction per prestige level above 1."},"prestige_decay_per_day":{"type":"number","description":"Passive prestige decay per day."},"num_clients":{"type":"integer","maximum":15,"description":"Number of clients (at most 15, the client names there are: world generation, here and in the reference, cannot name more; the reference's presets use up to 8)."},"trust_max":{"type":"number","description":"Maximum trust level."},"trust_build_rate":{"type":"number","description":"Knob: roughly the number of tasks to build significant trust (must be non-zero)."},"trust_fragility":{"type":"number","description":"Knob: how easily trust is lost."},"trust_focus_pressure":{"type":"number","description":"Knob: cross-client trust decay pressure."},"trust_reward_ceiling":{"type":"number","description":"Knob: reward multiplier reached at maximum trust."},"trust_work_reduction_max":{"type":"number","description":"Fraction of work removed at maximum trust."},"trust_gating_fraction":{"type":"number","description":"Knob: fraction of tasks that require trust."},"loyalty_rat_fraction":{"type":"number","default":0.15,"description":"Knob: fraction of adversarial (RAT) clients."},"loyalty_severity":{"type":"number","default":0.5,"description":"Knob: severity of adversarial client behaviour."},"loyalty_reveal_trust":{"type":"number","default":2,"description":"Trust level at which a client's loyalty is revealed."},"trust_min":{"type":"number","default":0,"description":"Trust floor (kept as set)."},"trust_gain_base":{"type":"number","default":0,"description":"Derived: trust_max * 1.6 / trust_build_rate (file value ignored)."},"trust_gain_diminishing_power":{"type":"number","default":1.5,"description":"Diminishing-returns exponent of trust gain (kept as set)."},"trust_fail_penalty":{"type":"number","default":0,"description":"Derived: trust_fragility * 0.6 (file value ignored)."},"trust_cancel_penalty":{"type":"number","default":0,"description":"Derived: trust_fragility * 1.0 (file value ignored)."},"trust_decay_per_day":{"type":"number","default":0,"description":"Derived: trust_fragility * 0.03 (file value ignored)."},"trust_cross_client_decay":{"type":"number","default":0,"description":"Derived: trust_focus_pressure * 0.06 (file value ignored)."},"trust_base_multiplier":{"type":"number","default":0.5,"description":"Reward multiplier at zero trust (kept as set; input to trust_reward_scale)."},"trust_reward_scale":{"type":"number","default":0,"description":"Derived: (trust_reward_ceiling - trust_base_multiplier) / (1.69 * trust_max) (file value ignored)."},"trust_reward_threshold":{"type":"number","default":0,"description":"Derived: max(0.0, 1.0 - 2.0 * trust_gating_fraction) (file value ignored)."},"trust_reward_ramp":{"type":"number","default":0,"description":"Derived: min(1.0, 2.0 * trust_gating_fraction) (file value ignored)."},"trust_level_reward_scale":{"type":"number","default":3,"description":"Kept as set."},"trust_level_max_required":{"type":"integer","default":4,"description":"Kept as set."},"trust_gated_reward_boost":{"type":"number","default":0.15,"description":"Extra reward for trust-gated tasks (kept as set)."},"client_reward_mult_low":{"type":"number","default":0.7,"description":"Client reward multiplier triangular low (kept as set)."},"client_reward_mult_high":{"type":"number","default":2.5,"description":"Client reward multiplier triangular high (kept as set)."},"client_reward_mult_mode":{"type":"number","default":1,"description":"Client reward multiplier triangular mode (kept as set)."},"client_single_specialty_prob":{"type":"number","default":0.6,"description":"Probability a client has a single specialty (kept as set)."},"client_tier_premium_threshold":{"type":"number","default":1,"description":"Multiplier threshold of the Premium tier (kept as set)."},"client_tier_enterprise_threshold":{"type":"number","default":1.7,"description":"Multiplier threshold of the Enterprise tier (kept as set)."},"task_specialty_domain_bias":{"type":"number","default":0.7,"description":"Bias of task domains towards the client's specialties (kept as set)."},"loyalty_mode":{"type":"number","default":0.61,"description":"Derived: 1.0 - 2.6 * loyalty_rat_fraction (file value ignored)."},"scope_creep_max":{"type":"number","default":0.35,"description":"Derived: loyalty_severity * 1.00 (file value ignored)."},"dispute_clawback_max":{"type":"number","default":0.4,"description":"Derived: loyalty_severity * 1.20 (file value ignored)."},"dispute_prob_max":{"type":"number","default":0.25,"description":"Derived: loyalty_severity * 1.00 (file value ignored)."},"prestige_qty_scale":{"type":"number","description":"Required quantity scaling per prestige level above 1."},"deadline_qty_per_day":{"type":"number","description":"Work units per day assumed when setting deadlines."},"deadline_min_biz_days":{"type":"integer","description":"Minimum deadline in business days."},"task_progress_milestones":{"type":"array","maxItems":100,"items":{"type":"number"},"description":"Progress fractions that emit milestone events (at most 100)."},"workday_start_hour":{"type":"integer","description":"Hour the workday starts."},"workday_end_hour":{"type":"integer","description":"Hour the workday ends."},"dist":{"$ref":"#/$defs/worldDists","default":{}},"salary_junior":{"$ref":"#/$defs/salaryTier"},"salary_mid":{"$ref":"#/$defs/salaryTier"},"salary_senior":{"$ref":"#/$defs/salaryTier"}}}}};
-const schema32 = {"type":"object","additionalProperties":false,"description":"LLM agent settings (AgentConfig).","properties":{"model":{"type":"string","maxLength":1024,"default":"openrouter/z-ai/glm-5","description":"Model identifier."},"temperature":{"type":"number","default":0,"description":"Sampling temperature."},"top_p":{"type":"number","default":1,"description":"Nucleus sampling mass."},"request_timeout_seconds":{"type":"number","default":300,"description":"Per-request timeout in seconds."},"retry_max_attempts":{"type":"integer","default":3,"description":"Maximum attempts per API call."},"retry_backoff_seconds":{"type":"number","default":1,"description":"Base retry backoff in seconds."},"history_keep_rounds":{"type":"integer","default":20,"description":"Conversation rounds kept in context; older rounds are dropped."},"system_prompt":{"type":["string","null"],"maxLength":262144,"default":null,"description":"System prompt override; null (TOML: omit the key) means the built-in prompt."}}};
-const schema33 = {"type":"object","additionalProperties":false,"description":"Agent loop settings (LoopConfig).","properties":{"auto_advance_after_turns":{"type":"integer","default":10,"description":"Consecutive turns without `sim resume` before the loop forces a time advance."},"max_turns":{"type":["integer","null"],"default":null,"description":"Hard cap on total turns; null (TOML: omit the key) means unlimited."}}};
-const schema34 = {"type":"object","additionalProperties":false,"description":"Simulation clock settings (SimConfig).","properties":{"start_date":{"type":"string","default":"2025-01-01","description":"Start date as an ISO 8601 string (YYYY-MM-DD). Must be quoted in TOML: a bare TOML date is not a string."},"horizon_years":{"type":"integer","maximum":100,"default":3,"description":"Length of the run in years (at most 100, as the protocol's reset option)."},"company_name":{"type":"string","maxLength":1024,"default":"BenchCo","description":"Name of the simulated company (at most 1024 characters, as in a snapshot)."}}};
+const schema31 = {"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://ycgym.local/schema/preset.schema.json","title":"ycgym experiment preset","description":"A YC-Bench experiment preset as read from TOML, after any `extends` base has been deep-merged underneath it. Field names, types and defaults follow the reference's pydantic models (yc_bench/config/schema.py). Unlike pydantic (which silently ignores unknown keys), unknown keys are rejected, and sizes that multiply memory or work (world sizes, list lengths, horizon, texts) have maxima far above every shipped preset and the reference's, so that a preset or a restored snapshot cannot ask for gigabytes (docs/reliability.md). Defaults are filled in by ajv's useDefaults; the derived trust/loyalty fields are then recomputed in code (src/sim/config/derive.ts). The `discriminator` keyword is ajv's (OpenAPI-style) extension; validators without it still get correct oneOf semantics because every branch pins `type` with `const`.","type":"object","additionalProperties":false,"required":["world"],"properties":{"name":{"type":"string","maxLength":256,"default":"default","description":"Experiment name (at most 256 characters)."},"description":{"type":"string","maxLength":65536,"default":"","description":"Free-text description of the experiment (at most 65536 characters)."},"extends":{"type":"string","description":"Name of a built-in preset to deep-merge underneath this file. Only meaningful in a user file; the loader removes it before validation."},"agent":{"$ref":"#/$defs/agent","default":{}},"loop":{"$ref":"#/$defs/loop","default":{}},"sim":{"$ref":"#/$defs/sim","default":{}},"world":{"$ref":"#/$defs/world"},"fixes":{"$ref":"#/$defs/fixes","default":{}}},"$defs":{"agent":{"type":"object","additionalProperties":false,"description":"LLM agent settings (AgentConfig).","properties":{"model":{"type":"string","maxLength":1024,"default":"openrouter/z-ai/glm-5","description":"Model identifier."},"temperature":{"type":"number","minimum":0,"maximum":100,"default":0,"description":"Sampling temperature."},"top_p":{"type":"number","minimum":0,"maximum":1,"default":1,"description":"Nucleus sampling mass."},"request_timeout_seconds":{"type":"number","minimum":0,"maximum":1000000,"default":300,"description":"Per-request timeout in seconds."},"retry_max_attempts":{"type":"integer","minimum":0,"maximum":1000,"default":3,"description":"Maximum attempts per API call."},"retry_backoff_seconds":{"type":"number","minimum":0,"maximum":1000000,"default":1,"description":"Base retry backoff in seconds."},"history_keep_rounds":{"type":"integer","minimum":0,"maximum":1000000,"default":20,"description":"Conversation rounds kept in context; older rounds are dropped."},"system_prompt":{"type":["string","null"],"maxLength":262144,"default":null,"description":"System prompt override; null (TOML: omit the key) means the built-in prompt."}}},"loop":{"type":"object","additionalProperties":false,"description":"Agent loop settings (LoopConfig).","properties":{"auto_advance_after_turns":{"type":"integer","minimum":0,"maximum":1000000,"default":10,"description":"Consecutive turns without `sim resume` before the loop forces a time advance."},"max_turns":{"type":["integer","null"],"minimum":0,"maximum":1000000000,"default":null,"description":"Hard cap on total turns; null (TOML: omit the key) means unlimited."}}},"sim":{"type":"object","additionalProperties":false,"description":"Simulation clock settings (SimConfig).","properties":{"start_date":{"type":"string","default":"2025-01-01","description":"Start date as an ISO 8601 string (YYYY-MM-DD). Must be quoted in TOML: a bare TOML date is not a string."},"horizon_years":{"type":"integer","minimum":1,"maximum":100,"default":3,"description":"Length of the run in years (at most 100, as the protocol's reset option)."},"company_name":{"type":"string","maxLength":1024,"default":"BenchCo","description":"Name of the simulated company (at most 1024 characters, as in a snapshot)."}}},"fixes":{"type":"object","additionalProperties":false,"description":"ycgym's named corrections of reference bugs. Every switch defaults to false (reference behaviour). See presets/README.md.","properties":{"progress_flush_hours":{"type":"boolean","default":false,"description":"Count work only inside 09:00-18:00 when a progress segment ends at midnight."},"task_cancel":{"type":"boolean","default":false,"description":"Make `task cancel` work (the reference crashes on SQLite)."},"replacement_client_multiplier":{"type":"boolean","default":false,"description":"Apply the client reward multiplier to replacement tasks."},"replacement_unique_titles":{"type":"boolean","default":false,"description":"Give replacement tasks unique titles."},"salary_bump_total":{"type":"boolean","default":false,"description":"Report the salary bumps actually applied in the wake event."},"resume_old_sim_time":{"type":"boolean","default":false,"description":"Report the pre-resume time as old_sim_time in `sim resume`."},"next_payroll":{"type":"boolean","default":false,"description":"Report the actual next payroll instant in `company status`."},"market_browse_total":{"type":"boolean","default":false,"description":"Report the number of matching tasks as `total` in `market browse`."},"report_monthly":{"type":"boolean","default":false,"description":"Fill `report monthly` from the ledger."},"fail_penalty_category":{"type":"boolean","default":false,"description":"Book the failure penalty under ledger category task_fail_penalty."}}},"salaryTier":{"type":"object","additionalProperties":false,"description":"One salary tier (SalaryTierConfig). The three tiers' shares must sum to 1.0 (checked in code).","required":["name","share","min_cents","max_cents","rate_min","rate_max"],"properties":{"name":{"type":"string","maxLength":256,"description":"Tier label."},"share":{"type":"number","minimum":0,"maximum":1,"description":"Fraction of employees in this tier."},"min_cents":{"type":"integer","minimum":0,"maximum":100000000,"description":"Minimum monthly salary in cents."},"max_cents":{"type":"integer","minimum":0,"maximum":100000000,"description":"Maximum monthly salary in cents."},"rate_min":{"type":"number","minimum":0,"maximum":1000,"description":"Minimum skill rate (work units per hour)."},"rate_max":{"type":"number","minimum":0,"maximum":1000,"description":"Maximum skill rate (work units per hour)."}}},"distSpec":{"type":"object","description":"A distribution family and its parameters, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/$defs/triangularDist"},{"$ref":"#/$defs/betaDist"},{"$ref":"#/$defs/normalDist"},{"$ref":"#/$defs/uniformDist"},{"$ref":"#/$defs/constantDist"}]},"triangularDist":{"type":"object","additionalProperties":false,"description":"Triangular(low, high, mode), clamped to [low, high].","required":["type","low","high","mode"],"properties":{"type":{"const":"triangular"},"low":{"type":"number"},"high":{"type":"number"},"mode":{"type":"number"}}},"betaDist":{"type":"object","additionalProperties":false,"description":"scale * Beta(alpha, beta), clamped to [low, high] and rounded to 4 decimals.","required":["type","alpha","beta"],"properties":{"type":{"const":"beta"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":1000},"beta":{"type":"number","exclusiveMinimum":0,"maximum":1000},"scale":{"type":"number","default":1},"low":{"type":"number","default":0},"high":{"type":"number","default":1}}},"normalDist":{"type":"object","additionalProperties":false,"description":"Normal(mean, stdev), clamped to [low, high] and rounded to 4 decimals.","required":["type","mean","stdev","low","high"],"properties":{"type":{"const":"normal"},"mean":{"type":"number"},"stdev":{"type":"number"},"low":{"type":"number"},"high":{"type":"number"}}},"uniformDist":{"type":"object","additionalProperties":false,"description":"Uniform(low, high).","required":["type","low","high"],"properties":{"type":{"const":"uniform"},"low":{"type":"number"},"high":{"type":"number"}}},"constantDist":{"type":"object","additionalProperties":false,"description":"Always `value` (useful for ablations).","required":["type","value"],"properties":{"type":{"const":"constant"},"value":{"type":"number"}}},"worldDists":{"type":"object","additionalProperties":false,"description":"Distributions of the random quantities in world generation (WorldDists). A missing entry gets the reference default.","properties":{"required_prestige":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 100] (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":100},"high":{"type":"number","minimum":0,"maximum":100},"mode":{"type":"number","minimum":0,"maximum":100},"value":{"type":"number","minimum":0,"maximum":100},"mean":{"type":"number","minimum":0,"maximum":100},"stdev":{"type":"number","minimum":0,"maximum":100},"scale":{"type":"number","minimum":0,"maximum":100}},"description":"Prestige needed to accept a task (cast to int).","default":{"type":"triangular","low":1,"high":10,"mode":1}},"reward_funds_cents":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 100000000] (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":100000000},"high":{"type":"number","minimum":0,"maximum":100000000},"mode":{"type":"number","minimum":0,"maximum":100000000},"value":{"type":"number","minimum":0,"maximum":100000000},"mean":{"type":"number","minimum":0,"maximum":100000000},"stdev":{"type":"number","minimum":0,"maximum":100000000},"scale":{"type":"number","minimum":0,"maximum":100000000}},"description":"Base task reward in cents (cast to int).","default":{"type":"triangular","low":300000,"high":4000000,"mode":1400000}},"domain_count":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 4], the four domains (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":4},"high":{"type":"number","minimum":0,"maximum":4},"mode":{"type":"number","minimum":0,"maximum":4},"value":{"type":"number","minimum":0,"maximum":4},"mean":{"type":"number","minimum":0,"maximum":4},"stdev":{"type":"number","minimum":0,"maximum":4},"scale":{"type":"number","minimum":0,"maximum":4}},"description":"Number of domains per task (cast to int).","default":{"type":"triangular","low":1,"high":3,"mode":1}},"required_qty":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 100000] (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":100000},"high":{"type":"number","minimum":0,"maximum":100000},"mode":{"type":"number","minimum":0,"maximum":100000},"value":{"type":"number","minimum":0,"maximum":100000},"mean":{"type":"number","minimum":0,"maximum":100000},"stdev":{"type":"number","minimum":0,"maximum":100000},"scale":{"type":"number","minimum":0,"maximum":100000}},"description":"Work units required per domain (cast to int).","default":{"type":"triangular","low":200,"high":3000,"mode":800}},"reward_prestige_delta":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 100] (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":100},"high":{"type":"number","minimum":0,"maximum":100},"mode":{"type":"number","minimum":0,"maximum":100},"value":{"type":"number","minimum":0,"maximum":100},"mean":{"type":"number","minimum":0,"maximum":100},"stdev":{"type":"number","minimum":0,"maximum":100},"scale":{"type":"number","minimum":0,"maximum":100}},"description":"Prestige gained per domain on task success.","default":{"type":"beta","alpha":1.2,"beta":2.8,"scale":0.35,"low":0,"high":0.35}},"required_trust":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 100] (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":100},"high":{"type":"number","minimum":0,"maximum":100},"mode":{"type":"number","minimum":0,"maximum":100},"value":{"type":"number","minimum":0,"maximum":100},"mean":{"type":"number","minimum":0,"maximum":100},"stdev":{"type":"number","minimum":0,"maximum":100},"scale":{"type":"number","minimum":0,"maximum":100}},"description":"Trust needed to accept a trust-gated task.","default":{"type":"triangular","low":1,"high":5,"mode":2}},"skill_boost":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 10] (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":10},"high":{"type":"number","minimum":0,"maximum":10},"mode":{"type":"number","minimum":0,"maximum":10},"value":{"type":"number","minimum":0,"maximum":10},"mean":{"type":"number","minimum":0,"maximum":10},"stdev":{"type":"number","minimum":0,"maximum":10},"scale":{"type":"number","minimum":0,"maximum":10}},"description":"Skill-rate boost fraction per assigned employee on task success.","default":{"type":"normal","mean":0.12,"stdev":0.06,"low":0.01,"high":0.4}}}},"world":{"type":"object","additionalProperties":false,"description":"World-generation parameters (WorldConfig). Fields without a default must be set in the preset. The derived fields trust_gain_base, trust_fail_penalty, trust_cancel_penalty, trust_decay_per_day, trust_cross_client_decay, trust_reward_scale, trust_reward_threshold, trust_reward_ramp, loyalty_mode, scope_creep_max, dispute_clawback_max and dispute_prob_max are accepted but always recomputed from the knobs, as the reference's validator does.","required":["num_employees","initial_funds_cents","initial_prestige_level","work_hours_per_day","num_market_tasks","market_browse_default_limit","salary_bump_pct","salary_max_cents","skill_rate_max","prestige_max","prestige_min","penalty_fail_multiplier","penalty_cancel_multiplier","reward_prestige_scale","prestige_decay_per_day","num_clients","trust_max","trust_build_rate","trust_fragility","trust_focus_pressure","trust_reward_ceiling","trust_work_reduction_max","trust_gating_fraction","prestige_qty_scale","deadline_qty_per_day","deadline_min_biz_days","task_progress_milestones","workday_start_hour","workday_end_hour","salary_junior","salary_mid","salary_senior"],"properties":{"num_employees":{"type":"integer","minimum":1,"maximum":1000,"description":"Number of employees (at most 1000; the reference's presets use up to 10)."},"initial_funds_cents":{"type":"integer","minimum":0,"maximum":10000000000000,"description":"Starting funds in cents."},"initial_prestige_level":{"type":"number","minimum":0,"maximum":100,"description":"Starting prestige in every domain."},"work_hours_per_day":{"type":"number","minimum":0,"maximum":24,"description":"Working hours per business day."},"num_market_tasks":{"type":"integer","minimum":1,"maximum":10000,"description":"Number of tasks on the market (at most 10000, 10 times the largest reference preset's 1000: generating the largest market takes one to two seconds)."},"market_browse_default_limit":{"type":"integer","minimum":0,"maximum":10000,"description":"Default page size of `market browse` (at most 10000)."},"salary_bump_pct":{"type":"number","minimum":0,"maximum":1,"description":"Raise per completed task for each assigned employee."},"salary_max_cents":{"type":"integer","minimum":0,"maximum":100000000,"description":"Cap on an individual monthly salary in cents."},"skill_rate_max":{"type":"number","minimum":0,"maximum":1000,"description":"Cap on an employee skill rate."},"prestige_max":{"type":"number","minimum":0,"maximum":100,"description":"Upper prestige bound."},"prestige_min":{"type":"number","minimum":0,"maximum":100,"description":"Lower prestige bound."},"penalty_fail_multiplier":{"type":"number","minimum":0,"maximum":100,"description":"Prestige penalty multiplier on task failure."},"penalty_fail_funds_pct":{"type":"number","minimum":0,"maximum":10,"default":0,"description":"Fraction of the advertised reward deducted on failure."},"penalty_cancel_multiplier":{"type":"number","minimum":0,"maximum":100,"description":"Prestige penalty multiplier on task cancellation."},"reward_prestige_scale":{"type":"number","minimum":0,"maximum":2,"description":"Extra reward fraction per prestige level above 1."},"prestige_decay_per_day":{"type":"number","minimum":0,"maximum":100,"description":"Passive prestige decay per day."},"num_clients":{"type":"integer","minimum":0,"maximum":15,"description":"Number of clients (at most 15, the client names there are: world generation, here and in the reference, cannot name more; the reference's presets use up to 8)."},"trust_max":{"type":"number","minimum":0.01,"maximum":100,"description":"Maximum trust level."},"trust_build_rate":{"type":"number","minimum":0.01,"maximum":10000,"description":"Knob: roughly the number of tasks to build significant trust (must be non-zero)."},"trust_fragility":{"type":"number","minimum":0,"maximum":100,"description":"Knob: how easily trust is lost."},"trust_focus_pressure":{"type":"number","minimum":0,"maximum":100,"description":"Knob: cross-client trust decay pressure."},"trust_reward_ceiling":{"type":"number","minimum":0,"maximum":100,"description":"Knob: reward multiplier reached at maximum trust."},"trust_work_reduction_max":{"type":"number","minimum":0,"maximum":1,"description":"Fraction of work removed at maximum trust."},"trust_gating_fraction":{"type":"number","exclusiveMinimum":0,"maximum":1,"description":"Knob: fraction of tasks that require trust."},"loyalty_rat_fraction":{"type":"number","minimum":0,"maximum":1,"default":0.15,"description":"Knob: fraction of adversarial (RAT) clients."},"loyalty_severity":{"type":"number","minimum":0,"maximum":10,"default":0.5,"description":"Knob: severity of adversarial client behaviour."},"loyalty_reveal_trust":{"type":"number","minimum":0,"maximum":100,"default":2,"description":"Trust level at which a client's loyalty is revealed."},"trust_min":{"type":"number","minimum":0,"maximum":100,"default":0,"description":"Trust floor (kept as set)."},"trust_gain_base":{"type":"number","default":0,"description":"Derived: trust_max * 1.6 / trust_build_rate (file value ignored)."},"trust_gain_diminishing_power":{"type":"number","minimum":0,"maximum":100,"default":1.5,"description":"Diminishing-returns exponent of trust gain (kept as set)."},"trust_fail_penalty":{"type":"number","default":0,"description":"Derived: trust_fragility * 0.6 (file value ignored)."},"trust_cancel_penalty":{"type":"number","default":0,"description":"Derived: trust_fragility * 1.0 (file value ignored)."},"trust_decay_per_day":{"type":"number","default":0,"description":"Derived: trust_fragility * 0.03 (file value ignored)."},"trust_cross_client_decay":{"type":"number","default":0,"description":"Derived: trust_focus_pressure * 0.06 (file value ignored)."},"trust_base_multiplier":{"type":"number","minimum":0,"maximum":100,"default":0.5,"description":"Reward multiplier at zero trust (kept as set; input to trust_reward_scale)."},"trust_reward_scale":{"type":"number","default":0,"description":"Derived: (trust_reward_ceiling - trust_base_multiplier) / (1.69 * trust_max) (file value ignored)."},"trust_reward_threshold":{"type":"number","default":0,"description":"Derived: max(0.0, 1.0 - 2.0 * trust_gating_fraction) (file value ignored)."},"trust_reward_ramp":{"type":"number","default":0,"description":"Derived: min(1.0, 2.0 * trust_gating_fraction) (file value ignored)."},"trust_level_reward_scale":{"type":"number","minimum":0,"maximum":100,"default":3,"description":"Kept as set."},"trust_level_max_required":{"type":"integer","minimum":0,"maximum":10,"default":4,"description":"Kept as set."},"trust_gated_reward_boost":{"type":"number","minimum":0,"maximum":1,"default":0.15,"description":"Extra reward for trust-gated tasks (kept as set)."},"client_reward_mult_low":{"type":"number","minimum":0,"maximum":5,"default":0.7,"description":"Client reward multiplier triangular low (kept as set)."},"client_reward_mult_high":{"type":"number","minimum":0,"maximum":5,"default":2.5,"description":"Client reward multiplier triangular high (kept as set)."},"client_reward_mult_mode":{"type":"number","minimum":0,"maximum":5,"default":1,"description":"Client reward multiplier triangular mode (kept as set)."},"client_single_specialty_prob":{"type":"number","minimum":0,"maximum":1,"default":0.6,"description":"Probability a client has a single specialty (kept as set)."},"client_tier_premium_threshold":{"type":"number","minimum":0,"maximum":100,"default":1,"description":"Multiplier threshold of the Premium tier (kept as set)."},"client_tier_enterprise_threshold":{"type":"number","minimum":0,"maximum":100,"default":1.7,"description":"Multiplier threshold of the Enterprise tier (kept as set)."},"task_specialty_domain_bias":{"type":"number","minimum":0,"maximum":1,"default":0.7,"description":"Bias of task domains towards the client's specialties (kept as set)."},"loyalty_mode":{"type":"number","default":0.61,"description":"Derived: 1.0 - 2.6 * loyalty_rat_fraction (file value ignored)."},"scope_creep_max":{"type":"number","default":0.35,"description":"Derived: loyalty_severity * 1.00 (file value ignored)."},"dispute_clawback_max":{"type":"number","default":0.4,"description":"Derived: loyalty_severity * 1.20 (file value ignored)."},"dispute_prob_max":{"type":"number","default":0.25,"description":"Derived: loyalty_severity * 1.00 (file value ignored)."},"prestige_qty_scale":{"type":"number","minimum":0,"maximum":2,"description":"Required quantity scaling per prestige level above 1."},"deadline_qty_per_day":{"type":"number","minimum":0.000001,"maximum":1000000,"description":"Work units per day assumed when setting deadlines."},"deadline_min_biz_days":{"type":"integer","minimum":0,"maximum":10000,"description":"Minimum deadline in business days."},"task_progress_milestones":{"type":"array","maxItems":100,"items":{"type":"number","minimum":0,"maximum":1},"description":"Progress fractions that emit milestone events (at most 100)."},"workday_start_hour":{"type":"integer","minimum":0,"maximum":23,"description":"Hour the workday starts."},"workday_end_hour":{"type":"integer","minimum":1,"maximum":24,"description":"Hour the workday ends."},"dist":{"$ref":"#/$defs/worldDists","default":{}},"salary_junior":{"$ref":"#/$defs/salaryTier"},"salary_mid":{"$ref":"#/$defs/salaryTier"},"salary_senior":{"$ref":"#/$defs/salaryTier"}}}}};
+const schema32 = {"type":"object","additionalProperties":false,"description":"LLM agent settings (AgentConfig).","properties":{"model":{"type":"string","maxLength":1024,"default":"openrouter/z-ai/glm-5","description":"Model identifier."},"temperature":{"type":"number","minimum":0,"maximum":100,"default":0,"description":"Sampling temperature."},"top_p":{"type":"number","minimum":0,"maximum":1,"default":1,"description":"Nucleus sampling mass."},"request_timeout_seconds":{"type":"number","minimum":0,"maximum":1000000,"default":300,"description":"Per-request timeout in seconds."},"retry_max_attempts":{"type":"integer","minimum":0,"maximum":1000,"default":3,"description":"Maximum attempts per API call."},"retry_backoff_seconds":{"type":"number","minimum":0,"maximum":1000000,"default":1,"description":"Base retry backoff in seconds."},"history_keep_rounds":{"type":"integer","minimum":0,"maximum":1000000,"default":20,"description":"Conversation rounds kept in context; older rounds are dropped."},"system_prompt":{"type":["string","null"],"maxLength":262144,"default":null,"description":"System prompt override; null (TOML: omit the key) means the built-in prompt."}}};
+const schema33 = {"type":"object","additionalProperties":false,"description":"Agent loop settings (LoopConfig).","properties":{"auto_advance_after_turns":{"type":"integer","minimum":0,"maximum":1000000,"default":10,"description":"Consecutive turns without `sim resume` before the loop forces a time advance."},"max_turns":{"type":["integer","null"],"minimum":0,"maximum":1000000000,"default":null,"description":"Hard cap on total turns; null (TOML: omit the key) means unlimited."}}};
+const schema34 = {"type":"object","additionalProperties":false,"description":"Simulation clock settings (SimConfig).","properties":{"start_date":{"type":"string","default":"2025-01-01","description":"Start date as an ISO 8601 string (YYYY-MM-DD). Must be quoted in TOML: a bare TOML date is not a string."},"horizon_years":{"type":"integer","minimum":1,"maximum":100,"default":3,"description":"Length of the run in years (at most 100, as the protocol's reset option)."},"company_name":{"type":"string","maxLength":1024,"default":"BenchCo","description":"Name of the simulated company (at most 1024 characters, as in a snapshot)."}}};
 const schema46 = {"type":"object","additionalProperties":false,"description":"ycgym's named corrections of reference bugs. Every switch defaults to false (reference behaviour). See presets/README.md.","properties":{"progress_flush_hours":{"type":"boolean","default":false,"description":"Count work only inside 09:00-18:00 when a progress segment ends at midnight."},"task_cancel":{"type":"boolean","default":false,"description":"Make `task cancel` work (the reference crashes on SQLite)."},"replacement_client_multiplier":{"type":"boolean","default":false,"description":"Apply the client reward multiplier to replacement tasks."},"replacement_unique_titles":{"type":"boolean","default":false,"description":"Give replacement tasks unique titles."},"salary_bump_total":{"type":"boolean","default":false,"description":"Report the salary bumps actually applied in the wake event."},"resume_old_sim_time":{"type":"boolean","default":false,"description":"Report the pre-resume time as old_sim_time in `sim resume`."},"next_payroll":{"type":"boolean","default":false,"description":"Report the actual next payroll instant in `company status`."},"market_browse_total":{"type":"boolean","default":false,"description":"Report the number of matching tasks as `total` in `market browse`."},"report_monthly":{"type":"boolean","default":false,"description":"Fill `report monthly` from the ledger."},"fail_penalty_category":{"type":"boolean","default":false,"description":"Book the failure penalty under ledger category task_fail_penalty."}}};
 const func1 = runtime0.default;
 const func6 = Object.prototype.hasOwnProperty;
-const schema35 = {"type":"object","additionalProperties":false,"description":"World-generation parameters (WorldConfig). Fields without a default must be set in the preset. The derived fields trust_gain_base, trust_fail_penalty, trust_cancel_penalty, trust_decay_per_day, trust_cross_client_decay, trust_reward_scale, trust_reward_threshold, trust_reward_ramp, loyalty_mode, scope_creep_max, dispute_clawback_max and dispute_prob_max are accepted but always recomputed from the knobs, as the reference's validator does.","required":["num_employees","initial_funds_cents","initial_prestige_level","work_hours_per_day","num_market_tasks","market_browse_default_limit","salary_bump_pct","salary_max_cents","skill_rate_max","prestige_max","prestige_min","penalty_fail_multiplier","penalty_cancel_multiplier","reward_prestige_scale","prestige_decay_per_day","num_clients","trust_max","trust_build_rate","trust_fragility","trust_focus_pressure","trust_reward_ceiling","trust_work_reduction_max","trust_gating_fraction","prestige_qty_scale","deadline_qty_per_day","deadline_min_biz_days","task_progress_milestones","workday_start_hour","workday_end_hour","salary_junior","salary_mid","salary_senior"],"properties":{"num_employees":{"type":"integer","maximum":1000,"description":"Number of employees (at most 1000; the reference's presets use up to 10)."},"initial_funds_cents":{"type":"integer","description":"Starting funds in cents."},"initial_prestige_level":{"type":"number","description":"Starting prestige in every domain."},"work_hours_per_day":{"type":"number","description":"Working hours per business day."},"num_market_tasks":{"type":"integer","maximum":10000,"description":"Number of tasks on the market (at most 10000, 10 times the largest reference preset's 1000: generating the largest market takes one to two seconds)."},"market_browse_default_limit":{"type":"integer","maximum":10000,"description":"Default page size of `market browse` (at most 10000)."},"salary_bump_pct":{"type":"number","description":"Raise per completed task for each assigned employee."},"salary_max_cents":{"type":"integer","description":"Cap on an individual monthly salary in cents."},"skill_rate_max":{"type":"number","description":"Cap on an employee skill rate."},"prestige_max":{"type":"number","description":"Upper prestige bound."},"prestige_min":{"type":"number","description":"Lower prestige bound."},"penalty_fail_multiplier":{"type":"number","description":"Prestige penalty multiplier on task failure."},"penalty_fail_funds_pct":{"type":"number","default":0,"description":"Fraction of the advertised reward deducted on failure."},"penalty_cancel_multiplier":{"type":"number","description":"Prestige penalty multiplier on task cancellation."},"reward_prestige_scale":{"type":"number","description":"Extra reward fraction per prestige level above 1."},"prestige_decay_per_day":{"type":"number","description":"Passive prestige decay per day."},"num_clients":{"type":"integer","maximum":15,"description":"Number of clients (at most 15, the client names there are: world generation, here and in the reference, cannot name more; the reference's presets use up to 8)."},"trust_max":{"type":"number","description":"Maximum trust level."},"trust_build_rate":{"type":"number","description":"Knob: roughly the number of tasks to build significant trust (must be non-zero)."},"trust_fragility":{"type":"number","description":"Knob: how easily trust is lost."},"trust_focus_pressure":{"type":"number","description":"Knob: cross-client trust decay pressure."},"trust_reward_ceiling":{"type":"number","description":"Knob: reward multiplier reached at maximum trust."},"trust_work_reduction_max":{"type":"number","description":"Fraction of work removed at maximum trust."},"trust_gating_fraction":{"type":"number","description":"Knob: fraction of tasks that require trust."},"loyalty_rat_fraction":{"type":"number","default":0.15,"description":"Knob: fraction of adversarial (RAT) clients."},"loyalty_severity":{"type":"number","default":0.5,"description":"Knob: severity of adversarial client behaviour."},"loyalty_reveal_trust":{"type":"number","default":2,"description":"Trust level at which a client's loyalty is revealed."},"trust_min":{"type":"number","default":0,"description":"Trust floor (kept as set)."},"trust_gain_base":{"type":"number","default":0,"description":"Derived: trust_max * 1.6 / trust_build_rate (file value ignored)."},"trust_gain_diminishing_power":{"type":"number","default":1.5,"description":"Diminishing-returns exponent of trust gain (kept as set)."},"trust_fail_penalty":{"type":"number","default":0,"description":"Derived: trust_fragility * 0.6 (file value ignored)."},"trust_cancel_penalty":{"type":"number","default":0,"description":"Derived: trust_fragility * 1.0 (file value ignored)."},"trust_decay_per_day":{"type":"number","default":0,"description":"Derived: trust_fragility * 0.03 (file value ignored)."},"trust_cross_client_decay":{"type":"number","default":0,"description":"Derived: trust_focus_pressure * 0.06 (file value ignored)."},"trust_base_multiplier":{"type":"number","default":0.5,"description":"Reward multiplier at zero trust (kept as set; input to trust_reward_scale)."},"trust_reward_scale":{"type":"number","default":0,"description":"Derived: (trust_reward_ceiling - trust_base_multiplier) / (1.69 * trust_max) (file value ignored)."},"trust_reward_threshold":{"type":"number","default":0,"description":"Derived: max(0.0, 1.0 - 2.0 * trust_gating_fraction) (file value ignored)."},"trust_reward_ramp":{"type":"number","default":0,"description":"Derived: min(1.0, 2.0 * trust_gating_fraction) (file value ignored)."},"trust_level_reward_scale":{"type":"number","default":3,"description":"Kept as set."},"trust_level_max_required":{"type":"integer","default":4,"description":"Kept as set."},"trust_gated_reward_boost":{"type":"number","default":0.15,"description":"Extra reward for trust-gated tasks (kept as set)."},"client_reward_mult_low":{"type":"number","default":0.7,"description":"Client reward multiplier triangular low (kept as set)."},"client_reward_mult_high":{"type":"number","default":2.5,"description":"Client reward multiplier triangular high (kept as set)."},"client_reward_mult_mode":{"type":"number","default":1,"description":"Client reward multiplier triangular mode (kept as set)."},"client_single_specialty_prob":{"type":"number","default":0.6,"description":"Probability a client has a single specialty (kept as set)."},"client_tier_premium_threshold":{"type":"number","default":1,"description":"Multiplier threshold of the Premium tier (kept as set)."},"client_tier_enterprise_threshold":{"type":"number","default":1.7,"description":"Multiplier threshold of the Enterprise tier (kept as set)."},"task_specialty_domain_bias":{"type":"number","default":0.7,"description":"Bias of task domains towards the client's specialties (kept as set)."},"loyalty_mode":{"type":"number","default":0.61,"description":"Derived: 1.0 - 2.6 * loyalty_rat_fraction (file value ignored)."},"scope_creep_max":{"type":"number","default":0.35,"description":"Derived: loyalty_severity * 1.00 (file value ignored)."},"dispute_clawback_max":{"type":"number","default":0.4,"description":"Derived: loyalty_severity * 1.20 (file value ignored)."},"dispute_prob_max":{"type":"number","default":0.25,"description":"Derived: loyalty_severity * 1.00 (file value ignored)."},"prestige_qty_scale":{"type":"number","description":"Required quantity scaling per prestige level above 1."},"deadline_qty_per_day":{"type":"number","description":"Work units per day assumed when setting deadlines."},"deadline_min_biz_days":{"type":"integer","description":"Minimum deadline in business days."},"task_progress_milestones":{"type":"array","maxItems":100,"items":{"type":"number"},"description":"Progress fractions that emit milestone events (at most 100)."},"workday_start_hour":{"type":"integer","description":"Hour the workday starts."},"workday_end_hour":{"type":"integer","description":"Hour the workday ends."},"dist":{"$ref":"#/$defs/worldDists","default":{}},"salary_junior":{"$ref":"#/$defs/salaryTier"},"salary_mid":{"$ref":"#/$defs/salaryTier"},"salary_senior":{"$ref":"#/$defs/salaryTier"}}};
-const schema43 = {"type":"object","additionalProperties":false,"description":"One salary tier (SalaryTierConfig). The three tiers' shares must sum to 1.0 (checked in code).","required":["name","share","min_cents","max_cents","rate_min","rate_max"],"properties":{"name":{"type":"string","maxLength":256,"description":"Tier label."},"share":{"type":"number","description":"Fraction of employees in this tier."},"min_cents":{"type":"integer","description":"Minimum monthly salary in cents."},"max_cents":{"type":"integer","description":"Maximum monthly salary in cents."},"rate_min":{"type":"number","description":"Minimum skill rate (work units per hour)."},"rate_max":{"type":"number","description":"Maximum skill rate (work units per hour)."}}};
-const schema36 = {"type":"object","additionalProperties":false,"description":"Distributions of the random quantities in world generation (WorldDists). A missing entry gets the reference default.","properties":{"required_prestige":{"$ref":"#/$defs/distSpec","description":"Prestige needed to accept a task (cast to int).","default":{"type":"triangular","low":1,"high":10,"mode":1}},"reward_funds_cents":{"$ref":"#/$defs/distSpec","description":"Base task reward in cents (cast to int).","default":{"type":"triangular","low":300000,"high":4000000,"mode":1400000}},"domain_count":{"$ref":"#/$defs/distSpec","description":"Number of domains per task (cast to int).","default":{"type":"triangular","low":1,"high":3,"mode":1}},"required_qty":{"$ref":"#/$defs/distSpec","description":"Work units required per domain (cast to int).","default":{"type":"triangular","low":200,"high":3000,"mode":800}},"reward_prestige_delta":{"$ref":"#/$defs/distSpec","description":"Prestige gained per domain on task success.","default":{"type":"beta","alpha":1.2,"beta":2.8,"scale":0.35,"low":0,"high":0.35}},"required_trust":{"$ref":"#/$defs/distSpec","description":"Trust needed to accept a trust-gated task.","default":{"type":"triangular","low":1,"high":5,"mode":2}},"skill_boost":{"$ref":"#/$defs/distSpec","description":"Skill-rate boost fraction per assigned employee on task success.","default":{"type":"normal","mean":0.12,"stdev":0.06,"low":0.01,"high":0.4}}}};
+const schema35 = {"type":"object","additionalProperties":false,"description":"World-generation parameters (WorldConfig). Fields without a default must be set in the preset. The derived fields trust_gain_base, trust_fail_penalty, trust_cancel_penalty, trust_decay_per_day, trust_cross_client_decay, trust_reward_scale, trust_reward_threshold, trust_reward_ramp, loyalty_mode, scope_creep_max, dispute_clawback_max and dispute_prob_max are accepted but always recomputed from the knobs, as the reference's validator does.","required":["num_employees","initial_funds_cents","initial_prestige_level","work_hours_per_day","num_market_tasks","market_browse_default_limit","salary_bump_pct","salary_max_cents","skill_rate_max","prestige_max","prestige_min","penalty_fail_multiplier","penalty_cancel_multiplier","reward_prestige_scale","prestige_decay_per_day","num_clients","trust_max","trust_build_rate","trust_fragility","trust_focus_pressure","trust_reward_ceiling","trust_work_reduction_max","trust_gating_fraction","prestige_qty_scale","deadline_qty_per_day","deadline_min_biz_days","task_progress_milestones","workday_start_hour","workday_end_hour","salary_junior","salary_mid","salary_senior"],"properties":{"num_employees":{"type":"integer","minimum":1,"maximum":1000,"description":"Number of employees (at most 1000; the reference's presets use up to 10)."},"initial_funds_cents":{"type":"integer","minimum":0,"maximum":10000000000000,"description":"Starting funds in cents."},"initial_prestige_level":{"type":"number","minimum":0,"maximum":100,"description":"Starting prestige in every domain."},"work_hours_per_day":{"type":"number","minimum":0,"maximum":24,"description":"Working hours per business day."},"num_market_tasks":{"type":"integer","minimum":1,"maximum":10000,"description":"Number of tasks on the market (at most 10000, 10 times the largest reference preset's 1000: generating the largest market takes one to two seconds)."},"market_browse_default_limit":{"type":"integer","minimum":0,"maximum":10000,"description":"Default page size of `market browse` (at most 10000)."},"salary_bump_pct":{"type":"number","minimum":0,"maximum":1,"description":"Raise per completed task for each assigned employee."},"salary_max_cents":{"type":"integer","minimum":0,"maximum":100000000,"description":"Cap on an individual monthly salary in cents."},"skill_rate_max":{"type":"number","minimum":0,"maximum":1000,"description":"Cap on an employee skill rate."},"prestige_max":{"type":"number","minimum":0,"maximum":100,"description":"Upper prestige bound."},"prestige_min":{"type":"number","minimum":0,"maximum":100,"description":"Lower prestige bound."},"penalty_fail_multiplier":{"type":"number","minimum":0,"maximum":100,"description":"Prestige penalty multiplier on task failure."},"penalty_fail_funds_pct":{"type":"number","minimum":0,"maximum":10,"default":0,"description":"Fraction of the advertised reward deducted on failure."},"penalty_cancel_multiplier":{"type":"number","minimum":0,"maximum":100,"description":"Prestige penalty multiplier on task cancellation."},"reward_prestige_scale":{"type":"number","minimum":0,"maximum":2,"description":"Extra reward fraction per prestige level above 1."},"prestige_decay_per_day":{"type":"number","minimum":0,"maximum":100,"description":"Passive prestige decay per day."},"num_clients":{"type":"integer","minimum":0,"maximum":15,"description":"Number of clients (at most 15, the client names there are: world generation, here and in the reference, cannot name more; the reference's presets use up to 8)."},"trust_max":{"type":"number","minimum":0.01,"maximum":100,"description":"Maximum trust level."},"trust_build_rate":{"type":"number","minimum":0.01,"maximum":10000,"description":"Knob: roughly the number of tasks to build significant trust (must be non-zero)."},"trust_fragility":{"type":"number","minimum":0,"maximum":100,"description":"Knob: how easily trust is lost."},"trust_focus_pressure":{"type":"number","minimum":0,"maximum":100,"description":"Knob: cross-client trust decay pressure."},"trust_reward_ceiling":{"type":"number","minimum":0,"maximum":100,"description":"Knob: reward multiplier reached at maximum trust."},"trust_work_reduction_max":{"type":"number","minimum":0,"maximum":1,"description":"Fraction of work removed at maximum trust."},"trust_gating_fraction":{"type":"number","exclusiveMinimum":0,"maximum":1,"description":"Knob: fraction of tasks that require trust."},"loyalty_rat_fraction":{"type":"number","minimum":0,"maximum":1,"default":0.15,"description":"Knob: fraction of adversarial (RAT) clients."},"loyalty_severity":{"type":"number","minimum":0,"maximum":10,"default":0.5,"description":"Knob: severity of adversarial client behaviour."},"loyalty_reveal_trust":{"type":"number","minimum":0,"maximum":100,"default":2,"description":"Trust level at which a client's loyalty is revealed."},"trust_min":{"type":"number","minimum":0,"maximum":100,"default":0,"description":"Trust floor (kept as set)."},"trust_gain_base":{"type":"number","default":0,"description":"Derived: trust_max * 1.6 / trust_build_rate (file value ignored)."},"trust_gain_diminishing_power":{"type":"number","minimum":0,"maximum":100,"default":1.5,"description":"Diminishing-returns exponent of trust gain (kept as set)."},"trust_fail_penalty":{"type":"number","default":0,"description":"Derived: trust_fragility * 0.6 (file value ignored)."},"trust_cancel_penalty":{"type":"number","default":0,"description":"Derived: trust_fragility * 1.0 (file value ignored)."},"trust_decay_per_day":{"type":"number","default":0,"description":"Derived: trust_fragility * 0.03 (file value ignored)."},"trust_cross_client_decay":{"type":"number","default":0,"description":"Derived: trust_focus_pressure * 0.06 (file value ignored)."},"trust_base_multiplier":{"type":"number","minimum":0,"maximum":100,"default":0.5,"description":"Reward multiplier at zero trust (kept as set; input to trust_reward_scale)."},"trust_reward_scale":{"type":"number","default":0,"description":"Derived: (trust_reward_ceiling - trust_base_multiplier) / (1.69 * trust_max) (file value ignored)."},"trust_reward_threshold":{"type":"number","default":0,"description":"Derived: max(0.0, 1.0 - 2.0 * trust_gating_fraction) (file value ignored)."},"trust_reward_ramp":{"type":"number","default":0,"description":"Derived: min(1.0, 2.0 * trust_gating_fraction) (file value ignored)."},"trust_level_reward_scale":{"type":"number","minimum":0,"maximum":100,"default":3,"description":"Kept as set."},"trust_level_max_required":{"type":"integer","minimum":0,"maximum":10,"default":4,"description":"Kept as set."},"trust_gated_reward_boost":{"type":"number","minimum":0,"maximum":1,"default":0.15,"description":"Extra reward for trust-gated tasks (kept as set)."},"client_reward_mult_low":{"type":"number","minimum":0,"maximum":5,"default":0.7,"description":"Client reward multiplier triangular low (kept as set)."},"client_reward_mult_high":{"type":"number","minimum":0,"maximum":5,"default":2.5,"description":"Client reward multiplier triangular high (kept as set)."},"client_reward_mult_mode":{"type":"number","minimum":0,"maximum":5,"default":1,"description":"Client reward multiplier triangular mode (kept as set)."},"client_single_specialty_prob":{"type":"number","minimum":0,"maximum":1,"default":0.6,"description":"Probability a client has a single specialty (kept as set)."},"client_tier_premium_threshold":{"type":"number","minimum":0,"maximum":100,"default":1,"description":"Multiplier threshold of the Premium tier (kept as set)."},"client_tier_enterprise_threshold":{"type":"number","minimum":0,"maximum":100,"default":1.7,"description":"Multiplier threshold of the Enterprise tier (kept as set)."},"task_specialty_domain_bias":{"type":"number","minimum":0,"maximum":1,"default":0.7,"description":"Bias of task domains towards the client's specialties (kept as set)."},"loyalty_mode":{"type":"number","default":0.61,"description":"Derived: 1.0 - 2.6 * loyalty_rat_fraction (file value ignored)."},"scope_creep_max":{"type":"number","default":0.35,"description":"Derived: loyalty_severity * 1.00 (file value ignored)."},"dispute_clawback_max":{"type":"number","default":0.4,"description":"Derived: loyalty_severity * 1.20 (file value ignored)."},"dispute_prob_max":{"type":"number","default":0.25,"description":"Derived: loyalty_severity * 1.00 (file value ignored)."},"prestige_qty_scale":{"type":"number","minimum":0,"maximum":2,"description":"Required quantity scaling per prestige level above 1."},"deadline_qty_per_day":{"type":"number","minimum":0.000001,"maximum":1000000,"description":"Work units per day assumed when setting deadlines."},"deadline_min_biz_days":{"type":"integer","minimum":0,"maximum":10000,"description":"Minimum deadline in business days."},"task_progress_milestones":{"type":"array","maxItems":100,"items":{"type":"number","minimum":0,"maximum":1},"description":"Progress fractions that emit milestone events (at most 100)."},"workday_start_hour":{"type":"integer","minimum":0,"maximum":23,"description":"Hour the workday starts."},"workday_end_hour":{"type":"integer","minimum":1,"maximum":24,"description":"Hour the workday ends."},"dist":{"$ref":"#/$defs/worldDists","default":{}},"salary_junior":{"$ref":"#/$defs/salaryTier"},"salary_mid":{"$ref":"#/$defs/salaryTier"},"salary_senior":{"$ref":"#/$defs/salaryTier"}}};
+const schema43 = {"type":"object","additionalProperties":false,"description":"One salary tier (SalaryTierConfig). The three tiers' shares must sum to 1.0 (checked in code).","required":["name","share","min_cents","max_cents","rate_min","rate_max"],"properties":{"name":{"type":"string","maxLength":256,"description":"Tier label."},"share":{"type":"number","minimum":0,"maximum":1,"description":"Fraction of employees in this tier."},"min_cents":{"type":"integer","minimum":0,"maximum":100000000,"description":"Minimum monthly salary in cents."},"max_cents":{"type":"integer","minimum":0,"maximum":100000000,"description":"Maximum monthly salary in cents."},"rate_min":{"type":"number","minimum":0,"maximum":1000,"description":"Minimum skill rate (work units per hour)."},"rate_max":{"type":"number","minimum":0,"maximum":1000,"description":"Maximum skill rate (work units per hour)."}}};
+const schema36 = {"type":"object","additionalProperties":false,"description":"Distributions of the random quantities in world generation (WorldDists). A missing entry gets the reference default.","properties":{"required_prestige":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 100] (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":100},"high":{"type":"number","minimum":0,"maximum":100},"mode":{"type":"number","minimum":0,"maximum":100},"value":{"type":"number","minimum":0,"maximum":100},"mean":{"type":"number","minimum":0,"maximum":100},"stdev":{"type":"number","minimum":0,"maximum":100},"scale":{"type":"number","minimum":0,"maximum":100}},"description":"Prestige needed to accept a task (cast to int).","default":{"type":"triangular","low":1,"high":10,"mode":1}},"reward_funds_cents":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 100000000] (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":100000000},"high":{"type":"number","minimum":0,"maximum":100000000},"mode":{"type":"number","minimum":0,"maximum":100000000},"value":{"type":"number","minimum":0,"maximum":100000000},"mean":{"type":"number","minimum":0,"maximum":100000000},"stdev":{"type":"number","minimum":0,"maximum":100000000},"scale":{"type":"number","minimum":0,"maximum":100000000}},"description":"Base task reward in cents (cast to int).","default":{"type":"triangular","low":300000,"high":4000000,"mode":1400000}},"domain_count":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 4], the four domains (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":4},"high":{"type":"number","minimum":0,"maximum":4},"mode":{"type":"number","minimum":0,"maximum":4},"value":{"type":"number","minimum":0,"maximum":4},"mean":{"type":"number","minimum":0,"maximum":4},"stdev":{"type":"number","minimum":0,"maximum":4},"scale":{"type":"number","minimum":0,"maximum":4}},"description":"Number of domains per task (cast to int).","default":{"type":"triangular","low":1,"high":3,"mode":1}},"required_qty":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 100000] (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":100000},"high":{"type":"number","minimum":0,"maximum":100000},"mode":{"type":"number","minimum":0,"maximum":100000},"value":{"type":"number","minimum":0,"maximum":100000},"mean":{"type":"number","minimum":0,"maximum":100000},"stdev":{"type":"number","minimum":0,"maximum":100000},"scale":{"type":"number","minimum":0,"maximum":100000}},"description":"Work units required per domain (cast to int).","default":{"type":"triangular","low":200,"high":3000,"mode":800}},"reward_prestige_delta":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 100] (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":100},"high":{"type":"number","minimum":0,"maximum":100},"mode":{"type":"number","minimum":0,"maximum":100},"value":{"type":"number","minimum":0,"maximum":100},"mean":{"type":"number","minimum":0,"maximum":100},"stdev":{"type":"number","minimum":0,"maximum":100},"scale":{"type":"number","minimum":0,"maximum":100}},"description":"Prestige gained per domain on task success.","default":{"type":"beta","alpha":1.2,"beta":2.8,"scale":0.35,"low":0,"high":0.35}},"required_trust":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 100] (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":100},"high":{"type":"number","minimum":0,"maximum":100},"mode":{"type":"number","minimum":0,"maximum":100},"value":{"type":"number","minimum":0,"maximum":100},"mean":{"type":"number","minimum":0,"maximum":100},"stdev":{"type":"number","minimum":0,"maximum":100},"scale":{"type":"number","minimum":0,"maximum":100}},"description":"Trust needed to accept a trust-gated task.","default":{"type":"triangular","low":1,"high":5,"mode":2}},"skill_boost":{"$ref":"#/$defs/distSpec","type":"object","$comment":"Every parameter of this quantity's distribution lies in [0, 10] (presets/README.md, Ranges).","properties":{"low":{"type":"number","minimum":0,"maximum":10},"high":{"type":"number","minimum":0,"maximum":10},"mode":{"type":"number","minimum":0,"maximum":10},"value":{"type":"number","minimum":0,"maximum":10},"mean":{"type":"number","minimum":0,"maximum":10},"stdev":{"type":"number","minimum":0,"maximum":10},"scale":{"type":"number","minimum":0,"maximum":10}},"description":"Skill-rate boost fraction per assigned employee on task success.","default":{"type":"normal","mean":0.12,"stdev":0.06,"low":0.01,"high":0.4}}}};
 const schema37 = {"type":"object","description":"A distribution family and its parameters, selected by `type`.","discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/$defs/triangularDist"},{"$ref":"#/$defs/betaDist"},{"$ref":"#/$defs/normalDist"},{"$ref":"#/$defs/uniformDist"},{"$ref":"#/$defs/constantDist"}]};
 const schema38 = {"type":"object","additionalProperties":false,"description":"Triangular(low, high, mode), clamped to [low, high].","required":["type","low","high","mode"],"properties":{"type":{"const":"triangular"},"low":{"type":"number"},"high":{"type":"number"},"mode":{"type":"number"}}};
-const schema39 = {"type":"object","additionalProperties":false,"description":"scale * Beta(alpha, beta), clamped to [low, high] and rounded to 4 decimals.","required":["type","alpha","beta"],"properties":{"type":{"const":"beta"},"alpha":{"type":"number"},"beta":{"type":"number"},"scale":{"type":"number","default":1},"low":{"type":"number","default":0},"high":{"type":"number","default":1}}};
+const schema39 = {"type":"object","additionalProperties":false,"description":"scale * Beta(alpha, beta), clamped to [low, high] and rounded to 4 decimals.","required":["type","alpha","beta"],"properties":{"type":{"const":"beta"},"alpha":{"type":"number","exclusiveMinimum":0,"maximum":1000},"beta":{"type":"number","exclusiveMinimum":0,"maximum":1000},"scale":{"type":"number","default":1},"low":{"type":"number","default":0},"high":{"type":"number","default":1}}};
 const schema40 = {"type":"object","additionalProperties":false,"description":"Normal(mean, stdev), clamped to [low, high] and rounded to 4 decimals.","required":["type","mean","stdev","low","high"],"properties":{"type":{"const":"normal"},"mean":{"type":"number"},"stdev":{"type":"number"},"low":{"type":"number"},"high":{"type":"number"}}};
 const schema41 = {"type":"object","additionalProperties":false,"description":"Uniform(low, high).","required":["type","low","high"],"properties":{"type":{"const":"uniform"},"low":{"type":"number"},"high":{"type":"number"}}};
 const schema42 = {"type":"object","additionalProperties":false,"description":"Always `value` (useful for ablations).","required":["type","value"],"properties":{"type":{"const":"constant"},"value":{"type":"number"}}};
@@ -222,8 +222,9 @@ errors++;
 }
 if(data.alpha !== undefined){
 let data5 = data.alpha;
-if(!((typeof data5 == "number") && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/alpha",schemaPath:"#/$defs/betaDist/properties/alpha/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 1000 || isNaN(data5)){
+const err15 = {instancePath:instancePath+"/alpha",schemaPath:"#/$defs/betaDist/properties/alpha/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -232,11 +233,8 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data.beta !== undefined){
-let data6 = data.beta;
-if(!((typeof data6 == "number") && (isFinite(data6)))){
-const err16 = {instancePath:instancePath+"/beta",schemaPath:"#/$defs/betaDist/properties/beta/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data5 <= 0 || isNaN(data5)){
+const err16 = {instancePath:instancePath+"/alpha",schemaPath:"#/$defs/betaDist/properties/alpha/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -246,9 +244,8 @@ vErrors.push(err16);
 errors++;
 }
 }
-let data7 = data.scale;
-if(!((typeof data7 == "number") && (isFinite(data7)))){
-const err17 = {instancePath:instancePath+"/scale",schemaPath:"#/$defs/betaDist/properties/scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+else {
+const err17 = {instancePath:instancePath+"/alpha",schemaPath:"#/$defs/betaDist/properties/alpha/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -257,9 +254,12 @@ vErrors.push(err17);
 }
 errors++;
 }
-let data8 = data.low;
-if(!((typeof data8 == "number") && (isFinite(data8)))){
-const err18 = {instancePath:instancePath+"/low",schemaPath:"#/$defs/betaDist/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data.beta !== undefined){
+let data6 = data.beta;
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 1000 || isNaN(data6)){
+const err18 = {instancePath:instancePath+"/beta",schemaPath:"#/$defs/betaDist/properties/beta/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -268,9 +268,8 @@ vErrors.push(err18);
 }
 errors++;
 }
-let data9 = data.high;
-if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err19 = {instancePath:instancePath+"/high",schemaPath:"#/$defs/betaDist/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data6 <= 0 || isNaN(data6)){
+const err19 = {instancePath:instancePath+"/beta",schemaPath:"#/$defs/betaDist/properties/beta/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -281,12 +280,57 @@ errors++;
 }
 }
 else {
-const err20 = {instancePath,schemaPath:"#/$defs/betaDist/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err20 = {instancePath:instancePath+"/beta",schemaPath:"#/$defs/betaDist/properties/beta/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err20];
 }
 else {
 vErrors.push(err20);
+}
+errors++;
+}
+}
+let data7 = data.scale;
+if(!((typeof data7 == "number") && (isFinite(data7)))){
+const err21 = {instancePath:instancePath+"/scale",schemaPath:"#/$defs/betaDist/properties/scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+let data8 = data.low;
+if(!((typeof data8 == "number") && (isFinite(data8)))){
+const err22 = {instancePath:instancePath+"/low",schemaPath:"#/$defs/betaDist/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+let data9 = data.high;
+if(!((typeof data9 == "number") && (isFinite(data9)))){
+const err23 = {instancePath:instancePath+"/high",schemaPath:"#/$defs/betaDist/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath,schemaPath:"#/$defs/betaDist/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
 }
 errors++;
 }
@@ -297,47 +341,7 @@ props0 = true;
 else if(tag0 === "normal"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err21 = {instancePath,schemaPath:"#/$defs/normalDist/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-if(data.mean === undefined){
-const err22 = {instancePath,schemaPath:"#/$defs/normalDist/required",keyword:"required",params:{missingProperty: "mean"},message:"must have required property '"+"mean"+"'"};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-if(data.stdev === undefined){
-const err23 = {instancePath,schemaPath:"#/$defs/normalDist/required",keyword:"required",params:{missingProperty: "stdev"},message:"must have required property '"+"stdev"+"'"};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if(data.low === undefined){
-const err24 = {instancePath,schemaPath:"#/$defs/normalDist/required",keyword:"required",params:{missingProperty: "low"},message:"must have required property '"+"low"+"'"};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-if(data.high === undefined){
-const err25 = {instancePath,schemaPath:"#/$defs/normalDist/required",keyword:"required",params:{missingProperty: "high"},message:"must have required property '"+"high"+"'"};
+const err25 = {instancePath,schemaPath:"#/$defs/normalDist/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -346,9 +350,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-for(const key2 in data){
-if(!(((((key2 === "type") || (key2 === "mean")) || (key2 === "stdev")) || (key2 === "low")) || (key2 === "high"))){
-const err26 = {instancePath,schemaPath:"#/$defs/normalDist/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(data.mean === undefined){
+const err26 = {instancePath,schemaPath:"#/$defs/normalDist/required",keyword:"required",params:{missingProperty: "mean"},message:"must have required property '"+"mean"+"'"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -357,10 +360,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-if(data.type !== undefined){
-if("normal" !== data.type){
-const err27 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/normalDist/properties/type/const",keyword:"const",params:{allowedValue: "normal"},message:"must be equal to constant"};
+if(data.stdev === undefined){
+const err27 = {instancePath,schemaPath:"#/$defs/normalDist/required",keyword:"required",params:{missingProperty: "stdev"},message:"must have required property '"+"stdev"+"'"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -369,11 +370,8 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-if(data.mean !== undefined){
-let data11 = data.mean;
-if(!((typeof data11 == "number") && (isFinite(data11)))){
-const err28 = {instancePath:instancePath+"/mean",schemaPath:"#/$defs/normalDist/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.low === undefined){
+const err28 = {instancePath,schemaPath:"#/$defs/normalDist/required",keyword:"required",params:{missingProperty: "low"},message:"must have required property '"+"low"+"'"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -382,11 +380,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-if(data.stdev !== undefined){
-let data12 = data.stdev;
-if(!((typeof data12 == "number") && (isFinite(data12)))){
-const err29 = {instancePath:instancePath+"/stdev",schemaPath:"#/$defs/normalDist/properties/stdev/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.high === undefined){
+const err29 = {instancePath,schemaPath:"#/$defs/normalDist/required",keyword:"required",params:{missingProperty: "high"},message:"must have required property '"+"high"+"'"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -395,11 +390,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-if(data.low !== undefined){
-let data13 = data.low;
-if(!((typeof data13 == "number") && (isFinite(data13)))){
-const err30 = {instancePath:instancePath+"/low",schemaPath:"#/$defs/normalDist/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+for(const key2 in data){
+if(!(((((key2 === "type") || (key2 === "mean")) || (key2 === "stdev")) || (key2 === "low")) || (key2 === "high"))){
+const err30 = {instancePath,schemaPath:"#/$defs/normalDist/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -409,10 +402,9 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data.high !== undefined){
-let data14 = data.high;
-if(!((typeof data14 == "number") && (isFinite(data14)))){
-const err31 = {instancePath:instancePath+"/high",schemaPath:"#/$defs/normalDist/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.type !== undefined){
+if("normal" !== data.type){
+const err31 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/normalDist/properties/type/const",keyword:"const",params:{allowedValue: "normal"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -422,14 +414,66 @@ vErrors.push(err31);
 errors++;
 }
 }
-}
-else {
-const err32 = {instancePath,schemaPath:"#/$defs/normalDist/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.mean !== undefined){
+let data11 = data.mean;
+if(!((typeof data11 == "number") && (isFinite(data11)))){
+const err32 = {instancePath:instancePath+"/mean",schemaPath:"#/$defs/normalDist/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err32];
 }
 else {
 vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data.stdev !== undefined){
+let data12 = data.stdev;
+if(!((typeof data12 == "number") && (isFinite(data12)))){
+const err33 = {instancePath:instancePath+"/stdev",schemaPath:"#/$defs/normalDist/properties/stdev/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data.low !== undefined){
+let data13 = data.low;
+if(!((typeof data13 == "number") && (isFinite(data13)))){
+const err34 = {instancePath:instancePath+"/low",schemaPath:"#/$defs/normalDist/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data.high !== undefined){
+let data14 = data.high;
+if(!((typeof data14 == "number") && (isFinite(data14)))){
+const err35 = {instancePath:instancePath+"/high",schemaPath:"#/$defs/normalDist/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath,schemaPath:"#/$defs/normalDist/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
 }
 errors++;
 }
@@ -440,50 +484,7 @@ props0 = true;
 else if(tag0 === "uniform"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err33 = {instancePath,schemaPath:"#/$defs/uniformDist/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-if(data.low === undefined){
-const err34 = {instancePath,schemaPath:"#/$defs/uniformDist/required",keyword:"required",params:{missingProperty: "low"},message:"must have required property '"+"low"+"'"};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-if(data.high === undefined){
-const err35 = {instancePath,schemaPath:"#/$defs/uniformDist/required",keyword:"required",params:{missingProperty: "high"},message:"must have required property '"+"high"+"'"};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-for(const key3 in data){
-if(!(((key3 === "type") || (key3 === "low")) || (key3 === "high"))){
-const err36 = {instancePath,schemaPath:"#/$defs/uniformDist/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-}
-if(data.type !== undefined){
-if("uniform" !== data.type){
-const err37 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/uniformDist/properties/type/const",keyword:"const",params:{allowedValue: "uniform"},message:"must be equal to constant"};
+const err37 = {instancePath,schemaPath:"#/$defs/uniformDist/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -492,11 +493,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data.low !== undefined){
-let data16 = data.low;
-if(!((typeof data16 == "number") && (isFinite(data16)))){
-const err38 = {instancePath:instancePath+"/low",schemaPath:"#/$defs/uniformDist/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.low === undefined){
+const err38 = {instancePath,schemaPath:"#/$defs/uniformDist/required",keyword:"required",params:{missingProperty: "low"},message:"must have required property '"+"low"+"'"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -505,11 +503,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-if(data.high !== undefined){
-let data17 = data.high;
-if(!((typeof data17 == "number") && (isFinite(data17)))){
-const err39 = {instancePath:instancePath+"/high",schemaPath:"#/$defs/uniformDist/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.high === undefined){
+const err39 = {instancePath,schemaPath:"#/$defs/uniformDist/required",keyword:"required",params:{missingProperty: "high"},message:"must have required property '"+"high"+"'"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -518,15 +513,64 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-}
-else {
-const err40 = {instancePath,schemaPath:"#/$defs/uniformDist/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key3 in data){
+if(!(((key3 === "type") || (key3 === "low")) || (key3 === "high"))){
+const err40 = {instancePath,schemaPath:"#/$defs/uniformDist/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err40];
 }
 else {
 vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.type !== undefined){
+if("uniform" !== data.type){
+const err41 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/uniformDist/properties/type/const",keyword:"const",params:{allowedValue: "uniform"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.low !== undefined){
+let data16 = data.low;
+if(!((typeof data16 == "number") && (isFinite(data16)))){
+const err42 = {instancePath:instancePath+"/low",schemaPath:"#/$defs/uniformDist/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(data.high !== undefined){
+let data17 = data.high;
+if(!((typeof data17 == "number") && (isFinite(data17)))){
+const err43 = {instancePath:instancePath+"/high",schemaPath:"#/$defs/uniformDist/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath,schemaPath:"#/$defs/uniformDist/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
 }
 errors++;
 }
@@ -537,53 +581,7 @@ props0 = true;
 else if(tag0 === "constant"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err41 = {instancePath,schemaPath:"#/$defs/constantDist/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-if(data.value === undefined){
-const err42 = {instancePath,schemaPath:"#/$defs/constantDist/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-for(const key4 in data){
-if(!((key4 === "type") || (key4 === "value"))){
-const err43 = {instancePath,schemaPath:"#/$defs/constantDist/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-}
-if(data.type !== undefined){
-if("constant" !== data.type){
-const err44 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/constantDist/properties/type/const",keyword:"const",params:{allowedValue: "constant"},message:"must be equal to constant"};
-if(vErrors === null){
-vErrors = [err44];
-}
-else {
-vErrors.push(err44);
-}
-errors++;
-}
-}
-if(data.value !== undefined){
-let data19 = data.value;
-if(!((typeof data19 == "number") && (isFinite(data19)))){
-const err45 = {instancePath:instancePath+"/value",schemaPath:"#/$defs/constantDist/properties/value/type",keyword:"type",params:{type: "number"},message:"must be number"};
+const err45 = {instancePath,schemaPath:"#/$defs/constantDist/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -592,10 +590,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-}
-else {
-const err46 = {instancePath,schemaPath:"#/$defs/constantDist/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.value === undefined){
+const err46 = {instancePath,schemaPath:"#/$defs/constantDist/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -604,12 +600,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(props0 !== true){
-props0 = true;
-}
-}
-else {
-const err47 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf"};
+for(const key4 in data){
+if(!((key4 === "type") || (key4 === "value"))){
+const err47 = {instancePath,schemaPath:"#/$defs/constantDist/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -619,8 +612,9 @@ vErrors.push(err47);
 errors++;
 }
 }
-else {
-const err48 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string"};
+if(data.type !== undefined){
+if("constant" !== data.type){
+const err48 = {instancePath:instancePath+"/type",schemaPath:"#/$defs/constantDist/properties/type/const",keyword:"const",params:{allowedValue: "constant"},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -630,13 +624,63 @@ vErrors.push(err48);
 errors++;
 }
 }
-else {
-const err49 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.value !== undefined){
+let data19 = data.value;
+if(!((typeof data19 == "number") && (isFinite(data19)))){
+const err49 = {instancePath:instancePath+"/value",schemaPath:"#/$defs/constantDist/properties/value/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err49];
 }
 else {
 vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath,schemaPath:"#/$defs/constantDist/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+if(props0 !== true){
+props0 = true;
+}
+}
+else {
+const err51 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+else {
+const err52 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+else {
+const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
 }
 errors++;
 }
@@ -691,42 +735,1939 @@ vErrors.push(err0);
 errors++;
 }
 }
-if(!(validate23(data.required_prestige, {instancePath:instancePath+"/required_prestige",parentData:data,parentDataProperty:"required_prestige",rootData,dynamicAnchors}))){
+let data0 = data.required_prestige;
+if(!(validate23(data0, {instancePath:instancePath+"/required_prestige",parentData:data,parentDataProperty:"required_prestige",rootData,dynamicAnchors}))){
 vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
-}
-if(!(validate23(data.reward_funds_cents, {instancePath:instancePath+"/reward_funds_cents",parentData:data,parentDataProperty:"reward_funds_cents",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
-}
-if(!(validate23(data.domain_count, {instancePath:instancePath+"/domain_count",parentData:data,parentDataProperty:"domain_count",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
-}
-if(!(validate23(data.required_qty, {instancePath:instancePath+"/required_qty",parentData:data,parentDataProperty:"required_qty",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
-}
-if(!(validate23(data.reward_prestige_delta, {instancePath:instancePath+"/reward_prestige_delta",parentData:data,parentDataProperty:"reward_prestige_delta",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
-}
-if(!(validate23(data.required_trust, {instancePath:instancePath+"/required_trust",parentData:data,parentDataProperty:"required_trust",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
-}
-if(!(validate23(data.skill_boost, {instancePath:instancePath+"/skill_boost",parentData:data,parentDataProperty:"skill_boost",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
-}
 }
 else {
-const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+var props0 = validate23.evaluated.props;
+}
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(props0 !== true){
+props0 = props0 || {};
+props0.low = true;
+props0.high = true;
+props0.mode = true;
+props0.value = true;
+props0.mean = true;
+props0.stdev = true;
+props0.scale = true;
+}
+if(data0.low !== undefined){
+let data1 = data0.low;
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100 || isNaN(data1)){
+const err1 = {instancePath:instancePath+"/required_prestige/low",schemaPath:"#/properties/required_prestige/properties/low/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err1];
 }
 else {
 vErrors.push(err1);
+}
+errors++;
+}
+if(data1 < 0 || isNaN(data1)){
+const err2 = {instancePath:instancePath+"/required_prestige/low",schemaPath:"#/properties/required_prestige/properties/low/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/required_prestige/low",schemaPath:"#/properties/required_prestige/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data0.high !== undefined){
+let data2 = data0.high;
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 100 || isNaN(data2)){
+const err4 = {instancePath:instancePath+"/required_prestige/high",schemaPath:"#/properties/required_prestige/properties/high/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data2 < 0 || isNaN(data2)){
+const err5 = {instancePath:instancePath+"/required_prestige/high",schemaPath:"#/properties/required_prestige/properties/high/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/required_prestige/high",schemaPath:"#/properties/required_prestige/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data0.mode !== undefined){
+let data3 = data0.mode;
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 100 || isNaN(data3)){
+const err7 = {instancePath:instancePath+"/required_prestige/mode",schemaPath:"#/properties/required_prestige/properties/mode/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data3 < 0 || isNaN(data3)){
+const err8 = {instancePath:instancePath+"/required_prestige/mode",schemaPath:"#/properties/required_prestige/properties/mode/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/required_prestige/mode",schemaPath:"#/properties/required_prestige/properties/mode/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data0.value !== undefined){
+let data4 = data0.value;
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 100 || isNaN(data4)){
+const err10 = {instancePath:instancePath+"/required_prestige/value",schemaPath:"#/properties/required_prestige/properties/value/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err11 = {instancePath:instancePath+"/required_prestige/value",schemaPath:"#/properties/required_prestige/properties/value/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/required_prestige/value",schemaPath:"#/properties/required_prestige/properties/value/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data0.mean !== undefined){
+let data5 = data0.mean;
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 100 || isNaN(data5)){
+const err13 = {instancePath:instancePath+"/required_prestige/mean",schemaPath:"#/properties/required_prestige/properties/mean/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err14 = {instancePath:instancePath+"/required_prestige/mean",schemaPath:"#/properties/required_prestige/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/required_prestige/mean",schemaPath:"#/properties/required_prestige/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data0.stdev !== undefined){
+let data6 = data0.stdev;
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 100 || isNaN(data6)){
+const err16 = {instancePath:instancePath+"/required_prestige/stdev",schemaPath:"#/properties/required_prestige/properties/stdev/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err17 = {instancePath:instancePath+"/required_prestige/stdev",schemaPath:"#/properties/required_prestige/properties/stdev/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+else {
+const err18 = {instancePath:instancePath+"/required_prestige/stdev",schemaPath:"#/properties/required_prestige/properties/stdev/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data0.scale !== undefined){
+let data7 = data0.scale;
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 100 || isNaN(data7)){
+const err19 = {instancePath:instancePath+"/required_prestige/scale",schemaPath:"#/properties/required_prestige/properties/scale/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data7 < 0 || isNaN(data7)){
+const err20 = {instancePath:instancePath+"/required_prestige/scale",schemaPath:"#/properties/required_prestige/properties/scale/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/required_prestige/scale",schemaPath:"#/properties/required_prestige/properties/scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/required_prestige",schemaPath:"#/properties/required_prestige/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+let data8 = data.reward_funds_cents;
+if(!(validate23(data8, {instancePath:instancePath+"/reward_funds_cents",parentData:data,parentDataProperty:"reward_funds_cents",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+else {
+var props1 = validate23.evaluated.props;
+}
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(props1 !== true){
+props1 = props1 || {};
+props1.low = true;
+props1.high = true;
+props1.mode = true;
+props1.value = true;
+props1.mean = true;
+props1.stdev = true;
+props1.scale = true;
+}
+if(data8.low !== undefined){
+let data9 = data8.low;
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 100000000 || isNaN(data9)){
+const err23 = {instancePath:instancePath+"/reward_funds_cents/low",schemaPath:"#/properties/reward_funds_cents/properties/low/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data9 < 0 || isNaN(data9)){
+const err24 = {instancePath:instancePath+"/reward_funds_cents/low",schemaPath:"#/properties/reward_funds_cents/properties/low/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/reward_funds_cents/low",schemaPath:"#/properties/reward_funds_cents/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+if(data8.high !== undefined){
+let data10 = data8.high;
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 100000000 || isNaN(data10)){
+const err26 = {instancePath:instancePath+"/reward_funds_cents/high",schemaPath:"#/properties/reward_funds_cents/properties/high/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data10 < 0 || isNaN(data10)){
+const err27 = {instancePath:instancePath+"/reward_funds_cents/high",schemaPath:"#/properties/reward_funds_cents/properties/high/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+else {
+const err28 = {instancePath:instancePath+"/reward_funds_cents/high",schemaPath:"#/properties/reward_funds_cents/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data8.mode !== undefined){
+let data11 = data8.mode;
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 100000000 || isNaN(data11)){
+const err29 = {instancePath:instancePath+"/reward_funds_cents/mode",schemaPath:"#/properties/reward_funds_cents/properties/mode/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data11 < 0 || isNaN(data11)){
+const err30 = {instancePath:instancePath+"/reward_funds_cents/mode",schemaPath:"#/properties/reward_funds_cents/properties/mode/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath:instancePath+"/reward_funds_cents/mode",schemaPath:"#/properties/reward_funds_cents/properties/mode/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data8.value !== undefined){
+let data12 = data8.value;
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 100000000 || isNaN(data12)){
+const err32 = {instancePath:instancePath+"/reward_funds_cents/value",schemaPath:"#/properties/reward_funds_cents/properties/value/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(data12 < 0 || isNaN(data12)){
+const err33 = {instancePath:instancePath+"/reward_funds_cents/value",schemaPath:"#/properties/reward_funds_cents/properties/value/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/reward_funds_cents/value",schemaPath:"#/properties/reward_funds_cents/properties/value/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data8.mean !== undefined){
+let data13 = data8.mean;
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 100000000 || isNaN(data13)){
+const err35 = {instancePath:instancePath+"/reward_funds_cents/mean",schemaPath:"#/properties/reward_funds_cents/properties/mean/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(data13 < 0 || isNaN(data13)){
+const err36 = {instancePath:instancePath+"/reward_funds_cents/mean",schemaPath:"#/properties/reward_funds_cents/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/reward_funds_cents/mean",schemaPath:"#/properties/reward_funds_cents/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data8.stdev !== undefined){
+let data14 = data8.stdev;
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 100000000 || isNaN(data14)){
+const err38 = {instancePath:instancePath+"/reward_funds_cents/stdev",schemaPath:"#/properties/reward_funds_cents/properties/stdev/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+if(data14 < 0 || isNaN(data14)){
+const err39 = {instancePath:instancePath+"/reward_funds_cents/stdev",schemaPath:"#/properties/reward_funds_cents/properties/stdev/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/reward_funds_cents/stdev",schemaPath:"#/properties/reward_funds_cents/properties/stdev/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data8.scale !== undefined){
+let data15 = data8.scale;
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 > 100000000 || isNaN(data15)){
+const err41 = {instancePath:instancePath+"/reward_funds_cents/scale",schemaPath:"#/properties/reward_funds_cents/properties/scale/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(data15 < 0 || isNaN(data15)){
+const err42 = {instancePath:instancePath+"/reward_funds_cents/scale",schemaPath:"#/properties/reward_funds_cents/properties/scale/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/reward_funds_cents/scale",schemaPath:"#/properties/reward_funds_cents/properties/scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/reward_funds_cents",schemaPath:"#/properties/reward_funds_cents/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+let data16 = data.domain_count;
+if(!(validate23(data16, {instancePath:instancePath+"/domain_count",parentData:data,parentDataProperty:"domain_count",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+else {
+var props2 = validate23.evaluated.props;
+}
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(props2 !== true){
+props2 = props2 || {};
+props2.low = true;
+props2.high = true;
+props2.mode = true;
+props2.value = true;
+props2.mean = true;
+props2.stdev = true;
+props2.scale = true;
+}
+if(data16.low !== undefined){
+let data17 = data16.low;
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 4 || isNaN(data17)){
+const err45 = {instancePath:instancePath+"/domain_count/low",schemaPath:"#/properties/domain_count/properties/low/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+if(data17 < 0 || isNaN(data17)){
+const err46 = {instancePath:instancePath+"/domain_count/low",schemaPath:"#/properties/domain_count/properties/low/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/domain_count/low",schemaPath:"#/properties/domain_count/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data16.high !== undefined){
+let data18 = data16.high;
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 > 4 || isNaN(data18)){
+const err48 = {instancePath:instancePath+"/domain_count/high",schemaPath:"#/properties/domain_count/properties/high/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+if(data18 < 0 || isNaN(data18)){
+const err49 = {instancePath:instancePath+"/domain_count/high",schemaPath:"#/properties/domain_count/properties/high/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/domain_count/high",schemaPath:"#/properties/domain_count/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data16.mode !== undefined){
+let data19 = data16.mode;
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 4 || isNaN(data19)){
+const err51 = {instancePath:instancePath+"/domain_count/mode",schemaPath:"#/properties/domain_count/properties/mode/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if(data19 < 0 || isNaN(data19)){
+const err52 = {instancePath:instancePath+"/domain_count/mode",schemaPath:"#/properties/domain_count/properties/mode/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+else {
+const err53 = {instancePath:instancePath+"/domain_count/mode",schemaPath:"#/properties/domain_count/properties/mode/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+if(data16.value !== undefined){
+let data20 = data16.value;
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 4 || isNaN(data20)){
+const err54 = {instancePath:instancePath+"/domain_count/value",schemaPath:"#/properties/domain_count/properties/value/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if(data20 < 0 || isNaN(data20)){
+const err55 = {instancePath:instancePath+"/domain_count/value",schemaPath:"#/properties/domain_count/properties/value/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+else {
+const err56 = {instancePath:instancePath+"/domain_count/value",schemaPath:"#/properties/domain_count/properties/value/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+if(data16.mean !== undefined){
+let data21 = data16.mean;
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 4 || isNaN(data21)){
+const err57 = {instancePath:instancePath+"/domain_count/mean",schemaPath:"#/properties/domain_count/properties/mean/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+if(data21 < 0 || isNaN(data21)){
+const err58 = {instancePath:instancePath+"/domain_count/mean",schemaPath:"#/properties/domain_count/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/domain_count/mean",schemaPath:"#/properties/domain_count/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+}
+if(data16.stdev !== undefined){
+let data22 = data16.stdev;
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 4 || isNaN(data22)){
+const err60 = {instancePath:instancePath+"/domain_count/stdev",schemaPath:"#/properties/domain_count/properties/stdev/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+if(data22 < 0 || isNaN(data22)){
+const err61 = {instancePath:instancePath+"/domain_count/stdev",schemaPath:"#/properties/domain_count/properties/stdev/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+}
+else {
+const err62 = {instancePath:instancePath+"/domain_count/stdev",schemaPath:"#/properties/domain_count/properties/stdev/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data16.scale !== undefined){
+let data23 = data16.scale;
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 4 || isNaN(data23)){
+const err63 = {instancePath:instancePath+"/domain_count/scale",schemaPath:"#/properties/domain_count/properties/scale/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4},message:"must be <= 4"};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if(data23 < 0 || isNaN(data23)){
+const err64 = {instancePath:instancePath+"/domain_count/scale",schemaPath:"#/properties/domain_count/properties/scale/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/domain_count/scale",schemaPath:"#/properties/domain_count/properties/scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+}
+}
+else {
+const err66 = {instancePath:instancePath+"/domain_count",schemaPath:"#/properties/domain_count/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+let data24 = data.required_qty;
+if(!(validate23(data24, {instancePath:instancePath+"/required_qty",parentData:data,parentDataProperty:"required_qty",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+else {
+var props3 = validate23.evaluated.props;
+}
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(props3 !== true){
+props3 = props3 || {};
+props3.low = true;
+props3.high = true;
+props3.mode = true;
+props3.value = true;
+props3.mean = true;
+props3.stdev = true;
+props3.scale = true;
+}
+if(data24.low !== undefined){
+let data25 = data24.low;
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 > 100000 || isNaN(data25)){
+const err67 = {instancePath:instancePath+"/required_qty/low",schemaPath:"#/properties/required_qty/properties/low/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+if(data25 < 0 || isNaN(data25)){
+const err68 = {instancePath:instancePath+"/required_qty/low",schemaPath:"#/properties/required_qty/properties/low/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/required_qty/low",schemaPath:"#/properties/required_qty/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+if(data24.high !== undefined){
+let data26 = data24.high;
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 100000 || isNaN(data26)){
+const err70 = {instancePath:instancePath+"/required_qty/high",schemaPath:"#/properties/required_qty/properties/high/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+if(data26 < 0 || isNaN(data26)){
+const err71 = {instancePath:instancePath+"/required_qty/high",schemaPath:"#/properties/required_qty/properties/high/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/required_qty/high",schemaPath:"#/properties/required_qty/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+if(data24.mode !== undefined){
+let data27 = data24.mode;
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 > 100000 || isNaN(data27)){
+const err73 = {instancePath:instancePath+"/required_qty/mode",schemaPath:"#/properties/required_qty/properties/mode/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
+if(data27 < 0 || isNaN(data27)){
+const err74 = {instancePath:instancePath+"/required_qty/mode",schemaPath:"#/properties/required_qty/properties/mode/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/required_qty/mode",schemaPath:"#/properties/required_qty/properties/mode/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data24.value !== undefined){
+let data28 = data24.value;
+if((typeof data28 == "number") && (isFinite(data28))){
+if(data28 > 100000 || isNaN(data28)){
+const err76 = {instancePath:instancePath+"/required_qty/value",schemaPath:"#/properties/required_qty/properties/value/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+if(data28 < 0 || isNaN(data28)){
+const err77 = {instancePath:instancePath+"/required_qty/value",schemaPath:"#/properties/required_qty/properties/value/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+else {
+const err78 = {instancePath:instancePath+"/required_qty/value",schemaPath:"#/properties/required_qty/properties/value/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+if(data24.mean !== undefined){
+let data29 = data24.mean;
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 100000 || isNaN(data29)){
+const err79 = {instancePath:instancePath+"/required_qty/mean",schemaPath:"#/properties/required_qty/properties/mean/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+if(data29 < 0 || isNaN(data29)){
+const err80 = {instancePath:instancePath+"/required_qty/mean",schemaPath:"#/properties/required_qty/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/required_qty/mean",schemaPath:"#/properties/required_qty/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+if(data24.stdev !== undefined){
+let data30 = data24.stdev;
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 > 100000 || isNaN(data30)){
+const err82 = {instancePath:instancePath+"/required_qty/stdev",schemaPath:"#/properties/required_qty/properties/stdev/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+if(data30 < 0 || isNaN(data30)){
+const err83 = {instancePath:instancePath+"/required_qty/stdev",schemaPath:"#/properties/required_qty/properties/stdev/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+}
+else {
+const err84 = {instancePath:instancePath+"/required_qty/stdev",schemaPath:"#/properties/required_qty/properties/stdev/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+if(data24.scale !== undefined){
+let data31 = data24.scale;
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 > 100000 || isNaN(data31)){
+const err85 = {instancePath:instancePath+"/required_qty/scale",schemaPath:"#/properties/required_qty/properties/scale/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+if(data31 < 0 || isNaN(data31)){
+const err86 = {instancePath:instancePath+"/required_qty/scale",schemaPath:"#/properties/required_qty/properties/scale/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
+}
+errors++;
+}
+}
+else {
+const err87 = {instancePath:instancePath+"/required_qty/scale",schemaPath:"#/properties/required_qty/properties/scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err87];
+}
+else {
+vErrors.push(err87);
+}
+errors++;
+}
+}
+}
+else {
+const err88 = {instancePath:instancePath+"/required_qty",schemaPath:"#/properties/required_qty/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err88];
+}
+else {
+vErrors.push(err88);
+}
+errors++;
+}
+let data32 = data.reward_prestige_delta;
+if(!(validate23(data32, {instancePath:instancePath+"/reward_prestige_delta",parentData:data,parentDataProperty:"reward_prestige_delta",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+else {
+var props4 = validate23.evaluated.props;
+}
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+if(props4 !== true){
+props4 = props4 || {};
+props4.low = true;
+props4.high = true;
+props4.mode = true;
+props4.value = true;
+props4.mean = true;
+props4.stdev = true;
+props4.scale = true;
+}
+if(data32.low !== undefined){
+let data33 = data32.low;
+if((typeof data33 == "number") && (isFinite(data33))){
+if(data33 > 100 || isNaN(data33)){
+const err89 = {instancePath:instancePath+"/reward_prestige_delta/low",schemaPath:"#/properties/reward_prestige_delta/properties/low/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err89];
+}
+else {
+vErrors.push(err89);
+}
+errors++;
+}
+if(data33 < 0 || isNaN(data33)){
+const err90 = {instancePath:instancePath+"/reward_prestige_delta/low",schemaPath:"#/properties/reward_prestige_delta/properties/low/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+else {
+const err91 = {instancePath:instancePath+"/reward_prestige_delta/low",schemaPath:"#/properties/reward_prestige_delta/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+if(data32.high !== undefined){
+let data34 = data32.high;
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 > 100 || isNaN(data34)){
+const err92 = {instancePath:instancePath+"/reward_prestige_delta/high",schemaPath:"#/properties/reward_prestige_delta/properties/high/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+if(data34 < 0 || isNaN(data34)){
+const err93 = {instancePath:instancePath+"/reward_prestige_delta/high",schemaPath:"#/properties/reward_prestige_delta/properties/high/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+else {
+const err94 = {instancePath:instancePath+"/reward_prestige_delta/high",schemaPath:"#/properties/reward_prestige_delta/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+if(data32.mode !== undefined){
+let data35 = data32.mode;
+if((typeof data35 == "number") && (isFinite(data35))){
+if(data35 > 100 || isNaN(data35)){
+const err95 = {instancePath:instancePath+"/reward_prestige_delta/mode",schemaPath:"#/properties/reward_prestige_delta/properties/mode/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+if(data35 < 0 || isNaN(data35)){
+const err96 = {instancePath:instancePath+"/reward_prestige_delta/mode",schemaPath:"#/properties/reward_prestige_delta/properties/mode/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+}
+else {
+const err97 = {instancePath:instancePath+"/reward_prestige_delta/mode",schemaPath:"#/properties/reward_prestige_delta/properties/mode/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+if(data32.value !== undefined){
+let data36 = data32.value;
+if((typeof data36 == "number") && (isFinite(data36))){
+if(data36 > 100 || isNaN(data36)){
+const err98 = {instancePath:instancePath+"/reward_prestige_delta/value",schemaPath:"#/properties/reward_prestige_delta/properties/value/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+if(data36 < 0 || isNaN(data36)){
+const err99 = {instancePath:instancePath+"/reward_prestige_delta/value",schemaPath:"#/properties/reward_prestige_delta/properties/value/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+else {
+const err100 = {instancePath:instancePath+"/reward_prestige_delta/value",schemaPath:"#/properties/reward_prestige_delta/properties/value/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+if(data32.mean !== undefined){
+let data37 = data32.mean;
+if((typeof data37 == "number") && (isFinite(data37))){
+if(data37 > 100 || isNaN(data37)){
+const err101 = {instancePath:instancePath+"/reward_prestige_delta/mean",schemaPath:"#/properties/reward_prestige_delta/properties/mean/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+if(data37 < 0 || isNaN(data37)){
+const err102 = {instancePath:instancePath+"/reward_prestige_delta/mean",schemaPath:"#/properties/reward_prestige_delta/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+else {
+const err103 = {instancePath:instancePath+"/reward_prestige_delta/mean",schemaPath:"#/properties/reward_prestige_delta/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+}
+if(data32.stdev !== undefined){
+let data38 = data32.stdev;
+if((typeof data38 == "number") && (isFinite(data38))){
+if(data38 > 100 || isNaN(data38)){
+const err104 = {instancePath:instancePath+"/reward_prestige_delta/stdev",schemaPath:"#/properties/reward_prestige_delta/properties/stdev/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+if(data38 < 0 || isNaN(data38)){
+const err105 = {instancePath:instancePath+"/reward_prestige_delta/stdev",schemaPath:"#/properties/reward_prestige_delta/properties/stdev/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+}
+else {
+const err106 = {instancePath:instancePath+"/reward_prestige_delta/stdev",schemaPath:"#/properties/reward_prestige_delta/properties/stdev/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+}
+if(data32.scale !== undefined){
+let data39 = data32.scale;
+if((typeof data39 == "number") && (isFinite(data39))){
+if(data39 > 100 || isNaN(data39)){
+const err107 = {instancePath:instancePath+"/reward_prestige_delta/scale",schemaPath:"#/properties/reward_prestige_delta/properties/scale/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+if(data39 < 0 || isNaN(data39)){
+const err108 = {instancePath:instancePath+"/reward_prestige_delta/scale",schemaPath:"#/properties/reward_prestige_delta/properties/scale/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
+}
+errors++;
+}
+}
+else {
+const err109 = {instancePath:instancePath+"/reward_prestige_delta/scale",schemaPath:"#/properties/reward_prestige_delta/properties/scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+}
+}
+else {
+const err110 = {instancePath:instancePath+"/reward_prestige_delta",schemaPath:"#/properties/reward_prestige_delta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+let data40 = data.required_trust;
+if(!(validate23(data40, {instancePath:instancePath+"/required_trust",parentData:data,parentDataProperty:"required_trust",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+else {
+var props5 = validate23.evaluated.props;
+}
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(props5 !== true){
+props5 = props5 || {};
+props5.low = true;
+props5.high = true;
+props5.mode = true;
+props5.value = true;
+props5.mean = true;
+props5.stdev = true;
+props5.scale = true;
+}
+if(data40.low !== undefined){
+let data41 = data40.low;
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 > 100 || isNaN(data41)){
+const err111 = {instancePath:instancePath+"/required_trust/low",schemaPath:"#/properties/required_trust/properties/low/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
+}
+errors++;
+}
+if(data41 < 0 || isNaN(data41)){
+const err112 = {instancePath:instancePath+"/required_trust/low",schemaPath:"#/properties/required_trust/properties/low/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
+}
+errors++;
+}
+}
+else {
+const err113 = {instancePath:instancePath+"/required_trust/low",schemaPath:"#/properties/required_trust/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+}
+if(data40.high !== undefined){
+let data42 = data40.high;
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 > 100 || isNaN(data42)){
+const err114 = {instancePath:instancePath+"/required_trust/high",schemaPath:"#/properties/required_trust/properties/high/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+if(data42 < 0 || isNaN(data42)){
+const err115 = {instancePath:instancePath+"/required_trust/high",schemaPath:"#/properties/required_trust/properties/high/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+else {
+const err116 = {instancePath:instancePath+"/required_trust/high",schemaPath:"#/properties/required_trust/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+}
+if(data40.mode !== undefined){
+let data43 = data40.mode;
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 > 100 || isNaN(data43)){
+const err117 = {instancePath:instancePath+"/required_trust/mode",schemaPath:"#/properties/required_trust/properties/mode/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
+}
+errors++;
+}
+if(data43 < 0 || isNaN(data43)){
+const err118 = {instancePath:instancePath+"/required_trust/mode",schemaPath:"#/properties/required_trust/properties/mode/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+}
+else {
+const err119 = {instancePath:instancePath+"/required_trust/mode",schemaPath:"#/properties/required_trust/properties/mode/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+}
+if(data40.value !== undefined){
+let data44 = data40.value;
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 > 100 || isNaN(data44)){
+const err120 = {instancePath:instancePath+"/required_trust/value",schemaPath:"#/properties/required_trust/properties/value/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+if(data44 < 0 || isNaN(data44)){
+const err121 = {instancePath:instancePath+"/required_trust/value",schemaPath:"#/properties/required_trust/properties/value/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
+}
+errors++;
+}
+}
+else {
+const err122 = {instancePath:instancePath+"/required_trust/value",schemaPath:"#/properties/required_trust/properties/value/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err122];
+}
+else {
+vErrors.push(err122);
+}
+errors++;
+}
+}
+if(data40.mean !== undefined){
+let data45 = data40.mean;
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 > 100 || isNaN(data45)){
+const err123 = {instancePath:instancePath+"/required_trust/mean",schemaPath:"#/properties/required_trust/properties/mean/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err123];
+}
+else {
+vErrors.push(err123);
+}
+errors++;
+}
+if(data45 < 0 || isNaN(data45)){
+const err124 = {instancePath:instancePath+"/required_trust/mean",schemaPath:"#/properties/required_trust/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err124];
+}
+else {
+vErrors.push(err124);
+}
+errors++;
+}
+}
+else {
+const err125 = {instancePath:instancePath+"/required_trust/mean",schemaPath:"#/properties/required_trust/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err125];
+}
+else {
+vErrors.push(err125);
+}
+errors++;
+}
+}
+if(data40.stdev !== undefined){
+let data46 = data40.stdev;
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 > 100 || isNaN(data46)){
+const err126 = {instancePath:instancePath+"/required_trust/stdev",schemaPath:"#/properties/required_trust/properties/stdev/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err126];
+}
+else {
+vErrors.push(err126);
+}
+errors++;
+}
+if(data46 < 0 || isNaN(data46)){
+const err127 = {instancePath:instancePath+"/required_trust/stdev",schemaPath:"#/properties/required_trust/properties/stdev/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err127];
+}
+else {
+vErrors.push(err127);
+}
+errors++;
+}
+}
+else {
+const err128 = {instancePath:instancePath+"/required_trust/stdev",schemaPath:"#/properties/required_trust/properties/stdev/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err128];
+}
+else {
+vErrors.push(err128);
+}
+errors++;
+}
+}
+if(data40.scale !== undefined){
+let data47 = data40.scale;
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 > 100 || isNaN(data47)){
+const err129 = {instancePath:instancePath+"/required_trust/scale",schemaPath:"#/properties/required_trust/properties/scale/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err129];
+}
+else {
+vErrors.push(err129);
+}
+errors++;
+}
+if(data47 < 0 || isNaN(data47)){
+const err130 = {instancePath:instancePath+"/required_trust/scale",schemaPath:"#/properties/required_trust/properties/scale/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err130];
+}
+else {
+vErrors.push(err130);
+}
+errors++;
+}
+}
+else {
+const err131 = {instancePath:instancePath+"/required_trust/scale",schemaPath:"#/properties/required_trust/properties/scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err131];
+}
+else {
+vErrors.push(err131);
+}
+errors++;
+}
+}
+}
+else {
+const err132 = {instancePath:instancePath+"/required_trust",schemaPath:"#/properties/required_trust/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err132];
+}
+else {
+vErrors.push(err132);
+}
+errors++;
+}
+let data48 = data.skill_boost;
+if(!(validate23(data48, {instancePath:instancePath+"/skill_boost",parentData:data,parentDataProperty:"skill_boost",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+else {
+var props6 = validate23.evaluated.props;
+}
+if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+if(props6 !== true){
+props6 = props6 || {};
+props6.low = true;
+props6.high = true;
+props6.mode = true;
+props6.value = true;
+props6.mean = true;
+props6.stdev = true;
+props6.scale = true;
+}
+if(data48.low !== undefined){
+let data49 = data48.low;
+if((typeof data49 == "number") && (isFinite(data49))){
+if(data49 > 10 || isNaN(data49)){
+const err133 = {instancePath:instancePath+"/skill_boost/low",schemaPath:"#/properties/skill_boost/properties/low/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(vErrors === null){
+vErrors = [err133];
+}
+else {
+vErrors.push(err133);
+}
+errors++;
+}
+if(data49 < 0 || isNaN(data49)){
+const err134 = {instancePath:instancePath+"/skill_boost/low",schemaPath:"#/properties/skill_boost/properties/low/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err134];
+}
+else {
+vErrors.push(err134);
+}
+errors++;
+}
+}
+else {
+const err135 = {instancePath:instancePath+"/skill_boost/low",schemaPath:"#/properties/skill_boost/properties/low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err135];
+}
+else {
+vErrors.push(err135);
+}
+errors++;
+}
+}
+if(data48.high !== undefined){
+let data50 = data48.high;
+if((typeof data50 == "number") && (isFinite(data50))){
+if(data50 > 10 || isNaN(data50)){
+const err136 = {instancePath:instancePath+"/skill_boost/high",schemaPath:"#/properties/skill_boost/properties/high/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(vErrors === null){
+vErrors = [err136];
+}
+else {
+vErrors.push(err136);
+}
+errors++;
+}
+if(data50 < 0 || isNaN(data50)){
+const err137 = {instancePath:instancePath+"/skill_boost/high",schemaPath:"#/properties/skill_boost/properties/high/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err137];
+}
+else {
+vErrors.push(err137);
+}
+errors++;
+}
+}
+else {
+const err138 = {instancePath:instancePath+"/skill_boost/high",schemaPath:"#/properties/skill_boost/properties/high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err138];
+}
+else {
+vErrors.push(err138);
+}
+errors++;
+}
+}
+if(data48.mode !== undefined){
+let data51 = data48.mode;
+if((typeof data51 == "number") && (isFinite(data51))){
+if(data51 > 10 || isNaN(data51)){
+const err139 = {instancePath:instancePath+"/skill_boost/mode",schemaPath:"#/properties/skill_boost/properties/mode/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(vErrors === null){
+vErrors = [err139];
+}
+else {
+vErrors.push(err139);
+}
+errors++;
+}
+if(data51 < 0 || isNaN(data51)){
+const err140 = {instancePath:instancePath+"/skill_boost/mode",schemaPath:"#/properties/skill_boost/properties/mode/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err140];
+}
+else {
+vErrors.push(err140);
+}
+errors++;
+}
+}
+else {
+const err141 = {instancePath:instancePath+"/skill_boost/mode",schemaPath:"#/properties/skill_boost/properties/mode/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err141];
+}
+else {
+vErrors.push(err141);
+}
+errors++;
+}
+}
+if(data48.value !== undefined){
+let data52 = data48.value;
+if((typeof data52 == "number") && (isFinite(data52))){
+if(data52 > 10 || isNaN(data52)){
+const err142 = {instancePath:instancePath+"/skill_boost/value",schemaPath:"#/properties/skill_boost/properties/value/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(vErrors === null){
+vErrors = [err142];
+}
+else {
+vErrors.push(err142);
+}
+errors++;
+}
+if(data52 < 0 || isNaN(data52)){
+const err143 = {instancePath:instancePath+"/skill_boost/value",schemaPath:"#/properties/skill_boost/properties/value/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+}
+else {
+const err144 = {instancePath:instancePath+"/skill_boost/value",schemaPath:"#/properties/skill_boost/properties/value/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+}
+if(data48.mean !== undefined){
+let data53 = data48.mean;
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 > 10 || isNaN(data53)){
+const err145 = {instancePath:instancePath+"/skill_boost/mean",schemaPath:"#/properties/skill_boost/properties/mean/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+if(data53 < 0 || isNaN(data53)){
+const err146 = {instancePath:instancePath+"/skill_boost/mean",schemaPath:"#/properties/skill_boost/properties/mean/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+}
+else {
+const err147 = {instancePath:instancePath+"/skill_boost/mean",schemaPath:"#/properties/skill_boost/properties/mean/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+}
+if(data48.stdev !== undefined){
+let data54 = data48.stdev;
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 > 10 || isNaN(data54)){
+const err148 = {instancePath:instancePath+"/skill_boost/stdev",schemaPath:"#/properties/skill_boost/properties/stdev/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+if(data54 < 0 || isNaN(data54)){
+const err149 = {instancePath:instancePath+"/skill_boost/stdev",schemaPath:"#/properties/skill_boost/properties/stdev/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+}
+else {
+const err150 = {instancePath:instancePath+"/skill_boost/stdev",schemaPath:"#/properties/skill_boost/properties/stdev/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+if(data48.scale !== undefined){
+let data55 = data48.scale;
+if((typeof data55 == "number") && (isFinite(data55))){
+if(data55 > 10 || isNaN(data55)){
+const err151 = {instancePath:instancePath+"/skill_boost/scale",schemaPath:"#/properties/skill_boost/properties/scale/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+if(data55 < 0 || isNaN(data55)){
+const err152 = {instancePath:instancePath+"/skill_boost/scale",schemaPath:"#/properties/skill_boost/properties/scale/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+}
+else {
+const err153 = {instancePath:instancePath+"/skill_boost/scale",schemaPath:"#/properties/skill_boost/properties/scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+}
+}
+else {
+const err154 = {instancePath:instancePath+"/skill_boost",schemaPath:"#/properties/skill_boost/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+}
+else {
+const err155 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
 }
 errors++;
 }
@@ -1192,12 +3133,8 @@ vErrors.push(err34);
 }
 errors++;
 }
-}
-}
-if(data.initial_funds_cents !== undefined){
-let data1 = data.initial_funds_cents;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err35 = {instancePath:instancePath+"/initial_funds_cents",schemaPath:"#/properties/initial_funds_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data0 < 1 || isNaN(data0)){
+const err35 = {instancePath:instancePath+"/num_employees",schemaPath:"#/properties/num_employees/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1207,10 +3144,11 @@ vErrors.push(err35);
 errors++;
 }
 }
-if(data.initial_prestige_level !== undefined){
-let data2 = data.initial_prestige_level;
-if(!((typeof data2 == "number") && (isFinite(data2)))){
-const err36 = {instancePath:instancePath+"/initial_prestige_level",schemaPath:"#/properties/initial_prestige_level/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data.initial_funds_cents !== undefined){
+let data1 = data.initial_funds_cents;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err36 = {instancePath:instancePath+"/initial_funds_cents",schemaPath:"#/properties/initial_funds_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1219,11 +3157,9 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-if(data.work_hours_per_day !== undefined){
-let data3 = data.work_hours_per_day;
-if(!((typeof data3 == "number") && (isFinite(data3)))){
-const err37 = {instancePath:instancePath+"/work_hours_per_day",schemaPath:"#/properties/work_hours_per_day/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 10000000000000 || isNaN(data1)){
+const err37 = {instancePath:instancePath+"/initial_funds_cents",schemaPath:"#/properties/initial_funds_cents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000000000000},message:"must be <= 10000000000000"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1232,11 +3168,8 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data.num_market_tasks !== undefined){
-let data4 = data.num_market_tasks;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err38 = {instancePath:instancePath+"/num_market_tasks",schemaPath:"#/properties/num_market_tasks/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data1 < 0 || isNaN(data1)){
+const err38 = {instancePath:instancePath+"/initial_funds_cents",schemaPath:"#/properties/initial_funds_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1245,9 +3178,13 @@ vErrors.push(err38);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 10000 || isNaN(data4)){
-const err39 = {instancePath:instancePath+"/num_market_tasks",schemaPath:"#/properties/num_market_tasks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+}
+}
+if(data.initial_prestige_level !== undefined){
+let data2 = data.initial_prestige_level;
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 100 || isNaN(data2)){
+const err39 = {instancePath:instancePath+"/initial_prestige_level",schemaPath:"#/properties/initial_prestige_level/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1256,12 +3193,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-}
-if(data.market_browse_default_limit !== undefined){
-let data5 = data.market_browse_default_limit;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err40 = {instancePath:instancePath+"/market_browse_default_limit",schemaPath:"#/properties/market_browse_default_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data2 < 0 || isNaN(data2)){
+const err40 = {instancePath:instancePath+"/initial_prestige_level",schemaPath:"#/properties/initial_prestige_level/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -1270,9 +3203,9 @@ vErrors.push(err40);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 > 10000 || isNaN(data5)){
-const err41 = {instancePath:instancePath+"/market_browse_default_limit",schemaPath:"#/properties/market_browse_default_limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+}
+else {
+const err41 = {instancePath:instancePath+"/initial_prestige_level",schemaPath:"#/properties/initial_prestige_level/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -1282,11 +3215,11 @@ vErrors.push(err41);
 errors++;
 }
 }
-}
-if(data.salary_bump_pct !== undefined){
-let data6 = data.salary_bump_pct;
-if(!((typeof data6 == "number") && (isFinite(data6)))){
-const err42 = {instancePath:instancePath+"/salary_bump_pct",schemaPath:"#/properties/salary_bump_pct/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.work_hours_per_day !== undefined){
+let data3 = data.work_hours_per_day;
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 > 24 || isNaN(data3)){
+const err42 = {instancePath:instancePath+"/work_hours_per_day",schemaPath:"#/properties/work_hours_per_day/maximum",keyword:"maximum",params:{comparison: "<=", limit: 24},message:"must be <= 24"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -1295,11 +3228,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-if(data.salary_max_cents !== undefined){
-let data7 = data.salary_max_cents;
-if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err43 = {instancePath:instancePath+"/salary_max_cents",schemaPath:"#/properties/salary_max_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data3 < 0 || isNaN(data3)){
+const err43 = {instancePath:instancePath+"/work_hours_per_day",schemaPath:"#/properties/work_hours_per_day/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -1309,10 +3239,8 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data.skill_rate_max !== undefined){
-let data8 = data.skill_rate_max;
-if(!((typeof data8 == "number") && (isFinite(data8)))){
-const err44 = {instancePath:instancePath+"/skill_rate_max",schemaPath:"#/properties/skill_rate_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+else {
+const err44 = {instancePath:instancePath+"/work_hours_per_day",schemaPath:"#/properties/work_hours_per_day/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1322,10 +3250,10 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data.prestige_max !== undefined){
-let data9 = data.prestige_max;
-if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err45 = {instancePath:instancePath+"/prestige_max",schemaPath:"#/properties/prestige_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.num_market_tasks !== undefined){
+let data4 = data.num_market_tasks;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err45 = {instancePath:instancePath+"/num_market_tasks",schemaPath:"#/properties/num_market_tasks/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1334,11 +3262,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-if(data.prestige_min !== undefined){
-let data10 = data.prestige_min;
-if(!((typeof data10 == "number") && (isFinite(data10)))){
-const err46 = {instancePath:instancePath+"/prestige_min",schemaPath:"#/properties/prestige_min/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 10000 || isNaN(data4)){
+const err46 = {instancePath:instancePath+"/num_market_tasks",schemaPath:"#/properties/num_market_tasks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1347,11 +3273,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-if(data.penalty_fail_multiplier !== undefined){
-let data11 = data.penalty_fail_multiplier;
-if(!((typeof data11 == "number") && (isFinite(data11)))){
-const err47 = {instancePath:instancePath+"/penalty_fail_multiplier",schemaPath:"#/properties/penalty_fail_multiplier/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data4 < 1 || isNaN(data4)){
+const err47 = {instancePath:instancePath+"/num_market_tasks",schemaPath:"#/properties/num_market_tasks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1361,9 +3284,11 @@ vErrors.push(err47);
 errors++;
 }
 }
-let data12 = data.penalty_fail_funds_pct;
-if(!((typeof data12 == "number") && (isFinite(data12)))){
-const err48 = {instancePath:instancePath+"/penalty_fail_funds_pct",schemaPath:"#/properties/penalty_fail_funds_pct/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data.market_browse_default_limit !== undefined){
+let data5 = data.market_browse_default_limit;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err48 = {instancePath:instancePath+"/market_browse_default_limit",schemaPath:"#/properties/market_browse_default_limit/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1372,10 +3297,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data.penalty_cancel_multiplier !== undefined){
-let data13 = data.penalty_cancel_multiplier;
-if(!((typeof data13 == "number") && (isFinite(data13)))){
-const err49 = {instancePath:instancePath+"/penalty_cancel_multiplier",schemaPath:"#/properties/penalty_cancel_multiplier/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 10000 || isNaN(data5)){
+const err49 = {instancePath:instancePath+"/market_browse_default_limit",schemaPath:"#/properties/market_browse_default_limit/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1384,11 +3308,8 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-if(data.reward_prestige_scale !== undefined){
-let data14 = data.reward_prestige_scale;
-if(!((typeof data14 == "number") && (isFinite(data14)))){
-const err50 = {instancePath:instancePath+"/reward_prestige_scale",schemaPath:"#/properties/reward_prestige_scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data5 < 0 || isNaN(data5)){
+const err50 = {instancePath:instancePath+"/market_browse_default_limit",schemaPath:"#/properties/market_browse_default_limit/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1398,10 +3319,12 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data.prestige_decay_per_day !== undefined){
-let data15 = data.prestige_decay_per_day;
-if(!((typeof data15 == "number") && (isFinite(data15)))){
-const err51 = {instancePath:instancePath+"/prestige_decay_per_day",schemaPath:"#/properties/prestige_decay_per_day/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data.salary_bump_pct !== undefined){
+let data6 = data.salary_bump_pct;
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 1 || isNaN(data6)){
+const err51 = {instancePath:instancePath+"/salary_bump_pct",schemaPath:"#/properties/salary_bump_pct/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1410,11 +3333,8 @@ vErrors.push(err51);
 }
 errors++;
 }
-}
-if(data.num_clients !== undefined){
-let data16 = data.num_clients;
-if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err52 = {instancePath:instancePath+"/num_clients",schemaPath:"#/properties/num_clients/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data6 < 0 || isNaN(data6)){
+const err52 = {instancePath:instancePath+"/salary_bump_pct",schemaPath:"#/properties/salary_bump_pct/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1423,9 +3343,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-if((typeof data16 == "number") && (isFinite(data16))){
-if(data16 > 15 || isNaN(data16)){
-const err53 = {instancePath:instancePath+"/num_clients",schemaPath:"#/properties/num_clients/maximum",keyword:"maximum",params:{comparison: "<=", limit: 15},message:"must be <= 15"};
+}
+else {
+const err53 = {instancePath:instancePath+"/salary_bump_pct",schemaPath:"#/properties/salary_bump_pct/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1435,11 +3355,10 @@ vErrors.push(err53);
 errors++;
 }
 }
-}
-if(data.trust_max !== undefined){
-let data17 = data.trust_max;
-if(!((typeof data17 == "number") && (isFinite(data17)))){
-const err54 = {instancePath:instancePath+"/trust_max",schemaPath:"#/properties/trust_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.salary_max_cents !== undefined){
+let data7 = data.salary_max_cents;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err54 = {instancePath:instancePath+"/salary_max_cents",schemaPath:"#/properties/salary_max_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1448,11 +3367,9 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-if(data.trust_build_rate !== undefined){
-let data18 = data.trust_build_rate;
-if(!((typeof data18 == "number") && (isFinite(data18)))){
-const err55 = {instancePath:instancePath+"/trust_build_rate",schemaPath:"#/properties/trust_build_rate/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 100000000 || isNaN(data7)){
+const err55 = {instancePath:instancePath+"/salary_max_cents",schemaPath:"#/properties/salary_max_cents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1461,11 +3378,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-if(data.trust_fragility !== undefined){
-let data19 = data.trust_fragility;
-if(!((typeof data19 == "number") && (isFinite(data19)))){
-const err56 = {instancePath:instancePath+"/trust_fragility",schemaPath:"#/properties/trust_fragility/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data7 < 0 || isNaN(data7)){
+const err56 = {instancePath:instancePath+"/salary_max_cents",schemaPath:"#/properties/salary_max_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1475,10 +3389,12 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data.trust_focus_pressure !== undefined){
-let data20 = data.trust_focus_pressure;
-if(!((typeof data20 == "number") && (isFinite(data20)))){
-const err57 = {instancePath:instancePath+"/trust_focus_pressure",schemaPath:"#/properties/trust_focus_pressure/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data.skill_rate_max !== undefined){
+let data8 = data.skill_rate_max;
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 1000 || isNaN(data8)){
+const err57 = {instancePath:instancePath+"/skill_rate_max",schemaPath:"#/properties/skill_rate_max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1487,11 +3403,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-if(data.trust_reward_ceiling !== undefined){
-let data21 = data.trust_reward_ceiling;
-if(!((typeof data21 == "number") && (isFinite(data21)))){
-const err58 = {instancePath:instancePath+"/trust_reward_ceiling",schemaPath:"#/properties/trust_reward_ceiling/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data8 < 0 || isNaN(data8)){
+const err58 = {instancePath:instancePath+"/skill_rate_max",schemaPath:"#/properties/skill_rate_max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1501,10 +3414,8 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data.trust_work_reduction_max !== undefined){
-let data22 = data.trust_work_reduction_max;
-if(!((typeof data22 == "number") && (isFinite(data22)))){
-const err59 = {instancePath:instancePath+"/trust_work_reduction_max",schemaPath:"#/properties/trust_work_reduction_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+else {
+const err59 = {instancePath:instancePath+"/skill_rate_max",schemaPath:"#/properties/skill_rate_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1514,10 +3425,11 @@ vErrors.push(err59);
 errors++;
 }
 }
-if(data.trust_gating_fraction !== undefined){
-let data23 = data.trust_gating_fraction;
-if(!((typeof data23 == "number") && (isFinite(data23)))){
-const err60 = {instancePath:instancePath+"/trust_gating_fraction",schemaPath:"#/properties/trust_gating_fraction/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.prestige_max !== undefined){
+let data9 = data.prestige_max;
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 100 || isNaN(data9)){
+const err60 = {instancePath:instancePath+"/prestige_max",schemaPath:"#/properties/prestige_max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1526,10 +3438,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-let data24 = data.loyalty_rat_fraction;
-if(!((typeof data24 == "number") && (isFinite(data24)))){
-const err61 = {instancePath:instancePath+"/loyalty_rat_fraction",schemaPath:"#/properties/loyalty_rat_fraction/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data9 < 0 || isNaN(data9)){
+const err61 = {instancePath:instancePath+"/prestige_max",schemaPath:"#/properties/prestige_max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1538,9 +3448,9 @@ vErrors.push(err61);
 }
 errors++;
 }
-let data25 = data.loyalty_severity;
-if(!((typeof data25 == "number") && (isFinite(data25)))){
-const err62 = {instancePath:instancePath+"/loyalty_severity",schemaPath:"#/properties/loyalty_severity/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err62 = {instancePath:instancePath+"/prestige_max",schemaPath:"#/properties/prestige_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1549,9 +3459,12 @@ vErrors.push(err62);
 }
 errors++;
 }
-let data26 = data.loyalty_reveal_trust;
-if(!((typeof data26 == "number") && (isFinite(data26)))){
-const err63 = {instancePath:instancePath+"/loyalty_reveal_trust",schemaPath:"#/properties/loyalty_reveal_trust/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data.prestige_min !== undefined){
+let data10 = data.prestige_min;
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 100 || isNaN(data10)){
+const err63 = {instancePath:instancePath+"/prestige_min",schemaPath:"#/properties/prestige_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1560,9 +3473,8 @@ vErrors.push(err63);
 }
 errors++;
 }
-let data27 = data.trust_min;
-if(!((typeof data27 == "number") && (isFinite(data27)))){
-const err64 = {instancePath:instancePath+"/trust_min",schemaPath:"#/properties/trust_min/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data10 < 0 || isNaN(data10)){
+const err64 = {instancePath:instancePath+"/prestige_min",schemaPath:"#/properties/prestige_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1571,9 +3483,9 @@ vErrors.push(err64);
 }
 errors++;
 }
-let data28 = data.trust_gain_base;
-if(!((typeof data28 == "number") && (isFinite(data28)))){
-const err65 = {instancePath:instancePath+"/trust_gain_base",schemaPath:"#/properties/trust_gain_base/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err65 = {instancePath:instancePath+"/prestige_min",schemaPath:"#/properties/prestige_min/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1582,9 +3494,12 @@ vErrors.push(err65);
 }
 errors++;
 }
-let data29 = data.trust_gain_diminishing_power;
-if(!((typeof data29 == "number") && (isFinite(data29)))){
-const err66 = {instancePath:instancePath+"/trust_gain_diminishing_power",schemaPath:"#/properties/trust_gain_diminishing_power/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data.penalty_fail_multiplier !== undefined){
+let data11 = data.penalty_fail_multiplier;
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 > 100 || isNaN(data11)){
+const err66 = {instancePath:instancePath+"/penalty_fail_multiplier",schemaPath:"#/properties/penalty_fail_multiplier/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1593,9 +3508,8 @@ vErrors.push(err66);
 }
 errors++;
 }
-let data30 = data.trust_fail_penalty;
-if(!((typeof data30 == "number") && (isFinite(data30)))){
-const err67 = {instancePath:instancePath+"/trust_fail_penalty",schemaPath:"#/properties/trust_fail_penalty/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data11 < 0 || isNaN(data11)){
+const err67 = {instancePath:instancePath+"/penalty_fail_multiplier",schemaPath:"#/properties/penalty_fail_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -1604,9 +3518,9 @@ vErrors.push(err67);
 }
 errors++;
 }
-let data31 = data.trust_cancel_penalty;
-if(!((typeof data31 == "number") && (isFinite(data31)))){
-const err68 = {instancePath:instancePath+"/trust_cancel_penalty",schemaPath:"#/properties/trust_cancel_penalty/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err68 = {instancePath:instancePath+"/penalty_fail_multiplier",schemaPath:"#/properties/penalty_fail_multiplier/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -1615,9 +3529,11 @@ vErrors.push(err68);
 }
 errors++;
 }
-let data32 = data.trust_decay_per_day;
-if(!((typeof data32 == "number") && (isFinite(data32)))){
-const err69 = {instancePath:instancePath+"/trust_decay_per_day",schemaPath:"#/properties/trust_decay_per_day/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+let data12 = data.penalty_fail_funds_pct;
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 > 10 || isNaN(data12)){
+const err69 = {instancePath:instancePath+"/penalty_fail_funds_pct",schemaPath:"#/properties/penalty_fail_funds_pct/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -1626,9 +3542,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-let data33 = data.trust_cross_client_decay;
-if(!((typeof data33 == "number") && (isFinite(data33)))){
-const err70 = {instancePath:instancePath+"/trust_cross_client_decay",schemaPath:"#/properties/trust_cross_client_decay/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data12 < 0 || isNaN(data12)){
+const err70 = {instancePath:instancePath+"/penalty_fail_funds_pct",schemaPath:"#/properties/penalty_fail_funds_pct/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -1637,9 +3552,9 @@ vErrors.push(err70);
 }
 errors++;
 }
-let data34 = data.trust_base_multiplier;
-if(!((typeof data34 == "number") && (isFinite(data34)))){
-const err71 = {instancePath:instancePath+"/trust_base_multiplier",schemaPath:"#/properties/trust_base_multiplier/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err71 = {instancePath:instancePath+"/penalty_fail_funds_pct",schemaPath:"#/properties/penalty_fail_funds_pct/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -1648,9 +3563,11 @@ vErrors.push(err71);
 }
 errors++;
 }
-let data35 = data.trust_reward_scale;
-if(!((typeof data35 == "number") && (isFinite(data35)))){
-const err72 = {instancePath:instancePath+"/trust_reward_scale",schemaPath:"#/properties/trust_reward_scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.penalty_cancel_multiplier !== undefined){
+let data13 = data.penalty_cancel_multiplier;
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 100 || isNaN(data13)){
+const err72 = {instancePath:instancePath+"/penalty_cancel_multiplier",schemaPath:"#/properties/penalty_cancel_multiplier/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -1659,9 +3576,8 @@ vErrors.push(err72);
 }
 errors++;
 }
-let data36 = data.trust_reward_threshold;
-if(!((typeof data36 == "number") && (isFinite(data36)))){
-const err73 = {instancePath:instancePath+"/trust_reward_threshold",schemaPath:"#/properties/trust_reward_threshold/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data13 < 0 || isNaN(data13)){
+const err73 = {instancePath:instancePath+"/penalty_cancel_multiplier",schemaPath:"#/properties/penalty_cancel_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -1670,9 +3586,9 @@ vErrors.push(err73);
 }
 errors++;
 }
-let data37 = data.trust_reward_ramp;
-if(!((typeof data37 == "number") && (isFinite(data37)))){
-const err74 = {instancePath:instancePath+"/trust_reward_ramp",schemaPath:"#/properties/trust_reward_ramp/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err74 = {instancePath:instancePath+"/penalty_cancel_multiplier",schemaPath:"#/properties/penalty_cancel_multiplier/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1681,9 +3597,12 @@ vErrors.push(err74);
 }
 errors++;
 }
-let data38 = data.trust_level_reward_scale;
-if(!((typeof data38 == "number") && (isFinite(data38)))){
-const err75 = {instancePath:instancePath+"/trust_level_reward_scale",schemaPath:"#/properties/trust_level_reward_scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data.reward_prestige_scale !== undefined){
+let data14 = data.reward_prestige_scale;
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 2 || isNaN(data14)){
+const err75 = {instancePath:instancePath+"/reward_prestige_scale",schemaPath:"#/properties/reward_prestige_scale/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1692,9 +3611,8 @@ vErrors.push(err75);
 }
 errors++;
 }
-let data39 = data.trust_level_max_required;
-if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
-const err76 = {instancePath:instancePath+"/trust_level_max_required",schemaPath:"#/properties/trust_level_max_required/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data14 < 0 || isNaN(data14)){
+const err76 = {instancePath:instancePath+"/reward_prestige_scale",schemaPath:"#/properties/reward_prestige_scale/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1703,9 +3621,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-let data40 = data.trust_gated_reward_boost;
-if(!((typeof data40 == "number") && (isFinite(data40)))){
-const err77 = {instancePath:instancePath+"/trust_gated_reward_boost",schemaPath:"#/properties/trust_gated_reward_boost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err77 = {instancePath:instancePath+"/reward_prestige_scale",schemaPath:"#/properties/reward_prestige_scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1714,9 +3632,12 @@ vErrors.push(err77);
 }
 errors++;
 }
-let data41 = data.client_reward_mult_low;
-if(!((typeof data41 == "number") && (isFinite(data41)))){
-const err78 = {instancePath:instancePath+"/client_reward_mult_low",schemaPath:"#/properties/client_reward_mult_low/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data.prestige_decay_per_day !== undefined){
+let data15 = data.prestige_decay_per_day;
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 > 100 || isNaN(data15)){
+const err78 = {instancePath:instancePath+"/prestige_decay_per_day",schemaPath:"#/properties/prestige_decay_per_day/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1725,9 +3646,8 @@ vErrors.push(err78);
 }
 errors++;
 }
-let data42 = data.client_reward_mult_high;
-if(!((typeof data42 == "number") && (isFinite(data42)))){
-const err79 = {instancePath:instancePath+"/client_reward_mult_high",schemaPath:"#/properties/client_reward_mult_high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data15 < 0 || isNaN(data15)){
+const err79 = {instancePath:instancePath+"/prestige_decay_per_day",schemaPath:"#/properties/prestige_decay_per_day/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1736,9 +3656,9 @@ vErrors.push(err79);
 }
 errors++;
 }
-let data43 = data.client_reward_mult_mode;
-if(!((typeof data43 == "number") && (isFinite(data43)))){
-const err80 = {instancePath:instancePath+"/client_reward_mult_mode",schemaPath:"#/properties/client_reward_mult_mode/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err80 = {instancePath:instancePath+"/prestige_decay_per_day",schemaPath:"#/properties/prestige_decay_per_day/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1747,9 +3667,11 @@ vErrors.push(err80);
 }
 errors++;
 }
-let data44 = data.client_single_specialty_prob;
-if(!((typeof data44 == "number") && (isFinite(data44)))){
-const err81 = {instancePath:instancePath+"/client_single_specialty_prob",schemaPath:"#/properties/client_single_specialty_prob/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data.num_clients !== undefined){
+let data16 = data.num_clients;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err81 = {instancePath:instancePath+"/num_clients",schemaPath:"#/properties/num_clients/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1758,9 +3680,9 @@ vErrors.push(err81);
 }
 errors++;
 }
-let data45 = data.client_tier_premium_threshold;
-if(!((typeof data45 == "number") && (isFinite(data45)))){
-const err82 = {instancePath:instancePath+"/client_tier_premium_threshold",schemaPath:"#/properties/client_tier_premium_threshold/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 > 15 || isNaN(data16)){
+const err82 = {instancePath:instancePath+"/num_clients",schemaPath:"#/properties/num_clients/maximum",keyword:"maximum",params:{comparison: "<=", limit: 15},message:"must be <= 15"};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1769,9 +3691,8 @@ vErrors.push(err82);
 }
 errors++;
 }
-let data46 = data.client_tier_enterprise_threshold;
-if(!((typeof data46 == "number") && (isFinite(data46)))){
-const err83 = {instancePath:instancePath+"/client_tier_enterprise_threshold",schemaPath:"#/properties/client_tier_enterprise_threshold/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data16 < 0 || isNaN(data16)){
+const err83 = {instancePath:instancePath+"/num_clients",schemaPath:"#/properties/num_clients/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1780,9 +3701,13 @@ vErrors.push(err83);
 }
 errors++;
 }
-let data47 = data.task_specialty_domain_bias;
-if(!((typeof data47 == "number") && (isFinite(data47)))){
-const err84 = {instancePath:instancePath+"/task_specialty_domain_bias",schemaPath:"#/properties/task_specialty_domain_bias/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+}
+if(data.trust_max !== undefined){
+let data17 = data.trust_max;
+if((typeof data17 == "number") && (isFinite(data17))){
+if(data17 > 100 || isNaN(data17)){
+const err84 = {instancePath:instancePath+"/trust_max",schemaPath:"#/properties/trust_max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1791,9 +3716,8 @@ vErrors.push(err84);
 }
 errors++;
 }
-let data48 = data.loyalty_mode;
-if(!((typeof data48 == "number") && (isFinite(data48)))){
-const err85 = {instancePath:instancePath+"/loyalty_mode",schemaPath:"#/properties/loyalty_mode/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data17 < 0.01 || isNaN(data17)){
+const err85 = {instancePath:instancePath+"/trust_max",schemaPath:"#/properties/trust_max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1802,9 +3726,9 @@ vErrors.push(err85);
 }
 errors++;
 }
-let data49 = data.scope_creep_max;
-if(!((typeof data49 == "number") && (isFinite(data49)))){
-const err86 = {instancePath:instancePath+"/scope_creep_max",schemaPath:"#/properties/scope_creep_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err86 = {instancePath:instancePath+"/trust_max",schemaPath:"#/properties/trust_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1813,9 +3737,12 @@ vErrors.push(err86);
 }
 errors++;
 }
-let data50 = data.dispute_clawback_max;
-if(!((typeof data50 == "number") && (isFinite(data50)))){
-const err87 = {instancePath:instancePath+"/dispute_clawback_max",schemaPath:"#/properties/dispute_clawback_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data.trust_build_rate !== undefined){
+let data18 = data.trust_build_rate;
+if((typeof data18 == "number") && (isFinite(data18))){
+if(data18 > 10000 || isNaN(data18)){
+const err87 = {instancePath:instancePath+"/trust_build_rate",schemaPath:"#/properties/trust_build_rate/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1824,9 +3751,8 @@ vErrors.push(err87);
 }
 errors++;
 }
-let data51 = data.dispute_prob_max;
-if(!((typeof data51 == "number") && (isFinite(data51)))){
-const err88 = {instancePath:instancePath+"/dispute_prob_max",schemaPath:"#/properties/dispute_prob_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data18 < 0.01 || isNaN(data18)){
+const err88 = {instancePath:instancePath+"/trust_build_rate",schemaPath:"#/properties/trust_build_rate/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.01},message:"must be >= 0.01"};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1835,10 +3761,9 @@ vErrors.push(err88);
 }
 errors++;
 }
-if(data.prestige_qty_scale !== undefined){
-let data52 = data.prestige_qty_scale;
-if(!((typeof data52 == "number") && (isFinite(data52)))){
-const err89 = {instancePath:instancePath+"/prestige_qty_scale",schemaPath:"#/properties/prestige_qty_scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err89 = {instancePath:instancePath+"/trust_build_rate",schemaPath:"#/properties/trust_build_rate/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1848,10 +3773,11 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data.deadline_qty_per_day !== undefined){
-let data53 = data.deadline_qty_per_day;
-if(!((typeof data53 == "number") && (isFinite(data53)))){
-const err90 = {instancePath:instancePath+"/deadline_qty_per_day",schemaPath:"#/properties/deadline_qty_per_day/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data.trust_fragility !== undefined){
+let data19 = data.trust_fragility;
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 100 || isNaN(data19)){
+const err90 = {instancePath:instancePath+"/trust_fragility",schemaPath:"#/properties/trust_fragility/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1860,11 +3786,8 @@ vErrors.push(err90);
 }
 errors++;
 }
-}
-if(data.deadline_min_biz_days !== undefined){
-let data54 = data.deadline_min_biz_days;
-if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
-const err91 = {instancePath:instancePath+"/deadline_min_biz_days",schemaPath:"#/properties/deadline_min_biz_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data19 < 0 || isNaN(data19)){
+const err91 = {instancePath:instancePath+"/trust_fragility",schemaPath:"#/properties/trust_fragility/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1874,11 +3797,8 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data.task_progress_milestones !== undefined){
-let data55 = data.task_progress_milestones;
-if(Array.isArray(data55)){
-if(data55.length > 100){
-const err92 = {instancePath:instancePath+"/task_progress_milestones",schemaPath:"#/properties/task_progress_milestones/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+else {
+const err92 = {instancePath:instancePath+"/trust_fragility",schemaPath:"#/properties/trust_fragility/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1887,11 +3807,12 @@ vErrors.push(err92);
 }
 errors++;
 }
-const len0 = data55.length;
-for(let i0=0; i0<len0; i0++){
-let data56 = data55[i0];
-if(!((typeof data56 == "number") && (isFinite(data56)))){
-const err93 = {instancePath:instancePath+"/task_progress_milestones/" + i0,schemaPath:"#/properties/task_progress_milestones/items/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+if(data.trust_focus_pressure !== undefined){
+let data20 = data.trust_focus_pressure;
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 100 || isNaN(data20)){
+const err93 = {instancePath:instancePath+"/trust_focus_pressure",schemaPath:"#/properties/trust_focus_pressure/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1900,10 +3821,8 @@ vErrors.push(err93);
 }
 errors++;
 }
-}
-}
-else {
-const err94 = {instancePath:instancePath+"/task_progress_milestones",schemaPath:"#/properties/task_progress_milestones/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(data20 < 0 || isNaN(data20)){
+const err94 = {instancePath:instancePath+"/trust_focus_pressure",schemaPath:"#/properties/trust_focus_pressure/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1913,10 +3832,8 @@ vErrors.push(err94);
 errors++;
 }
 }
-if(data.workday_start_hour !== undefined){
-let data57 = data.workday_start_hour;
-if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
-const err95 = {instancePath:instancePath+"/workday_start_hour",schemaPath:"#/properties/workday_start_hour/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err95 = {instancePath:instancePath+"/trust_focus_pressure",schemaPath:"#/properties/trust_focus_pressure/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1926,10 +3843,11 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data.workday_end_hour !== undefined){
-let data58 = data.workday_end_hour;
-if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
-const err96 = {instancePath:instancePath+"/workday_end_hour",schemaPath:"#/properties/workday_end_hour/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data.trust_reward_ceiling !== undefined){
+let data21 = data.trust_reward_ceiling;
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 > 100 || isNaN(data21)){
+const err96 = {instancePath:instancePath+"/trust_reward_ceiling",schemaPath:"#/properties/trust_reward_ceiling/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1938,16 +3856,8 @@ vErrors.push(err96);
 }
 errors++;
 }
-}
-if(!(validate22(data.dist, {instancePath:instancePath+"/dist",parentData:data,parentDataProperty:"dist",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-errors = vErrors.length;
-}
-if(data.salary_junior !== undefined){
-let data60 = data.salary_junior;
-if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
-if(data60.name === undefined){
-const err97 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data21 < 0 || isNaN(data21)){
+const err97 = {instancePath:instancePath+"/trust_reward_ceiling",schemaPath:"#/properties/trust_reward_ceiling/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1956,8 +3866,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-if(data60.share === undefined){
-const err98 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "share"},message:"must have required property '"+"share"+"'"};
+}
+else {
+const err98 = {instancePath:instancePath+"/trust_reward_ceiling",schemaPath:"#/properties/trust_reward_ceiling/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1966,8 +3877,12 @@ vErrors.push(err98);
 }
 errors++;
 }
-if(data60.min_cents === undefined){
-const err99 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "min_cents"},message:"must have required property '"+"min_cents"+"'"};
+}
+if(data.trust_work_reduction_max !== undefined){
+let data22 = data.trust_work_reduction_max;
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 > 1 || isNaN(data22)){
+const err99 = {instancePath:instancePath+"/trust_work_reduction_max",schemaPath:"#/properties/trust_work_reduction_max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1976,8 +3891,8 @@ vErrors.push(err99);
 }
 errors++;
 }
-if(data60.max_cents === undefined){
-const err100 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "max_cents"},message:"must have required property '"+"max_cents"+"'"};
+if(data22 < 0 || isNaN(data22)){
+const err100 = {instancePath:instancePath+"/trust_work_reduction_max",schemaPath:"#/properties/trust_work_reduction_max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1986,8 +3901,9 @@ vErrors.push(err100);
 }
 errors++;
 }
-if(data60.rate_min === undefined){
-const err101 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "rate_min"},message:"must have required property '"+"rate_min"+"'"};
+}
+else {
+const err101 = {instancePath:instancePath+"/trust_work_reduction_max",schemaPath:"#/properties/trust_work_reduction_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1996,8 +3912,12 @@ vErrors.push(err101);
 }
 errors++;
 }
-if(data60.rate_max === undefined){
-const err102 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "rate_max"},message:"must have required property '"+"rate_max"+"'"};
+}
+if(data.trust_gating_fraction !== undefined){
+let data23 = data.trust_gating_fraction;
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 > 1 || isNaN(data23)){
+const err102 = {instancePath:instancePath+"/trust_gating_fraction",schemaPath:"#/properties/trust_gating_fraction/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -2006,9 +3926,8 @@ vErrors.push(err102);
 }
 errors++;
 }
-for(const key1 in data60){
-if(!((((((key1 === "name") || (key1 === "share")) || (key1 === "min_cents")) || (key1 === "max_cents")) || (key1 === "rate_min")) || (key1 === "rate_max"))){
-const err103 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data23 <= 0 || isNaN(data23)){
+const err103 = {instancePath:instancePath+"/trust_gating_fraction",schemaPath:"#/properties/trust_gating_fraction/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0"};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -2018,11 +3937,8 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data60.name !== undefined){
-let data61 = data60.name;
-if(typeof data61 === "string"){
-if(func1(data61) > 256){
-const err104 = {instancePath:instancePath+"/salary_junior/name",schemaPath:"#/$defs/salaryTier/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+else {
+const err104 = {instancePath:instancePath+"/trust_gating_fraction",schemaPath:"#/properties/trust_gating_fraction/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -2032,8 +3948,10 @@ vErrors.push(err104);
 errors++;
 }
 }
-else {
-const err105 = {instancePath:instancePath+"/salary_junior/name",schemaPath:"#/$defs/salaryTier/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+let data24 = data.loyalty_rat_fraction;
+if((typeof data24 == "number") && (isFinite(data24))){
+if(data24 > 1 || isNaN(data24)){
+const err105 = {instancePath:instancePath+"/loyalty_rat_fraction",schemaPath:"#/properties/loyalty_rat_fraction/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -2042,11 +3960,8 @@ vErrors.push(err105);
 }
 errors++;
 }
-}
-if(data60.share !== undefined){
-let data62 = data60.share;
-if(!((typeof data62 == "number") && (isFinite(data62)))){
-const err106 = {instancePath:instancePath+"/salary_junior/share",schemaPath:"#/$defs/salaryTier/properties/share/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data24 < 0 || isNaN(data24)){
+const err106 = {instancePath:instancePath+"/loyalty_rat_fraction",schemaPath:"#/properties/loyalty_rat_fraction/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -2056,10 +3971,8 @@ vErrors.push(err106);
 errors++;
 }
 }
-if(data60.min_cents !== undefined){
-let data63 = data60.min_cents;
-if(!(((typeof data63 == "number") && (!(data63 % 1) && !isNaN(data63))) && (isFinite(data63)))){
-const err107 = {instancePath:instancePath+"/salary_junior/min_cents",schemaPath:"#/$defs/salaryTier/properties/min_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+else {
+const err107 = {instancePath:instancePath+"/loyalty_rat_fraction",schemaPath:"#/properties/loyalty_rat_fraction/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -2068,11 +3981,10 @@ vErrors.push(err107);
 }
 errors++;
 }
-}
-if(data60.max_cents !== undefined){
-let data64 = data60.max_cents;
-if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
-const err108 = {instancePath:instancePath+"/salary_junior/max_cents",schemaPath:"#/$defs/salaryTier/properties/max_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data25 = data.loyalty_severity;
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 > 10 || isNaN(data25)){
+const err108 = {instancePath:instancePath+"/loyalty_severity",schemaPath:"#/properties/loyalty_severity/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -2081,11 +3993,8 @@ vErrors.push(err108);
 }
 errors++;
 }
-}
-if(data60.rate_min !== undefined){
-let data65 = data60.rate_min;
-if(!((typeof data65 == "number") && (isFinite(data65)))){
-const err109 = {instancePath:instancePath+"/salary_junior/rate_min",schemaPath:"#/$defs/salaryTier/properties/rate_min/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data25 < 0 || isNaN(data25)){
+const err109 = {instancePath:instancePath+"/loyalty_severity",schemaPath:"#/properties/loyalty_severity/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -2095,10 +4004,8 @@ vErrors.push(err109);
 errors++;
 }
 }
-if(data60.rate_max !== undefined){
-let data66 = data60.rate_max;
-if(!((typeof data66 == "number") && (isFinite(data66)))){
-const err110 = {instancePath:instancePath+"/salary_junior/rate_max",schemaPath:"#/$defs/salaryTier/properties/rate_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+else {
+const err110 = {instancePath:instancePath+"/loyalty_severity",schemaPath:"#/properties/loyalty_severity/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -2107,10 +4014,10 @@ vErrors.push(err110);
 }
 errors++;
 }
-}
-}
-else {
-const err111 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/type",keyword:"type",params:{type: "object"},message:"must be object"};
+let data26 = data.loyalty_reveal_trust;
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 > 100 || isNaN(data26)){
+const err111 = {instancePath:instancePath+"/loyalty_reveal_trust",schemaPath:"#/properties/loyalty_reveal_trust/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -2119,12 +4026,8 @@ vErrors.push(err111);
 }
 errors++;
 }
-}
-if(data.salary_mid !== undefined){
-let data67 = data.salary_mid;
-if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
-if(data67.name === undefined){
-const err112 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(data26 < 0 || isNaN(data26)){
+const err112 = {instancePath:instancePath+"/loyalty_reveal_trust",schemaPath:"#/properties/loyalty_reveal_trust/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -2133,8 +4036,9 @@ vErrors.push(err112);
 }
 errors++;
 }
-if(data67.share === undefined){
-const err113 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "share"},message:"must have required property '"+"share"+"'"};
+}
+else {
+const err113 = {instancePath:instancePath+"/loyalty_reveal_trust",schemaPath:"#/properties/loyalty_reveal_trust/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -2143,8 +4047,10 @@ vErrors.push(err113);
 }
 errors++;
 }
-if(data67.min_cents === undefined){
-const err114 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "min_cents"},message:"must have required property '"+"min_cents"+"'"};
+let data27 = data.trust_min;
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 > 100 || isNaN(data27)){
+const err114 = {instancePath:instancePath+"/trust_min",schemaPath:"#/properties/trust_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -2153,8 +4059,8 @@ vErrors.push(err114);
 }
 errors++;
 }
-if(data67.max_cents === undefined){
-const err115 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "max_cents"},message:"must have required property '"+"max_cents"+"'"};
+if(data27 < 0 || isNaN(data27)){
+const err115 = {instancePath:instancePath+"/trust_min",schemaPath:"#/properties/trust_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -2163,8 +4069,9 @@ vErrors.push(err115);
 }
 errors++;
 }
-if(data67.rate_min === undefined){
-const err116 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "rate_min"},message:"must have required property '"+"rate_min"+"'"};
+}
+else {
+const err116 = {instancePath:instancePath+"/trust_min",schemaPath:"#/properties/trust_min/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -2173,8 +4080,9 @@ vErrors.push(err116);
 }
 errors++;
 }
-if(data67.rate_max === undefined){
-const err117 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "rate_max"},message:"must have required property '"+"rate_max"+"'"};
+let data28 = data.trust_gain_base;
+if(!((typeof data28 == "number") && (isFinite(data28)))){
+const err117 = {instancePath:instancePath+"/trust_gain_base",schemaPath:"#/properties/trust_gain_base/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err117];
 }
@@ -2183,9 +4091,10 @@ vErrors.push(err117);
 }
 errors++;
 }
-for(const key2 in data67){
-if(!((((((key2 === "name") || (key2 === "share")) || (key2 === "min_cents")) || (key2 === "max_cents")) || (key2 === "rate_min")) || (key2 === "rate_max"))){
-const err118 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+let data29 = data.trust_gain_diminishing_power;
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 > 100 || isNaN(data29)){
+const err118 = {instancePath:instancePath+"/trust_gain_diminishing_power",schemaPath:"#/properties/trust_gain_diminishing_power/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err118];
 }
@@ -2194,12 +4103,8 @@ vErrors.push(err118);
 }
 errors++;
 }
-}
-if(data67.name !== undefined){
-let data68 = data67.name;
-if(typeof data68 === "string"){
-if(func1(data68) > 256){
-const err119 = {instancePath:instancePath+"/salary_mid/name",schemaPath:"#/$defs/salaryTier/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(data29 < 0 || isNaN(data29)){
+const err119 = {instancePath:instancePath+"/trust_gain_diminishing_power",schemaPath:"#/properties/trust_gain_diminishing_power/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err119];
 }
@@ -2210,7 +4115,7 @@ errors++;
 }
 }
 else {
-const err120 = {instancePath:instancePath+"/salary_mid/name",schemaPath:"#/$defs/salaryTier/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err120 = {instancePath:instancePath+"/trust_gain_diminishing_power",schemaPath:"#/properties/trust_gain_diminishing_power/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err120];
 }
@@ -2219,11 +4124,9 @@ vErrors.push(err120);
 }
 errors++;
 }
-}
-if(data67.share !== undefined){
-let data69 = data67.share;
-if(!((typeof data69 == "number") && (isFinite(data69)))){
-const err121 = {instancePath:instancePath+"/salary_mid/share",schemaPath:"#/$defs/salaryTier/properties/share/type",keyword:"type",params:{type: "number"},message:"must be number"};
+let data30 = data.trust_fail_penalty;
+if(!((typeof data30 == "number") && (isFinite(data30)))){
+const err121 = {instancePath:instancePath+"/trust_fail_penalty",schemaPath:"#/properties/trust_fail_penalty/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err121];
 }
@@ -2232,11 +4135,9 @@ vErrors.push(err121);
 }
 errors++;
 }
-}
-if(data67.min_cents !== undefined){
-let data70 = data67.min_cents;
-if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
-const err122 = {instancePath:instancePath+"/salary_mid/min_cents",schemaPath:"#/$defs/salaryTier/properties/min_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data31 = data.trust_cancel_penalty;
+if(!((typeof data31 == "number") && (isFinite(data31)))){
+const err122 = {instancePath:instancePath+"/trust_cancel_penalty",schemaPath:"#/properties/trust_cancel_penalty/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err122];
 }
@@ -2245,11 +4146,9 @@ vErrors.push(err122);
 }
 errors++;
 }
-}
-if(data67.max_cents !== undefined){
-let data71 = data67.max_cents;
-if(!(((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71))) && (isFinite(data71)))){
-const err123 = {instancePath:instancePath+"/salary_mid/max_cents",schemaPath:"#/$defs/salaryTier/properties/max_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data32 = data.trust_decay_per_day;
+if(!((typeof data32 == "number") && (isFinite(data32)))){
+const err123 = {instancePath:instancePath+"/trust_decay_per_day",schemaPath:"#/properties/trust_decay_per_day/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err123];
 }
@@ -2258,11 +4157,9 @@ vErrors.push(err123);
 }
 errors++;
 }
-}
-if(data67.rate_min !== undefined){
-let data72 = data67.rate_min;
-if(!((typeof data72 == "number") && (isFinite(data72)))){
-const err124 = {instancePath:instancePath+"/salary_mid/rate_min",schemaPath:"#/$defs/salaryTier/properties/rate_min/type",keyword:"type",params:{type: "number"},message:"must be number"};
+let data33 = data.trust_cross_client_decay;
+if(!((typeof data33 == "number") && (isFinite(data33)))){
+const err124 = {instancePath:instancePath+"/trust_cross_client_decay",schemaPath:"#/properties/trust_cross_client_decay/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err124];
 }
@@ -2271,11 +4168,10 @@ vErrors.push(err124);
 }
 errors++;
 }
-}
-if(data67.rate_max !== undefined){
-let data73 = data67.rate_max;
-if(!((typeof data73 == "number") && (isFinite(data73)))){
-const err125 = {instancePath:instancePath+"/salary_mid/rate_max",schemaPath:"#/$defs/salaryTier/properties/rate_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+let data34 = data.trust_base_multiplier;
+if((typeof data34 == "number") && (isFinite(data34))){
+if(data34 > 100 || isNaN(data34)){
+const err125 = {instancePath:instancePath+"/trust_base_multiplier",schemaPath:"#/properties/trust_base_multiplier/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err125];
 }
@@ -2284,10 +4180,8 @@ vErrors.push(err125);
 }
 errors++;
 }
-}
-}
-else {
-const err126 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data34 < 0 || isNaN(data34)){
+const err126 = {instancePath:instancePath+"/trust_base_multiplier",schemaPath:"#/properties/trust_base_multiplier/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err126];
 }
@@ -2297,11 +4191,8 @@ vErrors.push(err126);
 errors++;
 }
 }
-if(data.salary_senior !== undefined){
-let data74 = data.salary_senior;
-if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
-if(data74.name === undefined){
-const err127 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+else {
+const err127 = {instancePath:instancePath+"/trust_base_multiplier",schemaPath:"#/properties/trust_base_multiplier/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err127];
 }
@@ -2310,8 +4201,9 @@ vErrors.push(err127);
 }
 errors++;
 }
-if(data74.share === undefined){
-const err128 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "share"},message:"must have required property '"+"share"+"'"};
+let data35 = data.trust_reward_scale;
+if(!((typeof data35 == "number") && (isFinite(data35)))){
+const err128 = {instancePath:instancePath+"/trust_reward_scale",schemaPath:"#/properties/trust_reward_scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err128];
 }
@@ -2320,8 +4212,9 @@ vErrors.push(err128);
 }
 errors++;
 }
-if(data74.min_cents === undefined){
-const err129 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "min_cents"},message:"must have required property '"+"min_cents"+"'"};
+let data36 = data.trust_reward_threshold;
+if(!((typeof data36 == "number") && (isFinite(data36)))){
+const err129 = {instancePath:instancePath+"/trust_reward_threshold",schemaPath:"#/properties/trust_reward_threshold/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err129];
 }
@@ -2330,8 +4223,9 @@ vErrors.push(err129);
 }
 errors++;
 }
-if(data74.max_cents === undefined){
-const err130 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "max_cents"},message:"must have required property '"+"max_cents"+"'"};
+let data37 = data.trust_reward_ramp;
+if(!((typeof data37 == "number") && (isFinite(data37)))){
+const err130 = {instancePath:instancePath+"/trust_reward_ramp",schemaPath:"#/properties/trust_reward_ramp/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err130];
 }
@@ -2340,8 +4234,10 @@ vErrors.push(err130);
 }
 errors++;
 }
-if(data74.rate_min === undefined){
-const err131 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "rate_min"},message:"must have required property '"+"rate_min"+"'"};
+let data38 = data.trust_level_reward_scale;
+if((typeof data38 == "number") && (isFinite(data38))){
+if(data38 > 100 || isNaN(data38)){
+const err131 = {instancePath:instancePath+"/trust_level_reward_scale",schemaPath:"#/properties/trust_level_reward_scale/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err131];
 }
@@ -2350,8 +4246,8 @@ vErrors.push(err131);
 }
 errors++;
 }
-if(data74.rate_max === undefined){
-const err132 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "rate_max"},message:"must have required property '"+"rate_max"+"'"};
+if(data38 < 0 || isNaN(data38)){
+const err132 = {instancePath:instancePath+"/trust_level_reward_scale",schemaPath:"#/properties/trust_level_reward_scale/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err132];
 }
@@ -2360,9 +4256,9 @@ vErrors.push(err132);
 }
 errors++;
 }
-for(const key3 in data74){
-if(!((((((key3 === "name") || (key3 === "share")) || (key3 === "min_cents")) || (key3 === "max_cents")) || (key3 === "rate_min")) || (key3 === "rate_max"))){
-const err133 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+else {
+const err133 = {instancePath:instancePath+"/trust_level_reward_scale",schemaPath:"#/properties/trust_level_reward_scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err133];
 }
@@ -2371,12 +4267,9 @@ vErrors.push(err133);
 }
 errors++;
 }
-}
-if(data74.name !== undefined){
-let data75 = data74.name;
-if(typeof data75 === "string"){
-if(func1(data75) > 256){
-const err134 = {instancePath:instancePath+"/salary_senior/name",schemaPath:"#/$defs/salaryTier/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+let data39 = data.trust_level_max_required;
+if(!(((typeof data39 == "number") && (!(data39 % 1) && !isNaN(data39))) && (isFinite(data39)))){
+const err134 = {instancePath:instancePath+"/trust_level_max_required",schemaPath:"#/properties/trust_level_max_required/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err134];
 }
@@ -2385,9 +4278,9 @@ vErrors.push(err134);
 }
 errors++;
 }
-}
-else {
-const err135 = {instancePath:instancePath+"/salary_senior/name",schemaPath:"#/$defs/salaryTier/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if((typeof data39 == "number") && (isFinite(data39))){
+if(data39 > 10 || isNaN(data39)){
+const err135 = {instancePath:instancePath+"/trust_level_max_required",schemaPath:"#/properties/trust_level_max_required/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10},message:"must be <= 10"};
 if(vErrors === null){
 vErrors = [err135];
 }
@@ -2396,11 +4289,8 @@ vErrors.push(err135);
 }
 errors++;
 }
-}
-if(data74.share !== undefined){
-let data76 = data74.share;
-if(!((typeof data76 == "number") && (isFinite(data76)))){
-const err136 = {instancePath:instancePath+"/salary_senior/share",schemaPath:"#/$defs/salaryTier/properties/share/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data39 < 0 || isNaN(data39)){
+const err136 = {instancePath:instancePath+"/trust_level_max_required",schemaPath:"#/properties/trust_level_max_required/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err136];
 }
@@ -2410,10 +4300,10 @@ vErrors.push(err136);
 errors++;
 }
 }
-if(data74.min_cents !== undefined){
-let data77 = data74.min_cents;
-if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
-const err137 = {instancePath:instancePath+"/salary_senior/min_cents",schemaPath:"#/$defs/salaryTier/properties/min_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data40 = data.trust_gated_reward_boost;
+if((typeof data40 == "number") && (isFinite(data40))){
+if(data40 > 1 || isNaN(data40)){
+const err137 = {instancePath:instancePath+"/trust_gated_reward_boost",schemaPath:"#/properties/trust_gated_reward_boost/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err137];
 }
@@ -2422,11 +4312,8 @@ vErrors.push(err137);
 }
 errors++;
 }
-}
-if(data74.max_cents !== undefined){
-let data78 = data74.max_cents;
-if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
-const err138 = {instancePath:instancePath+"/salary_senior/max_cents",schemaPath:"#/$defs/salaryTier/properties/max_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data40 < 0 || isNaN(data40)){
+const err138 = {instancePath:instancePath+"/trust_gated_reward_boost",schemaPath:"#/properties/trust_gated_reward_boost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err138];
 }
@@ -2436,10 +4323,8 @@ vErrors.push(err138);
 errors++;
 }
 }
-if(data74.rate_min !== undefined){
-let data79 = data74.rate_min;
-if(!((typeof data79 == "number") && (isFinite(data79)))){
-const err139 = {instancePath:instancePath+"/salary_senior/rate_min",schemaPath:"#/$defs/salaryTier/properties/rate_min/type",keyword:"type",params:{type: "number"},message:"must be number"};
+else {
+const err139 = {instancePath:instancePath+"/trust_gated_reward_boost",schemaPath:"#/properties/trust_gated_reward_boost/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err139];
 }
@@ -2448,11 +4333,10 @@ vErrors.push(err139);
 }
 errors++;
 }
-}
-if(data74.rate_max !== undefined){
-let data80 = data74.rate_max;
-if(!((typeof data80 == "number") && (isFinite(data80)))){
-const err140 = {instancePath:instancePath+"/salary_senior/rate_max",schemaPath:"#/$defs/salaryTier/properties/rate_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+let data41 = data.client_reward_mult_low;
+if((typeof data41 == "number") && (isFinite(data41))){
+if(data41 > 5 || isNaN(data41)){
+const err140 = {instancePath:instancePath+"/client_reward_mult_low",schemaPath:"#/properties/client_reward_mult_low/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"};
 if(vErrors === null){
 vErrors = [err140];
 }
@@ -2461,10 +4345,8 @@ vErrors.push(err140);
 }
 errors++;
 }
-}
-}
-else {
-const err141 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data41 < 0 || isNaN(data41)){
+const err141 = {instancePath:instancePath+"/client_reward_mult_low",schemaPath:"#/properties/client_reward_mult_low/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err141];
 }
@@ -2474,14 +4356,1367 @@ vErrors.push(err141);
 errors++;
 }
 }
-}
 else {
-const err142 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err142 = {instancePath:instancePath+"/client_reward_mult_low",schemaPath:"#/properties/client_reward_mult_low/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err142];
 }
 else {
 vErrors.push(err142);
+}
+errors++;
+}
+let data42 = data.client_reward_mult_high;
+if((typeof data42 == "number") && (isFinite(data42))){
+if(data42 > 5 || isNaN(data42)){
+const err143 = {instancePath:instancePath+"/client_reward_mult_high",schemaPath:"#/properties/client_reward_mult_high/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"};
+if(vErrors === null){
+vErrors = [err143];
+}
+else {
+vErrors.push(err143);
+}
+errors++;
+}
+if(data42 < 0 || isNaN(data42)){
+const err144 = {instancePath:instancePath+"/client_reward_mult_high",schemaPath:"#/properties/client_reward_mult_high/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err144];
+}
+else {
+vErrors.push(err144);
+}
+errors++;
+}
+}
+else {
+const err145 = {instancePath:instancePath+"/client_reward_mult_high",schemaPath:"#/properties/client_reward_mult_high/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err145];
+}
+else {
+vErrors.push(err145);
+}
+errors++;
+}
+let data43 = data.client_reward_mult_mode;
+if((typeof data43 == "number") && (isFinite(data43))){
+if(data43 > 5 || isNaN(data43)){
+const err146 = {instancePath:instancePath+"/client_reward_mult_mode",schemaPath:"#/properties/client_reward_mult_mode/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5},message:"must be <= 5"};
+if(vErrors === null){
+vErrors = [err146];
+}
+else {
+vErrors.push(err146);
+}
+errors++;
+}
+if(data43 < 0 || isNaN(data43)){
+const err147 = {instancePath:instancePath+"/client_reward_mult_mode",schemaPath:"#/properties/client_reward_mult_mode/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err147];
+}
+else {
+vErrors.push(err147);
+}
+errors++;
+}
+}
+else {
+const err148 = {instancePath:instancePath+"/client_reward_mult_mode",schemaPath:"#/properties/client_reward_mult_mode/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err148];
+}
+else {
+vErrors.push(err148);
+}
+errors++;
+}
+let data44 = data.client_single_specialty_prob;
+if((typeof data44 == "number") && (isFinite(data44))){
+if(data44 > 1 || isNaN(data44)){
+const err149 = {instancePath:instancePath+"/client_single_specialty_prob",schemaPath:"#/properties/client_single_specialty_prob/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err149];
+}
+else {
+vErrors.push(err149);
+}
+errors++;
+}
+if(data44 < 0 || isNaN(data44)){
+const err150 = {instancePath:instancePath+"/client_single_specialty_prob",schemaPath:"#/properties/client_single_specialty_prob/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err150];
+}
+else {
+vErrors.push(err150);
+}
+errors++;
+}
+}
+else {
+const err151 = {instancePath:instancePath+"/client_single_specialty_prob",schemaPath:"#/properties/client_single_specialty_prob/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err151];
+}
+else {
+vErrors.push(err151);
+}
+errors++;
+}
+let data45 = data.client_tier_premium_threshold;
+if((typeof data45 == "number") && (isFinite(data45))){
+if(data45 > 100 || isNaN(data45)){
+const err152 = {instancePath:instancePath+"/client_tier_premium_threshold",schemaPath:"#/properties/client_tier_premium_threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err152];
+}
+else {
+vErrors.push(err152);
+}
+errors++;
+}
+if(data45 < 0 || isNaN(data45)){
+const err153 = {instancePath:instancePath+"/client_tier_premium_threshold",schemaPath:"#/properties/client_tier_premium_threshold/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err153];
+}
+else {
+vErrors.push(err153);
+}
+errors++;
+}
+}
+else {
+const err154 = {instancePath:instancePath+"/client_tier_premium_threshold",schemaPath:"#/properties/client_tier_premium_threshold/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err154];
+}
+else {
+vErrors.push(err154);
+}
+errors++;
+}
+let data46 = data.client_tier_enterprise_threshold;
+if((typeof data46 == "number") && (isFinite(data46))){
+if(data46 > 100 || isNaN(data46)){
+const err155 = {instancePath:instancePath+"/client_tier_enterprise_threshold",schemaPath:"#/properties/client_tier_enterprise_threshold/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err155];
+}
+else {
+vErrors.push(err155);
+}
+errors++;
+}
+if(data46 < 0 || isNaN(data46)){
+const err156 = {instancePath:instancePath+"/client_tier_enterprise_threshold",schemaPath:"#/properties/client_tier_enterprise_threshold/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err156];
+}
+else {
+vErrors.push(err156);
+}
+errors++;
+}
+}
+else {
+const err157 = {instancePath:instancePath+"/client_tier_enterprise_threshold",schemaPath:"#/properties/client_tier_enterprise_threshold/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err157];
+}
+else {
+vErrors.push(err157);
+}
+errors++;
+}
+let data47 = data.task_specialty_domain_bias;
+if((typeof data47 == "number") && (isFinite(data47))){
+if(data47 > 1 || isNaN(data47)){
+const err158 = {instancePath:instancePath+"/task_specialty_domain_bias",schemaPath:"#/properties/task_specialty_domain_bias/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err158];
+}
+else {
+vErrors.push(err158);
+}
+errors++;
+}
+if(data47 < 0 || isNaN(data47)){
+const err159 = {instancePath:instancePath+"/task_specialty_domain_bias",schemaPath:"#/properties/task_specialty_domain_bias/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err159];
+}
+else {
+vErrors.push(err159);
+}
+errors++;
+}
+}
+else {
+const err160 = {instancePath:instancePath+"/task_specialty_domain_bias",schemaPath:"#/properties/task_specialty_domain_bias/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err160];
+}
+else {
+vErrors.push(err160);
+}
+errors++;
+}
+let data48 = data.loyalty_mode;
+if(!((typeof data48 == "number") && (isFinite(data48)))){
+const err161 = {instancePath:instancePath+"/loyalty_mode",schemaPath:"#/properties/loyalty_mode/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err161];
+}
+else {
+vErrors.push(err161);
+}
+errors++;
+}
+let data49 = data.scope_creep_max;
+if(!((typeof data49 == "number") && (isFinite(data49)))){
+const err162 = {instancePath:instancePath+"/scope_creep_max",schemaPath:"#/properties/scope_creep_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err162];
+}
+else {
+vErrors.push(err162);
+}
+errors++;
+}
+let data50 = data.dispute_clawback_max;
+if(!((typeof data50 == "number") && (isFinite(data50)))){
+const err163 = {instancePath:instancePath+"/dispute_clawback_max",schemaPath:"#/properties/dispute_clawback_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err163];
+}
+else {
+vErrors.push(err163);
+}
+errors++;
+}
+let data51 = data.dispute_prob_max;
+if(!((typeof data51 == "number") && (isFinite(data51)))){
+const err164 = {instancePath:instancePath+"/dispute_prob_max",schemaPath:"#/properties/dispute_prob_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err164];
+}
+else {
+vErrors.push(err164);
+}
+errors++;
+}
+if(data.prestige_qty_scale !== undefined){
+let data52 = data.prestige_qty_scale;
+if((typeof data52 == "number") && (isFinite(data52))){
+if(data52 > 2 || isNaN(data52)){
+const err165 = {instancePath:instancePath+"/prestige_qty_scale",schemaPath:"#/properties/prestige_qty_scale/maximum",keyword:"maximum",params:{comparison: "<=", limit: 2},message:"must be <= 2"};
+if(vErrors === null){
+vErrors = [err165];
+}
+else {
+vErrors.push(err165);
+}
+errors++;
+}
+if(data52 < 0 || isNaN(data52)){
+const err166 = {instancePath:instancePath+"/prestige_qty_scale",schemaPath:"#/properties/prestige_qty_scale/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err166];
+}
+else {
+vErrors.push(err166);
+}
+errors++;
+}
+}
+else {
+const err167 = {instancePath:instancePath+"/prestige_qty_scale",schemaPath:"#/properties/prestige_qty_scale/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err167];
+}
+else {
+vErrors.push(err167);
+}
+errors++;
+}
+}
+if(data.deadline_qty_per_day !== undefined){
+let data53 = data.deadline_qty_per_day;
+if((typeof data53 == "number") && (isFinite(data53))){
+if(data53 > 1000000 || isNaN(data53)){
+const err168 = {instancePath:instancePath+"/deadline_qty_per_day",schemaPath:"#/properties/deadline_qty_per_day/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err168];
+}
+else {
+vErrors.push(err168);
+}
+errors++;
+}
+if(data53 < 0.000001 || isNaN(data53)){
+const err169 = {instancePath:instancePath+"/deadline_qty_per_day",schemaPath:"#/properties/deadline_qty_per_day/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0.000001},message:"must be >= 0.000001"};
+if(vErrors === null){
+vErrors = [err169];
+}
+else {
+vErrors.push(err169);
+}
+errors++;
+}
+}
+else {
+const err170 = {instancePath:instancePath+"/deadline_qty_per_day",schemaPath:"#/properties/deadline_qty_per_day/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err170];
+}
+else {
+vErrors.push(err170);
+}
+errors++;
+}
+}
+if(data.deadline_min_biz_days !== undefined){
+let data54 = data.deadline_min_biz_days;
+if(!(((typeof data54 == "number") && (!(data54 % 1) && !isNaN(data54))) && (isFinite(data54)))){
+const err171 = {instancePath:instancePath+"/deadline_min_biz_days",schemaPath:"#/properties/deadline_min_biz_days/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err171];
+}
+else {
+vErrors.push(err171);
+}
+errors++;
+}
+if((typeof data54 == "number") && (isFinite(data54))){
+if(data54 > 10000 || isNaN(data54)){
+const err172 = {instancePath:instancePath+"/deadline_min_biz_days",schemaPath:"#/properties/deadline_min_biz_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10000},message:"must be <= 10000"};
+if(vErrors === null){
+vErrors = [err172];
+}
+else {
+vErrors.push(err172);
+}
+errors++;
+}
+if(data54 < 0 || isNaN(data54)){
+const err173 = {instancePath:instancePath+"/deadline_min_biz_days",schemaPath:"#/properties/deadline_min_biz_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err173];
+}
+else {
+vErrors.push(err173);
+}
+errors++;
+}
+}
+}
+if(data.task_progress_milestones !== undefined){
+let data55 = data.task_progress_milestones;
+if(Array.isArray(data55)){
+if(data55.length > 100){
+const err174 = {instancePath:instancePath+"/task_progress_milestones",schemaPath:"#/properties/task_progress_milestones/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err174];
+}
+else {
+vErrors.push(err174);
+}
+errors++;
+}
+const len0 = data55.length;
+for(let i0=0; i0<len0; i0++){
+let data56 = data55[i0];
+if((typeof data56 == "number") && (isFinite(data56))){
+if(data56 > 1 || isNaN(data56)){
+const err175 = {instancePath:instancePath+"/task_progress_milestones/" + i0,schemaPath:"#/properties/task_progress_milestones/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err175];
+}
+else {
+vErrors.push(err175);
+}
+errors++;
+}
+if(data56 < 0 || isNaN(data56)){
+const err176 = {instancePath:instancePath+"/task_progress_milestones/" + i0,schemaPath:"#/properties/task_progress_milestones/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err176];
+}
+else {
+vErrors.push(err176);
+}
+errors++;
+}
+}
+else {
+const err177 = {instancePath:instancePath+"/task_progress_milestones/" + i0,schemaPath:"#/properties/task_progress_milestones/items/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err177];
+}
+else {
+vErrors.push(err177);
+}
+errors++;
+}
+}
+}
+else {
+const err178 = {instancePath:instancePath+"/task_progress_milestones",schemaPath:"#/properties/task_progress_milestones/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err178];
+}
+else {
+vErrors.push(err178);
+}
+errors++;
+}
+}
+if(data.workday_start_hour !== undefined){
+let data57 = data.workday_start_hour;
+if(!(((typeof data57 == "number") && (!(data57 % 1) && !isNaN(data57))) && (isFinite(data57)))){
+const err179 = {instancePath:instancePath+"/workday_start_hour",schemaPath:"#/properties/workday_start_hour/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err179];
+}
+else {
+vErrors.push(err179);
+}
+errors++;
+}
+if((typeof data57 == "number") && (isFinite(data57))){
+if(data57 > 23 || isNaN(data57)){
+const err180 = {instancePath:instancePath+"/workday_start_hour",schemaPath:"#/properties/workday_start_hour/maximum",keyword:"maximum",params:{comparison: "<=", limit: 23},message:"must be <= 23"};
+if(vErrors === null){
+vErrors = [err180];
+}
+else {
+vErrors.push(err180);
+}
+errors++;
+}
+if(data57 < 0 || isNaN(data57)){
+const err181 = {instancePath:instancePath+"/workday_start_hour",schemaPath:"#/properties/workday_start_hour/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err181];
+}
+else {
+vErrors.push(err181);
+}
+errors++;
+}
+}
+}
+if(data.workday_end_hour !== undefined){
+let data58 = data.workday_end_hour;
+if(!(((typeof data58 == "number") && (!(data58 % 1) && !isNaN(data58))) && (isFinite(data58)))){
+const err182 = {instancePath:instancePath+"/workday_end_hour",schemaPath:"#/properties/workday_end_hour/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err182];
+}
+else {
+vErrors.push(err182);
+}
+errors++;
+}
+if((typeof data58 == "number") && (isFinite(data58))){
+if(data58 > 24 || isNaN(data58)){
+const err183 = {instancePath:instancePath+"/workday_end_hour",schemaPath:"#/properties/workday_end_hour/maximum",keyword:"maximum",params:{comparison: "<=", limit: 24},message:"must be <= 24"};
+if(vErrors === null){
+vErrors = [err183];
+}
+else {
+vErrors.push(err183);
+}
+errors++;
+}
+if(data58 < 1 || isNaN(data58)){
+const err184 = {instancePath:instancePath+"/workday_end_hour",schemaPath:"#/properties/workday_end_hour/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err184];
+}
+else {
+vErrors.push(err184);
+}
+errors++;
+}
+}
+}
+if(!(validate22(data.dist, {instancePath:instancePath+"/dist",parentData:data,parentDataProperty:"dist",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
+}
+if(data.salary_junior !== undefined){
+let data60 = data.salary_junior;
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+if(data60.name === undefined){
+const err185 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err185];
+}
+else {
+vErrors.push(err185);
+}
+errors++;
+}
+if(data60.share === undefined){
+const err186 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "share"},message:"must have required property '"+"share"+"'"};
+if(vErrors === null){
+vErrors = [err186];
+}
+else {
+vErrors.push(err186);
+}
+errors++;
+}
+if(data60.min_cents === undefined){
+const err187 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "min_cents"},message:"must have required property '"+"min_cents"+"'"};
+if(vErrors === null){
+vErrors = [err187];
+}
+else {
+vErrors.push(err187);
+}
+errors++;
+}
+if(data60.max_cents === undefined){
+const err188 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "max_cents"},message:"must have required property '"+"max_cents"+"'"};
+if(vErrors === null){
+vErrors = [err188];
+}
+else {
+vErrors.push(err188);
+}
+errors++;
+}
+if(data60.rate_min === undefined){
+const err189 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "rate_min"},message:"must have required property '"+"rate_min"+"'"};
+if(vErrors === null){
+vErrors = [err189];
+}
+else {
+vErrors.push(err189);
+}
+errors++;
+}
+if(data60.rate_max === undefined){
+const err190 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "rate_max"},message:"must have required property '"+"rate_max"+"'"};
+if(vErrors === null){
+vErrors = [err190];
+}
+else {
+vErrors.push(err190);
+}
+errors++;
+}
+for(const key1 in data60){
+if(!((((((key1 === "name") || (key1 === "share")) || (key1 === "min_cents")) || (key1 === "max_cents")) || (key1 === "rate_min")) || (key1 === "rate_max"))){
+const err191 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err191];
+}
+else {
+vErrors.push(err191);
+}
+errors++;
+}
+}
+if(data60.name !== undefined){
+let data61 = data60.name;
+if(typeof data61 === "string"){
+if(func1(data61) > 256){
+const err192 = {instancePath:instancePath+"/salary_junior/name",schemaPath:"#/$defs/salaryTier/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err192];
+}
+else {
+vErrors.push(err192);
+}
+errors++;
+}
+}
+else {
+const err193 = {instancePath:instancePath+"/salary_junior/name",schemaPath:"#/$defs/salaryTier/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err193];
+}
+else {
+vErrors.push(err193);
+}
+errors++;
+}
+}
+if(data60.share !== undefined){
+let data62 = data60.share;
+if((typeof data62 == "number") && (isFinite(data62))){
+if(data62 > 1 || isNaN(data62)){
+const err194 = {instancePath:instancePath+"/salary_junior/share",schemaPath:"#/$defs/salaryTier/properties/share/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err194];
+}
+else {
+vErrors.push(err194);
+}
+errors++;
+}
+if(data62 < 0 || isNaN(data62)){
+const err195 = {instancePath:instancePath+"/salary_junior/share",schemaPath:"#/$defs/salaryTier/properties/share/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err195];
+}
+else {
+vErrors.push(err195);
+}
+errors++;
+}
+}
+else {
+const err196 = {instancePath:instancePath+"/salary_junior/share",schemaPath:"#/$defs/salaryTier/properties/share/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err196];
+}
+else {
+vErrors.push(err196);
+}
+errors++;
+}
+}
+if(data60.min_cents !== undefined){
+let data63 = data60.min_cents;
+if(!(((typeof data63 == "number") && (!(data63 % 1) && !isNaN(data63))) && (isFinite(data63)))){
+const err197 = {instancePath:instancePath+"/salary_junior/min_cents",schemaPath:"#/$defs/salaryTier/properties/min_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err197];
+}
+else {
+vErrors.push(err197);
+}
+errors++;
+}
+if((typeof data63 == "number") && (isFinite(data63))){
+if(data63 > 100000000 || isNaN(data63)){
+const err198 = {instancePath:instancePath+"/salary_junior/min_cents",schemaPath:"#/$defs/salaryTier/properties/min_cents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err198];
+}
+else {
+vErrors.push(err198);
+}
+errors++;
+}
+if(data63 < 0 || isNaN(data63)){
+const err199 = {instancePath:instancePath+"/salary_junior/min_cents",schemaPath:"#/$defs/salaryTier/properties/min_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err199];
+}
+else {
+vErrors.push(err199);
+}
+errors++;
+}
+}
+}
+if(data60.max_cents !== undefined){
+let data64 = data60.max_cents;
+if(!(((typeof data64 == "number") && (!(data64 % 1) && !isNaN(data64))) && (isFinite(data64)))){
+const err200 = {instancePath:instancePath+"/salary_junior/max_cents",schemaPath:"#/$defs/salaryTier/properties/max_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err200];
+}
+else {
+vErrors.push(err200);
+}
+errors++;
+}
+if((typeof data64 == "number") && (isFinite(data64))){
+if(data64 > 100000000 || isNaN(data64)){
+const err201 = {instancePath:instancePath+"/salary_junior/max_cents",schemaPath:"#/$defs/salaryTier/properties/max_cents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err201];
+}
+else {
+vErrors.push(err201);
+}
+errors++;
+}
+if(data64 < 0 || isNaN(data64)){
+const err202 = {instancePath:instancePath+"/salary_junior/max_cents",schemaPath:"#/$defs/salaryTier/properties/max_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err202];
+}
+else {
+vErrors.push(err202);
+}
+errors++;
+}
+}
+}
+if(data60.rate_min !== undefined){
+let data65 = data60.rate_min;
+if((typeof data65 == "number") && (isFinite(data65))){
+if(data65 > 1000 || isNaN(data65)){
+const err203 = {instancePath:instancePath+"/salary_junior/rate_min",schemaPath:"#/$defs/salaryTier/properties/rate_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err203];
+}
+else {
+vErrors.push(err203);
+}
+errors++;
+}
+if(data65 < 0 || isNaN(data65)){
+const err204 = {instancePath:instancePath+"/salary_junior/rate_min",schemaPath:"#/$defs/salaryTier/properties/rate_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err204];
+}
+else {
+vErrors.push(err204);
+}
+errors++;
+}
+}
+else {
+const err205 = {instancePath:instancePath+"/salary_junior/rate_min",schemaPath:"#/$defs/salaryTier/properties/rate_min/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err205];
+}
+else {
+vErrors.push(err205);
+}
+errors++;
+}
+}
+if(data60.rate_max !== undefined){
+let data66 = data60.rate_max;
+if((typeof data66 == "number") && (isFinite(data66))){
+if(data66 > 1000 || isNaN(data66)){
+const err206 = {instancePath:instancePath+"/salary_junior/rate_max",schemaPath:"#/$defs/salaryTier/properties/rate_max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err206];
+}
+else {
+vErrors.push(err206);
+}
+errors++;
+}
+if(data66 < 0 || isNaN(data66)){
+const err207 = {instancePath:instancePath+"/salary_junior/rate_max",schemaPath:"#/$defs/salaryTier/properties/rate_max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err207];
+}
+else {
+vErrors.push(err207);
+}
+errors++;
+}
+}
+else {
+const err208 = {instancePath:instancePath+"/salary_junior/rate_max",schemaPath:"#/$defs/salaryTier/properties/rate_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err208];
+}
+else {
+vErrors.push(err208);
+}
+errors++;
+}
+}
+}
+else {
+const err209 = {instancePath:instancePath+"/salary_junior",schemaPath:"#/$defs/salaryTier/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err209];
+}
+else {
+vErrors.push(err209);
+}
+errors++;
+}
+}
+if(data.salary_mid !== undefined){
+let data67 = data.salary_mid;
+if(data67 && typeof data67 == "object" && !Array.isArray(data67)){
+if(data67.name === undefined){
+const err210 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err210];
+}
+else {
+vErrors.push(err210);
+}
+errors++;
+}
+if(data67.share === undefined){
+const err211 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "share"},message:"must have required property '"+"share"+"'"};
+if(vErrors === null){
+vErrors = [err211];
+}
+else {
+vErrors.push(err211);
+}
+errors++;
+}
+if(data67.min_cents === undefined){
+const err212 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "min_cents"},message:"must have required property '"+"min_cents"+"'"};
+if(vErrors === null){
+vErrors = [err212];
+}
+else {
+vErrors.push(err212);
+}
+errors++;
+}
+if(data67.max_cents === undefined){
+const err213 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "max_cents"},message:"must have required property '"+"max_cents"+"'"};
+if(vErrors === null){
+vErrors = [err213];
+}
+else {
+vErrors.push(err213);
+}
+errors++;
+}
+if(data67.rate_min === undefined){
+const err214 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "rate_min"},message:"must have required property '"+"rate_min"+"'"};
+if(vErrors === null){
+vErrors = [err214];
+}
+else {
+vErrors.push(err214);
+}
+errors++;
+}
+if(data67.rate_max === undefined){
+const err215 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "rate_max"},message:"must have required property '"+"rate_max"+"'"};
+if(vErrors === null){
+vErrors = [err215];
+}
+else {
+vErrors.push(err215);
+}
+errors++;
+}
+for(const key2 in data67){
+if(!((((((key2 === "name") || (key2 === "share")) || (key2 === "min_cents")) || (key2 === "max_cents")) || (key2 === "rate_min")) || (key2 === "rate_max"))){
+const err216 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err216];
+}
+else {
+vErrors.push(err216);
+}
+errors++;
+}
+}
+if(data67.name !== undefined){
+let data68 = data67.name;
+if(typeof data68 === "string"){
+if(func1(data68) > 256){
+const err217 = {instancePath:instancePath+"/salary_mid/name",schemaPath:"#/$defs/salaryTier/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err217];
+}
+else {
+vErrors.push(err217);
+}
+errors++;
+}
+}
+else {
+const err218 = {instancePath:instancePath+"/salary_mid/name",schemaPath:"#/$defs/salaryTier/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err218];
+}
+else {
+vErrors.push(err218);
+}
+errors++;
+}
+}
+if(data67.share !== undefined){
+let data69 = data67.share;
+if((typeof data69 == "number") && (isFinite(data69))){
+if(data69 > 1 || isNaN(data69)){
+const err219 = {instancePath:instancePath+"/salary_mid/share",schemaPath:"#/$defs/salaryTier/properties/share/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err219];
+}
+else {
+vErrors.push(err219);
+}
+errors++;
+}
+if(data69 < 0 || isNaN(data69)){
+const err220 = {instancePath:instancePath+"/salary_mid/share",schemaPath:"#/$defs/salaryTier/properties/share/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err220];
+}
+else {
+vErrors.push(err220);
+}
+errors++;
+}
+}
+else {
+const err221 = {instancePath:instancePath+"/salary_mid/share",schemaPath:"#/$defs/salaryTier/properties/share/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err221];
+}
+else {
+vErrors.push(err221);
+}
+errors++;
+}
+}
+if(data67.min_cents !== undefined){
+let data70 = data67.min_cents;
+if(!(((typeof data70 == "number") && (!(data70 % 1) && !isNaN(data70))) && (isFinite(data70)))){
+const err222 = {instancePath:instancePath+"/salary_mid/min_cents",schemaPath:"#/$defs/salaryTier/properties/min_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err222];
+}
+else {
+vErrors.push(err222);
+}
+errors++;
+}
+if((typeof data70 == "number") && (isFinite(data70))){
+if(data70 > 100000000 || isNaN(data70)){
+const err223 = {instancePath:instancePath+"/salary_mid/min_cents",schemaPath:"#/$defs/salaryTier/properties/min_cents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err223];
+}
+else {
+vErrors.push(err223);
+}
+errors++;
+}
+if(data70 < 0 || isNaN(data70)){
+const err224 = {instancePath:instancePath+"/salary_mid/min_cents",schemaPath:"#/$defs/salaryTier/properties/min_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err224];
+}
+else {
+vErrors.push(err224);
+}
+errors++;
+}
+}
+}
+if(data67.max_cents !== undefined){
+let data71 = data67.max_cents;
+if(!(((typeof data71 == "number") && (!(data71 % 1) && !isNaN(data71))) && (isFinite(data71)))){
+const err225 = {instancePath:instancePath+"/salary_mid/max_cents",schemaPath:"#/$defs/salaryTier/properties/max_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err225];
+}
+else {
+vErrors.push(err225);
+}
+errors++;
+}
+if((typeof data71 == "number") && (isFinite(data71))){
+if(data71 > 100000000 || isNaN(data71)){
+const err226 = {instancePath:instancePath+"/salary_mid/max_cents",schemaPath:"#/$defs/salaryTier/properties/max_cents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err226];
+}
+else {
+vErrors.push(err226);
+}
+errors++;
+}
+if(data71 < 0 || isNaN(data71)){
+const err227 = {instancePath:instancePath+"/salary_mid/max_cents",schemaPath:"#/$defs/salaryTier/properties/max_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err227];
+}
+else {
+vErrors.push(err227);
+}
+errors++;
+}
+}
+}
+if(data67.rate_min !== undefined){
+let data72 = data67.rate_min;
+if((typeof data72 == "number") && (isFinite(data72))){
+if(data72 > 1000 || isNaN(data72)){
+const err228 = {instancePath:instancePath+"/salary_mid/rate_min",schemaPath:"#/$defs/salaryTier/properties/rate_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err228];
+}
+else {
+vErrors.push(err228);
+}
+errors++;
+}
+if(data72 < 0 || isNaN(data72)){
+const err229 = {instancePath:instancePath+"/salary_mid/rate_min",schemaPath:"#/$defs/salaryTier/properties/rate_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err229];
+}
+else {
+vErrors.push(err229);
+}
+errors++;
+}
+}
+else {
+const err230 = {instancePath:instancePath+"/salary_mid/rate_min",schemaPath:"#/$defs/salaryTier/properties/rate_min/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err230];
+}
+else {
+vErrors.push(err230);
+}
+errors++;
+}
+}
+if(data67.rate_max !== undefined){
+let data73 = data67.rate_max;
+if((typeof data73 == "number") && (isFinite(data73))){
+if(data73 > 1000 || isNaN(data73)){
+const err231 = {instancePath:instancePath+"/salary_mid/rate_max",schemaPath:"#/$defs/salaryTier/properties/rate_max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err231];
+}
+else {
+vErrors.push(err231);
+}
+errors++;
+}
+if(data73 < 0 || isNaN(data73)){
+const err232 = {instancePath:instancePath+"/salary_mid/rate_max",schemaPath:"#/$defs/salaryTier/properties/rate_max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err232];
+}
+else {
+vErrors.push(err232);
+}
+errors++;
+}
+}
+else {
+const err233 = {instancePath:instancePath+"/salary_mid/rate_max",schemaPath:"#/$defs/salaryTier/properties/rate_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err233];
+}
+else {
+vErrors.push(err233);
+}
+errors++;
+}
+}
+}
+else {
+const err234 = {instancePath:instancePath+"/salary_mid",schemaPath:"#/$defs/salaryTier/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err234];
+}
+else {
+vErrors.push(err234);
+}
+errors++;
+}
+}
+if(data.salary_senior !== undefined){
+let data74 = data.salary_senior;
+if(data74 && typeof data74 == "object" && !Array.isArray(data74)){
+if(data74.name === undefined){
+const err235 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err235];
+}
+else {
+vErrors.push(err235);
+}
+errors++;
+}
+if(data74.share === undefined){
+const err236 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "share"},message:"must have required property '"+"share"+"'"};
+if(vErrors === null){
+vErrors = [err236];
+}
+else {
+vErrors.push(err236);
+}
+errors++;
+}
+if(data74.min_cents === undefined){
+const err237 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "min_cents"},message:"must have required property '"+"min_cents"+"'"};
+if(vErrors === null){
+vErrors = [err237];
+}
+else {
+vErrors.push(err237);
+}
+errors++;
+}
+if(data74.max_cents === undefined){
+const err238 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "max_cents"},message:"must have required property '"+"max_cents"+"'"};
+if(vErrors === null){
+vErrors = [err238];
+}
+else {
+vErrors.push(err238);
+}
+errors++;
+}
+if(data74.rate_min === undefined){
+const err239 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "rate_min"},message:"must have required property '"+"rate_min"+"'"};
+if(vErrors === null){
+vErrors = [err239];
+}
+else {
+vErrors.push(err239);
+}
+errors++;
+}
+if(data74.rate_max === undefined){
+const err240 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/required",keyword:"required",params:{missingProperty: "rate_max"},message:"must have required property '"+"rate_max"+"'"};
+if(vErrors === null){
+vErrors = [err240];
+}
+else {
+vErrors.push(err240);
+}
+errors++;
+}
+for(const key3 in data74){
+if(!((((((key3 === "name") || (key3 === "share")) || (key3 === "min_cents")) || (key3 === "max_cents")) || (key3 === "rate_min")) || (key3 === "rate_max"))){
+const err241 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err241];
+}
+else {
+vErrors.push(err241);
+}
+errors++;
+}
+}
+if(data74.name !== undefined){
+let data75 = data74.name;
+if(typeof data75 === "string"){
+if(func1(data75) > 256){
+const err242 = {instancePath:instancePath+"/salary_senior/name",schemaPath:"#/$defs/salaryTier/properties/name/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters"};
+if(vErrors === null){
+vErrors = [err242];
+}
+else {
+vErrors.push(err242);
+}
+errors++;
+}
+}
+else {
+const err243 = {instancePath:instancePath+"/salary_senior/name",schemaPath:"#/$defs/salaryTier/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err243];
+}
+else {
+vErrors.push(err243);
+}
+errors++;
+}
+}
+if(data74.share !== undefined){
+let data76 = data74.share;
+if((typeof data76 == "number") && (isFinite(data76))){
+if(data76 > 1 || isNaN(data76)){
+const err244 = {instancePath:instancePath+"/salary_senior/share",schemaPath:"#/$defs/salaryTier/properties/share/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err244];
+}
+else {
+vErrors.push(err244);
+}
+errors++;
+}
+if(data76 < 0 || isNaN(data76)){
+const err245 = {instancePath:instancePath+"/salary_senior/share",schemaPath:"#/$defs/salaryTier/properties/share/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err245];
+}
+else {
+vErrors.push(err245);
+}
+errors++;
+}
+}
+else {
+const err246 = {instancePath:instancePath+"/salary_senior/share",schemaPath:"#/$defs/salaryTier/properties/share/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err246];
+}
+else {
+vErrors.push(err246);
+}
+errors++;
+}
+}
+if(data74.min_cents !== undefined){
+let data77 = data74.min_cents;
+if(!(((typeof data77 == "number") && (!(data77 % 1) && !isNaN(data77))) && (isFinite(data77)))){
+const err247 = {instancePath:instancePath+"/salary_senior/min_cents",schemaPath:"#/$defs/salaryTier/properties/min_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err247];
+}
+else {
+vErrors.push(err247);
+}
+errors++;
+}
+if((typeof data77 == "number") && (isFinite(data77))){
+if(data77 > 100000000 || isNaN(data77)){
+const err248 = {instancePath:instancePath+"/salary_senior/min_cents",schemaPath:"#/$defs/salaryTier/properties/min_cents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err248];
+}
+else {
+vErrors.push(err248);
+}
+errors++;
+}
+if(data77 < 0 || isNaN(data77)){
+const err249 = {instancePath:instancePath+"/salary_senior/min_cents",schemaPath:"#/$defs/salaryTier/properties/min_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err249];
+}
+else {
+vErrors.push(err249);
+}
+errors++;
+}
+}
+}
+if(data74.max_cents !== undefined){
+let data78 = data74.max_cents;
+if(!(((typeof data78 == "number") && (!(data78 % 1) && !isNaN(data78))) && (isFinite(data78)))){
+const err250 = {instancePath:instancePath+"/salary_senior/max_cents",schemaPath:"#/$defs/salaryTier/properties/max_cents/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err250];
+}
+else {
+vErrors.push(err250);
+}
+errors++;
+}
+if((typeof data78 == "number") && (isFinite(data78))){
+if(data78 > 100000000 || isNaN(data78)){
+const err251 = {instancePath:instancePath+"/salary_senior/max_cents",schemaPath:"#/$defs/salaryTier/properties/max_cents/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000000},message:"must be <= 100000000"};
+if(vErrors === null){
+vErrors = [err251];
+}
+else {
+vErrors.push(err251);
+}
+errors++;
+}
+if(data78 < 0 || isNaN(data78)){
+const err252 = {instancePath:instancePath+"/salary_senior/max_cents",schemaPath:"#/$defs/salaryTier/properties/max_cents/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err252];
+}
+else {
+vErrors.push(err252);
+}
+errors++;
+}
+}
+}
+if(data74.rate_min !== undefined){
+let data79 = data74.rate_min;
+if((typeof data79 == "number") && (isFinite(data79))){
+if(data79 > 1000 || isNaN(data79)){
+const err253 = {instancePath:instancePath+"/salary_senior/rate_min",schemaPath:"#/$defs/salaryTier/properties/rate_min/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err253];
+}
+else {
+vErrors.push(err253);
+}
+errors++;
+}
+if(data79 < 0 || isNaN(data79)){
+const err254 = {instancePath:instancePath+"/salary_senior/rate_min",schemaPath:"#/$defs/salaryTier/properties/rate_min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err254];
+}
+else {
+vErrors.push(err254);
+}
+errors++;
+}
+}
+else {
+const err255 = {instancePath:instancePath+"/salary_senior/rate_min",schemaPath:"#/$defs/salaryTier/properties/rate_min/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err255];
+}
+else {
+vErrors.push(err255);
+}
+errors++;
+}
+}
+if(data74.rate_max !== undefined){
+let data80 = data74.rate_max;
+if((typeof data80 == "number") && (isFinite(data80))){
+if(data80 > 1000 || isNaN(data80)){
+const err256 = {instancePath:instancePath+"/salary_senior/rate_max",schemaPath:"#/$defs/salaryTier/properties/rate_max/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err256];
+}
+else {
+vErrors.push(err256);
+}
+errors++;
+}
+if(data80 < 0 || isNaN(data80)){
+const err257 = {instancePath:instancePath+"/salary_senior/rate_max",schemaPath:"#/$defs/salaryTier/properties/rate_max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err257];
+}
+else {
+vErrors.push(err257);
+}
+errors++;
+}
+}
+else {
+const err258 = {instancePath:instancePath+"/salary_senior/rate_max",schemaPath:"#/$defs/salaryTier/properties/rate_max/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err258];
+}
+else {
+vErrors.push(err258);
+}
+errors++;
+}
+}
+}
+else {
+const err259 = {instancePath:instancePath+"/salary_senior",schemaPath:"#/$defs/salaryTier/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err259];
+}
+else {
+vErrors.push(err259);
+}
+errors++;
+}
+}
+}
+else {
+const err260 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err260];
+}
+else {
+vErrors.push(err260);
 }
 errors++;
 }
@@ -2663,8 +5898,9 @@ vErrors.push(err9);
 errors++;
 }
 let data5 = data3.temperature;
-if(!((typeof data5 == "number") && (isFinite(data5)))){
-const err10 = {instancePath:instancePath+"/agent/temperature",schemaPath:"#/$defs/agent/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 100 || isNaN(data5)){
+const err10 = {instancePath:instancePath+"/agent/temperature",schemaPath:"#/$defs/agent/properties/temperature/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2673,9 +5909,8 @@ vErrors.push(err10);
 }
 errors++;
 }
-let data6 = data3.top_p;
-if(!((typeof data6 == "number") && (isFinite(data6)))){
-const err11 = {instancePath:instancePath+"/agent/top_p",schemaPath:"#/$defs/agent/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data5 < 0 || isNaN(data5)){
+const err11 = {instancePath:instancePath+"/agent/temperature",schemaPath:"#/$defs/agent/properties/temperature/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2684,9 +5919,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-let data7 = data3.request_timeout_seconds;
-if(!((typeof data7 == "number") && (isFinite(data7)))){
-const err12 = {instancePath:instancePath+"/agent/request_timeout_seconds",schemaPath:"#/$defs/agent/properties/request_timeout_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+}
+else {
+const err12 = {instancePath:instancePath+"/agent/temperature",schemaPath:"#/$defs/agent/properties/temperature/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2695,9 +5930,10 @@ vErrors.push(err12);
 }
 errors++;
 }
-let data8 = data3.retry_max_attempts;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err13 = {instancePath:instancePath+"/agent/retry_max_attempts",schemaPath:"#/$defs/agent/properties/retry_max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data6 = data3.top_p;
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 1 || isNaN(data6)){
+const err13 = {instancePath:instancePath+"/agent/top_p",schemaPath:"#/$defs/agent/properties/top_p/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2706,9 +5942,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-let data9 = data3.retry_backoff_seconds;
-if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err14 = {instancePath:instancePath+"/agent/retry_backoff_seconds",schemaPath:"#/$defs/agent/properties/retry_backoff_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(data6 < 0 || isNaN(data6)){
+const err14 = {instancePath:instancePath+"/agent/top_p",schemaPath:"#/$defs/agent/properties/top_p/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2717,9 +5952,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-let data10 = data3.history_keep_rounds;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err15 = {instancePath:instancePath+"/agent/history_keep_rounds",schemaPath:"#/$defs/agent/properties/history_keep_rounds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+}
+else {
+const err15 = {instancePath:instancePath+"/agent/top_p",schemaPath:"#/$defs/agent/properties/top_p/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2728,9 +5963,10 @@ vErrors.push(err15);
 }
 errors++;
 }
-let data11 = data3.system_prompt;
-if((typeof data11 !== "string") && (data11 !== null)){
-const err16 = {instancePath:instancePath+"/agent/system_prompt",schemaPath:"#/$defs/agent/properties/system_prompt/type",keyword:"type",params:{type: schema32.properties.system_prompt.type},message:"must be string,null"};
+let data7 = data3.request_timeout_seconds;
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 1000000 || isNaN(data7)){
+const err16 = {instancePath:instancePath+"/agent/request_timeout_seconds",schemaPath:"#/$defs/agent/properties/request_timeout_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2739,9 +5975,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(typeof data11 === "string"){
-if(func1(data11) > 262144){
-const err17 = {instancePath:instancePath+"/agent/system_prompt",schemaPath:"#/$defs/agent/properties/system_prompt/maxLength",keyword:"maxLength",params:{limit: 262144},message:"must NOT have more than 262144 characters"};
+if(data7 < 0 || isNaN(data7)){
+const err17 = {instancePath:instancePath+"/agent/request_timeout_seconds",schemaPath:"#/$defs/agent/properties/request_timeout_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2751,14 +5986,146 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
 else {
-const err18 = {instancePath:instancePath+"/agent",schemaPath:"#/$defs/agent/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err18 = {instancePath:instancePath+"/agent/request_timeout_seconds",schemaPath:"#/$defs/agent/properties/request_timeout_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
 if(vErrors === null){
 vErrors = [err18];
 }
 else {
 vErrors.push(err18);
+}
+errors++;
+}
+let data8 = data3.retry_max_attempts;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err19 = {instancePath:instancePath+"/agent/retry_max_attempts",schemaPath:"#/$defs/agent/properties/retry_max_attempts/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 > 1000 || isNaN(data8)){
+const err20 = {instancePath:instancePath+"/agent/retry_max_attempts",schemaPath:"#/$defs/agent/properties/retry_max_attempts/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if(data8 < 0 || isNaN(data8)){
+const err21 = {instancePath:instancePath+"/agent/retry_max_attempts",schemaPath:"#/$defs/agent/properties/retry_max_attempts/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+let data9 = data3.retry_backoff_seconds;
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 > 1000000 || isNaN(data9)){
+const err22 = {instancePath:instancePath+"/agent/retry_backoff_seconds",schemaPath:"#/$defs/agent/properties/retry_backoff_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data9 < 0 || isNaN(data9)){
+const err23 = {instancePath:instancePath+"/agent/retry_backoff_seconds",schemaPath:"#/$defs/agent/properties/retry_backoff_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/agent/retry_backoff_seconds",schemaPath:"#/$defs/agent/properties/retry_backoff_seconds/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+let data10 = data3.history_keep_rounds;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err25 = {instancePath:instancePath+"/agent/history_keep_rounds",schemaPath:"#/$defs/agent/properties/history_keep_rounds/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 > 1000000 || isNaN(data10)){
+const err26 = {instancePath:instancePath+"/agent/history_keep_rounds",schemaPath:"#/$defs/agent/properties/history_keep_rounds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(data10 < 0 || isNaN(data10)){
+const err27 = {instancePath:instancePath+"/agent/history_keep_rounds",schemaPath:"#/$defs/agent/properties/history_keep_rounds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+let data11 = data3.system_prompt;
+if((typeof data11 !== "string") && (data11 !== null)){
+const err28 = {instancePath:instancePath+"/agent/system_prompt",schemaPath:"#/$defs/agent/properties/system_prompt/type",keyword:"type",params:{type: schema32.properties.system_prompt.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(typeof data11 === "string"){
+if(func1(data11) > 262144){
+const err29 = {instancePath:instancePath+"/agent/system_prompt",schemaPath:"#/$defs/agent/properties/system_prompt/maxLength",keyword:"maxLength",params:{limit: 262144},message:"must NOT have more than 262144 characters"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+else {
+const err30 = {instancePath:instancePath+"/agent",schemaPath:"#/$defs/agent/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
 }
 errors++;
 }
@@ -2772,46 +6139,90 @@ data12.max_turns = null;
 }
 for(const key2 in data12){
 if(!((key2 === "auto_advance_after_turns") || (key2 === "max_turns"))){
-const err19 = {instancePath:instancePath+"/loop",schemaPath:"#/$defs/loop/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+const err31 = {instancePath:instancePath+"/loop",schemaPath:"#/$defs/loop/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err19];
+vErrors = [err31];
 }
 else {
-vErrors.push(err19);
+vErrors.push(err31);
 }
 errors++;
 }
 }
 let data13 = data12.auto_advance_after_turns;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err20 = {instancePath:instancePath+"/loop/auto_advance_after_turns",schemaPath:"#/$defs/loop/properties/auto_advance_after_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err32 = {instancePath:instancePath+"/loop/auto_advance_after_turns",schemaPath:"#/$defs/loop/properties/auto_advance_after_turns/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err20];
+vErrors = [err32];
 }
 else {
-vErrors.push(err20);
+vErrors.push(err32);
 }
 errors++;
+}
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 > 1000000 || isNaN(data13)){
+const err33 = {instancePath:instancePath+"/loop/auto_advance_after_turns",schemaPath:"#/$defs/loop/properties/auto_advance_after_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data13 < 0 || isNaN(data13)){
+const err34 = {instancePath:instancePath+"/loop/auto_advance_after_turns",schemaPath:"#/$defs/loop/properties/auto_advance_after_turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
 }
 let data14 = data12.max_turns;
 if((!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))) && (data14 !== null)){
-const err21 = {instancePath:instancePath+"/loop/max_turns",schemaPath:"#/$defs/loop/properties/max_turns/type",keyword:"type",params:{type: schema33.properties.max_turns.type},message:"must be integer,null"};
+const err35 = {instancePath:instancePath+"/loop/max_turns",schemaPath:"#/$defs/loop/properties/max_turns/type",keyword:"type",params:{type: schema33.properties.max_turns.type},message:"must be integer,null"};
 if(vErrors === null){
-vErrors = [err21];
+vErrors = [err35];
 }
 else {
-vErrors.push(err21);
+vErrors.push(err35);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 > 1000000000 || isNaN(data14)){
+const err36 = {instancePath:instancePath+"/loop/max_turns",schemaPath:"#/$defs/loop/properties/max_turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000000},message:"must be <= 1000000000"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(data14 < 0 || isNaN(data14)){
+const err37 = {instancePath:instancePath+"/loop/max_turns",schemaPath:"#/$defs/loop/properties/max_turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
 }
 errors++;
 }
 }
-else {
-const err22 = {instancePath:instancePath+"/loop",schemaPath:"#/$defs/loop/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err22];
 }
 else {
-vErrors.push(err22);
+const err38 = {instancePath:instancePath+"/loop",schemaPath:"#/$defs/loop/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
 }
 errors++;
 }
@@ -2828,45 +6239,55 @@ data15.company_name = "BenchCo";
 }
 for(const key3 in data15){
 if(!(((key3 === "start_date") || (key3 === "horizon_years")) || (key3 === "company_name"))){
-const err23 = {instancePath:instancePath+"/sim",schemaPath:"#/$defs/sim/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+const err39 = {instancePath:instancePath+"/sim",schemaPath:"#/$defs/sim/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err23];
+vErrors = [err39];
 }
 else {
-vErrors.push(err23);
+vErrors.push(err39);
 }
 errors++;
 }
 }
 if(typeof data15.start_date !== "string"){
-const err24 = {instancePath:instancePath+"/sim/start_date",schemaPath:"#/$defs/sim/properties/start_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err40 = {instancePath:instancePath+"/sim/start_date",schemaPath:"#/$defs/sim/properties/start_date/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err24];
+vErrors = [err40];
 }
 else {
-vErrors.push(err24);
+vErrors.push(err40);
 }
 errors++;
 }
 let data17 = data15.horizon_years;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err25 = {instancePath:instancePath+"/sim/horizon_years",schemaPath:"#/$defs/sim/properties/horizon_years/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err41 = {instancePath:instancePath+"/sim/horizon_years",schemaPath:"#/$defs/sim/properties/horizon_years/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
-vErrors = [err25];
+vErrors = [err41];
 }
 else {
-vErrors.push(err25);
+vErrors.push(err41);
 }
 errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 > 100 || isNaN(data17)){
-const err26 = {instancePath:instancePath+"/sim/horizon_years",schemaPath:"#/$defs/sim/properties/horizon_years/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+const err42 = {instancePath:instancePath+"/sim/horizon_years",schemaPath:"#/$defs/sim/properties/horizon_years/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
 if(vErrors === null){
-vErrors = [err26];
+vErrors = [err42];
 }
 else {
-vErrors.push(err26);
+vErrors.push(err42);
+}
+errors++;
+}
+if(data17 < 1 || isNaN(data17)){
+const err43 = {instancePath:instancePath+"/sim/horizon_years",schemaPath:"#/$defs/sim/properties/horizon_years/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
 }
 errors++;
 }
@@ -2874,34 +6295,34 @@ errors++;
 let data18 = data15.company_name;
 if(typeof data18 === "string"){
 if(func1(data18) > 1024){
-const err27 = {instancePath:instancePath+"/sim/company_name",schemaPath:"#/$defs/sim/properties/company_name/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
+const err44 = {instancePath:instancePath+"/sim/company_name",schemaPath:"#/$defs/sim/properties/company_name/maxLength",keyword:"maxLength",params:{limit: 1024},message:"must NOT have more than 1024 characters"};
 if(vErrors === null){
-vErrors = [err27];
+vErrors = [err44];
 }
 else {
-vErrors.push(err27);
+vErrors.push(err44);
 }
 errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/sim/company_name",schemaPath:"#/$defs/sim/properties/company_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err45 = {instancePath:instancePath+"/sim/company_name",schemaPath:"#/$defs/sim/properties/company_name/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
-vErrors = [err28];
+vErrors = [err45];
 }
 else {
-vErrors.push(err28);
+vErrors.push(err45);
 }
 errors++;
 }
 }
 else {
-const err29 = {instancePath:instancePath+"/sim",schemaPath:"#/$defs/sim/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err46 = {instancePath:instancePath+"/sim",schemaPath:"#/$defs/sim/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err29];
+vErrors = [err46];
 }
 else {
-vErrors.push(err29);
+vErrors.push(err46);
 }
 errors++;
 }
@@ -2945,135 +6366,135 @@ data20.fail_penalty_category = false;
 }
 for(const key4 in data20){
 if(!(func6.call(schema46.properties, key4))){
-const err30 = {instancePath:instancePath+"/fixes",schemaPath:"#/$defs/fixes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+const err47 = {instancePath:instancePath+"/fixes",schemaPath:"#/$defs/fixes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
 if(vErrors === null){
-vErrors = [err30];
+vErrors = [err47];
 }
 else {
-vErrors.push(err30);
+vErrors.push(err47);
 }
 errors++;
 }
 }
 if(typeof data20.progress_flush_hours !== "boolean"){
-const err31 = {instancePath:instancePath+"/fixes/progress_flush_hours",schemaPath:"#/$defs/fixes/properties/progress_flush_hours/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err48 = {instancePath:instancePath+"/fixes/progress_flush_hours",schemaPath:"#/$defs/fixes/properties/progress_flush_hours/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err31];
+vErrors = [err48];
 }
 else {
-vErrors.push(err31);
+vErrors.push(err48);
 }
 errors++;
 }
 if(typeof data20.task_cancel !== "boolean"){
-const err32 = {instancePath:instancePath+"/fixes/task_cancel",schemaPath:"#/$defs/fixes/properties/task_cancel/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err49 = {instancePath:instancePath+"/fixes/task_cancel",schemaPath:"#/$defs/fixes/properties/task_cancel/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err32];
+vErrors = [err49];
 }
 else {
-vErrors.push(err32);
+vErrors.push(err49);
 }
 errors++;
 }
 if(typeof data20.replacement_client_multiplier !== "boolean"){
-const err33 = {instancePath:instancePath+"/fixes/replacement_client_multiplier",schemaPath:"#/$defs/fixes/properties/replacement_client_multiplier/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err50 = {instancePath:instancePath+"/fixes/replacement_client_multiplier",schemaPath:"#/$defs/fixes/properties/replacement_client_multiplier/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err33];
+vErrors = [err50];
 }
 else {
-vErrors.push(err33);
+vErrors.push(err50);
 }
 errors++;
 }
 if(typeof data20.replacement_unique_titles !== "boolean"){
-const err34 = {instancePath:instancePath+"/fixes/replacement_unique_titles",schemaPath:"#/$defs/fixes/properties/replacement_unique_titles/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err51 = {instancePath:instancePath+"/fixes/replacement_unique_titles",schemaPath:"#/$defs/fixes/properties/replacement_unique_titles/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err34];
+vErrors = [err51];
 }
 else {
-vErrors.push(err34);
+vErrors.push(err51);
 }
 errors++;
 }
 if(typeof data20.salary_bump_total !== "boolean"){
-const err35 = {instancePath:instancePath+"/fixes/salary_bump_total",schemaPath:"#/$defs/fixes/properties/salary_bump_total/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err52 = {instancePath:instancePath+"/fixes/salary_bump_total",schemaPath:"#/$defs/fixes/properties/salary_bump_total/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err35];
+vErrors = [err52];
 }
 else {
-vErrors.push(err35);
+vErrors.push(err52);
 }
 errors++;
 }
 if(typeof data20.resume_old_sim_time !== "boolean"){
-const err36 = {instancePath:instancePath+"/fixes/resume_old_sim_time",schemaPath:"#/$defs/fixes/properties/resume_old_sim_time/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err53 = {instancePath:instancePath+"/fixes/resume_old_sim_time",schemaPath:"#/$defs/fixes/properties/resume_old_sim_time/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err36];
+vErrors = [err53];
 }
 else {
-vErrors.push(err36);
+vErrors.push(err53);
 }
 errors++;
 }
 if(typeof data20.next_payroll !== "boolean"){
-const err37 = {instancePath:instancePath+"/fixes/next_payroll",schemaPath:"#/$defs/fixes/properties/next_payroll/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err54 = {instancePath:instancePath+"/fixes/next_payroll",schemaPath:"#/$defs/fixes/properties/next_payroll/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err37];
+vErrors = [err54];
 }
 else {
-vErrors.push(err37);
+vErrors.push(err54);
 }
 errors++;
 }
 if(typeof data20.market_browse_total !== "boolean"){
-const err38 = {instancePath:instancePath+"/fixes/market_browse_total",schemaPath:"#/$defs/fixes/properties/market_browse_total/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err55 = {instancePath:instancePath+"/fixes/market_browse_total",schemaPath:"#/$defs/fixes/properties/market_browse_total/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err38];
+vErrors = [err55];
 }
 else {
-vErrors.push(err38);
+vErrors.push(err55);
 }
 errors++;
 }
 if(typeof data20.report_monthly !== "boolean"){
-const err39 = {instancePath:instancePath+"/fixes/report_monthly",schemaPath:"#/$defs/fixes/properties/report_monthly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err56 = {instancePath:instancePath+"/fixes/report_monthly",schemaPath:"#/$defs/fixes/properties/report_monthly/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err39];
+vErrors = [err56];
 }
 else {
-vErrors.push(err39);
+vErrors.push(err56);
 }
 errors++;
 }
 if(typeof data20.fail_penalty_category !== "boolean"){
-const err40 = {instancePath:instancePath+"/fixes/fail_penalty_category",schemaPath:"#/$defs/fixes/properties/fail_penalty_category/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+const err57 = {instancePath:instancePath+"/fixes/fail_penalty_category",schemaPath:"#/$defs/fixes/properties/fail_penalty_category/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
-vErrors = [err40];
+vErrors = [err57];
 }
 else {
-vErrors.push(err40);
+vErrors.push(err57);
 }
 errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/fixes",schemaPath:"#/$defs/fixes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err58 = {instancePath:instancePath+"/fixes",schemaPath:"#/$defs/fixes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err41];
+vErrors = [err58];
 }
 else {
-vErrors.push(err41);
+vErrors.push(err58);
 }
 errors++;
 }
 }
 else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err59 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
-vErrors = [err42];
+vErrors = [err59];
 }
 else {
-vErrors.push(err42);
+vErrors.push(err59);
 }
 errors++;
 }

@@ -257,11 +257,46 @@ describe('derived parameters match the reference float arithmetic', () => {
     expect(out).toEqual(base);
   });
 
+  it('a workday that does not end after it starts is an error naming the field (a deadline was a negative span)', () => {
+    for (const [start, end] of [[18, 9], [9, 9], [23, 1]]) {
+      const e = errorOf(() => configFromRaw({ world: defaultWorldWith({ workday_start_hour: start, workday_end_hour: end }) }, 'z'));
+      expect(e).toBeInstanceOf(PresetError);
+      expect(e.message).toContain(`/world/workday_end_hour: must be greater than workday_start_hour (${start}), got ${end}`);
+    }
+    expect(configFromRaw({ world: defaultWorldWith({ workday_start_hour: 0, workday_end_hour: 24 }) }, 'z').world.workday_end_hour).toBe(24);
+  });
+
+  it('bounds out of order are an error naming the field (a triangular with its mode outside gave NaN rewards)', () => {
+    // client_reward_mult high 5e-324 under mode 1: triangular's c = 1/5e-324 = Infinity, the client multiplier was
+    // Infinity and a zero reward times it NaN, in the market's reward_funds_cents and the ledger.
+    const cases: [Record<string, unknown>, string][] = [
+      [{ client_reward_mult_low: 0, client_reward_mult_mode: 1, client_reward_mult_high: 5e-324 }, '/world/client_reward_mult_mode: must lie between client_reward_mult_low (0) and client_reward_mult_high (5e-324), got 1'],
+      [{ client_reward_mult_low: 2, client_reward_mult_mode: 1, client_reward_mult_high: 3 }, '/world/client_reward_mult_mode: must lie between client_reward_mult_low (2) and client_reward_mult_high (3), got 1'],
+      [{ dist: { ...loadPreset('default').world.dist, reward_funds_cents: { type: 'triangular', low: 0, high: 5e-324, mode: 1 } } }, '/world/dist/reward_funds_cents/mode: must lie between low (0) and high (5e-324), got 1'],
+      [{ dist: { ...loadPreset('default').world.dist, required_qty: { type: 'uniform', low: 10, high: 1 } } }, '/world/dist/required_qty/high: must be at least low (10), got 1'],
+      [{ salary_mid: { name: 'mid', share: 0.35, min_cents: 900000, max_cents: 800000, rate_min: 4, rate_max: 7 } }, '/world/salary_mid/max_cents: must be at least min_cents (900000), got 800000'],
+      [{ salary_mid: { name: 'mid', share: 0.35, min_cents: 600000, max_cents: 800000, rate_min: 8, rate_max: 7 } }, '/world/salary_mid/rate_max: must be at least rate_min (8), got 7'],
+      [{ prestige_min: 5, prestige_max: 4 }, '/world/prestige_max: must be at least prestige_min (5), got 4'],
+      // trust_min above trust_max: trust / trust_max above 1, and the gain's (1 - ratio) ** power NaN or an overflow.
+      [{ trust_min: 1, trust_max: 0.5 }, '/world/trust_max: must be at least trust_min (1), got 0.5'],
+    ];
+    for (const [w, msg] of cases) {
+      const e = errorOf(() => configFromRaw({ world: defaultWorldWith(w) }, 'z'));
+      expect(e, msg).toBeInstanceOf(PresetError);
+      expect(e.message).toContain(msg);
+    }
+  });
+
   it('a zero divisor is an error (the reference raises ZeroDivisionError)', () => {
+    // The schema's ranges refuse both divisors at 0 (trust_build_rate >= 0.01, trust_max >= 0.01) ...
     const e1 = errorOf(() => configFromRaw({ world: defaultWorldWith({ trust_build_rate: 0 }) }, 'z'));
-    expect(e1.message).toContain('/world/trust_build_rate: must be non-zero');
+    expect(e1.message).toContain('/world/trust_build_rate: must be >= 0.01');
     const e2 = errorOf(() => configFromRaw({ world: defaultWorldWith({ trust_max: 0 }) }, 'z'));
-    expect(e2.message).toContain('/world/trust_max: must be non-zero');
+    expect(e2.message).toContain('/world/trust_max: must be >= 0.01');
+    // ... and the derivation itself still refuses a zero divisor, as the reference does.
+    const raw = defaultWorldWith({}) as unknown as WorldInput;
+    expect(() => deriveWorld({ ...raw, trust_build_rate: 0 })).toThrow('/world/trust_build_rate: must be non-zero');
+    expect(() => deriveWorld({ ...raw, trust_max: 0 })).toThrow('/world/trust_max: must be non-zero');
   });
 });
 
