@@ -41,6 +41,18 @@ describe('forged world configs in restored snapshots', () => {
     expect(addBusinessHours(t, D(9 * 5 * 52 * 7000))).toBeGreaterThan(makeInstant(8900, 1, 1));
   });
 
+  it('business hours that skip more weekdays than the calendar has throw at once (the skip walked them one by one)', () => {
+    // 6.849e24 hours: a whole-day skip of ~7.6e23 weekdays. Past 2**53 the skip's weeks were inexact and addWeekdays
+    // walked the remainder (here 2**27 days, ~8 s; for other counts 1e13 and more: the server's thread for hours)
+    // before the year-9999 check; a snapshot config's deadline_qty_per_day of 4.4e-78 hung a shared server that way.
+    const t = makeInstant(2025, 1, 1, 9);
+    for (const h of ['6849000000000000000000000', '1.8e83']) {
+      const t0 = performance.now();
+      expect(() => addBusinessHours(t, D(h))).toThrow(/business hours end after year 9999/);
+      expect(performance.now() - t0, h).toBeLessThan(500);
+    }
+  });
+
   it('a deadline a billion business days away answers (internal, the session closed) and the server goes on', () => {
     const h = handler();
     // 0 (a division by zero) is outside the schema's range (deadline_qty_per_day >= 1e-6) now: bad_snapshot, naming it.

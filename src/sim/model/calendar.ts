@@ -281,6 +281,9 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
   // would subtract one by one (exact: each subtraction only shrinks the value, so no rounding occurs).
   const dayHours = dint(cal.endHour - cal.startHour);
   let whole = decToNumber(remaining.div(dayHours).ceil()) - 1;
+  // More whole days than years 1-9999 have end after year 9999. Checked before the skip: past 2**53 its weeks were
+  // inexact and addWeekdays walked the remainder day by day (2**27 days or far more: a server's thread for hours).
+  if (whole > CALENDAR_DAYS) beforeYear10000(Infinity, hours);
   if (whole > 0) {
     // The quotient is rounded to 28 digits; never skip past the last partial day. (The difference is computed once
     // per candidate `whole`: the same value the test and the update would each compute.)
@@ -307,6 +310,9 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
 
 /** The last instant Python's `datetime` holds (9999-12-31T23:59:59.999999). */
 const MAX_INSTANT = makeInstant(9999, 12, 31, 23, 59, 59, 999_999);
+
+/** Days in years 1-9999 (Python's `date.max.toordinal()`): no span of more whole days ends before year 10000. */
+const CALENDAR_DAYS = 3_652_059;
 
 /**
  * Throw (as Python's `datetime` raises OverflowError) when business hours would end after year 9999. Before, an absurd
