@@ -59,8 +59,8 @@ describe('forged money and percentage knobs in restored snapshots', () => {
     const h = handler();
     const snap = forged(h, { ...failsAtOnce, penalty_fail_funds_pct: 10 });
     const r = send(h, { op: 'restore', snapshot: snap });
-    expect(r.ok ? 'ok' : r.error.message).toBe('ok');
-    const funds = failATask(h, (r as { result: { session: string } }).result.session);
+    if (!r.ok) throw new Error(r.error.message);
+    const funds = failATask(h, r.result['session'] as string);
     // The failure cost ten times the advertised reward: funds fell.
     expect(funds.at(-1)).toBeLessThan(funds[0] as number);
   });
