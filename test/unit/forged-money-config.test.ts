@@ -98,6 +98,19 @@ describe('forged money and percentage knobs in restored snapshots', () => {
     expect(r.ok ? '' : r.error.message).toContain(`/world/${field}`);
   });
 
+  it('a turn snapshot with penalty_fail_funds_pct 1e308 is bad_snapshot too', () => {
+    const h = handler();
+    const r = send(h, { op: 'turn_reset', seed: 1 });
+    if (!r.ok) throw new Error(r.error.message);
+    const s = send(h, { op: 'turn_snapshot', session: r.result['session'] as string });
+    if (!s.ok) throw new Error(s.error.message);
+    const snap = structuredClone(s.result['snapshot']) as { sim: { config: { world: Record<string, unknown> } } };
+    snap.sim.config.world['penalty_fail_funds_pct'] = 1e308;
+    const t = send(h, { op: 'turn_restore', snapshot: snap });
+    expect(t.ok ? 'ok' : t.error.code).toBe('bad_snapshot');
+    expect(t.ok ? '' : t.error.message).toContain('/world/penalty_fail_funds_pct: must be <= 10');
+  });
+
   it('out-of-range salary tiers and reward distributions are bad_snapshot naming the field', () => {
     const h = handler();
     const cases: [Record<string, unknown>, string][] = [
