@@ -263,8 +263,102 @@ export function nextBusinessTime(t: number, cal: BusinessCalendar = DEFAULT_CALE
   return nextWeekdayStart(t + US_PER_DAY, cal);
 }
 
-/** The reference's `add_business_hours` (an exact fit lands on 18:00). */
+/**
+ * The reference's `add_business_hours` (an exact fit lands on 18:00): {@link addBusinessMicros} when the hours' words
+ * decide it ({@link businessMicrosOf}), else the Decimal steps ({@link addBusinessHoursDecimal}).
+ */
 export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = DEFAULT_CALENDAR): number {
+  const u = businessMicrosOf(hours);
+  if (u >= 0) {
+    const r = addBusinessMicros(t, Math.floor(u / 3), u % 3, cal);
+    if (r >= 0) return r;
+  }
+  return addBusinessHoursDecimal(t, hours, cal);
+}
+
+/** {@link addBusinessMicros}'s kinds of fraction: none (whole hours), in (0, 1/2), in (1/2, 1). */
+export const FRACTION_NONE = 0;
+export const FRACTION_BELOW_HALF = 1;
+export const FRACTION_ABOVE_HALF = 2;
+
+/** Hours the fast paths take (hours·3.6e9 < 2^53 with room; 114 years of business hours). */
+const FAST_HOURS_MAX = 250_000;
+
+/**
+ * For `hours` > 0: 3·m + k where m = floor(hours·3.6e9) (the microseconds) and k the kind of fraction of hours·3.6e9
+ * ({@link addBusinessMicros}): FRACTION_NONE when hours·4e8 is a whole number (hours of at most 10 decimals whose
+ * 10^10 multiple n is divisible by 25: then m = 9n/25, a multiple of 9), else the side of one half when the fraction
+ * lies more than 1e-6 from 0 and 1 and more than 1e-3 from one half; -1 otherwise (zero, negative, non-finite, hours
+ * >= 250000, or a fraction near those points). The fraction is read from the words: hours·3.6e9 = 36·(I + f) with I =
+ * floor(hours·1e8) (exact, below 2^53 / 36) and f its fraction (off by < 1e-15), so m = 36·I + floor(36f) and the
+ * fraction is that of 36f (off by < 4e-14).
+ */
+export function businessMicrosOf(hours: Dec): number {
+  const w = hours.d as number[] | null;
+  if (w === null || hours.s < 0 || (w[0] as number) === 0 || hours.e >= 6 || dcmp(hours, FAST_HOURS_MAX_DEC) >= 0) return -1;
+  if (hours.decimalPlaces() <= 10) {
+    const n = scaledFloor(hours, 10); // exact: below 2.5e15
+    if (n % 25 === 0) return 3 * (9 * (n / 25)) + FRACTION_NONE;
+  }
+  const g = 36 * fractionTail(hours, 8);
+  const gi = Math.floor(g);
+  const f = g - gi;
+  if (!(f > 1e-6 && f < 1 - 1e-6 && Math.abs(f - 0.5) > 1e-3)) return -1;
+  return 3 * (36 * scaledFloor(hours, 8) + gi) + (f < 0.5 ? FRACTION_BELOW_HALF : FRACTION_ABOVE_HALF);
+}
+const FAST_HOURS_MAX_DEC = D(FAST_HOURS_MAX);
+
+/**
+ * `add_business_hours(t, hours)` in integer microseconds, for hours·3.6e9 = m + x with m an integer (0 <= m < 9e14)
+ * and either x = 0 with m a multiple of 9 (`kind` FRACTION_NONE: hours = m / 3.6e9 exactly, a decimal of at most 16
+ * digits), or x known to lie strictly inside (0, 1/2) (FRACTION_BELOW_HALF) or (1/2, 1) (FRACTION_ABOVE_HALF), at
+ * least 1e-6 from 0 and 1 and 1e-3 from one half; -1 when t is not a safe integer instant, m is out of range, or the
+ * result would pass year 9999 (then the caller takes the Decimal steps, which throw there). Why it equals the Decimal
+ * steps ({@link addBusinessHoursDecimal}):
+ * - every day's available hours are a whole number of microseconds A (the first day's N = dayEnd - cur, then the
+ *   opening-to-closing span D = 9·3.6e9 for the default calendar), so the exact remaining hours after j days are
+ *   (m + x - ΣA)/3.6e9; the Decimal steps round each quotient and difference to 28 digits, off by less than 1e-21
+ *   hours (values below 10^6 hours) from the exact ones;
+ * - x != 0: the remaining lies at least 1e-6 µs (2.7e-16 hours) away from any whole microsecond, so `remaining <=
+ *   available` is decided as m + x <= A (m < A, integers), the remaining is never zero after a day, and the last day's
+ *   microseconds round(float(remaining·3600)·1e6) (the double off by under 4e-6 µs for the at most 32400 s of a day,
+ *   far below the 1e-3 µs margin around one half) are m - ΣA, plus one when x > 1/2;
+ * - x = 0: the first day's hours N/3.6e9 are exact as a Decimal when 9 divides N (`hoursOfMicros`); then every value
+ *   is a decimal of at most 16 digits and every step exact (m <= A decides). When 9 does not divide N, neither m - N
+ *   nor m - N - jD (D a multiple of 9) is 0 or D: the remaining never ties a day's available hours (no comparison that
+ *   rounding could decide either way) nor vanishes, so m <= A decides, and the last day's remaining is within 1e-21
+ *   hours of m - ΣA whole microseconds, to which it rounds;
+ * - the whole days are skipped as the Decimal steps skip them (addWeekdays), the count by integer division.
+ * test/property/business-hours.test.ts compares the two.
+ */
+export function addBusinessMicros(t: number, m: number, kind: number, cal: BusinessCalendar = DEFAULT_CALENDAR): number {
+  if (!(Number.isSafeInteger(t) && t <= MAX_INSTANT && m >= 0 && m < 9e14 && Number.isInteger(m))) return -1;
+  const exact = kind === FRACTION_NONE;
+  if (exact && m === 0) return -1; // zero hours: the Decimal steps' own case
+  const up = kind === FRACTION_ABOVE_HALF ? 1 : 0;
+  let cur = nextBusinessTime(t, cal);
+  const dayEnd = atHour(cur, cal.endHour);
+  const avail = dayEnd - cur;
+  let rest = m;
+  // remaining <= available: m <= A for whole hours, m + x <= A (so m < A) otherwise
+  if (exact ? rest > avail : rest >= avail) {
+    rest -= avail;
+    cur = nextBusinessTime(dayEnd, cal);
+    const day = (cal.endHour - cal.startHour) * US_PER_HOUR;
+    const r = rest % day;
+    let whole = (rest - r) / day;
+    if (exact && r === 0) whole--; // an exact fit ends the last day at closing
+    if (whole > 0) {
+      cur = addWeekdays(cur, whole, cal);
+      rest -= whole * day;
+    }
+  }
+  const end = cur + rest + up;
+  return end <= MAX_INSTANT ? end : -1;
+}
+
+/** The reference's `add_business_hours` step by step, with Decimals (see {@link addBusinessHours}). */
+export function addBusinessHoursDecimal(t: number, hours: Dec, cal: BusinessCalendar = DEFAULT_CALENDAR): number {
   if (hours.isNegative() && !hours.isZero()) throw new Error(`Cannot add negative business hours: ${hours.toString()}`);
   if (!hours.isFinite()) throw new RangeError(`Cannot add ${hours.toString()} business hours`);
   if (hours.isZero()) return nextBusinessTime(t, cal);

@@ -3,7 +3,7 @@
  * payroll, decay and completion handling, following the reference's `core/` package step by step.
  */
 import type { ExperimentConfig } from '../config/types.js';
-import { addBusinessHours, businessHoursBetween, isoformat, payrollBoundaries, US_PER_SEC } from './calendar.js';
+import { addBusinessHours, addBusinessMicros, businessHoursBetween, FRACTION_ABOVE_HALF, FRACTION_BELOW_HALF, FRACTION_NONE, isoformat, payrollBoundaries, US_PER_HOUR, US_PER_SEC } from './calendar.js';
 import { D, DZERO, Dec, dcmp, decFromFloat, decFromPlain, decToNumber, decViaFloat, dint, fractionTail, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
 import { POW10, pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { F, type Float } from '../py/pyjson.js';
@@ -96,8 +96,80 @@ export function flushProgress(ctx: Ctx, t0: number, t1: number): void {
 // ---------------------------------------------------------------------------------------------
 // ETA solving and the event queue
 
-/** Completion instant: now + max over domains of remaining/rate business hours; null if a domain cannot progress. */
+/**
+ * Completion instant: now + max over domains of remaining/rate business hours; null if a domain cannot progress.
+ * The instant is found from doubles when they decide it, else by the Decimal steps ({@link solveCompletionDecimal}).
+ * With H = max remaining/rate (the exact quotients; the reference's are rounded to 28 digits, off by under 1e-27 of
+ * H) and u its estimate in microseconds (required, completed and the rate converted to doubles, one subtraction, one
+ * division, one product by 3.6e9: six roundings of at most 2^-53 of the operands' magnitude, so |u - H·3.6e9| < err =
+ * 1e-15 · 3.6e9 · (required + completed) / rate, the largest such bound over the domains, as the max of estimates is
+ * within the largest estimate error of the max):
+ * - when u's fraction lies farther than err plus {@link addBusinessMicros}'s margins from 0, 1/2 and 1, floor(H·3.6e9)
+ *   = floor(u) and the side of one half are certain;
+ * - when it lies within err of a whole number, the largest estimate exceeds every other by more than 2·err (so its
+ *   domain has the largest quotient), and that domain's remaining and rate have at most 4 decimals (a / 10^4 and b /
+ *   10^4, a and b integers) with b dividing 4e8·a, the quotient a/b is a decimal with H·4e8 whole: H·3.6e9 = round(u),
+ *   a multiple of 9, and the Decimal division is exact;
+ * and addBusinessMicros gives the Decimal steps' instant. test/property/business-hours.test.ts compares the two.
+ */
 export function solveCompletion(task: Task, now: number, rates: Map<Domain, Dec> | undefined): number | null {
+  const reqs = task.reqs;
+  if (reqs.length === 0) return null;
+  let u = 0;
+  let second = 0;
+  let best = -1;
+  let err = 0;
+  for (let i = 0; i < reqs.length; i++) {
+    const r = reqs[i] as Task['reqs'][number];
+    // remaining = required - completed > 0 (the difference's sign is exact)
+    if (dcmp(r.required, r.completed) <= 0) continue;
+    const rate = rates?.get(r.domain) ?? DZERO;
+    if (!isPos(rate)) return null;
+    const req = toFloat(r.required);
+    const done = toFloat(r.completed);
+    const rt = toFloat(rate);
+    const h = ((req - done) / rt) * US_PER_HOUR;
+    if (h > u) {
+      second = u;
+      u = h;
+      best = i;
+    } else if (h > second) second = h;
+    const e = ((req + done) / rt) * US_PER_HOUR * 1e-15;
+    if (e > err) err = e;
+  }
+  if (best >= 0 && u < 9e14 && err < 1e-2) {
+    const m = Math.floor(u);
+    const f = u - m;
+    let at = -1;
+    if (f > err + 1e-6 && f < 1 - err - 1e-6 && Math.abs(f - 0.5) > err + 1e-3) {
+      at = addBusinessMicros(now, m, f < 0.5 ? FRACTION_BELOW_HALF : FRACTION_ABOVE_HALF);
+    } else if ((f <= err || f >= 1 - err) && u - second > 2 * err) {
+      const r = reqs[best] as Task['reqs'][number];
+      if (wholeMicrosQuotient(r.required, r.completed, rates?.get(r.domain) ?? DZERO)) at = addBusinessMicros(now, Math.round(u), FRACTION_NONE);
+    }
+    if (at >= 0) return at;
+  }
+  return solveCompletionDecimal(task, now, rates);
+}
+
+/**
+ * Whether (required - completed) / rate is a decimal q with q·4e8 whole, decided in integers: each of at most 4
+ * decimals and below 10^8 (so x·10^4 is an integer below 2^53 that the double product rounds to), and b = rate·10^4 <
+ * 10^7 dividing 4e8·a for a = (required - completed)·10^4 (products below 10^14: exact).
+ */
+function wholeMicrosQuotient(required: Dec, completed: Dec, rate: Dec): boolean {
+  if (required.decimalPlaces() > 4 || completed.decimalPlaces() > 4 || rate.decimalPlaces() > 4) return false;
+  const req = toFloat(required);
+  const done = toFloat(completed);
+  const rt = toFloat(rate);
+  if (!(req < 1e8 && done < 1e8 && rt > 0 && rt < 1000)) return false;
+  const a = Math.round(req * 1e4) - Math.round(done * 1e4);
+  const b = Math.round(rt * 1e4);
+  return a > 0 && (((a % b) * (4e8 % b)) % b) === 0;
+}
+
+/** {@link solveCompletion} by the reference's Decimal steps. */
+export function solveCompletionDecimal(task: Task, now: number, rates: Map<Domain, Dec> | undefined): number | null {
   if (task.reqs.length === 0) return null;
   let maxHours = DZERO;
   for (const r of task.reqs) {
