@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Dec, decFromFixed, decFromFloat, decFromFloatOnce, decFromPlain } from '../../src/sim/py/decimal.js';
+import { Dec, decFromFixed, decFromFloat, decFromFloatOnce, decFromPlain, decFromScaled } from '../../src/sim/py/decimal.js';
 import { pyFormatFixed } from '../../src/sim/py/pyfloat.js';
 
 function fields(d: Dec): { s: number; e: number; d: number[] | null } {
@@ -72,6 +72,30 @@ function decFromPlainOr(t: string, ctor = false): Dec {
     return new Dec(NaN);
   }
 }
+
+describe('decFromScaled', () => {
+  /** The text of sign·n·10^-digits: n's digits with the point `digits` places from the right. */
+  const text = (n: number, digits: number, neg: boolean): string => {
+    const t = String(n).padStart(digits + 1, '0');
+    return `${neg ? '-' : ''}${digits === 0 ? t : `${t.slice(0, t.length - digits)}.${t.slice(t.length - digits)}`}`;
+  };
+  const sameScaled = (n: number, digits: number, neg: boolean): void => {
+    const got = decFromScaled(n, digits, neg ? -1 : 1);
+    const want = new Dec(text(n, digits, neg));
+    expect(fields(got), `${n} ${digits}`).toEqual(fields(want));
+    expect(Object.keys(got)).toEqual(Object.keys(want));
+    expect(got.toString()).toBe(want.toString());
+  };
+
+  it('equals the Decimal of its text for integers below 2^53 and 0-22 places', () => {
+    fc.assert(fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: 0, max: 22 }), fc.boolean(), sameScaled), { numRuns: 20_000 });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 400_000_000 }), fc.integer({ min: 0, max: 8 }), fc.integer({ min: 0, max: 7 }), (m, digits, tz) => sameScaled(m * 10 ** tz, digits, false)),
+      { numRuns: 20_000 },
+    );
+    for (const n of [0, 1, 9, 10, 1e6, 9999999, 1e7, 10000001, 99999999999999, 1e15, 2 ** 53 - 1, 1234567890123456]) for (let d = 0; d <= 22; d++) for (const neg of [false, true]) sameScaled(n, d, neg);
+  });
+});
 
 describe('decFromFixed', () => {
   // decFromPlain(pyFormatFixed(x, digits)) is the straightforward computation (itself checked against new Dec above)

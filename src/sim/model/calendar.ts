@@ -449,39 +449,51 @@ function addWeekdays(t: number, n: number, cal: BusinessCalendar): number {
   return day * US_PER_DAY + cal.startHour * US_PER_HOUR;
 }
 
-function intervalSameDayQuirk(start: number, end: number, cal: BusinessCalendar): Dec {
-  if (end <= start) return DZERO;
-  if (!isWeekday(start)) return DZERO;
+/** Microseconds of a same-day segment the reference's flush counts, with its quirk: the end clip uses the END instant's day (a segment ending at midnight is clipped at 24:00). */
+function intervalSameDayQuirk(start: number, end: number, cal: BusinessCalendar): number {
+  if (end <= start) return 0;
+  if (!isWeekday(start)) return 0;
   const lo = Math.max(start, atHour(start, cal.startHour));
-  // Quirk: the end clip uses the END instant's day, so a segment ending at midnight is clipped at 24:00.
   const hi = Math.min(end, atHour(end, cal.endHour));
-  if (hi <= lo) return DZERO;
-  return deltaHours(hi - lo);
+  return hi > lo ? hi - lo : 0;
 }
 
-function intervalSameDayCorrect(start: number, end: number, cal: BusinessCalendar): Dec {
-  if (end <= start) return DZERO;
-  if (!isWeekday(start)) return DZERO;
+/** Microseconds of a same-day segment inside 09:00-18:00 of its start's day. */
+function intervalSameDayCorrect(start: number, end: number, cal: BusinessCalendar): number {
+  if (end <= start) return 0;
+  if (!isWeekday(start)) return 0;
   const lo = Math.max(start, atHour(start, cal.startHour));
   const hi = Math.min(end, atHour(start, cal.endHour));
-  if (hi <= lo) return DZERO;
-  return deltaHours(hi - lo);
+  return hi > lo ? hi - lo : 0;
 }
 
 /**
- * Business hours between t0 and t1 as the progress flush counts them (Decimal hours).
+ * Business hours between t0 and t1 as the progress flush counts them (Decimal hours): the sum over days of each day's
+ * segment's hours (`deltaHours`), in day order, as the reference sums them.
  * Faithful mode reproduces the reference's midnight-clip bug; `correct` counts only 09:00-18:00.
  */
 export function businessHoursBetween(t0: number, t1: number, correct = false, cal: BusinessCalendar = DEFAULT_CALENDAR): Dec {
-  if (t1 <= t0) return DZERO;
-  let cur = t0;
   let total = DZERO;
   const seg = correct ? intervalSameDayCorrect : intervalSameDayQuirk;
-  while (cur < t1) {
-    const nextMidnight = (dayOf(cur) + 1) * US_PER_DAY;
-    const segEnd = Math.min(nextMidnight, t1);
-    const h = seg(cur, segEnd, cal);
-    if (!h.isZero()) total = total.add(h);
+  for (let cur = t0; cur < t1; ) {
+    const segEnd = Math.min((dayOf(cur) + 1) * US_PER_DAY, t1);
+    const us = seg(cur, segEnd, cal);
+    if (us > 0) total = total.add(deltaHours(us));
+    cur = segEnd;
+  }
+  return total;
+}
+
+/**
+ * The same segments' microseconds summed in integers: businessHoursBetween is positive exactly when this is (every
+ * counted segment is), and is within 1e-26 of its hours (each segment's quotient and the sum rounded to 28 digits).
+ */
+export function businessMicrosBetween(t0: number, t1: number, correct = false, cal: BusinessCalendar = DEFAULT_CALENDAR): number {
+  let total = 0;
+  const seg = correct ? intervalSameDayCorrect : intervalSameDayQuirk;
+  for (let cur = t0; cur < t1; ) {
+    const segEnd = Math.min((dayOf(cur) + 1) * US_PER_DAY, t1);
+    total += seg(cur, segEnd, cal);
     cur = segEnd;
   }
   return total;

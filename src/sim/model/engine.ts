@@ -3,8 +3,8 @@
  * payroll, decay and completion handling, following the reference's `core/` package step by step.
  */
 import type { ExperimentConfig } from '../config/types.js';
-import { addBusinessHours, addBusinessMicros, businessHoursBetween, FRACTION_ABOVE_HALF, FRACTION_BELOW_HALF, FRACTION_NONE, isoformat, payrollBoundaries, US_PER_HOUR, US_PER_SEC } from './calendar.js';
-import { D, DZERO, Dec, dcmp, decFromFloat, decFromPlain, decToNumber, decViaFloat, dint, fractionTail, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
+import { addBusinessHours, addBusinessMicros, businessHoursBetween, businessMicrosBetween, FRACTION_ABOVE_HALF, FRACTION_BELOW_HALF, FRACTION_NONE, isoformat, payrollBoundaries, US_PER_HOUR, US_PER_SEC } from './calendar.js';
+import { D, DZERO, Dec, dcmp, decFromFloat, decFromPlain, decFromScaled, decToNumber, decViaFloat, dint, fractionTail, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
 import { POW10, pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { F, type Float } from '../py/pyjson.js';
 import { pyPow } from '../py/pymath.js';
@@ -73,17 +73,31 @@ export function sortDescending(xs: Dec[]): void {
   }
 }
 
-/** Move progress of active tasks from t0 to t1 (reference `flush_progress`, with its hours quirk unless fixed). */
+/**
+ * Move progress of active tasks from t0 to t1 (reference `flush_progress`, with its hours quirk unless fixed). Each
+ * requirement's new value comes from {@link flushedFast} when doubles decide it, else from the Decimal steps (the
+ * Decimal hours computed once, when first needed).
+ */
 export function flushProgress(ctx: Ctx, t0: number, t1: number): void {
   const active = activeTasks(ctx.state);
   if (active.length === 0) return;
-  const hours = businessHoursBetween(t0, t1, ctx.cfg.fixes.progress_flush_hours);
-  if (!isPos(hours)) return;
+  const correct = ctx.cfg.fixes.progress_flush_hours;
+  // businessHoursBetween is positive exactly when its microseconds are
+  const us = businessMicrosBetween(t0, t1, correct);
+  if (!(us > 0)) return;
+  const hoursF = us / US_PER_HOUR;
+  let hours: Dec | null = null;
   const rates = effectiveRates(ctx.state, active);
   for (const t of active) {
     const m = rates.get(t.id);
     for (const r of t.reqs) {
       const rate = m?.get(r.domain) ?? DZERO;
+      const fast = flushedFast(r.completed, r.required, rate, hoursF);
+      if (fast !== null) {
+        r.completed = fast;
+        continue;
+      }
+      hours ??= businessHoursBetween(t0, t1, correct);
       let after = r.completed.add(rate.mul(hours));
       if (dcmp(after, r.required) > 0) after = r.required;
       if (after.isNegative() && !after.isZero()) after = DZERO;
@@ -91,6 +105,36 @@ export function flushProgress(ctx: Ctx, t0: number, t1: number): void {
       r.completed = quantize(after, 4);
     }
   }
+}
+
+/**
+ * A requirement's flushed progress `quantize(min(completed + rate·hours, required) clamped at 0, 4)` from doubles, for
+ * completed >= 0, rate >= 0 and a `required` of at most 4 decimals, with `hoursF` = the flush's microseconds / 3.6e9;
+ * null when they do not decide it (then the caller takes the Decimal steps). The reference's hours are within 1e-26 of
+ * the microseconds' exact quotient and its product and sum are rounded to 28 digits, so its sum is within 1e-25 of the
+ * exact x = completed + rate·hours; the double x̃ (completed, rate and hoursF converted, one product, one sum: five
+ * roundings of at most 2^-53 of the terms' magnitude) is within b = 2e-15·(completed + rate·hours) + 1e-20 of x. So:
+ * - x̃ > required + b: x > required, the value is `required` (of at most 4 decimals: quantize returns it);
+ * - x̃ < required - b: x < required, x >= 0, and quantize's result is x rounded to 4 places, half-even (its text
+ *   fallback decides only ties within 1e-12 of a unit), which is n/10^4 for n the integer nearest x̃·10^4 when that
+ *   product's fraction lies more than b·10^4 + 2.3e-16·x̃·10^4 (the product's rounding) from one half: built as
+ *   {@link decFromScaled}, decimal.js's single form of that value;
+ * - otherwise null. test/property/flush-progress.test.ts compares it with the Decimal steps.
+ */
+export function flushedFast(completed: Dec, required: Dec, rate: Dec, hoursF: number): Dec | null {
+  if (completed.isNegative() || rate.isNegative() || required.decimalPlaces() > 4) return null;
+  const c = toFloat(completed);
+  const q = toFloat(required);
+  const x = c + toFloat(rate) * hoursF;
+  const b = 2e-15 * x + 1e-20;
+  if (x > q + b) return required;
+  if (!(x < q - b)) return null;
+  const y = x * 1e4;
+  if (!(y < 1e15)) return null;
+  const n = Math.floor(y);
+  const f = y - n;
+  if (Math.abs(f - 0.5) <= b * 1e4 + 2.3e-16 * y + 1e-9) return null;
+  return decFromScaled(f < 0.5 ? n : n + 1, 4);
 }
 
 // ---------------------------------------------------------------------------------------------

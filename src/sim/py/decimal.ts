@@ -113,33 +113,52 @@ export function decFromPlain(str: string): Dec {
 export function decFromFixed(x: number, digits: number): Dec {
   const n = fixedScaledFast(x, digits);
   if (n < 0 || n >= 1e7) return decFromPlain(pyFormatFixed(x, digits));
+  // '-' for negative x and for -0 (pyFormatFixed's sign), also when the value rounds to zero
+  return decFromScaled(n, digits, x < 0 || Object.is(x, -0) ? -1 : 1);
+}
+
+/**
+ * The Decimal sign·n·10^-digits for an integer 0 <= n < 2^53 and 0 <= digits <= 22, with the fields decFromPlain gives
+ * its text (n's digits with the point `digits` places from the right, '-' for sign -1, also on zero): trailing zeros
+ * dropped (n = m·10^t), exponent e = L - 1 - digits + t for the L <= 16 digits of m, and m's digits in base-1e7 words
+ * of which the first holds (e + 1) mod 7 of them (7 for 0), the last padded with zeros. test/property/dec-from-plain.test.ts
+ * compares sign, exponent and words with the text's.
+ */
+export function decFromScaled(n: number, digits: number, sign: 1 | -1 = 1): Dec {
   const r = new Dec(0);
   const f = r as unknown as DecFields;
-  // '-' for negative x and for -0 (pyFormatFixed's sign), also when the value rounds to zero
-  const sign = x < 0 || Object.is(x, -0) ? -1 : 1;
-  if (n === 0) {
-    f.s = sign; // zero: e = 0, d = [0], as new Dec(0) has them
-    return r;
-  }
+  f.s = sign;
+  if (n === 0) return r; // zero: e = 0, d = [0], as new Dec(0) has them
   let m = n;
   let e = -digits - 1;
   while (m % 10 === 0) {
     m /= 10;
     e++;
   }
-  const len = m < 10 ? 1 : m < 100 ? 2 : m < 1000 ? 3 : m < 10000 ? 4 : m < 100000 ? 5 : m < 1000000 ? 6 : 7;
+  let len = 1;
+  while (len < 16 && m >= (POW10[len] as number)) len++;
   e += len;
   let k = (e + 1) % 7;
-  if (e < 0) k += 7;
-  f.s = sign;
+  if (k <= 0) k += 7;
   f.e = e;
-  if (k === 0) f.d = [m * (POW10[7 - len] as number)];
-  else if (k >= len) f.d = [m * (POW10[k - len] as number)];
-  else {
-    const p = POW10[len - k] as number;
-    const hi = Math.floor(m / p);
-    f.d = [hi, (m - hi * p) * (POW10[7 - len + k] as number)];
+  if (k >= len) {
+    f.d = [m * (POW10[k - len] as number)];
+    return r;
   }
+  // the top k digits, then groups of 7 (the last padded): at most 16 digits, so at most three words
+  let rest = len - k;
+  let p = POW10[rest] as number;
+  let below = m % p;
+  const d: number[] = [(m - below) / p];
+  while (rest > 7) {
+    rest -= 7;
+    p = POW10[rest] as number;
+    const lo = below % p;
+    d.push((below - lo) / p);
+    below = lo;
+  }
+  d.push(below * (POW10[7 - rest] as number));
+  f.d = d.slice(); // of its exact length (as decFromPlain makes it)
   return r;
 }
 
