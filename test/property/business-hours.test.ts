@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { addBusinessHours, addBusinessHoursDecimal, businessMicrosOf, makeInstant, US_PER_DAY, US_PER_HOUR } from '../../src/sim/model/calendar.js';
+import { addBusinessHours, addBusinessHoursDecimal, addWholeBusinessHours, businessMicrosOf, makeInstant, US_PER_DAY, US_PER_HOUR } from '../../src/sim/model/calendar.js';
 import { solveCompletion, solveCompletionDecimal } from '../../src/sim/model/engine.js';
 import { D, Dec, dint } from '../../src/sim/py/decimal.js';
 import { DOMAINS, type Domain, type Task } from '../../src/sim/model/types.js';
@@ -148,5 +148,16 @@ describe('solveCompletion (from doubles where certain) equals the Decimal steps'
         expect(outcome(() => solveCompletion(t, now, rates))).toBe(outcome(() => solveCompletionDecimal(t, now, rates)));
       }
     }
+  });
+});
+
+describe('addWholeBusinessHours equals addBusinessHours of the Decimal product', () => {
+  it('on random instants and whole hours, zero and negative included', () => {
+    fc.assert(
+      fc.property(instants, fc.integer({ min: -3, max: 400_000 }), fc.integer({ min: 1, max: 24 }), (t, days, span) => {
+        expect(outcome(() => addWholeBusinessHours(t, days * span))).toBe(outcome(() => addBusinessHoursDecimal(t, D(days).mul(D(span)))));
+      }),
+      { numRuns: 30_000 },
+    );
   });
 });

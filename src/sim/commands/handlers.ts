@@ -4,7 +4,7 @@
  * prints, fields in output order) or throws `CommandError` before changing anything (the reference rolls the
  * whole command back on any error).
  */
-import { addBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../model/calendar.js';
+import { addBusinessHours, addWholeBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../model/calendar.js';
 import { D, type Dec, decFromFloat, dmax, toFloat } from '../py/decimal.js';
 import { activeTasks, advanceTime, decFromRounded3, fetchNextEvent, quantize, recalculateEtas, type Ctx, type UuidFn } from '../model/engine.js';
 import { F, type Float, listChain, type ListChain, memoList } from '../py/pyjson.js';
@@ -382,7 +382,9 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   for (const r of task.reqs) maxQty = Math.max(maxQty, toFloat(r.required));
   const acceptedAt = state.simTime;
   const bizDays = Math.max(w.deadline_min_biz_days, Math.trunc(maxQty / w.deadline_qty_per_day));
-  const deadline = addBusinessHours(acceptedAt, D(bizDays).mul(D(w.workday_end_hour - w.workday_start_hour)));
+  const span = w.workday_end_hour - w.workday_start_hour;
+  // D(bizDays)·D(span) is the exact product: the same hours when that is a safe integer
+  const deadline = Number.isSafeInteger(bizDays * span) && Number.isSafeInteger(bizDays) && Number.isSafeInteger(span) ? addWholeBusinessHours(acceptedAt, bizDays * span) : addBusinessHours(acceptedAt, D(bizDays).mul(D(span)));
   task.advertisedRewardCents = task.rewardCents;
   if (isRat && client) {
     const inflation = Math.max(3.0, w.scope_creep_max * Math.abs(client.loyalty));

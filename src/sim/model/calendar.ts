@@ -276,6 +276,18 @@ export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = 
   return addBusinessHoursDecimal(t, hours, cal);
 }
 
+/**
+ * `addBusinessHours(t, D(n))` for a safe integer n of hours, without the Decimal when 0 < n < 250000
+ * ({@link addBusinessMicros} with n·3.6e9 microseconds, a multiple of 9, and no fraction).
+ */
+export function addWholeBusinessHours(t: number, n: number, cal: BusinessCalendar = DEFAULT_CALENDAR): number {
+  if (Number.isSafeInteger(n) && n > 0 && n < FAST_HOURS_MAX) {
+    const r = addBusinessMicros(t, n * US_PER_HOUR, FRACTION_NONE, cal);
+    if (r >= 0) return r;
+  }
+  return addBusinessHoursDecimal(t, D(n), cal);
+}
+
 /** {@link addBusinessMicros}'s kinds of fraction: none (whole hours), in (0, 1/2), in (1/2, 1). */
 export const FRACTION_NONE = 0;
 export const FRACTION_BELOW_HALF = 1;
