@@ -48,13 +48,35 @@ export function effectiveRates(state: SimState, active: Task[] = activeTasks(sta
         contributions.push(k === 1 ? base : base.div(dint(k)));
       }
       sortDescending(contributions);
-      let total = DZERO;
-      for (let i = 0; i < contributions.length && i < EFFICIENT_TEAM_SIZE; i++) total = total.add(contributions[i] as Dec);
-      m.set(r.domain, total);
+      m.set(r.domain, sumFirst(contributions, EFFICIENT_TEAM_SIZE));
     }
     out.set(t.id, m);
   }
   return out;
+}
+
+/**
+ * The Decimal sum of the first `n` of `xs` from zero (`DZERO.add(xs[0]).add(xs[1])...`), in ten-thousandths when every
+ * term is non-negative with at most 4 decimals (employee rates are stored so): the Decimal sums are then exact (a few
+ * digits), and the value is built as decimal.js's one form of it (decFromScaled; one nonzero term is returned as it is:
+ * zero plus a Decimal of at most 28 digits is that Decimal's value; no terms give DZERO). Other terms (rates shared between tasks, rate/k) take the Decimal sum.
+ * test/property/completion-shortcuts.test.ts compares the two.
+ */
+export function sumFirst(xs: readonly Dec[], n: number): Dec {
+  const k = xs.length < n ? xs.length : n;
+  if (k === 0) return DZERO;
+  if (k === 1 && !(xs[0] as Dec).isZero()) return xs[0] as Dec;
+  let total = 0;
+  for (let i = 0; i < k; i++) {
+    const v = scaledExact(xs[i] as Dec, 4);
+    if (!(v >= 0 && v < 1e15)) {
+      let sum = DZERO;
+      for (let j = 0; j < k; j++) sum = sum.add(xs[j] as Dec);
+      return sum;
+    }
+    total += v;
+  }
+  return decFromScaled(total, 4);
 }
 
 /**
@@ -508,6 +530,61 @@ export function topByRate(emps: readonly Employee[], d: Domain, k: number): Empl
   return top;
 }
 
+/**
+ * x·10^scale when x has at most `scale` decimals and |x·10^scale| < 2^50, else NaN: then x·10^scale is an integer N and
+ * toFloat(x)·10^scale is within 2.3e-16·N (two roundings) of it, below one half, so Math.round gives N.
+ */
+export function scaledExact(x: Dec, scale: number): number {
+  if (x.decimalPlaces() > scale) return NaN;
+  const n = Math.round(toFloat(x) * (POW10[scale] as number));
+  return Math.abs(n) < 1_125_899_906_842_624 ? n : NaN;
+}
+
+/**
+ * A completed task's prestige `quantize(dmin(pmax, prestige + inc), 3)`, in thousandths when all three have at most 3
+ * decimals (the stored prestige and delta always do): the sum is then exact (P + I thousandths), dmin picks by value
+ * (P + I < PM), and quantize returns a value of at most 3 decimals as it is; built as decimal.js's one form of that
+ * value (millisDec's shared instances for 0 <= P + I < 10^5, else decFromScaled). Other values take the Decimal steps.
+ * test/property/completion-shortcuts.test.ts compares the two.
+ */
+export function raisedPrestige(prestige: Dec, inc: Dec, pmax: Dec): Dec {
+  const p = scaledExact(prestige, 3);
+  const i = scaledExact(inc, 3);
+  const pm = scaledExact(pmax, 3);
+  const z = p + i;
+  if (z >= 0 && z < 1_125_899_906_842_624 && pm === pm) {
+    if (!(z < pm)) return pmax;
+    return z < MILLIS_MAX ? millisDec(z) : decFromScaled(z, 3);
+  }
+  return quantize(dmin(pmax, prestige.add(inc)), 3);
+}
+
+/**
+ * A skill boost's new rate `quantize(dmin(rate + rate·pct, cap), 4)`, in integers when rate and pct are non-negative
+ * with at most 4 decimals (R and P ten-thousandths) and cap has at most 4: rate + rate·pct = Z / 10^8 exactly with Z =
+ * R·10^4 + R·P (R < 10^9, P < 10^5: below 1.1e14, and a Decimal of at most 8 decimals and 15 digits: the product and
+ * sum are exact); dmin takes the cap (cap < 10^7) when
+ * cap·10^8 < Z (returned as it is: quantize keeps a value of at most 4 decimals); quantize rounds Z / 10^8 to 4 places
+ * half-even, which is the nearest when Z mod 10^4 != 5000 (the tie is left to the Decimal steps, whose text of the
+ * double decides it). Built as decimal.js's one form of the value (decFromScaled). test/property/completion-shortcuts.test.ts
+ * compares the two.
+ */
+export function boostedRate(rate: Dec, pct: Dec, cap: Dec): Dec {
+  const r = scaledExact(rate, 4);
+  const p = scaledExact(pct, 4);
+  const c = scaledExact(cap, 4);
+  if (r >= 0 && r < 1e9 && p >= 0 && p < 1e5 && c === c && c < 1e11) {
+    const z = r * 10_000 + r * p; // below 1.1e14: exact
+    const rem = z % 10_000;
+    if (rem !== 5000) {
+      if (c * 10_000 < z) return cap;
+      const q = (z - rem) / 10_000;
+      return decFromScaled(rem > 5000 ? q + 1 : q, 4);
+    }
+  }
+  return quantize(dmin(rate.add(rate.mul(pct)), cap), 4);
+}
+
 /** Result of a completion handler, before it is rendered as a wake event. */
 interface CompletionResult {
   success: boolean;
@@ -542,7 +619,7 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
     fundsDelta = task.rewardCents;
     const pmax = decFromFloat(w.prestige_max);
     const inc = decViaFloat(task.rewardPrestigeDelta);
-    for (const r of task.reqs) state.prestige[r.domain] = quantize(dmin(pmax, state.prestige[r.domain].add(inc)), 3);
+    for (const r of task.reqs) state.prestige[r.domain] = raisedPrestige(state.prestige[r.domain], inc, pmax);
     if (isPos(task.skillBoostPct)) {
       const pct = decViaFloat(task.skillBoostPct);
       const cap = decFromFloat(w.skill_rate_max);
@@ -555,7 +632,7 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
         const d = r.domain;
         for (const e of topByRate(emps, d, EFFICIENT_TEAM_SIZE)) {
           const rate = e.rates[d];
-          e.rates[d] = quantize(dmin(rate.add(rate.mul(pct)), cap), 4);
+          e.rates[d] = boostedRate(rate, pct, cap);
         }
       }
     }
