@@ -163,16 +163,14 @@ export class OutputText extends WireValue {
 }
 
 /**
- * What an environment's status blocks were last written from, and the JSON of their `prestige` and `trust` objects
- * then (UTF-8, each with its key): the two change only when a prestige or a trust value changes (immutable Decimals,
- * replaced on every change: an unchanged reference is an unchanged value) or the clients do (`clientsByName` returns
- * the same array while they are the same), so most steps copy them.
+ * The JSON of a status block's `prestige` and `trust` objects (UTF-8, each with its key), rebuilt when
+ * `StatusObjects` replaces an object, so most steps copy them.
  */
 interface StatusWireMemo {
-  prestige: unknown[];
+  objects: StatusObjects;
+  prestigeOf: Record<string, number> | null;
   prestigeJson: Buffer | null;
-  clients: readonly SimClient[] | null;
-  trust: unknown[];
+  trustOf: Record<string, number> | null;
   trustJson: Buffer | null;
 }
 
@@ -212,20 +210,15 @@ class StatusWire extends WireValue {
     out.ascii(',"runway_months":');
     if (f.runwayMonths === null) out.ascii('null');
     else out.number(f.runwayMonths);
-    let same = m.prestigeJson !== null;
-    for (let i = 0; i < DOMAINS.length && same; i++) same = m.prestige[i] === s.prestige[DOMAINS[i] as (typeof DOMAINS)[number]];
-    if (!same) {
-      m.prestige = DOMAINS.map((d) => s.prestige[d]);
-      m.prestigeJson = Buffer.from(`,"prestige":${JSON.stringify(prestigeOf(s))}`, 'utf8');
+    const o = m.objects.update(s);
+    if (m.prestigeOf !== o.prestige) {
+      m.prestigeOf = o.prestige;
+      m.prestigeJson = Buffer.from(`,"prestige":${JSON.stringify(o.prestige)}`, 'utf8');
     }
     out.raw(m.prestigeJson as Buffer);
-    const clients = clientsByName(s.clients);
-    same = m.trustJson !== null && m.clients === clients;
-    for (let i = 0; i < clients.length && same; i++) same = m.trust[i] === (clients[i] as SimClient).trust;
-    if (!same) {
-      m.clients = clients;
-      m.trust = clients.map((c) => c.trust);
-      m.trustJson = Buffer.from(`,"trust":${JSON.stringify(trustOf(clients))}`, 'utf8');
+    if (m.trustOf !== o.trust) {
+      m.trustOf = o.trust;
+      m.trustJson = Buffer.from(`,"trust":${JSON.stringify(o.trust)}`, 'utf8');
     }
     out.raw(m.trustJson as Buffer);
     out.ascii(',"active_tasks":');
@@ -344,49 +337,55 @@ function trustOf(clients: readonly SimClient[]): Record<string, number> {
 /** The figures of a status block that a trajectory row records (`statusFigures`): no times, no events. */
 export type StatusFigures = Pick<Status, 'funds_cents' | 'monthly_payroll_cents' | 'runway_months' | 'prestige' | 'trust' | 'active_tasks' | 'planned_tasks' | 'completed_tasks'>;
 
-/** What `statusFigures` last built `prestige` and `trust` from (one per episode recorder). */
-export interface StatusFiguresMemo {
-  prestigeOf: unknown[];
-  prestige: Record<string, number> | null;
-  clients: readonly SimClient[] | null;
-  trustOf: unknown[];
-  trust: Record<string, number> | null;
-}
+/**
+ * A status block's `prestige` and `trust` objects, kept while their values are the same: prestige and trust are
+ * immutable Decimals, replaced on every change (an unchanged reference is an unchanged value), and `clientsByName`
+ * returns the same array while the clients are the same. `update` replaces an object (never mutates it) when a value
+ * changes, so a reader may keep one and compare references. One per environment or episode recorder; read only.
+ */
+export class StatusObjects {
+  private prestigeFrom: unknown[] = [];
+  private clients: readonly SimClient[] | null = null;
+  private trustFrom: unknown[] = [];
+  prestige: Record<string, number> = {};
+  trust: Record<string, number> = {};
+  private fresh = true;
 
-/** A new memo for `statusFigures`. */
-export function statusFiguresMemo(): StatusFiguresMemo {
-  return { prestigeOf: [], prestige: null, clients: null, trustOf: [], trust: null };
+  /** Bring `prestige` and `trust` up to date with `s`. */
+  update(s: Simulation['state']): this {
+    let same = !this.fresh;
+    for (let i = 0; i < DOMAINS.length && same; i++) same = this.prestigeFrom[i] === s.prestige[DOMAINS[i] as (typeof DOMAINS)[number]];
+    if (!same) {
+      this.prestigeFrom = DOMAINS.map((d) => s.prestige[d]);
+      this.prestige = prestigeOf(s);
+    }
+    const clients = clientsByName(s.clients);
+    same = !this.fresh && this.clients === clients;
+    for (let i = 0; i < clients.length && same; i++) same = this.trustFrom[i] === (clients[i] as SimClient).trust;
+    if (!same) {
+      this.clients = clients;
+      this.trustFrom = clients.map((c) => c.trust);
+      this.trust = trustOf(clients);
+    }
+    this.fresh = false;
+    return this;
+  }
 }
 
 /**
  * The fields of `statusOf(sim)` that a trajectory row records, without the times (two ISO strings) and events it
- * does not: its `prestige` and `trust` objects are those of the last call with `memo` while their values are the
- * same (immutable Decimals, replaced on every change: an unchanged reference is an unchanged value; the clients array
- * `clientsByName` returns is the same while the clients are), as `StatusWire` keeps their JSON. Read them only.
+ * does not: its `prestige` and `trust` objects are those of `objects` (kept while their values are the same, as
+ * `StatusWire` keeps their JSON). Read them only.
  */
-export function statusFigures(sim: Simulation, memo: StatusFiguresMemo): StatusFigures {
-  const s = sim.state;
-  const f = companyFigures(s);
-  let same = memo.prestige !== null;
-  for (let i = 0; i < DOMAINS.length && same; i++) same = memo.prestigeOf[i] === s.prestige[DOMAINS[i] as (typeof DOMAINS)[number]];
-  if (!same) {
-    memo.prestigeOf = DOMAINS.map((d) => s.prestige[d]);
-    memo.prestige = prestigeOf(s);
-  }
-  const clients = clientsByName(s.clients);
-  same = memo.trust !== null && memo.clients === clients;
-  for (let i = 0; i < clients.length && same; i++) same = memo.trustOf[i] === (clients[i] as SimClient).trust;
-  if (!same) {
-    memo.clients = clients;
-    memo.trustOf = clients.map((c) => c.trust);
-    memo.trust = trustOf(clients);
-  }
+export function statusFigures(sim: Simulation, objects: StatusObjects): StatusFigures {
+  const f = companyFigures(sim.state);
+  const o = objects.update(sim.state);
   return {
     funds_cents: f.fundsCents,
     monthly_payroll_cents: f.monthlyPayrollCents,
     runway_months: f.runwayMonths,
-    prestige: memo.prestige as Record<string, number>,
-    trust: memo.trust as Record<string, number>,
+    prestige: o.prestige,
+    trust: o.trust,
     active_tasks: f.tasks.active,
     planned_tasks: f.tasks.planned,
     completed_tasks: f.tasks.completed,
@@ -455,7 +454,7 @@ export class Env implements EnvLike {
   private readonly frameLists: FrameLists = { market: [], open: [] };
   private last: Output | null = null;
   /** What this environment's wire status blocks were last written from (`StatusWire`). */
-  private readonly statusMemo: StatusWireMemo = { prestige: [], prestigeJson: null, clients: null, trust: [], trustJson: null };
+  private readonly statusMemo: StatusWireMemo = { objects: new StatusObjects(), prestigeOf: null, prestigeJson: null, trustOf: null, trustJson: null };
 
   /**
    * The typed value of the last step's output (Python float tags kept; null before the first step, for help text

@@ -5,7 +5,7 @@
 import type { Policy } from '../env/policy.js';
 import { type EpisodeHooks, runEpisode } from '../env/episode.js';
 import { type ExperimentConfig, outcome, type Simulation } from '../sim/index.js';
-import { Env, type Status, type StatusFigures, statusFigures, statusFiguresMemo } from '../env/env.js';
+import { Env, type Status, type StatusFigures, statusFigures, StatusObjects } from '../env/env.js';
 import type { TableBuilder } from './table-builder.js';
 import { daysBetween, isoToMicros, type EpisodeRow, type Outcome, type StepRow, type TextSource } from './columns.js';
 
@@ -141,7 +141,7 @@ export function rollout(cfg: ExperimentConfig, policy: Policy, meta: EpisodeMeta
   // The step's output text, rendered into the row builder's bytes as the row is appended.
   const lastText: TextSource = { appendText: (sink) => env.appendLastText(sink) };
   // What the rows' prestige and trust were last built from (unchanged values are not converted again).
-  const figures = statusFiguresMemo();
+  const figures = new StatusObjects();
   const append = (row: StepRow): void => {
     (b as TableBuilder<StepRow>).append(row);
     lastRow = (b as TableBuilder<StepRow>).length - 1;

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { makePolicy } from '../../baselines/index.js';
 import { loadPreset } from '../../src/config/load.js';
-import { Env, statusFigures, statusFiguresMemo, statusOf } from '../../src/env/env.js';
+import { Env, statusFigures, StatusObjects, statusOf } from '../../src/env/env.js';
 import { runEpisode } from '../../src/env/episode.js';
 import { rollout, stepRow, type EpisodeMeta } from '../../src/export/rollout.js';
 import { stepBuilder, type TableBuffers } from '../../src/export/table-builder.js';
@@ -69,7 +69,7 @@ describe('rollout rows from the env without observations', () => {
 
   it('statusFigures equals statusOf field by field at every step, and keeps its objects while their values hold', () => {
     const env = new Env();
-    const memo = statusFiguresMemo();
+    const memo = new StatusObjects();
     let reused = 0;
     let rebuilt = 0;
     let prev: ReturnType<typeof statusFigures> | null = null;
