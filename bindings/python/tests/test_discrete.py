@@ -504,6 +504,37 @@ def test_the_vector_infos_say_which_actions_were_refused(encoding: str) -> None:
         v.close()
 
 
+def _no_shared_arrays(info: dict[str, Any]) -> None:
+    arrays = [(k, v) for k, v in info.items() if isinstance(v, np.ndarray)]
+    for i, (k, a) in enumerate(arrays):
+        for k2, b in arrays[i + 1 :]:
+            assert not np.shares_memory(a, b), (k, k2)
+    for v in info.values():
+        if isinstance(v, dict):
+            _no_shared_arrays(v)
+
+
+@pytest.mark.parametrize("encoding", ["binary", "json"])
+def test_the_vector_infos_arrays_are_their_own(encoding: str) -> None:
+    """Every array of a Discrete vector env's infos (the ``_key`` masks among them) is its own, as ``SyncVectorEnv``'s
+    ``_add_info`` makes them: the masks were one array shared by every key, so a caller that cleared one mask (to drop
+    a key's entries) cleared them all."""
+    v = YCBenchDiscreteVectorEnv(3, encoding=encoding)
+    try:
+        _, info = v.reset(seed=1)
+        _no_shared_arrays(info)
+        for _ in range(3):
+            masks = v.action_masks()
+            _, _, _, _, info = v.step(np.array([int(np.flatnonzero(m)[0]) for m in masks]))
+            _no_shared_arrays(info)
+        _, info = v.reset(options={"reset_mask": np.array([True, False, True])})
+        _no_shared_arrays(info)
+        info["_step"][:] = False
+        assert info["_ok"].tolist() == [True, False, True]
+    finally:
+        v.close()
+
+
 @pytest.mark.parametrize("encoding", ["binary", "json"])
 def test_an_out_of_range_action_steps_no_sub_environment(encoding: str) -> None:
     """An index outside ``[0, N)`` for one sub-environment raises ``ProtocolError`` (``invalid_request``, naming the

@@ -196,18 +196,19 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
 
     def _stepped_infos(self, arr: BatchArrays) -> dict[str, Any]:
         """``_infos`` of a binary step of every sub-environment (no reset among them): the columns as they are."""
+        # every `_key` mask its own array (as _add_info makes them: clearing one must not clear the others)
         have = np.ones(self.num_envs, dtype=np.bool_)
         info: dict[str, Any] = {}
         for key in _INT_KEYS:
             info[key] = getattr(arr, key).astype(np.int64)
-            info[f"_{key}"] = have
+            info[f"_{key}"] = have.copy()
         info["terminal_reason"] = arr.reasons()
-        info["_terminal_reason"] = have
+        info["_terminal_reason"] = have.copy()
         self._put_lists(info, arr.action_text, arr.admissible_commands)
         info["action_mask"] = self._mask.copy()
-        info["_action_mask"] = have
+        info["_action_mask"] = have.copy()
         info["ok"] = arr.ok.copy()
-        info["_ok"] = have
+        info["_ok"] = have.copy()
         info["session"] = self._session_column().copy()
         info["_session"] = have
         return info
@@ -257,15 +258,15 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 adm[i] = None if arr.admissible_commands is None else arr.admissible_commands[k]
         for key in _INT_KEYS:
             info[key] = cols[key]
-            info[f"_{key}"] = have
+            info[f"_{key}"] = have.copy()
         info["terminal_reason"] = reasons
-        info["_terminal_reason"] = have
+        info["_terminal_reason"] = have.copy()
         self._put_lists(info, texts, adm)
         # As _add_info leaves them: the rows of sub-environments without an info (not reset by a masked reset) are zeros.
         info["action_mask"] = self._mask & have[:, None]
-        info["_action_mask"] = have
+        info["_action_mask"] = have.copy()
         info["ok"] = ok
-        info["_ok"] = have
+        info["_ok"] = have.copy()
         info["session"] = np.asarray([s if h else None for s, h in zip(self._sessions, have)] + [None], dtype=object)[:-1]
         info["_session"] = have
         return info
