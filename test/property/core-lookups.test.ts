@@ -1,0 +1,167 @@
+/**
+ * The value path's lookups against plain oracles written from the reference's definitions:
+ * - `browsable` (both its paths) equals filtering the sorted market with `pm[domain]` and `toFloat(trust)` per task;
+ * - `effectiveRates` (a reused count array) equals the Map-counted rates, over random task sets sharing employees, in
+ *   sequence (nothing left over from an earlier call) and with ids the array does not take;
+ * - `task assign` (names memoised per text, employees indexed by name) gives the same replies and state as a fresh
+ *   simulation that saw no earlier text;
+ * - the world cache keeps an entry used within half its capacity of later insertions (its approximate LRU).
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { makePolicy } from '../../baselines/index.js';
+import { loadPreset } from '../../src/config/load.js';
+import { Env } from '../../src/env/env.js';
+import { runEpisode } from '../../src/env/episode.js';
+import { effectiveRates } from '../../src/sim/model/engine.js';
+import { worldTemplate } from '../../src/sim/model/world-cache.js';
+import type { Domain, Task } from '../../src/sim/model/types.js';
+import { browsable, clearWorldCache, DOMAINS, Simulation } from '../../src/sim/index.js';
+import { D, DZERO, dcmp, toFloat, type Dec } from '../../src/sim/py/decimal.js';
+
+const cfg = loadPreset('default');
+
+function oracleListing(sim: Simulation, filter: { domain?: Domain; rewardMin?: number } = {}): number[] {
+  const st = sim.state;
+  const pm = {} as Record<Domain, number>;
+  for (const d of DOMAINS) pm[d] = Math.trunc(toFloat(st.prestige[d]));
+  return st.tasks
+    .filter((t) => t.status === 'market')
+    .sort((a, b) => b.rewardCents - a.rewardCents || a.id - b.id)
+    .filter((t) => t.reqs.every((r) => pm[r.domain] >= t.requiredPrestige))
+    .filter((t) => filter.rewardMin === undefined || t.rewardCents >= filter.rewardMin)
+    .filter((t) => filter.domain === undefined || t.reqs.some((r) => r.domain === filter.domain))
+    .filter((t) => {
+      if (!(t.requiredTrust > 0 && t.clientId !== null)) return true;
+      const c = st.clients[t.clientId];
+      return (c ? toFloat(c.trust) : 0.0) >= t.requiredTrust;
+    })
+    .map((t) => t.id);
+}
+
+describe('browsable against the plain definition', () => {
+  it('at every step of played episodes, unfiltered and filtered, and with random prestige and trust', () => {
+    for (const policy of ['greedy', 'expert', 'prestige', 'random']) {
+      const env = new Env();
+      runEpisode(env, makePolicy(policy), { seed: 4, options: { max_steps: 300, text: false } }, {
+        onStep: ({ step }) => {
+          const sim = env.simulation as Simulation;
+          expect(browsable(sim).map((t) => t.id), `${policy} ${step}`).toEqual(oracleListing(sim));
+          expect(browsable(sim, { domain: 'training' }).map((t) => t.id)).toEqual(oracleListing(sim, { domain: 'training' }));
+        },
+      });
+    }
+    const sim = Simulation.create(cfg, { seed: 7 });
+    const st = sim.state as unknown as { prestige: Record<Domain, Dec>; clients: { trust: Dec }[] };
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1000, max: 10_000 }), { minLength: 4, maxLength: 4 }), fc.array(fc.integer({ min: 0, max: 6000 }), { minLength: 6, maxLength: 6 }), (p, tr) => {
+        DOMAINS.forEach((d, i) => (st.prestige[d] = D((p[i] as number) / 1000)));
+        st.clients.forEach((c, i) => (c.trust = D((tr[i % tr.length] as number) / 1000)));
+        expect(browsable(sim).map((t) => t.id)).toEqual(oracleListing(sim));
+        expect(browsable(sim, { rewardMin: 1 }).map((t) => t.id)).toEqual(oracleListing(sim, { rewardMin: 1 }));
+      }),
+      { numRuns: 200, seed: 14 },
+    );
+  });
+});
+
+/** The rates as the reference computes them: counts in a Map, each requirement's contributions sorted, the top 4 summed. */
+function oracleRates(employees: readonly { rates: Record<Domain, Dec> }[], active: readonly Task[]): Map<number, Map<Domain, Dec>> {
+  const counts = new Map<number, number>();
+  for (const t of active) for (const a of t.assignments) counts.set(a.employeeId, (counts.get(a.employeeId) ?? 0) + 1);
+  const out = new Map<number, Map<Domain, Dec>>();
+  for (const t of active) {
+    const m = new Map<Domain, Dec>();
+    for (const r of t.reqs) {
+      const cs = t.assignments.map((a) => {
+        const k = counts.get(a.employeeId) ?? 0;
+        const base = employees[a.employeeId]?.rates[r.domain] ?? DZERO;
+        return k === 1 ? base : base.div(k);
+      });
+      cs.sort((x, y) => dcmp(y, x));
+      m.set(r.domain, cs.slice(0, 4).reduce((s, x) => s.add(x), DZERO));
+    }
+    out.set(t.id, m);
+  }
+  return out;
+}
+
+const plain = (m: Map<number, Map<Domain, Dec>>): [number, [Domain, string][]][] => [...m].map(([id, r]) => [id, [...r].map(([d, v]) => [d, v.toString()])]);
+
+function activeTask(id: number, domains: readonly Domain[], emps: readonly number[]): Task {
+  return {
+    id, title: `T${id}`, clientId: null, status: 'active', requiredPrestige: 1, rewardCents: 0, rewardPrestigeDelta: D('0.1'),
+    skillBoostPct: D('0.1'), acceptedAt: 0, deadline: null, completedAt: null, success: null, milestonePct: 0, requiredTrust: 0,
+    advertisedRewardCents: null, marketSlot: 0, owned: true,
+    reqs: domains.map((domain) => ({ domain, required: D(1000), completed: DZERO })),
+    assignments: emps.map((employeeId) => ({ employeeId, assignedAt: 0 })),
+  };
+}
+
+describe('effectiveRates against Map-counted rates', () => {
+  it('random task sets sharing employees, called in sequence, and ids beyond the count array', () => {
+    const sim = Simulation.create(cfg, { seed: 3 });
+    const emps = sim.state.employees;
+    const taskArb = fc.record({
+      domains: fc.uniqueArray(fc.constantFrom(...DOMAINS), { minLength: 1, maxLength: 4 }),
+      emps: fc.uniqueArray(fc.integer({ min: 0, max: emps.length - 1 }), { maxLength: emps.length }),
+    });
+    fc.assert(
+      fc.property(fc.array(taskArb, { maxLength: 5 }), (specs) => {
+        const active = specs.map((s, i) => activeTask(i, s.domains, s.emps));
+        expect(plain(effectiveRates(sim.state, active))).toEqual(plain(oracleRates(emps, active)));
+      }),
+      { numRuns: 300, seed: 22 },
+    );
+    // Ids past the employees (no rates: zero) and far past any array: the Map's counts, the same rates.
+    for (const ids of [[0, 70, 200], [1, 2 ** 40, 2 ** 40], [3, 3e6]]) {
+      const active = [activeTask(0, ['research', 'training'], ids), activeTask(1, ['research'], [ids[0] as number, ids[1] as number])];
+      expect(plain(effectiveRates(sim.state, active))).toEqual(plain(oracleRates(emps, active)));
+    }
+  });
+});
+
+describe('task assign: memoised names and the employee index', () => {
+  it('each reply equals the reply of the same command after another text (a memo miss)', () => {
+    const texts = ['Emp_1,Emp_2', "' Emp_3 , ,Emp_1,'", 'Emp_6,Emp_6', 'Emp_4,Nobody', 'Emp_5', 'Emp_5', 'Emp_1,Emp_2', "''", 'Emp_7,Emp_8,Emp_6'];
+    const cmds = texts.map((t, i) => `task assign --task-id Task-${8 + (i % 2)} --employees ${t}`);
+    const run = (list: string[]): { replies: unknown[]; assigned: number[][] } => {
+      const sim = Simulation.create(cfg, { seed: 1 });
+      sim.execute('task accept --task-id Task-8');
+      sim.execute('task accept --task-id Task-9');
+      const replies = list.map((c) => {
+        const r = sim.execute(c);
+        return [r.exit, r.value];
+      });
+      return { replies, assigned: sim.state.tasks.filter((t) => t.owned).map((t) => t.assignments.map((a) => a.employeeId)) };
+    };
+    const together = run(cmds);
+    for (let i = 0; i < cmds.length; i++) {
+      // The same earlier commands, then a failing assign of another text (no state change), then command i.
+      const r = run([...cmds.slice(0, i), 'task assign --task-id Task-8 --employees Ghost', cmds[i] as string]);
+      expect(r.replies.at(-1), cmds[i]).toEqual(together.replies[i]);
+    }
+    // Worked by hand: Task-8 gets Emp_1, Emp_2, Emp_5, then Emp_7, Emp_8, Emp_6; Task-9 gets Emp_3, Emp_1, Emp_5.
+    expect(together.assigned).toEqual([
+      [0, 1, 4, 6, 7, 5],
+      [2, 0, 4],
+    ]);
+    expect(JSON.stringify(together.replies[2])).toContain('UNIQUE constraint failed'); // Emp_6 twice: the reference's IntegrityError
+    expect(JSON.stringify(together.replies[3])).toContain("Employee 'Nobody' not found.");
+  });
+});
+
+describe('world cache: approximate LRU', () => {
+  it('an entry used within half the capacity of later insertions is kept; untouched entries are dropped in order', () => {
+    clearWorldCache();
+    const w = cfg.world;
+    const first = worldTemplate(1, w);
+    const second = worldTemplate(2, w);
+    for (let s = 3; s <= 256; s++) worldTemplate(s, w); // full (256 worlds)
+    expect(worldTemplate(1, w)).toBe(first); // a hit; moved to the newest end
+    for (let s = 1000; s < 1000 + 255; s++) worldTemplate(s, w); // 255 insertions evict 255 of the others
+    expect(worldTemplate(1, w)).toBe(first);
+    expect(worldTemplate(2, w)).not.toBe(second); // untouched since seeds 1-256: evicted and generated again
+    clearWorldCache();
+  });
+});
