@@ -94,7 +94,47 @@ function resolveEmployee(ctx: HandlerCtx, ident: string): Employee | null {
     const id = ctx.fromUuid('employee', hex);
     return id === null ? null : (ctx.state.employees[id] ?? null);
   }
-  return ctx.state.employees.find((e) => e.name === ident) ?? null;
+  return employeeByName(ctx.state.employees, ident);
+}
+
+/**
+ * Each employee list's employees by name, the first of a name as `find` gives it (built once per list: `task assign`
+ * looks up every name it is given). Names are readonly and an employee list never changes length in a simulation; a
+ * list of another length than the index was built for is indexed again, and a name not indexed takes the scan.
+ */
+const employeesByName = new WeakMap<readonly Employee[], { len: number; byName: Map<string, Employee> }>();
+function employeeByName(employees: readonly Employee[], ident: string): Employee | null {
+  let ix = employeesByName.get(employees);
+  if (ix === undefined || ix.len !== employees.length) {
+    const byName = new Map<string, Employee>();
+    for (const e of employees) if (!byName.has(e.name)) byName.set(e.name, e);
+    employeesByName.set(employees, (ix = { len: employees.length, byName }));
+  }
+  const hit = ix.byName.get(ident);
+  if (hit !== undefined) return hit;
+  return employees.find((e) => e.name === ident) ?? null;
+}
+
+/** Whether `t` has an assignment of employee `id` (a loop: `some` with a closure, per name per task, showed in profiles). */
+function hasAssignee(t: Task, id: number): boolean {
+  const as = t.assignments;
+  for (let i = 0; i < as.length; i++) if ((as[i] as Task['assignments'][number]).employeeId === id) return true;
+  return false;
+}
+
+/** `--employees A,B`: the non-empty trimmed names, memoised for the last text (agents repeat one staffing). */
+let lastNamesText: string | null = null;
+let lastNames: readonly string[] = [];
+function employeeNames(text: string): readonly string[] {
+  if (text === lastNamesText) return lastNames;
+  const names: string[] = [];
+  for (const part of text.split(',')) {
+    const n = part.trim();
+    if (n.length > 0) names.push(n);
+  }
+  lastNamesText = text;
+  lastNames = names; // not frozen: read by the loops below only (a frozen array's iterator is slower)
+  return lastNames;
 }
 
 function clientName(ctx: Ctx, t: Task): string | null {
@@ -222,6 +262,11 @@ export function employeeList(ctx: HandlerCtx): EmployeeListResult {
   return { count: employees.length, employees };
 }
 
+/** `pm[d]` by comparisons of the (interned) domain texts: a keyed load with a varying key was a generic lookup per requirement. */
+function prestigeOf(pm: Record<Domain, number>, d: Domain): number {
+  return d === 'research' ? pm.research : d === 'inference' ? pm.inference : d === 'data_environment' ? pm.data_environment : d === 'training' ? pm.training : pm[d];
+}
+
 /** Prestige per domain truncated to int, as `market browse` compares it. */
 function intPrestige(ctx: Ctx): Record<Domain, number> {
   const p = ctx.state.prestige;
@@ -271,6 +316,9 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
   const maxP = Math.max(pm.research, pm.inference, pm.data_environment, pm.training);
   const minP = Math.min(pm.research, pm.inference, pm.data_environment, pm.training);
   const out: Task[] = [];
+  const clients = ctx.state.clients;
+  // Each client's trust as a float, converted on first use (toFloat per listed task showed in profiles).
+  let trustF: (number | undefined)[] | null = null;
   for (const t of marketByReward(ctx.state)) {
     if (t.status !== 'market' || t.requiredPrestige > maxP) continue;
     if (filter.rewardMin !== undefined && t.rewardCents < filter.rewardMin) continue;
@@ -283,12 +331,17 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
     // Every domain's prestige is at least minP: nothing to look up when the task asks for no more.
     if (!(t.requiredPrestige <= minP)) {
       let meets = true;
-      for (const r of t.reqs) if (!(pm[r.domain] >= t.requiredPrestige)) meets = false;
+      for (const r of t.reqs) if (!(prestigeOf(pm, r.domain) >= t.requiredPrestige)) meets = false;
       if (!meets) continue;
     }
     if (t.requiredTrust > 0 && t.clientId !== null) {
-      const c = ctx.state.clients[t.clientId];
-      if ((c ? toFloat(c.trust) : 0.0) < t.requiredTrust) continue;
+      const c = clients[t.clientId];
+      let tf = 0.0;
+      if (c) {
+        trustF ??= [];
+        tf = trustF[t.clientId] ?? (trustF[t.clientId] = toFloat(c.trust));
+      }
+      if (tf < t.requiredTrust) continue;
     }
     out.push(t);
   }
@@ -426,11 +479,7 @@ function requireOwnedTask(ctx: HandlerCtx, ident: string, byTitle: Map<string, n
 /** `task assign --task-id ID --employees A,B`. */
 export function taskAssign(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): TaskAssignResult {
   const { state } = ctx;
-  const names: string[] = [];
-  for (const part of str(opts, 'employees').split(',')) {
-    const n = part.trim();
-    if (n.length > 0) names.push(n);
-  }
+  const names = employeeNames(str(opts, 'employees'));
   const task = requireOwnedTask(ctx, str(opts, 'task_id'), byTitle, ['planned', 'active'], 'must be planned or active to assign');
   // Validate everything first: the reference rolls back a partially applied assign on the first unknown name.
   const emps: Employee[] = [];
@@ -441,7 +490,7 @@ export function taskAssign(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   }
   const added = new Set<number>();
   for (const e of emps) {
-    if (task.assignments.some((a) => a.employeeId === e.id)) continue;
+    if (hasAssignee(task, e.id)) continue;
     if (added.has(e.id)) {
       // The reference adds the same row twice (autoflush off) and the flush fails on the primary key.
       throw new CommandError('(sqlite3.IntegrityError) UNIQUE constraint failed: task_assignments.task_id, task_assignments.employee_id');
@@ -450,13 +499,13 @@ export function taskAssign(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   }
   const newly: string[] = [];
   for (const e of emps) {
-    if (task.assignments.some((a) => a.employeeId === e.id)) continue;
+    if (hasAssignee(task, e.id)) continue;
     task.assignments.push({ employeeId: e.id, assignedAt: state.simTime });
     newly.push(e.name);
   }
   if (task.status === 'active') {
     const impacted = new Set<number>();
-    for (const e of emps) for (const t of claimedTasks(state)) if (t.status === 'active' && t.assignments.some((a) => a.employeeId === e.id)) impacted.add(t.id);
+    for (const e of emps) for (const t of claimedTasks(state)) if (t.status === 'active' && hasAssignee(t, e.id)) impacted.add(t.id);
     if (impacted.size > 0) recalculateEtas(ctx, state.simTime, impacted);
   }
   return { task_id: task.title, status: task.status, newly_assigned: newly, total_assigned: sortedNames(ctx, task) };
