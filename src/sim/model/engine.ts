@@ -31,17 +31,47 @@ export function activeTasks(state: SimState): Task[] {
   return out;
 }
 
+let assignmentCounts: Int32Array = new Int32Array(64);
+/** A zeroed count array with room for index `id` (employee ids are small integers; see effectiveRates). */
+function grownCounts(counts: Int32Array, id: number): Int32Array {
+  let n = counts.length;
+  while (n <= id) n *= 2;
+  return new Int32Array(n);
+}
+
 /** Effective per-domain rates of every active task: rate/k split, top-4 sum (reference `compute_effective_rates`). */
 export function effectiveRates(state: SimState, active: Task[] = activeTasks(state)): Map<number, Map<Domain, Dec>> {
-  const counts = new Map<number, number>();
-  for (const t of active) for (const a of t.assignments) counts.set(a.employeeId, (counts.get(a.employeeId) ?? 0) + 1);
+  // Assignments per employee id, in a reused scratch array: the ids in use are zeroed first (so nothing is left over
+  // from an earlier call, even one that threw), then counted. Ids are employee indexes (small, non-negative integers).
+  // (Snapshots hold ids below the employee count, at most 10,000; any other id takes a Map.)
+  let counts: Int32Array | null = assignmentCounts;
+  for (const t of active) {
+    for (const a of t.assignments) {
+      const id = a.employeeId;
+      if (!(id < counts.length)) {
+        if (!(Number.isInteger(id) && id >= 0 && id < 2 ** 20)) {
+          counts = null;
+          break;
+        }
+        counts = assignmentCounts = grownCounts(counts, id);
+      }
+      counts[id] = 0;
+    }
+    if (counts === null) break;
+  }
+  let countMap: Map<number, number> | null = null;
+  if (counts !== null) for (const t of active) for (const a of t.assignments) (counts[a.employeeId] as number)++;
+  else {
+    countMap = new Map<number, number>();
+    for (const t of active) for (const a of t.assignments) countMap.set(a.employeeId, (countMap.get(a.employeeId) ?? 0) + 1);
+  }
   const out = new Map<number, Map<Domain, Dec>>();
   for (const t of active) {
     const m = new Map<Domain, Dec>();
     for (const r of t.reqs) {
       const contributions: Dec[] = [];
       for (const a of t.assignments) {
-        const k = counts.get(a.employeeId) ?? 0;
+        const k = counts !== null ? (counts[a.employeeId] as number) : (countMap?.get(a.employeeId) ?? 0);
         if (k <= 0) continue;
         const emp = state.employees[a.employeeId];
         const base = emp ? emp.rates[r.domain] : DZERO;
