@@ -36,19 +36,28 @@ export interface WorldTemplate {
   readonly market: readonly TaskTemplate[];
 }
 
+/**
+ * A bounded map dropping its least recently used entries, approximately: a hit moves its entry to the newest end only
+ * when at least half the capacity of insertions and moves came after its last one (until then no eviction can reach it),
+ * so the common hit is a lookup without the delete and re-insert. Only which misses regenerate depends on it.
+ */
 class Lru<V> {
-  private map = new Map<string, V>();
+  private map = new Map<string, { v: V; t: number }>();
+  private clock = 0;
   constructor(private readonly cap: number) {}
   get(k: string): V | undefined {
-    const v = this.map.get(k);
-    if (v !== undefined) {
+    const e = this.map.get(k);
+    if (e === undefined) return undefined;
+    if (this.clock - e.t >= this.cap >> 1) {
       this.map.delete(k);
-      this.map.set(k, v);
+      this.map.set(k, e);
+      e.t = ++this.clock;
     }
-    return v;
+    return e.v;
   }
   set(k: string, v: V): void {
-    this.map.set(k, v);
+    this.map.delete(k);
+    this.map.set(k, { v, t: ++this.clock });
     if (this.map.size > this.cap) this.map.delete(this.map.keys().next().value as string);
   }
   clear(): void {
