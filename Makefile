@@ -55,8 +55,12 @@ test-static: install py-install
 test: test-ts test-py test-static
 
 # TRL, the PPO example and the RLlib example need torch (several GB from PyPI): their tests live apart from `make test`.
+# torch from PyPI brings its CUDA libraries: ~3.5 GB of wheels, ~5.5 GB installed. --no-cache-dir: pip would also keep
+# a copy of every wheel in its cache (another ~3.5 GB at the install's peak, and after it); the free space is printed
+# first, so a full disk reads as one.
 $(VENV)/.installed-trl: $(VENV)/.installed bindings/python/constraints-train.txt
-	$(VPY) -m pip install --quiet -e 'bindings/python[test,openenv,verifiers,ray,trl,train,rllib]' $(PIPC) -c bindings/python/constraints-train.txt
+	@df -h . $${TMPDIR:-/tmp} | sed 's/^/disk: /'
+	$(VPY) -m pip install --quiet --no-cache-dir -e 'bindings/python[test,openenv,verifiers,ray,trl,train,rllib]' $(PIPC) -c bindings/python/constraints-train.txt
 	@touch $@
 
 # The MaskablePPO example (bindings/python/examples/train_ppo.py): `make train` prints its JSON line and writes
