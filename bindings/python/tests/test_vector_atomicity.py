@@ -99,3 +99,71 @@ def test_a_refused_vector_reset_leaves_every_episode_where_it_was(kind: str, ser
         env.close()
         twin.close()
 
+
+def rng_states(env: Any) -> list[Any]:
+    return [None if g is None else g.bit_generator.state for g in env._rngs]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_failed_automatic_reset_leaves_the_env_as_it_was(kind: str, server: LocalServer) -> None:
+    """NEXT_STEP: every sub-environment's episode ended; the next step resets them all, and one reset fails (its session
+    was lost, closed or reaped, and the server has no room for a new one: ``session_limit``). The step raises and leaves
+    the env as it was: the generators were advanced by the seeds drawn for the resets (the next try drew the following
+    ones: other worlds than the twin's), and the Discrete env did not replace a lost session at all (its automatic
+    reset raised ``unknown_session`` at every step, where a ``reset`` and the text env take a new session). Once the
+    server has room again, the same step plays exactly the twin's step."""
+    with LocalServer("pipe" if server.endpoint.startswith("pipe") else "tcp://127.0.0.1:0", args=["--max-sessions", str(N)]) as small:
+        env, twin = make(kind, small.endpoint, max_steps=1), make(kind, server.endpoint, max_steps=1)
+        try:
+            for e in (env, twin):
+                e.reset(seed=5)
+            step_both(env, twin, 0)  # every episode truncated: the next step resets them all
+            before = rng_states(env)
+            c = env.client
+            c.close(session=env.sessions[1])
+            spare = c.reset(0, "default")["session"]  # the lost session's place taken: no room for a new one
+            acts = actions(twin, 1)
+            with pytest.raises(ProtocolError) as err:
+                env.step(acts)
+            assert err.value.code == "session_limit"
+            assert rng_states(env) == before
+            c.close(session=spare)
+            got, want = env.step(acts), twin.step(acts)
+            assert same(without_sessions(got), without_sessions(want))
+            check_twins(env, twin)
+        finally:
+            env.close()
+            twin.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_step_that_fails_leaves_its_automatic_resets_undone(kind: str, server: LocalServer) -> None:
+    """NEXT_STEP: sub-environment 0's episode ended (its automatic reset goes out with the step), sub-environment 1's
+    step fails (its session was lost). The step raises; sub-environment 0 is left as it was: its generator not advanced,
+    its reset still due. It used to keep the advanced generator, so once sub-environment 1 was reset the next step
+    reset sub-environment 0 with the following seed (another world than the twin's); the text env also kept the
+    reset's seed as ``seeds_used`` while the reset was still due."""
+    env, twin = make(kind, server.endpoint, n=2, max_steps=2), make(kind, server.endpoint, n=2, max_steps=2)
+    try:
+        one = {"reset_mask": np.array([False, True])}
+        for e in (env, twin):
+            e.reset(seed=5)
+        step_both(env, twin, 0)
+        for e in (env, twin):
+            e.reset(options=one)
+        step_both(env, twin, 1)  # sub-environment 0 truncated, 1 goes on
+        before = rng_states(env)
+        used = env.seeds_used if kind == "text" else None
+        env.client.close(session=env.sessions[1])
+        with pytest.raises(ProtocolError) as err:
+            env.step(actions(twin, 2))
+        assert err.value.code == "unknown_session"
+        assert rng_states(env) == before
+        if kind == "text":
+            assert env.seeds_used == used
+        for e in (env, twin):
+            e.reset(seed=9, options=one)
+        check_twins(env, twin)
+    finally:
+        env.close()
+        twin.close()

@@ -38,6 +38,7 @@ from gymnasium.vector.utils import batch_space
 from ._backend import (
     BackendAccess,
     connection,
+    generators_kept,
     open_backend,
     reopen,
     restore_generators,
@@ -159,13 +160,19 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         """Reset the sub-environments ``idx`` (pipelined) with the env's options, then ``options`` (those of a
         ``reset`` call, as ``YCBenchDiscreteEnv.reset`` merges them)."""
         c = self._backend.client
-        saved = save_generators(self._rngs, idx)
-        sd, opts = reset_seeds(self._backend, self._rngs, idx, seeds, merged_discrete_options(self._opts, options))
-        got = c.request_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": opts} for i, s in zip(idx, sd)], raise_errors=False)
+        with generators_kept(self._rngs, idx):  # refused: raised before any observation is taken, generators as they were
+            sd, opts = reset_seeds(self._backend, self._rngs, idx, seeds, merged_discrete_options(self._opts, options))
+            got = c.request_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": opts} for i, s in zip(idx, sd)], raise_errors=False)
+            return self._take_resets(idx, sd, got, opts)
+
+    def _take_resets(self, idx: Sequence[int], sd: Sequence[int], got: Sequence[ResetResult | ProtocolError], opts: Mapping[str, Any]) -> list[ResetResult]:
+        """The results of the resets of ``idx`` (seeds ``sd``; replies ``got``, errors in place): the first refusal is
+        raised; a session the server lost (closed, reaped: ``unknown_session``) is replaced by a new one, reset alike
+        (when that fails, the lost id stays: the next reset finds it lost again and tries anew)."""
         refused = next((r for r in got if isinstance(r, ProtocolError) and r.code != "unknown_session"), None)
-        if refused is not None:  # raised before any observation is taken: the generators go back as they were
-            restore_generators(self._rngs, saved)
+        if refused is not None:
             raise refused
+        c = self._backend.client
         out: list[ResetResult] = []
         for i, s, r in zip(idx, sd, got):
             if isinstance(r, ProtocolError):
@@ -321,6 +328,10 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         # The resets go out first, pipelined behind the step; held in `rid` from before each is sent, so an interrupt
         # (or an error) anywhere until they are gathered abandons them (their replies are dropped, not kept).
         rid: list[int] = []
+        # The automatic resets' seeds are drawn from their generators, put back as they were when the step raises (a step
+        # or a reset refused, an interrupt): those sub-environments stay due for a reset, and the next step draws the
+        # same seeds.
+        saved = save_generators(self._rngs, again)
         if again:
             sd, opts = reset_seeds(self._backend, self._rngs, again, [None] * len(again), self._opts)
         try:
@@ -352,11 +363,15 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                     rewards[i] = float(r["reward"])
                     terminated[i] = bool(r["terminated"])
                     truncated[i] = bool(r["truncated"])
-            for i, r in zip(again, c.gather(rid)):
-                results[i] = r
-                self._put(i, r)
+            if again:
+                got = c.gather(rid, raise_errors=False)
+                rid = []  # all received: none to abandon
+                for i, rr in zip(again, self._take_resets(again, sd, got, opts)):
+                    results[i] = rr
+                    self._put(i, rr)
         except BaseException:
             c.abandon(rid)
+            restore_generators(self._rngs, saved)
             raise
         ended = terminated | truncated
         if self.autoreset_mode != AutoresetMode.SAME_STEP:  # NEXT_STEP: reset next step; DISABLED: refused until reset

@@ -26,8 +26,9 @@ Actions are ``str`` (``bytes`` are decoded as UTF-8); all are checked before any
 
 from __future__ import annotations
 
+import contextlib
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -38,7 +39,6 @@ from gymnasium.vector.utils import batch_space
 
 from ._backend import (
     BackendAccess,
-    SavedGenerators,
     connection,
     generators_kept,
     open_backend,
@@ -224,22 +224,40 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         return merged_options(self.reset_options, self.max_steps, options)
 
+    @contextlib.contextmanager
+    def _undone_on_error(self, indices: Sequence[int]) -> Iterator[None]:
+        """Put the sub-environments ``indices`` back as they were (their generators in the same states, their last
+        observations, start times and seeds) when the body raises: a reset refused, or a step whose automatic resets
+        went out but whose results are not returned, leaves them as if it had not been called (an automatic reset so
+        undone is still due, and the next step draws the same seed for it). Sessions a reset had to make in place of
+        lost ones stay the env's."""
+        saved = save_generators(self._rngs, indices)
+        kept = [(i, self._obs[i], self._starts[i], self._seeds_used[i]) for i in indices]
+        try:
+            yield
+        except BaseException:
+            restore_generators(self._rngs, saved)
+            for i, obs, start, sd in kept:
+                self._obs[i], self._starts[i], self._seeds_used[i] = obs, start, sd
+            raise
+
     def _reset_many(self, indices: Sequence[int], seeds: Sequence[int | None], opts: dict[str, Any]) -> list[ResetResult]:
-        """Reset the given sub-environments, pipelined (one round trip)."""
-        return self._finish_resets(*self._send_resets(indices, seeds, opts))
+        """Reset the given sub-environments, pipelined (one round trip); refused: each as it was."""
+        with self._undone_on_error(indices):
+            return self._finish_resets(*self._send_resets(indices, seeds, opts))
 
     def _send_resets(
         self, indices: Sequence[int], seeds: Sequence[int | None], opts: dict[str, Any], ids: list[int] | None = None
-    ) -> tuple[Sequence[int], list[int], list[int], dict[str, Any], SavedGenerators]:
+    ) -> tuple[Sequence[int], list[int], list[int], dict[str, Any]]:
         """Send the resets of :meth:`_reset_many` without waiting (finish them with :meth:`_finish_resets`); their ids
-        are put in ``ids`` (when given) as they go out (see ``Client.send_all``)."""
+        are put in ``ids`` (when given) as they go out (see ``Client.send_all``). The caller undoes the seeds' draws on
+        an error (:meth:`_undone_on_error`)."""
         c = self._backend.client
-        saved = save_generators(self._rngs, indices)
         sim_seeds, opts = reset_seeds(self._backend, self._rngs, indices, seeds, opts)  # refused: no generator changed
         sent = c.send_all("reset", [{"seed": sd, "preset": self.preset, "session": self._sessions[i], "options": opts or None} for i, sd in zip(indices, sim_seeds)], ids)
-        return indices, sim_seeds, sent, opts, saved
+        return indices, sim_seeds, sent, opts
 
-    def _finish_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any], saved: SavedGenerators) -> list[ResetResult]:
+    def _finish_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any]) -> list[ResetResult]:
         c = self._backend.client
         results = c.gather(ids, raise_errors=False)
         # Every session these resets made is the env's (reused by its next reset, closed with it) before an error below
@@ -249,16 +267,16 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                 self._sessions[i] = r["session"]
                 self._backend.sessions.add(r["session"])
         refused = next((r for i, r in zip(indices, results) if isinstance(r, ProtocolError) and (r.code != "unknown_session" or self._sessions[i] is None)), None)
-        if refused is not None:  # raised before any observation is taken: the generators go back as they were
-            restore_generators(self._rngs, saved)
+        if refused is not None:  # raised before any observation is taken (the caller puts the generators back)
             raise session_limit_hint(refused, self, self.num_envs, self._backend)
         out: list[ResetResult] = []
         for i, sd, r in zip(indices, sim_seeds, results):
             if isinstance(r, ProtocolError):
                 if r.code != "unknown_session" or self._sessions[i] is None:
                     raise session_limit_hint(r, self, self.num_envs, self._backend)
+                # Lost (closed, reaped): a new session in its place. When that fails the lost id stays, so the next
+                # reset finds it lost again and tries anew.
                 self._backend.sessions.discard(self._sessions[i])
-                self._sessions[i] = None
                 r = c.reset(sd, self.preset, options=opts or None)
                 self._sessions[i] = r["session"]
                 self._backend.sessions.add(r["session"])
@@ -325,44 +343,47 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         pending = None
         stepped: list[StepResult] = []  # the results of to_step, in order (once every part is in)
         reset_results: list[ResetResult] = []  # those of to_reset, in order
-        try:
-            if to_step:
-                # One request, or a few pipelined (Client.send_step_batch): each part's results are taken in below while
-                # the server runs the next.
-                c.send_step_batch([{"session": self._sessions[i], "action": acts[i]} for i in to_step], parts)
-            if to_reset:  # pipelined behind the batch: still one round trip
-                pending = self._send_resets(to_reset, [None] * len(to_reset), self._options(None), reset_ids)
-            base = 0
-            for rid, size in parts:
-                try:
-                    step_results = c.recv_step_batch(rid, size, base, alone=len(parts) == 1)
-                except ProtocolError as e:  # the whole batch refused: raised once the resets are in, as before
+        # The automatic resets are undone when the step raises (a step or a reset refused, an interrupt): their
+        # sub-environments keep their generators and stay due for a reset, so the next step draws the same seeds.
+        with self._undone_on_error(to_reset):
+            try:
+                if to_step:
+                    # One request, or a few pipelined (Client.send_step_batch): each part's results are taken in below while
+                    # the server runs the next.
+                    c.send_step_batch([{"session": self._sessions[i], "action": acts[i]} for i in to_step], parts)
+                if to_reset:  # pipelined behind the batch: still one round trip
+                    pending = self._send_resets(to_reset, [None] * len(to_reset), self._options(None), reset_ids)
+                base = 0
+                for rid, size in parts:
+                    try:
+                        step_results = c.recv_step_batch(rid, size, base, alone=len(parts) == 1)
+                    except ProtocolError as e:  # the whole batch refused: raised once the resets are in, as before
+                        received += 1
+                        batch_error = e
+                        break
                     received += 1
-                    batch_error = e
-                    break
-                received += 1
-                for i, sr in zip(to_step[base : base + size], step_results):
-                    if isinstance(sr, ProtocolError):
-                        sr.index = i
-                        if first_error is None:
-                            first_error = sr
-                        continue
-                    self._obs[i] = sr["observation"]
-                    rewards[i] = float(sr["reward"])
-                    terminations[i] = bool(sr["terminated"])
-                    truncations[i] = bool(sr["truncated"])
-                    stepped.append(sr)
-                base += size
-            if pending is not None:
-                reset_results = self._finish_resets(*pending)
-                pending = None
-        except BaseException:  # e.g. Ctrl-C while waiting: late replies must not be taken for others'
-            c.abandon([rid for rid, _ in parts[received:]] + reset_ids)  # those received are not pending: left alone
-            raise
-        if batch_error is not None:
-            raise batch_error
-        if first_error is not None:
-            raise first_error
+                    for i, sr in zip(to_step[base : base + size], step_results):
+                        if isinstance(sr, ProtocolError):
+                            sr.index = i
+                            if first_error is None:
+                                first_error = sr
+                            continue
+                        self._obs[i] = sr["observation"]
+                        rewards[i] = float(sr["reward"])
+                        terminations[i] = bool(sr["terminated"])
+                        truncations[i] = bool(sr["truncated"])
+                        stepped.append(sr)
+                    base += size
+                if pending is not None:
+                    reset_results = self._finish_resets(*pending)
+                    pending = None
+            except BaseException:  # e.g. Ctrl-C while waiting: late replies must not be taken for others'
+                c.abandon([rid for rid, _ in parts[received:]] + reset_ids)  # those received are not pending: left alone
+                raise
+            if batch_error is not None:
+                raise batch_error
+            if first_error is not None:
+                raise first_error
 
         if not (mode == AutoresetMode.SAME_STEP and (terminations.any() or truncations.any())):
             # Every env stepped or (next-step autoreset) reset, none ends with a same-step reset: the vector info
