@@ -167,3 +167,44 @@ def test_a_step_that_fails_leaves_its_automatic_resets_undone(kind: str, server:
     finally:
         env.close()
         twin.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_disabled_mode_refuses_an_ended_sub_environment_as_sync_vector_env_does(kind: str) -> None:
+    """DISABLED: stepping while a sub-environment's episode is over raises what ``SyncVectorEnv`` (and
+    ``AsyncVectorEnv``) of the single env raise, an ``AssertionError``, and what the single env raises when stepped past
+    its end, a ``ProtocolError`` with code ``episode_over`` (``index``: the sub-environment): one exception that is both.
+    The Discrete vector env raised only the ProtocolError, the text one only an AssertionError; an ``except`` written for
+    one vector env or for SyncVectorEnv missed the other's. Nothing is stepped."""
+    from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+    from ycgym import EpisodeOverError, YCBenchDiscreteEnv, YCBenchEnv
+
+    single = YCBenchEnv if kind == "text" else YCBenchDiscreteEnv
+    mode = AutoresetMode.DISABLED
+    ours = make(kind, None, n=2, max_steps=1, autoreset_mode=mode)  # type: ignore[arg-type]
+    ref = SyncVectorEnv([lambda: single(max_steps=1) for _ in range(2)], autoreset_mode=mode)
+    try:
+        for e in (ours, ref):
+            e.reset(seed=3)
+        acts = actions(ours, 0)
+        for e in (ours, ref):
+            e.step(acts)
+        with pytest.raises(AssertionError) as want:
+            ref.step(acts)
+        with pytest.raises(AssertionError) as got:
+            ours.step(acts)
+        assert isinstance(got.value, type(want.value)) and isinstance(got.value, EpisodeOverError)
+        assert isinstance(got.value, ProtocolError) and got.value.code == "episode_over" and got.value.index == 0
+        assert "reset_mask" in str(got.value)
+        with pytest.raises(ProtocolError, match="episode_over"):
+            ours.step(acts)
+        ours.reset(options={"reset_mask": np.array([True, False])})
+        with pytest.raises(EpisodeOverError) as again:
+            ours.step(acts)
+        assert again.value.index == 1
+        ours.reset(options={"reset_mask": np.array([False, True])})
+        assert ours.step(acts)[3].all()  # every episode reset and stepped once more: truncated again
+    finally:
+        ours.close()
+        ref.close()

@@ -20,7 +20,7 @@ import gymnasium
 
 from . import _gym_compat
 from ._version import PROTOCOL_VERSION, __version__
-from .client import Client, ProtocolError, ServerExitedError
+from .client import Client, EpisodeOverError, ProtocolError, ServerExitedError
 from .discrete import YCBenchDiscreteEnv
 from .discrete_vector import YCBenchDiscreteVectorEnv
 from .env import YCBenchEnv
@@ -35,6 +35,7 @@ __all__ = [
     "DOMAINS",
     "EpisodeResult",
     "LocalServer",
+    "EpisodeOverError",
     "ProtocolError",
     "ServerExitedError",
     "ServerStartError",

@@ -140,6 +140,24 @@ class ProtocolError(Exception):
         return f"ProtocolError({self.code!r}, {self.message!r})"
 
 
+class EpisodeOverError(ProtocolError, AssertionError):
+    """A vector env in ``DISABLED`` autoreset mode asked to step while sub-environment ``index``'s episode is over
+    (raised before anything is sent: no sub-environment is stepped).
+
+    Both what Gymnasium's ``SyncVectorEnv`` and ``AsyncVectorEnv`` raise there (an ``AssertionError``, but raised under
+    ``python -O`` too) and what a single ycgym env raises when stepped past its end (a :class:`ProtocolError` with code
+    ``episode_over``), so an ``except`` written for either catches it. Reset the ended sub-environments with
+    ``reset(options={"reset_mask": mask})``.
+    """
+
+    def __init__(self, index: int, autoreset_mode: str = "disabled") -> None:
+        super().__init__(
+            "episode_over",
+            f"sub-environment {index}'s episode is over (autoreset mode {autoreset_mode.upper()}): reset it first (reset(options={{'reset_mask': mask}}))",
+            index=index,
+        )
+
+
 class ServerExitedError(ConnectionError):
     """The server process behind this client has exited, so no reply will come (its sessions are gone)."""
 

@@ -17,7 +17,9 @@ texts (a tuple, as ``SyncVectorEnv``; a tuple of None without a render mode). Au
   observation and info; the last observation and info of the episode are in ``info["final_obs"]`` (an object array)
   and ``info["final_info"]`` (a dict of batched arrays with ``_key`` masks, as Gymnasium's vector envs build it),
   masked by ``info["_final_obs"]`` / ``info["_final_info"]``.
-* ``DISABLED``: no automatic reset; reset ended sub-environments with ``reset(options={"reset_mask": mask})``.
+* ``DISABLED``: no automatic reset; reset ended sub-environments with ``reset(options={"reset_mask": mask})``. A step
+  while one's episode is over raises :class:`ycgym.EpisodeOverError` (an ``AssertionError``, as ``SyncVectorEnv``
+  raises, and a ``ProtocolError`` with code ``episode_over``, as a single env stepped past its end) and steps none.
 
 Sub-environment ``i`` of ``reset(seed=s)`` is seeded ``s + i``; later automatic resets draw seeds from that
 sub-environment's own generator. ``reset(options=...)`` applies the options (besides ``reset_mask``) to the
@@ -47,7 +49,7 @@ from ._backend import (
     session_limit_hint,
     snapshot_sessions,
 )
-from .client import BatchArrays, ProtocolError, ResetResult, StepResult
+from .client import BatchArrays, EpisodeOverError, ProtocolError, ResetResult, StepResult
 from .discrete import (
     DEFAULT_MARKET_SLOTS,
     DEFAULT_TASK_SLOTS,
@@ -312,9 +314,10 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         n = self.num_envs
         acts = discrete_actions(actions, n, int(self.discrete_spec["n_actions"]))
         if self.autoreset_mode == AutoresetMode.DISABLED and self._autoreset.any():
-            # Refused here, before anything is sent: the server would refuse the ended entries and step the others.
+            # Refused here, before anything is sent: the server would refuse the ended entries and step the others. What
+            # SyncVectorEnv raises (an AssertionError) and a single env stepped past its end (ProtocolError episode_over).
             i = int(np.flatnonzero(self._autoreset)[0])
-            raise ProtocolError("episode_over", f"sub-environment {i}'s episode is over: reset it first (reset(options={{'reset_mask': mask}}))", index=i)
+            raise EpisodeOverError(i)
         c = self._backend.client
         rewards = np.zeros(n, dtype=np.float64)
         terminated = np.zeros(n, dtype=np.bool_)

@@ -10,7 +10,9 @@ Implements Gymnasium 1.x's :class:`gymnasium.vector.VectorEnv` API with the thre
   ``info["final_obs"]`` / ``info["final_info"]`` (masked by ``info["_final_obs"]`` /
   ``info["_final_info"]``) hold the last observation and info of the finished episode.
 * ``DISABLED``: no automatic reset; reset finished sub-environments with
-  ``reset(options={"reset_mask": mask})``.
+  ``reset(options={"reset_mask": mask})``. A step while one's episode is over raises
+  :class:`ycgym.EpisodeOverError` (an ``AssertionError``, as ``SyncVectorEnv`` raises, and a ``ProtocolError`` with
+  code ``episode_over``, as a single env stepped past its end) and steps none.
 
 Results are bit-for-bit those of ``SyncVectorEnv([lambda: YCBenchEnv(...)] * N)`` with the same
 seeds, in one network round trip per step instead of N. Observations are dicts of numpy arrays with
@@ -51,7 +53,7 @@ from ._backend import (
     snapshot_sessions,
     status_time,
 )
-from .client import ProtocolError, ResetResult, StepResult
+from .client import EpisodeOverError, ProtocolError, ResetResult, StepResult
 from .env import make_info, merged_options, text_option
 from .spaces import (
     MAX_TEXT_LENGTH,
@@ -325,10 +327,10 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         env_infos: list[dict[str, Any] | None] = [None] * n
 
         if mode == AutoresetMode.DISABLED and self._autoreset_envs.any():
-            # AssertionError as SyncVectorEnv's assert gives, but raised under `python -O` too: nothing is sent (the
-            # server would refuse the finished entries and step the others).
-            i = int(np.flatnonzero(self._autoreset_envs)[0])
-            raise AssertionError(f"sub-environment {i}'s episode is over (autoreset mode DISABLED): reset it first (reset(options={{'reset_mask': mask}}))")
+            # An AssertionError as SyncVectorEnv's assert gives (but raised under `python -O` too) that is also the
+            # ProtocolError episode_over of a single env: nothing is sent (the server would refuse the finished entries
+            # and step the others).
+            raise EpisodeOverError(int(np.flatnonzero(self._autoreset_envs)[0]))
         to_reset = [i for i in range(n) if self._autoreset_envs[i]] if mode == AutoresetMode.NEXT_STEP else []
         to_step = [i for i in range(n) if not (mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i])]
 
