@@ -208,3 +208,42 @@ def test_disabled_mode_refuses_an_ended_sub_environment_as_sync_vector_env_does(
     finally:
         ours.close()
         ref.close()
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep", "Disabled"])
+@pytest.mark.parametrize("render_mode", [None, "ansi", "human"])
+def test_the_text_vector_envs_metadata_and_rendering_are_sync_vector_envs(render_mode: str | None, mode: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``metadata`` is what ``SyncVectorEnv`` of ``YCBenchEnv`` reports (the single env's, ``render_fps`` included, with
+    the autoreset mode), and every render mode the single env declares works as there: ``"human"`` prints each
+    sub-environment's text during ``reset`` and ``step`` (automatic resets included) in SyncVectorEnv's order, and
+    ``render()`` prints them again and returns a tuple of None. It declared ``["ansi"]`` without ``render_fps`` and
+    refused ``"human"``."""
+    from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+    from ycgym import YCBenchEnv
+
+    am = AutoresetMode(mode)
+    ours = YCBenchVectorEnv(2, max_steps=2, render_mode=render_mode, autoreset_mode=am)
+    ref = SyncVectorEnv([lambda: YCBenchEnv(max_steps=2, render_mode=render_mode) for _ in range(2)], autoreset_mode=am)
+    try:
+        assert ours.metadata == ref.metadata and ours.render_mode == ref.render_mode
+        printed: list[list[str]] = [[], []]
+        rendered: list[Any] = [None, None]
+        for k, e in enumerate((ref, ours)):
+            capsys.readouterr()
+            e.reset(seed=[3, 4])
+            e.step(["client list", "employee list"])
+            e.reset(options={"reset_mask": np.array([False, True])})
+            for t in range(3):
+                r = e.step([("company status", "sim resume", "task list")[(t + i) % 3] for i in range(2)])
+                if am == AutoresetMode.DISABLED and (r[2] | r[3]).any():
+                    e.reset(options={"reset_mask": r[2] | r[3]})
+            rendered[k] = e.render()
+            printed[k] = capsys.readouterr().out.splitlines()
+        assert printed[1] == printed[0]
+        assert rendered[1] == rendered[0] and isinstance(rendered[1], tuple) and len(rendered[1]) == 2
+        if render_mode == "human":
+            assert len(printed[0]) > 10
+    finally:
+        ours.close()
+        ref.close()

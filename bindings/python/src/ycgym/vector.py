@@ -54,7 +54,7 @@ from ._backend import (
     status_time,
 )
 from .client import EpisodeOverError, ProtocolError, ResetResult, StepResult
-from .env import make_info, merged_options, text_option
+from .env import YCBenchEnv, make_info, merged_options, text_option
 from .spaces import (
     MAX_TEXT_LENGTH,
     _float_rows,
@@ -160,10 +160,13 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         preset, endpoint, max_steps, server_public_key, public_key, secret_key, timeout,
         reset_options, max_text_length, obs_text: as for :class:`ycgym.YCBenchEnv`.
         autoreset_mode: an :class:`gymnasium.vector.AutoresetMode` (or its value string).
-        render_mode: ``None`` or ``"ansi"`` (``render()`` returns the N last texts).
+        render_mode: as ``SyncVectorEnv`` of :class:`ycgym.YCBenchEnv` takes it: ``None``, ``"ansi"`` (``render()``
+            returns the N last texts) or ``"human"`` (``reset`` and ``step`` print each sub-environment's text, in
+            SyncVectorEnv's order; ``render()`` prints them again and returns N None).
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    # SyncVectorEnv's: the single env's metadata and the autoreset mode.
+    metadata: dict[str, Any] = {**YCBenchEnv.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(
         self,
@@ -183,8 +186,8 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
     ) -> None:
         if int(num_envs) != num_envs or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if render_mode is not None and render_mode not in YCBenchEnv.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {YCBenchEnv.metadata['render_modes']} or None, got {render_mode!r}")
         if max_steps is not None and (int(max_steps) != max_steps or max_steps < 1):
             raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
         self.num_envs = int(num_envs)
@@ -193,7 +196,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         self.render_mode = render_mode
         self.reset_options: dict[str, Any] = text_option(obs_text, reset_options)
         self.autoreset_mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
-        self.metadata = {"render_modes": ["ansi"], "autoreset_mode": self.autoreset_mode}
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.max_text_length = check_max_text_length(max_text_length)
         self._connect = connection(endpoint, server_public_key, public_key, secret_key, timeout)
         self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
@@ -306,6 +309,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             super().reset(seed=int(seed))
         self._autoreset_envs[indices] = False
         infos = self._batch_infos([(i, self._info(r, i)) for i, r in zip(indices, results)])
+        self._show(indices)
         return self._batch_obs(), infos
 
     # ------------------------------------------------------------------ step
@@ -398,6 +402,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             infos = self._step_infos(by_env) if None not in by_env else None
             if infos is not None:
                 self._autoreset_envs = np.logical_or(terminations, truncations)
+                self._show(self._every_env())
                 return self._batch_obs(), rewards, terminations, truncations, infos
         for i, sr in zip(to_step, stepped):
             env_infos[i] = self._info(sr, i)
@@ -405,12 +410,14 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             env_infos[i] = self._info(rr, i)
 
         final: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
+        final_texts: dict[int, str] = {}
         if mode == AutoresetMode.SAME_STEP:
             done = [i for i in to_step if terminations[i] or truncations[i]]
             if done:
                 for i in done:
                     fobs = encode_observation(self._obs[i], self.params, self._starts[i], self.max_text_length)  # type: ignore[arg-type]
                     final.append((i, fobs, env_infos[i]))  # type: ignore[arg-type]
+                    final_texts[i] = self._obs[i]["text"]  # type: ignore[index]
                 for i, rr in zip(done, self._reset_many(done, [None] * len(done), self._options(None))):
                     env_infos[i] = self._info(rr, i)
 
@@ -433,6 +440,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         infos = self._batch_infos(per_env)
 
         self._autoreset_envs = np.logical_or(terminations, truncations)
+        self._show(self._every_env(), final_texts)
         return self._batch_obs(), rewards, terminations, truncations, infos
 
     # ------------------------------------------------------------------ helpers
@@ -664,11 +672,28 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
     def _batch_obs(self) -> dict[str, Any]:
         return encode_batch(self._obs, self.params, self._starts, self.max_text_length)  # type: ignore[arg-type]
 
+    def _texts(self) -> list[str]:
+        return [(o or {}).get("text", "") for o in self._obs]
+
+    def _show(self, indices: Sequence[int], final_texts: Mapping[int, str] | None = None) -> None:
+        """``"human"``: print the texts of sub-environments ``indices`` as ``SyncVectorEnv`` of ``YCBenchEnv`` prints
+        them (each sub-environment in turn; one whose episode ended in a same-step reset first its last step's text,
+        ``final_texts``, then its reset's)."""
+        if self.render_mode != "human":
+            return
+        texts = self._texts()
+        for i in indices:
+            if final_texts and i in final_texts:
+                print(final_texts[i], flush=True)
+            print(texts[i], flush=True)
+
     def render(self) -> tuple[Any, ...]:
-        """``"ansi"``: each sub-environment's last text, as ``SyncVectorEnv.render`` returns its envs' renders (a tuple
-        of None without a render mode)."""
+        """As ``SyncVectorEnv.render`` of ``YCBenchEnv``: ``"ansi"``: each sub-environment's last text; ``"human"``: they
+        are printed and the tuple is of None (as without a render mode)."""
         if self.render_mode == "ansi":
-            return tuple((o or {}).get("text", "") for o in self._obs)
+            return tuple(self._texts())
+        if self.render_mode == "human":
+            self._show(self._every_env())
         return (None,) * self.num_envs
 
     def snapshot(self) -> list[dict[str, Any]]:
