@@ -18,6 +18,7 @@ from helpers import same
 from ycgym import LocalServer, ProtocolError, YCBenchDiscreteVectorEnv, YCBenchVectorEnv
 
 KINDS = ["text", "discrete"]
+STEP_KINDS = [*KINDS, "discrete-json"]  # the Discrete env's step replies come as arrays or as JSON
 TRANSPORTS = ["pipe", "zmq"]
 N = 3
 
@@ -29,8 +30,10 @@ def server(request: pytest.FixtureRequest) -> Iterator[LocalServer]:
 
 
 def make(kind: str, endpoint: str, n: int = N, **kw: Any) -> Any:
-    cls = YCBenchVectorEnv if kind == "text" else YCBenchDiscreteVectorEnv
-    return cls(n, endpoint=endpoint, **kw)
+    """``kind``: "text", "discrete" (binary step replies) or "discrete-json"."""
+    if kind == "text":
+        return YCBenchVectorEnv(n, endpoint=endpoint, **kw)
+    return YCBenchDiscreteVectorEnv(n, endpoint=endpoint, encoding="json" if kind == "discrete-json" else "binary", **kw)
 
 
 def actions(env: Any, t: int) -> Any:
@@ -104,7 +107,7 @@ def rng_states(env: Any) -> list[Any]:
     return [None if g is None else g.bit_generator.state for g in env._rngs]
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STEP_KINDS)
 def test_a_failed_automatic_reset_leaves_the_env_as_it_was(kind: str, server: LocalServer) -> None:
     """NEXT_STEP: every sub-environment's episode ended; the next step resets them all, and one reset fails (its session
     was lost, closed or reaped, and the server has no room for a new one: ``session_limit``). The step raises and leaves
@@ -136,7 +139,7 @@ def test_a_failed_automatic_reset_leaves_the_env_as_it_was(kind: str, server: Lo
             twin.close()
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", STEP_KINDS)
 def test_a_step_that_fails_leaves_its_automatic_resets_undone(kind: str, server: LocalServer) -> None:
     """NEXT_STEP: sub-environment 0's episode ended (its automatic reset goes out with the step), sub-environment 1's
     step fails (its session was lost). The step raises; sub-environment 0 is left as it was: its generator not advanced,
