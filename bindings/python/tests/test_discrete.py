@@ -618,3 +618,26 @@ def test_disabled_mode_refuses_a_step_while_an_episode_is_over_and_steps_no_sub_
         assert info["step"].tolist() == [1, 2] and (term | trunc).tolist() == [False, True]
     finally:
         v.close()
+
+
+@pytest.mark.parametrize("where", ["reset", "constructor", "vector_reset"])
+def test_options_that_would_change_the_action_frame_are_refused_not_replaced(where: str) -> None:
+    """``market_slots``, ``task_slots`` and ``actions`` fix the spaces, so no reset can change them: a reset option
+    (or a constructor ``reset_options`` entry) that asks for another value raises ValueError naming it, and the env is
+    as it was. They used to be replaced by the constructor's value without a word (the user's value silently ignored).
+    The same value is accepted."""
+    for key, bad in (("market_slots", 5), ("task_slots", 4), ("actions", "text")):
+        if where == "constructor":
+            with pytest.raises(ValueError, match=key):
+                YCBenchDiscreteEnv(market_slots=3, task_slots=2, reset_options={key: bad})
+            continue
+        env: Any = YCBenchDiscreteVectorEnv(2, market_slots=3, task_slots=2) if where == "vector_reset" else YCBenchDiscreteEnv(market_slots=3, task_slots=2)
+        try:
+            first = env.reset(seed=1)
+            with pytest.raises(ValueError, match=key):
+                env.reset(seed=2, options={key: bad})
+            same_value = {"market_slots": 3, "task_slots": 2, "actions": "discrete"}[key]
+            again = env.reset(seed=1, options={key: same_value})
+            assert np.array_equal(again[0], first[0])
+        finally:
+            env.close()

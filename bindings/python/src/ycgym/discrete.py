@@ -44,7 +44,7 @@ _INFO_KEYS = ("reward_cents", "step", "funds_cents", "terminal_reason", "action_
 
 
 def discrete_options(market_slots: int, task_slots: int, max_steps: int | None, stall_steps: int | None, reset_options: Mapping[str, Any] | None, text: bool = False) -> dict[str, Any]:
-    """The reset options of a Discrete session (``reset_options`` first; the frame's own keys win). The output text is
+    """The reset options of a Discrete session (``reset_options`` first; one asking for another action frame is refused). The output text is
     off (reset option ``text: false``: the server does not render it) unless ``text`` or ``reset_options`` asks for it:
     the Discrete observation does not include it; only ``render_mode="ansi"`` shows it."""
     for name, v, lo in (("market_slots", market_slots, 1), ("task_slots", task_slots, 1)):
@@ -55,9 +55,11 @@ def discrete_options(market_slots: int, task_slots: int, max_steps: int | None, 
     if stall_steps is not None and (int(stall_steps) != stall_steps or stall_steps < 0):
         raise ValueError(f"stall_steps must be a non-negative integer (0 disables the rule), got {stall_steps!r}")
     opts = options_dict("reset_options", reset_options)
+    frame = {"actions": "discrete", "market_slots": int(market_slots), "task_slots": int(task_slots)}
+    check_frame("reset_options", frame, opts)
     if not text:
         opts.setdefault("text", False)
-    opts.update(actions="discrete", market_slots=int(market_slots), task_slots=int(task_slots))
+    opts.update(frame)
     if max_steps is not None:
         opts["max_steps"] = int(max_steps)
     if stall_steps is not None:
@@ -67,13 +69,26 @@ def discrete_options(market_slots: int, task_slots: int, max_steps: int | None, 
 
 def merged_discrete_options(base: Mapping[str, Any], options: Mapping[str, Any] | None) -> dict[str, Any]:
     """The options of one reset of a Discrete env: the env's own (``base``, from :func:`discrete_options`), then the
-    reset's ``options`` (``split`` among them: the caller maps the seed), the action frame's keys kept."""
+    reset's ``options`` (``split`` among them: the caller maps the seed); options that ask for another action frame
+    are refused (:func:`check_frame`)."""
     opts = dict(base)
     extra = options_dict("options", options)
     if extra:
+        check_frame("options", base, extra)
         opts.update(extra)
-        opts.update(actions="discrete", market_slots=base["market_slots"], task_slots=base["task_slots"])
+        opts.update(actions="discrete", market_slots=base["market_slots"], task_slots=base["task_slots"])  # as ints
     return opts
+
+
+def check_frame(name: str, frame: Mapping[str, Any], options: Mapping[str, Any]) -> None:
+    """Refuse ``options`` (the argument ``name``) that ask for another action frame than ``frame`` (``actions``,
+    ``market_slots``, ``task_slots``: they fix the spaces, so no reset may change them; the same value is accepted)."""
+    for key in ("actions", "market_slots", "task_slots"):
+        if key in options and options[key] != frame[key]:
+            raise ValueError(
+                f"{name}[{key!r}] = {options[key]!r}: a Discrete env's {key} is fixed by its spaces ({frame[key]!r});"
+                " make another env for another action frame"
+            )
 
 
 def frame_arrays(result: ResetResult | StepResult) -> tuple[np.ndarray, np.ndarray]:
