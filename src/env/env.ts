@@ -5,7 +5,7 @@
 import { presetConfig } from '../config/load.js';
 import { resetRequestProblem } from './schema-errors.js';
 import { ResetRequest } from './local-validators.generated.js';
-import { checkWorldCounts, clientsByName, type CommandResult, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
+import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
@@ -163,15 +163,59 @@ export class OutputText extends WireValue {
 }
 
 /**
- * The JSON of a status block's `prestige` and `trust` objects (UTF-8, each with its key), rebuilt when
- * `StatusObjects` replaces an object, so most steps copy them.
+ * What an environment's wire status blocks were last written from (`StatusWire`): the JSON of the `prestige` and
+ * `trust` objects (UTF-8, each with its key), rebuilt when `StatusObjects` replaces an object, and the bytes of the whole
+ * block before its events (`{"sim_time":...,"events":`) with the figures they were written from. A step that changes
+ * none of those figures (a command that reads, without moving time or money: most of an agent's steps) copies that
+ * head; any other step writes it again.
  */
-interface StatusWireMemo {
-  objects: StatusObjects;
-  prestigeOf: Record<string, number> | null;
-  prestigeJson: Buffer | null;
-  trustOf: Record<string, number> | null;
-  trustJson: Buffer | null;
+class StatusWireMemo {
+  readonly objects = new StatusObjects();
+  prestigeOf: Record<string, number> | null = null;
+  prestigeJson: Buffer | null = null;
+  trustOf: Record<string, number> | null = null;
+  trustJson: Buffer | null = null;
+  /** The block's bytes before its events, written from the fields below (null: none yet). */
+  head: Uint8Array | null = null;
+  private simTime = 0;
+  private horizonEnd = 0;
+  private fundsCents = 0;
+  private payrollCents = 0;
+  private active = 0;
+  private planned = 0;
+  private completed = 0;
+
+  /**
+   * Whether `head` was written from these figures and this memo's current `prestige` and `trust` JSON. Numbers compare
+   * with `===`: equal numbers have one JSON text (0 and -0 both write "0"). The runway, `bankrupt` and
+   * `horizon_reached` follow from the figures compared (funds and payroll, funds, the two times).
+   */
+  holds(f: CompanyFigures): boolean {
+    return (
+      this.head !== null &&
+      this.prestigeOf === this.objects.prestige &&
+      this.trustOf === this.objects.trust &&
+      f.simTime === this.simTime &&
+      f.horizonEnd === this.horizonEnd &&
+      f.fundsCents === this.fundsCents &&
+      f.monthlyPayrollCents === this.payrollCents &&
+      f.tasks.active === this.active &&
+      f.tasks.planned === this.planned &&
+      f.tasks.completed === this.completed
+    );
+  }
+
+  /** Keep `head` (a copy of the bytes just written) as written from `f` and the current objects' JSON. */
+  keep(f: CompanyFigures, head: Uint8Array): void {
+    this.head = head;
+    this.simTime = f.simTime;
+    this.horizonEnd = f.horizonEnd;
+    this.fundsCents = f.fundsCents;
+    this.payrollCents = f.monthlyPayrollCents;
+    this.active = f.tasks.active;
+    this.planned = f.tasks.planned;
+    this.completed = f.tasks.completed;
+  }
 }
 
 /** A client of the simulation's state. */
@@ -199,37 +243,44 @@ class StatusWire extends WireValue {
     const s = this.sim.state;
     const m = this.memo;
     const f = companyFigures(s);
-    out.ascii('{"sim_time":');
-    out.jsonString(isoformat(f.simTime));
-    out.ascii(',"horizon_end":');
-    out.jsonString(isoformat(f.horizonEnd));
-    out.ascii(',"funds_cents":');
-    out.number(f.fundsCents);
-    out.ascii(',"monthly_payroll_cents":');
-    out.number(f.monthlyPayrollCents);
-    out.ascii(',"runway_months":');
-    if (f.runwayMonths === null) out.ascii('null');
-    else out.number(f.runwayMonths);
     const o = m.objects.update(s);
-    if (m.prestigeOf !== o.prestige) {
-      m.prestigeOf = o.prestige;
-      m.prestigeJson = Buffer.from(`,"prestige":${JSON.stringify(o.prestige)}`, 'utf8');
+    if (m.holds(f)) {
+      out.raw(m.head as Uint8Array);
+    } else {
+      const start = out.used;
+      out.ascii('{"sim_time":');
+      out.jsonString(isoformat(f.simTime));
+      out.ascii(',"horizon_end":');
+      out.jsonString(isoformat(f.horizonEnd));
+      out.ascii(',"funds_cents":');
+      out.number(f.fundsCents);
+      out.ascii(',"monthly_payroll_cents":');
+      out.number(f.monthlyPayrollCents);
+      out.ascii(',"runway_months":');
+      if (f.runwayMonths === null) out.ascii('null');
+      else out.number(f.runwayMonths);
+      if (m.prestigeOf !== o.prestige) {
+        m.prestigeOf = o.prestige;
+        m.prestigeJson = Buffer.from(`,"prestige":${JSON.stringify(o.prestige)}`, 'utf8');
+      }
+      out.raw(m.prestigeJson as Buffer);
+      if (m.trustOf !== o.trust) {
+        m.trustOf = o.trust;
+        m.trustJson = Buffer.from(`,"trust":${JSON.stringify(o.trust)}`, 'utf8');
+      }
+      out.raw(m.trustJson as Buffer);
+      out.ascii(',"active_tasks":');
+      out.number(f.tasks.active);
+      out.ascii(',"planned_tasks":');
+      out.number(f.tasks.planned);
+      out.ascii(',"completed_tasks":');
+      out.number(f.tasks.completed);
+      out.ascii(f.bankrupt ? ',"bankrupt":true' : ',"bankrupt":false');
+      out.ascii(f.horizonReached ? ',"horizon_reached":true' : ',"horizon_reached":false');
+      out.ascii(',"events":');
+      // A copy (the sink's buffer is reused and may move as it grows).
+      m.keep(f, Uint8Array.prototype.slice.call(out.bytes, start, out.used));
     }
-    out.raw(m.prestigeJson as Buffer);
-    if (m.trustOf !== o.trust) {
-      m.trustOf = o.trust;
-      m.trustJson = Buffer.from(`,"trust":${JSON.stringify(o.trust)}`, 'utf8');
-    }
-    out.raw(m.trustJson as Buffer);
-    out.ascii(',"active_tasks":');
-    out.number(f.tasks.active);
-    out.ascii(',"planned_tasks":');
-    out.number(f.tasks.planned);
-    out.ascii(',"completed_tasks":');
-    out.number(f.tasks.completed);
-    out.ascii(f.bankrupt ? ',"bankrupt":true' : ',"bankrupt":false');
-    out.ascii(f.horizonReached ? ',"horizon_reached":true' : ',"horizon_reached":false');
-    out.ascii(',"events":');
     if (this.events.length === 0) out.ascii('[]');
     else out.value(this.events);
     out.ascii('}');
@@ -454,7 +505,7 @@ export class Env implements EnvLike {
   private readonly frameLists: FrameLists = { market: [], open: [] };
   private last: Output | null = null;
   /** What this environment's wire status blocks were last written from (`StatusWire`). */
-  private readonly statusMemo: StatusWireMemo = { objects: new StatusObjects(), prestigeOf: null, prestigeJson: null, trustOf: null, trustJson: null };
+  private readonly statusMemo = new StatusWireMemo();
 
   /**
    * The typed value of the last step's output (Python float tags kept; null before the first step, for help text

@@ -14,6 +14,7 @@ import { makePolicy } from '../../baselines/index.js';
 import { Env, OutputText, type ResetOptions } from '../../src/env/env.js';
 import { runEpisode, type SyncEnvLike } from '../../src/env/episode.js';
 import type { Simulation } from '../../src/sim/index.js';
+import { D } from '../../src/sim/py/decimal.js';
 import { JsonWriter } from '../../src/server/json-writer.js';
 import { BatchJob, ProtocolHandler } from '../../src/server/protocol-handler.js';
 import { SessionManager } from '../../src/server/sessions.js';
@@ -314,6 +315,62 @@ describe('status blocks written from the simulation (StatusWire)', () => {
     expect(trust).toBeGreaterThan(10);
     expect(prestige).toBeGreaterThan(10);
     expect(events).toBeGreaterThan(10);
+  });
+
+  it('are written again when any one figure changes between steps that change nothing else (the kept head is not reused)', () => {
+    // Twin envs stepped with "company status" (which changes nothing); before some steps one figure of the block is
+    // changed in both simulations. Each changed figure must show in the next block, and an unchanged block stays the same.
+    type State = Simulation['state'];
+    type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+    const changes: [string, ((s: Mutable<State>) => void) | 'accept'][] = [
+      ['funds', (s) => void (s.fundsCents += 1)],
+      ['funds only in the cents (runway unchanged)', (s) => void (s.fundsCents += 1)],
+      ['time', (s) => void (s.simTime += 3_600_000_000)],
+      ['payroll', (s) => void ((s.employees[0] as { salaryCents: number }).salaryCents += 100)],
+      ['prestige', (s) => void ((s.prestige as Record<string, unknown>)['research'] = D('2.5'))],
+      ['trust', (s) => void ((s.clients[0] as { trust: unknown }).trust = D('0.75'))],
+      ['a task planned', 'accept'],
+      ['the planned task active', (s) => void ((s.tasks.find((x) => x.owned && x.status === 'planned') as { status: string }).status = 'active')],
+      ['the active task completed', (s) => void ((s.tasks.find((x) => x.owned && x.status === 'active') as { status: string }).status = 'completed_success')],
+      ['another task planned', 'accept'],
+      ['it active', (s) => void ((s.tasks.find((x) => x.owned && x.status === 'planned') as { status: string }).status = 'active')],
+      ['it cancelled (only the active count changes)', (s) => void ((s.tasks.find((x) => x.owned && x.status === 'active') as { status: string }).status = 'cancelled')],
+      ['it completed (only the completed count changes)', (s) => void ((s.tasks.find((x) => x.owned && x.status === 'cancelled') as { status: string }).status = 'completed_fail')],
+      ['horizon', (s) => void (s.horizonEnd += 86_400_000_000)],
+      ['bankrupt', (s) => void (s.fundsCents = -1)],
+    ];
+    const a = new Env();
+    const b = new Env();
+    a.reset({ seed: 11, options: { stall_steps: 0 } });
+    b.reset({ seed: 11, options: { stall_steps: 0 } });
+    let previous = '';
+    const step = (): string => {
+      const w = new JsonWriter(16);
+      w.value(a.stepForWire('company status').observation.status);
+      const expected = JSON.stringify(b.step('company status').observation.status);
+      expect(w.written().toString('utf8')).toBe(expected);
+      return expected;
+    };
+    previous = step();
+    for (const [what, change] of changes) {
+      expect(step(), `nothing changed (before: ${what})`).toBe(previous);
+      if (change === 'accept') {
+        // Through the command (the simulation lists owned tasks when it claims them): the first market task it takes.
+        const ids = (a.simulation as Simulation).state.tasks.filter((x) => !x.owned).map((x) => x.id);
+        let accepted = false;
+        for (const id of ids) {
+          accepted = a.stepForWire(`task accept --task-id Task-${id}`).observation.ok;
+          expect(b.step(`task accept --task-id Task-${id}`).observation.ok).toBe(accepted);
+          if (accepted) break;
+        }
+        expect(accepted).toBe(true);
+      } else {
+        for (const env of [a, b]) change((env.simulation as Simulation).state as Mutable<State>);
+      }
+      const now = step();
+      expect(now, what).not.toBe(previous);
+      previous = now;
+    }
   });
 
   it('follow client renames: escapes, non-ASCII, lone surrogates, duplicate, numeric and __proto__ names', () => {
