@@ -156,9 +156,9 @@ export class OutputText extends WireValue {
   }
 
   writeJson(out: JsonSink): void {
-    out.string('"');
+    out.ascii('"');
     this.source.appendEscapedText(out);
-    out.string('"');
+    out.ascii('"');
   }
 }
 

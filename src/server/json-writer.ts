@@ -9,23 +9,34 @@
 import { type JsonSink, WireValue } from '../env/env.js';
 import { copyBytes } from '../sim/index.js';
 
-/** The key texts of objects (`"key":`), by key: keys repeat in every entry (bounded: some come from the world). */
-const keyTexts = new Map<string, Buffer>();
+/**
+ * An object key's texts, `"key":` and `,"key":` (UTF-8), and the key that followed it in the last object written: objects
+ * of one kind list the same keys in the same order, so the next key's texts are usually found without a lookup.
+ */
+interface KeyText {
+  readonly key: string;
+  readonly first: Buffer;
+  readonly next: Buffer;
+  after: KeyText | null;
+}
+/** The key texts by key: keys repeat in every entry (bounded: some come from the world). */
+const keyTexts = new Map<string, KeyText>();
 const KEY_TEXTS_MAX = 4096;
-/** The texts of numbers that are not small integers (the status block repeats the same prestige and trust values). */
+/** The texts of numbers that are not 32-bit integers (the status block repeats the same prestige and trust values). */
 const numberTexts = new Map<number, string>();
 const NUMBER_TEXTS_MAX = 4096;
 
 /** Strings at least this long are escaped by `JSON.stringify` (native, faster on long text) rather than byte by byte here. */
 const LONG_STRING = 64;
 
-function keyText(k: string): Buffer {
-  let b = keyTexts.get(k);
-  if (b === undefined) {
-    b = Buffer.from(`${JSON.stringify(k)}:`, 'utf8');
-    if (keyTexts.size < KEY_TEXTS_MAX) keyTexts.set(k, b);
+function keyText(k: string): KeyText {
+  let t = keyTexts.get(k);
+  if (t === undefined) {
+    const text = `${JSON.stringify(k)}:`;
+    t = { key: k, first: Buffer.from(text, 'utf8'), next: Buffer.from(`,${text}`, 'utf8'), after: null };
+    if (keyTexts.size < KEY_TEXTS_MAX) keyTexts.set(k, t);
   }
-  return b;
+  return t;
 }
 
 /** Whether `x` is written here as a plain object: `Object.prototype` or no prototype, and no `toJSON`. */
@@ -148,11 +159,17 @@ export class JsonWriter implements JsonSink {
   private object(o: Record<string, unknown>): void {
     this.byte(0x7b); // {
     let first = true;
+    let last: KeyText | null = null;
     // for-in: the own enumerable string keys in JSON.stringify's order (a plain object's prototype has none).
     for (const k in o) {
+      let t: KeyText | null = last === null ? null : last.after;
+      if (t === null || t.key !== k) {
+        t = keyText(k);
+        if (last !== null) last.after = t;
+      }
+      last = t;
       const at = this.used;
-      if (!first) this.byte(0x2c); // ,
-      this.raw(keyText(k));
+      this.raw(first ? t.first : t.next);
       if (this.item(o[k], k)) first = false;
       else this.used = at;
     }
@@ -181,6 +198,24 @@ export class JsonWriter implements JsonSink {
   number(x: number): void {
     if (x >= 0 && x < 10 && (x | 0) === x) {
       this.byte(0x30 + x);
+      return;
+    }
+    if ((x | 0) === x && x !== -2147483648) {
+      // An integer of 32 bits (-0 is 0, as JSON.stringify writes it): its digits, from the last.
+      let n = x < 0 ? -x : x;
+      let digits = 1;
+      for (let m = n; m >= 10; m = (m / 10) | 0) digits++;
+      const len = x < 0 ? digits + 1 : digits;
+      this.reserve(len);
+      const b = this.bytes;
+      let p = this.used + len;
+      this.used = p;
+      do {
+        const q = (n / 10) | 0;
+        b[--p] = 0x30 + n - 10 * q;
+        n = q;
+      } while (n !== 0);
+      if (x < 0) b[--p] = 0x2d; // -
       return;
     }
     if (!Number.isFinite(x)) {

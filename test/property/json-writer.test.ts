@@ -101,6 +101,21 @@ describe('JsonWriter writes what JSON.stringify writes', () => {
     fc.assert(fc.property(fc.dictionary(str, value, { minKeys: 1, maxKeys: 8 }), fc.integer({ min: 1, max: 100 }), (v, cap) => expectSame({ v: [v, v] }, cap)), { numRuns: 2000 });
   });
 
+  it('objects that share keys in other orders, other keys after the same key, or skip a key (the next-key hint)', () => {
+    const shapes: Record<string, unknown>[] = [
+      { a: 1, b: 2, c: 3 },
+      { a: 1, c: 3, b: 2 },
+      { a: 1, b: undefined, c: 3 },
+      { b: 2, a: 1 },
+      { a: 1, b: 2, d: 4 },
+      { a: 1 },
+      { a: 1, b: 2, c: 3 },
+      { x: { a: 1, b: 2 }, a: [{ b: 2, a: 1 }, { a: 1, b: 2, c: { c: 3, a: 1 } }] },
+    ];
+    for (let round = 0; round < 3; round++) for (const v of shapes) expectSame(v);
+    fc.assert(fc.property(fc.array(fc.dictionary(fc.constantFrom('a', 'b', 'c', 'd', 'e'), fc.oneof(fc.integer(), fc.constant(undefined)), { maxKeys: 5 }), { maxLength: 6 }), (v) => expectSame(v)), { numRuns: 1000 });
+  });
+
   it('output texts: their escaped bytes between quotes', () => {
     fc.assert(
       fc.property(str, fc.boolean(), (s, nested) => {
