@@ -223,8 +223,9 @@ type SimClient = Simulation['state']['clients'][number];
 
 /**
  * A step's status block written straight from the simulation when the reply is serialised: the bytes of
- * `JSON.stringify(statusOf(sim, events))` (what `toJSON` gives), without building the block (its `prestige` and
- * `trust` objects come from the environment's memo while their values are unchanged).
+ * `JSON.stringify(statusOf(sim, events))` (what `toJSON` gives), without building the block: while its figures are
+ * unchanged the bytes before its events are copied from the environment's memo (`StatusWireMemo`), and so are the JSON of
+ * its `prestige` and `trust` objects while their values are.
  */
 class StatusWire extends WireValue {
   constructor(
