@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { parse as parseToml } from 'smol-toml';
 import { validate as validatePreset } from './preset-validator.generated.js';
-import { deriveWorld, DIST_FIELDS, type DistType, type ExperimentConfig, formatFixedPy, salaryShareTotal, type WorldConfig, type WorldInput } from '../sim/index.js';
+import { deriveWorld, DIST_FIELDS, type DistType, type ExperimentConfig, formatFixedPy, runBounds, salaryShareTotal, type WorldConfig, type WorldInput } from '../sim/index.js';
 
 /** A preset that could not be read, merged or validated; `issues` lists every problem found. */
 export class PresetError extends Error {
@@ -196,7 +196,7 @@ export function configFromRaw(raw: unknown, sourceLabel: string): ExperimentConf
     ]);
   }
 
-  const order = orderIssues(world);
+  const order = [...orderIssues(world), ...simIssues(rest.sim)];
   if (order.length > 0) throw new PresetError(sourceLabel, order);
 
   return {
@@ -244,6 +244,21 @@ function orderIssues(w: WorldConfig): string[] {
   }
   if (!(w.workday_end_hour > w.workday_start_hour)) issues.push(`/world/workday_end_hour: must be greater than workday_start_hour (${w.workday_start_hour}), got ${w.workday_end_hour}`);
   return issues;
+}
+
+/**
+ * The run a `[sim]` table describes must be one `Simulation.create` can start: a start date in its range whose horizon
+ * has an image (else a preset loaded, or a turn snapshot restored, and the run failed only when created: at reset, or
+ * at a turn session's restart after a bankruptcy, which closed the session as `internal`).
+ */
+function simIssues(sim: ExperimentConfig['sim']): string[] {
+  try {
+    runBounds(sim.start_date, sim.horizon_years);
+    return [];
+  } catch (err) {
+    if (err instanceof RangeError) return [`/sim/start_date: ${err.message}`];
+    throw err;
+  }
 }
 
 const builtinRawCache = new Map<string, Table>();

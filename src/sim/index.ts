@@ -21,7 +21,7 @@ export { isError, isVerb, RESULT_KEYS, ROW_KEYS, WAKE_EVENT_KEYS } from './comma
 export type * from './commands/results.js';
 
 // The domain model: calendar, world generation and its cache.
-export { isoformat, US_PER_DAY } from './model/calendar.js';
+export { FIRST_START_DATE, isoformat, LAST_START_DATE, runBounds, US_PER_DAY } from './model/calendar.js';
 export { DOMAINS, DOMAINS_ALPHA } from './model/types.js';
 export type { Employee, Task } from './model/types.js';
 export { generateReplacementTask, generateWorld } from './model/world.js';

@@ -5,7 +5,7 @@
  */
 import { split as shlexSplit } from 'shlex';
 import type { ExperimentConfig, WorldConfig } from './config/types.js';
-import { addYears, parseIsoDate, US_PER_HOUR } from './model/calendar.js';
+import { runBounds } from './model/calendar.js';
 import * as H from './commands/handlers.js';
 import { CommandError } from './commands/handlers.js';
 import { parseArgv, type CommandSpec, type ParsedOptions, type ParseResult } from './commands/spec.js';
@@ -212,11 +212,7 @@ export class Simulation {
   /** Seed a new world exactly as the reference's `sim init` does. */
   static create(cfg: ExperimentConfig, opts: SimOptions, limits: SimLimits = DEFAULT_LIMITS): Simulation {
     const w = cfg.world;
-    const startIso = opts.startDate ?? cfg.sim.start_date;
-    const day = parseIsoDate(startIso);
-    if (day === null) throw new Error(`Invalid start date: ${startIso}. Use YYYY-MM-DD.`);
-    const start = day + 9 * US_PER_HOUR;
-    const horizonEnd = addYears(start, opts.horizonYears ?? cfg.sim.horizon_years);
+    const { start, horizonEnd } = runBounds(opts.startDate ?? cfg.sim.start_date, opts.horizonYears ?? cfg.sim.horizon_years);
     checkWorldCounts(w);
     const world = worldTemplate(opts.seed, w);
     const genClients = world.clients;

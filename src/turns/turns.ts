@@ -8,7 +8,7 @@
  * holds the named corrections (docs/turn-protocol.md).
  */
 import { presetConfig } from '../config/load.js';
-import { type CommandValue, companyFigures, type ExperimentConfig, isoformat, isVerb, type Out, parseTyped, PyFloat, pyJsonDumps, type SimOptions, type SimSnapshot, Simulation, type TerminalReason } from '../sim/index.js';
+import { type CommandValue, companyFigures, type ExperimentConfig, isoformat, isVerb, type Out, parseTyped, PyFloat, pyJsonDumps, runBounds, type SimOptions, type SimSnapshot, Simulation, type TerminalReason } from '../sim/index.js';
 import { EnvUsageError } from '../env/env.js';
 import { ToolResult as ToolResultSchema, TurnAction as TurnActionSchema, TurnResetRequest } from '../env/local-validators.generated.js';
 import { resetRequestProblem, schemaProblem } from '../env/schema-errors.js';
@@ -799,7 +799,16 @@ export class TurnEnv {
     if (!snap || snap.format !== 'ycgym-turns' || snap.version !== 1) throw new RangeError('not a ycgym turn snapshot (format ycgym-turns, version 1)');
     const openProblem = openTurnProblem(snap.state);
     if (openProblem !== null) throw new RangeError(`not a turn this environment could have opened: ${openProblem}`);
-    this.sim = Simulation.restore(snap.sim);
+    const sim = Simulation.restore(snap.sim);
+    // The restart after a bankruptcy creates the run again from these: refuse now what it would refuse then.
+    const so = snap.sim_options;
+    try {
+      runBounds(so.startDate ?? sim.cfg.sim.start_date, so.horizonYears ?? sim.cfg.sim.horizon_years);
+    } catch (err) {
+      if (err instanceof RangeError) throw new RangeError(`/sim_options: ${err.message}`);
+      throw err;
+    }
+    this.sim = sim;
     this.cfg = snap.sim.config;
     this.seed = snap.seed;
     this.simOptions = { ...snap.sim_options };

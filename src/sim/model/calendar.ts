@@ -539,6 +539,30 @@ export function payrollBoundaries(start: number, end: number, cal: BusinessCalen
   return out;
 }
 
+/**
+ * The start dates a run may have. Instants are microseconds since 1970 in doubles, exact only within 2**53 µs of it
+ * (1684-06 .. 2255-06): a run starting in 9625 computed its times up to tens of µs off the reference's exact datetimes.
+ * From these starts a horizon of at most 100 years ends before 2200, and every deadline a valid preset can set (at
+ * most 10,000 business days after an acceptance: presets/README.md, Ranges) before 2240, all exact.
+ */
+export const FIRST_START_DATE = '1900-01-01';
+export const LAST_START_DATE = '2099-12-31';
+
+/**
+ * A run's first instant (09:00 of `startIso`) and its horizon end, as `Simulation.create` computes them; RangeError
+ * naming the problem when the date is malformed, outside FIRST_START_DATE .. LAST_START_DATE, or has no image
+ * `horizonYears` later (Feb 29 into a non-leap year, as Python's `replace` refuses it).
+ */
+export function runBounds(startIso: string, horizonYears: number): { start: number; horizonEnd: number } {
+  const day = parseIsoDate(startIso);
+  if (day === null) throw new RangeError(`Invalid start date: ${startIso}. Use YYYY-MM-DD.`);
+  if (startIso < FIRST_START_DATE || startIso > LAST_START_DATE) {
+    throw new RangeError(`start date ${startIso} is outside ${FIRST_START_DATE} to ${LAST_START_DATE} (the dates whose runs keep exact microsecond times)`);
+  }
+  const start = day + 9 * US_PER_HOUR;
+  return { start, horizonEnd: addYears(start, horizonYears) };
+}
+
 /** Python `datetime.replace(year=y+n)` for the horizon (Feb 29 has no image in a non-leap year: error, like Python). */
 export function addYears(t: number, years: number): number {
   const day = dayOf(t);

@@ -91,7 +91,7 @@ class ResetOptions(TypedDict, total=False):
     max_steps: int
     """Truncate after this many steps."""
     start_date: str
-    """ISO start date YYYY-MM-DD (the simulation starts at 09:00)."""
+    """ISO start date YYYY-MM-DD from 1900-01-01 to 2099-12-31 (the simulation starts at 09:00); another is invalid_request naming /options."""
     company_name: str
     """The company's name in the outputs (default: the preset's sim.company_name)."""
     horizon_years: int
