@@ -426,7 +426,12 @@ const CALENDAR_DAYS = 3_652_059;
  * forever in `addBusinessHours` on instants too large to be exact, and the server with it.
  */
 function beforeYear10000(t: number, hours: Dec): void {
-  if (!(t <= MAX_INSTANT)) throw new RangeError(`${hours.toString()} business hours end after year 9999 (date value out of range)`);
+  if (!(t <= MAX_INSTANT)) throw new CalendarEndError(`${hours.toString()} business hours end after year 9999 (date value out of range)`);
+}
+
+/** Business hours that end after year 9999, the calendar's end (Python's OverflowError). */
+export class CalendarEndError extends RangeError {
+  override readonly name = 'CalendarEndError';
 }
 
 /**

@@ -3,7 +3,7 @@
  * payroll, decay and completion handling, following the reference's `core/` package step by step.
  */
 import type { ExperimentConfig } from '../config/types.js';
-import { addBusinessHours, addBusinessMicros, businessHoursBetween, businessMicrosBetween, FRACTION_ABOVE_HALF, FRACTION_BELOW_HALF, FRACTION_NONE, isoformat, payrollBoundaries, US_PER_HOUR, US_PER_SEC } from './calendar.js';
+import { addBusinessHours, addBusinessMicros, CalendarEndError, businessHoursBetween, businessMicrosBetween, FRACTION_ABOVE_HALF, FRACTION_BELOW_HALF, FRACTION_NONE, isoformat, payrollBoundaries, US_PER_HOUR, US_PER_SEC } from './calendar.js';
 import { D, DZERO, Dec, dcmp, decFromFloat, decFromPlain, decFromScaled, decToNumber, decViaFloat, dint, fractionTail, dmax, dmin, isPos, toFloat } from '../py/decimal.js';
 import { POW10, pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { F, type Float } from '../py/pyjson.js';
@@ -264,6 +264,22 @@ function wholeMicrosQuotient(required: Dec, completed: Dec, rate: Dec): boolean 
   return a > 0 && (((a % b) * (4e8 % b)) % b) === 0;
 }
 
+/**
+ * `addBusinessHours`, or null (never) when the instant would pass year 9999. Every run ends before 2200
+ * (calendar.ts runBounds), so a completion or milestone that late can only follow the horizon's end, like a zero
+ * rate's, which is never scheduled either. Reachable inside the ranges: a skill rate of 0.0001, split across an
+ * employee's tasks, puts a task's completion billions of business hours away (the reference's datetime raises
+ * OverflowError there and the run stops; here it went on as `internal`, closing a server's session).
+ */
+function untilCalendarEnd(now: number, hours: Dec): number | null {
+  try {
+    return addBusinessHours(now, hours);
+  } catch (err) {
+    if (err instanceof CalendarEndError) return null;
+    throw err;
+  }
+}
+
 /** {@link solveCompletion} by the reference's Decimal steps. */
 export function solveCompletionDecimal(task: Task, now: number, rates: Map<Domain, Dec> | undefined): number | null {
   if (task.reqs.length === 0) return null;
@@ -277,7 +293,7 @@ export function solveCompletionDecimal(task: Task, now: number, rates: Map<Domai
     if (dcmp(h, maxHours) > 0) maxHours = h;
   }
   if (!isPos(maxHours)) return now;
-  return addBusinessHours(now, maxHours);
+  return untilCalendarEnd(now, maxHours);
 }
 
 /** Instant at which Σdone ≥ threshold·Σrequired (piecewise-linear solve); null if unreachable. */
@@ -312,24 +328,24 @@ export function solveMilestone(task: Task, now: number, rates: Map<Domain, Dec> 
   for (const bp of bpSet) {
     const slope = slopeAt(h);
     if (!isPos(slope)) {
-      if (sum.gte(target)) return addBusinessHours(now, h);
+      if (sum.gte(target)) return untilCalendarEnd(now, h);
       h = bp;
       sum = DZERO;
       for (const d of doms) sum = sum.add(dmin(d.required, d.completed.add(d.rate.mul(h))));
       continue;
     }
     const dh = target.sub(sum).div(slope);
-    if (h.add(dh).lte(bp)) return addBusinessHours(now, h.add(dh));
+    if (h.add(dh).lte(bp)) return untilCalendarEnd(now, h.add(dh));
     sum = sum.add(slope.mul(bp.sub(h)));
     h = bp;
   }
   const slope = slopeAt(h);
   if (isPos(slope)) {
     const needed = target.sub(sum);
-    if (!isPos(needed)) return addBusinessHours(now, h);
-    return addBusinessHours(now, h.add(needed.div(slope)));
+    if (!isPos(needed)) return untilCalendarEnd(now, h);
+    return untilCalendarEnd(now, h.add(needed.div(slope)));
   }
-  if (sum.gte(target)) return addBusinessHours(now, h);
+  if (sum.gte(target)) return untilCalendarEnd(now, h);
   return null;
 }
 

@@ -1,0 +1,75 @@
+/**
+ * The calendar ends in year 9999 (as Python's datetime does); a config inside the preset schema's ranges could still
+ * reach that end, and the RangeError closed the session as `internal`:
+ * - a task's completion or milestone instant: skill rates are drawn to 4 decimals from [rate_min, rate_max] (0.0001 is
+ *   in range, and a task may need 100,000 units of a domain) and one employee's rate is split across its tasks, so an ETA of a billion business hours came from a
+ *   valid preset's first dispatched task. Ranges cannot bound it (the agent's splitting multiplies it), and such an
+ *   instant lies after every horizon (runs end before 2200): it is now never scheduled, like a zero rate's;
+ * - a deadline: `deadline_qty_per_day` could be 1e-6, a billion business days for a task. Its minimum is now 10, so a
+ *   deadline is at most 1.99e7 / 10 business days (~7,620 years) after acceptance: before year 9999 in any run.
+ */
+import { describe, expect, it } from 'vitest';
+import { configFromRaw, loadPreset, PresetError } from '../../src/config/load.js';
+import { Env } from '../../src/env/env.js';
+
+/** The default preset's raw config with world fields replaced. */
+function rawWith(world: Record<string, unknown>, sim: Record<string, unknown> = {}): Record<string, unknown> {
+  const cfg = structuredClone(loadPreset('default')) as unknown as Record<string, Record<string, unknown>>;
+  return { ...cfg, world: { ...cfg['world'], ...world }, sim: { ...cfg['sim'], ...sim } };
+}
+
+const tier = (name: string, share: number, rate: number): Record<string, unknown> => ({ name, share, min_cents: 100_000, max_cents: 200_000, rate_min: rate, rate_max: rate });
+
+describe('the end of the calendar', () => {
+  it('a completion past year 9999 (skill rate 0.0001, in range) is never scheduled; the episode runs to its horizon', () => {
+    const dist = { ...loadPreset('default').world.dist, required_qty: { type: 'constant', value: 100_000 } };
+    const cfg = configFromRaw(rawWith({ dist, salary_junior: tier('junior', 0.5, 0.0001), salary_mid: tier('mid', 0.35, 0.0001), salary_senior: tier('senior', 0.15, 0.0001) }), 'slow');
+    const env = new Env();
+    env.reset({ seed: 1, preset: cfg, options: { horizon_years: 1 } });
+    for (const a of ['task accept --task-id Task-1', 'task assign --task-id Task-1 --employees Emp_1', 'task dispatch --task-id Task-1']) {
+      // Before: the dispatch's ETA threw `... business hours end after year 9999`.
+      expect(env.step(a).observation.exit_code, a).toBe(0);
+    }
+    const st = env.snapshot().sim.state;
+    const task = st.tasks.find((t) => t.title === 'Task-1');
+    expect(task?.status).toBe('active');
+    expect(st.events.filter((e) => e.taskId === task?.id)).toEqual([]);
+    let r = env.step('sim resume');
+    for (let i = 0; i < 40 && !r.terminated; i++) r = env.step('sim resume');
+    expect(r.terminated).toBe(true);
+    expect(r.info.terminal_reason).toBe('horizon_end');
+  });
+
+  it('deadline_qty_per_day below 10 is refused naming the field; at 10 the farthest deadline is before year 9999', () => {
+    for (const q of [1e-6, 9.99]) {
+      let err: unknown;
+      try {
+        configFromRaw(rawWith({ deadline_qty_per_day: q }), 'x');
+      } catch (e) {
+        err = e;
+      }
+      expect(err, String(q)).toBeInstanceOf(PresetError);
+      expect((err as PresetError).issues, String(q)).toContain('/world/deadline_qty_per_day: must be >= 10');
+    }
+    // The largest quantity: 100,000 units scaled by 1 + 2 × (100 - 1) for a task of required prestige 100 (tasks after
+    // the first ten): 1.99e7 units, 1.99e6 business days at 10 a day, ~7,620 years. From the last start date, plus a
+    // horizon of at most 100 years, it stays before year 9999.
+    const dist = { ...loadPreset('default').world.dist, required_qty: { type: 'constant', value: 100_000 }, required_prestige: { type: 'constant', value: 100 } };
+    const cfg = configFromRaw(
+      rawWith(
+        { dist, num_clients: 0, deadline_qty_per_day: 10, deadline_min_biz_days: 10_000, trust_work_reduction_max: 0, prestige_qty_scale: 2, initial_prestige_level: 100, prestige_max: 100 },
+        { start_date: '2099-12-31', horizon_years: 100 },
+      ),
+      'far',
+    );
+    const env = new Env();
+    env.reset({ seed: 1, preset: cfg });
+    expect(env.step('task accept --task-id Task-15').observation.exit_code).toBe(0);
+    const st = env.snapshot().sim.state;
+    const task = st.tasks.find((t) => t.title === 'Task-15');
+    expect(task?.reqs.map((r) => Number(r.required.toString()))).toContain(19_900_000);
+    const years = ((task?.deadline as number) - st.startTime) / (365.2425 * 86_400e6);
+    expect(years).toBeGreaterThan(7_600);
+    expect(2099 + 100 + years).toBeLessThan(9_999);
+  });
+});
