@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { parse as parseToml } from 'smol-toml';
 import { validate as validatePreset } from './preset-validator.generated.js';
-import { deriveWorld, DIST_FIELDS, type DistType, type ExperimentConfig, formatFixedPy, runBounds, salaryShareTotal, type WorldConfig, type WorldInput } from '../sim/index.js';
+import { deriveWorld, DIST_FIELDS, type DistType, type ExperimentConfig, formatFixedPy, pyRound, runBounds, salaryShareTotal, type WorldConfig, type WorldInput } from '../sim/index.js';
 
 /** A preset that could not be read, merged or validated; `issues` lists every problem found. */
 export class PresetError extends Error {
@@ -217,6 +217,7 @@ export function configFromRaw(raw: unknown, sourceLabel: string): ExperimentConf
 /**
  * The rules between fields that JSON Schema cannot state (presets/README.md, Ranges): every bound pair in order (a
  * trust_min above trust_max made trust / trust_max exceed 1: NaN trust or an overflow in the gain's power), each
+ * trust_max that keeps trust, rounded to 3 decimals, at most itself; each
  * triangular's mode between its bounds (else its `c` is out of [0, 1] and, with close bounds, infinite: a client
  * multiplier of Infinity gave NaN rewards), and a workday that ends after it starts (a deadline is business days times
  * its length: a negative span, which the calendar refuses).
@@ -231,6 +232,10 @@ function orderIssues(w: WorldConfig): string[] {
   };
   atLeast('/world', 'prestige_min', w.prestige_min, 'prestige_max', w.prestige_max);
   atLeast('/world', 'trust_min', w.trust_min, 'trust_max', w.trust_max);
+  // Trust is kept to 3 decimals: a trust_max that rounds up there let trust (capped at trust_max, then rounded) exceed
+  // it, and the next success's gain raised 1 - trust/trust_max < 0 to a fractional power (an internal error).
+  const tmax = pyRound(w.trust_max, 3);
+  if (tmax > w.trust_max) issues.push(`/world/trust_max: trust is kept to 3 decimals and ${w.trust_max} rounds up to ${tmax}, above itself; give it at most 3 decimals`);
   between('/world', ['client_reward_mult_low', 'client_reward_mult_mode', 'client_reward_mult_high'], w.client_reward_mult_low, w.client_reward_mult_mode, w.client_reward_mult_high);
   for (const tier of ['salary_junior', 'salary_mid', 'salary_senior'] as const) {
     const t = w[tier];
