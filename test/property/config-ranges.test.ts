@@ -6,6 +6,12 @@
  * protocol `step` reply, and no step throws (an instant past year 9999, the calendar's end, once did: a deadline of a
  * near-zero deadline_qty_per_day or an ETA of a near-zero skill rate).
  *
+ * The same configs (with random `[agent]` and `[loop]` numbers) also go through a shared server's restore path in each
+ * mode: an episode's snapshot built in process is restored and played over the protocol with text actions, Discrete
+ * actions (masked-in ones; observations within the spec's bounds) and as a turn run (turn_restore, turn_step with
+ * restarts after bankruptcy, turn_messages, turn_snapshot); every reply must be ok and in the protocol schema. That
+ * found a trust_max rounding up at 3 decimals and a required prestige below 1 (test/unit/config-range-edges.test.ts).
+ *
  * The ranges are read from the schema itself, so the test follows it. World sizes (employees, market, clients) are
  * drawn small to bound run time; sizes multiply payroll linearly (1000 employees at the salary maximum is 1e11 cents a
  * month), they do not change what a single amount can be.
@@ -13,11 +19,14 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { configFromRaw, loadPreset, schemaPath } from '../../src/config/load.js';
+import { configFromRaw, listPresets, loadPreset, schemaPath } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
 import { checkReply } from '../../src/protocol/protocol.js';
 import type { Reply } from '../../src/protocol/protocol.js';
-import { DERIVED_WORLD_KEYS } from '../../src/sim/index.js';
+import { ProtocolHandler } from '../../src/server/protocol-handler.js';
+import { SessionManager } from '../../src/server/sessions.js';
+import { DERIVED_WORLD_KEYS, pyRound } from '../../src/sim/index.js';
+import { TurnEnv } from '../../src/turns/turns.js';
 
 type Prop = { type?: string | string[]; minimum?: number; maximum?: number; exclusiveMinimum?: number; properties?: Record<string, Prop>; $ref?: string };
 const schema = JSON.parse(readFileSync(schemaPath(), 'utf8')) as { $defs: Record<string, Prop & { properties: Record<string, Prop> }> };
@@ -65,7 +74,7 @@ function distArb(quantity: string): fc.Arbitrary<Record<string, unknown>> {
   );
 }
 
-/** The world's bound pairs put in order and the workday made to end after it starts (the loader's rules between fields). */
+/** The world's bound pairs put in order, trust_max to 3 decimals and the workday made to end after it starts (the loader's rules between fields). */
 function inOrder(w: Record<string, number>): Record<string, number> {
   const o = { ...w };
   const sortKeys = (keys: string[]): void => {
@@ -74,10 +83,30 @@ function inOrder(w: Record<string, number>): Record<string, number> {
   };
   sortKeys(['prestige_min', 'prestige_max']);
   sortKeys(['trust_min', 'trust_max']);
+  // Trust is kept to 3 decimals: a trust_max rounding up there is refused (test/unit/config-range-edges.test.ts).
+  const tmax = o['trust_max'] as number;
+  if (pyRound(tmax, 3) > tmax) {
+    o['trust_max'] = Math.floor(tmax * 1000) / 1000;
+    o['trust_min'] = Math.min(o['trust_min'] as number, o['trust_max']);
+  }
   sortKeys(['client_reward_mult_low', 'client_reward_mult_mode', 'client_reward_mult_high']);
   o['workday_end_hour'] = Math.max(o['workday_end_hour'] as number, (o['workday_start_hour'] as number) + 1);
   return o;
 }
+
+/** The `[agent]` and `[loop]` numbers (a turn run reads history_keep_rounds, max_turns, auto_advance_after_turns). */
+const runArb = (section: 'agent' | 'loop'): fc.Arbitrary<Record<string, number | null>> =>
+  fc.record(
+    Object.fromEntries(
+      Object.entries(schema.$defs[section]!.properties)
+        .filter(([, p]) => p.minimum !== undefined && p.maximum !== undefined)
+        .map(([k, p]) => {
+          const integer = p.type === 'integer' || (Array.isArray(p.type) && p.type.includes('integer'));
+          const range = inRange({ ...p, type: integer ? 'integer' : 'number' });
+          return [k, Array.isArray(p.type) && p.type.includes('null') ? fc.option(range) : range];
+        }),
+    ) as Record<string, fc.Arbitrary<number | null>>,
+  );
 
 const base = loadPreset('default');
 const configArb = fc
@@ -87,8 +116,12 @@ const configArb = fc
     dist: fc.record(Object.fromEntries(Object.keys(distProps).map((q) => [q, distArb(q)]))),
     tiers: fc.tuple(tierArb('junior', base.world.salary_junior.share), tierArb('mid', base.world.salary_mid.share), tierArb('senior', base.world.salary_senior.share)),
     fixes: fc.boolean(),
+    agent: runArb('agent'),
+    loop: runArb('loop'),
   })
-  .map(({ world, milestones, dist, tiers, fixes }) => ({
+  .map(({ world, milestones, dist, tiers, fixes, agent, loop }) => ({
+    agent,
+    loop,
     world: { ...inOrder(world), task_progress_milestones: milestones, dist, salary_junior: tiers[0], salary_mid: tiers[1], salary_senior: tiers[2] },
     fixes: Object.fromEntries(Object.keys(base.fixes).map((k) => [k, fixes])),
     sim: { horizon_years: 1 },
@@ -135,6 +168,70 @@ describe('configs within the preset schema ranges', () => {
         for (const t of st.tasks) money(t.rewardCents, `${t.title} rewardCents`);
       }),
       { numRuns: 150, seed: 20261129 },
+    );
+  });
+
+  // The same configs through a shared server's restore path, in each mode: a snapshot of an episode on the config
+  // (built in process, as a client could forge it) is restored and played over the protocol. The handler checks every
+  // reply against the protocol schema (`validateReplies`: a reply outside it comes back `internal`), so every reply must
+  // be ok; Discrete observations must also lie within the bounds the frame's spec advertises.
+  const presets = listPresets();
+  const h = new ProtocolHandler(new SessionManager({ presets }), { version: '9.9.9', presets, maxMessageBytes: 1 << 24 }, { validateReplies: true });
+  type Wire = { ok: true; result: Record<string, unknown> } | { ok: false; error: { code: string; message: string } };
+  const send = (req: Record<string, unknown>): Record<string, unknown> => {
+    const r = h.handleValue({ v: 1, ...req }).reply as Wire;
+    expect(r.ok ? 'ok' : `${r.error.code}: ${r.error.message}`, String(req['op'])).toBe('ok');
+    return (r as { result: Record<string, unknown> }).result;
+  };
+  const wire = <T,>(x: T): T => JSON.parse(JSON.stringify(x)) as T;
+
+  it.each(['text', 'discrete'] as const)('restored over the protocol, %s actions: every reply ok and in the schema', (actions) => {
+    fc.assert(
+      fc.property(configArb, fc.integer({ min: 1, max: 1000 }), script, fc.array(fc.nat(), { minLength: 1, maxLength: 12 }), (raw, seed, cmds, picks) => {
+        const env = new Env();
+        env.reset({ seed, preset: configFromRaw(raw, 'property'), options: { actions } });
+        const restored = send({ op: 'restore', snapshot: wire(env.snapshot()) });
+        const session = restored['session'] as string;
+        const info = restored['info'] as { discrete_spec?: { obs_low: number[]; obs_high: number[] } };
+        const spec = info.discrete_spec;
+        let frame = (restored['observation'] as { discrete?: { obs: number[]; mask: boolean[] } }).discrete;
+        const steps: (string | number)[] = actions === 'text' ? cmds : picks;
+        for (const pick of steps) {
+          let action: string | number = pick;
+          if (actions === 'discrete') {
+            const valid = (frame as { mask: boolean[] }).mask.flatMap((m, i) => (m ? [i] : []));
+            action = valid[(pick as number) % valid.length] as number;
+          }
+          const r = send({ op: 'step', session, action });
+          const obs = r['observation'] as { discrete?: { obs: number[]; mask: boolean[] } };
+          frame = obs.discrete;
+          if (spec !== undefined && frame !== undefined) {
+            frame.obs.forEach((x, i) => expect(x >= (spec.obs_low[i] as number) && x <= (spec.obs_high[i] as number), `obs[${i}] = ${x} outside [${spec.obs_low[i]}, ${spec.obs_high[i]}]`).toBe(true));
+          }
+          if (r['terminated'] === true || r['truncated'] === true) break;
+        }
+        send({ op: 'snapshot', session });
+        send({ op: 'close', session });
+      }),
+      { numRuns: 60, seed: 20261130 },
+    );
+  });
+
+  it('restored over the protocol, a turn run: every turn_step, turn_messages and turn_snapshot reply ok and in the schema', () => {
+    fc.assert(
+      fc.property(configArb, fc.integer({ min: 1, max: 1000 }), script, (raw, seed, cmds) => {
+        const env = new TurnEnv();
+        env.reset({ seed, preset: configFromRaw(raw, 'property'), options: { max_episodes: 3 } });
+        const session = send({ op: 'turn_restore', snapshot: wire(env.snapshot()), detail: true })['session'] as string;
+        for (let i = 0; i < cmds.length; i += 2) {
+          const r = send({ op: 'turn_step', session, action: { commands: cmds.slice(i, i + 2).map((c) => `yc-bench ${c}`) }, detail: true });
+          if (r['done'] === true) break;
+        }
+        send({ op: 'turn_messages', session });
+        send({ op: 'turn_snapshot', session });
+        send({ op: 'close', session });
+      }),
+      { numRuns: 60, seed: 20261131 },
     );
   });
 });
