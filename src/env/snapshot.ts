@@ -5,8 +5,11 @@
  */
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { configFromRaw } from '../config/load.js';
-import type { SimSnapshot } from '../sim/index.js';
+import { FIRST_START_DATE, LAST_START_DATE, runBounds, type SimSnapshot } from '../sim/index.js';
 import { validate as simSnapshotSchema } from './sim-snapshot-validator.generated.js';
+
+const FIRST_START = runBounds(FIRST_START_DATE, 1).start;
+const { start: LAST_START, horizonEnd: LAST_HORIZON_END } = runBounds(LAST_START_DATE, 100);
 
 /** A snapshot that cannot be restored. */
 export class SnapshotError extends Error {}
@@ -57,5 +60,14 @@ export function validateSimSnapshot(x: unknown): SimSnapshot {
   const ledgerSum = s.ledger.reduce((a, l) => a + l.amountCents, 0);
   if (s.fundsCents !== s.initialFundsCents + ledgerSum) fail('/state/fundsCents must equal initialFundsCents plus the ledger');
   if (!(s.startTime <= s.simTime && s.simTime <= s.horizonEnd)) fail('/state/simTime must lie between startTime and horizonEnd');
+  // A run Simulation.create could have started (runBounds): else its instants leave the exact range, and a deadline
+  // could pass year 9999 (a state started in 9999 made the first `task accept` an internal error).
+  if (!(s.startTime >= FIRST_START && s.startTime <= LAST_START)) fail(`/state/startTime must lie from ${FIRST_START_DATE} to ${LAST_START_DATE}, 09:00`);
+  if (!(s.horizonEnd <= LAST_HORIZON_END)) fail(`/state/horizonEnd must be at most 100 years after the last start date (${LAST_START_DATE})`);
+  // Trust is capped at trust_max: above it, the next success's gain took a fractional power of a negative number.
+  s.clients.forEach((c, i) => {
+    const t = Number(c.trust);
+    if (!(t >= 0 && t <= config.world.trust_max)) fail(`/state/clients/${i}/trust must lie between 0 and trust_max (${config.world.trust_max}), got ${c.trust}`);
+  });
   return { ...snap, config };
 }

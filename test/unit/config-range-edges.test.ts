@@ -63,3 +63,58 @@ describe('range edges', () => {
     }
   });
 });
+
+/**
+ * A restored snapshot's state is input too. Client trust above trust_max restored (the schema takes any decimal), and
+ * the first success for that client raised a negative number to a fractional power: `internal`, the session closed.
+ * A state whose run started in year 9999 restored, and the first `task accept` computed a deadline past the calendar's
+ * end: `internal` too. Now both are bad_snapshot: trust lies in [0, trust_max], and the run's start and horizon end
+ * are ones runBounds gives (a start date from 1900-01-01 to 2099-12-31, a horizon of at most 100 years).
+ */
+describe('forged snapshot states', () => {
+  const presets = listPresets();
+  const h = new ProtocolHandler(new SessionManager({ presets }), { version: '9.9.9', presets, maxMessageBytes: 1 << 24 }, { validateReplies: true });
+  type State = { clients: { trust: string }[]; startTime: number; simTime: number; horizonEnd: number; events: { type: string; at: number }[] };
+  const fresh = (): { sim: { state: State } } => {
+    const env = new Env();
+    env.reset({ seed: 1 });
+    return JSON.parse(JSON.stringify(env.snapshot())) as { sim: { state: State } };
+  };
+  const restore = (snap: unknown): string => {
+    const r = h.handleValue({ v: 1, op: 'restore', snapshot: snap }).reply;
+    if (r.ok) h.handleValue({ v: 1, op: 'close', session: (r.result as { session: string }).session });
+    return r.ok ? 'ok' : `${r.error.code}: ${r.error.message}`;
+  };
+
+  it('client trust above trust_max or below 0 is bad_snapshot', () => {
+    for (const trust of ['7.000', '5.001', '-1.000']) {
+      const snap = fresh();
+      snap.sim.state.clients[0]!.trust = trust;
+      expect(restore(snap), trust).toMatch(/^bad_snapshot: .*\/state\/clients\/0\/trust/);
+    }
+    const snap = fresh();
+    snap.sim.state.clients[0]!.trust = '5.000';
+    expect(restore(snap)).toBe('ok');
+  });
+
+  it('a run outside the start dates or longer than 100 years is bad_snapshot', () => {
+    const YEAR = 365 * 86_400e6;
+    const shift = (snap: { sim: { state: State } }, by: number): void => {
+      const s = snap.sim.state;
+      s.startTime += by;
+      s.simTime += by;
+      s.horizonEnd += by;
+      for (const e of s.events) e.at += by;
+    };
+    const late = fresh();
+    shift(late, 7974 * YEAR); // 2025 -> ~9993
+    expect(restore(late)).toMatch(/^bad_snapshot: .*\/state\/startTime/);
+    const long = fresh();
+    long.sim.state.horizonEnd += 200 * YEAR;
+    for (const e of long.sim.state.events) if (e.type === 'horizon_end') e.at = long.sim.state.horizonEnd;
+    expect(restore(long)).toMatch(/^bad_snapshot: .*\/state\/horizonEnd/);
+    const near = fresh();
+    shift(near, 28 * 52 * 7 * 86_400e6); // whole weeks: still a 09:00 start inside the range
+    expect(restore(near)).toBe('ok');
+  });
+});
