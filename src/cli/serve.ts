@@ -6,7 +6,15 @@
  * (src/server/pipe.ts) and exits when IN is closed.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT } from '../protocol/limits.js';
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  DEFAULT_MAX_RECORDINGS_PER_CLIENT,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_MAX_SESSIONS_PER_CLIENT,
+  DEFAULT_RECORD_CLIENT_BYTES,
+  DEFAULT_RECORD_MAX_BYTES,
+} from '../protocol/limits.js';
 import { intOption, secondsIn } from './args.js';
 import { MAX_PIPE_SPIN_US } from '../server/pipe.js';
 import { ARROW_COMPRESSIONS, type ArrowCompression } from '../export/compression.js';
@@ -16,6 +24,9 @@ import type { Logger, Server } from '../server/server.js';
 interface ServeFlags {
   recordDir?: string;
   recordCompression: ArrowCompression;
+  recordMaxMib: number;
+  recordClientMib: number;
+  recordMaxPerClient: number;
   endpoint: string;
   maxSessions: number;
   maxSessionsPerClient: number;
@@ -68,7 +79,15 @@ async function serve(o: ServeFlags): Promise<void> {
       maxMessageBytes: o.maxMessageBytes,
       idleTimeoutMs: Math.round(o.idleTimeout * 1000),
       ...(o.maxMemory !== undefined ? { maxMemoryBytes: o.maxMemory * 2 ** 20 } : {}),
-      ...(o.recordDir !== undefined ? { recordDir: o.recordDir, recordCompression: o.recordCompression } : {}),
+      ...(o.recordDir !== undefined
+        ? {
+            recordDir: o.recordDir,
+            recordCompression: o.recordCompression,
+            recordMaxBytes: o.recordMaxMib * 2 ** 20,
+            recordClientBytes: o.recordClientMib * 2 ** 20,
+            recordMaxPerClient: o.recordMaxPerClient,
+          }
+        : {}),
       ...(o.curveSecretKey !== undefined ? { curve: { secretKey: o.curveSecretKey, ...(o.curvePublicKey !== undefined ? { publicKey: o.curvePublicKey } : {}) } } : {}),
       logger: stderrLogger(o.quiet === true),
     });
@@ -114,6 +133,24 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--curve-public-key <z85>', 'CURVE public key (checked against the secret key; derived when omitted)').env('YCGYM_CURVE_PUBLIC_KEY'))
     .addOption(new Option('--curve-allow <file>', 'CURVE client allow-list: a file of client public keys (Z85, one per line; lines starting with # are comments); other clients complete no handshake').env('YCGYM_CURVE_ALLOW'))
     .option('--record-dir <dir>', 'allow per-session Arrow recording (reset option record: {path: "name.arrow"}) into this directory')
+    .option(
+      '--record-max-mib <MiB>',
+      'with --record-dir: byte budget of every recording this server starts there, together (1-1073741824 MiB). A recording whose next rows it cannot hold is completed with the rows written so far and its sessions go on unrecorded (recording_stopped in their next result); a reset asking to record once it cannot hold another recording is refused (record_limit)',
+      intOption(1, 2 ** 30, '--record-max-mib'),
+      DEFAULT_RECORD_MAX_BYTES / 2 ** 20,
+    )
+    .option(
+      '--record-client-mib <MiB>',
+      "with --record-dir: the share of that budget one client connection's recordings may take together (1-1073741824 MiB; at most --record-max-mib), so that one client cannot take the others' room",
+      intOption(1, 2 ** 30, '--record-client-mib'),
+      DEFAULT_RECORD_CLIENT_BYTES / 2 ** 20,
+    )
+    .option(
+      '--record-max-per-client <n>',
+      'with --record-dir: recordings of one client connection in progress at once (1-1000000); beyond it a new one is refused (record_limit)',
+      intOption(1, 1_000_000, '--record-max-per-client'),
+      DEFAULT_MAX_RECORDINGS_PER_CLIENT,
+    )
     .addOption(new Option('--record-compression <codec>', 'body compression of those recordings: zstd (compact; compressed on the server thread as rows are written) or none (plain Arrow IPC)').choices([...ARROW_COMPRESSIONS]).default('zstd'))
     .option('--pipe-fds <in,out>', 'serve over two inherited pipes instead of --endpoint: requests are read from IN, replies written to OUT (framing: docs/protocol.md, "Pipe transport"); for a parent process that is the only client. The server exits when IN is closed', pipeFds)
     .option('--pipe-spin-us <n>', `with --pipe-fds: after a reply, poll the request pipe this many microseconds for the next request before waiting in the event loop (0-${MAX_PIPE_SPIN_US}; default 0: never). Saves both processes the kernel's wake-up when the client answers at once; polls that run out are skipped for a while`, intOption(0, MAX_PIPE_SPIN_US, '--pipe-spin-us'))

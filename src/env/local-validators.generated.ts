@@ -514,7 +514,7 @@ return errors === 0;
 validate151.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const ToolResult = validate152;
-const schema141 = {"description":"A tool call's result (the chat carries it as Python json.dumps text in a tool message).","type":"object","additionalProperties":false,"required":["ok","exit_code","stdout","stderr","sim_time","command"],"properties":{"ok":{"type":"boolean"},"exit_code":{"type":"integer","minimum":0,"maximum":2},"stdout":{"type":"string"},"stderr":{"type":"string"},"sim_time":{"type":"null"},"command":{"type":"string"}}};
+const schema144 = {"description":"A tool call's result (the chat carries it as Python json.dumps text in a tool message).","type":"object","additionalProperties":false,"required":["ok","exit_code","stdout","stderr","sim_time","command"],"properties":{"ok":{"type":"boolean"},"exit_code":{"type":"integer","minimum":0,"maximum":2},"stdout":{"type":"string"},"stderr":{"type":"string"},"sim_time":{"type":"null"},"command":{"type":"string"}}};
 
 function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;

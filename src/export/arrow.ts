@@ -4,10 +4,11 @@
  * zstd-compressed (./zstd.ts; reading compressed files needs nothing more than importing this module). A sink writes
  * the builder's buffers as a message body laid out by ./ipc-body.ts, without a record batch in between.
  */
-import { closeSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { ARROW_COMPRESSIONS, arrowCompression, type ArrowCompression } from './compression.js';
-import { compressionRegistry, CompressionType, DataType, type Field, makeData, RecordBatch, RecordBatchFileWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
+import { compressionRegistry, CompressionType, DataType, MetadataVersion, type Field, makeData, RecordBatch, RecordBatchFileWriter, Struct, tableFromIPC, type Data, type Schema, type Table } from 'apache-arrow';
 import { type BodyCompression, BufferRegion, FieldNode, Message, RecordBatch as RecordBatchHeader } from 'apache-arrow/ipc/metadata/message';
+import { Footer } from 'apache-arrow/ipc/metadata/file';
 import { recordBatchBody, type BodyColumn, type RecordBatchBody } from './ipc-body.js';
 import { EPISODE_SCHEMA, STEP_SCHEMA, type ScalarKind } from './schema.js';
 import { requireZstdEncoder } from './zstd.js';
@@ -202,6 +203,14 @@ class FdFileWriter extends RecordBatchFileWriter {
     this.footerBytesWritten += bytes.byteLength;
     this.lastFooterBytes = bytes.byteLength;
   }
+  /** Bytes of the file so far, held ones included, without a footer (`_position`, where a checkpoint's footer starts). */
+  get position(): number {
+    return this._position;
+  }
+  /** Bytes `writeBody(b)` adds before the footer: its message header (prefixed, padded to 8), then its body. */
+  bodyBytes(b: RecordBatchBody): number {
+    return ((Message.encode(bodyMessage(b, this._compression)).byteLength + 8 + 7) & ~7) + b.byteLength;
+  }
   /** Whether the file on disk lacks a footer for bytes already written to it (a checkpoint must follow). */
   get footerless(): boolean {
     return this.unfinished;
@@ -232,6 +241,21 @@ class FdFileWriter extends RecordBatchFileWriter {
 
 /** Bytes a footer spends on each record batch it lists (an Arrow `Block`). */
 const FOOTER_BYTES_PER_BATCH = 24;
+
+/** What closing a file adds after its last batch besides the footer: the end-of-stream marker (8), the footer's length (4), the magic (6). */
+const CLOSING_BYTES = 18;
+/** Slack on a footer's size (`ArrowFileSink.finishedBytes`): the footer measures exactly `Footer.encode` of the schema plus a block per batch, this is a margin. */
+const FOOTER_SLACK_BYTES = 8;
+/** Bytes of a footer listing no batches, per schema. */
+const emptyFooterBytes = new WeakMap<Schema, number>();
+function footerBytesOf(schema: Schema): number {
+  let n = emptyFooterBytes.get(schema);
+  if (n === undefined) {
+    n = Footer.encode(new Footer(schema, MetadataVersion.V5, [], [])).byteLength;
+    emptyFooterBytes.set(schema, n);
+  }
+  return n;
+}
 
 /**
  * When a durable sink writes its footer (`ArrowFileSink`): after every batch while the footer's list of batches
@@ -280,6 +304,8 @@ export class ArrowFileSink {
   private readonly fd: number;
   private readonly writer: FdFileWriter;
   private closed = false;
+  /** The file's size once closed. */
+  private finalBytes: number | null = null;
   /** A durable sink's pending checkpoint of held-back batches (see `written`). */
   private timer: NodeJS.Timeout | null = null;
   /** The schema's columns for ./ipc-body.ts (null: batches go through apache-arrow's assembly). */
@@ -312,13 +338,33 @@ export class ArrowFileSink {
   writeBuffers(t: TableBuffers): void {
     if (t.length === 0) return;
     if (this.closed) throw new Error(`${this.path}: sink is closed`);
-    const body = this.body === null ? null : recordBatchBody(this.body, t, this.compression === 'zstd' ? zstdEncode() : null);
+    const body = this.bodyOf(t);
     if (body === null) {
       this.writeBatch(recordBatch(this.schema, t));
       return;
     }
     this.writer.writeBody(body);
     this.written(t.length);
+  }
+  /**
+   * The record batch body `writeBuffers(t)` writes (null: this schema's batches go through apache-arrow's assembly);
+   * `writeBody(body, sink.compression)` then writes the same bytes. Lets a caller learn a batch's size
+   * (`batchBytes`) before it is written.
+   */
+  bodyOf(t: TableBuffers): RecordBatchBody | null {
+    return this.body === null ? null : recordBatchBody(this.body, t, this.compression === 'zstd' ? zstdEncode() : null);
+  }
+  /** Bytes writing `b` adds to the finished file: its message and body, and its block in the footer. */
+  batchBytes(b: RecordBatchBody): number {
+    return this.writer.bodyBytes(b) + FOOTER_BYTES_PER_BATCH;
+  }
+  /**
+   * Bytes of the file once closed: exactly its size after `close()`; before, an upper bound (the batches written so
+   * far and the footer closing would write, with `FOOTER_SLACK_BYTES` of margin).
+   */
+  get finishedBytes(): number {
+    if (this.finalBytes !== null) return this.finalBytes;
+    return this.writer.position + footerBytesOf(this.schema) + FOOTER_BYTES_PER_BATCH * this.writer.batches + CLOSING_BYTES + FOOTER_SLACK_BYTES;
   }
   /**
    * After a batch of `rows` rows: to the file; with `durable`, the footer too when `DURABLE_EVERY_BATCH_BYTES` says
@@ -393,6 +439,7 @@ export class ArrowFileSink {
     holding.delete(this);
     this.writer.finish();
     this.writer.flush();
+    this.finalBytes = fstatSync(this.fd).size;
     closeSync(this.fd);
   }
 }
@@ -402,6 +449,14 @@ function zstdEncode(): (data: Uint8Array) => Uint8Array {
   const encode = compressionRegistry.get(CompressionType.ZSTD)?.encode;
   if (typeof encode !== 'function') throw new Error('zstd encoder not loaded: await zstdEncoder() before writing a compressed Arrow file');
   return encode;
+}
+
+/**
+ * `finishedBytes` of a new sink of `schema`, before any batch: the magic and its padding (8 bytes), then what closing
+ * writes (the schema lives in the footer).
+ */
+export function emptyFileBytes(schema: Schema): number {
+  return 8 + footerBytesOf(schema) + CLOSING_BYTES + FOOTER_SLACK_BYTES;
 }
 
 /** Sink for step tables (`durable`: see `ArrowFileSink`). */

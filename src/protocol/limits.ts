@@ -79,3 +79,19 @@ export const MAX_SESSION_ID_TAG_CHARS = 32;
 
 /** Default per-request timeout of the TS client in milliseconds (0 waits forever). */
 export const CLIENT_DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * Default byte budget of a server's record directory (`ycgym serve --record-max-mib`): the bytes of every recording this
+ * server started there, together. A recording that would go beyond it is completed with the rows written so far and
+ * its sessions go on unrecorded; a reset asking to record once it cannot hold another recording is `record_limit`.
+ */
+export const DEFAULT_RECORD_MAX_BYTES = 16 * 2 ** 30;
+
+/**
+ * Default share of that budget one client (connection) may use (`--record-client-mib`, at most the budget): one client
+ * cannot take the record directory's room from the others.
+ */
+export const DEFAULT_RECORD_CLIENT_BYTES = 2 * 2 ** 30;
+
+/** Default cap on the recordings of one client in progress at once (`--record-max-per-client`). */
+export const DEFAULT_MAX_RECORDINGS_PER_CLIENT = 16;

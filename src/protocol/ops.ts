@@ -31,6 +31,7 @@ export const ERROR_CODES = [
   'bad_preset',
   'bad_snapshot',
   'capacity',
+  'record_limit',
   'internal',
 ] as const;
 
@@ -51,6 +52,8 @@ export const ERROR_MEANINGS: { readonly [C in ErrorCode]: string } = {
   bad_preset: 'The preset is not a built-in preset name, or it fails to load.',
   bad_snapshot: 'The snapshot does not have the snapshot shape, or cannot be restored to a valid state.',
   capacity: 'The server is over its memory budget (`serve --max-memory`, or the heap near its limit) and refuses requests that create sessions or bulk output; or this client has too many requests waiting. Retry later.',
+  record_limit:
+    'A `reset` asks to record beyond a recording limit: the record directory\'s byte budget (`serve --record-max-mib`) or this client\'s share of it (`--record-client-mib`) cannot hold another recording, or this client has `--record-max-per-client` recordings in progress.',
   internal: 'A bug: the environment threw, or the reply could not be encoded; the server stays up and closes the session named by the request.',
 };
 
@@ -96,13 +99,37 @@ export interface RecordOptions {
   path: string;
 }
 
+/** Why the server stopped a recording (`RecordingStopped.reason`): the record directory's budget, or its client's share. */
+export const RECORDING_STOP_REASONS = ['server_budget', 'client_budget'] as const;
+
+/**
+ * A recording the server stopped because its budget could not hold the next rows (`serve --record-max-mib`,
+ * `--record-client-mib`): its files were completed with every row written before (an episode is written whole or not at
+ * all), and its sessions go on unrecorded. Each session of the recording is told once, in its next `reset`, `restore`
+ * or `step` result (a `step_batch` entry's; a binary `step_batch` lists them in `recording_stopped`).
+ */
+export interface RecordingStopped {
+  /** The recording's file name (`options.record.path`). */
+  path: string;
+  reason: (typeof RECORDING_STOP_REASONS)[number];
+  /** The limit, its value and its flag, in words. */
+  message: string;
+  /** Bytes of the recording's two files, complete. */
+  bytes: number;
+}
+
+/** What a server adds to a `reset`, `restore` or `step` result of a session whose recording it stopped. */
+export interface RecordingNote {
+  recording_stopped?: RecordingStopped;
+}
+
 /** `options` of a `reset` request: the env's reset options plus the server-side recording. */
 export interface WireResetOptions extends ResetOptions {
   record?: RecordOptions;
 }
 
 /** Result of `reset` and `restore`: the session id plus the environment's reset result. */
-export type SessionResetResult = { session: string } & ResetResult;
+export type SessionResetResult = { session: string } & ResetResult & RecordingNote;
 
 /** One entry of a `step_batch` request. */
 export interface BatchStep {
@@ -112,7 +139,10 @@ export interface BatchStep {
 }
 
 /** One entry of a `step_batch` reply, in request order. */
-export type BatchItem = { ok: true; result: StepResult } | { ok: false; error: ErrorBody };
+export type BatchItem = { ok: true; result: ServerStepResult } | { ok: false; error: ErrorBody };
+
+/** The result of a `step` (and of a JSON `step_batch` entry): the environment's, with the server's recording note. */
+export type ServerStepResult = StepResult & RecordingNote;
 
 /** Which tool schemas `turn_reset` hands out: the reference's `run_command`, one tool per verb, or both. */
 export type ToolsChoice = 'run_command' | 'verbs' | 'all';
@@ -217,6 +247,8 @@ export interface BinaryBatchResult {
   admissible_commands?: (string[] | null)[];
   /** The meaning of the `terminal_reason` codes 1.. (code 0 is null). */
   terminal_reasons: string[];
+  /** The entries whose session's recording the server stopped (`RecordingStopped`); present only when some are. */
+  recording_stopped?: { index: number; recording: RecordingStopped }[];
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -231,7 +263,7 @@ export interface SessionParams {
 export interface OpSignatures {
   hello: { params: Record<never, never>; result: HelloResult };
   reset: { params: { seed: number; preset?: string; session?: string; options?: WireResetOptions }; result: SessionResetResult };
-  step: { params: { session: string; action: string | number }; result: StepResult };
+  step: { params: { session: string; action: string | number }; result: ServerStepResult };
   /** `encoding: "binary"`: the result is a `BinaryBatchResult` and the arrays follow as frames (./binary.ts). */
   step_batch: { params: { steps: BatchStep[]; encoding?: BatchEncoding }; result: { results: BatchItem[] } | BinaryBatchResult };
   snapshot: { params: SessionParams; result: { snapshot: EnvSnapshot } };

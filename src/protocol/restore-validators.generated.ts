@@ -6,7 +6,7 @@ import runtime0Module from 'ajv/dist/runtime/ucs2length.js';
 const runtime0 = typeof runtime0Module === 'function' ? { default: runtime0Module } : runtime0Module;
 
 export const EnvSnapshot = validate151;
-const schema131 = {"description":"Exact environment snapshot (opaque to clients: send it back to restore).","type":"object","additionalProperties":false,"required":["format","version","sim","steps","max_steps","done"],"properties":{"format":{"const":"ycgym-env"},"version":{"const":1},"sim":{"type":"object","required":["format","version","config","state"],"properties":{"format":{"const":"ycgym-sim"},"version":{"const":1},"config":{"type":"object"},"state":{"type":"object"}}},"steps":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_steps":{"anyOf":[{"type":"integer","minimum":1,"maximum":9007199254740991},{"type":"null"}]},"done":{"type":"boolean"},"stall_steps":{"type":"integer","minimum":0,"maximum":9007199254740991},"stalled":{"type":"integer","minimum":0,"maximum":9007199254740991},"actions":{"enum":["text","discrete"]},"discrete":{"type":"object","additionalProperties":false,"required":["market_slots","task_slots"],"properties":{"market_slots":{"type":"integer","minimum":1,"maximum":256},"task_slots":{"type":"integer","minimum":1,"maximum":256}}},"admissible_commands":{"type":"boolean"},"text":{"const":false}}};
+const schema134 = {"description":"Exact environment snapshot (opaque to clients: send it back to restore).","type":"object","additionalProperties":false,"required":["format","version","sim","steps","max_steps","done"],"properties":{"format":{"const":"ycgym-env"},"version":{"const":1},"sim":{"type":"object","required":["format","version","config","state"],"properties":{"format":{"const":"ycgym-sim"},"version":{"const":1},"config":{"type":"object"},"state":{"type":"object"}}},"steps":{"type":"integer","minimum":0,"maximum":9007199254740991},"max_steps":{"anyOf":[{"type":"integer","minimum":1,"maximum":9007199254740991},{"type":"null"}]},"done":{"type":"boolean"},"stall_steps":{"type":"integer","minimum":0,"maximum":9007199254740991},"stalled":{"type":"integer","minimum":0,"maximum":9007199254740991},"actions":{"enum":["text","discrete"]},"discrete":{"type":"object","additionalProperties":false,"required":["market_slots","task_slots"],"properties":{"market_slots":{"type":"integer","minimum":1,"maximum":256},"task_slots":{"type":"integer","minimum":1,"maximum":256}}},"admissible_commands":{"type":"boolean"},"text":{"const":false}}};
 const func7 = Object.prototype.hasOwnProperty;
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -29,7 +29,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func7.call(schema131.properties, key0))){
+if(!(func7.call(schema134.properties, key0))){
 validate151.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -319,7 +319,7 @@ if(data.actions !== undefined){
 let data12 = data.actions;
 const _errs26 = errors;
 if(!((data12 === "text") || (data12 === "discrete"))){
-validate151.errors = [{instancePath:instancePath+"/actions",schemaPath:"#/properties/actions/enum",keyword:"enum",params:{allowedValues: schema131.properties.actions.enum},message:"must be equal to one of the allowed values"}];
+validate151.errors = [{instancePath:instancePath+"/actions",schemaPath:"#/properties/actions/enum",keyword:"enum",params:{allowedValues: schema134.properties.actions.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs26 === errors;
@@ -1640,8 +1640,8 @@ return errors === 0;
 validate154.evaluated = {"props":{"reward_cents":true,"step":true,"funds_cents":true,"terminal_reason":true,"action_text":true,"admissible_commands":true,"discrete_spec":true},"dynamicProps":false,"dynamicItems":false};
 
 export const TurnInfo = validate155;
-const schema140 = {"description":"Run-level information of the turn protocol after reset or a step.","type":"object","additionalProperties":false,"required":["turn","calls","episode","turns_since_resume","resumed","auto_advanced","auto_resume","reward_cents","funds_cents","sim_time","terminal_reason","terminal_detail","episode_end"],"properties":{"turn":{"description":"Turns completed (continues across episodes unless the episode_restart fix).","type":"integer","minimum":0},"calls":{"description":"LLM calls (steps) so far.","type":"integer","minimum":0},"episode":{"type":"integer","minimum":1},"turns_since_resume":{"type":"integer","minimum":0},"resumed":{"type":"boolean"},"auto_advanced":{"type":"boolean"},"auto_resume":{"anyOf":[{"$ref":"#/$defs/ToolResult"},{"type":"null"}]},"reward_cents":{"type":"integer"},"funds_cents":{"type":"integer"},"sim_time":{"type":"string"},"terminal_reason":{"enum":[null,"bankruptcy","horizon_end","error"]},"terminal_detail":{"type":["string","null"]},"episode_end":{"anyOf":[{"type":"object","additionalProperties":false,"required":["episode","terminal_reason","terminal_detail","turns_completed"],"properties":{"episode":{"type":"integer","minimum":1},"terminal_reason":{"enum":["bankruptcy","horizon_end","error"]},"terminal_detail":{"type":"string"},"turns_completed":{"type":"integer","minimum":0}}},{"type":"null"}]}}};
-const schema141 = {"description":"A tool call's result (the chat carries it as Python json.dumps text in a tool message).","type":"object","additionalProperties":false,"required":["ok","exit_code","stdout","stderr","sim_time","command"],"properties":{"ok":{"type":"boolean"},"exit_code":{"type":"integer","minimum":0,"maximum":2},"stdout":{"type":"string"},"stderr":{"type":"string"},"sim_time":{"type":"null"},"command":{"type":"string"}}};
+const schema143 = {"description":"Run-level information of the turn protocol after reset or a step.","type":"object","additionalProperties":false,"required":["turn","calls","episode","turns_since_resume","resumed","auto_advanced","auto_resume","reward_cents","funds_cents","sim_time","terminal_reason","terminal_detail","episode_end"],"properties":{"turn":{"description":"Turns completed (continues across episodes unless the episode_restart fix).","type":"integer","minimum":0},"calls":{"description":"LLM calls (steps) so far.","type":"integer","minimum":0},"episode":{"type":"integer","minimum":1},"turns_since_resume":{"type":"integer","minimum":0},"resumed":{"type":"boolean"},"auto_advanced":{"type":"boolean"},"auto_resume":{"anyOf":[{"$ref":"#/$defs/ToolResult"},{"type":"null"}]},"reward_cents":{"type":"integer"},"funds_cents":{"type":"integer"},"sim_time":{"type":"string"},"terminal_reason":{"enum":[null,"bankruptcy","horizon_end","error"]},"terminal_detail":{"type":["string","null"]},"episode_end":{"anyOf":[{"type":"object","additionalProperties":false,"required":["episode","terminal_reason","terminal_detail","turns_completed"],"properties":{"episode":{"type":"integer","minimum":1},"terminal_reason":{"enum":["bankruptcy","horizon_end","error"]},"terminal_detail":{"type":"string"},"turns_completed":{"type":"integer","minimum":0}}},{"type":"null"}]}}};
+const schema144 = {"description":"A tool call's result (the chat carries it as Python json.dumps text in a tool message).","type":"object","additionalProperties":false,"required":["ok","exit_code","stdout","stderr","sim_time","command"],"properties":{"ok":{"type":"boolean"},"exit_code":{"type":"integer","minimum":0,"maximum":2},"stdout":{"type":"string"},"stderr":{"type":"string"},"sim_time":{"type":"null"},"command":{"type":"string"}}};
 
 function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -1663,7 +1663,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func7.call(schema140.properties, key0))){
+if(!(func7.call(schema143.properties, key0))){
 validate155.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -2053,7 +2053,7 @@ if(data.terminal_reason !== undefined){
 let data16 = data.terminal_reason;
 const _errs40 = errors;
 if(!((((data16 === null) || (data16 === "bankruptcy")) || (data16 === "horizon_end")) || (data16 === "error"))){
-validate155.errors = [{instancePath:instancePath+"/terminal_reason",schemaPath:"#/properties/terminal_reason/enum",keyword:"enum",params:{allowedValues: schema140.properties.terminal_reason.enum},message:"must be equal to one of the allowed values"}];
+validate155.errors = [{instancePath:instancePath+"/terminal_reason",schemaPath:"#/properties/terminal_reason/enum",keyword:"enum",params:{allowedValues: schema143.properties.terminal_reason.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs40 === errors;
@@ -2066,7 +2066,7 @@ if(data.terminal_detail !== undefined){
 let data17 = data.terminal_detail;
 const _errs41 = errors;
 if((typeof data17 !== "string") && (data17 !== null)){
-validate155.errors = [{instancePath:instancePath+"/terminal_detail",schemaPath:"#/properties/terminal_detail/type",keyword:"type",params:{type: schema140.properties.terminal_detail.type},message:"must be string,null"}];
+validate155.errors = [{instancePath:instancePath+"/terminal_detail",schemaPath:"#/properties/terminal_detail/type",keyword:"type",params:{type: schema143.properties.terminal_detail.type},message:"must be string,null"}];
 return false;
 }
 var valid0 = _errs41 === errors;
@@ -2147,7 +2147,7 @@ if(data18.terminal_reason !== undefined){
 let data20 = data18.terminal_reason;
 const _errs50 = errors;
 if(!(((data20 === "bankruptcy") || (data20 === "horizon_end")) || (data20 === "error"))){
-const err17 = {instancePath:instancePath+"/episode_end/terminal_reason",schemaPath:"#/properties/episode_end/anyOf/0/properties/terminal_reason/enum",keyword:"enum",params:{allowedValues: schema140.properties.episode_end.anyOf[0].properties.terminal_reason.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/episode_end/terminal_reason",schemaPath:"#/properties/episode_end/anyOf/0/properties/terminal_reason/enum",keyword:"enum",params:{allowedValues: schema143.properties.episode_end.anyOf[0].properties.terminal_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2298,8 +2298,8 @@ return errors === 0;
 validate155.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const TurnMessagesResult = validate156;
-const schema152 = {"type":"object","additionalProperties":false,"required":["messages"],"properties":{"messages":{"type":"array","items":{"$ref":"#/$defs/ChatMessage"}}}};
-const schema138 = {"description":"A chat message exactly as the reference sends it to the LLM.","oneOf":[{"type":"object","additionalProperties":false,"required":["role","content"],"properties":{"role":{"const":"system"},"content":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["role","content"],"properties":{"role":{"const":"assistant"},"content":{"type":["string","null"]},"tool_calls":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","additionalProperties":false,"required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}},"reasoning_content":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["role","tool_call_id","content"],"properties":{"role":{"const":"tool"},"tool_call_id":{"type":"string"},"content":{"type":"string"}}}]};
+const schema155 = {"type":"object","additionalProperties":false,"required":["messages"],"properties":{"messages":{"type":"array","items":{"$ref":"#/$defs/ChatMessage"}}}};
+const schema141 = {"description":"A chat message exactly as the reference sends it to the LLM.","oneOf":[{"type":"object","additionalProperties":false,"required":["role","content"],"properties":{"role":{"const":"system"},"content":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["role","content"],"properties":{"role":{"const":"user"},"content":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["role","content"],"properties":{"role":{"const":"assistant"},"content":{"type":["string","null"]},"tool_calls":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","type","function"],"properties":{"id":{"type":"string"},"type":{"const":"function"},"function":{"type":"object","additionalProperties":false,"required":["name","arguments"],"properties":{"name":{"type":"string"},"arguments":{"type":"string"}}}}}},"reasoning_content":{"type":"string"}}},{"type":"object","additionalProperties":false,"required":["role","tool_call_id","content"],"properties":{"role":{"const":"tool"},"tool_call_id":{"type":"string"},"content":{"type":"string"}}}]};
 
 function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -2572,7 +2572,7 @@ if(data1.content !== undefined){
 let data7 = data1.content;
 const _errs23 = errors;
 if((typeof data7 !== "string") && (data7 !== null)){
-const err13 = {instancePath:instancePath+"/messages/" + i0+"/content",schemaPath:"#/$defs/ChatMessage/oneOf/2/properties/content/type",keyword:"type",params:{type: schema138.oneOf[2].properties.content.type},message:"must be string,null"};
+const err13 = {instancePath:instancePath+"/messages/" + i0+"/content",schemaPath:"#/$defs/ChatMessage/oneOf/2/properties/content/type",keyword:"type",params:{type: schema141.oneOf[2].properties.content.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2999,16 +2999,16 @@ return errors === 0;
 validate156.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const TurnSnapshot = validate157;
-const schema156 = {"description":"Exact turn-protocol snapshot (opaque to clients: send it back to turn_restore).","type":"object","additionalProperties":false,"required":["format","version","sim","seed","sim_options","settings","state"],"properties":{"format":{"const":"ycgym-turns"},"version":{"const":1},"sim":{"$ref":"#/$defs/EnvSnapshot/properties/sim"},"seed":{"$ref":"#/$defs/Seed"},"sim_options":{"type":"object","additionalProperties":false,"required":["seed"],"properties":{"seed":{"$ref":"#/$defs/Seed"},"startDate":{"$ref":"#/$defs/ResetOptions/properties/start_date"},"companyName":{"$ref":"#/$defs/ResetOptions/properties/company_name"},"horizonYears":{"$ref":"#/$defs/ResetOptions/properties/horizon_years"}}},"settings":{"type":"object","additionalProperties":false,"required":["fixes","auto_advance_after_turns","max_turns","history_keep_rounds","system_prompt","max_episodes","accept_unprefixed"],"properties":{"fixes":{"type":"object","additionalProperties":false,"required":["fresh_scratchpad","resume_turn_label","memory_note_rounds","episode_restart"],"properties":{"fresh_scratchpad":{"type":"boolean"},"resume_turn_label":{"type":"boolean"},"memory_note_rounds":{"type":"boolean"},"episode_restart":{"type":"boolean"}}},"auto_advance_after_turns":{"$ref":"#/$defs/TurnOptions/properties/auto_advance_after_turns"},"max_turns":{"$ref":"#/$defs/TurnOptions/properties/max_turns"},"history_keep_rounds":{"$ref":"#/$defs/TurnOptions/properties/history_keep_rounds"},"system_prompt":{"type":"string","minLength":1},"max_episodes":{"$ref":"#/$defs/TurnOptions/properties/max_episodes"},"accept_unprefixed":{"type":"boolean"}}},"state":{"type":"object","additionalProperties":false,"required":["turn","calls","episode","turns_since_resume","session","prompt_scratchpad","terminal_reason","terminal_detail","done","last_info","open"],"properties":{"turn":{"type":"integer","minimum":0,"maximum":9007199254740991},"calls":{"type":"integer","minimum":0,"maximum":9007199254740991},"episode":{"type":"integer","minimum":1,"maximum":9007199254740991},"turns_since_resume":{"type":"integer","minimum":0,"maximum":9007199254740991},"session":{"type":"array","items":{"$ref":"#/$defs/ChatMessage"}},"prompt_scratchpad":{"type":["string","null"]},"terminal_reason":{"enum":[null,"bankruptcy","horizon_end","error"]},"terminal_detail":{"type":["string","null"]},"done":{"type":"boolean"},"last_info":{"$ref":"#/$defs/TurnInfo"},"open":{"description":"A turn opened in process (call/run) and not ended; null over the wire.","anyOf":[{"type":"object","additionalProperties":false,"required":["funds_before","assistant","calls","resume_stdout"],"properties":{"funds_before":{"description":"Funds in cents when the turn opened (its reward is the change).","type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"assistant":{"description":"Index in session of the turn's assistant message (its tool messages follow it), or null.","anyOf":[{"type":"integer","minimum":0,"maximum":9007199254740991},{"type":"null"}]},"calls":{"description":"Tool calls made in the turn so far.","type":"integer","minimum":0,"maximum":9007199254740991},"resume_stdout":{"description":"stdout of the turn's last sim resume whose output is a JSON object, or null.","type":["string","null"]}}},{"type":"null"}]}}}}};
-const schema157 = {"type":"object","required":["format","version","config","state"],"properties":{"format":{"const":"ycgym-sim"},"version":{"const":1},"config":{"type":"object"},"state":{"type":"object"}}};
+const schema159 = {"description":"Exact turn-protocol snapshot (opaque to clients: send it back to turn_restore).","type":"object","additionalProperties":false,"required":["format","version","sim","seed","sim_options","settings","state"],"properties":{"format":{"const":"ycgym-turns"},"version":{"const":1},"sim":{"$ref":"#/$defs/EnvSnapshot/properties/sim"},"seed":{"$ref":"#/$defs/Seed"},"sim_options":{"type":"object","additionalProperties":false,"required":["seed"],"properties":{"seed":{"$ref":"#/$defs/Seed"},"startDate":{"$ref":"#/$defs/ResetOptions/properties/start_date"},"companyName":{"$ref":"#/$defs/ResetOptions/properties/company_name"},"horizonYears":{"$ref":"#/$defs/ResetOptions/properties/horizon_years"}}},"settings":{"type":"object","additionalProperties":false,"required":["fixes","auto_advance_after_turns","max_turns","history_keep_rounds","system_prompt","max_episodes","accept_unprefixed"],"properties":{"fixes":{"type":"object","additionalProperties":false,"required":["fresh_scratchpad","resume_turn_label","memory_note_rounds","episode_restart"],"properties":{"fresh_scratchpad":{"type":"boolean"},"resume_turn_label":{"type":"boolean"},"memory_note_rounds":{"type":"boolean"},"episode_restart":{"type":"boolean"}}},"auto_advance_after_turns":{"$ref":"#/$defs/TurnOptions/properties/auto_advance_after_turns"},"max_turns":{"$ref":"#/$defs/TurnOptions/properties/max_turns"},"history_keep_rounds":{"$ref":"#/$defs/TurnOptions/properties/history_keep_rounds"},"system_prompt":{"type":"string","minLength":1},"max_episodes":{"$ref":"#/$defs/TurnOptions/properties/max_episodes"},"accept_unprefixed":{"type":"boolean"}}},"state":{"type":"object","additionalProperties":false,"required":["turn","calls","episode","turns_since_resume","session","prompt_scratchpad","terminal_reason","terminal_detail","done","last_info","open"],"properties":{"turn":{"type":"integer","minimum":0,"maximum":9007199254740991},"calls":{"type":"integer","minimum":0,"maximum":9007199254740991},"episode":{"type":"integer","minimum":1,"maximum":9007199254740991},"turns_since_resume":{"type":"integer","minimum":0,"maximum":9007199254740991},"session":{"type":"array","items":{"$ref":"#/$defs/ChatMessage"}},"prompt_scratchpad":{"type":["string","null"]},"terminal_reason":{"enum":[null,"bankruptcy","horizon_end","error"]},"terminal_detail":{"type":["string","null"]},"done":{"type":"boolean"},"last_info":{"$ref":"#/$defs/TurnInfo"},"open":{"description":"A turn opened in process (call/run) and not ended; null over the wire.","anyOf":[{"type":"object","additionalProperties":false,"required":["funds_before","assistant","calls","resume_stdout"],"properties":{"funds_before":{"description":"Funds in cents when the turn opened (its reward is the change).","type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"assistant":{"description":"Index in session of the turn's assistant message (its tool messages follow it), or null.","anyOf":[{"type":"integer","minimum":0,"maximum":9007199254740991},{"type":"null"}]},"calls":{"description":"Tool calls made in the turn so far.","type":"integer","minimum":0,"maximum":9007199254740991},"resume_stdout":{"description":"stdout of the turn's last sim resume whose output is a JSON object, or null.","type":["string","null"]}}},{"type":"null"}]}}}}};
+const schema160 = {"type":"object","required":["format","version","config","state"],"properties":{"format":{"const":"ycgym-sim"},"version":{"const":1},"config":{"type":"object"},"state":{"type":"object"}}};
 const schema40 = {"description":"Run seed (a safe integer).","type":"integer","minimum":-9007199254740991,"maximum":9007199254740991};
 const schema74 = {"description":"ISO start date YYYY-MM-DD from 1900-01-01 to 2099-12-31 (the simulation starts at 09:00); another is invalid_request naming /options.","type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"};
 const schema75 = {"description":"The company's name in the outputs (default: the preset's sim.company_name).","type":"string","maxLength":256};
 const schema76 = {"description":"Years simulated from the start date (default: the preset's sim.horizon_years).","type":"integer","minimum":1,"maximum":100};
-const schema163 = {"description":"Turns without a resume before the harness resumes itself.","type":"integer","minimum":0,"maximum":9007199254740991};
-const schema164 = {"description":"Turns before the run ends as error (null: no limit).","anyOf":[{"type":"integer","minimum":1,"maximum":9007199254740991},{"type":"null"}]};
-const schema165 = {"description":"Rounds kept in the chat.","type":"integer","minimum":1,"maximum":9007199254740991};
-const schema166 = {"description":"Episodes per run (restarts after bankruptcy).","type":"integer","minimum":1,"maximum":1000};
+const schema166 = {"description":"Turns without a resume before the harness resumes itself.","type":"integer","minimum":0,"maximum":9007199254740991};
+const schema167 = {"description":"Turns before the run ends as error (null: no limit).","anyOf":[{"type":"integer","minimum":1,"maximum":9007199254740991},{"type":"null"}]};
+const schema168 = {"description":"Rounds kept in the chat.","type":"integer","minimum":1,"maximum":9007199254740991};
+const schema169 = {"description":"Episodes per run (restarts after bankruptcy).","type":"integer","minimum":1,"maximum":1000};
 const pattern4 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "u");
 const func1 = runtime0.default;
 
@@ -3032,7 +3032,7 @@ return false;
 else {
 const _errs1 = errors;
 for(const key0 in data){
-if(!(func7.call(schema140.properties, key0))){
+if(!(func7.call(schema143.properties, key0))){
 validate106.errors = [{instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -3422,7 +3422,7 @@ if(data.terminal_reason !== undefined){
 let data16 = data.terminal_reason;
 const _errs40 = errors;
 if(!((((data16 === null) || (data16 === "bankruptcy")) || (data16 === "horizon_end")) || (data16 === "error"))){
-validate106.errors = [{instancePath:instancePath+"/terminal_reason",schemaPath:"#/properties/terminal_reason/enum",keyword:"enum",params:{allowedValues: schema140.properties.terminal_reason.enum},message:"must be equal to one of the allowed values"}];
+validate106.errors = [{instancePath:instancePath+"/terminal_reason",schemaPath:"#/properties/terminal_reason/enum",keyword:"enum",params:{allowedValues: schema143.properties.terminal_reason.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid0 = _errs40 === errors;
@@ -3435,7 +3435,7 @@ if(data.terminal_detail !== undefined){
 let data17 = data.terminal_detail;
 const _errs41 = errors;
 if((typeof data17 !== "string") && (data17 !== null)){
-validate106.errors = [{instancePath:instancePath+"/terminal_detail",schemaPath:"#/properties/terminal_detail/type",keyword:"type",params:{type: schema140.properties.terminal_detail.type},message:"must be string,null"}];
+validate106.errors = [{instancePath:instancePath+"/terminal_detail",schemaPath:"#/properties/terminal_detail/type",keyword:"type",params:{type: schema143.properties.terminal_detail.type},message:"must be string,null"}];
 return false;
 }
 var valid0 = _errs41 === errors;
@@ -3516,7 +3516,7 @@ if(data18.terminal_reason !== undefined){
 let data20 = data18.terminal_reason;
 const _errs50 = errors;
 if(!(((data20 === "bankruptcy") || (data20 === "horizon_end")) || (data20 === "error"))){
-const err17 = {instancePath:instancePath+"/episode_end/terminal_reason",schemaPath:"#/properties/episode_end/anyOf/0/properties/terminal_reason/enum",keyword:"enum",params:{allowedValues: schema140.properties.episode_end.anyOf[0].properties.terminal_reason.enum},message:"must be equal to one of the allowed values"};
+const err17 = {instancePath:instancePath+"/episode_end/terminal_reason",schemaPath:"#/properties/episode_end/anyOf/0/properties/terminal_reason/enum",keyword:"enum",params:{allowedValues: schema143.properties.episode_end.anyOf[0].properties.terminal_reason.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4298,7 +4298,7 @@ return false;
 else {
 const _errs67 = errors;
 for(const key4 in data25){
-if(!(func7.call(schema156.properties.state.properties, key4))){
+if(!(func7.call(schema159.properties.state.properties, key4))){
 validate157.errors = [{instancePath:instancePath+"/state",schemaPath:"#/properties/state/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"}];
 return false;
 break;
@@ -4657,7 +4657,7 @@ if(data31.content !== undefined){
 let data37 = data31.content;
 const _errs97 = errors;
 if((typeof data37 !== "string") && (data37 !== null)){
-const err18 = {instancePath:instancePath+"/state/session/" + i0+"/content",schemaPath:"#/$defs/ChatMessage/oneOf/2/properties/content/type",keyword:"type",params:{type: schema138.oneOf[2].properties.content.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/state/session/" + i0+"/content",schemaPath:"#/$defs/ChatMessage/oneOf/2/properties/content/type",keyword:"type",params:{type: schema141.oneOf[2].properties.content.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5079,7 +5079,7 @@ if(data25.prompt_scratchpad !== undefined){
 let data49 = data25.prompt_scratchpad;
 const _errs124 = errors;
 if((typeof data49 !== "string") && (data49 !== null)){
-validate157.errors = [{instancePath:instancePath+"/state/prompt_scratchpad",schemaPath:"#/properties/state/properties/prompt_scratchpad/type",keyword:"type",params:{type: schema156.properties.state.properties.prompt_scratchpad.type},message:"must be string,null"}];
+validate157.errors = [{instancePath:instancePath+"/state/prompt_scratchpad",schemaPath:"#/properties/state/properties/prompt_scratchpad/type",keyword:"type",params:{type: schema159.properties.state.properties.prompt_scratchpad.type},message:"must be string,null"}];
 return false;
 }
 var valid16 = _errs124 === errors;
@@ -5092,7 +5092,7 @@ if(data25.terminal_reason !== undefined){
 let data50 = data25.terminal_reason;
 const _errs126 = errors;
 if(!((((data50 === null) || (data50 === "bankruptcy")) || (data50 === "horizon_end")) || (data50 === "error"))){
-validate157.errors = [{instancePath:instancePath+"/state/terminal_reason",schemaPath:"#/properties/state/properties/terminal_reason/enum",keyword:"enum",params:{allowedValues: schema156.properties.state.properties.terminal_reason.enum},message:"must be equal to one of the allowed values"}];
+validate157.errors = [{instancePath:instancePath+"/state/terminal_reason",schemaPath:"#/properties/state/properties/terminal_reason/enum",keyword:"enum",params:{allowedValues: schema159.properties.state.properties.terminal_reason.enum},message:"must be equal to one of the allowed values"}];
 return false;
 }
 var valid16 = _errs126 === errors;
@@ -5105,7 +5105,7 @@ if(data25.terminal_detail !== undefined){
 let data51 = data25.terminal_detail;
 const _errs127 = errors;
 if((typeof data51 !== "string") && (data51 !== null)){
-validate157.errors = [{instancePath:instancePath+"/state/terminal_detail",schemaPath:"#/properties/state/properties/terminal_detail/type",keyword:"type",params:{type: schema156.properties.state.properties.terminal_detail.type},message:"must be string,null"}];
+validate157.errors = [{instancePath:instancePath+"/state/terminal_detail",schemaPath:"#/properties/state/properties/terminal_detail/type",keyword:"type",params:{type: schema159.properties.state.properties.terminal_detail.type},message:"must be string,null"}];
 return false;
 }
 var valid16 = _errs127 === errors;
@@ -5351,7 +5351,7 @@ if(data54.resume_stdout !== undefined){
 let data58 = data54.resume_stdout;
 const _errs147 = errors;
 if((typeof data58 !== "string") && (data58 !== null)){
-const err52 = {instancePath:instancePath+"/state/open/resume_stdout",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/resume_stdout/type",keyword:"type",params:{type: schema156.properties.state.properties.open.anyOf[0].properties.resume_stdout.type},message:"must be string,null"};
+const err52 = {instancePath:instancePath+"/state/open/resume_stdout",schemaPath:"#/properties/state/properties/open/anyOf/0/properties/resume_stdout/type",keyword:"type",params:{type: schema159.properties.state.properties.open.anyOf[0].properties.resume_stdout.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err52];
 }

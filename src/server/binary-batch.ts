@@ -4,7 +4,7 @@
  * as they are (no copy), after the JSON header.
  */
 import { BINARY_COLUMN_ROW_BYTES, BINARY_COLUMNS, TERMINAL_REASONS, type BinaryArrayDesc, type BinaryBatchError, type BinaryBatchResult, type BinaryColumn } from '../protocol/binary.js';
-import type { ErrorBody } from '../protocol/ops.js';
+import type { ErrorBody, RecordingStopped } from '../protocol/ops.js';
 import type { StepResultWithoutStatus } from '../env/env.js';
 
 /** The frame shape of a Discrete session (`obs_size`, `n_actions`), or null for a text-mode session. */
@@ -53,6 +53,7 @@ export class BinaryBatch {
   private readonly command: (string | null)[];
   private readonly actionText: (string | null)[];
   private admissible: (string[] | null)[] | null = null;
+  private stops: { index: number; recording: RecordingStopped }[] | null = null;
   /** The arrays and a bound of the header's fixed part (`binaryArrayBytes`) plus the errors' exact JSON bytes. */
   private fixedBytes: number;
   /** Strings are counted at their exact JSON size (else by their bound). */
@@ -147,6 +148,15 @@ export class BinaryBatch {
     this.bytes += b;
   }
 
+  /** Entry `i`'s session's recording was stopped (`BinaryBatchResult.recording_stopped`). */
+  recordingStopped(i: number, recording: RecordingStopped): void {
+    const e = { index: i, recording };
+    (this.stops ??= []).push(e);
+    const b = Buffer.byteLength(JSON.stringify(e), 'utf8') + 1;
+    this.fixedBytes += b;
+    this.bytes += b;
+  }
+
   /** Count every string added so far, and every later one, at its exact JSON size; returns the new `bytes`. */
   countExactly(): number {
     if (this.exact) return this.bytes;
@@ -190,6 +200,7 @@ export class BinaryBatch {
       action_text: this.actionText,
       ...(this.admissible !== null ? { admissible_commands: this.admissible } : {}),
       terminal_reasons: [...TERMINAL_REASONS],
+      ...(this.stops !== null ? { recording_stopped: this.stops } : {}),
     };
     return { result, frames };
   }

@@ -25,6 +25,7 @@ import {
   type OpRequest,
   type OpResult,
   type OkReply,
+  type RecordingNote,
   type Reply,
   type RequestId,
   validRequestId,
@@ -52,7 +53,7 @@ export interface ProtocolOptions {
   /** Cap on one `step_batch` reply in bytes (default `DEFAULT_MAX_BATCH_REPLY_BYTES`). */
   maxBatchReplyBytes?: number;
   /** Why `options.record.path` cannot be recorded (null: it can); absent: recording is unavailable. */
-  recordCheck?: (path: unknown, client: string) => string | null;
+  recordCheck?: (path: unknown, client: string) => { code: 'invalid_request' | 'record_limit'; message: string } | null;
   /**
    * Admission control: called before work that creates state or output in bulk (`ADMITTED_OPS`); a string
    * refuses the request with a `capacity` error carrying it (e.g. the server is over its memory budget).
@@ -325,8 +326,10 @@ export class ProtocolHandler {
       reset: (req, client) => {
         const options = req.options;
         if (options?.record !== undefined) {
-          const problem = this.opts.recordCheck ? this.opts.recordCheck(options.record.path, client) : '/options/record: recording is disabled on this server (start it with `ycgym serve --record-dir DIR`)';
-          if (problem !== null) throw new SessionError('invalid_request', problem);
+          const problem = this.opts.recordCheck
+            ? this.opts.recordCheck(options.record.path, client)
+            : { code: 'invalid_request' as const, message: '/options/record: recording is disabled on this server (start it with `ycgym serve --record-dir DIR`)' };
+          if (problem !== null) throw new SessionError(problem.code, problem.message);
         }
         return s.reset(definedFields(req, ['seed', 'preset', 'session', 'options']), client);
       },
@@ -561,6 +564,8 @@ export class BatchJob {
       this.next++;
       const item = this.one(st);
       if (item.ok) {
+        const stopped = (item.result as RecordingNote).recording_stopped;
+        if (stopped !== undefined) bin.recordingStopped(i, stopped);
         try {
           bin.put(i, item.result as StepResultWithoutStatus);
         } catch (e) {

@@ -17,13 +17,38 @@ import type { ResetResult, StepResult } from '../env/env.js';
 import type { EnvSnapshot } from '../env/env.js';
 import type { Simulation } from '../sim/index.js';
 import type { CloseReason, SessionHooks } from './sessions.js';
-import { episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowCompression, type ArrowFileSink, type TableBuilder } from '../export/arrow.js';
+import { emptyFileBytes, episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowCompression, type ArrowFileSink, type TableBuffers, type TableBuilder } from '../export/arrow.js';
+import type { RecordBatchBody } from '../export/ipc-body.js';
+import type { RecordingStopped } from '../protocol/ops.js';
 import { episodeCounts, outcomeOf, stepRow, type EpisodeMeta } from '../export/rollout.js';
-import { isoToMicros, type EpisodeRow, type StepRow } from '../export/schema.js';
+import { EPISODE_SCHEMA, isoToMicros, STEP_SCHEMA, type EpisodeRow, type StepRow } from '../export/schema.js';
+
+/**
+ * A recording's byte budget (`TrajectoryWriter`): bytes its two files may take on disk, complete. The server's is the
+ * record directory's budget and its client's share (./session-recording.ts).
+ */
+export interface RecordBudget {
+  /** Grant `bytes` more to this recording, or say why not (the recording then stops: nothing more is written). */
+  take(bytes: number): RecordingStop | null;
+  /** Give back `bytes` granted but not used (the files, once complete, are smaller than the bound taken). */
+  give(bytes: number): void;
+}
+
+/** Why a recording stopped: the limit that could not hold its next rows, in words naming its flag. */
+export interface RecordingStop {
+  reason: RecordingStopped['reason'];
+  message: string;
+}
 
 /**
  * Writes whole episodes (step rows + one episode row) to a pair of Arrow IPC files, their buffers zstd-compressed
  * (`compression: 'zstd'`, the encoder loaded first: `await zstdEncoder()`) or plain (`'none'`, the default).
+ *
+ * With a `budget`, the files never grow beyond it: the bytes of each batch (and of the footers that will close the
+ * files) are taken from the budget before the batch is written, and when the budget cannot hold them the writer stops:
+ * both files are completed (footers written) with every batch written before, and later writes are ignored
+ * (`stopped` says why). An episode is taken whole (its last step rows and its episode row together): it is in both
+ * files or in neither. Below the budget the files are byte for byte those of a writer without one.
  */
 export class TrajectoryWriter {
   private readonly steps: ArrowFileSink;
@@ -32,33 +57,96 @@ export class TrajectoryWriter {
   private readonly eb: TableBuilder<EpisodeRow> = episodeBuilder();
   /** Episodes written so far. */
   count = 0;
+  /** Why the writer stopped before its budget would be exceeded (null: it did not). */
+  stopped: RecordingStop | null = null;
+  /** Bytes taken from the budget and not given back. */
+  private taken = 0;
+  private closed = false;
   constructor(
     readonly stepsPath: string,
     readonly episodesPath: string,
     readonly compression: ArrowCompression = 'none',
+    private readonly budget: RecordBudget | null = null,
   ) {
     // Durable: a server killed while it records leaves both files readable, with the batches of all but its last moment.
     this.steps = stepSink(stepsPath, compression, true);
     this.episodes = episodeSink(episodesPath, compression, true);
+    // The two files as they are now, complete: their schemas and their footers.
+    this.take(this.steps.finishedBytes + this.episodes.finishedBytes);
   }
+
+  /** Bytes of the two files once complete (exactly, once closed or stopped). */
+  get bytes(): number {
+    return this.steps.finishedBytes + this.episodes.finishedBytes;
+  }
+
+  /** Take `bytes` from the budget, or stop. */
+  private take(bytes: number): boolean {
+    if (this.stopped !== null) return false;
+    if (this.budget === null) return true;
+    const refused = this.budget.take(bytes);
+    if (refused === null) {
+      this.taken += bytes;
+      return true;
+    }
+    this.stopped = refused;
+    this.close();
+    return false;
+  }
+
   /** Append step rows of an episode in progress (one record batch). */
   writeSteps(rows: readonly StepRow[]): void {
-    if (rows.length === 0) return;
+    if (rows.length === 0 || this.closed) return;
     for (const r of rows) this.sb.append(r);
-    this.steps.writeBuffers(this.sb.finish());
+    const t = this.sb.finish();
+    if (this.budget === null) {
+      this.steps.writeBuffers(t);
+      return;
+    }
+    const body = this.bodyOf(this.steps, t);
+    if (this.take(this.steps.batchBytes(body))) this.steps.writeBody(body, this.compression);
   }
   /** Append one episode: its last step rows and its episode row (one record batch in each file). */
   write(rows: readonly StepRow[], episode: EpisodeRow): void {
-    this.writeSteps(rows);
+    if (this.closed) return;
+    for (const r of rows) this.sb.append(r);
     this.eb.append(episode);
-    this.episodes.writeBuffers(this.eb.finish());
+    const st = rows.length === 0 ? null : this.sb.finish();
+    const et = this.eb.finish();
+    if (this.budget === null) {
+      if (st !== null) this.steps.writeBuffers(st);
+      this.episodes.writeBuffers(et);
+    } else {
+      const sBody = st === null ? null : this.bodyOf(this.steps, st);
+      const eBody = this.bodyOf(this.episodes, et);
+      if (!this.take((sBody === null ? 0 : this.steps.batchBytes(sBody)) + this.episodes.batchBytes(eBody))) return;
+      if (sBody !== null) this.steps.writeBody(sBody, this.compression);
+      this.episodes.writeBody(eBody, this.compression);
+    }
     this.count++;
   }
-  /** Write the footers and close both files. */
+  private bodyOf(sink: ArrowFileSink, t: TableBuffers): RecordBatchBody {
+    const b = sink.bodyOf(t);
+    if (b === null) throw new Error(`${sink.path}: a budgeted recording needs record batch bodies`);
+    return b;
+  }
+  /** Write the footers and close both files; what the budget granted beyond their size is given back. */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.steps.close();
     this.episodes.close();
+    const unused = this.taken - this.bytes;
+    if (this.budget !== null && unused > 0) {
+      this.taken -= unused;
+      this.budget.give(unused);
+    }
   }
+}
+
+/** Bytes a `TrajectoryWriter`'s two files take before any row (what a budget grants a new recording first). */
+export function emptyRecordingBytes(): number {
+  return emptyFileBytes(STEP_SCHEMA) + emptyFileBytes(EPISODE_SCHEMA);
 }
 
 /** Options of `TrajectoryRecorder`. */
@@ -83,6 +171,11 @@ export interface RecorderOptions {
    * `ycgym serve --record-dir` records compressed unless `--record-compression none`.
    */
   compression?: ArrowCompression;
+  /**
+   * Bytes both files may take, complete (`TrajectoryWriter`): when the next rows do not fit, the files are completed
+   * with every episode written so far, and the recorder stops (`stopped`); default: no budget.
+   */
+  budget?: RecordBudget;
 }
 
 /** Default `RecorderOptions.flushRows`. */
@@ -116,7 +209,7 @@ export class TrajectoryRecorder implements SessionHooks {
 
   constructor(opts: RecorderOptions) {
     const episodesPath = opts.episodesPath ?? (opts.path.endsWith('.arrow') ? `${opts.path.slice(0, -'.arrow'.length)}.episodes.arrow` : `${opts.path}.episodes.arrow`);
-    this.writer = new TrajectoryWriter(opts.path, episodesPath, opts.compression ?? 'none');
+    this.writer = new TrajectoryWriter(opts.path, episodesPath, opts.compression ?? 'none', opts.budget ?? null);
     this.runId = opts.runId ?? 'server';
     this.policy = opts.policy ?? 'agent';
     this.filter = opts.filter ?? (() => true);
@@ -134,6 +227,23 @@ export class TrajectoryRecorder implements SessionHooks {
   /** Episodes written so far. */
   get episodesWritten(): number {
     return this.writer.count;
+  }
+
+  /** Why the recording stopped at its budget (its files complete, nothing more recorded), or null. */
+  get stopped(): RecordingStop | null {
+    return this.writer.stopped;
+  }
+
+  /** Bytes of the two files once complete (exactly, once closed or stopped). */
+  get bytes(): number {
+    return this.writer.bytes;
+  }
+
+  /** After a write: a writer stopped by its budget ends the recording (its open episodes are not recorded). */
+  private checkStopped(): void {
+    if (this.writer.stopped === null || this.closed) return;
+    this.open.clear();
+    this.closed = true;
   }
 
   private start(session: string, sim: Simulation | null, step: number, result: ResetResult): void {
@@ -168,6 +278,7 @@ export class TrajectoryRecorder implements SessionHooks {
     else if (o.rows.length > this.flushRows) {
       // Stream: write all but the newest row (it may still become the episode's last).
       this.writer.writeSteps(o.rows.splice(0, o.rows.length - 1));
+      this.checkStopped();
     }
   }
 
@@ -197,12 +308,12 @@ export class TrajectoryRecorder implements SessionHooks {
       ...episodeCounts(o.sim),
     };
     this.writer.write(o.rows, episode);
+    this.checkStopped();
   }
 
   /** End every open episode and close the files (call once, on server shutdown). */
   close(): void {
-    if (this.closed) return;
-    for (const s of [...this.open.keys()]) this.finish(s);
+    if (!this.closed) for (const s of [...this.open.keys()]) this.finish(s);
     this.closed = true;
     this.writer.close();
   }

@@ -4,7 +4,7 @@
  * fatal; the session table and the protocol logic live in sessions.ts and protocol.ts.
  */
 import { makeDirs } from '../export/dirs.js';
-import { recordProblem, SessionRecording } from './session-recording.js';
+import { recordProblem, RecordQuota, SessionRecording } from './session-recording.js';
 import { arrowCompression, type ArrowCompression } from '../export/compression.js';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -16,7 +16,7 @@ import type { ResetResult } from '../env/env.js';
 import { listPresets, packageRoot } from '../config/load.js';
 import { BatchJob, ProtocolHandler, type Handled } from './protocol-handler.js';
 import { decodePayload, DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator, tooLargeReply, validRequestId } from '../protocol/protocol.js';
-import type { RequestId } from '../protocol/ops.js';
+import type { RecordingNote, RequestId } from '../protocol/ops.js';
 import { assertBindAllowed, resolveCurveKeys, SecurityError } from './security.js';
 import { parseAllowList, ZapHandler } from './zap.js';
 import { MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
@@ -82,6 +82,17 @@ export interface ServerOptions {
   recordDir?: string;
   /** Body compression of those recordings (default `'zstd'`; `'none'`: plain Arrow IPC, no compression on the server's thread). */
   recordCompression?: ArrowCompression;
+  /**
+   * Byte budget of the recordings this server starts, together (`serve --record-max-mib`; default
+   * `DEFAULT_RECORD_MAX_BYTES`, 16 GiB): a recording whose next rows it cannot hold is completed with the rows written so
+   * far and its sessions go on unrecorded (`recording_stopped` in their next result); a reset asking to record once it
+   * cannot hold another recording is `record_limit`.
+   */
+  recordMaxBytes?: number;
+  /** The share of that budget one client's recordings may take together (`--record-client-mib`; default 2 GiB, at most `recordMaxBytes`). */
+  recordClientBytes?: number;
+  /** Recordings of one client in progress at once (`--record-max-per-client`; default 16); beyond it a new one is `record_limit`. */
+  recordMaxPerClient?: number;
   /** Validate every reply against the protocol schema (tests). */
   validateReplies?: boolean;
   /** Cap on one `step_batch` reply in bytes (default 64 MiB; later entries fail with `message_too_large`). */
@@ -457,9 +468,11 @@ export class Server {
       makeDirs(opts.recordDir);
       const compression = arrowCompression(opts.recordCompression ?? 'zstd', 'record compression');
       // The Arrow writer (and the zstd encoder) load only here: a server that does not record starts without them.
-      const [{ TrajectoryRecorder }, { zstdEncoder }] = await Promise.all([import('./recorder.js'), import('../export/zstd.js')]);
+      const [{ TrajectoryRecorder, emptyRecordingBytes }, { zstdEncoder }] = await Promise.all([import('./recorder.js'), import('../export/zstd.js')]);
       if (compression === 'zstd') await zstdEncoder();
-      recording = new SessionRecording(opts.recordDir, TrajectoryRecorder, { compression });
+      const limits = { maxBytes: opts.recordMaxBytes, clientBytes: opts.recordClientBytes, maxPerClient: opts.recordMaxPerClient };
+      const quota = new RecordQuota(Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)), emptyRecordingBytes());
+      recording = new SessionRecording(opts.recordDir, TrajectoryRecorder, { compression }, quota);
     }
     const hooks = composeHooks([opts.hooks, recording ?? undefined]);
     if (hooks !== undefined) sessionOpts.hooks = hooks;
@@ -470,7 +483,7 @@ export class Server {
     const protocolOpts: ConstructorParameters<typeof ProtocolHandler>[2] = { validateReplies: opts.validateReplies ?? false };
     if (opts.maxBatchReplyBytes !== undefined) protocolOpts.maxBatchReplyBytes = opts.maxBatchReplyBytes;
     const rec = recording;
-    protocolOpts.recordCheck = (name: unknown, client: string) => recordProblem(rec ? rec.dir : null, name, rec ? rec.active : new Map(), client);
+    protocolOpts.recordCheck = (name: unknown, client: string) => (rec !== null ? rec.problem(name, client) : recordProblem(null, name, new Map(), client));
     const guard = memoryGuard(opts.maxMemoryBytes);
     protocolOpts.admit = () => guard();
     const handler = new ProtocolHandler(sessions, { version: packageVersion(), presets, maxMessageBytes }, protocolOpts);
@@ -1020,6 +1033,14 @@ function composeHooks(list: (SessionHooks | undefined)[]): SessionHooks | undefi
     onReset: (e) => hs.forEach((h) => h.onReset?.(e)),
     onRestore: (e) => hs.forEach((h) => h.onRestore?.(e)),
     onStep: (e) => hs.forEach((h) => h.onStep?.(e)),
+    noteFor: (session) => {
+      let out: RecordingNote | undefined;
+      for (const h of hs) {
+        const n = h.noteFor?.(session);
+        if (n !== undefined) out = { ...out, ...n };
+      }
+      return out;
+    },
     onClose: (e) => hs.forEach((h) => h.onClose?.(e)),
   };
 }

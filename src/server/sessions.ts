@@ -17,7 +17,7 @@ import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResu
 import type { ChatMessage, TurnOptions, TurnSnapshot } from '../turns/turns.js';
 import type { Simulation } from '../sim/index.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, MAX_SESSION_ID_TAG_CHARS } from '../protocol/limits.js';
-import type { ErrorCode, SessionResetResult, ToolsChoice, TurnResetReply, TurnRestoreReply, TurnStepReply, WireTurnAction } from '../protocol/ops.js';
+import type { ErrorCode, RecordingNote, SessionResetResult, ToolsChoice, TurnResetReply, TurnRestoreReply, TurnStepReply, WireTurnAction } from '../protocol/ops.js';
 import { toolList, TurnSession, type TurnStart } from './turn-session.js';
 
 /** The synchronous environment API the session table drives (`Env` implements it). */
@@ -53,6 +53,11 @@ export interface SessionHooks {
   onRestore?(e: { session: string; snapshot: EnvSnapshot; result: ResetResult; sim: Simulation | null }): void;
   /** After every successful step; `action` is the command line executed (for a Discrete action, the command it stood for). */
   onStep?(e: { session: string; action: string; result: StepResult; sim: Simulation | null }): void;
+  /**
+   * After `onReset`, `onRestore` and `onStep`: what to add to that result of `session` (the server's recording telling
+   * the session, once, that it stopped), or undefined.
+   */
+  noteFor?(session: string): RecordingNote | undefined;
   /** When a session is removed (its environment is already closed); exceptions are ignored. */
   onClose?(e: { session: string; reason: CloseReason }): void;
 }
@@ -353,8 +358,11 @@ export class SessionManager {
     this.target(args.session, 'env', owner);
     const { env, r: result } = this.start('reset', preset, args.session, this.envFactory, (e) => e.reset({ seed: args.seed, preset, options }));
     const session = this.put(args.session ?? null, owner, { kind: 'env', env });
-    this.guarded(session, 'reset', () => this.hooks.onReset?.({ session, client: owner, seed: args.seed, preset, options, result, sim: env.simulation ?? null }));
-    return { session, ...result };
+    const note = this.guarded(session, 'reset', () => {
+      this.hooks.onReset?.({ session, client: owner, seed: args.seed, preset, options, result, sim: env.simulation ?? null });
+      return this.hooks.noteFor?.(session);
+    });
+    return note?.recording_stopped !== undefined ? { session, ...result, recording_stopped: note.recording_stopped } : { session, ...result };
   }
 
   /**
@@ -368,11 +376,15 @@ export class SessionManager {
   }
 
   /** Execute one agent command in a session. */
-  step(session: string, action: string | number, owner = LOCAL_OWNER): StepResult {
+  step(session: string, action: string | number, owner = LOCAL_OWNER): StepResult & RecordingNote {
     const env = this.getEnv(session, owner);
     const result = this.guarded(session, 'step', () => env.step(action), 'the episode is over (terminated or truncated); send reset');
     const text = typeof action === 'string' ? action : (result.info.action_text ?? String(action));
-    this.guarded(session, 'step', () => this.hooks.onStep?.({ session, action: text, result, sim: env.simulation ?? null }));
+    const note = this.guarded(session, 'step', () => {
+      this.hooks.onStep?.({ session, action: text, result, sim: env.simulation ?? null });
+      return this.hooks.noteFor?.(session);
+    });
+    if (note?.recording_stopped !== undefined) (result as StepResult & RecordingNote).recording_stopped = note.recording_stopped;
     return result;
   }
 
@@ -407,8 +419,11 @@ export class SessionManager {
     this.target(session, 'env', owner);
     const { env, r: result } = this.revive('snapshot', this.envFactory, (e) => e.restore(snapshot), this.checkRestored);
     const sid = this.put(session ?? null, owner, { kind: 'env', env });
-    this.guarded(sid, 'restore', () => this.hooks.onRestore?.({ session: sid, snapshot, result, sim: env.simulation ?? null }));
-    return { session: sid, ...result };
+    const note = this.guarded(sid, 'restore', () => {
+      this.hooks.onRestore?.({ session: sid, snapshot, result, sim: env.simulation ?? null });
+      return this.hooks.noteFor?.(sid);
+    });
+    return note?.recording_stopped !== undefined ? { session: sid, ...result, recording_stopped: note.recording_stopped } : { session: sid, ...result };
   }
 
   private checkPreset(preset: string): void {

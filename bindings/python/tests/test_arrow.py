@@ -228,6 +228,46 @@ def test_a_recording_cut_short_by_a_killed_server_keeps_its_complete_episodes(tm
     assert pl.read_ipc(d / "r.arrow").height == 12
 
 
+def test_a_recording_stopped_by_its_budget_is_complete_and_readable(tmp_path: Path) -> None:
+    """``ycgym serve --record-client-mib``: a recording that reaches its client's share is completed with the episodes
+    written before (pyarrow, polars and ``read_trajectories`` read it), the step that found no room says so in
+    ``recording_stopped``, and the session goes on stepping unrecorded. Before, a client could record without bound."""
+    from ycgym import Client, LocalServer
+
+    d = tmp_path / "rec"
+    d.mkdir()
+    with LocalServer(args=["--record-dir", str(d), "--record-compression", "none", "--record-client-mib", "1"]) as srv:
+        c = Client(srv.endpoint)
+        try:
+            opts = {"record": {"path": "r.arrow"}, "max_steps": 3}
+            s = c.reset(1, options=opts)["session"]
+            stopped = None
+            episodes = 0
+            for seed in range(2, 200):
+                for _ in range(3):
+                    r = c.step(s, "market browse --limit 200")
+                    stopped = r.get("recording_stopped", stopped)
+                if stopped is not None:
+                    break
+                episodes += 1
+                c.reset(seed, session=s, options=opts)
+            assert stopped is not None
+            assert stopped["path"] == "r.arrow" and stopped["reason"] == "client_budget"
+            assert "--record-client-mib" in stopped["message"]
+            c.reset(500, session=s, options={"max_steps": 3})
+            assert "recording_stopped" not in c.step(s, "company status")
+        finally:
+            c.close()
+    size = (d / "r.arrow").stat().st_size + (d / "r.episodes.arrow").stat().st_size
+    assert size == stopped["bytes"] <= 2**20
+    steps = read_trajectories(d / "r.arrow")
+    assert episodes > 1
+    assert steps.column("episode_id").to_pylist() == [e for e in range(episodes) for _ in range(4)]
+    with pa.memory_map(str(d / "r.episodes.arrow")) as f:
+        assert pa.ipc.open_file(f).read_all().num_rows == episodes
+    assert pl.read_ipc(d / "r.arrow").height == 4 * episodes
+
+
 def test_write_trajectories_replaces_a_file_whole_or_not_at_all(episodes: list[list[dict[str, Any]]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A write that fails or is interrupted (Ctrl-C, a full disk) leaves the file that was there as it was, and no
     partial file: the table is written beside it and moved into place once complete (as ``ycgym run`` does). Before,

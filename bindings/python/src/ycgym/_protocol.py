@@ -57,6 +57,7 @@ ERROR_CODES: Final[tuple[str, ...]] = (
     "bad_preset",
     "bad_snapshot",
     "capacity",
+    "record_limit",
     "internal",
 )
 """Every error code of an error reply (``ProtocolError.code``)."""
@@ -65,8 +66,11 @@ DEFAULT_IDLE_TIMEOUT_MS: Final = 600000
 DEFAULT_MARKET_SLOTS: Final = 10
 DEFAULT_MAX_BATCH_REPLY_BYTES: Final = 67108864
 DEFAULT_MAX_MESSAGE_BYTES: Final = 8388608
+DEFAULT_MAX_RECORDINGS_PER_CLIENT: Final = 16
 DEFAULT_MAX_SESSIONS: Final = 1024
 DEFAULT_MAX_SESSIONS_PER_CLIENT: Final = 256
+DEFAULT_RECORD_CLIENT_BYTES: Final = 2147483648
+DEFAULT_RECORD_MAX_BYTES: Final = 17179869184
 DEFAULT_TASK_SLOTS: Final = 4
 MAX_ACTION_CHARS: Final = 65536
 MAX_BATCH: Final = 4096
@@ -296,7 +300,7 @@ class StepInfo(_StepInfoRequired, total=False):
     """Discrete mode, reset and restore: shapes, names and bounds of the frame (docs/discrete.md)."""
 
 
-class StepResult(TypedDict):
+class _StepResultRequired(TypedDict):
     observation: Observation
     reward: float
     """Change in funds caused by the step, in dollars."""
@@ -305,11 +309,33 @@ class StepResult(TypedDict):
     info: StepInfo
 
 
-class ResetResult(TypedDict):
-    """Result of reset and restore."""
+class StepResult(_StepResultRequired, total=False):
+    recording_stopped: RecordingStopped
+    """Present once, in the next result of each session of a recording the server stopped (its budget could not hold the next rows)."""
+
+
+class _ResetResultRequired(TypedDict):
     session: str
     observation: Observation
     info: StepInfo
+
+
+class ResetResult(_ResetResultRequired, total=False):
+    """Result of reset and restore."""
+    recording_stopped: RecordingStopped
+    """Present once, in the next result of each session of a recording the server stopped (its budget could not hold the next rows)."""
+
+
+class RecordingStopped(TypedDict):
+    """A recording the server stopped because its budget (serve --record-max-mib, --record-client-mib) could not hold the next rows: its files were completed with every row written before (an episode is written whole or not at all); its sessions go on unrecorded."""
+    path: str
+    """The recording's file name (options.record.path)."""
+    reason: Literal["server_budget", "client_budget"]
+    """The record directory's budget (server_budget) or the client's share of it (client_budget)."""
+    message: str
+    """The limit, its value and its flag, in words."""
+    bytes: int
+    """Bytes of the recording's two files, complete."""
 
 
 class SeedRange(TypedDict):
@@ -370,7 +396,7 @@ class HelloResult(TypedDict):
 
 
 class Error(TypedDict):
-    code: Literal["bad_json", "bad_frames", "message_too_large", "unsupported_version", "invalid_request", "unknown_op", "unknown_session", "session_limit", "episode_over", "bad_preset", "bad_snapshot", "capacity", "internal"]
+    code: Literal["bad_json", "bad_frames", "message_too_large", "unsupported_version", "invalid_request", "unknown_op", "unknown_session", "session_limit", "episode_over", "bad_preset", "bad_snapshot", "capacity", "record_limit", "internal"]
     message: str
 
 
@@ -400,6 +426,11 @@ class StepBatchBinaryResultErrorsItem(TypedDict):
     error: Error
 
 
+class StepBatchBinaryResultRecordingStoppedItem(TypedDict):
+    index: int
+    recording: RecordingStopped
+
+
 class _StepBatchBinaryResultRequired(TypedDict):
     encoding: Literal["binary"]
     n: int
@@ -414,6 +445,8 @@ class _StepBatchBinaryResultRequired(TypedDict):
 class StepBatchBinaryResult(_StepBatchBinaryResultRequired, total=False):
     """Result of a step_batch with "encoding": "binary" (frame 0); the arrays it lists follow as frames 1..k, row i for entry i (zeros for a failed entry)."""
     admissible_commands: list[list[str] | None]
+    recording_stopped: list[StepBatchBinaryResultRecordingStoppedItem]
+    """The entries whose session's recording the server stopped; present only when some are."""
 
 
 class SnapshotResult(TypedDict):
@@ -829,7 +862,7 @@ Action: TypeAlias = str | int
 Request: TypeAlias = HelloRequest | ResetRequest | StepRequest | StepBatchRequest | SnapshotRequest | RestoreRequest | CloseRequest | TurnResetRequest | TurnStepRequest | TurnMessagesRequest | TurnSnapshotRequest | TurnRestoreRequest | TurnTimeSeriesRequest
 """Any request (exactly one branch matches: op is a const in each)."""
 
-ErrorCode: TypeAlias = Literal["bad_json", "bad_frames", "message_too_large", "unsupported_version", "invalid_request", "unknown_op", "unknown_session", "session_limit", "episode_over", "bad_preset", "bad_snapshot", "capacity", "internal"]
+ErrorCode: TypeAlias = Literal["bad_json", "bad_frames", "message_too_large", "unsupported_version", "invalid_request", "unknown_op", "unknown_session", "session_limit", "episode_over", "bad_preset", "bad_snapshot", "capacity", "record_limit", "internal"]
 
 BatchItem: TypeAlias = BatchItem1 | BatchItem2
 
