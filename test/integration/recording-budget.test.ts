@@ -206,18 +206,20 @@ describe('recording budgets (serve --record-max-mib, --record-client-mib, --reco
     const s = (await a.reset({ seed: 1, ...record('bin.arrow', { max_steps: 2 }) })).session;
     let found: unknown = null;
     for (let k = 0; k < 300 && found === null; k++) {
-      // Each entry's episode ends on its second step; the next step is episode_over, then a reset writes it.
+      // Each batch plays a whole episode: its second step ends it, and the episode is written then (or the recording stops).
       const r = await a.stepBatchArrays([
         { session: s, action: 'company status' },
         { session: s, action: 'company status' },
       ]);
-      const stops = r.result.recording_stopped ?? [];
-      if (stops.length > 0) found = stops;
-      else await a.reset({ seed: 2 + k, session: s, ...record('bin.arrow', { max_steps: 2 }) }).then((x) => {
-        if ((x as Stopped).recording_stopped !== undefined) found = 'reset';
-      });
+      expect(r.result.errors).toEqual([]);
+      if (r.result.recording_stopped !== undefined) found = r.result.recording_stopped;
+      else expect((await a.reset({ seed: 2 + k, session: s, ...record('bin.arrow', { max_steps: 2 }) })) as Stopped).not.toHaveProperty('recording_stopped');
     }
-    expect(found).not.toBeNull();
+    expect(found).toEqual([{ index: 1, recording: { path: 'bin.arrow', reason: 'client_budget', message: expect.stringContaining('--record-client-mib'), bytes: expect.any(Number) } }]);
+    // The session steps on, unrecorded, and the stop is not reported again.
+    await a.reset({ seed: 1000, session: s, options: { max_steps: 2 } });
+    const after = await a.stepBatchArrays([{ session: s, action: 'company status' }]);
+    expect(after.result.recording_stopped).toBeUndefined();
   });
 
   it('records byte-identical files below the budget (the quota only observes)', async () => {
