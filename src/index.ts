@@ -9,7 +9,7 @@ export { RemoteEnv } from './client/remote-env.js';
 export { Server, startServer } from './server/server.js';
 export type { Logger, ServerOptions } from './server/server.js';
 export type { CloseReason, SessionHooks } from './server/sessions.js';
-export type { ErrorCode, HelloResult } from './protocol/protocol.js';
+export type { ErrorCode, HelloResult, RecordingStopped } from './protocol/protocol.js';
 export { generateCurveKeyPair } from './protocol/curve.js';
 export type { CurveKeyPair } from './protocol/curve.js';
 export { RecoveringEnv } from './client/recovering-env.js';

@@ -23,7 +23,9 @@ describe('generated files (regenerate: npm run gen)', () => {
     expect(committed.replace('"hello",', '"helo",')).not.toBe(renderProtocolPy());
     // Every op and the TypedDicts of the op's request and result are in the generated module.
     for (const op of OPS) expect(committed).toContain(`    ${JSON.stringify(op)},\n`);
-    expect(committed).toContain('class StepResult(TypedDict):');
+    // StepResult has an optional key (`recording_stopped`): the generator's form for a type with required and optional keys.
+    expect(committed).toContain('class StepResult(_StepResultRequired, total=False):');
+    expect(committed).toMatch(/^class _StepResultRequired\(TypedDict\):\n(?:    .*\n)*    observation: Observation\n/m);
     expect(committed).toContain('class HelloResult(TypedDict):');
   });
 });
