@@ -268,6 +268,32 @@ def test_a_recording_stopped_by_its_budget_is_complete_and_readable(tmp_path: Pa
     assert pl.read_ipc(d / "r.arrow").height == 4 * episodes
 
 
+def test_the_gym_env_passes_a_recording_stop_into_info(tmp_path: Path) -> None:
+    """``YCBenchEnv`` over a server whose recording budget runs out: the step that found no room has the server's
+    ``recording_stopped`` in its ``info`` (before, ``info`` dropped it: a Gym user could not tell the recording stopped)."""
+    from ycgym import LocalServer, YCBenchEnv
+
+    d = tmp_path / "rec"
+    d.mkdir()
+    with LocalServer(args=["--record-dir", str(d), "--record-compression", "none", "--record-client-mib", "1"]) as srv:
+        env = YCBenchEnv(endpoint=srv.endpoint, reset_options={"record": {"path": "g.arrow"}, "max_steps": 3})
+        try:
+            stops = []
+            for seed in range(1, 200):
+                _, info = env.reset(seed=seed)
+                assert "recording_stopped" not in info
+                for _ in range(3):
+                    _, _, _, _, info = env.step("market browse --limit 200")
+                    if "recording_stopped" in info:
+                        stops.append(info["recording_stopped"])
+                if stops:
+                    break
+            assert [s["reason"] for s in stops] == ["client_budget"]
+            assert stops[0]["path"] == "g.arrow"
+        finally:
+            env.close()
+
+
 def test_write_trajectories_replaces_a_file_whole_or_not_at_all(episodes: list[list[dict[str, Any]]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A write that fails or is interrupted (Ctrl-C, a full disk) leaves the file that was there as it was, and no
     partial file: the table is written beside it and moved into place once complete (as ``ycgym run`` does). Before,

@@ -123,6 +123,18 @@ def test_server_info_keys_make_info_sets_again(key: str) -> None:
     assert same(got, ref) and _orders(got) == _orders(ref) and _dtypes(got) == _dtypes(ref)
 
 
+def test_a_recording_stop_goes_into_the_info_like_make_info_puts_it() -> None:
+    """A result with the server's ``recording_stopped`` (its recording reached its budget): the direct path declines,
+    so the vector info has it, for that sub-environment, as the fold of ``make_info`` does."""
+    v = _venv(3)
+    results = [_result(i) for i in range(3)]
+    note = {"path": "r.arrow", "reason": "client_budget", "message": "recording r.arrow stopped", "bytes": 1000}
+    results[1]["recording_stopped"] = note
+    ref = _fold(v, results)
+    assert ref["recording_stopped"]["path"][1] == "r.arrow" and list(ref["_recording_stopped"]) == [False, True, False]
+    assert v._step_infos(results) is None  # type: ignore[arg-type]
+
+
 # Values a column may hold: mostly its usual type, sometimes another (the general path then decides).
 _scalar = st.one_of(st.integers(-5, 5), st.floats(-2, 2, allow_nan=False), st.none(), st.text(max_size=2), st.booleans())
 

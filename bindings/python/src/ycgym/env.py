@@ -35,9 +35,13 @@ def make_info(result: ResetResult | StepResult, session: str | None, max_text_le
     ``status`` is the observation's status block as sent (events included), with ``prestige``,
     ``trust`` and ``runway_months`` values as ``float``. When the observation's text is longer than
     ``max_text_length`` (so the observation holds only its beginning), ``text_truncated`` is true and
-    ``text_length`` is the full length.
+    ``text_length`` is the full length. ``recording_stopped`` is the server's note, once, that it stopped the
+    session's recording at its byte budget (``ycgym serve --record-client-mib``, ``--record-max-mib``).
     """
     info: dict[str, Any] = dict(result["info"])
+    stopped = result.get("recording_stopped")
+    if stopped is not None:
+        info["recording_stopped"] = dict(stopped)
     obs = result["observation"]
     if len(obs["text"]) > max_text_length:
         info["text_truncated"] = True

@@ -602,8 +602,9 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         gives for their :func:`make_info` dicts, built a column at a time straight from the results (no info dict
         per sub-environment; prestige and trust converted by ``float`` a column at a time, as ``make_info`` does a
         value at a time). None whenever that is not certain (the infos' keys differ, a text is longer than
-        ``max_text_length``, a column is not of one plain type, a subclass builds its own infos, a malformed
-        result): the caller then takes the general path (which raises what ``make_info`` raises)."""
+        ``max_text_length``, a result carries the server's ``recording_stopped``, a column is not of one plain type,
+        a subclass builds its own infos, a malformed result): the caller then takes the general path (which raises
+        what ``make_info`` raises)."""
         if len(results) != self.num_envs or type(self)._info is not YCBenchVectorEnv._info:
             return None
         try:
@@ -612,6 +613,8 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             return None
 
     def _step_infos_of(self, results: list[StepResult]) -> dict[str, Any] | None:
+        if any("recording_stopped" in r for r in results):  # a server's note for make_info's info: the general path
+            return None
         # Plain mappings here: their keys are read as they come (the columns follow the replies' keys).
         infos: list[Mapping[str, Any]] = [r["info"] for r in results]
         obs = [r["observation"] for r in results]
