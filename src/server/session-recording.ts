@@ -197,8 +197,10 @@ export class SessionRecording implements SessionHooks {
     const r = this.recorders.get(name);
     if (!r) return;
     r.rec.finish(session);
-    r.sessions.delete(session);
+    // Its last episode may be what the budget could not hold: it is told too (in the result of the reset or restore
+    // that made it leave; a closed session's notice is dropped).
     this.checkStopped(name);
+    r.sessions.delete(session);
     if (r.sessions.size === 0 && this.recorders.get(name) === r) {
       r.rec.close();
       this.recorders.delete(name);

@@ -200,6 +200,18 @@ describe('recording budgets (serve --record-max-mib, --record-client-mib, --reco
     await expect(client().reset({ seed: 1, ...record('other.arrow') })).rejects.toMatchObject({ code: 'record_limit', message: expect.stringContaining('--record-max-mib') });
   });
 
+  it('tells a session whose last episode did not fit when it leaves the recording (a reset into another, or none)', async () => {
+    const { dir, client } = await serverWith({ recordClientBytes: 100_000 });
+    const a = client();
+    const s = (await a.reset({ seed: 1, ...record('leave.arrow') })).session;
+    // The episode's rows wait in memory (fewer than flushRows); the reset ends it, and it does not fit.
+    for (let i = 0; i < 10; i++) expect((await a.step(s, 'market browse --limit 200')) as Stopped).not.toHaveProperty('recording_stopped');
+    const r = (await a.reset({ seed: 2, session: s })) as Stopped;
+    expect(r.recording_stopped).toMatchObject({ path: 'leave.arrow', reason: 'client_budget' });
+    expect(readArrowFile(join(dir, 'leave.arrow')).numRows).toBe(0);
+    expect(bytesOf(dir, 'leave.arrow')).toBe(r.recording_stopped?.bytes);
+  });
+
   it('reports the stop in a binary step_batch reply', async () => {
     const { client } = await serverWith({ recordClientBytes: 20_000 });
     const a = client();
