@@ -6,16 +6,11 @@
  * snapshot still restores and continues exactly.
  */
 import { describe, expect, it } from 'vitest';
-import { listPresets } from '../../src/config/load.js';
-import { ProtocolHandler } from '../../src/server/protocol-handler.js';
-import { SessionManager } from '../../src/server/sessions.js';
+import type { ProtocolHandler } from '../../src/server/protocol-handler.js';
+import { protocolHandler } from '../helpers/protocol-handler.js';
 import { TurnEnv, type TurnSnapshot } from '../../src/turns/turns.js';
 
-const presets = listPresets();
-
-function handler(): ProtocolHandler {
-  return new ProtocolHandler(new SessionManager({ presets }), { version: '9.9.9', presets, maxMessageBytes: 1 << 20 }, { validateReplies: true });
-}
+const handler = (): ProtocolHandler => protocolHandler();
 
 /** A snapshot taken in process in the middle of a turn: one call made, the turn not ended. */
 function midTurn(): TurnSnapshot {

@@ -8,18 +8,13 @@
  *   bankruptcy) failed with `internal` and closed the session; now the config is refused (`bad_snapshot`).
  */
 import { describe, expect, it } from 'vitest';
-import { listPresets } from '../../src/config/load.js';
-import { ProtocolHandler } from '../../src/server/protocol-handler.js';
-import { SessionManager } from '../../src/server/sessions.js';
+import type { ProtocolHandler } from '../../src/server/protocol-handler.js';
+import { protocolHandler } from '../helpers/protocol-handler.js';
 import { addBusinessHours, makeInstant } from '../../src/sim/model/calendar.js';
 import { D } from '../../src/sim/py/decimal.js';
 import { CLIENT_NAME_POOL } from '../../src/sim/model/world.js';
 
-const presets = listPresets();
-
-function handler(): ProtocolHandler {
-  return new ProtocolHandler(new SessionManager({ presets }), { version: '9.9.9', presets, maxMessageBytes: 1 << 20 }, { validateReplies: true });
-}
+const handler = (): ProtocolHandler => protocolHandler();
 
 type Ok<T> = { ok: true; result: T };
 

@@ -6,22 +6,11 @@
  * naming the field, and inside the ranges a failed task's penalty keeps funds exact integer cents.
  */
 import { describe, expect, it } from 'vitest';
-import { listPresets } from '../../src/config/load.js';
-import { ProtocolHandler } from '../../src/server/protocol-handler.js';
-import { SessionManager } from '../../src/server/sessions.js';
+import type { ProtocolHandler } from '../../src/server/protocol-handler.js';
+import { protocolHandler, sendV1 as send } from '../helpers/protocol-handler.js';
 
-const presets = listPresets();
-
-type Reply = { ok: true; result: Record<string, unknown> } | { ok: false; error: { code: string; message: string } };
-
-function handler(): ProtocolHandler {
-  // validateReplies: a reply outside the protocol schema comes back as an `internal` error naming the problem.
-  return new ProtocolHandler(new SessionManager({ presets }), { version: '9.9.9', presets, maxMessageBytes: 1 << 22 }, { validateReplies: true });
-}
-
-function send(h: ProtocolHandler, req: Record<string, unknown>): Reply {
-  return h.handleValue({ v: 1, ...req }).reply as Reply;
-}
+// validateReplies: a reply outside the protocol schema comes back as an `internal` error naming the problem.
+const handler = (): ProtocolHandler => protocolHandler({ maxMessageBytes: 1 << 22 });
 
 /** An Env snapshot of a fresh default episode with `world` merged into its config's world. */
 function forged(h: ProtocolHandler, world: Record<string, unknown>): Record<string, unknown> {

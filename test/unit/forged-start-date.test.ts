@@ -11,22 +11,12 @@
  * instant exact), and the start and horizon end are checked wherever a run could later be created from them.
  */
 import { describe, expect, it } from 'vitest';
-import { configFromRaw, listPresets, loadPreset, PresetError } from '../../src/config/load.js';
+import { configFromRaw, loadPreset, PresetError } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
-import { ProtocolHandler } from '../../src/server/protocol-handler.js';
-import { SessionManager } from '../../src/server/sessions.js';
+import type { ProtocolHandler } from '../../src/server/protocol-handler.js';
+import { protocolHandler, sendV1 as send } from '../helpers/protocol-handler.js';
 
-const presets = listPresets();
-
-type Reply = { ok: true; result: Record<string, unknown> } | { ok: false; error: { code: string; message: string } };
-
-function handler(): ProtocolHandler {
-  return new ProtocolHandler(new SessionManager({ presets }), { version: '9.9.9', presets, maxMessageBytes: 1 << 22 }, { validateReplies: true });
-}
-
-function send(h: ProtocolHandler, req: Record<string, unknown>): Reply {
-  return h.handleValue({ v: 1, ...req }).reply as Reply;
-}
+const handler = (): ProtocolHandler => protocolHandler({ maxMessageBytes: 1 << 22 });
 
 /** The default preset's raw config with `sim` fields replaced. */
 function rawWith(sim: Record<string, unknown>): Record<string, unknown> {

@@ -6,7 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { listPresets } from '../../src/config/load.js';
 import {
   checkReply,
   ERROR_CODES,
@@ -24,16 +23,13 @@ import {
   type Reply,
 } from '../../src/protocol/protocol.js';
 import { ProtocolHandler } from '../../src/server/protocol-handler.js';
-import { SessionManager } from '../../src/server/sessions.js';
+import { protocolHandler } from '../helpers/protocol-handler.js';
 
 type Json = Record<string, unknown>;
 const schema = JSON.parse(readFileSync(protocolSchemaPath(), 'utf8')) as { $defs: Record<string, Json> };
 const defs = schema.$defs;
 
-function handler(): ProtocolHandler {
-  const presets = listPresets();
-  return new ProtocolHandler(new SessionManager({ presets, maxSessions: 16 }), { version: '9.9.9', presets, maxMessageBytes: 8 << 20 }, { validateReplies: true });
-}
+const handler = (): ProtocolHandler => protocolHandler({ maxSessions: 16, maxMessageBytes: 8 << 20 });
 
 function result(r: Reply): Json {
   if (!r.ok) throw new Error(`expected success, got ${r.error.code}: ${r.error.message}`);

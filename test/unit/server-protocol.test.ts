@@ -6,11 +6,9 @@ import { ProtocolHandler } from '../../src/server/protocol-handler.js';
 import { checkReply, MAX_ACTION_CHARS, type Reply } from '../../src/protocol/protocol.js';
 import { splitFrames } from '../../src/server/server.js';
 import { SessionManager } from '../../src/server/sessions.js';
+import { protocolHandler } from '../helpers/protocol-handler.js';
 
-function handler(maxSessions = 8): ProtocolHandler {
-  const presets = listPresets();
-  return new ProtocolHandler(new SessionManager({ presets, maxSessions }), { version: '9.9.9', presets, maxMessageBytes: 1000 }, { validateReplies: true });
-}
+const handler = (maxSessions = 8): ProtocolHandler => protocolHandler({ maxSessions, maxMessageBytes: 1000 });
 
 function send(h: ProtocolHandler, req: unknown): Reply {
   return h.handleValue(req).reply;
