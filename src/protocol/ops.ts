@@ -76,6 +76,18 @@ export interface Limits {
   max_sessions_per_client: number;
   idle_timeout_ms: number;
   max_batch: number;
+  /** The recording limits (`serve --record-max-mib`, `--record-client-mib`, `--record-max-per-client`); null: the server does not record. */
+  record: RecordLimitsWire | null;
+}
+
+/** A recording server's limits, as `hello` announces them (bytes; see `record_limit`). */
+export interface RecordLimitsWire {
+  /** Bytes of every recording this server starts, together. */
+  max_bytes: number;
+  /** Bytes of one client connection's recordings, together. */
+  client_bytes: number;
+  /** Recordings of one client in progress at once. */
+  max_per_client: number;
 }
 
 /** Result of `hello`. */

@@ -26,6 +26,7 @@ import {
   type OpResult,
   type OkReply,
   type RecordingNote,
+  type RecordLimitsWire,
   type Reply,
   type RequestId,
   validRequestId,
@@ -44,6 +45,8 @@ export interface ServerFacts {
   version: string;
   presets: readonly string[];
   maxMessageBytes: number;
+  /** The recording limits, announced in `hello` (absent: the server does not record). */
+  recordLimits?: RecordLimitsWire;
 }
 
 /** Options of the protocol handler. */
@@ -149,6 +152,7 @@ export class ProtocolHandler {
         max_sessions_per_client: sessions.maxSessionsPerClient,
         idle_timeout_ms: Math.round(sessions.idleTimeoutMs),
         max_batch: MAX_BATCH,
+        record: facts.recordLimits === undefined ? null : { ...facts.recordLimits },
       },
       spaces: {
         action: { type: 'text', min_length: 0, max_length: MAX_ACTION_CHARS },

@@ -14,7 +14,7 @@ import { getHeapStatistics } from 'node:v8';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ResetResult } from '../env/env.js';
 import { listPresets, packageRoot } from '../config/load.js';
-import { BatchJob, ProtocolHandler, type Handled } from './protocol-handler.js';
+import { BatchJob, ProtocolHandler, type Handled, type ServerFacts } from './protocol-handler.js';
 import { decodePayload, DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator, tooLargeReply, validRequestId } from '../protocol/protocol.js';
 import type { RecordingNote, RequestId } from '../protocol/ops.js';
 import { assertBindAllowed, resolveCurveKeys, SecurityError } from './security.js';
@@ -486,7 +486,9 @@ export class Server {
     protocolOpts.recordCheck = (name: unknown, client: string) => (rec !== null ? rec.problem(name, client) : recordProblem(null, name, new Map(), client));
     const guard = memoryGuard(opts.maxMemoryBytes);
     protocolOpts.admit = () => guard();
-    const handler = new ProtocolHandler(sessions, { version: packageVersion(), presets, maxMessageBytes }, protocolOpts);
+    const facts: ServerFacts = { version: packageVersion(), presets, maxMessageBytes };
+    if (recording?.quota) facts.recordLimits = { max_bytes: recording.quota.maxBytes, client_bytes: recording.quota.clientBytes, max_per_client: recording.quota.maxPerClient };
+    const handler = new ProtocolHandler(sessions, facts, protocolOpts);
 
     let transport: Transport;
     let bound: string;

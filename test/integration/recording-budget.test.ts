@@ -21,6 +21,7 @@ import { Client } from '../../src/client/client.js';
 import { readArrowFile } from '../../src/export/arrow.js';
 import { startServer, type Server, type ServerOptions } from '../../src/server/server.js';
 import type { RecordingStopped } from '../../src/protocol/ops.js';
+import { DEFAULT_MAX_RECORDINGS_PER_CLIENT, DEFAULT_RECORD_CLIENT_BYTES, DEFAULT_RECORD_MAX_BYTES } from '../../src/protocol/limits.js';
 
 const record = (path: string, extra: Record<string, unknown> = {}) => ({ options: { ...extra, record: { path } } as never });
 
@@ -78,6 +79,21 @@ async function recordEpisodes(c: Client, name: string, steps: number, maxEpisode
 }
 
 describe('recording budgets (serve --record-max-mib, --record-client-mib, --record-max-per-client)', () => {
+  it('are announced in hello (limits.record; null on a server that does not record)', async () => {
+    const { client } = await serverWith({ recordMaxBytes: 3 * 2 ** 20, recordClientBytes: 2 ** 20, recordMaxPerClient: 2 });
+    expect((await client().hello()).limits.record).toEqual({ max_bytes: 3 * 2 ** 20, client_bytes: 2 ** 20, max_per_client: 2 });
+    const { client: defaults } = await serverWith({});
+    expect((await defaults().hello()).limits.record).toEqual({ max_bytes: DEFAULT_RECORD_MAX_BYTES, client_bytes: DEFAULT_RECORD_CLIENT_BYTES, max_per_client: DEFAULT_MAX_RECORDINGS_PER_CLIENT });
+    const plain = await startServer({ endpoint: 'tcp://127.0.0.1:0', validateReplies: true });
+    const c = new Client({ endpoint: plain.endpoint, timeoutMs: 20_000 });
+    try {
+      expect((await c.hello()).limits.record).toBeNull();
+    } finally {
+      await c.close();
+      await plain.close();
+    }
+  });
+
   it('refuses a recording when the client share or the server budget cannot hold even an empty one (record_limit, naming the flag)', async () => {
     const small = await serverWith({ recordClientBytes: 1000 });
     const c = small.client();

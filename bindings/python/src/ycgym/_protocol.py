@@ -350,6 +350,12 @@ class HelloResultSplits(TypedDict):
     train: SeedRange
 
 
+class HelloResultLimitsRecord2(TypedDict):
+    max_bytes: int
+    client_bytes: int
+    max_per_client: int
+
+
 class HelloResultLimits(TypedDict):
     max_message_bytes: int
     max_sessions: int
@@ -358,6 +364,8 @@ class HelloResultLimits(TypedDict):
     idle_timeout_ms: int
     """0: sessions are never reaped."""
     max_batch: int
+    record: HelloResultLimitsRecord2 | None
+    """The recording limits (serve --record-max-mib, --record-client-mib, --record-max-per-client), in bytes; null: the server does not record."""
 
 
 class HelloResultSpacesAction(TypedDict):
