@@ -148,6 +148,12 @@ export class SessionRecording implements SessionHooks {
   /** Sessions of a recording stopped at its budget that have not been told yet, and what to tell them. */
   private readonly notices = new Map<string, RecordingStopped>();
   /**
+   * Recordings stopped at their budget, by name: their owner and the note. A reset of the owner asking to record into one
+   * again is not refused (its files exist: any other name would be): it plays unrecorded and its result carries the
+   * note, so an env whose reset options name a recording goes on after the stop instead of failing every reset.
+   */
+  private readonly stoppedNames = new Map<string, { owner: string; note: RecordingStopped }>();
+  /**
    * `recorder` is the recorder class (`TrajectoryRecorder` of ./recorder.ts), passed in so that this module does not
    * load the Arrow writer: a server without a record directory never does. `quota`: the byte budgets (none: unbounded).
    */
@@ -165,6 +171,7 @@ export class SessionRecording implements SessionHooks {
 
   /** Why a record request of `client` for `name` is refused, or null (`recordProblem` with this server's state). */
   problem(name: unknown, client: string): RecordRefusal | null {
+    if (typeof name === 'string' && this.stoppedNames.get(name)?.owner === client && !this.recorders.has(name)) return null;
     return recordProblem(this.dir, name, this.active, client, this.quota);
   }
 
@@ -176,6 +183,7 @@ export class SessionRecording implements SessionHooks {
     r.rec.close();
     this.recorders.delete(name);
     const note: RecordingStopped = { path: name, reason: stop.reason, message: stop.message, bytes: r.rec.bytes };
+    this.stoppedNames.set(name, { owner: r.owner, note });
     for (const s of r.sessions) {
       this.route.delete(s);
       this.notices.set(s, note);
@@ -212,6 +220,12 @@ export class SessionRecording implements SessionHooks {
     if (this.route.get(e.session) !== name) this.leave(e.session);
     if (name !== undefined) {
       let r = this.recorders.get(name);
+      const stopped = r === undefined ? this.stoppedNames.get(name) : undefined;
+      if (stopped !== undefined && stopped.owner === (e.client ?? '')) {
+        // Its recording stopped at its budget (`problem` let the owner's reset through): unrecorded, and told so.
+        this.notices.set(e.session, stopped.note);
+        return;
+      }
       if (!r) {
         const owner = e.client ?? '';
         const budget = this.quota?.budget(owner, name);

@@ -155,8 +155,10 @@ describe('recording budgets (serve --record-max-mib, --record-client-mib, --reco
       if (s.truncated) await a.reset({ seed: 50 + i, session: ra.session, options: { max_steps: 4 } });
     }
     expect(bytesOf(dir, 'a.arrow')).toBe(size);
-    // The name's files exist, so it cannot be recorded again; a new name is refused once the share cannot hold a recording.
-    await expect(a.reset({ seed: 1, ...record('a.arrow') })).rejects.toMatchObject({ code: 'invalid_request' });
+    // The name cannot be recorded again (a reset into it plays unrecorded, told so: see the next test); a new name is
+    // refused once the share cannot hold a recording.
+    expect(((await a.reset({ seed: 1, ...record('a.arrow') })) as Stopped).recording_stopped).toEqual(stopped);
+    expect(bytesOf(dir, 'a.arrow')).toBe(size);
     let refused = false;
     for (let k = 0; k < 5 && !refused; k++) {
       try {
@@ -180,6 +182,26 @@ describe('recording budgets (serve --record-max-mib, --record-client-mib, --reco
     const bt = readArrowFile(join(dir, 'b.arrow'));
     expect(bt.getChild('action')?.toArray()).toEqual([null, ...bActions]);
     expect(tableFromIPC(readFileSync(join(dir, 'b.episodes.arrow'))).numRows).toBe(1);
+  });
+
+  it('lets the owner reset into a stopped recording again: unrecorded, told so in each such reset; another client is refused its name', async () => {
+    const share = 30_000;
+    const { dir, client } = await serverWith({ recordClientBytes: share, recordMaxBytes: 10 * share });
+    const a = client();
+    const ra = await recordEpisodes(a, 'a.arrow', 4, 500);
+    expect(ra.stopped).not.toBeNull();
+    const size = bytesOf(dir, 'a.arrow');
+    // An env whose reset options name the recording resets on (before: invalid_request, the file exists, at every reset).
+    for (const session of [ra.session, undefined]) {
+      const again = (await a.reset({ seed: 5, ...(session === undefined ? {} : { session }), ...record('a.arrow', { max_steps: 4 }) })) as Stopped & { session: string };
+      expect(again.recording_stopped).toEqual(ra.stopped);
+      for (let i = 0; i < 4; i++) expect((await a.step(again.session, 'company status')) as Stopped).not.toHaveProperty('recording_stopped');
+    }
+    expect(bytesOf(dir, 'a.arrow')).toBe(size);
+    await expect(client().reset({ seed: 1, ...record('a.arrow') })).rejects.toMatchObject({ code: 'invalid_request' });
+    // A new name is a new recording, within what the share has left.
+    const rc = await a.reset({ seed: 1, ...record('c.arrow') }).catch((e: { code: string }) => e);
+    expect(['record_limit', undefined]).toContain((rc as { code?: string }).code);
   });
 
   it('stops on the server budget too (reason server_budget), and tells every session of the recording, in step and step_batch results', async () => {
