@@ -314,3 +314,52 @@ def test_write_trajectories_replaces_a_file_whole_or_not_at_all(episodes: list[l
         assert path.read_bytes() == before, name
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["t.arrow", "t.parquet"][: 1 + (name == "t.parquet")]), name
         assert read_trajectories(write_trajectories(table, path)).equals(table)
+
+
+@pytest.mark.parametrize("kind", ["single", "binary", "json"])
+def test_the_discrete_envs_pass_a_recording_stop_into_info(tmp_path: Path, kind: str) -> None:
+    """The Discrete envs over a server whose recording budget runs out: each session's step that learns of the stop has
+    the server's ``recording_stopped`` in its info (the vector env: that sub-environment's entry, with the
+    ``_recording_stopped`` mask, as ``_add_info`` folds a dict), and the env goes on resetting (into the stopped
+    recording: unrecorded). Before, only the text env passed the note on, a binary ``step_batch`` reply's
+    ``recording_stopped`` list was not even decoded, and every reset after the stop failed (``invalid_request``)."""
+    import numpy as np
+
+    from ycgym import LocalServer, YCBenchDiscreteEnv, YCBenchDiscreteVectorEnv
+
+    d = tmp_path / "rec"
+    d.mkdir()
+    opts = {"record": {"path": "d.arrow"}, "max_steps": 40}
+    with LocalServer(args=["--record-dir", str(d), "--record-compression", "none", "--record-client-mib", "1"]) as srv:
+        told: list[tuple[int, dict[str, Any]]] = []
+        if kind == "single":
+            env = YCBenchDiscreteEnv(endpoint=srv.endpoint, reset_options=opts)
+            try:
+                env.reset(seed=1)
+                for _ in range(4000):
+                    _, _, term, trunc, info = env.step(int(np.flatnonzero(env.action_masks())[-1]))
+                    if "recording_stopped" in info:
+                        told.append((0, info["recording_stopped"]))
+                        break
+                    if term or trunc:
+                        assert "recording_stopped" not in env.reset()[1]
+            finally:
+                env.close()
+        else:
+            venv = YCBenchDiscreteVectorEnv(2, endpoint=srv.endpoint, reset_options=opts, encoding=kind)
+            try:
+                venv.reset(seed=1)
+                for _ in range(4000):
+                    acts = np.array([int(np.flatnonzero(m)[-1]) for m in venv.action_masks()])
+                    info = venv.step(acts)[4]
+                    if "recording_stopped" in info:
+                        mask = info["_recording_stopped"]
+                        told += [(i, {k: info["recording_stopped"][k][i] for k in ("path", "reason", "bytes")}) for i in np.flatnonzero(mask)]
+                    if len({i for i, _ in told}) == 2:
+                        break
+            finally:
+                venv.close()
+        assert told, "the recording never stopped"
+        assert all(t["path"] == "d.arrow" and t["reason"] == "client_budget" and int(t["bytes"]) > 0 for _, t in told)
+        # every session told (a reset into the stopped recording, such as an automatic one, is told again: it plays unrecorded)
+        assert {i for i, _ in told} == ({0} if kind == "single" else {0, 1})

@@ -33,6 +33,8 @@ class BatchArrays:
         obs: ``float32`` ``(n, obs_size)`` and mask: ``bool`` ``(n, n_actions)`` of Discrete sessions, else ``None``.
     Lists of ``n``: text, command, action_text, admissible_commands (``None`` when no entry has them).
     errors: the failed entries as :class:`ycgym.ProtocolError` (``index`` set); their rows are zeros.
+    recording_stopped: the server's ``recording_stopped`` note by entry index, for the entries whose session's recording
+    it stopped (empty for most steps).
     """
 
     __slots__ = (
@@ -46,6 +48,7 @@ class BatchArrays:
         "n",
         "obs",
         "ok",
+        "recording_stopped",
         "reward",
         "reward_cents",
         "step",
@@ -74,6 +77,7 @@ class BatchArrays:
     action_text: list[str | None]
     admissible_commands: list[list[str] | None] | None
     errors: list[Any]
+    recording_stopped: dict[int, dict[str, Any]]
 
     def reasons(self) -> np.ndarray:
         """``terminal_reason`` decoded: an ``object`` array of ``None`` or the reason string."""
@@ -144,6 +148,13 @@ def decode_batch_arrays(result: Mapping[str, Any], frames: Sequence[bytes], erro
         if not isinstance(err, Mapping) or type(index) is not int or not 0 <= index < n:
             raise ValueError("an errors entry is not {index, error}")
         out.errors.append(error_type(str(err.get("code", "internal")), str(err.get("message", "")), index=index))
+    out.recording_stopped = {}
+    for e in result.get("recording_stopped") or ():
+        index = e.get("index") if isinstance(e, Mapping) else None
+        note = e.get("recording") if isinstance(e, Mapping) else None
+        if type(index) is not int or not 0 <= index < n or not isinstance(note, Mapping):
+            raise ValueError("a recording_stopped entry is not {index, recording}")
+        out.recording_stopped[index] = dict(note)
     return out
 
 

@@ -210,6 +210,9 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         info["action_mask"] = mask.copy()
         info["ok"] = bool(result["observation"]["ok"])
         info["session"] = self._session
+        stopped = result.get("recording_stopped")
+        if stopped is not None:  # the server stopped this session's recording at its budget (told once)
+            info["recording_stopped"] = dict(stopped)
         if self.dict_obs:
             return {"observations": obs, "action_mask": mask.astype(np.int8)}, info
         return obs, info

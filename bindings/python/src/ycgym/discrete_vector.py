@@ -78,6 +78,7 @@ class _Rows:
         self.action_text = [arr.action_text[j] for j in keep]
         adm = arr.admissible_commands
         self.admissible_commands = None if adm is None else [adm[j] for j in keep]
+        self.recording_stopped = {k: arr.recording_stopped[j] for k, j in enumerate(keep) if j in arr.recording_stopped}
 
     def reasons(self) -> np.ndarray:
         return self._reasons
@@ -199,9 +200,16 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
     def _infos(self, results: Sequence[ResetResult | StepResult | None], stepped: tuple[Sequence[int], BatchArrays] | None = None) -> dict[str, Any]:
         """Vector infos; a sub-environment whose entry is None (not reset by a masked reset) is masked out. ``stepped``:
         the indices and arrays of a binary step (their ``results`` entries are None)."""
-        if stepped is not None and len(stepped[0]) == self.num_envs:
-            return self._stepped_infos(stepped[1])
-        return self._infos_of(results, stepped)
+        info = self._stepped_infos(stepped[1]) if stepped is not None and len(stepped[0]) == self.num_envs else self._infos_of(results, stepped)
+        # The server's note that it stopped a session's recording at its budget (rare: told once), folded as _add_info
+        # folds the dict YCBenchDiscreteEnv puts in its info.
+        for i, r in enumerate(results):
+            if r is not None and r.get("recording_stopped") is not None:
+                self._add_info(info, {"recording_stopped": dict(r["recording_stopped"])}, i)
+        if stepped is not None:
+            for k, note in stepped[1].recording_stopped.items():
+                self._add_info(info, {"recording_stopped": note}, stepped[0][k])
+        return info
 
     def _stepped_infos(self, arr: BatchArrays) -> dict[str, Any]:
         """``_infos`` of a binary step of every sub-environment (no reset among them): the columns as they are."""
