@@ -144,12 +144,22 @@ const MAX_ENVELOPE_FRAMES = 64;
  * Replies ZeroMQ may hold for one peer (its send high-water mark). A reading client takes replies into its own
  * receive queue (1,000 by default) as fast as they come. When a reply does not fit (ROUTER_MANDATORY reports
  * it), it waits in the peer's outbox (one reply) and the peer gets no more work until it is taken; a peer whose
- * outbox has waited `STALL_MS` stopped reading: its reply and queued requests are dropped.
+ * outbox has waited `STALL_MS` stopped reading: its reply and queued requests are dropped. What ZeroMQ holds stays
+ * while the connection is open (the server cannot take it back), so this is small: a connection that never reads
+ * holds at most this many replies plus its outbox (`step` replies, never refused, are up to ~1.7 MB). It was 64
+ * (~110 MB a connection). Lower costs a pipelining client throughput: tiny replies come faster than ZeroMQ's I/O
+ * thread moves them, and each time its queue is full the peer waits a retry (measured on 2 busy cores, Python
+ * client, 2,000 pipelined `hello`s or 20 rounds of 64 pipelined steps: at 16 about as fast as at 64, at 8 ~1.2-1.4x
+ * slower, and ~2x with the 2 ms retry alone).
  */
-const SEND_HWM = 64;
+const SEND_HWM = 16;
 const STALL_MS = 10_000;
-/** How often waiting replies are offered again while nothing else happens (ms). */
+/**
+ * How often waiting replies are offered again while nothing else happens (ms); sooner (`FIRST_RETRY_MS`) right after a
+ * queue filled or a waiting reply was taken: a reading client's queue usually has room again by then.
+ */
 const RETRY_MS = 2;
+const FIRST_RETRY_MS = 1;
 /** Requests of one peer read but not yet handled; beyond either bound its requests are refused (`capacity`). */
 const MAX_PEER_QUEUED_MESSAGES = MAX_CLIENT_QUEUED_REQUESTS;
 const MAX_PEER_QUEUED_BYTES = MAX_CLIENT_QUEUED_BYTES;
@@ -386,6 +396,8 @@ export class Server {
   /** A receive started but not yet consumed (left pending when the loop stopped waiting to retry outboxes). */
   private pendingReceive: Promise<Buffer[]> | null = null;
   private lastRetry = 0;
+  /** Wait before the next offer of waiting replies (ms): `FIRST_RETRY_MS` after one was taken or a queue filled. */
+  private retryWaitMs = RETRY_MS;
   private stallMs = STALL_MS;
   private queuedMessages = 0;
   private queuedBytes = 0;
@@ -885,7 +897,11 @@ export class Server {
         peer = newPeer();
         this.peers.set(key, peer);
       }
-      if (peer.outbox === null) peer.stalledSince = performance.now();
+      if (peer.outbox === null) {
+        peer.stalledSince = performance.now();
+        this.retryWaitMs = FIRST_RETRY_MS;
+        this.lastRetry = peer.stalledSince;
+      }
       peer.outbox = frames;
       this.blocked.add(key);
       this.ready = this.ready.filter((k) => k !== key);
@@ -912,6 +928,10 @@ export class Server {
   /** Offer waiting replies again; a peer that took its reply gets back in line, one stalled too long is dropped. */
   private async retryOutboxes(): Promise<void> {
     const now = performance.now();
+    // Reading ZMQ_EVENTS makes ZeroMQ take in its I/O thread's news (room freed in peers' queues) now; a send takes it
+    // in only if about a millisecond has passed since the last time.
+    void this.socket.readable;
+    let moved = false;
     for (const key of [...this.blocked]) {
       const peer = this.peers.get(key);
       if (peer === undefined || peer.outbox === null) {
@@ -932,6 +952,7 @@ export class Server {
           this.peers.delete(key);
         }
       } else if (r === 'sent') {
+        moved = true;
         if (peer.queue.length > 0 || peer.job !== null) {
           if (!this.ready.includes(key)) this.ready.push(key);
         } else {
@@ -939,6 +960,7 @@ export class Server {
         }
       }
     }
+    this.retryWaitMs = moved ? FIRST_RETRY_MS : RETRY_MS;
   }
 
   private async loop(): Promise<void> {
@@ -947,7 +969,7 @@ export class Server {
     for (;;) {
       if (this.closing || this.socket.closed) return;
       try {
-        if (this.blocked.size > 0 && performance.now() - this.lastRetry >= RETRY_MS) {
+        if (this.blocked.size > 0 && performance.now() - this.lastRetry >= this.retryWaitMs) {
           this.lastRetry = performance.now();
           await this.retryOutboxes();
         }
@@ -957,7 +979,7 @@ export class Server {
             // `receive(Infinity)` without its own promise (a lockstep client's every request comes this way).
             this.enqueue(await this.socket.receive());
           } else {
-            const m = await this.receive(this.blocked.size > 0 ? RETRY_MS : Number.POSITIVE_INFINITY);
+            const m = await this.receive(this.blocked.size > 0 ? this.retryWaitMs : Number.POSITIVE_INFINITY);
             if (m !== null) this.enqueue(m);
           }
         } else {
