@@ -200,13 +200,15 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
     def _infos(self, results: Sequence[ResetResult | StepResult | None], stepped: tuple[Sequence[int], BatchArrays] | None = None) -> dict[str, Any]:
         """Vector infos; a sub-environment whose entry is None (not reset by a masked reset) is masked out. ``stepped``:
         the indices and arrays of a binary step (their ``results`` entries are None)."""
-        info = self._stepped_infos(stepped[1]) if stepped is not None and len(stepped[0]) == self.num_envs else self._infos_of(results, stepped)
+        every = stepped is not None and len(stepped[0]) == self.num_envs  # a binary step of all: `results` is all None
+        info = self._stepped_infos(stepped[1]) if stepped is not None and every else self._infos_of(results, stepped)
         # The server's note that it stopped a session's recording at its budget (rare: told once), folded as _add_info
         # folds the dict YCBenchDiscreteEnv puts in its info.
-        for i, r in enumerate(results):
-            if r is not None and r.get("recording_stopped") is not None:
-                self._add_info(info, {"recording_stopped": dict(r["recording_stopped"])}, i)
-        if stepped is not None:
+        if not every:
+            for i, r in enumerate(results):
+                if r is not None and r.get("recording_stopped") is not None:
+                    self._add_info(info, {"recording_stopped": dict(r["recording_stopped"])}, i)
+        if stepped is not None and stepped[1].recording_stopped:
             for k, note in stepped[1].recording_stopped.items():
                 self._add_info(info, {"recording_stopped": note}, stepped[0][k])
         return info
