@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from helpers import same
-from ycgym import LocalServer, ProtocolError, YCBenchDiscreteVectorEnv, YCBenchVectorEnv
+from ycgym import EpisodeOverError, LocalServer, ProtocolError, YCBenchDiscreteVectorEnv, YCBenchVectorEnv
 
 KINDS = ["text", "discrete"]
 STEP_KINDS = [*KINDS, "discrete-json"]  # the Discrete env's step replies come as arrays or as JSON
@@ -250,3 +250,214 @@ def test_the_text_vector_envs_metadata_and_rendering_are_sync_vector_envs(render
     finally:
         ours.close()
         ref.close()
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# A step in which some sub-environments fail: the others' results are applied and returned with the error.
+
+MODES = ["NextStep", "SameStep", "Disabled"]
+
+
+def rows(x: Any, idx: list[int], n: int) -> Any:
+    """The rows ``idx`` of a vector env's batched value (observations, rewards, flags, infos with their masks); sessions
+    left out, and the info keys none of those rows has (its ``_key`` mask false there)."""
+    if isinstance(x, dict):
+        def kept(k: str) -> bool:
+            mask = x.get(k if k.startswith("_") else "_" + k)
+            return k not in ("session", "_session") and not (isinstance(mask, np.ndarray) and mask.dtype == np.bool_ and mask.shape == (n,) and not mask[idx].any())
+        return {k: rows(v, idx, n) for k, v in x.items() if kept(k)}
+    if isinstance(x, np.ndarray) and x.shape[:1] == (n,):
+        return x[idx]
+    if isinstance(x, tuple) and len(x) == n:
+        return tuple(x[i] for i in idx)
+    return x
+
+
+def same_rows(got: tuple[Any, ...], want: tuple[Any, ...], idx: list[int], n: int) -> bool:
+    """The step results ``got`` and ``want`` (5-tuples) agree on the sub-environments ``idx``."""
+    return all(same(rows(g, idx, n), rows(w, idx, n)) for g, w in zip(got, want))
+
+
+def row_of(x: Any, i: int) -> Any:
+    """Sub-environment ``i``'s observation in a batched one."""
+    return {k: row_of(v, i) for k, v in x.items()} if isinstance(x, dict) else x[i]
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equal values (dicts key by key; numbers and arrays by value, whatever their numpy type)."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)
+    return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+
+
+def step_or_raise(env: Any, acts: Any) -> Any:
+    try:
+        return env.step(acts)
+    except Exception as e:  # noqa: BLE001 - the twins must raise alike
+        return (type(e), getattr(e, "code", None), getattr(e, "index", None))
+
+
+def continue_alike(env: Any, twin: Any, mode: str, ended: Any = None, steps: int = 6) -> None:
+    """``env`` and ``twin`` take the same steps with the same results (DISABLED: before each step the ended
+    sub-environments of both, ``ended`` the first time, are reset with a mask), then the same seedless reset (the same
+    drawn seeds) and one more step."""
+    for t in range(steps):
+        if mode == "Disabled" and ended is not None and ended.any():
+            for e in (env, twin):
+                e.reset(options={"reset_mask": ended})
+        acts = actions(twin, t)
+        got, want = step_or_raise(env, acts), step_or_raise(twin, acts)
+        assert same(without_sessions(got), without_sessions(want)), f"step {t} differs from the twin's"
+        assert isinstance(want, tuple) and len(want) == 5, want
+        ended = want[2] | want[3]
+    assert same(without_sessions(env.reset()), without_sessions(twin.reset()))
+    assert rng_states(env) == rng_states(twin)
+    step_both(env, twin, 0)
+
+
+def offset_start(env: Any, twin: Any) -> None:
+    """Sub-environment 0 two steps into its episode, 1 and 2 one step (``max_steps=3``: 0's episode ends at its next
+    step)."""
+    for e in (env, twin):
+        e.reset(seed=5)
+    step_both(env, twin, 0)
+    for e in (env, twin):
+        e.reset(options={"reset_mask": np.array([False, True, True])})
+    step_both(env, twin, 1)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", STEP_KINDS)
+def test_a_step_with_a_failed_sub_environment_applies_and_returns_the_others(kind: str, mode: str, server: LocalServer) -> None:
+    """Sub-environment 1's session was lost (closed, reaped); the step that ends sub-environment 0's episode steps 0 and
+    2 on the server and fails 1 (``unknown_session``). The step raises one :class:`ycgym.VectorStepError` (a
+    ``ProtocolError`` with the first failure's code and sub-environment) whose ``result`` holds what the step returned
+    for 0 and 2 (the twin's rows: observations, rewards, flags, infos, SAME_STEP's final observation) and whose
+    ``errors`` and ``stepped`` say which failed; the env took their results in (0's episode over: NEXT_STEP resets it at
+    the next step, DISABLED refuses to step it). It used to raise the bare entry error and drop 0's and 2's results
+    (the Discrete env did not even take their observations in), so the next step played from states the Python side
+    never saw: 0 was stepped past its end (``episode_over``) where the twin reset it."""
+    from gymnasium.vector import AutoresetMode
+
+    from ycgym import VectorStepError
+
+    am = AutoresetMode(mode)
+    env, twin = make(kind, server.endpoint, max_steps=3, autoreset_mode=am), make(kind, server.endpoint, max_steps=3, autoreset_mode=am)
+    try:
+        offset_start(env, twin)
+        acts = actions(twin, 2)
+        want = twin.step(acts)
+        assert want[3][0] and not want[3][1:].any()  # 0's episode ends in this step
+        env.client.close(session=env.sessions[1])
+        with pytest.raises(VectorStepError) as err:
+            env.step(acts)
+        e = err.value
+        assert isinstance(e, ProtocolError) and e.code == "unknown_session" and e.index == 1
+        assert list(e.errors) == [1] and e.errors[1].code == "unknown_session"
+        assert e.stepped.tolist() == [True, False, True]
+        assert "sub-environment 1" in str(e)
+        assert isinstance(e.result, tuple) and len(e.result) == 5
+        assert same_rows(e.result, want, [0, 2], N)
+        rewards, terminated, truncated = e.result[1:4]
+        assert rewards[1] == 0 and not terminated[1] and not truncated[1]
+        info = e.result[4]
+        assert all(not v[1] for k, v in info.items() if k.startswith("_") and isinstance(v, np.ndarray))
+        # Sub-environment 1 reset in both (the env makes a new session for it); then both go on alike.
+        for x in (env, twin):
+            x.reset(seed=9, options={"reset_mask": np.array([False, True, False])})
+        continue_alike(env, twin, mode, want[2] | want[3])
+    finally:
+        env.close()
+        twin.close()
+
+
+def refuse_next_reset(env: Any, spares: list[str]) -> None:
+    """On a server of ``N`` sessions, make the env's next reset request fail with ``session_limit``: just before it goes
+    out, the first session it resets is lost (closed) and its place taken by another session (kept in ``spares``), so
+    the reset in a new session finds no room."""
+    c = env.client
+    send_all = c.send_all
+
+    def hooked(op: str, requests: Any, ids: Any = None) -> Any:
+        if op != "reset":
+            return send_all(op, requests, ids)
+        del c.send_all  # once
+        requests = list(requests)
+        c.close(session=requests[0]["session"])
+        spares.append(c.reset(0, "default")["session"])
+        return send_all(op, requests, ids)
+
+    c.send_all = hooked
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", STEP_KINDS)
+def test_a_failed_automatic_reset_leaves_its_sub_environment_due_and_returns_the_others(kind: str, mode: str, server: LocalServer) -> None:
+    """Sub-environment 0's episode ends; its automatic reset (SAME_STEP: in the step that ends it; NEXT_STEP: in the next
+    step, with 1 and 2 stepping) fails (``session_limit``: its session was lost and the server has no room for a new
+    one). The step raises a :class:`ycgym.VectorStepError` with 1's and 2's results (the twin's rows) and, in SAME_STEP,
+    0's step (its last observation, the twin's ``final_obs``); 0 stays due for its reset, which the next step makes
+    with the seed the twin's reset drew (NEXT_STEP's way: its action ignored, reward 0) while 1 and 2 step. In SAME_STEP
+    the failed reset used to leave 0 marked as running, so every later step was refused (``episode_over``), and the
+    step's results were dropped. DISABLED: the refused masked reset changes nothing; once there is room it resets 0
+    as the twin's does."""
+    from gymnasium.vector import AutoresetMode
+
+    from ycgym import VectorStepError
+
+    am = AutoresetMode(mode)
+    endpoint = "pipe" if server.endpoint.startswith("pipe") else "tcp://127.0.0.1:0"
+    with LocalServer(endpoint, args=["--max-sessions", str(N)]) as small:
+        env, twin = make(kind, small.endpoint, max_steps=3, autoreset_mode=am), make(kind, server.endpoint, max_steps=3, autoreset_mode=am)
+        spares: list[str] = []
+        try:
+            offset_start(env, twin)
+            t = 2
+            if mode == "NextStep":  # 0's episode ends in this step; its reset goes with the next one
+                step_both(env, twin, t)
+                t += 1
+            before = rng_states(env)
+            acts = actions(twin, t)
+            if mode == "Disabled":
+                step_both(env, twin, t)
+                mask = {"reset_mask": np.array([True, False, False])}
+                refuse_next_reset(env, spares)
+                with pytest.raises(ProtocolError) as refused:
+                    env.reset(options=mask)
+                assert refused.value.code == "session_limit"
+                with pytest.raises(EpisodeOverError):
+                    env.step(acts)
+                env.client.close(session=spares.pop())
+                for e in (env, twin):
+                    e.reset(options=mask)
+                continue_alike(env, twin, mode)
+                return
+            want = twin.step(acts)
+            refuse_next_reset(env, spares)
+            with pytest.raises(VectorStepError) as err:
+                env.step(acts)
+            e = err.value
+            assert isinstance(e, ProtocolError) and e.code == "session_limit" and e.index == 0
+            assert list(e.errors) == [0]
+            assert same_rows(e.result, want, [1, 2], N)
+            assert rng_states(env)[0] == before[0]
+            if mode == "SameStep":
+                assert e.stepped.tolist() == [True, True, True]
+                assert want[3][0] and e.result[3][0] and e.result[1][0] == want[1][0]
+                assert same_value(row_of(e.result[0], 0), want[4]["final_obs"][0])  # its last observation
+            else:
+                assert e.stepped.tolist() == [False, True, True]
+            env.client.close(session=spares.pop())
+            # The next step resets 0 (the seed the twin's reset drew: the twin's reset observation) and steps 1 and 2.
+            acts = actions(twin, t + 1)
+            got, want2 = env.step(acts), twin.step(acts)
+            assert same_rows(got, want2, [1, 2], N)
+            assert same(rows(without_sessions(got[0]), [0], N), rows(without_sessions(want[0]), [0], N))
+            assert got[1][0] == 0 and not got[2][0] and not got[3][0]
+            assert rng_states(env)[0] == rng_states(twin)[0]
+            for x in (env, twin):  # 0 is one step behind the twin's: both reset it alike
+                x.reset(seed=9, options={"reset_mask": np.array([True, False, False])})
+            continue_alike(env, twin, mode)
+        finally:
+            env.close()
+            twin.close()

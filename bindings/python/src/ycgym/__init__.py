@@ -20,7 +20,7 @@ import gymnasium
 
 from . import _gym_compat
 from ._version import PROTOCOL_VERSION, __version__
-from .client import Client, EpisodeOverError, ProtocolError, ServerExitedError
+from .client import Client, EpisodeOverError, ProtocolError, ServerExitedError, VectorStepError
 from .discrete import YCBenchDiscreteEnv
 from .discrete_vector import YCBenchDiscreteVectorEnv
 from .env import YCBenchEnv
@@ -38,6 +38,7 @@ __all__ = [
     "EpisodeOverError",
     "ProtocolError",
     "ServerExitedError",
+    "VectorStepError",
     "ServerStartError",
     "UnicodeText",
     "YCBenchEnv",

@@ -158,6 +158,54 @@ class EpisodeOverError(ProtocolError, AssertionError):
         )
 
 
+class VectorStepError(ProtocolError):
+    """A vector env's ``step`` in which some sub-environments failed while the others went on (raised by
+    :class:`ycgym.YCBenchVectorEnv` and :class:`ycgym.YCBenchDiscreteVectorEnv`; docs/vector.md).
+
+    The server steps each entry of a ``step_batch`` on its own: when one fails (its session was lost, its automatic
+    reset was refused, ...), the others have stepped. Their results are taken into the env (observations, ended
+    episodes, automatic resets) as a step that returned would take them, so the env stays in step with the server, and
+    the step's return value for them is here.
+
+    Attributes:
+        code, message, index: those of the first failure (lowest sub-environment index): an ``except ProtocolError``
+            sees what it saw before this class existed.
+        errors: ``{sub-environment index: ProtocolError}``, every failure of the step.
+        result: the ``(observations, rewards, terminations, truncations, infos)`` the step would have returned: the
+            rows of the sub-environments in ``stepped`` are their step's (with SAME_STEP's reset observation and
+            ``final_obs``/``final_info`` where it reset them); every other one keeps its last observation, reward 0,
+            both flags false and no info (its ``_key`` masks false).
+        stepped: ``bool`` array of ``num_envs``: the sub-environments whose action the server took in this step.
+
+    A sub-environment that failed is as it was before the step (one whose session was lost: reset it with
+    ``reset(options={"reset_mask": ...})``, which makes a new session). An automatic reset that was due (NEXT_STEP)
+    or failed (SAME_STEP) is not kept: that sub-environment stays due, and the next step resets it (its action
+    ignored, reward 0, as NEXT_STEP does) with the seed this one drew.
+    """
+
+    def __init__(self, errors: Mapping[int, ProtocolError], result: tuple[Any, ...], stepped: Any) -> None:
+        if not errors:
+            raise ValueError("a VectorStepError needs at least one error")
+        self.errors: dict[int, ProtocolError] = dict(sorted(errors.items()))
+        i, first = next(iter(self.errors.items()))
+        n = len(stepped)
+        more = f"; {len(self.errors) - 1} more failed (errors)" if len(self.errors) > 1 else ""
+        super().__init__(
+            first.code,
+            f"sub-environment {i} of {n}: {first.message}{more}; the step results of the {int(sum(stepped))} that stepped are in .result",
+            request_id=first.request_id,
+            index=i,
+        )
+        self.result = result
+        self.stepped = stepped
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.errors, self.result, self.stepped))
+
+
 class ServerExitedError(ConnectionError):
     """The server process behind this client has exited, so no reply will come (its sessions are gone)."""
 

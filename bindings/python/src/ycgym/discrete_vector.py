@@ -49,7 +49,7 @@ from ._backend import (
     session_limit_hint,
     snapshot_sessions,
 )
-from .client import BatchArrays, EpisodeOverError, ProtocolError, ResetResult, StepResult
+from .client import BatchArrays, EpisodeOverError, ProtocolError, ResetResult, StepResult, VectorStepError
 from .discrete import (
     DEFAULT_MARKET_SLOTS,
     DEFAULT_TASK_SLOTS,
@@ -60,6 +60,7 @@ from .discrete import (
     merged_discrete_options,
     spaces_of,
 )
+from .vector import entry_error as _entry_error
 from .vector import reset_arguments, reset_seeds
 
 __all__ = ["YCBenchDiscreteVectorEnv"]
@@ -69,11 +70,13 @@ _INT_KEYS = ("reward_cents", "step", "funds_cents")
 
 
 class _Rows:
-    """The rows ``keep`` of a :class:`BatchArrays`' info columns (what :meth:`YCBenchDiscreteVectorEnv._infos` reads)."""
+    """The rows ``keep`` of a :class:`BatchArrays`' info columns (what :meth:`YCBenchDiscreteVectorEnv._infos` and
+    ``_step_info`` read; a ``_Rows`` reads as one, so its rows can be taken again)."""
 
     def __init__(self, arr: BatchArrays, keep: Sequence[int]) -> None:
         k = np.asarray(keep, dtype=np.intp)
         self.reward_cents, self.step, self.funds_cents, self.ok = arr.reward_cents[k], arr.step[k], arr.funds_cents[k], arr.ok[k]
+        self.terminal_reason, self.terminal_reasons = arr.terminal_reason[k], arr.terminal_reasons
         self._reasons = arr.reasons()[k]
         self.action_text = [arr.action_text[j] for j in keep]
         adm = arr.admissible_commands
@@ -172,15 +175,21 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         """The results of the resets of ``idx`` (seeds ``sd``; replies ``got``, errors in place): the first refusal is
         raised; a session the server lost (closed, reaped: ``unknown_session``) is replaced by a new one, reset alike
         (when that fails, the lost id stays: the next reset finds it lost again and tries anew)."""
-        refused = next((r for r in got if isinstance(r, ProtocolError) and r.code != "unknown_session"), None)
+        # An error raised here names its sub-environment (`index`).
+        refused = next(((i, r) for i, r in zip(idx, got) if isinstance(r, ProtocolError) and r.code != "unknown_session"), None)
         if refused is not None:
-            raise refused
+            refused[1].index = refused[0]
+            raise refused[1]
         c = self._backend.client
         out: list[ResetResult] = []
         for i, s, r in zip(idx, sd, got):
             if isinstance(r, ProtocolError):
                 self._backend.sessions.discard(self._sessions[i])
-                r = c.reset(s, self.preset, options=opts)
+                try:
+                    r = c.reset(s, self.preset, options=opts)
+                except ProtocolError as e:
+                    e.index = i
+                    raise
                 self._sessions[i] = str(r["session"])
                 self.__dict__.pop("_session_cache", None)
                 self._backend.sessions.add(self._sessions[i])
@@ -318,31 +327,38 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         return self._observation(), self._infos(results)
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Step every sub-environment (see the module docstring). When some fail (a lost session, a refused automatic
+        reset), the others' results are taken in and :class:`ycgym.VectorStepError` is raised with them."""
         if not self._ready:
             self._check_open()
             raise RuntimeError("call reset() before step()")
         n = self.num_envs
         acts = discrete_actions(actions, n, int(self.discrete_spec["n_actions"]))
-        if self.autoreset_mode == AutoresetMode.DISABLED and self._autoreset.any():
+        due = self._autoreset
+        if self.autoreset_mode == AutoresetMode.DISABLED and due.any():
             # Refused here, before anything is sent: the server would refuse the ended entries and step the others. What
             # SyncVectorEnv raises (an AssertionError) and a single env stepped past its end (ProtocolError episode_over).
-            i = int(np.flatnonzero(self._autoreset)[0])
+            i = int(np.flatnonzero(due)[0])
             raise EpisodeOverError(i)
         c = self._backend.client
         rewards = np.zeros(n, dtype=np.float64)
         terminated = np.zeros(n, dtype=np.bool_)
         truncated = np.zeros(n, dtype=np.bool_)
         results: list[Any] = [None] * n
-        if self._autoreset.any():
-            again: list[int] = np.flatnonzero(self._autoreset).tolist()
-            live: list[int] = np.flatnonzero(~self._autoreset).tolist()
+        errors: dict[int, ProtocolError] = {}
+        # Due for a reset: NEXT_STEP, an episode that ended at the last step; SAME_STEP, one whose reset in that step
+        # failed. Reset now, their actions ignored.
+        if due.any():
+            again: list[int] = np.flatnonzero(due).tolist()
+            live: list[int] = np.flatnonzero(~due).tolist()
         else:
             again, live = [], self._every()
+        stepped = live  # those whose step the server took (all of `live` unless some failed)
         # The resets go out first, pipelined behind the step; held in `rid` from before each is sent, so an interrupt
         # (or an error) anywhere until they are gathered abandons them (their replies are dropped, not kept).
         rid: list[int] = []
-        # The automatic resets' seeds are drawn from their generators, put back as they were when the step raises (a step
-        # or a reset refused, an interrupt): those sub-environments stay due for a reset, and the next step draws the
+        # The automatic resets' seeds are drawn from their generators, put back as they were when the step fails anywhere
+        # (an entry, a reset, an interrupt): those sub-environments stay due for a reset, and the next step draws the
         # same seeds.
         saved = save_generators(self._rngs, again)
         if again:
@@ -356,59 +372,107 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             elif self.encoding == "binary":
                 # One round trip (the resets are pipelined behind it); rows go straight into the batch arrays.
                 sessions = self._sessions
-                arr = c.step_batch_arrays([(sessions[i], acts[i]) for i in live])
-                if arr.obs is None or arr.mask is None or arr.obs.shape[1] != self._obs.shape[1] or arr.mask.shape[1] != self._mask.shape[1]:
-                    raise ProtocolError("bad_reply", "the binary step reply has no Discrete frame of this env's shape")
-                idx: Any = slice(None) if not again else np.asarray(live, dtype=np.intp)
-                self._obs[idx] = arr.obs
-                self._mask[idx] = arr.mask
-                if self.render_mode is not None:
-                    for i, text in zip(live, arr.text):
-                        self._texts[i] = text
-                rewards[idx] = arr.reward
-                terminated[idx] = arr.terminated
-                truncated[idx] = arr.truncated
-                binary = (live if again else self._every(), arr)
+                try:
+                    arr: BatchArrays | None = c.step_batch_arrays([(sessions[i], acts[i]) for i in live], raise_errors=False)
+                except ProtocolError as e:  # refused as a whole: none of its entries ran
+                    arr = None
+                    errors.update((i, _entry_error(e, i)) for i in live)
+                    stepped = []
+                if arr is not None:
+                    for failed in arr.errors:
+                        failed.index = live[failed.index]
+                        errors[failed.index] = failed
+                    ok = [k for k in range(len(live)) if live[k] not in errors] if arr.errors else None
+                    if ok != []:
+                        if arr.obs is None or arr.mask is None or arr.obs.shape[1] != self._obs.shape[1] or arr.mask.shape[1] != self._mask.shape[1]:
+                            raise ProtocolError("bad_reply", "the binary step reply has no Discrete frame of this env's shape")
+                        if ok is not None:  # some failed: the rows of the others
+                            stepped = [live[k] for k in ok]
+                            rows: Any = np.asarray(ok, dtype=np.intp)
+                            idx: Any = np.asarray(stepped, dtype=np.intp)
+                        else:
+                            rows = slice(None)
+                            idx = slice(None) if not again else np.asarray(live, dtype=np.intp)
+                        self._obs[idx] = arr.obs[rows]
+                        self._mask[idx] = arr.mask[rows]
+                        if self.render_mode is not None:
+                            for i, text in zip(stepped, arr.text if ok is None else [arr.text[k] for k in ok]):
+                                self._texts[i] = text
+                        rewards[idx] = arr.reward[rows]
+                        terminated[idx] = arr.terminated[rows]
+                        truncated[idx] = arr.truncated[rows]
+                        binary = (stepped if again or ok is not None else self._every(), arr if ok is None else _Rows(arr, ok))  # type: ignore[assignment]
+                    else:
+                        stepped = []
             else:
-                for i, r in zip(live, c.step_batch([(self._sessions[i], acts[i]) for i in live])):
+                try:
+                    got = c.step_batch([(self._sessions[i], acts[i]) for i in live], raise_errors=False)
+                except ProtocolError as e:  # refused as a whole: none of its entries ran
+                    got = [_entry_error(e, i) for i in live]
+                for i, r in zip(live, got):
+                    if isinstance(r, ProtocolError):
+                        r.index = i
+                        errors[i] = r
+                        continue
                     results[i] = r
                     self._put(i, r)
                     rewards[i] = float(r["reward"])
                     terminated[i] = bool(r["terminated"])
                     truncated[i] = bool(r["truncated"])
+                if errors:
+                    stepped = [i for i in live if i not in errors]
+            due[stepped] = terminated[stepped] | truncated[stepped]  # the env holds what the server holds
             if again:
-                got = c.gather(rid, raise_errors=False)
+                got_resets = c.gather(rid, raise_errors=False)
                 rid = []  # all received: none to abandon
-                for i, rr in zip(again, self._take_resets(again, sd, got, opts)):
-                    results[i] = rr
-                    self._put(i, rr)
+                try:
+                    reset_results = self._take_resets(again, sd, got_resets, opts)
+                except ProtocolError as e:
+                    errors[e.index if e.index is not None else again[0]] = e
+                if not errors:
+                    for i, rr in zip(again, reset_results):
+                        results[i] = rr
+                        self._put(i, rr)
+                    due[again] = False
         except BaseException:
             c.abandon(rid)
             restore_generators(self._rngs, saved)
             raise
+        if errors:
+            restore_generators(self._rngs, saved)  # every automatic reset still due
         ended = terminated | truncated
-        if self.autoreset_mode != AutoresetMode.SAME_STEP:  # NEXT_STEP: reset next step; DISABLED: refused until reset
-            self._autoreset = ended
-        elif self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.any():
             done = [int(i) for i in np.flatnonzero(ended)]
             finals = {i: self._single(i, self._step_info(i, results, binary)) for i in done}
-            for i, rr in zip(done, self._reset_many(done, [None] * len(done))):
-                self._put(i, rr)
-                results[i] = rr
-            if binary is not None:  # the ended ones are reset: their infos are the resets'
-                keep = [k for k, i in enumerate(binary[0]) if not ended[i]]
-                binary = ([binary[0][k] for k in keep], _Rows(binary[1], keep))  # type: ignore[assignment]
+            try:
+                resets = self._reset_many(done, [None] * len(done))
+            except ProtocolError as e:  # undone: they stay due (the next step resets them), with their last step's info
+                errors[e.index if e.index is not None else done[0]] = e
+                infos = self._infos(results, binary)
+            else:
+                for i, rr in zip(done, resets):
+                    self._put(i, rr)
+                    results[i] = rr
+                due[done] = False
+                if binary is not None:  # the ended ones are reset: their infos are the resets'
+                    keep = [k for k, i in enumerate(binary[0]) if not ended[i]]
+                    binary = ([binary[0][k] for k in keep], _Rows(binary[1], keep))  # type: ignore[assignment]
+                infos = self._infos(results, binary)
+                infos["final_obs"] = np.asarray([finals[i][0] if i in finals else None for i in range(n)] + [None], dtype=object)[:n]
+                # As Gymnasium's vector envs build it: a dict of batched arrays with `_key` masks (VectorEnv._add_info).
+                final_info: dict[str, Any] = {}
+                for i in done:
+                    final_info = self._add_info(final_info, finals[i][1], i)
+                infos["final_info"] = final_info
+                infos["_final_obs"] = ended.copy()
+                infos["_final_info"] = ended.copy()
+        else:
             infos = self._infos(results, binary)
-            infos["final_obs"] = np.asarray([finals[i][0] if i in finals else None for i in range(n)] + [None], dtype=object)[:n]
-            # As Gymnasium's vector envs build it: a dict of batched arrays with `_key` masks (VectorEnv._add_info).
-            final_info: dict[str, Any] = {}
-            for i in done:
-                final_info = self._add_info(final_info, finals[i][1], i)
-            infos["final_info"] = final_info
-            infos["_final_obs"] = ended.copy()
-            infos["_final_info"] = ended.copy()
-            return self._observation(), rewards, terminated, truncated, infos
-        return self._observation(), rewards, terminated, truncated, self._infos(results, binary)
+        if errors:
+            was_stepped = np.zeros(n, dtype=np.bool_)
+            was_stepped[stepped] = True
+            raise VectorStepError(errors, (self._observation(), rewards, terminated, truncated, infos), was_stepped)
+        return self._observation(), rewards, terminated, truncated, infos
 
     def _every(self) -> list[int]:
         every = self.__dict__.get("_every_cache")

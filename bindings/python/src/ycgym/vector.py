@@ -53,7 +53,7 @@ from ._backend import (
     snapshot_sessions,
     status_time,
 )
-from .client import EpisodeOverError, ProtocolError, ResetResult, StepResult
+from .client import EpisodeOverError, ProtocolError, ResetResult, StepResult, VectorStepError
 from .env import YCBenchEnv, make_info, merged_options, text_option
 from .spaces import (
     MAX_TEXT_LENGTH,
@@ -148,6 +148,12 @@ def check_sim_seeds(indices: Sequence[int], seeds: Sequence[int]) -> None:
             raise ValueError(f"the seed of sub-environment {i}, {sd}, is not a protocol seed (at most 2**53 - 1 = {MAX_SEED})")
 
 
+def entry_error(e: ProtocolError, i: int) -> ProtocolError:
+    """The error of sub-environment ``i``'s entry in a ``step_batch`` request refused as a whole (``e``: none of its
+    entries ran). Shared by both vector envs."""
+    return ProtocolError(e.code, e.message, request_id=e.request_id, index=i)
+
+
 class _Heterogeneous(Exception):
     """Sub-environment infos whose shapes differ (a key is a dict in one and not in another)."""
 
@@ -229,21 +235,27 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         return merged_options(self.reset_options, self.max_steps, options)
 
+    def _kept(self, indices: Sequence[int]) -> tuple[Any, list[tuple[int, Any, Any, Any]]]:
+        """What :meth:`_put_back` needs to put the sub-environments ``indices`` back as they are now: their generators in
+        the same states, their last observations, start times and seeds."""
+        return save_generators(self._rngs, indices), [(i, self._obs[i], self._starts[i], self._seeds_used[i]) for i in indices]
+
+    def _put_back(self, kept: tuple[Any, list[tuple[int, Any, Any, Any]]]) -> None:
+        saved, states = kept
+        restore_generators(self._rngs, saved)
+        for i, obs, start, sd in states:
+            self._obs[i], self._starts[i], self._seeds_used[i] = obs, start, sd
+
     @contextlib.contextmanager
     def _undone_on_error(self, indices: Sequence[int]) -> Iterator[None]:
-        """Put the sub-environments ``indices`` back as they were (their generators in the same states, their last
-        observations, start times and seeds) when the body raises: a reset refused, or a step whose automatic resets
-        went out but whose results are not returned, leaves them as if it had not been called (an automatic reset so
-        undone is still due, and the next step draws the same seed for it). Sessions a reset had to make in place of
-        lost ones stay the env's."""
-        saved = save_generators(self._rngs, indices)
-        kept = [(i, self._obs[i], self._starts[i], self._seeds_used[i]) for i in indices]
+        """Put the sub-environments ``indices`` back as they were (:meth:`_kept`) when the body raises: a reset refused
+        leaves them as if it had not been called (an automatic reset so undone is still due, and the next step draws the
+        same seed for it). Sessions a reset had to make in place of lost ones stay the env's."""
+        kept = self._kept(indices)
         try:
             yield
         except BaseException:
-            restore_generators(self._rngs, saved)
-            for i, obs, start, sd in kept:
-                self._obs[i], self._starts[i], self._seeds_used[i] = obs, start, sd
+            self._put_back(kept)
             raise
 
     def _reset_many(self, indices: Sequence[int], seeds: Sequence[int | None], opts: dict[str, Any]) -> list[ResetResult]:
@@ -271,9 +283,12 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             if not isinstance(r, ProtocolError):
                 self._sessions[i] = r["session"]
                 self._backend.sessions.add(r["session"])
-        refused = next((r for i, r in zip(indices, results) if isinstance(r, ProtocolError) and (r.code != "unknown_session" or self._sessions[i] is None)), None)
-        if refused is not None:  # raised before any observation is taken (the caller puts the generators back)
-            raise session_limit_hint(refused, self, self.num_envs, self._backend)
+        # An error raised here names its sub-environment (`index`), and is raised before any observation is taken (the
+        # caller puts the generators back).
+        refused = next(((i, r) for i, r in zip(indices, results) if isinstance(r, ProtocolError) and (r.code != "unknown_session" or self._sessions[i] is None)), None)
+        if refused is not None:
+            refused[1].index = refused[0]
+            raise session_limit_hint(refused[1], self, self.num_envs, self._backend)
         out: list[ResetResult] = []
         for i, sd, r in zip(indices, sim_seeds, results):
             if isinstance(r, ProtocolError):
@@ -282,7 +297,11 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                 # Lost (closed, reaped): a new session in its place. When that fails the lost id stays, so the next
                 # reset finds it lost again and tries anew.
                 self._backend.sessions.discard(self._sessions[i])
-                r = c.reset(sd, self.preset, options=opts or None)
+                try:
+                    r = c.reset(sd, self.preset, options=opts or None)
+                except ProtocolError as e:
+                    e.index = i
+                    raise session_limit_hint(e, self, self.num_envs, self._backend) from None
                 self._sessions[i] = r["session"]
                 self._backend.sessions.add(r["session"])
             self._starts[i] = status_time(r["observation"])
@@ -315,6 +334,8 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
     # ------------------------------------------------------------------ step
 
     def step(self, actions: Sequence[str | bytes] | np.ndarray) -> tuple[dict[str, Any], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Step every sub-environment (see the module docstring). When some fail (a lost session, a refused automatic
+        reset), the others' results are taken in and :class:`ycgym.VectorStepError` is raised with them."""
         n = self.num_envs
         if isinstance(actions, (str, bytes)):
             raise TypeError(f"actions must be a sequence of {n} actions, one per sub-environment, got a single {type(actions).__name__}")
@@ -330,81 +351,84 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         truncations = np.zeros(n, dtype=np.bool_)
         env_infos: list[dict[str, Any] | None] = [None] * n
 
-        if mode == AutoresetMode.DISABLED and self._autoreset_envs.any():
+        due = self._autoreset_envs
+        if mode == AutoresetMode.DISABLED and due.any():
             # An AssertionError as SyncVectorEnv's assert gives (but raised under `python -O` too) that is also the
             # ProtocolError episode_over of a single env: nothing is sent (the server would refuse the finished entries
             # and step the others).
-            raise EpisodeOverError(int(np.flatnonzero(self._autoreset_envs)[0]))
-        to_reset = [i for i in range(n) if self._autoreset_envs[i]] if mode == AutoresetMode.NEXT_STEP else []
-        to_step = [i for i in range(n) if not (mode == AutoresetMode.NEXT_STEP and self._autoreset_envs[i])]
+            raise EpisodeOverError(int(np.flatnonzero(due)[0]))
+        # Due for a reset: NEXT_STEP, an episode that ended at the last step; SAME_STEP, one whose reset in that step
+        # failed. Reset now, their actions ignored.
+        to_reset: list[int] = np.flatnonzero(due).tolist() if due.any() else []
+        to_step = [i for i in range(n) if not due[i]] if to_reset else self._every_env()
 
         c = self._backend.client
         # The ids of the batch's parts and of the resets sent behind it, each put here before its request goes out: an
         # interrupt (Ctrl-C) at any point abandons those not received yet.
         parts: list[tuple[int, int]] = []
         reset_ids: list[int] = []
-        first_error: ProtocolError | None = None
-        batch_error: ProtocolError | None = None
+        errors: dict[int, ProtocolError] = {}
         received = 0
         pending = None
-        stepped: list[StepResult] = []  # the results of to_step, in order (once every part is in)
+        stepped: list[tuple[int, StepResult]] = []  # the results of the sub-environments that stepped, in order
         reset_results: list[ResetResult] = []  # those of to_reset, in order
-        # The automatic resets are undone when the step raises (a step or a reset refused, an interrupt): their
-        # sub-environments keep their generators and stay due for a reset, so the next step draws the same seeds.
-        with self._undone_on_error(to_reset):
-            try:
-                if to_step:
-                    # One request, or a few pipelined (Client.send_step_batch): each part's results are taken in below while
-                    # the server runs the next.
-                    c.send_step_batch([{"session": self._sessions[i], "action": acts[i]} for i in to_step], parts)
-                if to_reset:  # pipelined behind the batch: still one round trip
-                    pending = self._send_resets(to_reset, [None] * len(to_reset), self._options(None), reset_ids)
-                base = 0
-                for rid, size in parts:
-                    try:
-                        step_results = c.recv_step_batch(rid, size, base, alone=len(parts) == 1)
-                    except ProtocolError as e:  # the whole batch refused: raised once the resets are in, as before
-                        received += 1
-                        batch_error = e
-                        break
-                    received += 1
-                    for i, sr in zip(to_step[base : base + size], step_results):
-                        if isinstance(sr, ProtocolError):
-                            sr.index = i
-                            if first_error is None:
-                                first_error = sr
-                            continue
-                        self._obs[i] = sr["observation"]
-                        rewards[i] = float(sr["reward"])
-                        terminations[i] = bool(sr["terminated"])
-                        truncations[i] = bool(sr["truncated"])
-                        stepped.append(sr)
-                    base += size
-                if pending is not None:
-                    reset_results = self._finish_resets(*pending)
-                    pending = None
-            except BaseException:  # e.g. Ctrl-C while waiting: late replies must not be taken for others'
-                c.abandon([rid for rid, _ in parts[received:]] + reset_ids)  # those received are not pending: left alone
-                raise
-            if batch_error is not None:
-                raise batch_error
-            if first_error is not None:
-                raise first_error
+        # The automatic resets are undone when the step fails anywhere (an entry, a reset, an interrupt): their
+        # sub-environments keep their generators and stay due, so the next step draws the same seeds.
+        kept = self._kept(to_reset)
+        try:
+            if to_step:
+                # One request, or a few pipelined (Client.send_step_batch): each part's results are taken in below while
+                # the server runs the next.
+                c.send_step_batch([{"session": self._sessions[i], "action": acts[i]} for i in to_step], parts)
+            if to_reset:  # pipelined behind the batch: still one round trip
+                pending = self._send_resets(to_reset, [None] * len(to_reset), self._options(None), reset_ids)
+            base = 0
+            for rid, size in parts:
+                # A request refused as a whole fails each of its entries (none of them ran).
+                step_results = c.recv_step_batch(rid, size, base, alone=False)
+                received += 1
+                for i, sr in zip(to_step[base : base + size], step_results):
+                    if isinstance(sr, ProtocolError):
+                        sr.index = i
+                        errors[i] = sr
+                        continue
+                    # Taken in as it comes: whatever happens next, the env holds what the server holds.
+                    self._obs[i] = sr["observation"]
+                    rewards[i] = float(sr["reward"])
+                    terminations[i] = bool(sr["terminated"])
+                    truncations[i] = bool(sr["truncated"])
+                    due[i] = terminations[i] or truncations[i]
+                    stepped.append((i, sr))
+                base += size
+            if pending is not None:
+                p, pending = pending, None
+                try:
+                    reset_results = self._finish_resets(*p)
+                except ProtocolError as e:
+                    errors[e.index if e.index is not None else to_reset[0]] = e
+        except BaseException:  # e.g. Ctrl-C while waiting: late replies must not be taken for others'
+            c.abandon([rid for rid, _ in parts[received:]] + reset_ids)  # those received are not pending: left alone
+            self._put_back(kept)
+            raise
+        if errors:
+            self._put_back(kept)  # every automatic reset still due
+            reset_results = []
+        else:
+            due[to_reset] = False
 
-        if not (mode == AutoresetMode.SAME_STEP and (terminations.any() or truncations.any())):
-            # Every env stepped or (next-step autoreset) reset, none ends with a same-step reset: the vector info
-            # straight from the results, in env order (a reset's info has the keys of a step's).
+        if not errors and not (mode == AutoresetMode.SAME_STEP and (terminations.any() or truncations.any())):
+            # Every env stepped or (automatic reset) reset, none ends with a same-step reset: the vector info straight
+            # from the results, in env order (a reset's info has the keys of a step's).
             by_env: list[Any] = [None] * n
-            for i, r in zip(to_step, stepped):
+            for i, r in stepped:
                 by_env[i] = r
             for i, rr in zip(to_reset, reset_results):
                 by_env[i] = rr
             infos = self._step_infos(by_env) if None not in by_env else None
             if infos is not None:
-                self._autoreset_envs = np.logical_or(terminations, truncations)
                 self._show(self._every_env())
                 return self._batch_obs(), rewards, terminations, truncations, infos
-        for i, sr in zip(to_step, stepped):
+        for i, sr in stepped:
             env_infos[i] = self._info(sr, i)
         for i, rr in zip(to_reset, reset_results):
             env_infos[i] = self._info(rr, i)
@@ -412,14 +436,20 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         final: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
         final_texts: dict[int, str] = {}
         if mode == AutoresetMode.SAME_STEP:
-            done = [i for i in to_step if terminations[i] or truncations[i]]
+            done = [i for i, _ in stepped if terminations[i] or truncations[i]]
             if done:
-                for i in done:
-                    fobs = encode_observation(self._obs[i], self.params, self._starts[i], self.max_text_length)  # type: ignore[arg-type]
-                    final.append((i, fobs, env_infos[i]))  # type: ignore[arg-type]
-                    final_texts[i] = self._obs[i]["text"]  # type: ignore[index]
-                for i, rr in zip(done, self._reset_many(done, [None] * len(done), self._options(None))):
-                    env_infos[i] = self._info(rr, i)
+                fobs = [encode_observation(self._obs[i], self.params, self._starts[i], self.max_text_length) for i in done]  # type: ignore[arg-type]
+                ftexts = [self._obs[i]["text"] for i in done]  # type: ignore[index]
+                try:
+                    resets = self._reset_many(done, [None] * len(done), self._options(None))
+                except ProtocolError as e:  # undone: they stay due (the next step resets them) with their last step's info
+                    errors[e.index if e.index is not None else done[0]] = e
+                else:
+                    for i, fo, ft, rr in zip(done, fobs, ftexts, resets):
+                        final.append((i, fo, env_infos[i]))  # type: ignore[arg-type]
+                        final_texts[i] = ft
+                        env_infos[i] = self._info(rr, i)
+                    due[done] = False
 
         per_env: list[tuple[int, dict[str, Any]]] = []
         if not final and None not in env_infos:
@@ -437,10 +467,13 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                     merged.update(ei)
                 if merged:
                     per_env.append((i, merged))
-        infos = self._batch_infos(per_env)
+        infos = self._batch_infos(per_env) if per_env else {}
 
-        self._autoreset_envs = np.logical_or(terminations, truncations)
-        self._show(self._every_env(), final_texts)
+        self._show([i for i, _ in per_env], final_texts)
+        if errors:
+            was_stepped = np.zeros(n, dtype=np.bool_)
+            was_stepped[[i for i, _ in stepped]] = True
+            raise VectorStepError(errors, (self._batch_obs(), rewards, terminations, truncations, infos), was_stepped)
         return self._batch_obs(), rewards, terminations, truncations, infos
 
     # ------------------------------------------------------------------ helpers
