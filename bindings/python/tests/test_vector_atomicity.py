@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from helpers import same
-from ycgym import EpisodeOverError, LocalServer, ProtocolError, YCBenchDiscreteVectorEnv, YCBenchVectorEnv
+from ycgym import EpisodeOverError, LocalServer, ProtocolError, VectorStepError, YCBenchDiscreteVectorEnv, YCBenchVectorEnv
 
 KINDS = ["text", "discrete"]
 STEP_KINDS = [*KINDS, "discrete-json"]  # the Discrete env's step replies come as arrays or as JSON
@@ -339,8 +339,6 @@ def test_a_step_with_a_failed_sub_environment_applies_and_returns_the_others(kin
     never saw: 0 was stepped past its end (``episode_over``) where the twin reset it."""
     from gymnasium.vector import AutoresetMode
 
-    from ycgym import VectorStepError
-
     am = AutoresetMode(mode)
     env, twin = make(kind, server.endpoint, max_steps=3, autoreset_mode=am), make(kind, server.endpoint, max_steps=3, autoreset_mode=am)
     try:
@@ -403,8 +401,6 @@ def test_a_failed_automatic_reset_leaves_its_sub_environment_due_and_returns_the
     as the twin's does."""
     from gymnasium.vector import AutoresetMode
 
-    from ycgym import VectorStepError
-
     am = AutoresetMode(mode)
     endpoint = "pipe" if server.endpoint.startswith("pipe") else "tcp://127.0.0.1:0"
     with LocalServer(endpoint, args=["--max-sessions", str(N)]) as small:
@@ -461,3 +457,101 @@ def test_a_failed_automatic_reset_leaves_its_sub_environment_due_and_returns_the
         finally:
             env.close()
             twin.close()
+
+
+def refuse_last_batch_part(env: Any) -> list[int]:
+    """Make the server refuse, as a whole, the last ``step_batch`` request of the env's next step (a split batch's
+    second part, or the only request; none of its entries runs): its payload is replaced by a malformed request of the
+    same id (``invalid_request``). The list returned gets the number of entries of each part."""
+    import json
+
+    c = env.client
+    send = c._send_payload
+    sizes: list[int] = []
+    parts: list[tuple[int, bytes]] = []
+
+    def hooked(rid: int, op: str, payload: bytes) -> None:
+        if op != "step_batch":
+            return send(rid, op, payload)
+        sizes.append(len(json.loads(payload)["steps"]))
+        parts.append((rid, payload))
+        # Sent in order; the last part is known once the env receives: hold each until the next comes, then send it.
+        return None
+
+    def recv(request_id: Any, timeout: Any = None) -> Any:
+        if parts:
+            del c._send_payload, c.recv  # once
+            for k, (rid, payload) in enumerate(parts):
+                send(rid, "step_batch", payload if k < len(parts) - 1 else b'{"v":1,"id":%d,"op":"step_batch","steps":"refused"}' % rid)
+        return c.recv(request_id, timeout)
+
+    c._send_payload = hooked
+    c.recv = recv
+    return sizes
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", STEP_KINDS)
+def test_a_refused_batch_request_fails_its_entries_and_the_others_are_taken_in(kind: str, mode: str, server: LocalServer) -> None:
+    """40 sub-environments, the even ones' episodes ending in this step. The server refuses the last ``step_batch``
+    request of the step as a whole (over the pipe the text and JSON batches go as two pipelined parts: the first runs,
+    the second is refused; otherwise the one request is): the refused part's sub-environments fail (``errors``) and
+    did not step; the others' rows are the twin's, and once the failed ones are reset in both, both go on alike."""
+    from gymnasium.vector import AutoresetMode
+
+    n = 40
+    am = AutoresetMode(mode)
+    env, twin = (make(kind, server.endpoint, n=n, max_steps=2, autoreset_mode=am) for _ in range(2))
+    try:
+        odd = np.arange(n) % 2 == 1
+        for e in (env, twin):
+            e.reset(seed=5)
+        step_both(env, twin, 0)
+        for e in (env, twin):
+            e.reset(options={"reset_mask": odd})
+        acts = actions(twin, 1)
+        want = twin.step(acts)
+        assert (want[3] == ~odd).all()
+        sizes = refuse_last_batch_part(env)
+        with pytest.raises(VectorStepError) as err:
+            env.step(acts)
+        e = err.value
+        assert e.code == "invalid_request" and sum(sizes) == n
+        refused = list(range(n - sizes[-1], n))
+        ran = list(range(n - sizes[-1]))
+        assert list(e.errors) == refused and e.index == refused[0]
+        assert e.stepped.tolist() == [i in ran for i in range(n)]
+        if ran:
+            assert same_rows(e.result, want, ran, n)
+        mask = np.zeros(n, dtype=np.bool_)
+        mask[refused] = True
+        for x in (env, twin):  # the refused ones, one step behind the twin's: reset in both alike
+            x.reset(seed=11, options={"reset_mask": mask})
+        continue_alike(env, twin, mode, want[2] | want[3], steps=3)
+    finally:
+        env.close()
+        twin.close()
+
+
+def test_a_split_batch_with_a_part_too_large_to_send_sends_none(server: LocalServer) -> None:
+    """A step whose batch goes as two parts (32 sub-environments over the pipe) where the second part is larger than the
+    client's ``max_message_bytes``: the step raises ``message_too_large`` and nothing is sent. The first part used to be
+    sent (and run) before the second was refused, and its results were dropped: those 16 sub-environments stepped
+    unseen, one step ahead of what the env returned."""
+    if not server.endpoint.startswith("pipe"):
+        pytest.skip("a batch of 32 is split over the pipe only")
+    n = 32
+    env, twin = make("text", server.endpoint, n=n), make("text", server.endpoint, n=n)
+    try:
+        for e in (env, twin):
+            e.reset(seed=5)
+        env.client.max_message_bytes = 100_000
+        long = ["company status"] * 16 + ["x" * 16_000] * 16  # 256,224 characters: split in two parts
+        with pytest.raises(ProtocolError) as err:
+            env.step(long)
+        assert err.value.code == "message_too_large" and not isinstance(err.value, VectorStepError)
+        check_twins(env, twin)
+    finally:
+        env.close()
+        twin.close()
+

@@ -596,7 +596,7 @@ class Client:
         self._send_payload(rid, "step", b"%b%d%b%b%b%b}" % (_REQ_HEAD, rid, _STEP_SESSION, dumps(session), _STEP_ACTION, dumps(action)))
         return rid
 
-    def _send_payload(self, rid: int, op: str, payload: bytes) -> None:
+    def _check_size(self, rid: int, op: str, payload: bytes) -> None:
         limit = self.max_message_bytes
         if limit is not None and len(payload) > limit:
             # Refused here, as the server would (over ZeroMQ a frame above 4x its limit is dropped with the connection,
@@ -606,6 +606,9 @@ class Client:
                 f"request {op!r} is {len(payload)} bytes; the limit is {limit} (the client's max_message_bytes); nothing was sent",
                 request_id=rid,
             )
+
+    def _send_payload(self, rid: int, op: str, payload: bytes) -> None:
+        self._check_size(rid, op, payload)
         with self._lock:
             sock = self._socket()
             if self._liveness is not None and time.monotonic() - self._alive_at >= _LIVENESS_RECHECK_S:
@@ -857,12 +860,19 @@ class Client:
         # Under the client's lock: no request another thread sends on this client comes between the parts (its steps
         # run before or after the whole batch, as with one request).
         with self._lock:
+            # Every part made (and checked against max_message_bytes) before the first is sent: a part refused here
+            # would leave the ones before it run on the server, their results abandoned.
+            payloads: list[tuple[int, int, bytes]] = []
+            for k in range(parts):
+                lo, hi = n * k // parts, n * (k + 1) // parts
+                rid = next(self._ids)
+                payload = self._request_bytes(rid, "step_batch", {"steps": entries if parts == 1 else entries[lo:hi]})
+                self._check_size(rid, "step_batch", payload)
+                payloads.append((rid, hi - lo, payload))
             try:
-                for k in range(parts):
-                    lo, hi = n * k // parts, n * (k + 1) // parts
-                    rid = next(self._ids)
-                    out.append((rid, hi - lo))
-                    self._send_payload(rid, "step_batch", self._request_bytes(rid, "step_batch", {"steps": entries if parts == 1 else entries[lo:hi]}))
+                for rid, size, payload in payloads:
+                    out.append((rid, size))
+                    self._send_payload(rid, "step_batch", payload)
             except BaseException:
                 self.abandon([rid for rid, _ in out[start:]])
                 raise
