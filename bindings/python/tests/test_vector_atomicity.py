@@ -555,3 +555,56 @@ def test_a_split_batch_with_a_part_too_large_to_send_sends_none(server: LocalSer
         env.close()
         twin.close()
 
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_reset_refused_for_one_sub_environment_leaves_the_ones_reset_due(kind: str, mode: str, server: LocalServer) -> None:
+    """``reset()`` of three sub-environments: 0's is refused (``session_limit``: its session was lost, no room), 1's and
+    2's are made on the server. The reset raises and puts every sub-environment back as it was (generators included),
+    but 1 and 2 now hold new episodes there: they are due for a reset, so the next step resets them with the same seeds
+    (their observations: the twin's reset ones; DISABLED: the step refuses them until they are reset). They used to be
+    taken for their old episodes: the next step stepped the new ones, which the env had never returned, and their
+    generators were not advanced for the seeds the server used."""
+    from gymnasium.vector import AutoresetMode
+
+    am = AutoresetMode(mode)
+    endpoint = "pipe" if server.endpoint.startswith("pipe") else "tcp://127.0.0.1:0"
+    with LocalServer(endpoint, args=["--max-sessions", str(N)]) as small:
+        env, twin = make(kind, small.endpoint, autoreset_mode=am), make(kind, server.endpoint, autoreset_mode=am)
+        spares: list[str] = []
+        try:
+            for e in (env, twin):
+                e.reset(seed=5)
+            step_both(env, twin, 0)
+            before = rng_states(env)
+            refuse_next_reset(env, spares)
+            with pytest.raises(ProtocolError) as err:
+                env.reset()
+            assert err.value.code == "session_limit" and err.value.index == 0
+            assert rng_states(env) == before
+            env.client.close(session=spares.pop())
+            first = np.array([True, False, False])
+            rest = ~first
+            env.reset(options={"reset_mask": first})  # 0 in a new session, the seed the twin's reset draws for it
+            reset_obs = twin.reset()[0]
+            acts = actions(twin, 1)
+            if mode == "Disabled":
+                with pytest.raises(EpisodeOverError) as over:
+                    env.step(acts)
+                assert over.value.index == 1
+                got_reset = env.reset(options={"reset_mask": rest})[0]
+                assert same(rows(got_reset, [1, 2], N), rows(reset_obs, [1, 2], N))
+                continue_alike(env, twin, mode)
+                return
+            got, want = env.step(acts), twin.step(acts)
+            assert same_rows(got, want, [0], N)
+            assert same(rows(got[0], [1, 2], N), rows(reset_obs, [1, 2], N))  # 1 and 2 reset again: the same worlds
+            assert not got[1][1:].any() and not (got[2] | got[3]).any()
+            assert rng_states(env) == rng_states(twin)
+            for x in (env, twin):  # 1 and 2 are one step behind the twin's: both reset them alike
+                x.reset(seed=9, options={"reset_mask": rest})
+            continue_alike(env, twin, mode)
+        finally:
+            env.close()
+            twin.close()

@@ -175,9 +175,14 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         """The results of the resets of ``idx`` (seeds ``sd``; replies ``got``, errors in place): the first refusal is
         raised; a session the server lost (closed, reaped: ``unknown_session``) is replaced by a new one, reset alike
         (when that fails, the lost id stays: the next reset finds it lost again and tries anew)."""
-        # An error raised here names its sub-environment (`index`).
+        # An error raised here names its sub-environment (`index`). The sub-environments whose reset the server made are
+        # marked due for a reset first: their episodes there are new ones the env never returned (the caller takes none
+        # of these resets in), so the next step resets them again (the same seeds: the same worlds) instead of stepping
+        # them (DISABLED: refuses to step them).
+        made = [i for i, r in zip(idx, got) if not isinstance(r, ProtocolError)]
         refused = next(((i, r) for i, r in zip(idx, got) if isinstance(r, ProtocolError) and r.code != "unknown_session"), None)
         if refused is not None:
+            self._autoreset[made] = True
             refused[1].index = refused[0]
             raise refused[1]
         c = self._backend.client
@@ -188,11 +193,13 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 try:
                     r = c.reset(s, self.preset, options=opts)
                 except ProtocolError as e:
+                    self._autoreset[made] = True
                     e.index = i
                     raise
                 self._sessions[i] = str(r["session"])
                 self.__dict__.pop("_session_cache", None)
                 self._backend.sessions.add(self._sessions[i])
+                made.append(i)
             out.append(r)
         return out
 

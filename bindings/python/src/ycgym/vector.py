@@ -283,32 +283,38 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             if not isinstance(r, ProtocolError):
                 self._sessions[i] = r["session"]
                 self._backend.sessions.add(r["session"])
-        # An error raised here names its sub-environment (`index`), and is raised before any observation is taken (the
-        # caller puts the generators back).
+        made = [i for i, r in zip(indices, results) if not isinstance(r, ProtocolError)]  # reset on the server
         refused = next(((i, r) for i, r in zip(indices, results) if isinstance(r, ProtocolError) and (r.code != "unknown_session" or self._sessions[i] is None)), None)
         if refused is not None:
-            refused[1].index = refused[0]
-            raise session_limit_hint(refused[1], self, self.num_envs, self._backend)
+            raise self._reset_refused(*refused, made)
         out: list[ResetResult] = []
         for i, sd, r in zip(indices, sim_seeds, results):
             if isinstance(r, ProtocolError):
-                if r.code != "unknown_session" or self._sessions[i] is None:
-                    raise session_limit_hint(r, self, self.num_envs, self._backend)
                 # Lost (closed, reaped): a new session in its place. When that fails the lost id stays, so the next
                 # reset finds it lost again and tries anew.
                 self._backend.sessions.discard(self._sessions[i])
                 try:
                     r = c.reset(sd, self.preset, options=opts or None)
                 except ProtocolError as e:
-                    e.index = i
-                    raise session_limit_hint(e, self, self.num_envs, self._backend) from None
+                    raise self._reset_refused(i, e, made) from None
                 self._sessions[i] = r["session"]
                 self._backend.sessions.add(r["session"])
+                made.append(i)
             self._starts[i] = status_time(r["observation"])
             self._obs[i] = r["observation"]
             self._seeds_used[i] = sd
             out.append(r)
         return out
+
+    def _reset_refused(self, i: int, e: ProtocolError, made: Sequence[int]) -> ProtocolError:
+        """The error to raise for sub-environment ``i``'s refused reset (``e``, its ``index`` set to ``i``), raised before
+        any observation of these resets is taken (the caller puts the sub-environments back as they were). Those whose
+        reset the server made (``made``) are marked due for a reset first: their episodes there are new ones the env
+        never returned, so the next step resets them again (the same seeds: the same worlds) instead of stepping them
+        (DISABLED: refuses to step them)."""
+        self._autoreset_envs[list(made)] = True
+        e.index = i
+        return session_limit_hint(e, self, self.num_envs, self._backend)
 
     def reset(
         self,
