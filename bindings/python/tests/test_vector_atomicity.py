@@ -7,6 +7,8 @@ envs, over both transports (the envs' own pipe server and a ZeroMQ endpoint).
 
 from __future__ import annotations
 
+import pickle
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -354,6 +356,9 @@ def test_a_step_with_a_failed_sub_environment_applies_and_returns_the_others(kin
         assert list(e.errors) == [1] and e.errors[1].code == "unknown_session"
         assert e.stepped.tolist() == [True, False, True]
         assert "sub-environment 1" in str(e)
+        copy = pickle.loads(pickle.dumps(e))  # Ray, multiprocessing
+        assert type(copy) is VectorStepError and (copy.code, copy.index, str(copy)) == (e.code, e.index, str(e))
+        assert list(copy.errors) == [1] and same(copy.result, e.result) and same(copy.stepped, e.stepped)
         assert isinstance(e.result, tuple) and len(e.result) == 5
         assert same_rows(e.result, want, [0, 2], N)
         rewards, terminated, truncated = e.result[1:4]
@@ -608,3 +613,17 @@ def test_a_reset_refused_for_one_sub_environment_leaves_the_ones_reset_due(kind:
         finally:
             env.close()
             twin.close()
+
+
+def test_the_example_of_docs_vector_md_runs_and_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/vector.md's example (a session lost mid-run, the loop catching VectorStepError) runs as written and prints
+    the line the page quotes."""
+    from helpers import REPO
+
+    doc = (REPO / "docs" / "vector.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", doc, re.S)
+    assert code is not None
+    exec(compile(code.group(1), "docs/vector.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == ["failed: {2: 'unknown_session'} stepped: [True, True, False, True]"]
+    assert f"prints `{printed[0]}` once" in doc.replace("\n", " ")

@@ -25,7 +25,15 @@ Sub-environment ``i`` of ``reset(seed=s)`` is seeded ``s + i``; later automatic 
 sub-environment's own generator. ``reset(options=...)`` applies the options (besides ``reset_mask``) to the
 sub-environments it resets, as ``SyncVectorEnv`` passes them to each ``YCBenchDiscreteEnv.reset``; automatic resets use
 the constructor's ``reset_options``. A reset refused (a seed past ``2**53 - 1``, an option the server refuses, an
-unknown ``split``) raises before any observation is taken, with every generator as it was.
+unknown ``split``) raises before any observation is taken, with every generator as it was; when the server made the
+resets of some sub-environments before refusing another's, those are marked due (the next step resets them again, with
+the same seeds; DISABLED refuses to step them).
+
+When some sub-environments fail in a step (a lost session, a refused automatic reset, a refused batch request), the
+others' results are taken in and :class:`ycgym.VectorStepError` (a ``ProtocolError``) is raised with them
+(``result``, ``errors``, ``stepped``); an automatic reset of that step is not kept (its sub-environment stays due: the
+next step resets it with the same seed), so the env always holds what the server holds and a retried ``step`` goes
+on. See docs/vector.md.
 """
 
 from __future__ import annotations
@@ -94,6 +102,8 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
     docstring); ``encoding``: how step replies travel, ``"binary"`` (default: the frames, masks, rewards and flags
     as raw arrays decoded with ``numpy.frombuffer``, no per-step dicts) or ``"json"`` (the same values, slower);
     ``render_mode``: ``None`` or ``"ansi"`` (the server then renders each command's output text, for :meth:`render`).
+    A step in which some sub-environments fail raises :class:`ycgym.VectorStepError` with the others' results, which the
+    env has taken in (see the module docstring and docs/vector.md).
     """
 
     # SyncVectorEnv's: the single env's metadata and the autoreset mode.

@@ -21,6 +21,12 @@ arrays with ``_key`` masks. Sub-environment seeds: ``reset(seed=s)`` seeds sub-e
 ``s + i``; later automatic resets draw each seed from that sub-environment's own generator, as
 ``YCBenchEnv.reset()`` does.
 
+When some sub-environments fail in a step (a lost session, a refused automatic reset, a refused part of the batch),
+the others' results are taken in and :class:`ycgym.VectorStepError` (a ``ProtocolError``) is raised with them
+(``result``, ``errors``, ``stepped``); an automatic reset of that step is not kept (its sub-environment stays due: the
+next step resets it with the same seed), so the env always holds what the server holds and a retried ``step`` goes
+on. A ``reset`` refused for some sub-environments marks those the server did reset due. See docs/vector.md.
+
 Like :class:`ycgym.YCBenchEnv` it pickles (every sub-environment's episode travels as a snapshot) and, with the
 local server, fails fast when that server has exited and restarts it on the next full :meth:`reset`.
 Actions are ``str`` (``bytes`` are decoded as UTF-8); all are checked before any is sent.
@@ -169,6 +175,9 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         render_mode: as ``SyncVectorEnv`` of :class:`ycgym.YCBenchEnv` takes it: ``None``, ``"ansi"`` (``render()``
             returns the N last texts) or ``"human"`` (``reset`` and ``step`` print each sub-environment's text, in
             SyncVectorEnv's order; ``render()`` prints them again and returns N None).
+
+    A step in which some sub-environments fail raises :class:`ycgym.VectorStepError` with the others' results, which
+    the env has taken in (see the module docstring and docs/vector.md).
     """
 
     # SyncVectorEnv's: the single env's metadata and the autoreset mode.
