@@ -301,6 +301,14 @@ export interface StepResultWithoutStatus extends Omit<StepResult, 'observation'>
   observation: ObservationWithoutStatus;
 }
 
+/**
+ * Result of `Env.stepWithoutStatus(action, true)`: its output text may be an `OutputText` (written into a reply's bytes
+ * before the next step, never built as a string).
+ */
+export interface WireStepResultWithoutStatus extends Omit<StepResult, 'observation'> {
+  observation: Omit<ObservationWithoutStatus, 'text'> & { text: string | OutputText };
+}
+
 /** A step without its observation (`Env.advance`): what an episode loop needs when nobody watches the steps. */
 export interface StepOutcome {
   exit_code: number;
@@ -622,10 +630,13 @@ export class Env implements EnvLike {
 
   /**
    * `step` without building the observation's status block (everything else as `step` returns it): for consumers
-   * that do not send it (the binary `step_batch` reply has no status block).
+   * that do not send it (the binary `step_batch` reply has no status block). `wire`: the output text is an `OutputText`
+   * (empty text stays `""`), as `stepForWire` has it: serialise it before the next step.
    */
-  stepWithoutStatus(action: string | number): StepResultWithoutStatus {
-    return this.stepObserved(action, false, false) as StepResultWithoutStatus;
+  stepWithoutStatus(action: string | number): StepResultWithoutStatus;
+  stepWithoutStatus(action: string | number, wire: boolean): WireStepResultWithoutStatus;
+  stepWithoutStatus(action: string | number, wire = false): WireStepResultWithoutStatus {
+    return this.stepObserved(action, false, wire) as WireStepResultWithoutStatus;
   }
 
   /**

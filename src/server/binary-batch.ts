@@ -1,11 +1,13 @@
 /**
  * The encoder of binary `step_batch` replies (layout: src/protocol/binary.ts, docs/protocol.md "Binary step_batch").
  * Rows are written into preallocated typed arrays as entries complete; the arrays' bytes become the reply's frames
- * as they are (no copy), after the JSON header.
+ * as they are (no copy), after the JSON header. The header's `text` list is written as JSON bytes as entries complete
+ * (a step's `OutputText` rendered escaped straight into them, never built as a string).
  */
 import { BINARY_COLUMN_ROW_BYTES, BINARY_COLUMNS, TERMINAL_REASONS, type BinaryArrayDesc, type BinaryBatchError, type BinaryBatchResult, type BinaryColumn } from '../protocol/binary.js';
 import type { ErrorBody, RecordingStopped } from '../protocol/ops.js';
-import type { StepResultWithoutStatus } from '../env/env.js';
+import { WireValue, type JsonSink, type WireStepResultWithoutStatus } from '../env/env.js';
+import { JsonWriter } from './json-writer.js';
 
 /** The frame shape of a Discrete session (`obs_size`, `n_actions`), or null for a text-mode session. */
 export type FrameShape = { obs: number; actions: number } | null;
@@ -38,10 +40,31 @@ function jsonBytesBound(s: string): number {
 }
 
 /**
- * A binary `step_batch` reply being filled, row by row. Its header's strings count against the reply cap by a bound
- * ({@link jsonBytesBound}: no encoding on the hot path) until that bound could reach the cap; `countExactly()` then
- * counts every string at its exact JSON size, as do later entries (a string encoded twice, only in batches that near
- * their cap).
+ * JSON text already written (a list of strings): `writeJson` copies its bytes, `toJSON` gives the value they encode.
+ */
+export class JsonBytes extends WireValue {
+  constructor(readonly bytes: Buffer) {
+    super();
+  }
+
+  toJSON(): unknown {
+    return JSON.parse(this.bytes.toString('utf8')) as unknown;
+  }
+
+  writeJson(out: JsonSink): void {
+    out.raw(this.bytes);
+  }
+}
+
+/** Bytes of the `text` list's writer to start with, per entry of a text-mode batch ("company status": ~1.4 KB) and at most. */
+const TEXT_BYTES_PER_ENTRY = 2048;
+const TEXT_START_BYTES_MAX = 1 << 20;
+
+/**
+ * A binary `step_batch` reply being filled, row by row. Its output texts are written as JSON as they come, so they count
+ * against the reply cap at their exact size. Its other strings count by a bound ({@link jsonBytesBound}: no encoding on
+ * the hot path) until that bound could reach the cap; `countExactly()` then counts every string at its exact JSON size,
+ * as do later entries (a string encoded twice, only in batches that near their cap).
  */
 export class BinaryBatch {
   /** The per-entry columns, by name (their order and dtypes: `BINARY_COLUMNS`). */
@@ -49,7 +72,14 @@ export class BinaryBatch {
   private readonly obs: Float32Array | null;
   private readonly mask: Uint8Array | null;
   private readonly errors: BinaryBatchError[] = [];
-  private readonly text: string[];
+  /**
+   * The header's `text` list as JSON, written in entry order: `[` and the texts of entries `[0, textNext)`, each after
+   * its separator (an entry with none, failed or skipped, has `""`).
+   */
+  private readonly texts: JsonWriter;
+  private textNext = 0;
+  /** Exact JSON bytes of the non-empty texts written. */
+  private textBytes = 0;
   private readonly command: (string | null)[];
   private readonly actionText: (string | null)[];
   private admissible: (string[] | null)[] | null = null;
@@ -71,7 +101,8 @@ export class BinaryBatch {
     this.cols = Object.fromEntries(BINARY_COLUMNS.map((c) => [c.name, c.dtype === '<f8' ? new Float64Array(n) : new Uint8Array(n)])) as Record<BinaryColumn, Float64Array | Uint8Array>;
     this.obs = shape === null ? null : new Float32Array(n * shape.obs);
     this.mask = shape === null ? null : new Uint8Array(n * shape.actions);
-    this.text = new Array<string>(n).fill('');
+    this.texts = new JsonWriter(shape === null ? Math.min(n * TEXT_BYTES_PER_ENTRY, TEXT_START_BYTES_MAX) + 64 : 8 * n + 64);
+    this.texts.byte(0x5b); // [
     this.command = new Array<string | null>(n).fill(null);
     this.actionText = new Array<string | null>(n).fill(null);
     this.fixedBytes = binaryArrayBytes(n, shape);
@@ -84,10 +115,11 @@ export class BinaryBatch {
   }
 
   /**
-   * Write entry `i`'s result; returns the bytes it added to the reply (for the reply cap). Throws when the result
-   * does not fit the batch's frame shape (a bug: the shape was checked before the step); its rows then stay zero.
+   * Write entry `i`'s result (its output text, an `OutputText`, is written now: before its session steps again);
+   * returns the bytes it added to the reply (for the reply cap). Throws when the result does not fit the batch's frame
+   * shape (a bug: the shape was checked before the step) or its text's writer throws; its rows then stay zero.
    */
-  put(i: number, r: StepResultWithoutStatus): number {
+  put(i: number, r: WireStepResultWithoutStatus): number {
     const o = r.observation;
     const info = r.info;
     const c = this.cols;
@@ -99,6 +131,8 @@ export class BinaryBatch {
     } else if (d !== undefined) {
       throw new Error('a Discrete frame in a text-mode batch');
     }
+    // The text first: when its writer throws, nothing of the entry is written.
+    let added = this.putText(i, o.text);
     c.reward[i] = r.reward;
     c.terminated[i] = r.terminated ? 1 : 0;
     c.truncated[i] = r.truncated ? 1 : 0;
@@ -114,9 +148,6 @@ export class BinaryBatch {
       const base = i * this.shape.actions;
       for (let k = 0; k < d.mask.length; k++) m[base + k] = d.mask[k] ? 1 : 0;
     }
-    let added = 0;
-    this.text[i] = o.text;
-    if (o.text.length !== 0) added += this.count(o.text);
     this.command[i] = o.command;
     if (o.command !== null) added += this.count(o.command);
     if (info.action_text !== undefined) {
@@ -130,6 +161,38 @@ export class BinaryBatch {
     }
     this.bytes += added;
     return added;
+  }
+
+  /**
+   * Write entry `i`'s text into the `text` list (the entries before it that have none get `""`); returns its exact JSON
+   * bytes, 0 for an empty text (its `""` is counted in the fixed part). Entries come in order: one before the last
+   * written is a bug. When the text's writer throws, nothing of it stays written.
+   */
+  private putText(i: number, text: string | WireValue): number {
+    if (i < this.textNext) throw new Error(`entry ${i}'s text comes after entry ${this.textNext - 1}'s`);
+    this.textsUpTo(i);
+    const w = this.texts;
+    const at = w.used;
+    if (i !== 0) w.byte(0x2c); // ,
+    const start = w.used;
+    try {
+      if (typeof text === 'string') w.jsonString(text);
+      else text.writeJson(w);
+    } catch (e) {
+      w.used = at;
+      throw e;
+    }
+    this.textNext = i + 1;
+    const bytes = w.used - start;
+    if (bytes === 2) return 0;
+    this.textBytes += bytes;
+    return bytes;
+  }
+
+  /** `""` for every entry before `i` whose text is not written. */
+  private textsUpTo(i: number): void {
+    const w = this.texts;
+    for (; this.textNext < i; this.textNext++) w.ascii(this.textNext === 0 ? '""' : ',""');
   }
 
   /** A list of strings' count, its brackets and separators (and its own separator in the header's list) included. */
@@ -161,10 +224,8 @@ export class BinaryBatch {
   countExactly(): number {
     if (this.exact) return this.bytes;
     this.exact = true;
-    let b = this.fixedBytes;
+    let b = this.fixedBytes + this.textBytes;
     for (let i = 0; i < this.n; i++) {
-      const t = this.text[i] as string;
-      if (t.length !== 0) b += jsonBytes(t);
       const cmd = this.command[i];
       if (cmd !== null && cmd !== undefined) b += jsonBytes(cmd);
       const a = this.actionText[i];
@@ -176,8 +237,11 @@ export class BinaryBatch {
     return b;
   }
 
-  /** The header's result and the array frames (views of the typed arrays' bytes, no copy). */
-  finish(): { result: BinaryBatchResult; frames: Buffer[] } {
+  /**
+   * The header's result and the array frames (views of the typed arrays' bytes, no copy). Its `text` is the list's JSON
+   * (`JsonBytes`: a `JsonWriter` copies it; `JSON.stringify` writes the list it encodes).
+   */
+  finish(): { result: Omit<BinaryBatchResult, 'text'> & { text: JsonBytes }; frames: Buffer[] } {
     const n = this.n;
     const arrays: BinaryArrayDesc[] = [];
     const frames: Buffer[] = [];
@@ -190,12 +254,14 @@ export class BinaryBatch {
       add('obs', '<f4', this.obs as Float32Array, this.shape.obs);
       add('mask', '|u1', this.mask as Uint8Array, this.shape.actions);
     }
-    const result: BinaryBatchResult = {
-      encoding: 'binary',
+    this.textsUpTo(n);
+    this.texts.byte(0x5d); // ]
+    const result = {
+      encoding: 'binary' as const,
       n,
       arrays,
       errors: this.errors,
-      text: this.text,
+      text: new JsonBytes(this.texts.written()),
       command: this.command,
       action_text: this.actionText,
       ...(this.admissible !== null ? { admissible_commands: this.admissible } : {}),

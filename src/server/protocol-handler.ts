@@ -4,7 +4,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { describePreset, type StepResultWithoutStatus } from '../env/env.js';
+import { describePreset, type WireStepResultWithoutStatus } from '../env/env.js';
 import { quoted } from '../env/schema-errors.js';
 import { SPLITS } from '../config/splits.js';
 import {
@@ -415,6 +415,9 @@ const REFUSAL_BYTES = JSON.stringify(refusal(9_999_999_999_999_999, 9_999_999_99
 /** Most bytes a refusal adds to a binary reply's `errors` (its entry `{index, error}`), its separator included. */
 const BINARY_REFUSAL_BYTES = JSON.stringify({ index: MAX_BATCH, error: (refusal(9_999_999_999_999_999, 9_999_999_999_999_999) as { error: ErrorBody }).error }).length + 1;
 
+/** Bytes of a binary `step_batch` reply's header per entry beyond its text (a command name, separators, an action text). */
+const BINARY_HEADER_BYTES_PER_ENTRY = 64;
+
 /** Bytes of a JSON `step_batch` reply's buffer to start with, per entry ("company status": ~1.4 KB) and at most. */
 const BATCH_BYTES_PER_ENTRY = 2048;
 const BATCH_START_BYTES_MAX = 1 << 20;
@@ -571,7 +574,7 @@ export class BatchJob {
         const stopped = (item.result as RecordingNote).recording_stopped;
         if (stopped !== undefined) bin.recordingStopped(i, stopped);
         try {
-          bin.put(i, item.result as StepResultWithoutStatus);
+          bin.put(i, item.result as WireStepResultWithoutStatus);
         } catch (e) {
           this.sessions.discard(st.session, 'internal', this.client);
           bin.fail(i, { code: 'internal', message: `cannot encode the result: ${e instanceof Error ? e.message : String(e)} (session ${st.session} was closed)` });
@@ -583,7 +586,10 @@ export class BatchJob {
     } while (this.next < this.steps.length && bin.bytes - start < maxSliceBytes && performance.now() < deadline);
     if (this.next < this.steps.length) return null;
     const { result, frames } = bin.finish();
-    const reply: OkReply = { v: PROTOCOL_VERSION, id: this.id, ok: true, result };
-    return this.handler.finish('step_batch', reply, encode(reply), null, this.client, frames);
+    // The header written in one pass, its text list copied as written; in-process callers get the texts as strings.
+    const reply: OkReply = { v: PROTOCOL_VERSION, id: this.id, ok: true, result: this.keepResults ? { ...result, text: result.text.toJSON() } : result };
+    const w = new JsonWriter(result.text.bytes.length + BINARY_HEADER_BYTES_PER_ENTRY * bin.n + 1024);
+    w.value(reply);
+    return this.handler.finish('step_batch', reply, w.written(), null, this.client, frames);
   }
 }

@@ -13,7 +13,7 @@
  * session limit and idle reaping cover both. The hooks observe `Env` sessions only (`onClose` is called for both).
  */
 import { PresetError } from '../config/load.js';
-import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult, type StepResultWithoutStatus, type WireStepResult } from '../env/env.js';
+import { Env, EnvUsageError, type EnvSnapshot, type ResetOptions, type ResetResult, type StepResult, type WireStepResult, type WireStepResultWithoutStatus } from '../env/env.js';
 import type { ChatMessage, TurnOptions, TurnSnapshot } from '../turns/turns.js';
 import type { Simulation } from '../sim/index.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_CLIENT, MAX_SESSION_ID_TAG_CHARS } from '../protocol/limits.js';
@@ -24,8 +24,11 @@ import { toolList, TurnSession, type TurnStart } from './turn-session.js';
 export interface SessionEnv {
   reset(args: { seed: number; preset: string; options?: ResetOptions }): ResetResult;
   step(action: string | number): StepResult;
-  /** `step` without the observation's status block (`Env.stepWithoutStatus`); absent in test doubles (`step` is used). */
-  stepWithoutStatus?(action: string | number): StepResultWithoutStatus;
+  /**
+   * `step` without the observation's status block, its output text an `OutputText` when `wire` (`Env.stepWithoutStatus`);
+   * absent in test doubles (`step` is used).
+   */
+  stepWithoutStatus?(action: string | number, wire: boolean): WireStepResultWithoutStatus;
   /** `step` with the output text left to the reply's writer (`Env.stepForWire`); absent in test doubles (`step` is used). */
   stepForWire?(action: string | number): WireStepResult;
   snapshot(): EnvSnapshot;
@@ -389,13 +392,15 @@ export class SessionManager {
   }
 
   /**
-   * `step` for a reply without the status block (a binary `step_batch`): the status block is not built unless an
-   * `onStep` hook observes the step (hooks get the full result).
+   * `step` for a reply without the status block (a binary `step_batch`), serialised at once: the output text is an
+   * `OutputText` (`Env.stepWithoutStatus(action, true)`: written into the reply from the command's value before the
+   * session steps again). The status block is not built unless an `onStep` hook observes the step (hooks get the full
+   * result, its text a string).
    */
-  stepWithoutStatus(session: string, action: string | number, owner = LOCAL_OWNER): StepResultWithoutStatus {
+  stepWithoutStatus(session: string, action: string | number, owner = LOCAL_OWNER): WireStepResultWithoutStatus {
     if (this.hooks.onStep !== undefined) return this.step(session, action, owner);
     const env = this.getEnv(session, owner);
-    return this.guarded(session, 'step', () => (env.stepWithoutStatus !== undefined ? env.stepWithoutStatus(action) : env.step(action)), 'the episode is over (terminated or truncated); send reset');
+    return this.guarded(session, 'step', () => (env.stepWithoutStatus !== undefined ? env.stepWithoutStatus(action, true) : env.step(action)), 'the episode is over (terminated or truncated); send reset');
   }
 
   /**

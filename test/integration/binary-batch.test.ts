@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { listPresets } from '../../src/config/load.js';
-import { ProtocolHandler } from '../../src/server/protocol-handler.js';
+import { BatchJob, ProtocolHandler, type Handled } from '../../src/server/protocol-handler.js';
 import { SessionManager } from '../../src/server/sessions.js';
 import {
   BINARY_COLUMNS,
@@ -218,5 +218,47 @@ describe('binary step_batch: rejections and bounds', () => {
     expect(() => decodeBinaryArrays(res, [frames[0]?.subarray(1) as Buffer, ...frames.slice(1)])).toThrow(/array reward: 15 bytes/);
     expect(() => decodeBinaryArrays({ ...res, arrays: res.arrays.map((a, k) => (k === 0 ? { ...a, dtype: '<i8' as never } : a)) }, frames)).toThrow(/unknown dtype/);
     expect(() => decodeBinaryArrays({ ...res, n: 3 }, frames)).toThrow(/malformed binary/);
+  });
+});
+
+describe('binary step_batch: the reply frame as the server sends it', () => {
+  it('is the bytes of JSON.stringify of the reply, its texts written as the entries run (one session stepped twice)', () => {
+    const presets = listPresets();
+    const make = (): ProtocolHandler => new ProtocolHandler(new SessionManager({ presets }), { version: '0', presets, maxMessageBytes: 1 << 20 }, {});
+    // `wire` answers as the server does (beginPayload, the batch run to its end, no results kept); `plain` keeps them.
+    const wire = make();
+    const plain = make();
+    const options = [{ stall_steps: 0 }, { stall_steps: 0, company_name: 'Caf\u00e9 "Q\\uote" \u20ac \ud83d\ude00' }, { stall_steps: 0, text: false }];
+    const ids = options.map((o, k) => {
+      const a = wire.handleValue({ v: 1, op: 'reset', seed: 30 + k, options: o }).reply as { ok: true; result: { session: string } };
+      const b = plain.handleValue({ v: 1, op: 'reset', seed: 30 + k, options: o }).reply as { ok: true; result: { session: string } };
+      expect(a.ok && b.ok && a.result.session === b.result.session).toBe(true);
+      return a.result.session;
+    });
+    const [s0, s1, s2] = ids as [string, string, string];
+    const steps = [
+      { session: s0, action: 'market browse --limit 2' },
+      { session: s0, action: 'company status' },
+      { session: s1, action: 'company status' },
+      { session: 'nope', action: 'company status' },
+      { session: s1, action: 'market browse --limit 4' },
+      { session: s2, action: 'company status' },
+      { session: s0, action: 'nonsense \u00fc "x" \\ \ud800' },
+      { session: s1, action: 'employee list' },
+    ];
+    for (const id of [7, 'r"\u00e9\\1']) {
+      const req = { v: 1, id, op: 'step_batch', steps, encoding: 'binary' };
+      const begun = wire.beginPayload(Buffer.from(JSON.stringify(req), 'utf8'), 1 << 20);
+      const sent = begun instanceof BatchJob ? (begun.run(Number.POSITIVE_INFINITY) as Handled) : begun;
+      const kept = plain.handleValue(req);
+      expect(kept.reply.ok, JSON.stringify(kept.reply).slice(0, 300)).toBe(true);
+      expect(sent.frame.toString('utf8')).toBe(JSON.stringify(kept.reply));
+      expect(sent.frame.equals(Buffer.from(JSON.stringify(kept.reply), 'utf8'))).toBe(true);
+      expect((sent.arrays ?? []).map((f) => f.toString('hex'))).toEqual((kept.arrays ?? []).map((f) => f.toString('hex')));
+      const texts = (kept.reply as { result: BinaryBatchResult }).result.text;
+      expect(texts[0]).not.toBe(texts[1]);
+      expect(texts[3]).toBe('');
+      expect(texts[5]).toBe('');
+    }
   });
 });

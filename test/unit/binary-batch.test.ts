@@ -7,7 +7,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BinaryBatch } from '../../src/server/binary-batch.js';
-import type { StepResultWithoutStatus } from '../../src/env/env.js';
+import { JsonWriter } from '../../src/server/json-writer.js';
+import { OutputText, type StepResultWithoutStatus } from '../../src/env/env.js';
+import type { TextSink } from '../../src/sim/index.js';
 
 /** Strings heavy in what JSON escapes or writes in several bytes. */
 const nasty = fc.string({ unit: fc.constantFrom('"', '\\', '\n', '\t', '\u0001', 'a', 'é', '€', '😀', '\ud800'), maxLength: 40 });
@@ -85,5 +87,57 @@ describe('BinaryBatch header', () => {
     expect(() => b.put(0, result({ kind: 'ok', text: 'x', command: null, actionText: undefined, admissible: undefined, message: '' }, { obs: 2, actions: 5 }))).toThrow(/shape/);
     const { frames } = b.finish();
     expect(frames.every((f) => f.every((x) => x === 0))).toBe(true);
+  });
+
+  it('writes the header as JSON.stringify writes it, its texts given as strings or as OutputText, in entry order', () => {
+    /** An OutputText over a text, written as a command's escaped output is (`appendEscapedText`). */
+    const wire = (t: string): OutputText => new OutputText({ text: t, appendEscapedText: (sink: TextSink) => sink.string(JSON.stringify(t).slice(1, -1)) });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(entry, fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 12 }), (entries) => {
+        const b = new BinaryBatch(entries.length, null);
+        const texts: string[] = [];
+        entries.forEach(([e, asWire, skip], i) => {
+          // A skipped entry (neither put nor failed: a bug's entry) has "" as a failed one has.
+          if (skip) texts.push('');
+          else if (e.kind === 'fail') {
+            b.fail(i, { code: 'invalid_request', message: e.message });
+            texts.push('');
+          } else {
+            const r = result(e, null);
+            b.put(i, asWire ? { ...r, observation: { ...r.observation, text: wire(e.text) } } : r);
+            texts.push(e.text);
+          }
+        });
+        const { result: res } = b.finish();
+        const w = new JsonWriter(16);
+        w.value({ v: 1, id: 3, ok: true, result: res });
+        const plain = { ...res, text: texts };
+        expect(w.written().toString('utf8')).toBe(JSON.stringify({ v: 1, id: 3, ok: true, result: plain }));
+        expect(JSON.stringify(res)).toBe(JSON.stringify(plain));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses an entry before the last one written; a text whose writer throws leaves nothing of it', () => {
+    const e = { kind: 'ok' as const, text: 'a "b"', command: null, actionText: undefined, admissible: undefined, message: '' };
+    const b = new BinaryBatch(3, null);
+    b.put(1, result(e, null));
+    expect(() => b.put(0, result(e, null))).toThrow(/comes after/);
+    const bad = new OutputText({
+      text: '',
+      appendEscapedText: (sink: TextSink) => {
+        sink.string('partial');
+        throw new Error('boom');
+      },
+    });
+    const r = result(e, null);
+    expect(() => b.put(2, { ...r, observation: { ...r.observation, text: bad } })).toThrow(/boom/);
+    b.fail(2, { code: 'internal', message: 'x' });
+    const { result: res, frames } = b.finish();
+    expect(JSON.stringify(res.text)).toBe(JSON.stringify(['', 'a "b"', '']));
+    // Entry 2's rows stay zero (entry 1's are written).
+    expect(res.arrays[0]?.name).toBe('reward');
+    expect(Array.from(new Float64Array(Uint8Array.from(frames[0] as Buffer).buffer))).toEqual([0, -12.34, 0]);
   });
 });
