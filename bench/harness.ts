@@ -101,15 +101,22 @@ export function median(xs: readonly number[]): number {
 }
 
 /**
- * `rounds` rounds of `here()`, each followed by `other()` when given (another build measured in the same process, so
- * load on the machine hits both alike): the medians, and `speedup`, the median of the per-round ratios other/here.
+ * `rounds` rounds of `here()` and, when given, `other()` (another build measured in the same process, so load on the
+ * machine hits both alike), each first in every other round (neither always runs on the other's garbage), then
+ * `after()` (outside the timings): the medians, and `speedup`, the median of the per-round ratios other/here.
  */
-export function pairedRounds(rounds: number, here: () => number, other: (() => number) | null): { here: number; other: number | null; speedup: number | null } {
+export function pairedRounds(rounds: number, here: () => number, other: (() => number) | null, after?: () => void): { here: number; other: number | null; speedup: number | null } {
   const a: number[] = [];
   const b: number[] = [];
   for (let k = 0; k < rounds; k++) {
-    a.push(here());
-    if (other) b.push(other());
+    if (other !== null && k % 2 === 1) {
+      b.push(other());
+      a.push(here());
+    } else {
+      a.push(here());
+      if (other) b.push(other());
+    }
+    after?.();
   }
   return { here: median(a), other: other ? median(b) : null, speedup: other ? median(b.map((x, i) => x / (a[i] as number))) : null };
 }

@@ -10,8 +10,8 @@
  * - `batch_binary`: one binary `step_batch` of "company status" over `--sessions` text sessions (bench_step.py's
  *   `step_batch_arrays`); `batch_json`: the same as a JSON `step_batch` (bench_step.py's `step_batch`).
  *
- * With `--against DIR` (another checkout, built) both builds run in this one process, rounds alternating, and the
- * speedup is the median of the per-round ratios, so load on the machine hits both alike. Both builds play the same
+ * With `--against DIR` (another checkout, built) both builds run in this one process, in turn (each goes first in every
+ * other round), and the speedup is the median of the per-round ratios, so load on the machine hits both alike. Both builds play the same
  * requests on the same worlds (sequential session ids), so every reply of a round is compared byte for byte (frames
  * and binary arrays; the run fails on the first difference).
  *
@@ -152,11 +152,9 @@ export async function rlServerBench(rounds: number, sessions: number, against: s
     };
     const timeOther = (o: Workload) => () => {
       o.replies.length = 0;
-      const us = cpuUs(() => o[w](units[w]));
-      compareReplies(w, here.replies, o.replies);
-      return us;
+      return cpuUs(() => o[w](units[w]));
     };
-    const r = pairedRounds(rounds, timeHere, other ? timeOther(other) : null);
+    const r = pairedRounds(rounds, timeHere, other ? timeOther(other) : null, other ? () => compareReplies(w, here.replies, other.replies) : undefined);
     here.replies.length = 0;
     out[`${w}_cpu_us_per_env_step`] = +r.here.toFixed(2);
     if (r.other !== null && r.speedup !== null) {
