@@ -12,9 +12,11 @@ With ``--batch N``, each server gets N sessions and every call is one ``Client.s
 (as ``bench_step.py``'s ``step_batch_env_steps_per_s`` with ``--sessions N``; the client splits as it does by default):
 ``--steps`` batches per server per window, CPU per environment step, and each server's rate (environment steps per
 second of the time its own calls took), with the median of the per-window rate ratios B/A (above 1: B is faster).
+``--binary`` sends them as ``Client.step_batch_arrays`` (the binary reply, as ``bench_step.py``'s
+``step_batch_arrays``).
 
     python bindings/python/bench/pair_servers.py --a ../base/dist/src/cli/main.js --b dist/src/cli/main.js \\
-        [--endpoint pipe|tcp://127.0.0.1:0] [--windows 10] [--steps 2000] [--batch 64] [--node-options-a ...] [--node-options-b ...]
+        [--endpoint pipe|tcp://127.0.0.1:0] [--windows 10] [--steps 2000] [--batch 64 [--binary]] [--node-options-a ...] [--node-options-b ...]
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=2000, help="steps of each server per window")
     ap.add_argument("--warmup", type=int, default=2000)
     ap.add_argument("--batch", type=int, default=0, help="sessions per step_batch (0: lockstep steps)")
+    ap.add_argument("--binary", action="store_true", help="with --batch: binary replies (Client.step_batch_arrays)")
     ap.add_argument("--node-options-a", default=None, help="NODE_OPTIONS of server A")
     ap.add_argument("--node-options-b", default=None, help="NODE_OPTIONS of server B")
     a = ap.parse_args()
@@ -75,6 +78,8 @@ def main() -> None:
     env_b = {"NODE_OPTIONS": a.node_options_b} if a.node_options_b else None
     if a.batch < 0:
         ap.error("--batch must be >= 0")
+    if a.binary and a.batch == 0:
+        ap.error("--binary needs --batch")
     n = max(1, a.batch)
     with LocalServer(a.endpoint, entry=a.a, env=env_a) as sa, LocalServer(a.endpoint, entry=a.b, env=env_b) as sb:
         ca, cb = Client(sa.endpoint), Client(sb.endpoint)
@@ -84,7 +89,7 @@ def main() -> None:
         def caller(c: Client, sessions: list[str]) -> Callable[[], object]:
             if a.batch == 0:
                 return functools.partial(c.step, sessions[0], ACTION)
-            return functools.partial(c.step_batch, [(x, ACTION) for x in sessions])
+            return functools.partial(c.step_batch_arrays if a.binary else c.step_batch, [(x, ACTION) for x in sessions])
 
         fa, fb = caller(ca, xa), caller(cb, xb)
         warmup = a.warmup if a.batch == 0 else max(1, a.warmup // n)
@@ -127,6 +132,7 @@ def main() -> None:
         "windows": a.windows,
         "steps": a.steps,
         "batch": a.batch,
+        "binary": a.binary,
         "a_main_cpu_us_per_step": round(statistics.median(main_a), 2),
         "b_main_cpu_us_per_step": round(statistics.median(main_b), 2),
         "ratio_main_a_over_b": round(geomean(r_main), 3),

@@ -15,19 +15,19 @@ from ycgym.server import find_server_command
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "pair_servers.py"
 
 
-@pytest.mark.parametrize(("batch", "endpoint"), [(0, "pipe"), (5, "pipe"), (5, "tcp://127.0.0.1:0")])
-def test_pair_servers_prints_both_builds(batch: int, endpoint: str) -> None:
+@pytest.mark.parametrize(("batch", "endpoint", "binary"), [(0, "pipe", False), (5, "pipe", False), (5, "tcp://127.0.0.1:0", False), (5, "pipe", True)])
+def test_pair_servers_prints_both_builds(batch: int, endpoint: str, binary: bool) -> None:
     cmd = find_server_command(os.environ.get("YCGYM_NODE_ENTRY"))
     if len(cmd) != 2:
         pytest.skip("the server is not a main.js run by node here (an installed ycgym command)")
     entry = cmd[1]  # the server's main.js
     args = [sys.executable, str(SCRIPT), "--a", entry, "--b", entry, "--endpoint", endpoint, "--windows", "2", "--steps", "3", "--warmup", "5", "--batch", str(batch)]
-    out = subprocess.run(args, capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    out = subprocess.run(args + (["--binary"] if binary else []), capture_output=True, text=True, timeout=120, env=dict(os.environ))
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.strip().splitlines()
     assert [x.startswith("window ") for x in lines[:-1]] == [True, True]
     got = json.loads(lines[-1])
-    assert got["batch"] == batch and got["windows"] == 2 and got["endpoint"] == endpoint
+    assert got["batch"] == batch and got["windows"] == 2 and got["endpoint"] == endpoint and got["binary"] is binary
     assert got["a_env_steps_per_s"] > 0 and got["b_env_steps_per_s"] > 0 and got["ratio_rate_b_over_a"] > 0
     assert got["a_main_cpu_us_per_step"] > 0 and got["ratio_main_a_over_b"] > 0
 
@@ -35,6 +35,11 @@ def test_pair_servers_prints_both_builds(batch: int, endpoint: str) -> None:
 def test_pair_servers_refuses_a_negative_batch() -> None:
     out = subprocess.run([sys.executable, str(SCRIPT), "--a", "x", "--b", "y", "--batch", "-1"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "--batch" in out.stderr
+
+
+def test_pair_servers_refuses_binary_without_a_batch() -> None:
+    out = subprocess.run([sys.executable, str(SCRIPT), "--a", "x", "--b", "y", "--binary"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--binary needs --batch" in out.stderr
 
 
 PAIR_CLIENTS = Path(__file__).resolve().parents[1] / "bench" / "pair_clients.py"
