@@ -1,7 +1,7 @@
 /**
  * Help texts and the README's runnable command blocks stay true: every `ycgym` command's `--help` runs and names
- * the command, the preset option reads the same everywhere, and every README block marked `<!-- readme: run -->`
- * runs as written (with `npx ycgym` standing for this checkout's build).
+ * the command, the preset option reads the same everywhere, and every block of README.md and docs/ray.md marked
+ * `<!-- readme: run -->` runs as written (with `ycgym` or `npx ycgym` standing for this checkout's build).
  */
 import { execFileSync, execSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -39,22 +39,52 @@ describe('every --help', () => {
   });
 });
 
-describe('README blocks marked <!-- readme: run -->', () => {
-  const readme = readFileSync('README.md', 'utf8');
-  const blocks = [...readme.matchAll(/<!-- readme: run -->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+/** The shell blocks of a Markdown file that follow a `<!-- readme: run -->` line. */
+function runBlocks(file: string): string[] {
+  return [...readFileSync(file, 'utf8').matchAll(/<!-- readme: run -->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string);
+}
 
-  it('there are some, and each runs as written', () => {
+/** A block's command lines, comments dropped. */
+function commandLines(block: string): string[] {
+  return block.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter((l) => l && !l.startsWith('#'));
+}
+
+/**
+ * Runs a block's lines in `dir` as a user types them, with `ycgym` (or `npx ycgym`) standing for this checkout's
+ * CLI. A line is `ycgym ...`, optionally fed by `echo '...' |`.
+ */
+function runBlock(block: string, dir: string): void {
+  for (const line of commandLines(block)) {
+    const m = /^(echo '[^']*' \| )?(npx )?ycgym (.*)$/.exec(line);
+    expect(m, line).not.toBeNull();
+    execSync(`${m?.[1] ?? ''}"${process.execPath}" "${CLI}" ${m?.[3]}`, { cwd: dir, stdio: 'pipe', encoding: 'utf8' });
+  }
+}
+
+describe('blocks marked <!-- readme: run --> (README.md, docs/ray.md)', () => {
+  it('the README has some, and each runs as written', () => {
+    const blocks = runBlocks('README.md');
     expect(blocks.length).toBeGreaterThan(0);
     const dir = mkdtempSync(join(tmpdir(), 'ycgym-readme-'));
     try {
       for (const block of blocks) {
-        for (const line of block.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter((l) => l && !l.startsWith('#'))) {
-          expect(line.startsWith('npx ycgym '), line).toBe(true);
-          const cmd = `"${process.execPath}" "${CLI}" ${line.slice('npx ycgym '.length)}`;
-          execSync(cmd, { cwd: dir, stdio: 'pipe', encoding: 'utf8' });
-        }
+        for (const line of commandLines(block)) expect(line.startsWith('npx ycgym '), line).toBe(true);
+        runBlock(block, dir);
       }
       expect(readFileSync(join(dir, 'runs', 'readme', 'report.md'), 'utf8')).toContain("## Against the paper's leaderboard");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("docs/ray.md's shard plan / worker / merge block runs as written and merges the whole run", () => {
+    const blocks = runBlocks('docs/ray.md');
+    expect(blocks).toHaveLength(1);
+    const dir = mkdtempSync(join(tmpdir(), 'ycgym-docs-'));
+    try {
+      runBlock(blocks[0] as string, dir);
+      const summary = JSON.parse(readFileSync(join(dir, 'OUT', 'summary.json'), 'utf8')) as Record<string, { episodes: number }>;
+      expect(summary.greedy?.episodes).toBe(64);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
