@@ -303,6 +303,7 @@ def test_bad_flags_are_usage_errors_before_serving(endpoint: str, capsys: Any, m
         (["--kind", "step", "--max-steps", "0"], "argument --max-steps: must be an integer >= 1"),
         (["--max-steps", "5"], "--max-steps goes with --kind step"),
         (["--preset", "bogus"], "--preset: unknown preset 'bogus' (available: "),
+        (["--config", "bogus"], "--preset: unknown preset 'bogus' (available: "),  # the alias of every command
         (["--endpoint", "tcp://127.0.0.1:9"], "--endpoint: no ycgym server answers at tcp://127.0.0.1:9"),
         (["--port", str(busy)], f"cannot listen on 127.0.0.1:{busy}: "),
     ]

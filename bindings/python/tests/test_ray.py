@@ -186,6 +186,17 @@ def test_bad_flags_fail_before_ray_starts(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stderr.startswith("ycgym.ray: cannot create the output folder") and "Traceback" not in done.stderr
 
 
+def test_config_is_an_alias_of_preset(tmp_path: Path) -> None:
+    """``--config NAME`` is an alias of ``--preset NAME`` in every command (README, Presets; the reference's flag), as in
+    ``ycgym run``, whose flags this command takes. It was refused ("unrecognized arguments: --config"); now its value
+    reaches ``ycgym run``'s own parser, which names a bad preset before Ray starts."""
+    cmd = [sys.executable, "-m", "ycgym.ray", "run", "--policy", "greedy", "--seeds", "1-3", "--config", "bogus", "--out", str(tmp_path / "x")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "Unknown preset 'bogus'" in done.stderr, done.stderr
+    assert not (tmp_path / "x").exists()
+
+
 def test_small_run_with_trajectories_and_read_back(cluster: str, tmp_path: Path) -> None:
     ref = ycgym_run(tmp_path / "ref", "--policy", "greedy,random", "--seeds", "1-4", "--max-steps", "40", "--rollouts")
     out = tmp_path / "runs" / "ray"

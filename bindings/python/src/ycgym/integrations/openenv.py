@@ -461,7 +461,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--kind", choices=["step", "turns"], default="turns", help="step: one command per action; turns: one LLM turn")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default loopback)")
     p.add_argument("--port", type=int_in(0, 65535), default=8000, help="TCP port (0: any free one; default 8000)")
-    p.add_argument("--preset", default="default", help="a preset of the ycgym server (default 'default')")
+    p.add_argument("--preset", "--config", dest="preset", default="default", help="a preset of the ycgym server (default 'default'); --config is an alias")
     p.add_argument("--endpoint", default=None, help="ycgym server endpoint (default: start a local one)")
     p.add_argument("--tools", choices=["run_command", "verbs", "all"], default="run_command", help="turns: the tools offered")
     p.add_argument("--max-steps", type=int_in(1), default=None, help="step: truncate episodes after N commands")

@@ -32,7 +32,9 @@ def parser() -> argparse.ArgumentParser:
     # Same spelling as `ycgym run`; values are checked by its parser (`ycgym shard plan`).
     r.add_argument("--policy", required=True, help="comma-separated policies (greedy, random, throughput, prestige, expert)")
     r.add_argument("--seeds", default="1", help="seeds, e.g. 1-100 or 1,5,9 (default: 1)")
-    r.add_argument("--preset", default="default", help="preset name or TOML path (default: default)")
+    r.add_argument(
+        "--preset", "--config", dest="preset", default="default", help="preset name or TOML path (default: default); --config is an alias"
+    )
     r.add_argument("--out", required=True, help="output directory")
     r.add_argument("--max-steps", type=int_in(1), help="truncate each episode after this many actions")
     r.add_argument("--no-trajectories", dest="trajectories", action="store_false", help="skip OUT/trajectories.arrow")
