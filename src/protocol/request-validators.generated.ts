@@ -9,7 +9,7 @@ export const CloseRequest = validate151;
 const schema63 = {"type":"object","additionalProperties":false,"required":["v","op","session"],"properties":{"v":{"$ref":"#/$defs/Version"},"id":{"$ref":"#/$defs/RequestId"},"op":{"const":"close"},"session":{"$ref":"#/$defs/SessionId"}}};
 const schema35 = {"description":"Protocol version.","const":1};
 const schema36 = {"description":"Client-chosen request id, echoed in the reply: a string of at most 256 characters or a safe integer.","type":["string","integer"],"maxLength":256,"minimum":-9007199254740991,"maximum":9007199254740991};
-const schema42 = {"description":"Session id handed out by the server (s1, s2, ...).","type":"string","minLength":1,"maxLength":64};
+const schema42 = {"description":"Session id handed out by the server: s and 22 base64url characters (128 random bits), e.g. sR2c8x0hQ1m-5vJqv3Yk9Ag.","type":"string","minLength":1,"maxLength":64};
 const func1 = runtime0.default;
 
 function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){

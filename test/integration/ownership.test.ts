@@ -3,6 +3,7 @@
  * could step, snapshot, read or close another client's session, one client could open all 1,024 sessions, and CURVE
  * admitted every client that knew the server's key. Real sockets on loopback; every wait is bounded.
  */
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Dealer } from 'zeromq';
 import { Client, ProtocolError } from '../../src/client/client.js';
@@ -48,6 +49,11 @@ describe('session ownership (F7)', () => {
     for (let i = 0; i < 4; i++) ids.push((await a.reset({ seed: 1 })).session);
     for (const id of ids) expect(id).toMatch(/^s[A-Za-z0-9_-]{22}$/);
     expect(new Set(ids).size).toBe(4);
+    // The schema's description of SessionId (what the Python wire types and the schema's readers see) shows this form;
+    // it said `(s1, s2, ...)`, the ids of before.
+    const schema = JSON.parse(readFileSync('schema/protocol.schema.json', 'utf8')) as { $defs: { SessionId: { description: string } } };
+    const example = /e\.g\. (\S+?)\.?$/.exec(schema.$defs.SessionId.description)?.[1];
+    expect(example).toMatch(/^s[A-Za-z0-9_-]{22}$/);
   });
 
   it("refuses every op of another client on a session exactly like an unknown session, and the owner's episode is untouched", async () => {

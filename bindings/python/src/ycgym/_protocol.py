@@ -856,7 +856,7 @@ ReplyId: TypeAlias = str | int | None
 """The request's id, or null when the request had none or could not be read."""
 
 SessionId: TypeAlias = str
-"""Session id handed out by the server (s1, s2, ...)."""
+"""Session id handed out by the server: s and 22 base64url characters (128 random bits), e.g. sR2c8x0hQ1m-5vJqv3Yk9Ag."""
 
 Seed: TypeAlias = int
 """Run seed (a safe integer)."""
