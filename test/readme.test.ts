@@ -35,6 +35,18 @@ describe('README examples run as written', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  it("docs/turn-protocol.md's TypeScript API example runs as written", () => {
+    const code = /```ts\n([\s\S]*?)```/.exec(readFileSync('docs/turn-protocol.md', 'utf8'))?.[1];
+    expect(code).toContain('new TurnEnv()');
+    const dir = mkdtempSync('.readme-');
+    try {
+      writeFileSync(`${dir}/turns.mjs`, `${code as string}\nconsole.log(JSON.stringify([messages.length, r.toolResults.length, r.done, env.tools().length]));\n`);
+      const out = execFileSync(process.execPath, [`${dir}/turns.mjs`], { encoding: 'utf8' });
+      expect(out.trim()).toBe('[2,2,false,1]');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
   it('the Python example is bindings/python/examples/train_loop.py (which pytest runs)', () => {
     const file = readFileSync('bindings/python/examples/train_loop.py', 'utf8');
     expect(file.replace(/^"""[\s\S]*?"""\n+/, '')).toBe(block('python'));
