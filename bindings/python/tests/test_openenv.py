@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from queue import Empty, Queue
 from threading import Thread
 from typing import Any
@@ -127,6 +128,18 @@ def test_step_episode_matches_plain_env(servers: dict[str, str], endpoint: str) 
             assert env.reset(seed=1).observation.funds_cents == r.observation.funds_cents - total_cents
     finally:
         plain.close()
+
+
+def test_readme_client_example_runs_as_written(servers: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's OpenEnv client example (RL stacks), its URL pointed at the module's step server: a reset, one
+    command, and the printed text, reward and done flag."""
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    code = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "YCBenchEnvClient(" in b)
+    assert 'base_url="http://127.0.0.1:8000"' in code
+    exec(compile(code.replace("http://127.0.0.1:8000", servers["step"]), "README.md#openenv", "exec"), {})
+    out = capsys.readouterr().out
+    text, _, flags = out.rstrip("\n").rpartition("}")
+    assert len(json.loads(text + "}")["tasks"]) == 5 and flags == " 0.0 False", out[-200:]
 
 
 def test_a_client_that_closes_leaves_no_traceback_in_the_server_log(servers: dict[str, str]) -> None:
