@@ -244,3 +244,19 @@ def test_trajectories_doc_trust_query_runs(runs: tuple[Path, Path]) -> None:
     steps = pq.read_table(parquet / "trajectories.parquet").to_pylist()
     want = [(r["step"], next(t["trust"] for t in r["trust"] if t["client"] == client.group(1))) for r in steps if r["episode_id"] == 0]
     assert got == sorted(want) and len(got) > 1
+
+
+def test_trajectories_doc_reading_examples_run(runs: tuple[Path, Path]) -> None:
+    """docs/trajectories.md's two "Reading the files" blocks (Parquet, then Arrow IPC: pyarrow, polars, DuckDB and
+    ``ycgym.arrow.read_trajectories``) run as written, DIR replaced by a run directory of that format."""
+    arrow, parquet = runs
+    doc = (REPO / "docs" / "trajectories.md").read_text()
+    section = doc[doc.index("\n## Reading the files\n") :]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    want = _arrow(arrow, "trajectories").num_rows
+    for code, run_dir in zip(blocks, (parquet, arrow)):
+        namespace: dict[str, Any] = {}
+        exec(compile(code.replace("DIR", str(run_dir)), "docs/trajectories.md", "exec"), namespace)
+        assert namespace["steps"].num_rows == want
+    assert namespace["episodes"].height == len(POLICIES) * len(SEEDS)
