@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { parse as parseToml } from 'smol-toml';
 import { validate as validatePreset } from './preset-validator.generated.js';
-import { deriveWorld, DIST_FIELDS, type DistType, type ExperimentConfig, formatFixedPy, pyRound, runBounds, salaryShareTotal, type WorldConfig, type WorldInput } from '../sim/index.js';
+import { deriveWorld, DIST_FIELDS, type DistType, type ExperimentConfig, formatFixedPy, isoformat, LAST_EXACT_INSTANT, LAST_START_DATE, LATEST_RUN_END, latestDeadline, MAX_HORIZON_YEARS, pyRound, runBounds, salaryShareTotal, type WorldConfig, type WorldInput } from '../sim/index.js';
 
 /** A preset that could not be read, merged or validated; `issues` lists every problem found. */
 export class PresetError extends Error {
@@ -196,7 +196,9 @@ export function configFromRaw(raw: unknown, sourceLabel: string): ExperimentConf
     ]);
   }
 
-  const order = [...orderIssues(world), ...simIssues(rest.sim)];
+  const ordered = orderIssues(world);
+  // The deadline rule reads the workday's length and the distributions' bounds: only once they are in order.
+  const order = [...ordered, ...(ordered.length === 0 ? deadlineIssues(world) : []), ...simIssues(rest.sim)];
   if (order.length > 0) throw new PresetError(sourceLabel, order);
 
   return {
@@ -249,6 +251,27 @@ function orderIssues(w: WorldConfig): string[] {
   }
   if (!(w.workday_end_hour > w.workday_start_hour)) issues.push(`/world/workday_end_hour: must be greater than workday_start_hour (${w.workday_start_hour}), got ${w.workday_end_hour}`);
   return issues;
+}
+
+/**
+ * Every deadline a config can give must stay an exact instant (at most 2**53 - 1 µs, 2255-06-05) from the latest run
+ * end any start date and horizon can have (reset options may choose them: 100 years from the last start date). The
+ * schema's ranges alone allowed a deadline in year ~9650 (required prestige 100 × prestige_qty_scale 2 × 100,000 units
+ * at deadline_qty_per_day 10: inexact times), and past year 9999 with a 24-hour workday (the accept was an internal
+ * error that closed a server's session). Shipped presets are thousands of times below the bound.
+ */
+function deadlineIssues(w: WorldConfig): string[] {
+  const d = latestDeadline(w);
+  if (d.hours <= d.maxHours) return [];
+  const lastExact = isoformat(LAST_EXACT_INSTANT).slice(0, 10);
+  const runEnd = isoformat(LATEST_RUN_END).slice(0, 10);
+  return [
+    `/world/deadline_qty_per_day: a task's deadline can be ${d.days} business days of ${d.span} hours (${d.hours} business hours) after its acceptance, ` +
+      `max(deadline_min_biz_days ${w.deadline_min_biz_days}, int(${d.maxQty} units / deadline_qty_per_day ${w.deadline_qty_per_day})) days of workday_end_hour ${w.workday_end_hour} - workday_start_hour ${w.workday_start_hour} hours, ` +
+      `with up to ${d.maxQty} units of a domain (required_qty's largest draw ${d.qty} × (1 + prestige_qty_scale ${w.prestige_qty_scale} × (required_prestige's largest draw ${d.prestige} - 1)), at least 200); ` +
+      `at most ${d.maxHours} business hours after the latest run end (${runEnd}: ${LAST_START_DATE} plus ${MAX_HORIZON_YEARS} years) keep a deadline an exact microsecond, by ${lastExact}: ` +
+      `raise deadline_qty_per_day or lower the others`,
+  ];
 }
 
 /**

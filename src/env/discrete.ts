@@ -31,7 +31,7 @@
  * features are tier, salary and assignments), no client loyalty or adversarial flag, no scheduled event times
  * (a task's ETA is extrapolated from its observed progress since acceptance).
  */
-import { browsable, clientsByName, DOMAINS, payrollOf, type Simulation, type Task, toFloat, US_PER_DAY } from '../sim/index.js';
+import { browsable, clientsByName, deadlineBusinessDays, DOMAINS, payrollOf, type Simulation, type Task, toFloat, US_PER_DAY } from '../sim/index.js';
 import { DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS } from './discrete-slots.js';
 
 /** Options of the Discrete frame (reset options `market_slots`, `task_slots`). */
@@ -186,7 +186,7 @@ function features(sim: Simulation, k: number, tslots: number, w: Writer, open: r
       w.f(p, QTY_NAMES[n]!, 0, 10, q / SCALE_QTY);
     });
     // The deadline `task accept` would set from the listed work (the documented rule), in months of business days.
-    const days = Math.max(cfg.deadline_min_biz_days, Math.trunc(maxQty / cfg.deadline_qty_per_day));
+    const days = deadlineBusinessDays(cfg, maxQty);
     w.f(p, 'deadline_biz_days', 0, 100, t ? days / MONTH_DAYS : 0);
     for (let c = 0; c < clients.length; c++) w.f(p, clientNames[c]!, 0, 1, t && t.clientId === clients[c]!.id ? 1 : 0);
   }

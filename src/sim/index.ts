@@ -22,6 +22,8 @@ export type * from './commands/results.js';
 
 // The domain model: calendar, world generation and its cache.
 export { FIRST_START_DATE, isoformat, LAST_START_DATE, runBounds, US_PER_DAY } from './model/calendar.js';
+export { deadlineBusinessDays, LAST_EXACT_INSTANT, LATEST_RUN_END, latestDeadline, MAX_HORIZON_YEARS } from './model/deadline.js';
+export type { LatestDeadline } from './model/deadline.js';
 export { DOMAINS, DOMAINS_ALPHA } from './model/types.js';
 export type { Employee, Task } from './model/types.js';
 export { generateReplacementTask, generateWorld } from './model/world.js';

@@ -5,8 +5,9 @@
  *   in range, and a task may need 100,000 units of a domain) and one employee's rate is split across its tasks, so an ETA of a billion business hours came from a
  *   valid preset's first dispatched task. Ranges cannot bound it (the agent's splitting multiplies it), and such an
  *   instant lies after every horizon (runs end before 2200): it is now never scheduled, like a zero rate's;
- * - a deadline: `deadline_qty_per_day` could be 1e-6, a billion business days for a task. Its minimum is now 10, so a
- *   deadline is at most 1.99e7 / 10 business days (~7,620 years) after acceptance: before year 9999 in any run.
+ * - a deadline: `deadline_qty_per_day` could be 1e-6, a billion business days for a task. Its minimum is now 10, and
+ *   a config whose latest deadline could pass 2255-06-05 (2**53 µs, the last exact instant) is refused
+ *   (test/unit/deadline-range.test.ts): at 10 a day a deadline could be 1.99e7 / 10 business days (~7,620 years) away.
  */
 import { describe, expect, it } from 'vitest';
 import { configFromRaw, loadPreset, PresetError } from '../../src/config/load.js';
@@ -40,7 +41,7 @@ describe('the end of the calendar', () => {
     expect(r.info.terminal_reason).toBe('horizon_end');
   });
 
-  it('deadline_qty_per_day below 10 is refused naming the field; at 10 the farthest deadline is before year 9999', () => {
+  it('deadline_qty_per_day below 10 is refused naming the field; above, deadlines past the exact range are refused', () => {
     for (const q of [1e-6, 9.99]) {
       let err: unknown;
       try {
@@ -52,16 +53,14 @@ describe('the end of the calendar', () => {
       expect((err as PresetError).issues, String(q)).toContain('/world/deadline_qty_per_day: must be >= 10');
     }
     // The largest quantity: 100,000 units scaled by 1 + 2 × (100 - 1) for a task of required prestige 100 (tasks after
-    // the first ten): 1.99e7 units, 1.99e6 business days at 10 a day, ~7,620 years. From the last start date, plus a
-    // horizon of at most 100 years, it stays before year 9999.
+    // the first ten): 1.99e7 units, 1.99e6 business days at 10 a day, ~7,620 years: before year 9999, but past
+    // 2255-06-05, where microseconds stop being exact doubles. Such a config is refused now (the rule between fields,
+    // test/unit/deadline-range.test.ts); at 1,400 units a day (14,214 business days) the farthest deadline is exact.
     const dist = { ...loadPreset('default').world.dist, required_qty: { type: 'constant', value: 100_000 }, required_prestige: { type: 'constant', value: 100 } };
-    const cfg = configFromRaw(
-      rawWith(
-        { dist, num_clients: 0, deadline_qty_per_day: 10, deadline_min_biz_days: 10_000, trust_work_reduction_max: 0, prestige_qty_scale: 2, initial_prestige_level: 100, prestige_max: 100 },
-        { start_date: '2099-12-31', horizon_years: 100 },
-      ),
-      'far',
-    );
+    const far = { dist, num_clients: 0, deadline_min_biz_days: 10_000, trust_work_reduction_max: 0, prestige_qty_scale: 2, initial_prestige_level: 100, prestige_max: 100 };
+    const sim = { start_date: '2099-12-31', horizon_years: 100 };
+    expect(() => configFromRaw(rawWith({ ...far, deadline_qty_per_day: 10 }, sim), 'far')).toThrow(/deadline_qty_per_day: a task's deadline can be 1990000 business days/);
+    const cfg = configFromRaw(rawWith({ ...far, deadline_qty_per_day: 1_400 }, sim), 'far');
     const env = new Env();
     env.reset({ seed: 1, preset: cfg });
     expect(env.step('task accept --task-id Task-15').observation.exit_code).toBe(0);
@@ -69,7 +68,7 @@ describe('the end of the calendar', () => {
     const task = st.tasks.find((t) => t.title === 'Task-15');
     expect(task?.reqs.map((r) => Number(r.required.toString()))).toContain(19_900_000);
     const years = ((task?.deadline as number) - st.startTime) / (365.2425 * 86_400e6);
-    expect(years).toBeGreaterThan(7_600);
-    expect(2099 + 100 + years).toBeLessThan(9_999);
+    expect(years).toBeGreaterThan(54);
+    expect(Number.isSafeInteger(task?.deadline)).toBe(true);
   });
 });

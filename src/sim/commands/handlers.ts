@@ -11,6 +11,7 @@ import { F, type Float, listChain, type ListChain, memoList } from '../py/pyjson
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
+import { deadlineBusinessDays } from '../model/deadline.js';
 import { claimedTasks, clientsByName, companyFigures, isBankrupt, outcome } from '../model/status.js';
 import { marketEntry, type CachedEntry } from './market-entry.js';
 import type {
@@ -434,7 +435,7 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   let maxQty = -Infinity;
   for (const r of task.reqs) maxQty = Math.max(maxQty, toFloat(r.required));
   const acceptedAt = state.simTime;
-  const bizDays = Math.max(w.deadline_min_biz_days, Math.trunc(maxQty / w.deadline_qty_per_day));
+  const bizDays = deadlineBusinessDays(w, maxQty);
   const span = w.workday_end_hour - w.workday_start_hour;
   // D(bizDays)·D(span) is the exact product: the same hours when that is a safe integer
   const deadline = Number.isSafeInteger(bizDays * span) && Number.isSafeInteger(bizDays) && Number.isSafeInteger(span) ? addWholeBusinessHours(acceptedAt, bizDays * span) : addBusinessHours(acceptedAt, D(bizDays).mul(D(span)));

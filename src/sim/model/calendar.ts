@@ -547,8 +547,8 @@ export function payrollBoundaries(start: number, end: number, cal: BusinessCalen
 /**
  * The start dates a run may have. Instants are microseconds since 1970 in doubles, exact only within 2**53 µs of it
  * (1684-06 .. 2255-06): a run starting in 9625 computed its times up to tens of µs off the reference's exact datetimes.
- * From these starts a horizon of at most 100 years ends before 2200, and every deadline a valid preset can set (at
- * most 10,000 business days after an acceptance: presets/README.md, Ranges) before 2240, all exact.
+ * From these starts a horizon of at most 100 years ends before 2200, and every deadline a valid preset can set by
+ * 2255-06-05, all exact (the loader's deadline rule: src/sim/model/deadline.ts, presets/README.md, Ranges).
  */
 export const FIRST_START_DATE = '1900-01-01';
 export const LAST_START_DATE = '2099-12-31';

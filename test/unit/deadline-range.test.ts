@@ -1,0 +1,126 @@
+/**
+ * A task's deadline is `max(deadline_min_biz_days, int(maxqty / deadline_qty_per_day))` business days of
+ * `workday_end_hour - workday_start_hour` hours after its acceptance (src/sim/model/deadline.ts), and instants are
+ * microseconds in doubles, exact only up to 2**53 µs (2255-06-05). Schema-valid configs still reached past that:
+ * - required prestige 100 × `prestige_qty_scale` 2 × 100,000 units at `deadline_qty_per_day` 10 put a deadline in
+ *   year ~9650 (inexact times);
+ * - the same with a 24-hour workday put it past year 9999: the accept threw CalendarEndError, an internal error.
+ * The loader now refuses a config whose latest possible deadline (from the latest run end any start date and horizon
+ * can give) passes the last exact instant, naming the fields and the bound.
+ */
+import { describe, expect, it } from 'vitest';
+import { configFromRaw, loadPreset, listPresets, PresetError } from '../../src/config/load.js';
+import { Env } from '../../src/env/env.js';
+import { protocolHandler } from '../helpers/protocol-handler.js';
+
+/** The default preset's raw config with world fields replaced. */
+function rawWith(world: Record<string, unknown>, sim: Record<string, unknown> = {}): Record<string, unknown> {
+  const cfg = structuredClone(loadPreset('default')) as unknown as Record<string, Record<string, unknown>>;
+  return { ...cfg, world: { ...cfg['world'], ...world }, sim: { ...cfg['sim'], ...sim } };
+}
+
+const dist = (qty: number, prestige: number): Record<string, unknown> => ({
+  ...loadPreset('default').world.dist,
+  required_qty: { type: 'constant', value: qty },
+  required_prestige: { type: 'constant', value: prestige },
+  // Rewards below the trust floor: no task is trust-gated, so every one can be accepted.
+  reward_funds_cents: { type: 'constant', value: 100_000 },
+});
+
+/** Required prestige 100 × prestige_qty_scale 2 × 100,000 units at deadline_qty_per_day 10 (the brief's example). */
+const farWorld = { dist: dist(100_000, 100), deadline_qty_per_day: 10, prestige_qty_scale: 2, initial_prestige_level: 100, prestige_max: 100 };
+const RULE = /\/world\/deadline_qty_per_day: .*business days.*2255-06-05/;
+
+function presetError(f: () => unknown): PresetError {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof PresetError) return e;
+    throw e;
+  }
+  throw new Error('no PresetError');
+}
+
+describe('deadlines stay within exact microseconds', () => {
+  it('a config whose deadlines could pass 2**53 µs or year 9999 is refused, naming the fields and the bound', () => {
+    for (const w of [farWorld, { ...farWorld, workday_start_hour: 0, workday_end_hour: 24 }]) {
+      const err = presetError(() => configFromRaw(rawWith(w), 'far'));
+      const issue = err.issues.find((i) => RULE.test(i));
+      expect(issue, err.message).toBeDefined();
+      for (const f of ['deadline_min_biz_days', 'required_qty', 'required_prestige', 'prestige_qty_scale', 'workday_end_hour', 'workday_start_hour']) expect(issue).toContain(f);
+    }
+    // The minimum business days alone: 10,000 days of a 24-hour workday (26,667 days of 9 hours, ~102 years).
+    const minDays = presetError(() => configFromRaw(rawWith({ deadline_min_biz_days: 10_000, workday_start_hour: 0, workday_end_hour: 24 }), 'long days'));
+    expect(minDays.issues.some((i) => RULE.test(i)), minDays.message).toBe(true);
+  });
+
+  it('at the bound the latest deadline is exact; one more business day is refused', () => {
+    // Required 10 units of prestige 1: every deadline is deadline_min_biz_days; find the largest accepted count.
+    const ok = (days: number): boolean => {
+      try {
+        configFromRaw(rawWith({ deadline_min_biz_days: days }), 'days');
+        return true;
+      } catch (e) {
+        if (e instanceof PresetError) return false;
+        throw e;
+      }
+    };
+    expect(ok(10_000)).toBe(true);
+    const hi = 10_000;
+    // The schema's maximum of deadline_min_biz_days is 10,000: with 9 hours a day the rule allows more, so use a
+    // longer workday to find the edge.
+    const edge = (span: number): number => {
+      let lo = 1;
+      let top = hi;
+      const okSpan = (d: number): boolean => {
+        try {
+          configFromRaw(rawWith({ deadline_min_biz_days: d, workday_start_hour: 0, workday_end_hour: span }), 'edge');
+          return true;
+        } catch (e) {
+          if (e instanceof PresetError) return false;
+          throw e;
+        }
+      };
+      if (okSpan(top)) return top;
+      while (top - lo > 1) {
+        const mid = Math.floor((lo + top) / 2);
+        if (okSpan(mid)) lo = mid;
+        else top = mid;
+      }
+      return lo;
+    };
+    const days = edge(24);
+    expect(days).toBeLessThan(hi);
+    // The largest accepted config's deadline from the latest run end (2199-12-31 09:00) is exact.
+    const cfg = configFromRaw(rawWith({ deadline_min_biz_days: days, workday_start_hour: 0, workday_end_hour: 24, dist: dist(10, 1) }, { start_date: '2099-12-31', horizon_years: 100 }), 'edge');
+    const env = new Env();
+    env.reset({ seed: 1, preset: cfg });
+    // Accepting at the start date (the latest acceptance, 100 years on, is covered by the bound's computation).
+    expect(env.step('task accept --task-id Task-1').observation.exit_code).toBe(0);
+    const d = env.snapshot().sim.state.tasks.find((t) => t.title === 'Task-1')?.deadline as number;
+    expect(Number.isSafeInteger(d)).toBe(true);
+  });
+
+  it('every shipped preset passes the rule', () => {
+    for (const p of listPresets()) expect(() => loadPreset(p), p).not.toThrow();
+  });
+
+  it('a restored snapshot with such a config is bad_snapshot (its first accept closed the session as internal), and the server goes on', () => {
+    const h = protocolHandler();
+    // A state with prestige-100 tasks of 19.9e6 units (at 1e6 units a day their deadlines are near), then the
+    // snapshot's config forged to 10 units a day and a 24-hour workday: the deadline passed year 9999.
+    const env = new Env();
+    env.reset({ seed: 1, preset: configFromRaw(rawWith({ ...farWorld, deadline_qty_per_day: 1e6 }), 'near') });
+    const snap = JSON.parse(JSON.stringify(env.snapshot())) as { sim: { config: { world: Record<string, unknown> } } };
+    Object.assign(snap.sim.config.world, { deadline_qty_per_day: 10, workday_start_hour: 0, workday_end_hour: 24 });
+    const res = h.handleValue({ v: 1, op: 'restore', snapshot: snap }).reply;
+    if (res.ok) {
+      // What happened before: the accept was an internal error and closed the session.
+      const acc = h.handleValue({ v: 1, op: 'step', session: (res.result as { session: string }).session, action: 'task accept --task-id Task-25' }).reply;
+      expect(acc.ok ? 'ok' : `${acc.error.code}: ${acc.error.message}`).toBe('refused at restore');
+    }
+    expect(res.ok ? 'ok' : res.error.code).toBe('bad_snapshot');
+    expect(res.ok ? '' : res.error.message).toMatch(RULE);
+    expect(h.handleValue({ v: 1, op: 'hello' }).reply.ok).toBe(true);
+  });
+});
