@@ -105,10 +105,15 @@ export function loadPreset(nameOrPath: string): ExperimentConfig {
 const CONFIG_SECTIONS = ['agent', 'loop', 'sim', 'world', 'fixes'] as const;
 
 /**
- * The config an episode runs on: `undefined` is the default preset, a name or path is loaded, a config is used as
- * given. A built-in preset comes back as its one shared, deep-frozen config (no copy: every reset of an env or a
- * turn session asks for one, and the world cache recognises the same object without serialising it again); a TOML
- * path is read again on every call, so an edited file takes effect on the next episode.
+ * The config an episode runs on: `undefined` is the default preset, a name or path is loaded, a config object is
+ * validated as the loader validates a preset (`configFromRaw`: the schema's ranges, the rules between
+ * fields, defaults filled and derived fields recomputed), so an in-process config cannot reach a state the loader
+ * refuses (a `PresetError` naming the problems). A built-in preset comes back as its one shared, deep-frozen config
+ * (no copy: every reset of an env or a turn session asks for one, and the world cache recognises the same object
+ * without serialising it again); a TOML path is read again on every call, so an edited file takes effect on the next
+ * episode; a config object comes back as a deep-frozen validated copy, the same one while the object is unchanged
+ * (validated once, then compared with a copy of it as validated, a few µs per call: a config changed in place after a
+ * reset is validated again and runs its new world, where the world cache, keyed on the object, ran the old one).
  */
 export function presetConfig(p: string | ExperimentConfig | undefined): ExperimentConfig {
   if (p === undefined) return builtinConfig('default');
@@ -124,8 +129,43 @@ export function presetConfig(p: string | ExperimentConfig | undefined): Experime
     return s === null || typeof s !== 'object';
   });
   if (missing.length > 0) throw new RangeError(`${kinds}; got an object without the config's sections ${CONFIG_SECTIONS.join(', ')} (missing: ${missing.join(', ')})`);
-  return p;
+  if (validatedConfigs.has(p)) return p;
+  const hit = configCopies.get(p);
+  if (hit !== undefined && sameData(p, hit.given)) return hit.cfg;
+  let given: unknown;
+  let validated: ExperimentConfig;
+  try {
+    given = structuredClone(p);
+    validated = configFromRaw(given, IN_PROCESS);
+  } catch (err) {
+    // structuredClone's DataCloneError (a function, a symbol inside): not a config the loader could have read.
+    if (err instanceof PresetError) throw err;
+    throw new PresetError(IN_PROCESS, [`not a plain data value: ${(err as Error).message}`]);
+  }
+  const cfg = deepFreeze(validated);
+  validatedConfigs.add(cfg);
+  configCopies.set(p, { given, cfg });
+  return cfg;
 }
+
+/** Whether two plain data values are equal: the same primitives (===), or arrays or objects of equal own entries. */
+function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (!Object.hasOwn(b, k) || !sameData((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  return true;
+}
+
+/** The label of an in-process config in a `PresetError`. */
+const IN_PROCESS = 'config';
+
+/** Deep-frozen configs this module validated (the built-in presets, the copies of config objects). */
+const validatedConfigs = new WeakSet<object>();
+
+/** Per config object given to `presetConfig`: a copy of it as validated, and the validated config. */
+const configCopies = new WeakMap<object, { given: unknown; cfg: ExperimentConfig }>();
 
 function loadPresetFile(path: string): ExperimentConfig {
   const abs = resolve(path);
@@ -148,6 +188,7 @@ function builtinConfig(name: string): ExperimentConfig {
     const raw = resolveExtends(builtinRaw(name), name, builtinRaw, [name]);
     cfg = deepFreeze(configFromRaw(raw, name));
     builtinConfigCache.set(name, cfg);
+    validatedConfigs.add(cfg);
   }
   return cfg;
 }

@@ -147,8 +147,14 @@ describe('built-in presets', () => {
       }).toThrow(TypeError);
     }
     expect(presetConfig(undefined)).toBe(presetConfig('default'));
+    // A config object is validated (test/unit/deadline-range.test.ts): its deep-frozen validated copy, the same one
+    // while the object is unchanged.
     const given = loadPreset('multi');
-    expect(presetConfig(given)).toBe(given);
+    const got = presetConfig(given);
+    expect(got).toEqual(given);
+    expect(Object.isFrozen(got.world.dist)).toBe(true);
+    expect(presetConfig(given)).toBe(got);
+    expect(presetConfig(got)).toBe(got);
   });
 
   it('presetConfig: a TOML path is read on every call (an edited file takes effect)', () => {

@@ -6,12 +6,15 @@
  *   year ~9650 (inexact times);
  * - the same with a 24-hour workday put it past year 9999: the accept threw CalendarEndError, an internal error.
  * The loader now refuses a config whose latest possible deadline (from the latest run end any start date and horizon
- * can give) passes the last exact instant, naming the fields and the bound.
+ * can give) passes the last exact instant, naming the fields and the bound; in-process configs (Env.reset, TurnEnv,
+ * describePreset) go through the same validation.
  */
 import { describe, expect, it } from 'vitest';
 import { configFromRaw, loadPreset, listPresets, PresetError } from '../../src/config/load.js';
-import { Env } from '../../src/env/env.js';
+import { describePreset, Env } from '../../src/env/env.js';
+import { TurnEnv } from '../../src/turns/turns.js';
 import { protocolHandler } from '../helpers/protocol-handler.js';
+import type { ExperimentConfig } from '../../src/sim/index.js';
 
 /** The default preset's raw config with world fields replaced. */
 function rawWith(world: Record<string, unknown>, sim: Record<string, unknown> = {}): Record<string, unknown> {
@@ -39,6 +42,22 @@ function presetError(f: () => unknown): PresetError {
     throw e;
   }
   throw new Error('no PresetError');
+}
+
+/** Accept the first listed task of required prestige 100; its deadline instant, or the error thrown. */
+function farAccept(cfg: ExperimentConfig | string, start = '2099-12-31'): number | Error {
+  const env = new Env();
+  env.reset({ seed: 1, preset: cfg, options: { start_date: start, horizon_years: 1 } });
+  const listed = env.step('market browse --limit 200').observation.text;
+  const task = (JSON.parse(listed) as { tasks: { task_id: string; required_prestige: number }[] }).tasks.find((t) => t.required_prestige === 100);
+  if (task === undefined) throw new Error('no prestige-100 task listed');
+  try {
+    env.step(`task accept --task-id ${task.task_id}`);
+  } catch (e) {
+    return e as Error;
+  }
+  const st = env.snapshot().sim.state;
+  return st.tasks.find((t) => t.title === task.task_id)?.deadline as number;
 }
 
 describe('deadlines stay within exact microseconds', () => {
@@ -122,5 +141,71 @@ describe('deadlines stay within exact microseconds', () => {
     expect(res.ok ? 'ok' : res.error.code).toBe('bad_snapshot');
     expect(res.ok ? '' : res.error.message).toMatch(RULE);
     expect(h.handleValue({ v: 1, op: 'hello' }).reply.ok).toBe(true);
+  });
+});
+
+describe('in-process configs are validated as the loader validates them', () => {
+  /** A loaded config changed in place, as an in-process user would (the loader's copy is mutable). */
+  const tweaked = (world: Record<string, unknown>): ExperimentConfig => {
+    const cfg = loadPreset('default');
+    Object.assign(cfg.world, world);
+    return cfg;
+  };
+
+  it('a deadline past year 9999 (deadline_qty_per_day 1e-6) is a PresetError at reset, not an internal error at accept', () => {
+    const cfg = tweaked({ deadline_qty_per_day: 1e-6 });
+    const err = presetError(() => new Env().reset({ seed: 1, preset: cfg }));
+    expect(err.issues).toContain('/world/deadline_qty_per_day: must be >= 10');
+    expect(presetError(() => describePreset(cfg)).issues).toContain('/world/deadline_qty_per_day: must be >= 10');
+    expect(presetError(() => new TurnEnv().reset({ seed: 1, preset: cfg })).issues).toContain('/world/deadline_qty_per_day: must be >= 10');
+  });
+
+  it('the far deadline of a config built in process is refused at reset (it was an inexact year-9652 deadline)', () => {
+    const cfg = tweaked(farWorld);
+    Object.assign(cfg.world, { dist: dist(100_000, 100) });
+    const err = presetError(() => farAccept(cfg));
+    expect(err.issues.some((i) => RULE.test(i)), err.message).toBe(true);
+  });
+
+  it('other invalid states the loader refuses: an unknown key, a workday that ends before it starts, a bad section', () => {
+    const unknown = loadPreset('default') as unknown as { world: Record<string, unknown> };
+    unknown.world['num_employes'] = 3;
+    expect(presetError(() => new Env().reset({ seed: 1, preset: unknown as unknown as ExperimentConfig })).issues).toContain('/world/num_employes: unknown key');
+    expect(presetError(() => new Env().reset({ seed: 1, preset: tweaked({ workday_start_hour: 18, workday_end_hour: 9 }) })).message).toMatch(/workday_end_hour/);
+    const bad = loadPreset('default') as unknown as Record<string, unknown>;
+    bad['sim'] = { start_date: '9625-01-01' };
+    expect(presetError(() => new Env().reset({ seed: 1, preset: bad as unknown as ExperimentConfig })).message).toMatch(/start_date/);
+  });
+
+  it('a config changed after a first reset is validated again', () => {
+    const cfg = loadPreset('default');
+    const env = new Env();
+    env.reset({ seed: 1, preset: cfg });
+    cfg.world.deadline_qty_per_day = 1e-6;
+    expect(presetError(() => env.reset({ seed: 1, preset: cfg })).issues).toContain('/world/deadline_qty_per_day: must be >= 10');
+    cfg.world.deadline_qty_per_day = 150;
+    expect(() => env.reset({ seed: 1, preset: cfg })).not.toThrow();
+  });
+
+  it('a config changed in place after a reset runs its new world (the world cache, keyed on the object, ran the old one)', () => {
+    const cfg = loadPreset('default');
+    const env = new Env();
+    env.reset({ seed: 1, preset: cfg });
+    expect(env.snapshot().sim.state.tasks.length).toBe(cfg.world.num_market_tasks);
+    cfg.world.num_market_tasks = 5;
+    cfg.world.dist.required_qty = { type: 'constant', value: 700 };
+    env.reset({ seed: 1, preset: cfg });
+    const tasks = env.snapshot().sim.state.tasks;
+    expect(tasks.length).toBe(5);
+    expect(tasks.flatMap((t) => t.reqs.map((r) => r.required.toString()))).toContain('700');
+  });
+
+  it('a valid in-process config plays as its loaded one (same outputs)', () => {
+    const play = (preset: string | ExperimentConfig): string[] => {
+      const env = new Env();
+      env.reset({ seed: 3, preset });
+      return ['market browse', 'task accept --task-id Task-1', 'task assign --task-id Task-1 --employees Emp_1', 'task dispatch --task-id Task-1', 'sim resume', 'company status'].map((a) => env.step(a).observation.text);
+    };
+    expect(play(loadPreset('default'))).toEqual(play('default'));
   });
 });
