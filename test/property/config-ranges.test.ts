@@ -12,6 +12,11 @@
  * restarts after bankruptcy, turn_messages, turn_snapshot); every reply must be ok and in the protocol schema. That
  * found a trust_max rounding up at 3 decimals and a required prestige below 1 (test/unit/config-range-edges.test.ts).
  *
+ * Start dates range over the allowed ones, tasks after the first ten (their required prestige drawn) are accepted, and
+ * a third of the configs have far-deadline knobs (`farArb`); every deadline must be an exact microsecond. That finds
+ * a deadline in year ~9650 (or past 9999: an internal error) from schema-valid knobs; the loader now refuses such
+ * configs (test/unit/deadline-range.test.ts), and a run on one it refuses is skipped.
+ *
  * The ranges are read from the schema itself, so the test follows it. World sizes (employees, market, clients) are
  * drawn small to bound run time; sizes multiply payroll linearly (1000 employees at the salary maximum is 1e11 cents a
  * month), they do not change what a single amount can be.
@@ -19,13 +24,13 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { configFromRaw, listPresets, loadPreset, schemaPath } from '../../src/config/load.js';
+import { configFromRaw, listPresets, loadPreset, PresetError, schemaPath } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
 import { checkReply } from '../../src/protocol/protocol.js';
 import type { Reply } from '../../src/protocol/protocol.js';
 import { ProtocolHandler } from '../../src/server/protocol-handler.js';
 import { SessionManager } from '../../src/server/sessions.js';
-import { DERIVED_WORLD_KEYS, pyRound } from '../../src/sim/index.js';
+import { DERIVED_WORLD_KEYS, type ExperimentConfig, FIRST_START_DATE, LAST_START_DATE, pyRound } from '../../src/sim/index.js';
 import { TurnEnv } from '../../src/turns/turns.js';
 
 type Prop = { type?: string | string[]; minimum?: number; maximum?: number; exclusiveMinimum?: number; properties?: Record<string, Prop>; $ref?: string };
@@ -108,6 +113,34 @@ const runArb = (section: 'agent' | 'loop'): fc.Arbitrary<Record<string, number |
     ) as Record<string, fc.Arbitrary<number | null>>,
   );
 
+/**
+ * Knobs that make deadlines far (found an inexact year-9652 deadline, and one past year 9999 that closed a server's
+ * session as internal): few units a day, the largest quantities and prestige scale, tasks of high required prestige
+ * that the company can accept (its prestige 100, rewards below the trust gate's floor). Most are refused now (the
+ * loader's deadline rule, test/unit/deadline-range.test.ts); those accepted must keep every deadline exact.
+ */
+const farArb = fc.record({
+  world: fc.record({
+    deadline_qty_per_day: fc.oneof(fc.constant(10), fc.double({ min: 10, max: 2000, noNaN: true })),
+    prestige_qty_scale: fc.oneof(fc.constant(2), fc.double({ min: 0, max: 2, noNaN: true })),
+    initial_prestige_level: fc.constant(100),
+    prestige_max: fc.constant(100),
+    workday_start_hour: fc.integer({ min: 0, max: 9 }),
+    workday_end_hour: fc.integer({ min: 18, max: 24 }),
+  }),
+  dist: fc.record({
+    required_qty: fc.oneof(fc.constant({ type: 'constant', value: 100_000 }), fc.integer({ min: 1_000, max: 100_000 }).map((high) => ({ type: 'uniform', low: high / 2, high }))),
+    required_prestige: fc.integer({ min: 1, max: 100 }).map((value) => ({ type: 'constant', value })),
+    reward_funds_cents: fc.constant({ type: 'constant', value: 100_000 }),
+  }),
+});
+
+/** Start dates: the default, the first and the last allowed, and any day between (days 1-28: every one has an image a year later). */
+const startArb = fc.oneof(
+  fc.constantFrom('2025-01-01', FIRST_START_DATE, LAST_START_DATE),
+  fc.tuple(fc.integer({ min: 1900, max: 2099 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 28 })).map(([y, m, d]) => `${y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`),
+);
+
 const base = loadPreset('default');
 const configArb = fc
   .record({
@@ -118,19 +151,37 @@ const configArb = fc
     fixes: fc.boolean(),
     agent: runArb('agent'),
     loop: runArb('loop'),
+    far: fc.oneof({ weight: 2, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: farArb }),
+    start: startArb,
   })
-  .map(({ world, milestones, dist, tiers, fixes, agent, loop }) => ({
+  .map(({ world, milestones, dist, tiers, fixes, agent, loop, far, start }) => ({
     agent,
     loop,
-    world: { ...inOrder(world), task_progress_milestones: milestones, dist, salary_junior: tiers[0], salary_mid: tiers[1], salary_senior: tiers[2] },
+    world: { ...inOrder({ ...world, ...far?.world }), task_progress_milestones: milestones, dist: { ...dist, ...far?.dist }, salary_junior: tiers[0], salary_mid: tiers[1], salary_senior: tiers[2] },
     fixes: Object.fromEntries(Object.keys(base.fixes).map((k) => [k, fixes])),
-    sim: { horizon_years: 1 },
+    sim: { horizon_years: 1, start_date: start },
   }));
+
+/** The config, or null when the loader refuses it for its deadlines alone (the property then holds vacuously: skipped). */
+function accepted(raw: unknown): ExperimentConfig | null {
+  try {
+    return configFromRaw(raw, 'property');
+  } catch (e) {
+    if (e instanceof PresetError && e.issues.every((i) => i.startsWith("/world/deadline_qty_per_day: a task's deadline can be"))) return null;
+    throw e;
+  }
+}
+
+/** Every instant of a state is an exact microsecond (a deadline in year 9652 was not). */
+function exactTimes(st: { simTime: number; horizonEnd: number; tasks: { title: string; deadline: number | null }[] }): void {
+  for (const t of st.tasks) if (t.deadline !== null) expect(Number.isSafeInteger(t.deadline), `${t.title} deadline ${t.deadline}`).toBe(true);
+  expect(Number.isSafeInteger(st.horizonEnd)).toBe(true);
+}
 
 const taskCmds = (n: number): string[] => [`task accept --task-id Task-${n}`, `task assign --task-id Task-${n} --employees Emp_1,Emp_2,Emp_3`, `task dispatch --task-id Task-${n}`, 'sim resume'];
 const script = fc.array(
   fc.oneof(
-    { weight: 4, arbitrary: fc.integer({ min: 1, max: 12 }).map(taskCmds) },
+    { weight: 4, arbitrary: fc.integer({ min: 1, max: 40 }).map(taskCmds) },
     { weight: 2, arbitrary: fc.constant(['sim resume']) },
     { weight: 1, arbitrary: fc.constantFrom(['company status'], ['finance ledger'], ['report monthly'], ['market browse'], ['client history'], ['employee list'], ['task list']) },
     { weight: 1, arbitrary: fc.integer({ min: 1, max: 12 }).map((n) => [`task cancel --task-id Task-${n} --reason x`]) },
@@ -146,7 +197,8 @@ describe('configs within the preset schema ranges', () => {
   it('a random episode keeps funds exact integer cents and every step reply in the protocol schema', () => {
     fc.assert(
       fc.property(configArb, fc.integer({ min: 1, max: 1000 }), script, (raw, seed, cmds) => {
-        const cfg = configFromRaw(raw, 'property');
+        const cfg = accepted(raw);
+        fc.pre(cfg !== null);
         const env = new Env();
         const reset = env.reset({ seed, preset: cfg });
         money(reset.info.funds_cents, 'reset funds_cents');
@@ -162,6 +214,7 @@ describe('configs within the preset schema ranges', () => {
           if (r.terminated || r.truncated) break;
         }
         const st = env.snapshot().sim.state;
+        exactTimes(st);
         money(st.fundsCents, 'state fundsCents');
         for (const l of st.ledger) money(l.amountCents, `ledger ${l.category}`);
         for (const e of st.employees) money(e.salaryCents, 'salary');
@@ -188,8 +241,10 @@ describe('configs within the preset schema ranges', () => {
   it.each(['text', 'discrete'] as const)('restored over the protocol, %s actions: every reply ok and in the schema', (actions) => {
     fc.assert(
       fc.property(configArb, fc.integer({ min: 1, max: 1000 }), script, fc.array(fc.nat(), { minLength: 1, maxLength: 12 }), (raw, seed, cmds, picks) => {
+        const cfg = accepted(raw);
+        fc.pre(cfg !== null);
         const env = new Env();
-        env.reset({ seed, preset: configFromRaw(raw, 'property'), options: { actions } });
+        env.reset({ seed, preset: cfg, options: { actions } });
         const restored = send({ op: 'restore', snapshot: wire(env.snapshot()) });
         const session = restored['session'] as string;
         const info = restored['info'] as { discrete_spec?: { obs_low: number[]; obs_high: number[] } };
@@ -210,7 +265,7 @@ describe('configs within the preset schema ranges', () => {
           }
           if (r['terminated'] === true || r['truncated'] === true) break;
         }
-        send({ op: 'snapshot', session });
+        exactTimes((send({ op: 'snapshot', session })['snapshot'] as { sim: { state: Parameters<typeof exactTimes>[0] } }).sim.state);
         send({ op: 'close', session });
       }),
       { numRuns: 60, seed: 20261130 },
@@ -220,15 +275,17 @@ describe('configs within the preset schema ranges', () => {
   it('restored over the protocol, a turn run: every turn_step, turn_messages and turn_snapshot reply ok and in the schema', () => {
     fc.assert(
       fc.property(configArb, fc.integer({ min: 1, max: 1000 }), script, (raw, seed, cmds) => {
+        const cfg = accepted(raw);
+        fc.pre(cfg !== null);
         const env = new TurnEnv();
-        env.reset({ seed, preset: configFromRaw(raw, 'property'), options: { max_episodes: 3 } });
+        env.reset({ seed, preset: cfg, options: { max_episodes: 3 } });
         const session = send({ op: 'turn_restore', snapshot: wire(env.snapshot()), detail: true })['session'] as string;
         for (let i = 0; i < cmds.length; i += 2) {
           const r = send({ op: 'turn_step', session, action: { commands: cmds.slice(i, i + 2).map((c) => `yc-bench ${c}`) }, detail: true });
           if (r['done'] === true) break;
         }
         send({ op: 'turn_messages', session });
-        send({ op: 'turn_snapshot', session });
+        exactTimes((send({ op: 'turn_snapshot', session })['snapshot'] as { sim: { state: Parameters<typeof exactTimes>[0] } }).sim.state);
         send({ op: 'close', session });
       }),
       { numRuns: 60, seed: 20261131 },
