@@ -35,8 +35,9 @@ describe('describePreset', () => {
   });
 
   it('refuses the counts Simulation.create refuses', () => {
+    // A config object is validated as a preset is (presetConfig): the schema's minimum refuses them first.
     const cfg = loadPreset('default');
-    expect(() => describePreset({ ...cfg, world: { ...cfg.world, num_employees: 0 } })).toThrow('employee_count must be positive');
-    expect(() => describePreset({ ...cfg, world: { ...cfg.world, num_market_tasks: 0 } })).toThrow('market_task_count must be positive');
+    expect(() => describePreset({ ...cfg, world: { ...cfg.world, num_employees: 0 } })).toThrow('/world/num_employees: must be >= 1');
+    expect(() => describePreset({ ...cfg, world: { ...cfg.world, num_market_tasks: 0 } })).toThrow('/world/num_market_tasks: must be >= 1');
   });
 });
