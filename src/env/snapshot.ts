@@ -5,7 +5,7 @@
  */
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { configFromRaw } from '../config/load.js';
-import { FIRST_START_DATE, LAST_START_DATE, runBounds, type SimSnapshot } from '../sim/index.js';
+import { FIRST_START_DATE, isoformat, LAST_EXACT_INSTANT, LAST_START_DATE, latestDeadline, runBounds, type SimSnapshot } from '../sim/index.js';
 import { validate as simSnapshotSchema } from './sim-snapshot-validator.generated.js';
 
 const FIRST_START = runBounds(FIRST_START_DATE, 1).start;
@@ -38,8 +38,16 @@ export function validateSimSnapshot(x: unknown): SimSnapshot {
   s.employees.forEach((e, i) => e.id !== i && fail(`/state/employees/${i}/id must be ${i}`));
   s.clients.forEach((c, i) => c.id !== i && fail(`/state/clients/${i}/id must be ${i}`));
   s.ledger.forEach((l, i) => l.id !== i && fail(`/state/ledger/${i}/id must be ${i}`));
+  // A deadline stays an exact instant (the config's rule, src/config/load.ts deadlineIssues): a market task needs at
+  // most what the config can draw (a forged 1e20 units made its accept an internal error past year 9999), and no
+  // deadline lies past 2**53 µs.
+  const mostQty = latestDeadline(config.world).maxQty;
   s.tasks.forEach((t, i) => {
     if (t.id !== i) fail(`/state/tasks/${i}/id must be ${i}`);
+    if (t.deadline !== null && t.deadline > LAST_EXACT_INSTANT) fail(`/state/tasks/${i}/deadline must be at most ${isoformat(LAST_EXACT_INSTANT)} (2**53 µs, the last exact instant)`);
+    if (t.status === 'market') {
+      for (const r of t.reqs) if (!(Number(r.required) <= mostQty)) fail(`/state/tasks/${i}/reqs: a market task needs at most ${mostQty} units of a domain under the snapshot's config (its largest draw), got ${r.required}`);
+    }
     if (t.clientId !== null && t.clientId >= s.clients.length) fail(`/state/tasks/${i}/clientId out of range`);
     t.assignments.forEach((a, j) => a.employeeId >= s.employees.length && fail(`/state/tasks/${i}/assignments/${j}/employeeId out of range`));
     const seen = new Set<string>();

@@ -209,3 +209,44 @@ describe('in-process configs are validated as the loader validates them', () => 
     expect(play(loadPreset('default'))).toEqual(play('default'));
   });
 });
+
+describe('a restored state whose tasks would get deadlines past the exact range', () => {
+  type Ok<T> = { ok: true; result: T };
+  type Snap = { sim: { state: { tasks: { title: string; status: string; deadline: number | null; reqs: { required: string }[] }[] } } };
+  const forged = (h: ReturnType<typeof protocolHandler>, change: (s: Snap['sim']['state']) => void): Snap => {
+    const r = h.handleValue({ v: 1, op: 'reset', seed: 1 }).reply as Ok<{ session: string }>;
+    const snap = structuredClone((h.handleValue({ v: 1, op: 'snapshot', session: r.result.session }).reply as Ok<{ snapshot: Snap }>).result.snapshot);
+    change(snap.sim.state);
+    return snap;
+  };
+
+  it('a market task needing more work than its config can draw is bad_snapshot (its accept closed the session as internal)', () => {
+    const h = protocolHandler();
+    const snap = forged(h, (s) => {
+      for (const q of (s.tasks.find((t) => t.title === 'Task-1') as Snap['sim']['state']['tasks'][number]).reqs) q.required = '100000000000000000000';
+    });
+    const res = h.handleValue({ v: 1, op: 'restore', snapshot: snap }).reply;
+    if (res.ok) {
+      const acc = h.handleValue({ v: 1, op: 'step', session: (res.result as { session: string }).session, action: 'task accept --task-id Task-1' }).reply;
+      expect(acc.ok ? 'ok' : `${acc.error.code}: ${acc.error.message}`).toBe('refused at restore');
+    }
+    expect(res.ok ? 'ok' : res.error.code).toBe('bad_snapshot');
+    expect(res.ok ? '' : res.error.message).toMatch(/\/state\/tasks\/\d+\/reqs: .*at most 3300/);
+    expect(h.handleValue({ v: 1, op: 'hello' }).reply.ok).toBe(true);
+    // The most the default preset can draw (1,500 units × (1 + 0.3 × (5 - 1)) = 3,300) restores.
+    const most = forged(h, (s) => {
+      for (const q of (s.tasks.find((t) => t.title === 'Task-1') as Snap['sim']['state']['tasks'][number]).reqs) q.required = '3300';
+    });
+    expect(h.handleValue({ v: 1, op: 'restore', snapshot: most }).reply.ok).toBe(true);
+  });
+
+  it('a task deadline past 2**53 µs is bad_snapshot', () => {
+    const h = protocolHandler();
+    const snap = forged(h, (s) => {
+      const t = s.tasks.find((x) => x.title === 'Task-1') as Snap['sim']['state']['tasks'][number];
+      t.deadline = 2 ** 53 + 2;
+    });
+    const res = h.handleValue({ v: 1, op: 'restore', snapshot: snap }).reply;
+    expect(res.ok ? 'ok' : res.error.code).toBe('bad_snapshot');
+  });
+});
