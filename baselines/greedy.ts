@@ -27,7 +27,12 @@ export class GreedyPolicy implements Policy {
         this.phase = 'check';
         return 'employee list';
       case 'check':
-        if (obs.lastCommand === 'employee list' && out) this.employees = employees(out).map((e) => e.name);
+        if (obs.lastCommand === 'employee list' && out) {
+          // pushed, not `.map`: optimised, `.map` builds a holey array and the code reading it deoptimises (src/sim/py/packed.ts)
+          const names: string[] = [];
+          for (const e of employees(out)) names.push(e.name);
+          this.employees = names;
+        }
         if (obs.lastCommand === 'sim resume' && episodeOver(out)) {
           this.phase = 'done';
           this.queue = ['client history', 'employee list', 'finance ledger'];

@@ -5,7 +5,7 @@
 import { presetConfig } from '../config/load.js';
 import { resetRequestProblem } from './schema-errors.js';
 import { ResetRequest } from './local-validators.generated.js';
-import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
+import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, mapPacked, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
@@ -416,7 +416,7 @@ export class StatusObjects {
     let same = !this.fresh;
     for (let i = 0; i < DOMAINS.length && same; i++) same = this.prestigeFrom[i] === s.prestige[DOMAINS[i] as (typeof DOMAINS)[number]];
     if (!same) {
-      this.prestigeFrom = DOMAINS.map((d) => s.prestige[d]);
+      this.prestigeFrom = mapPacked(DOMAINS, (d) => s.prestige[d]);
       this.prestige = prestigeOf(s);
     }
     const clients = clientsByName(s.clients);
@@ -424,7 +424,7 @@ export class StatusObjects {
     for (let i = 0; i < clients.length && same; i++) same = this.trustFrom[i] === (clients[i] as SimClient).trust;
     if (!same) {
       this.clients = clients;
-      this.trustFrom = clients.map((c) => c.trust);
+      this.trustFrom = mapPacked(clients, (c) => c.trust);
       this.trust = trustOf(clients);
     }
     this.fresh = false;

@@ -61,3 +61,4 @@ export { copyBytes, F, PyFloat, parseTyped, pyJsonDumps, toPlain, typedEqual, ty
 export type { Float, Out, TextSink } from './py/pyjson.js';
 export { pyPow } from './py/pymath.js';
 export { stream } from './py/rng.js';
+export { mapPacked } from './py/packed.js';

@@ -16,6 +16,7 @@ import { type Out, pyJsonAppend, pyJsonDumps, type TextSink } from './py/pyjson.
 import { isVerb, type CommandResults, type CommandValue, type ErrorResult, type Verb } from './commands/results.js';
 import { DOMAINS, type Domain, type SimState, type Task } from './model/types.js';
 import { marketTask, worldTemplate } from './model/world-cache.js';
+import { mapPacked } from './py/packed.js';
 
 /** Options of a new simulation (defaults come from the preset's `[sim]` table). */
 export interface SimOptions {
@@ -219,7 +220,7 @@ export class Simulation {
     const p0 = D(pyFormatFixed(w.initial_prestige_level, 3));
     const prestige = {} as Record<Domain, Dec>;
     for (const d of DOMAINS) prestige[d] = p0;
-    const tasks: Task[] = world.market.map((tt, slot) =>
+    const tasks: Task[] = mapPacked(world.market, (tt, slot) =>
       marketTask(tt, { id: slot, title: tt.title, clientId: genClients.length > 0 ? tt.clientIndex % genClients.length : null, rewardCents: tt.rewardFundsCents, marketSlot: slot }),
     );
     const state: SimState = {
@@ -231,8 +232,8 @@ export class Simulation {
       fundsCents: w.initial_funds_cents,
       initialFundsCents: w.initial_funds_cents,
       prestige,
-      employees: world.employees.map((e, i) => ({ id: i, name: e.name, tier: e.tier, salaryCents: e.salary_cents, rates: { ...(world.employeeRates[i] as Record<Domain, Dec>) } })),
-      clients: genClients.map((c, i) => ({
+      employees: mapPacked(world.employees, (e, i) => ({ id: i, name: e.name, tier: e.tier, salaryCents: e.salary_cents, rates: { ...(world.employeeRates[i] as Record<Domain, Dec>) } })),
+      clients: mapPacked(genClients, (c, i) => ({
         id: i,
         name: c.name,
         rewardMultiplier: c.reward_multiplier,

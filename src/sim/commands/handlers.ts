@@ -14,6 +14,7 @@ import { marketTask, replacementTemplate } from '../model/world-cache.js';
 import { deadlineBusinessDays } from '../model/deadline.js';
 import { claimedTasks, clientsByName, companyFigures, isBankrupt, outcome } from '../model/status.js';
 import { marketEntry, type CachedEntry } from './market-entry.js';
+import { mapPacked } from '../py/packed.js';
 import type {
   ClientHistoryResult,
   ClientListResult,
@@ -151,7 +152,7 @@ function progressPct(t: Task): number {
 }
 
 function sortedNames(ctx: Ctx, t: Task): string[] {
-  return t.assignments.map((a) => ctx.state.employees[a.employeeId]?.name ?? 'unknown').sort();
+  return mapPacked(t.assignments, (a) => ctx.state.employees[a.employeeId]?.name ?? 'unknown').sort();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -249,7 +250,7 @@ export function companyStatus(ctx: HandlerCtx): CompanyStatusResult {
 export function employeeList(ctx: HandlerCtx): EmployeeListResult {
   const { state } = ctx;
   const active = activeTasks(state);
-  const employees = state.employees.map((e) => {
+  const employees = mapPacked(state.employees, (e) => {
     const rates = {} as Record<Domain, Float>;
     for (const d of DOMAINS_ALPHA) rates[d] = F(pyRound(toFloat(e.rates[d]), 2));
     return {
@@ -257,7 +258,7 @@ export function employeeList(ctx: HandlerCtx): EmployeeListResult {
       tier: e.tier,
       salary_cents: e.salaryCents,
       skill_rates: rates,
-      active_tasks: active.filter((t) => t.assignments.some((a) => a.employeeId === e.id)).map((t) => t.title),
+      active_tasks: mapPacked(active.filter((t) => t.assignments.some((a) => a.employeeId === e.id)), (t) => t.title),
     };
   });
   return { count: employees.length, employees };
@@ -350,8 +351,8 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
     const st = ctx.state;
     listings.set(st, {
       len: st.tasks.length,
-      prestige: DOMAINS_ALPHA.map((d) => st.prestige[d]),
-      trust: st.clients.map((c) => c.trust),
+      prestige: mapPacked(DOMAINS_ALPHA, (d) => st.prestige[d]),
+      trust: mapPacked(st.clients, (c) => c.trust),
       tasks: Object.freeze(out),
     });
   }
@@ -547,7 +548,7 @@ export function taskList(ctx: HandlerCtx, opts: ParsedOptions): TaskListResult {
     if (a.acceptedAt === null || b.acceptedAt === null) return a.acceptedAt === null ? (b.acceptedAt === null ? a.id - b.id : 1) : -1;
     return b.acceptedAt - a.acceptedAt || a.id - b.id;
   });
-  const rows = tasks.map((t) => ({
+  const rows = mapPacked(tasks, (t) => ({
     task_id: t.title,
     title: t.title,
     status: t.status,

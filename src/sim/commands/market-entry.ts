@@ -13,6 +13,7 @@ import { toFloat, type Dec } from '../py/decimal.js';
 import { F, memoRendered } from '../py/pyjson.js';
 import type { Domain, Task } from '../model/types.js';
 import type { MarketTaskRow } from './results.js';
+import { mapPacked } from '../py/packed.js';
 
 /** An entry with the field values it was built from (see {@link marketEntry}). */
 export interface CachedEntry {
@@ -111,7 +112,7 @@ function entryOf(t: Task, clientName: string | null, byTask: boolean): CachedEnt
   }
   // Frozen here, innermost first, as memoRendered would deep-freeze it: its generic walk (for-in over every object,
   // an isFrozen test per value) then stops at the frozen top.
-  const requirements = t.reqs.map((r) => Object.freeze({ domain: r.domain, required_qty: F(toFloat(r.required)) }));
+  const requirements = mapPacked(t.reqs, (r) => Object.freeze({ domain: r.domain, required_qty: F(toFloat(r.required)) }));
   const entry = memoRendered<MarketTaskRow>(
     Object.freeze({
       task_id: t.title,
@@ -132,7 +133,7 @@ function entryOf(t: Task, clientName: string | null, byTask: boolean): CachedEnt
     rewardCents: t.rewardCents,
     rewardPrestigeDelta: t.rewardPrestigeDelta,
     skillBoostPct: t.skillBoostPct,
-    reqs: t.reqs.map((r) => ({ domain: r.domain, required: r.required })),
+    reqs: mapPacked(t.reqs, (r) => ({ domain: r.domain, required: r.required })),
     entry,
     task: t,
   };

@@ -10,6 +10,7 @@ import { F, type Float } from '../py/pyjson.js';
 import { pyPow } from '../py/pymath.js';
 import { EVENT_PRIORITY, type Domain, type Employee, type EventType, type SimEvent, type SimState, type Task } from './types.js';
 import { claimedTasks, isBankrupt } from './status.js';
+import { mapPacked } from '../py/packed.js';
 
 /** Engine context: the mutable state and its immutable configuration. */
 export interface Ctx {
@@ -306,7 +307,7 @@ export function solveMilestone(task: Task, now: number, rates: Map<Domain, Dec> 
   let current = DZERO;
   for (const r of task.reqs) current = current.add(dmin(r.required, r.completed));
   if (current.gte(target)) return now;
-  const doms = task.reqs.map((r) => {
+  const doms = mapPacked(task.reqs, (r) => {
     const remaining = r.required.sub(r.completed);
     const rate = rates?.get(r.domain) ?? DZERO;
     let cap: Dec | null;
@@ -395,7 +396,7 @@ function sortedMilestones(ms: readonly number[]): readonly number[] {
 /** Re-solve completion and next-milestone events for impacted active tasks (all active when null). */
 export function recalculateEtas(ctx: Ctx, now: number, impacted: Set<number> | null): void {
   const { state } = ctx;
-  const ids: number[] = impacted === null ? activeTasks(state).map((t) => t.id) : [...impacted].sort((a, b) => a - b);
+  const ids: number[] = impacted === null ? mapPacked(activeTasks(state), (t) => t.id) : [...impacted].sort((a, b) => a - b);
   if (ids.length === 0) return;
   const idSet = new Set(ids);
   state.events = state.events.filter((e) => !((e.type === 'task_completed' || e.type === 'task_half_progress') && e.taskId !== null && idSet.has(e.taskId)));

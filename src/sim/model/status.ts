@@ -5,6 +5,7 @@
  */
 import { pyRound } from '../py/pyfloat.js';
 import type { Client, SimState, Task } from './types.js';
+import { mapPacked } from '../py/packed.js';
 
 /** Why an episode ended by the simulation's own rule (the reference's `terminal_reason`). */
 export type TerminalReason = 'bankruptcy' | 'horizon_end';
@@ -134,6 +135,6 @@ export function clientsByName(clients: readonly Client[]): readonly Client[] {
   }
   const input = [...clients];
   const sorted = Object.freeze([...clients].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
-  clientOrders.set(clients, { input, names: input.map((x) => x.name), sorted });
+  clientOrders.set(clients, { input, names: mapPacked(input, (x) => x.name), sorted });
   return sorted;
 }

@@ -9,6 +9,7 @@ import type { WorldConfig } from '../config/types.js';
 import { D, decFromFixed, type Dec } from '../py/decimal.js';
 import { DZERO } from '../py/decimal.js';
 import { DOMAINS, DOMAINS_ALPHA, type Domain, type Task } from './types.js';
+import { mapPacked } from '../py/packed.js';
 import { FIXED_WORLD_SEED, generateClients, generateEmployees, generateReplacementTask, generateTasks, type GenClient, type GenEmployee, type GenTask } from './world.js';
 
 /**
@@ -290,7 +291,7 @@ export function marketTask(tt: TaskTemplate, f: { id: number; title: string; cli
     advertisedRewardCents: null,
     marketSlot: f.marketSlot,
     owned: false,
-    reqs: tt.reqs.map((r) => ({ domain: r.domain, required: r.required, completed: DZERO })),
+    reqs: mapPacked(tt.reqs, (r) => ({ domain: r.domain, required: r.required, completed: DZERO })),
     assignments: [],
   };
 }
