@@ -24,6 +24,7 @@ import * as marketOrder from '../../src/sim/commands/market-order.js';
 import * as engine from '../../src/sim/model/engine.js';
 import * as status from '../../src/sim/model/status.js';
 import * as worldCache from '../../src/sim/model/world-cache.js';
+import { decFromFixed, decFromPlain, decFromScaled, type Dec } from '../../src/sim/py/decimal.js';
 import { mapPacked } from '../../src/sim/py/packed.js';
 import * as simulation from '../../src/sim/simulation.js';
 
@@ -34,6 +35,8 @@ const prepare = new Function('f', '%PrepareFunctionForOptimization(f)') as (f: u
 const optimiseNext = new Function('f', '%OptimizeFunctionOnNextCall(f)') as (f: unknown) => void;
 // eslint-disable-next-line @typescript-eslint/no-implied-eval
 const holey = new Function('a', 'return %HasHoleyElements(a)') as (a: unknown[]) => boolean;
+// eslint-disable-next-line @typescript-eslint/no-implied-eval
+const smiElements = new Function('a', 'return %HasSmiElements(a)') as (a: unknown[]) => boolean;
 
 const cfg = loadPreset('default');
 
@@ -61,7 +64,7 @@ function functionsOf(mods: object[]): ((...a: unknown[]) => unknown)[] {
   return [...out];
 }
 
-/** Paths of the holey arrays reachable from `root` (own enumerable properties, Map and Set entries; typed arrays skipped). */
+/** Paths of the holey arrays (and of Decimal words held as doubles) reachable from `root` (own enumerable properties, Map and Set entries; typed arrays skipped). */
 function holeyArrays(root: unknown, name: string): string[] {
   const found: string[] = [];
   const seen = new Set<object>();
@@ -70,6 +73,8 @@ function holeyArrays(root: unknown, name: string): string[] {
     seen.add(v);
     if (Array.isArray(v)) {
       if (holey(v)) found.push(path);
+      // a Decimal's digit words (decimal.js's `d`): small integers, see the last test
+      if (path.endsWith('.d') && v.length > 0 && typeof v[0] === 'number' && !smiElements(v)) found.push(`${path} (double words)`);
       v.forEach((x, i) => visit(x, `${path}[${i}]`, depth + 1));
     } else if (v instanceof Map) {
       for (const [k, x] of v) visit(x, `${path}.get(${String(k)})`, depth + 1);
@@ -113,5 +118,19 @@ describe('packed arrays under optimised code', () => {
     });
     found.push(...holeyArrays(env.simulation?.state, 'state'), ...holeyArrays(policy, 'policy'), ...holeyArrays(env, 'env'));
     expect([...new Set(found.map((p) => p.replace(/\[\d+\]/g, '[i]').replace(/^step \d+/, 'step')))]).toEqual([]);
+  });
+
+  it('the digit words of the Decimals built from integers are small-integer arrays, as decimal.js builds its own', () => {
+    // decFromScaled's words came out as doubles (an integer computed through doubles is stored as one), so decimal.js's
+    // code saw words of two elements kinds and deoptimised on the second (dcmp, 'wrong map')
+    const words = (x: Dec) => (x as unknown as { d: number[] }).d;
+    const cases: [number, number][] = [[12345, 4], [7, 0], [1, 4], [123456789, 2], [9007199254740991, 6], [1234567890123456, 22], [40, 1]];
+    for (const [n, digits] of cases) {
+      const x = decFromScaled(n, digits);
+      expect(words(x)).toEqual(words(decFromPlain(x.toFixed())));
+      expect(smiElements(words(x)), `${n}e-${digits}`).toBe(true);
+    }
+    for (const x of [0.1234, 3.5, 1234.5678, 0.0001, 12, 1e6 + 0.25]) expect(smiElements(words(decFromFixed(x, 4))), String(x)).toBe(true);
+    expect(smiElements(words(decFromPlain('1234.5678')))).toBe(true);
   });
 });

@@ -141,23 +141,26 @@ export function decFromScaled(n: number, digits: number, sign: 1 | -1 = 1): Dec 
   let k = (e + 1) % 7;
   if (k <= 0) k += 7;
   f.e = e;
+  // Each word `| 0`: a small integer (< 10^7) computed through doubles, which an array would otherwise hold as a double
+  // (and the array literal's allocation site then makes every later one a double array): decimal.js's own words are
+  // small integers, and words of two elements kinds make its element loads polymorphic (and deoptimise on the second).
   if (k >= len) {
-    f.d = [m * (POW10[k - len] as number)];
+    f.d = [(m * (POW10[k - len] as number)) | 0];
     return r;
   }
   // the top k digits, then groups of 7 (the last padded): at most 16 digits, so at most three words
   let rest = len - k;
   let p = POW10[rest] as number;
   let below = m % p;
-  const d: number[] = [(m - below) / p];
+  const d: number[] = [((m - below) / p) | 0];
   while (rest > 7) {
     rest -= 7;
     p = POW10[rest] as number;
     const lo = below % p;
-    d.push((below - lo) / p);
+    d.push(((below - lo) / p) | 0);
     below = lo;
   }
-  d.push(below * (POW10[7 - rest] as number));
+  d.push((below * (POW10[7 - rest] as number)) | 0);
   f.d = d.slice(); // of its exact length (as decFromPlain makes it)
   return r;
 }
