@@ -24,7 +24,8 @@ import * as marketOrder from '../../src/sim/commands/market-order.js';
 import * as engine from '../../src/sim/model/engine.js';
 import * as status from '../../src/sim/model/status.js';
 import * as worldCache from '../../src/sim/model/world-cache.js';
-import { decFromFixed, decFromPlain, decFromScaled, type Dec } from '../../src/sim/py/decimal.js';
+import { addBusinessHours, addBusinessMicros, addWholeBusinessHours, makeInstant } from '../../src/sim/model/calendar.js';
+import { D, decFromFixed, decFromPlain, decFromScaled, type Dec } from '../../src/sim/py/decimal.js';
 import { mapPacked } from '../../src/sim/py/packed.js';
 import * as simulation from '../../src/sim/simulation.js';
 
@@ -35,6 +36,8 @@ const prepare = new Function('f', '%PrepareFunctionForOptimization(f)') as (f: u
 const optimiseNext = new Function('f', '%OptimizeFunctionOnNextCall(f)') as (f: unknown) => void;
 // eslint-disable-next-line @typescript-eslint/no-implied-eval
 const holey = new Function('a', 'return %HasHoleyElements(a)') as (a: unknown[]) => boolean;
+// eslint-disable-next-line @typescript-eslint/no-implied-eval
+const turbofanned = new Function('f', 'return %ActiveTierIsTurbofan(f)') as (f: unknown) => boolean;
 // eslint-disable-next-line @typescript-eslint/no-implied-eval
 const smiElements = new Function('a', 'return %HasSmiElements(a)') as (a: unknown[]) => boolean;
 
@@ -132,5 +135,19 @@ describe('packed arrays under optimised code', () => {
     }
     for (const x of [0.1234, 3.5, 1234.5678, 0.0001, 12, 1e6 + 0.25]) expect(smiElements(words(decFromFixed(x, 4))), String(x)).toBe(true);
     expect(smiElements(words(decFromPlain('1234.5678')))).toBe(true);
+  });
+
+  it('addBusinessMicros stays optimised when addBusinessHours calls it (its kind argument is a small integer)', () => {
+    // addBusinessHours passed `u % 3` of a u above 2^31: a double, on which addBusinessMicros, optimised on its other
+    // callers' constant kinds, deoptimised ('not a Smi') and was compiled again
+    const t = makeInstant(2025, 1, 6, 9, 0, 0);
+    prepare(addBusinessMicros);
+    for (let i = 1; i < 4; i++) addWholeBusinessHours(t, i);
+    optimiseNext(addBusinessMicros);
+    addWholeBusinessHours(t, 5);
+    expect(turbofanned(addBusinessMicros)).toBe(true);
+    const at = addBusinessHours(t, D('2.5'));
+    expect(at).toBe(addBusinessMicros(t, 2.5 * 3.6e9, 0));
+    expect(turbofanned(addBusinessMicros)).toBe(true);
   });
 });

@@ -270,7 +270,9 @@ export function nextBusinessTime(t: number, cal: BusinessCalendar = DEFAULT_CALE
 export function addBusinessHours(t: number, hours: Dec, cal: BusinessCalendar = DEFAULT_CALENDAR): number {
   const u = businessMicrosOf(hours);
   if (u >= 0) {
-    const r = addBusinessMicros(t, Math.floor(u / 3), u % 3, cal);
+    // `| 0`: the kind (0, 1 or 2) of a u above 2^31 comes out of `%` as a double, and addBusinessMicros, optimised on
+    // the small-integer kinds of its other callers, deoptimised on it ('not a Smi')
+    const r = addBusinessMicros(t, Math.floor(u / 3), (u % 3) | 0, cal);
     if (r >= 0) return r;
   }
   return addBusinessHoursDecimal(t, hours, cal);
