@@ -92,6 +92,19 @@ function holeyArrays(root: unknown, name: string): string[] {
 }
 
 describe('packed arrays under optimised code', () => {
+  it('the Decimal steps of addBusinessHours leave decimal.js building small-integer words (run first: a double word poisons the process)', () => {
+    // addBusinessHoursDecimal passed `whole` (decToNumber(...) - 1, a heap number) to Decimal.mul, whose constructor
+    // stored it as a one-word array: that array was a double array and the constructor's allocation site built every
+    // later word array so, for the whole process. The loader's deadline rule takes this path (latestDeadline's binary
+    // search over 2**20 hours), so every episode after a config load held Decimals with double words.
+    const words = (x: Dec) => (x as unknown as { d: number[] }).d;
+    expect(smiElements(words(D(5)))).toBe(true);
+    const end = makeInstant(2199, 12, 31, 0, 0, 0);
+    for (const n of [2 ** 19, 2 ** 20 - 1]) addWholeBusinessHours(end, n);
+    expect(smiElements(words(D(5))), 'D(5) after the Decimal steps').toBe(true);
+    expect(smiElements(words(D(1e6).mul(D(3)))), 'a product').toBe(true);
+  });
+
   it('optimised Array.prototype.map returns a holey array here; mapPacked does not', () => {
     const viaMap = (xs: number[]) => xs.map((x) => ({ x }));
     const viaPacked = (xs: number[]) => mapPacked(xs, (x) => ({ x }));

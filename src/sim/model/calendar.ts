@@ -395,10 +395,10 @@ export function addBusinessHoursDecimal(t: number, hours: Dec, cal: BusinessCale
   if (whole > 0) {
     // The quotient is rounded to 28 digits; never skip past the last partial day. (The difference is computed once
     // per candidate `whole`: the same value the test and the update would each compute.)
-    let rest = remaining.sub(dayHours.mul(whole));
+    let rest = remaining.sub(dayHours.mul(D(whole)));
     if (!isPos(rest)) {
       whole--;
-      if (whole > 0) rest = remaining.sub(dayHours.mul(whole));
+      if (whole > 0) rest = remaining.sub(dayHours.mul(D(whole)));
     }
     if (whole > 0) {
       remaining = rest;

@@ -10,9 +10,16 @@ export const Dec = DecimalJs.clone({ precision: 28, rounding: DecimalJs.ROUND_HA
 /** A Decimal value from the project's constructor. */
 export type Dec = InstanceType<typeof Dec>;
 
-/** Decimal from an integer or exact decimal string. */
+/**
+ * Decimal from an integer or exact decimal string. An integer in int32 range is passed as `v | 0`, a small integer:
+ * decimal.js stores a number below 1e7 as its one word (`x.d = [v]`), and an integer computed through doubles
+ * (`Math.trunc(a * b)`, `decToNumber(...) - 1`) can be a heap number, which makes that array a double array and the
+ * constructor's allocation site build every later one so (the process's Decimals then carry words of two elements
+ * kinds, and decimal.js's optimised code deoptimises on the second: test/unit/packed-arrays.test.ts). Pass numbers to
+ * decimal.js's methods through `D` for the same reason.
+ */
 export function D(v: number | string): Dec {
-  return new Dec(v);
+  return new Dec(typeof v === 'number' && (v | 0) === v && !Object.is(v, -0) ? v | 0 : v);
 }
 
 /** Digit `j` (0-based, over the digits alone) of a plain decimal text whose digits start at `start` and whose point is at `dot` (-1: none), `intLen` digits before it. */
@@ -379,5 +386,5 @@ export function isPos(d: Dec): boolean {
 const SMALL_INTS: Dec[] = Array.from({ length: 64 }, (_, i) => new Dec(i));
 /** Decimal of a small non-negative integer (shared instances for 0..63). */
 export function dint(n: number): Dec {
-  return n >= 0 && n < 64 && Number.isInteger(n) ? (SMALL_INTS[n] as Dec) : new Dec(n);
+  return n >= 0 && n < 64 && Number.isInteger(n) ? (SMALL_INTS[n] as Dec) : D(n);
 }
