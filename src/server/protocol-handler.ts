@@ -434,6 +434,8 @@ const BATCH_START_BYTES_MAX = 1 << 20;
 export class BatchJob {
   /** Keep the decoded results for `Handled.reply` (otherwise `reply.result.results` is empty). */
   keepResults = false;
+  /** A binary reply's output texts, kept when `keepResults` (null until one entry has stepped). */
+  private keptTexts: string[] | null = null;
   private next = 0;
   private readonly items: BatchItem[] = [];
   /**
@@ -506,7 +508,7 @@ export class BatchJob {
       }
       // A binary reply has no status block: it is not built. A JSON reply is written before the next entry runs: its
       // output text is rendered into it (`stepForWire`), unless the results are kept.
-      if (this.binary !== null) return { ok: true, result: this.sessions.stepWithoutStatus(st.session, st.action, this.client) };
+      if (this.binary !== null) return { ok: true, result: this.sessions.stepWithoutStatus(st.session, st.action, this.client, !this.keepResults) };
       return { ok: true, result: this.keepResults ? this.sessions.step(st.session, st.action, this.client) : this.sessions.stepForWire(st.session, st.action, this.client) };
     } catch (e) {
       return { ok: false, error: errorOf(e) };
@@ -574,7 +576,10 @@ export class BatchJob {
         const stopped = (item.result as RecordingNote).recording_stopped;
         if (stopped !== undefined) bin.recordingStopped(i, stopped);
         try {
-          bin.put(i, item.result as WireStepResultWithoutStatus);
+          const r = item.result as WireStepResultWithoutStatus;
+          bin.put(i, r);
+          // Kept as the strings they were (not parsed back from the reply's bytes); an entry without one has "".
+          if (this.keepResults) (this.keptTexts ??= new Array<string>(this.steps.length).fill(''))[i] = r.observation.text as string;
         } catch (e) {
           this.sessions.discard(st.session, 'internal', this.client);
           bin.fail(i, { code: 'internal', message: `cannot encode the result: ${e instanceof Error ? e.message : String(e)} (session ${st.session} was closed)` });
@@ -587,7 +592,7 @@ export class BatchJob {
     if (this.next < this.steps.length) return null;
     const { result, frames } = bin.finish();
     // The header written in one pass, its text list copied as written; in-process callers get the texts as strings.
-    const reply: OkReply = { v: PROTOCOL_VERSION, id: this.id, ok: true, result: this.keepResults ? { ...result, text: result.text.toJSON() } : result };
+    const reply: OkReply = { v: PROTOCOL_VERSION, id: this.id, ok: true, result: this.keepResults ? { ...result, text: this.keptTexts ?? new Array<string>(bin.n).fill('') } : result };
     const w = new JsonWriter(result.text.bytes.length + BINARY_HEADER_BYTES_PER_ENTRY * bin.n + 1024);
     w.value(reply);
     return this.handler.finish('step_batch', reply, w.written(), null, this.client, frames);

@@ -395,12 +395,12 @@ export class SessionManager {
    * `step` for a reply without the status block (a binary `step_batch`), serialised at once: the output text is an
    * `OutputText` (`Env.stepWithoutStatus(action, true)`: written into the reply from the command's value before the
    * session steps again). The status block is not built unless an `onStep` hook observes the step (hooks get the full
-   * result, its text a string).
+   * result, its text a string). `wire` false: the text is a string (for callers that keep the results).
    */
-  stepWithoutStatus(session: string, action: string | number, owner = LOCAL_OWNER): WireStepResultWithoutStatus {
+  stepWithoutStatus(session: string, action: string | number, owner = LOCAL_OWNER, wire = true): WireStepResultWithoutStatus {
     if (this.hooks.onStep !== undefined) return this.step(session, action, owner);
     const env = this.getEnv(session, owner);
-    return this.guarded(session, 'step', () => (env.stepWithoutStatus !== undefined ? env.stepWithoutStatus(action, true) : env.step(action)), 'the episode is over (terminated or truncated); send reset');
+    return this.guarded(session, 'step', () => (env.stepWithoutStatus !== undefined ? env.stepWithoutStatus(action, wire) : env.step(action)), 'the episode is over (terminated or truncated); send reset');
   }
 
   /**
