@@ -19,6 +19,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { parse as parseToml } from 'smol-toml';
 import { validate as validatePreset } from './preset-validator.generated.js';
@@ -131,7 +132,7 @@ export function presetConfig(p: string | ExperimentConfig | undefined): Experime
   if (missing.length > 0) throw new RangeError(`${kinds}; got an object without the config's sections ${CONFIG_SECTIONS.join(', ')} (missing: ${missing.join(', ')})`);
   if (validatedConfigs.has(p)) return p;
   const hit = configCopies.get(p);
-  if (hit !== undefined && sameData(p, hit.given)) return hit.cfg;
+  if (hit !== undefined && isDeepStrictEqual(p, hit.given)) return hit.cfg;
   let given: unknown;
   let validated: ExperimentConfig;
   try {
@@ -146,16 +147,6 @@ export function presetConfig(p: string | ExperimentConfig | undefined): Experime
   validatedConfigs.add(cfg);
   configCopies.set(p, { given, cfg });
   return cfg;
-}
-
-/** Whether two plain data values are equal: the same primitives (===), or arrays or objects of equal own entries. */
-function sameData(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) if (!Object.hasOwn(b, k) || !sameData((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-  return true;
 }
 
 /** The label of an in-process config in a `PresetError`. */
