@@ -238,6 +238,82 @@ def test_a_malformed_binary_reply_is_a_bad_reply_error() -> None:
         router.close(0)
 
 
+def _answer_step_batch(reply: Any, call: Any) -> Any:
+    """Run ``call(client)`` against a fake ZeroMQ server that answers its one request with ``reply(request id)``: a list
+    of frames (the JSON envelope first). What ``call`` returns or raises."""
+    import json
+    import threading
+
+    import zmq
+
+    ctx = zmq.Context.instance()
+    router = ctx.socket(zmq.ROUTER)
+    router.setsockopt(zmq.LINGER, 0)
+    port = router.bind_to_random_port("tcp://127.0.0.1")
+    c = Client(f"tcp://127.0.0.1:{port}", timeout=5)
+
+    def serve() -> None:
+        ident, req = router.recv_multipart()
+        router.send_multipart([ident, *reply(json.loads(req)["id"])])
+
+    t = threading.Thread(target=serve)
+    t.start()
+    try:
+        return call(c)
+    finally:
+        t.join(5)
+        c.close()
+        router.close(0)
+
+
+def _envelope(rid: int, result: Any) -> bytes:
+    import json
+
+    return json.dumps({"v": 1, "id": rid, "ok": True, "result": result}).encode()
+
+
+@pytest.mark.parametrize("shape", ["one row for two entries", "a JSON reply"])
+def test_a_binary_reply_that_does_not_answer_every_entry_is_a_bad_reply(shape: str) -> None:
+    """``step_batch_arrays`` of two entries answered with a well-formed binary reply of one row, or with a JSON reply (no
+    arrays: a server that ignored ``encoding``): ``ProtocolError("bad_reply")``. The first was returned as it came (a
+    ``BatchArrays`` of one row: the vector env's rows then did not line up with its sub-environments) and the second
+    raised a bare ``AttributeError`` from the dict it got."""
+    h = _header(1)
+    h.update(text=[""], command=[None], action_text=[None])
+
+    def reply(rid: int) -> list[bytes]:
+        if shape == "a JSON reply":
+            return [_envelope(rid, {"results": [{"ok": True, "result": {}}] * 2})]
+        return [_envelope(rid, h), *_frames(h)]
+
+    def call(c: Client) -> Any:
+        with pytest.raises(ProtocolError) as e:
+            c.step_batch_arrays([("s", 0), ("t", 0)], raise_errors=False)
+        return e.value
+
+    e = _answer_step_batch(reply, call)
+    assert e.code == "bad_reply" and "for 2 entries" in e.message
+
+
+@pytest.mark.parametrize("results", [[{"ok": True, "result": {}}], "garbage", None, [{"ok": True, "result": {}}, 7]])
+def test_a_json_batch_reply_that_does_not_answer_every_entry_is_a_bad_reply(results: Any) -> None:
+    """``step_batch`` of two entries answered with one result, with ``results`` not a list, or with an entry that is
+    neither a result nor an error: ``bad_reply`` (for the whole request when its entries cannot be placed, else for
+    that entry). A short list came back short (the caller lined it up with the wrong entries, or lost the last), the
+    others raised a bare ``TypeError``/``AttributeError``."""
+    def call(c: Client) -> Any:
+        try:
+            return c.step_batch([("s", "company status"), ("t", "company status")], raise_errors=False)
+        except ProtocolError as e:
+            return e
+
+    got = _answer_step_batch(lambda rid: [_envelope(rid, {"results": results})], call)
+    if isinstance(results, list) and len(results) == 2:
+        assert got[0] == {} and isinstance(got[1], ProtocolError) and (got[1].code, got[1].index) == ("bad_reply", 1)
+    else:
+        assert isinstance(got, ProtocolError) and got.code == "bad_reply", got
+
+
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 5) | st.floats(allow_nan=False) | st.text(max_size=4),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),

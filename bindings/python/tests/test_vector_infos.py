@@ -189,10 +189,13 @@ def test_direct_step_infos_equal_the_fold_or_decline(case: tuple[int, list[dict[
 
 
 def _unpack_loop(res: Any, base: int = 0) -> list[Any]:
-    """The per-entry loop of ``Client._unpack_batch`` with ``raise_errors`` false (the general path)."""
+    """The per-entry loop of ``Client._unpack_batch`` with ``raise_errors`` false (the general path): an entry that is
+    not an object, or is ok without an object result, is that entry's ``bad_reply``."""
     out: list[Any] = []
     for i, r in enumerate(res["results"], base):
-        if r.get("ok"):
+        if not isinstance(r, dict) or (r.get("ok") and not isinstance(r.get("result"), dict)):
+            out.append(ProtocolError("bad_reply", f"step_batch reply entry {i - base} is neither a result nor an error (it may have run)", index=i))
+        elif r.get("ok"):
             out.append(r["result"])
         else:
             err = r.get("error") or {}
@@ -210,6 +213,7 @@ def _outcome(fn: Any) -> Any:
 
 _entry = st.one_of(
     st.fixed_dictionaries({"ok": st.just(True), "result": st.integers(0, 3)}),
+    st.fixed_dictionaries({"ok": st.just(True), "result": st.fixed_dictionaries({"k": st.integers(0, 3)})}),
     st.fixed_dictionaries({"ok": st.sampled_from([False, 1, None, "yes"]), "result": st.integers(0, 3)}),
     st.fixed_dictionaries({"ok": st.just(False), "error": st.fixed_dictionaries({"code": st.just("bad_action"), "message": st.text(max_size=3)})}),
     st.fixed_dictionaries({"ok": st.just(True)}),

@@ -890,11 +890,11 @@ class Client:
         was full for this one)."""
         try:
             res = self.recv(request_id, timeout)
+            return self._unpack_batch(res, False, base, size)
         except ProtocolError as e:
             if alone:
                 raise
             return [ProtocolError(e.code, e.message, request_id=request_id, index=base + k) for k in range(size)]
-        return self._unpack_batch(res, False, base)
 
     def step_batch_arrays(
         self,
@@ -909,27 +909,44 @@ class Client:
         per-entry dict is built. There is no status block (use :meth:`step_batch` when you need it). Discrete sessions
         of one frame shape give ``obs`` and ``mask``; an entry of another shape fails alone. A failed entry raises its
         :class:`ProtocolError` (``index`` set) when ``raise_errors`` is true, else it is in ``errors`` (its rows are zeros).
+        A reply that cannot be read (its frames do not fit its header, it has no arrays or not one row per entry) raises
+        ``ProtocolError("bad_reply")``: the server may have run every entry.
         """
         entries = _entries(steps)
-        got: BatchArrays = self.request("step_batch", steps=entries, encoding="binary", timeout=timeout)
+        rid = self.send("step_batch", steps=entries, encoding="binary")
+        got = self.recv(rid, timeout)
+        if not isinstance(got, BatchArrays) or got.n != len(entries):
+            what = f"{got.n} rows" if isinstance(got, BatchArrays) else "no arrays"
+            raise ProtocolError("bad_reply", f"the binary step_batch reply has {what} for {len(entries)} entries (they may have run)", request_id=rid)
         if raise_errors:
             got.raise_first()
         return got
 
     @staticmethod
-    def _unpack_batch(res: Any, raise_errors: bool, base: int = 0) -> list[StepResult | ProtocolError]:
-        entries = res["results"]
+    def _unpack_batch(res: Any, raise_errors: bool, base: int = 0, size: int | None = None) -> list[StepResult | ProtocolError]:
+        """The entries of a ``step_batch`` result (``size``: how many the request had). A result that is not a list of
+        that many entries raises ``ProtocolError("bad_reply")`` (none of them can be placed; they may have run); an
+        entry that is not a result or an error is that entry's ``bad_reply``."""
+        entries = res.get("results") if isinstance(res, dict) else None
+        if not isinstance(entries, list) or (size is not None and len(entries) != size):
+            got = f"{len(entries)} results" if isinstance(entries, list) else "no list of results"
+            raise ProtocolError("bad_reply", f"the step_batch reply has {got} for {size} entries (they may have run)")
         # Every entry succeeded (the usual batch): their results in one pass; anything else (an error entry, a
         # malformed one) takes the loop below, which says what it is.
         try:
             every: list[StepResult | ProtocolError] = [r["result"] for r in entries if r["ok"] is True]
-            if len(every) == len(entries):
+            if len(every) == len(entries) and set(map(type, every)) <= {dict}:
                 return every
         except (KeyError, TypeError):
             pass
         out: list[StepResult | ProtocolError] = []
         for i, r in enumerate(entries, base):
-            if r.get("ok"):
+            if not isinstance(r, dict) or (r.get("ok") and not isinstance(r.get("result"), dict)):
+                pe = ProtocolError("bad_reply", f"step_batch reply entry {i - base} is neither a result nor an error (it may have run)", index=i)
+                if raise_errors:
+                    raise pe
+                out.append(pe)
+            elif r.get("ok"):
                 out.append(cast(StepResult, r["result"]))
             else:
                 err = r.get("error") or {}
