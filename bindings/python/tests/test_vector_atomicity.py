@@ -538,6 +538,116 @@ def test_a_refused_batch_request_fails_its_entries_and_the_others_are_taken_in(k
         twin.close()
 
 
+def corrupt_last_batch_reply(env: Any, how: str) -> list[int]:
+    """Make the reply to the last ``step_batch`` request of the env's next step (a split batch's last part, or the only
+    request) one the client cannot read, as a broken proxy or a server of another version could send it; the server
+    ran its entries. ``how``: "short" (a JSON reply with one result fewer than its request's entries), "garbage" (a
+    JSON reply whose ``results`` is not a list of entries), "frames" (a binary reply missing an array frame), "noframe"
+    (a binary reply without the Discrete ``obs`` array). The list returned gets the number of entries of each part."""
+    import json
+
+    from ycgym.client import _ARRAYS, Client
+
+    c = env.client
+    send = c._send_payload
+    sizes: list[int] = []
+    ids: list[int] = []
+
+    def hooked(rid: int, op: str, payload: bytes) -> None:
+        if op == "step_batch":
+            sizes.append(len(json.loads(payload)["steps"]))
+            ids.append(rid)
+        return send(rid, op, payload)
+
+    def decode(frames: list[bytes]) -> dict[str, Any]:
+        reply = Client._decode(frames)
+        # Every part is sent before the first reply is read: the last id is the last part's.
+        if not ids or reply.get("id") != ids[-1]:
+            return reply
+        del c._decode, c._send_payload  # once
+        res = reply["result"]
+        if how == "short":
+            res["results"] = res["results"][:-1]
+        elif how == "garbage":
+            res["results"] = "garbage"
+        elif how == "frames":
+            reply[_ARRAYS] = reply[_ARRAYS][:-1]
+        else:
+            k = [a["name"] for a in res["arrays"]].index("obs")
+            del res["arrays"][k]
+            reply[_ARRAYS] = [f for j, f in enumerate(reply[_ARRAYS]) if j != k]
+        return reply
+
+    c._send_payload = hooked
+    c._decode = decode
+    return sizes
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("kind", "how"),
+    [("text", "short"), ("text", "garbage"), ("discrete-json", "short"), ("discrete-json", "garbage"), ("discrete", "frames"), ("discrete", "noframe")],
+)
+def test_an_unreadable_batch_reply_fails_its_entries_and_marks_them_due(kind: str, how: str, mode: str, server: LocalServer) -> None:
+    """40 sub-environments; the reply to the last ``step_batch`` request of a step cannot be read (``bad_reply``): the
+    server ran its entries, but the env cannot know their results. The step raises a :class:`ycgym.VectorStepError`
+    (code ``bad_reply``) whose ``errors`` are that request's sub-environments (not ``stepped``) and whose other rows are
+    the twin's (over the pipe the text batch goes as two parts: the first part's results are taken in); the
+    unreadable ones are due for a reset, since their state on the server is one the env never saw: the next step resets
+    them (NEXT_STEP, SAME_STEP: the observation a reset of them in the twin gives, reward 0) or refuses to step them
+    (DISABLED). The binary path took the malformed reply for a refused request (none ran) and the JSON paths raised a
+    bare TypeError/AttributeError, or (a short list) silently dropped the last entry: the next step then played
+    sub-environments from frames the server had already moved past."""
+    from gymnasium.vector import AutoresetMode
+
+    n = 40
+    am = AutoresetMode(mode)
+    env, twin = (make(kind, server.endpoint, n=n, autoreset_mode=am) for _ in range(2))
+    try:
+        for e in (env, twin):
+            e.reset(seed=5)
+        step_both(env, twin, 0)
+        acts = actions(twin, 1)
+        want = twin.step(acts)
+        assert not (want[2] | want[3]).any()
+        sizes = corrupt_last_batch_reply(env, how)
+        with pytest.raises(VectorStepError) as err:
+            env.step(acts)
+        e = err.value
+        assert e.code == "bad_reply" and sum(sizes) == n, (e, sizes)
+        bad = list(range(n - sizes[-1], n))
+        ran = list(range(n - sizes[-1]))
+        assert list(e.errors) == bad and e.index == bad[0]
+        assert all(x.code == "bad_reply" for x in e.errors.values())
+        assert e.stepped.tolist() == [i in ran for i in range(n)]
+        if ran:
+            assert same_rows(e.result, want, ran, n)
+        mask = np.zeros(n, dtype=np.bool_)
+        mask[bad] = True
+        acts = actions(twin, 2)
+        if mode == "Disabled":
+            with pytest.raises(EpisodeOverError) as over:
+                env.step(acts)
+            assert over.value.index == bad[0]
+            for x in (env, twin):
+                x.reset(options={"reset_mask": mask})
+        else:
+            # The next step resets the unreadable ones (the seeds the twin's masked reset draws) and steps the others.
+            reset_obs, _ = twin.reset(options={"reset_mask": mask})
+            got = env.step(acts)
+            assert same(rows(without_sessions(got[0]), bad, n), rows(without_sessions(reset_obs), bad, n))
+            assert not got[1][bad].any() and not got[2][bad].any() and not got[3][bad].any()
+            want = twin.step(acts)
+            if ran:
+                assert same_rows(got, want, ran, n)
+            for x in (env, twin):
+                x.reset(seed=11)
+        continue_alike(env, twin, mode, steps=3)
+    finally:
+        env.close()
+        twin.close()
+
+
 def test_a_split_batch_with_a_part_too_large_to_send_sends_none(server: LocalServer) -> None:
     """A step whose batch goes as two parts (32 sub-environments over the pipe) where the second part is larger than the
     client's ``max_message_bytes``: the step raises ``message_too_large`` and nothing is sent. The first part used to be

@@ -68,6 +68,7 @@ from .discrete import (
     merged_discrete_options,
     spaces_of,
 )
+from .vector import UNREAD
 from .vector import entry_error as _entry_error
 from .vector import reset_arguments, reset_seeds
 
@@ -400,9 +401,12 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                         failed.index = live[failed.index]
                         errors[failed.index] = failed
                     ok = [k for k in range(len(live)) if live[k] not in errors] if arr.errors else None
+                    if ok != [] and (arr.obs is None or arr.mask is None or arr.obs.shape[1] != self._obs.shape[1] or arr.mask.shape[1] != self._mask.shape[1]):
+                        # The entries that ran cannot be taken in: each fails (bad_reply), and is marked due below.
+                        msg = "the binary step reply has no Discrete frame of this env's shape (the step may have run)"
+                        errors.update((i, ProtocolError(UNREAD, msg, index=i)) for i in live if i not in errors)
+                        ok = []
                     if ok != []:
-                        if arr.obs is None or arr.mask is None or arr.obs.shape[1] != self._obs.shape[1] or arr.mask.shape[1] != self._mask.shape[1]:
-                            raise ProtocolError("bad_reply", "the binary step reply has no Discrete frame of this env's shape")
                         if ok is not None:  # some failed: the rows of the others
                             stepped = [live[k] for k in ok]
                             rows: Any = np.asarray(ok, dtype=np.intp)
@@ -439,6 +443,8 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 if errors:
                     stepped = [i for i in live if i not in errors]
             due[stepped] = terminated[stepped] | truncated[stepped]  # the env holds what the server holds
+            # An entry whose reply could not be read may have run: reset it before it plays on (DISABLED: refused until).
+            due[[i for i, e in errors.items() if e.code == UNREAD]] = True
             if again:
                 got_resets = c.gather(rid, raise_errors=False)
                 rid = []  # all received: none to abandon

@@ -154,6 +154,12 @@ def check_sim_seeds(indices: Sequence[int], seeds: Sequence[int]) -> None:
             raise ValueError(f"the seed of sub-environment {i}, {sd}, is not a protocol seed (at most 2**53 - 1 = {MAX_SEED})")
 
 
+UNREAD = "bad_reply"
+"""The code of a ``step_batch`` entry whose reply the client could not read (a malformed reply): unlike the other
+failures of an entry, the server may have run it, so its state there is one the env never saw. Both vector envs mark
+such a sub-environment due for a reset (the next step resets it; DISABLED refuses to step it until it is reset)."""
+
+
 def entry_error(e: ProtocolError, i: int) -> ProtocolError:
     """The error of sub-environment ``i``'s entry in a ``step_batch`` request refused as a whole (``e``: none of its
     entries ran). Shared by both vector envs."""
@@ -406,6 +412,8 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                     if isinstance(sr, ProtocolError):
                         sr.index = i
                         errors[i] = sr
+                        if sr.code == UNREAD:  # maybe run, result unknown: reset before it plays on
+                            due[i] = True
                         continue
                     # Taken in as it comes: whatever happens next, the env holds what the server holds.
                     self._obs[i] = sr["observation"]
