@@ -622,30 +622,38 @@ def test_an_unreadable_batch_reply_fails_its_entries_and_marks_them_due(kind: st
         assert e.stepped.tolist() == [i in ran for i in range(n)]
         if ran:
             assert same_rows(e.result, want, ran, n)
-        mask = np.zeros(n, dtype=np.bool_)
-        mask[bad] = True
-        acts = actions(twin, 2)
-        if mode == "Disabled":
-            with pytest.raises(EpisodeOverError) as over:
-                env.step(acts)
-            assert over.value.index == bad[0]
-            for x in (env, twin):
-                x.reset(options={"reset_mask": mask})
-        else:
-            # The next step resets the unreadable ones (the seeds the twin's masked reset draws) and steps the others.
-            reset_obs, _ = twin.reset(options={"reset_mask": mask})
-            got = env.step(acts)
-            assert same(rows(without_sessions(got[0]), bad, n), rows(without_sessions(reset_obs), bad, n))
-            assert not got[1][bad].any() and not got[2][bad].any() and not got[3][bad].any()
-            want = twin.step(acts)
-            if ran:
-                assert same_rows(got, want, ran, n)
-            for x in (env, twin):
-                x.reset(seed=11)
-        continue_alike(env, twin, mode, steps=3)
+        continue_with_due(env, twin, mode, bad, ran)
     finally:
         env.close()
         twin.close()
+
+
+def continue_with_due(env: Any, twin: Any, mode: str, due: list[int], ran: list[int]) -> None:
+    """After a step in which the sub-environments ``ran`` stepped alike in ``env`` and ``twin`` and ``due`` may have
+    stepped on the server unseen by ``env``: the next step of ``env`` resets ``due`` (the seeds a masked reset of them in
+    the twin draws: its observations, reward 0, flags false) and steps ``ran`` as the twin does; DISABLED refuses to
+    step ``env`` until ``due`` are reset. Then both go on alike."""
+    n = env.num_envs
+    mask = np.zeros(n, dtype=np.bool_)
+    mask[due] = True
+    acts = actions(twin, 2)
+    if mode == "Disabled":
+        with pytest.raises(EpisodeOverError) as over:
+            env.step(acts)
+        assert over.value.index == due[0]
+        for x in (env, twin):
+            x.reset(options={"reset_mask": mask})
+    else:
+        reset_obs, _ = twin.reset(options={"reset_mask": mask})
+        got = env.step(acts)
+        assert same(rows(without_sessions(got[0]), due, n), rows(without_sessions(reset_obs), due, n))
+        assert not got[1][due].any() and not got[2][due].any() and not got[3][due].any()
+        want = twin.step(acts)
+        if ran:
+            assert same_rows(got, want, ran, n)
+        for x in (env, twin):
+            x.reset(seed=11)
+    continue_alike(env, twin, mode, steps=3)
 
 
 def test_a_split_batch_with_a_part_too_large_to_send_sends_none(server: LocalServer) -> None:

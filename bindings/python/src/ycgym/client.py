@@ -178,7 +178,9 @@ class VectorStepError(ProtocolError):
         stepped: ``bool`` array of ``num_envs``: the sub-environments whose action the server took in this step.
 
     A sub-environment that failed is as it was before the step (one whose session was lost: reset it with
-    ``reset(options={"reset_mask": ...})``, which makes a new session). An automatic reset that was due (NEXT_STEP)
+    ``reset(options={"reset_mask": ...})``, which makes a new session), except one whose reply could not be read
+    (``bad_reply``: the server may have run its step): it is due for a reset (the next step resets it; DISABLED refuses
+    to step it until it is reset). An automatic reset that was due (NEXT_STEP)
     or failed (SAME_STEP) is not kept: that sub-environment stays due, and the next step resets it (its action
     ignored, reward 0, as NEXT_STEP does) with the seed this one drew.
     """
