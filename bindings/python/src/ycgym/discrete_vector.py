@@ -68,9 +68,8 @@ from .discrete import (
     merged_discrete_options,
     spaces_of,
 )
-from .vector import UNREAD
+from .vector import UNREAD, reset_arguments, reset_seeds
 from .vector import entry_error as _entry_error
-from .vector import reset_arguments, reset_seeds
 
 __all__ = ["YCBenchDiscreteVectorEnv"]
 
@@ -401,12 +400,9 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                         failed.index = live[failed.index]
                         errors[failed.index] = failed
                     ok = [k for k in range(len(live)) if live[k] not in errors] if arr.errors else None
-                    if ok != [] and (arr.obs is None or arr.mask is None or arr.obs.shape[1] != self._obs.shape[1] or arr.mask.shape[1] != self._mask.shape[1]):
-                        # The entries that ran cannot be taken in: each fails (bad_reply), and is marked due below.
-                        msg = "the binary step reply has no Discrete frame of this env's shape (the step may have run)"
-                        errors.update((i, ProtocolError(UNREAD, msg, index=i)) for i in live if i not in errors)
-                        ok = []
-                    if ok != []:
+                    obs, mask = arr.obs, arr.mask
+                    framed = obs is not None and mask is not None and obs.shape[1] == self._obs.shape[1] and mask.shape[1] == self._mask.shape[1]
+                    if ok != [] and obs is not None and mask is not None and framed:
                         if ok is not None:  # some failed: the rows of the others
                             stepped = [live[k] for k in ok]
                             rows: Any = np.asarray(ok, dtype=np.intp)
@@ -414,8 +410,8 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                         else:
                             rows = slice(None)
                             idx = slice(None) if not again else np.asarray(live, dtype=np.intp)
-                        self._obs[idx] = arr.obs[rows]
-                        self._mask[idx] = arr.mask[rows]
+                        self._obs[idx] = obs[rows]
+                        self._mask[idx] = mask[rows]
                         if self.render_mode is not None:
                             for i, text in zip(stepped, arr.text if ok is None else [arr.text[k] for k in ok]):
                                 self._texts[i] = text
@@ -424,6 +420,11 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                         truncated[idx] = arr.truncated[rows]
                         binary = (stepped if again or ok is not None else self._every(), arr if ok is None else _Rows(arr, ok))  # type: ignore[assignment]
                     else:
+                        if ok != []:
+                            # No frame of this env's shape: the entries that ran cannot be taken in. Each fails (bad_reply)
+                            # and is marked due below.
+                            msg = "the binary step reply has no Discrete frame of this env's shape (the step may have run)"
+                            errors.update((i, ProtocolError(UNREAD, msg, index=i)) for i in live if i not in errors)
                         stepped = []
             else:
                 try:
