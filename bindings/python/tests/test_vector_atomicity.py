@@ -656,6 +656,66 @@ def continue_with_due(env: Any, twin: Any, mode: str, due: list[int], ran: list[
     continue_alike(env, twin, mode, steps=3)
 
 
+def stop_at_last_batch_reply(env: Any, what: type[BaseException]) -> list[int]:
+    """Make the env's next step raise ``what`` (a Ctrl-C, a timeout) while it waits for the reply to its last
+    ``step_batch`` request (a split batch's last part, or the only request), which the server runs all the same. The
+    list returned gets the number of entries of each part."""
+    import json
+
+    c = env.client
+    send, recv = c._send_payload, c.recv
+    sizes: list[int] = []
+    ids: list[int] = []
+
+    def hooked(rid: int, op: str, payload: bytes) -> None:
+        if op == "step_batch":
+            sizes.append(len(json.loads(payload)["steps"]))
+            ids.append(rid)
+        return send(rid, op, payload)
+
+    def stopped(request_id: Any, timeout: Any = None) -> Any:
+        if ids and request_id == ids[-1]:
+            del c._send_payload, c.recv  # once
+            c.abandon([request_id])  # as the real wait does when it is stopped
+            raise what("stopped while waiting for the last part")
+        return recv(request_id, timeout)
+
+    c._send_payload = hooked
+    c.recv = stopped
+    return sizes
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", STEP_KINDS)
+@pytest.mark.parametrize("what", [KeyboardInterrupt, TimeoutError])
+def test_a_step_stopped_while_waiting_marks_the_unanswered_sub_environments_due(what: type[BaseException], kind: str, mode: str, server: LocalServer) -> None:
+    """40 sub-environments; a Ctrl-C or a timeout while the step waits for its last ``step_batch`` reply (over the pipe
+    the text batch goes as two parts: the first part's results are taken in; the Discrete batch is one request). The
+    error propagates as it is; the server runs the unanswered entries all the same, so the env marks them due: the next
+    step resets them (NEXT_STEP, SAME_STEP) or refuses to step them (DISABLED), and the others go on as the twin's. They
+    used to be left as they were, so the next step played them from frames the server had moved past (one step behind
+    it; an episode the server had ended was stepped again: episode_over)."""
+    from gymnasium.vector import AutoresetMode
+
+    n = 40
+    am = AutoresetMode(mode)
+    env, twin = (make(kind, server.endpoint, n=n, autoreset_mode=am) for _ in range(2))
+    try:
+        for e in (env, twin):
+            e.reset(seed=5)
+        step_both(env, twin, 0)
+        acts = actions(twin, 1)
+        twin.step(acts)
+        sizes = stop_at_last_batch_reply(env, what)
+        with pytest.raises(what):
+            env.step(acts)
+        assert sum(sizes) == n
+        continue_with_due(env, twin, mode, list(range(n - sizes[-1], n)), list(range(n - sizes[-1])))
+    finally:
+        env.close()
+        twin.close()
+
+
 def test_a_split_batch_with_a_part_too_large_to_send_sends_none(server: LocalServer) -> None:
     """A step whose batch goes as two parts (32 sub-environments over the pipe) where the second part is larger than the
     client's ``max_message_bytes``: the step raises ``message_too_large`` and nothing is sent. The first part used to be

@@ -378,12 +378,14 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         # (an entry, a reset, an interrupt): those sub-environments stay due for a reset, and the next step draws the
         # same seeds.
         saved = save_generators(self._rngs, again)
+        unseen: list[int] = []  # sent, and not taken in: if the step stops here, they ran (or will run) unseen
         if again:
             sd, opts = reset_seeds(self._backend, self._rngs, again, [None] * len(again), self._opts)
         try:
             if again:
                 c.send_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": opts} for i, s in zip(again, sd)], rid)
             binary: tuple[Sequence[int], BatchArrays] | None = None
+            unseen = live
             if not live:
                 pass
             elif self.encoding == "binary":
@@ -446,6 +448,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             due[stepped] = terminated[stepped] | truncated[stepped]  # the env holds what the server holds
             # An entry whose reply could not be read may have run: reset it before it plays on (DISABLED: refused until).
             due[[i for i, e in errors.items() if e.code == UNREAD]] = True
+            unseen = []
             if again:
                 got_resets = c.gather(rid, raise_errors=False)
                 rid = []  # all received: none to abandon
@@ -461,6 +464,9 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         except BaseException:
             c.abandon(rid)
             restore_generators(self._rngs, saved)
+            # A step stopped (a timeout, Ctrl-C) before its reply was taken in ran, or will run, on the server: reset
+            # them before they play on (the reset goes after the step: one client's requests run in order).
+            due[unseen] = True
             raise
         if errors:
             restore_generators(self._rngs, saved)  # every automatic reset still due

@@ -396,6 +396,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         # The automatic resets are undone when the step fails anywhere (an entry, a reset, an interrupt): their
         # sub-environments keep their generators and stay due, so the next step draws the same seeds.
         kept = self._kept(to_reset)
+        base = 0  # the entries of to_step before it are taken in (their parts received)
         try:
             if to_step:
                 # One request, or a few pipelined (Client.send_step_batch): each part's results are taken in below while
@@ -403,7 +404,6 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                 c.send_step_batch([{"session": self._sessions[i], "action": acts[i]} for i in to_step], parts)
             if to_reset:  # pipelined behind the batch: still one round trip
                 pending = self._send_resets(to_reset, [None] * len(to_reset), self._options(None), reset_ids)
-            base = 0
             for rid, size in parts:
                 # A request refused as a whole fails each of its entries (none of them ran).
                 step_results = c.recv_step_batch(rid, size, base, alone=False)
@@ -432,6 +432,9 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         except BaseException:  # e.g. Ctrl-C while waiting: late replies must not be taken for others'
             c.abandon([rid for rid, _ in parts[received:]] + reset_ids)  # those received are not pending: left alone
             self._put_back(kept)
+            # The entries of the parts sent and not taken in ran (or will run) on the server unseen: reset them before
+            # they play on (the reset goes after them: one client's requests run in order).
+            due[to_step[base : sum(size for _, size in parts)]] = True
             raise
         if errors:
             self._put_back(kept)  # every automatic reset still due
