@@ -23,7 +23,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { parse as parseToml } from 'smol-toml';
 import { validate as validatePreset } from './preset-validator.generated.js';
-import { deriveWorld, DIST_FIELDS, type DistType, type ExperimentConfig, formatFixedPy, isoformat, LAST_EXACT_INSTANT, LAST_START_DATE, LATEST_RUN_END, latestDeadline, MAX_HORIZON_YEARS, pyRound, runBounds, salaryShareTotal, type WorldConfig, type WorldInput } from '../sim/index.js';
+import { deriveWorld, DIST_FIELDS, installConfigValidator, type DistType, type ExperimentConfig, formatFixedPy, isoformat, LAST_EXACT_INSTANT, LAST_START_DATE, LATEST_RUN_END, latestDeadline, MAX_HORIZON_YEARS, pyRound, runBounds, salaryShareTotal, type WorldConfig, type WorldInput } from '../sim/index.js';
 
 /** A preset that could not be read, merged or validated; `issues` lists every problem found. */
 export class PresetError extends Error {
@@ -118,7 +118,7 @@ const CONFIG_SECTIONS = ['agent', 'loop', 'sim', 'world', 'fixes'] as const;
  */
 export function presetConfig(p: string | ExperimentConfig | undefined): ExperimentConfig {
   if (p === undefined) return builtinConfig('default');
-  if (typeof p === 'string') return isFilePath(p) ? loadPresetFile(p) : builtinConfig(p);
+  if (typeof p === 'string') return isFilePath(p) ? known(loadPresetFile(p)) : builtinConfig(p);
   // From JavaScript anything may come: a config must at least have its sections (a RangeError here, not a TypeError
   // from deep inside the simulation).
   const kinds = 'a preset is a built-in preset name, a path to a .toml file, or a config (loadPreset())';
@@ -143,9 +143,23 @@ export function presetConfig(p: string | ExperimentConfig | undefined): Experime
     if (err instanceof PresetError) throw err;
     throw new PresetError(IN_PROCESS, [`not a plain data value: ${(err as Error).message}`]);
   }
-  const cfg = deepFreeze(validated);
-  validatedConfigs.add(cfg);
+  const cfg = known(validated);
   configCopies.set(p, { given, cfg });
+  return cfg;
+}
+
+/**
+ * A config read from the outside (a snapshot's), validated as `configFromRaw` validates it, then deep-frozen and known
+ * as validated: `Simulation.restore` and `Simulation.create` take it without validating it again.
+ */
+export function validatedConfigFromRaw(raw: unknown, sourceLabel: string): ExperimentConfig {
+  return known(configFromRaw(raw, sourceLabel));
+}
+
+/** Deep-freeze a config `configFromRaw` returned and remember it as validated. */
+function known(cfg: ExperimentConfig): ExperimentConfig {
+  deepFreeze(cfg);
+  validatedConfigs.add(cfg);
   return cfg;
 }
 
@@ -157,6 +171,12 @@ const validatedConfigs = new WeakSet<object>();
 
 /** Per config object given to `presetConfig`: a copy of it as validated, and the validated config. */
 const configCopies = new WeakMap<object, { given: unknown; cfg: ExperimentConfig }>();
+
+// `Simulation.create` and `Simulation.restore` take config objects (no names, no paths) through this one validator.
+installConfigValidator((cfg: unknown) => {
+  if (typeof cfg !== 'object') throw new RangeError(`a simulation's config is a config object (loadPreset()); got ${typeof cfg}`);
+  return presetConfig(cfg as ExperimentConfig);
+});
 
 function loadPresetFile(path: string): ExperimentConfig {
   const abs = resolve(path);
@@ -177,9 +197,8 @@ function builtinConfig(name: string): ExperimentConfig {
   let cfg = builtinConfigCache.get(name);
   if (cfg === undefined) {
     const raw = resolveExtends(builtinRaw(name), name, builtinRaw, [name]);
-    cfg = deepFreeze(configFromRaw(raw, name));
+    cfg = known(configFromRaw(raw, name));
     builtinConfigCache.set(name, cfg);
-    validatedConfigs.add(cfg);
   }
   return cfg;
 }

@@ -4,7 +4,7 @@
  * that passes restores into a simulation whose invariants hold; anything else is a clear error.
  */
 import type { ValidateFunction } from 'ajv/dist/2020.js';
-import { configFromRaw } from '../config/load.js';
+import { validatedConfigFromRaw } from '../config/load.js';
 import { FIRST_START_DATE, isoformat, LAST_EXACT_INSTANT, LAST_START_DATE, latestDeadline, runBounds, type SimSnapshot } from '../sim/index.js';
 import { validate as simSnapshotSchema } from './sim-snapshot-validator.generated.js';
 
@@ -27,7 +27,7 @@ export function validateSimSnapshot(x: unknown): SimSnapshot {
   const snap = x as SimSnapshot;
   let config;
   try {
-    config = configFromRaw(snap.config, 'snapshot config');
+    config = validatedConfigFromRaw(snap.config, 'snapshot config');
   } catch (err) {
     throw new SnapshotError(`invalid snapshot config: ${(err as Error).message}`);
   }

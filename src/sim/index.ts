@@ -4,7 +4,7 @@
  */
 
 // The company simulation, driven by command text.
-export { checkWorldCounts, DEFAULT_LIMITS, Simulation } from './simulation.js';
+export { checkWorldCounts, DEFAULT_LIMITS, installConfigValidator, Simulation } from './simulation.js';
 export type { CommandResult, SimOptions, SimSnapshot } from './simulation.js';
 
 // The agent commands: their grammar, and the company figures the status commands report.

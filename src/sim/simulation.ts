@@ -194,6 +194,26 @@ export function checkWorldCounts(w: WorldConfig): void {
   if (w.num_market_tasks <= 0) throw new Error('market_task_count must be positive');
 }
 
+/**
+ * The one config validator, `presetConfig` of src/config/load.ts (the loader's schema, rules between fields, defaults and
+ * derived fields; a `PresetError` naming the problems), which installs itself here when it is loaded (src/sim imports
+ * nothing outside itself; every public entry, `ycgym/core` and `ycgym`, loads it). It returns a deep-frozen validated
+ * config: the same object for a config it validated (a WeakSet lookup: the hot path of a bulk run), a copy for a
+ * caller's object, validated again when that object was changed in place.
+ */
+let configValidator: ((cfg: ExperimentConfig) => ExperimentConfig) | null = null;
+
+/** Install the config validator `Simulation.create` and `Simulation.restore` pass every config through. */
+export function installConfigValidator(validate: (cfg: ExperimentConfig) => ExperimentConfig): void {
+  configValidator = validate;
+}
+
+/** `cfg` as validated by the installed validator. */
+function validatedConfig(cfg: ExperimentConfig): ExperimentConfig {
+  if (configValidator === null) throw new Error('no config validator installed: load the simulation through ycgym/core (or src/config/load.js)');
+  return configValidator(cfg);
+}
+
 /** A simulated company driven by agent commands. */
 export class Simulation {
   readonly cfg: ExperimentConfig;
@@ -210,8 +230,13 @@ export class Simulation {
     for (const t of state.tasks) this.indexTitle(t);
   }
 
-  /** Seed a new world exactly as the reference's `sim init` does. */
-  static create(cfg: ExperimentConfig, opts: SimOptions, limits: SimLimits = DEFAULT_LIMITS): Simulation {
+  /**
+   * Seed a new world exactly as the reference's `sim init` does. `cfg` is validated as the loader validates a preset
+   * (a `PresetError` when it is not a config the loader accepts) and the simulation keeps the validated, deep-frozen
+   * config: a config object changed in place later runs its new values on the next `create`.
+   */
+  static create(config: ExperimentConfig, opts: SimOptions, limits: SimLimits = DEFAULT_LIMITS): Simulation {
+    const cfg = validatedConfig(config);
     const w = cfg.world;
     const { start, horizonEnd } = runBounds(opts.startDate ?? cfg.sim.start_date, opts.horizonYears ?? cfg.sim.horizon_years);
     checkWorldCounts(w);
@@ -427,9 +452,13 @@ export class Simulation {
     };
   }
 
-  /** Rebuild a simulation from `snapshot()` output (also after a JSON round trip). */
+  /**
+   * Rebuild a simulation from `snapshot()` output (also after a JSON round trip). Its config is validated as
+   * `create` validates one; the state is trusted (a snapshot from outside the process goes through Env's checks first).
+   */
   static restore(snap: SimSnapshot, limits: SimLimits = DEFAULT_LIMITS): Simulation {
     if (snap.format !== 'ycgym-sim' || snap.version !== 1) throw new Error('not a ycgym simulation snapshot (format ycgym-sim, version 1)');
+    const cfg = validatedConfig(snap.config);
     const s = snap.state;
     const rec = (o: Record<string, string>) => {
       const r = {} as Record<Domain, Dec>;
@@ -460,7 +489,7 @@ export class Simulation {
       scratchpad: s.scratchpad,
       replacementSerial: s.replacementSerial,
     };
-    return new Simulation(snap.config, state, limits);
+    return new Simulation(cfg, state, limits);
   }
 
   /** An independent copy continuing identically. */

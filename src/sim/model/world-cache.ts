@@ -72,9 +72,14 @@ class Lru<V> {
 const cfgKeys = new WeakMap<WorldConfig, string>();
 const interned = new Map<string, string>();
 let nextConfigId = 0;
-/** A short key per distinct world config (structurally equal configs share it). */
+/**
+ * A short key per distinct world config (structurally equal configs share it). Only a frozen config (a validated one:
+ * every `Simulation` runs on one) is remembered by identity; any other is serialised on every call, so a world object
+ * changed in place is keyed by its new content (identity alone gave the world cached for its old values).
+ */
 function cfgKey(w: WorldConfig): string {
-  let k = cfgKeys.get(w);
+  const frozen = Object.isFrozen(w);
+  let k = frozen ? cfgKeys.get(w) : undefined;
   if (k === undefined) {
     const json = JSON.stringify(w);
     k = interned.get(json);
@@ -84,7 +89,7 @@ function cfgKey(w: WorldConfig): string {
       if (interned.size >= 256) interned.clear();
       interned.set(json, k);
     }
-    cfgKeys.set(w, k);
+    if (frozen) cfgKeys.set(w, k);
   }
   return k;
 }
