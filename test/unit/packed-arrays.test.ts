@@ -135,6 +135,37 @@ describe('packed arrays under optimised code', () => {
     expect([...new Set(found.map((p) => p.replace(/\[\d+\]/g, '[i]').replace(/^step \d+/, 'step')))]).toEqual([]);
   });
 
+  it('task inspect, client list, client history, a snapshot and its restore run by optimised code build no holey array', () => {
+    // Their handlers and Simulation.restore still built their rows with Array.prototype.map: a greedy episode never
+    // sends these commands, so the test above did not see them.
+    const fns = functionsOf([handlers, status, simulation]);
+    for (const f of fns) prepare(f);
+    const env = new Env();
+    runEpisode(env, baselines.makePolicy('greedy'), { seed: 3, preset: cfg, options: { max_steps: 40 } });
+    const sim = env.simulation;
+    if (sim === null) throw new Error('no simulation');
+    const active = sim.state.tasks.find((t) => t.owned && t.status === 'active' && t.assignments.length > 0);
+    if (active === undefined) throw new Error('no active task with assignments after 40 greedy steps');
+    const lines = [`task inspect --task-id ${sim.taskRef(active.id)}`, 'client list', 'client history'];
+    const play = (): string[] => {
+      const found: string[] = [];
+      for (const line of lines) {
+        const r = sim.execute(line);
+        expect(r.ok, `${line}: ${r.text}`).toBe(true);
+        found.push(...holeyArrays(r.value, `${line} value`));
+      }
+      const snap = sim.snapshot();
+      found.push(...holeyArrays(snap.state, 'snapshot state'));
+      const restored = simulation.Simulation.restore(snap);
+      found.push(...holeyArrays(restored.state, 'restored state'));
+      return found;
+    };
+    // feedback in the interpreter, then every function optimised on its next call
+    for (let i = 0; i < 3; i++) play();
+    for (const f of fns) optimiseNext(f);
+    expect([...new Set(play().map((p) => p.replace(/\[\d+\]/g, '[i]')))]).toEqual([]);
+  });
+
   it('the digit words of the Decimals built from integers are small-integer arrays, as decimal.js builds its own', () => {
     // decFromScaled's words came out as doubles (an integer computed through doubles is stored as one), so decimal.js's
     // code saw words of two elements kinds and deoptimised on the second (dcmp, 'wrong map')

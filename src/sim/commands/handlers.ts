@@ -565,8 +565,7 @@ export function taskInspect(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<s
   const ident = str(opts, 'task_id');
   const t = resolveTask(ctx, ident, byTitle);
   if (!t) throw new CommandError(`Task '${ident}' not found.`);
-  const assignments = t.assignments
-    .map((a) => ({ employee: ctx.state.employees[a.employeeId]?.name ?? 'unknown', assigned_at: isoformat(a.assignedAt) }))
+  const assignments = mapPacked(t.assignments, (a) => ({ employee: ctx.state.employees[a.employeeId]?.name ?? 'unknown', assigned_at: isoformat(a.assignedAt) }))
     // The reference returns these in random (UUID) order; we order by assignment time, then name.
     .sort((a, b) => (a.assigned_at < b.assigned_at ? -1 : a.assigned_at > b.assigned_at ? 1 : a.employee < b.employee ? -1 : a.employee > b.employee ? 1 : 0));
   return {
@@ -584,7 +583,7 @@ export function taskInspect(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<s
     completed_at: t.completedAt !== null ? isoformat(t.completedAt) : null,
     success: t.success,
     progress_pct: F(pyRound(progressPct(t), 2)),
-    requirements: t.reqs.map((r) => ({
+    requirements: mapPacked(t.reqs, (r) => ({
       domain: r.domain,
       required_qty: F(toFloat(r.required)),
       completed_qty: F(toFloat(r.completed)),
@@ -643,7 +642,7 @@ export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
 
 /** `client list`. */
 export function clientList(ctx: HandlerCtx): ClientListResult {
-  const clients = clientsByName(ctx.state.clients).map((c) => ({
+  const clients = mapPacked(clientsByName(ctx.state.clients), (c) => ({
     client_id: ctx.uuid('client', c.id),
     name: c.name,
     trust_level: F(toFloat(c.trust)),
@@ -655,7 +654,7 @@ export function clientList(ctx: HandlerCtx): ClientListResult {
 
 /** `client history`. */
 export function clientHistory(ctx: HandlerCtx): ClientHistoryResult {
-  const rows = clientsByName(ctx.state.clients).map((c) => {
+  const rows = mapPacked(clientsByName(ctx.state.clients), (c) => {
     let ok = 0;
     let fail = 0;
     for (const t of ctx.state.tasks) {
