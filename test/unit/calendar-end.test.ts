@@ -12,6 +12,10 @@
 import { describe, expect, it } from 'vitest';
 import { configFromRaw, loadPreset, PresetError } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
+import { isoformat, makeInstant } from '../../src/sim/model/calendar.js';
+import { solveCompletion, solveCompletionDecimal, solveMilestone } from '../../src/sim/model/engine.js';
+import type { Domain, Task } from '../../src/sim/model/types.js';
+import { D, type Dec } from '../../src/sim/py/decimal.js';
 
 /** The default preset's raw config with world fields replaced. */
 function rawWith(world: Record<string, unknown>, sim: Record<string, unknown> = {}): Record<string, unknown> {
@@ -39,6 +43,50 @@ describe('the end of the calendar', () => {
     for (let i = 0; i < 40 && !r.terminated; i++) r = env.step('sim resume');
     expect(r.terminated).toBe(true);
     expect(r.info.terminal_reason).toBe('horizon_end');
+  });
+
+  it('a completion or milestone between 2255-06-05 (2**53 µs) and year 9999 is never scheduled either: no inexact instant reaches a snapshot', () => {
+    // 100,000 units at a skill rate of 0.01: 10 million business hours (~4,260 years), a completion in year ~6300 and
+    // milestones from year ~3300, all after the horizon and past the last exact instant, where an instant is a double
+    // that is no longer a whole number of microseconds of the reference's exact datetime (the Decimal steps rounded
+    // each day's start). They were scheduled and shown by every snapshot (events[].at above 2**53).
+    const dist = { ...loadPreset('default').world.dist, required_qty: { type: 'constant', value: 100_000 } };
+    const cfg = configFromRaw(rawWith({ dist, task_progress_milestones: [0.25, 0.5], salary_junior: tier('junior', 0.5, 0.01), salary_mid: tier('mid', 0.35, 0.01), salary_senior: tier('senior', 0.15, 0.01) }), 'slow');
+    const env = new Env();
+    env.reset({ seed: 1, preset: cfg, options: { horizon_years: 1 } });
+    for (const a of ['task accept --task-id Task-1', 'task assign --task-id Task-1 --employees Emp_1', 'task dispatch --task-id Task-1']) {
+      expect(env.step(a).observation.exit_code, a).toBe(0);
+    }
+    const st = env.snapshot().sim.state;
+    const task = st.tasks.find((t) => t.title === 'Task-1');
+    expect(task?.status).toBe('active');
+    const at = st.events.map((e) => e.at);
+    expect(at.filter((t) => !Number.isSafeInteger(t)).map((t) => isoformat(t))).toEqual([]);
+    expect(st.events.filter((e) => e.taskId === task?.id)).toEqual([]);
+    // An ETA before the last exact instant is still scheduled: the same task at a rate of 100 (1,000 hours).
+    const fast = configFromRaw(rawWith({ dist, task_progress_milestones: [0.25, 0.5], salary_junior: tier('junior', 0.5, 100), salary_mid: tier('mid', 0.35, 100), salary_senior: tier('senior', 0.15, 100) }), 'fast');
+    env.reset({ seed: 1, preset: fast, options: { horizon_years: 1 } });
+    for (const a of ['task accept --task-id Task-1', 'task assign --task-id Task-1 --employees Emp_1', 'task dispatch --task-id Task-1']) env.step(a);
+    const ft = env.snapshot().sim.state;
+    const id = ft.tasks.find((t) => t.title === 'Task-1')?.id;
+    expect(ft.events.filter((e) => e.taskId === id).map((e) => e.type).sort()).toEqual(['task_completed', 'task_half_progress']);
+  });
+
+  it('the integer fast path of a completion refuses an instant past 2**53 µs as the Decimal steps do', () => {
+    // 200,000 units at 0.9 an hour from December 2199 (a run's latest instants): 222,222 business hours, inside the
+    // fast path's range (below 250,000 hours), ending in year ~2293.
+    const task = { reqs: [{ domain: 'research', required: D(200_000), completed: D(0) }] } as unknown as Task;
+    const rates = new Map<Domain, Dec>([['research', D('0.9')]]);
+    const now = makeInstant(2199, 12, 1, 9);
+    expect(solveCompletion(task, now, rates)).toBeNull();
+    expect(solveCompletionDecimal(task, now, rates)).toBeNull();
+    expect(solveMilestone(task, now, rates, 0.9)).toBeNull(); // 200,000 hours: year ~2284
+    expect(Number.isSafeInteger(solveMilestone(task, now, rates, 0.5))).toBe(true); // 111,111 hours: year ~2247
+    // Earlier, the same task completes at an exact instant, the same on both paths.
+    const early = makeInstant(2025, 1, 6, 9);
+    const at = solveCompletion(task, early, rates);
+    expect(Number.isSafeInteger(at)).toBe(true);
+    expect(at).toBe(solveCompletionDecimal(task, early, rates));
   });
 
   it('deadline_qty_per_day below 10 is refused naming the field; above, deadlines past the exact range are refused', () => {

@@ -244,7 +244,7 @@ export function solveCompletion(task: Task, now: number, rates: Map<Domain, Dec>
       const r = reqs[best] as Task['reqs'][number];
       if (wholeMicrosQuotient(r.required, r.completed, rates?.get(r.domain) ?? DZERO)) at = addBusinessMicros(now, Math.round(u), FRACTION_NONE);
     }
-    if (at >= 0) return at;
+    if (at >= 0) return exactOrNever(at);
   }
   return solveCompletionDecimal(task, now, rates);
 }
@@ -266,19 +266,26 @@ function wholeMicrosQuotient(required: Dec, completed: Dec, rate: Dec): boolean 
 }
 
 /**
- * `addBusinessHours`, or null (never) when the instant would pass year 9999. Every run ends before 2200
- * (calendar.ts runBounds), so a completion or milestone that late can only follow the horizon's end, like a zero
- * rate's, which is never scheduled either. Reachable inside the ranges: a skill rate of 0.0001, split across an
+ * `addBusinessHours`, or null (never) when the instant would pass the last exact instant, 2**53 - 1 µs (2255-06-05;
+ * beyond it a double holds only every 2nd, 4th, ... 32nd microsecond, so the instant was exact only by chance) or year
+ * 9999. Every run ends before 2200 (calendar.ts runBounds), so a completion or milestone that late can only follow the
+ * horizon's end, like a zero rate's, which is never scheduled either (before, one between 2255 and 9999 was scheduled
+ * and every snapshot showed its instant). Reachable inside the ranges: a skill rate of 0.0001, split across an
  * employee's tasks, puts a task's completion billions of business hours away (the reference's datetime raises
  * OverflowError there and the run stops; here it went on as `internal`, closing a server's session).
  */
 function untilCalendarEnd(now: number, hours: Dec): number | null {
   try {
-    return addBusinessHours(now, hours);
+    return exactOrNever(addBusinessHours(now, hours));
   } catch (err) {
     if (err instanceof CalendarEndError) return null;
     throw err;
   }
+}
+
+/** An ETA instant, or null (never) past the last exact instant (2**53 - 1 µs): see {@link untilCalendarEnd}. */
+function exactOrNever(at: number): number | null {
+  return at <= Number.MAX_SAFE_INTEGER ? at : null;
 }
 
 /** {@link solveCompletion} by the reference's Decimal steps. */
