@@ -7,7 +7,7 @@
 import { addBusinessHours, addWholeBusinessHours, civilFromDays, dayOf, firstBusinessOfMonth, isoformat, makeInstant, nextMonthStart, parseMdy, parseYm } from '../model/calendar.js';
 import { D, type Dec, decFromFloat, dmax, toFloat } from '../py/decimal.js';
 import { activeTasks, advanceTime, decFromRounded3, fetchNextEvent, quantize, recalculateEtas, type Ctx, type UuidFn } from '../model/engine.js';
-import { F, type Float, listChain, type ListChain, memoList } from '../py/pyjson.js';
+import { F, type Float, listChain, type ListChain, memoList, memoRendered } from '../py/pyjson.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
@@ -222,8 +222,54 @@ export function nextPayroll(ctx: Ctx): number {
   return firstBusinessOfMonth(nextMonthStart(t));
 }
 
-/** `company status`. */
+/** Each simulation's last `company status` result (by its state object; see `companyStatus`). */
+const lastCompanyStatus = new WeakMap<SimState, CompanyStatusResult>();
+
+/**
+ * Whether two `company status` results print the same text: every field equal (numbers by `Object.is`: a float's text
+ * tells -0 from 0). Every key of the result is compared (test/unit/step-memos.test.ts changes each one in turn).
+ */
+export function sameCompanyStatus(a: CompanyStatusResult, b: CompanyStatusResult): boolean {
+  const ap = a.prestige;
+  const bp = b.prestige;
+  // Both built by `companyStatusOf`: the same domains, in this order.
+  for (const d of DOMAINS_ALPHA) if (!Object.is(ap[d], bp[d])) return false;
+  const at = a.tasks;
+  const bt = b.tasks;
+  return (
+    a.funds_cents === b.funds_cents &&
+    a.sim_time === b.sim_time &&
+    a.monthly_payroll_cents === b.monthly_payroll_cents &&
+    a.next_payroll === b.next_payroll &&
+    a.employees === b.employees &&
+    at.active === bt.active &&
+    at.planned === bt.planned &&
+    at.completed === bt.completed &&
+    at.cancelled === bt.cancelled &&
+    Object.is(a.risk.months_runway, b.risk.months_runway) &&
+    a.risk.bankrupt === b.risk.bankrupt &&
+    a.horizon_end === b.horizon_end &&
+    a.company_id === b.company_id &&
+    a.company_name === b.company_name
+  );
+}
+
+/**
+ * `company status`. While the figures it reports do not change (an agent's steps mostly read: no time passes, no money
+ * moves), a result that prints the same as this simulation's last one is that same object, deep-frozen and its text
+ * memoised (`memoRendered`): a reply copies the text of the last such step (~750 bytes of escaped JSON, most of a
+ * JSON `step_batch` entry's cost) instead of rendering it again. The built result itself is compared
+ * (`sameCompanyStatus`), so what is returned always prints what a fresh result would.
+ */
 export function companyStatus(ctx: HandlerCtx): CompanyStatusResult {
+  const r = companyStatusOf(ctx);
+  const last = lastCompanyStatus.get(ctx.state);
+  if (last !== undefined && sameCompanyStatus(last, r)) return memoRendered(last);
+  lastCompanyStatus.set(ctx.state, r);
+  return r;
+}
+
+function companyStatusOf(ctx: HandlerCtx): CompanyStatusResult {
   const { state } = ctx;
   const prestige = {} as Record<Domain, Float>;
   for (const d of DOMAINS_ALPHA) prestige[d] = F(toFloat(state.prestige[d]));
