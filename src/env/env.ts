@@ -408,7 +408,8 @@ export class StatusObjects {
   private clients: readonly SimClient[] | null = null;
   private trustFrom: unknown[] = [];
   prestige: Record<string, number> = {};
-  trust: Record<string, number> = {};
+  /** Frozen. */
+  trust: Readonly<Record<string, number>> = {};
   private fresh = true;
 
   /** Bring `prestige` and `trust` up to date with `s`. */
@@ -425,7 +426,8 @@ export class StatusObjects {
     if (!same) {
       this.clients = clients;
       this.trustFrom = mapPacked(clients, (c) => c.trust);
-      this.trust = trustOf(clients);
+      // Frozen: a row builder repeats a frozen record's structs when it sees the same object again (./export/table-builder.ts).
+      this.trust = Object.freeze(trustOf(clients));
     }
     this.fresh = false;
     return this;

@@ -163,6 +163,11 @@ abstract class Col {
     }
   }
   abstract push(i: number, v: unknown): void;
+  /**
+   * Append rows [from, from + count) again as rows [at, at + count) (`at` is the next row; none of them null): a
+   * `list_struct` column repeats the structs of a row whose value it saw before (`ListStructCol`).
+   */
+  abstract repeat(from: number, count: number, at: number): void;
   /** The column's buffers for rows [0, n) (copies: the column keeps its own buffers). */
   abstract finish(n: number): ColumnBuffers;
   /** Bytes `packInto(n, w)` takes: `packedSize` of `finish(n)`'s buffers. */
@@ -247,6 +252,24 @@ class Utf8Col extends Col implements TextSink {
     }
     this.offsets[i + 1] = this.used;
   }
+  repeat(from: number, count: number, at: number): void {
+    if (at + count + 1 > this.offsets.length) {
+      let cap = this.offsets.length * 2;
+      while (cap < at + count + 1) cap *= 2;
+      const next = new Int32Array(cap);
+      next.set(this.offsets);
+      this.offsets = next;
+    }
+    const o = this.offsets;
+    const start = o[from] as number;
+    const end = o[from + count] as number;
+    this.ensure(this.used + (end - start));
+    this.bytes.copyWithin(this.used, start, end);
+    const shift = this.used - start;
+    for (let k = 1; k <= count; k++) o[at + k] = (o[from + k] as number) + shift;
+    this.used += end - start;
+    if (this.validity !== null) for (let k = 0; k < count; k++) this.markValid(at + k);
+  }
   /** Append `s` as UTF-8. */
   string(s: string): void {
     if (this.used + s.length * 3 > this.bytes.length) this.ensure(this.used + Buffer.byteLength(s, 'utf8'));
@@ -307,7 +330,9 @@ class FixedCol extends Col {
   }
   private ensure(i: number): void {
     if ((i + 1) * this.width <= this.buf.byteLength) return;
-    const next = new ArrayBuffer(this.buf.byteLength * 2);
+    let cap = this.buf.byteLength * 2;
+    while (cap < (i + 1) * this.width) cap *= 2;
+    const next = new ArrayBuffer(cap);
     new Uint8Array(next).set(new Uint8Array(this.buf));
     this.buf = next;
     this.f64 = new Float64Array(next);
@@ -337,6 +362,13 @@ class FixedCol extends Col {
         this.i32[2 * i + 1] = hi;
       }
     }
+  }
+  repeat(from: number, count: number, at: number): void {
+    if (count === 0) return;
+    this.ensure(at + count - 1);
+    const w = this.width;
+    new Uint8Array(this.buf).copyWithin(at * w, from * w, (from + count) * w);
+    if (this.validity !== null) for (let k = 0; k < count; k++) this.markValid(at + k);
   }
   finish(n: number): ColumnBuffers {
     const bytes = ((n * this.width + 7) >> 3) << 3;
@@ -383,6 +415,15 @@ class BoolCol extends Col {
   view(n: number): ColumnBuffers {
     return { values: wholeBitmap(this.bits, n), offsets: null, validity: this.viewValidity(n), nullCount: this.nullCount };
   }
+  repeat(from: number, count: number, at: number): void {
+    for (let k = 0; k < count; k++) {
+      const i = at + k;
+      if (i >> 3 >= this.bits.length) this.bits = grow(this.bits, (i >> 3) + 1);
+      if (this.validity !== null) this.markValid(i);
+      const j = from + k;
+      if (((this.bits[j >> 3] as number) >> (j & 7)) & 1) (this.bits[i >> 3] as number) |= 1 << (i & 7);
+    }
+  }
   /** Change row `i`'s value (already appended, not null). */
   set(i: number, v: boolean): void {
     if (v) (this.bits[i >> 3] as number) |= 1 << (i & 7);
@@ -397,13 +438,23 @@ class BoolCol extends Col {
 /**
  * A `list_struct` column: list offsets, and one child column per struct field holding the structs of every row.
  * A value is an array of objects (a property per field), or, for a two-field struct, a record whose keys are the
- * first field and whose values the second, written in sorted key order (UTF-16 code units, as `statusOf` sorts).
+ * first field and whose values the second, written in sorted key order (UTF-16 code units, as `statusOf` sorts). A
+ * frozen record appended again (the very object) repeats the structs it gave the first time.
  */
 class ListStructCol extends Col {
   private offsets = new Int32Array(256);
   private readonly children: Col[];
   private readonly names: string[];
   private items = 0;
+  /**
+   * The last frozen record value appended (a frozen object cannot change: the same one again has the same structs), and
+   * where its structs lie, items [frozenFrom, frozenFrom + frozenCount); null when none since the last clear. A
+   * recorder that keeps one object while its values stay the same (`StatusObjects.trust`) has its structs copied as a
+   * block instead of written again key by key.
+   */
+  private frozen: object | null = null;
+  private frozenFrom = 0;
+  private frozenCount = 0;
   constructor(def: ColumnDef) {
     super(def);
     const fields = def.fields ?? [];
@@ -422,7 +473,13 @@ class ListStructCol extends Col {
       this.offsets = next;
     }
     if (v === null || v === undefined) this.markNull(i);
-    else {
+    else if (v === this.frozen) {
+      this.markValid(i);
+      const from = this.frozenFrom;
+      const count = this.frozenCount;
+      for (const c of this.children) c.repeat(from, count, this.items);
+      this.items += count;
+    } else {
       this.markValid(i);
       if (Array.isArray(v)) {
         const names = this.names;
@@ -441,10 +498,16 @@ class ListStructCol extends Col {
           }
         }
         const keyCol = this.children[0] as Col;
+        const from = this.items;
         for (const key of keys) {
           keyCol.push(this.items, key);
           this.field(1, rec[key]);
           this.items++;
+        }
+        if (Object.isFrozen(rec)) {
+          this.frozen = rec;
+          this.frozenFrom = from;
+          this.frozenCount = this.items - from;
         }
       }
     }
@@ -477,6 +540,10 @@ class ListStructCol extends Col {
     super.clear();
     for (const c of this.children) c.clear();
     this.items = 0;
+    this.frozen = null;
+  }
+  repeat(): void {
+    throw new Error(`list column ${this.def.name} inside a struct`);
   }
 }
 

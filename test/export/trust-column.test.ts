@@ -5,12 +5,14 @@ import { DataType, type Table } from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { GreedyPolicy } from '../../baselines/greedy.js';
 import { loadPreset } from '../../src/config/load.js';
-import { Env } from '../../src/env/env.js';
+import { Env, StatusObjects } from '../../src/env/env.js';
+import type { Simulation } from '../../src/sim/index.js';
 import { runEpisode } from '../../src/env/episode.js';
 import { ArrowFileSink, readArrowFile, stepBuilder, TableBuilder } from '../../src/export/arrow.js';
 import { ParquetFileSink, readParquetFile } from '../../src/export/parquet.js';
 import { rollout } from '../../src/export/rollout.js';
 import { arrowSchema, STEP_SCHEMA, type ColumnDef } from '../../src/export/schema.js';
+import type { TableBuffers } from '../../src/export/table-builder.js';
 import { TrajectoryRecorder } from '../../src/server/recorder.js';
 import { SessionManager } from '../../src/server/sessions.js';
 
@@ -39,6 +41,12 @@ interface Row {
   i: number;
   trust: Record<string, number> | { client: string; trust: number }[] | null;
   s: string;
+}
+
+/** A table chunk's buffers as one hex string per buffer, with its length and null counts (quick to compare). */
+function bufferBytes(t: TableBuffers): string[] {
+  const hex = (b: Uint8Array | Int32Array | null): string => (b === null ? 'null' : Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex'));
+  return [`length ${t.length}`, ...t.columns.flatMap((c) => [hex(c.values), hex(c.offsets), hex(c.validity), `nulls ${c.nullCount}`, ...(c.items ? bufferBytes(c.items) : [])])];
 }
 
 describe('list_struct columns (the trust column)', () => {
@@ -89,6 +97,63 @@ describe('list_struct columns (the trust column)', () => {
       expect([...(t.getChild('s') ?? [])]).toEqual(rows.map((r) => r.s));
     }
     expect(readArrowFile(arrowPath).batches.length).toBe(3);
+  });
+
+  it('a frozen record appended again repeats its structs: the same buffers as fresh copies of it (every field kind, growth, nulls, chunks)', () => {
+    // Builders given the very frozen object again and again (the recorder's `StatusObjects.trust` while no trust
+    // changes) and builders given a fresh unfrozen copy every row must hold the same bytes.
+    for (const kind of ['float64', 'int64', 'int32', 'bool', 'utf8', 'timestamp_us'] as const) {
+      const cols: ColumnDef[] = [
+        { name: 'x', kind: 'list_struct', nullable: true, doc: '', fields: [{ name: 'k', kind: 'utf8' }, { name: 'v', kind }] },
+        { name: 'n', kind: 'int32', nullable: false, doc: '' },
+      ];
+      const value = (k: number, j: number): unknown => (kind === 'bool' ? (k + j) % 3 === 0 : kind === 'utf8' ? `v${k}.${j} ✓` : kind === 'float64' ? k / 7 - j : k * 1000 + j);
+      const memo = new TableBuilder<{ x: unknown; n: number }>(cols);
+      const fresh = new TableBuilder<{ x: unknown; n: number }>(cols);
+      let frozen: Readonly<Record<string, unknown>> = {};
+      const chunks: [TableBuffers, TableBuffers][] = [];
+      for (let k = 0; k < 1500; k++) {
+        // A new frozen record every 40 rows (of 0 to 24 keys, unsorted), a null or an unfrozen record now and then.
+        if (k % 40 === 0) {
+          const n = (k / 40) % 25;
+          frozen = Object.freeze(Object.fromEntries(Array.from({ length: n }, (_, j) => [`c${(j * 7) % 25}é`, value(k, j)])));
+        }
+        const x = k % 13 === 5 ? null : k % 17 === 3 ? { z: value(k, 99), a: value(k, 98) } : frozen;
+        memo.append({ x, n: k });
+        fresh.append({ x: x === null ? null : { ...x }, n: k });
+        if (k % 600 === 599) chunks.push([memo.finish(), fresh.finish()]);
+      }
+      chunks.push([memo.finish(), fresh.finish()]);
+      for (const [a, b] of chunks) expect(bufferBytes(a)).toEqual(bufferBytes(b));
+    }
+    // The rollout's trust objects (kept while no trust changes) are frozen, so the step builder repeats them.
+    const env = new Env();
+    env.reset({ seed: 1, preset: loadPreset('default') });
+    const objects = new StatusObjects();
+    const first = objects.update((env.simulation as Simulation).state).trust;
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(objects.update((env.simulation as Simulation).state).trust).toBe(first);
+  });
+
+  it('an unfrozen record is written as it is at each append, even the same object', () => {
+    const b = new TableBuilder<Row>(COLS);
+    const rec: Record<string, number> = { a: 1, b: 2 };
+    b.append({ i: 0, trust: rec, s: '' });
+    rec['a'] = 5;
+    b.append({ i: 1, trust: rec, s: '' });
+    const sink = new ArrowFileSink(join(dir, 'mutable.arrow'), arrowSchema(COLS, 'steps'));
+    sink.writeBuffers(b.finish());
+    sink.close();
+    expect(trustColumn(readArrowFile(join(dir, 'mutable.arrow')))).toEqual([
+      [
+        ['a', 1],
+        ['b', 2],
+      ],
+      [
+        ['a', 5],
+        ['b', 2],
+      ],
+    ]);
   });
 
   it('refuses nulls inside the structs and records for structs of more than two fields', () => {
