@@ -405,7 +405,13 @@ export type StatusFigures = Pick<Status, 'funds_cents' | 'monthly_payroll_cents'
  */
 export class StatusObjects {
   private prestigeFrom: unknown[] = [];
+  /**
+   * The clients array `trust` was built from, its clients then (in its own order, not by name), their names and their
+   * trust Decimals: one pass over the array tells whether `trust` still holds, without `clientsByName`'s lookup.
+   */
   private clients: readonly SimClient[] | null = null;
+  private clientsFrom: (SimClient | undefined)[] = [];
+  private namesFrom: string[] = [];
   private trustFrom: unknown[] = [];
   prestige: Record<string, number> = {};
   /** Frozen. */
@@ -420,12 +426,18 @@ export class StatusObjects {
       this.prestigeFrom = mapPacked(DOMAINS, (d) => s.prestige[d]);
       this.prestige = prestigeOf(s);
     }
-    const clients = clientsByName(s.clients);
-    same = !this.fresh && this.clients === clients;
-    for (let i = 0; i < clients.length && same; i++) same = this.trustFrom[i] === (clients[i] as SimClient).trust;
+    const all = s.clients;
+    same = !this.fresh && this.clients === all && this.clientsFrom.length === all.length;
+    for (let i = 0; i < all.length && same; i++) {
+      const c = all[i];
+      same = c !== undefined && c === this.clientsFrom[i] && c.name === this.namesFrom[i] && c.trust === this.trustFrom[i];
+    }
     if (!same) {
-      this.clients = clients;
-      this.trustFrom = mapPacked(clients, (c) => c.trust);
+      const clients = clientsByName(all);
+      this.clients = all;
+      this.clientsFrom = mapPacked(all, (c) => c);
+      this.namesFrom = mapPacked(all, (c) => c.name);
+      this.trustFrom = mapPacked(all, (c) => c.trust);
       // Frozen: a row builder repeats a frozen record's structs when it sees the same object again (./export/table-builder.ts).
       this.trust = Object.freeze(trustOf(clients));
     }

@@ -101,4 +101,39 @@ describe('rollout rows from the env without observations', () => {
     expect(reused).toBeGreaterThan(10);
     expect(rebuilt).toBeGreaterThan(0);
   });
+
+  it("StatusObjects' trust follows every change of the clients: a trust, a name, a client object, the array, its length", () => {
+    const env = new Env();
+    env.reset({ seed: 3, preset: cfg });
+    const s = (env.simulation as Simulation).state;
+    const memo = new StatusObjects();
+    const check = (): Readonly<Record<string, number>> => {
+      const t = memo.update(s).trust;
+      expect(Object.isFrozen(t)).toBe(true);
+      expect(t).toEqual(statusOf(env.simulation as Simulation).trust);
+      expect(Object.keys(t)).toEqual(Object.keys(statusOf(env.simulation as Simulation).trust));
+      return t;
+    };
+    const first = check();
+    expect(check()).toBe(first);
+    const clients = s.clients as Simulation['state']['clients'][number][];
+    const c0 = clients[0] as (typeof clients)[number];
+    // A trust changed in place (a new Decimal).
+    c0.trust = c0.trust.plus(1);
+    const second = check();
+    expect(second).not.toBe(first);
+    expect(check()).toBe(second);
+    // A client replaced by a renamed copy (the name order changes), then the same client object renamed in place.
+    clients[0] = { ...c0, name: 'zzz last' };
+    const third = check();
+    expect(Object.keys(third).at(-1)).toBe('zzz last');
+    (clients[0] as { name: string }).name = 'AAA first';
+    expect(Object.keys(check())[0]).toBe('AAA first');
+    // A new array of the same clients, then one client more.
+    const again = [...clients];
+    (s as { clients: typeof clients }).clients = again;
+    check();
+    again.push({ ...c0, id: clients.length, name: 'mmm new' });
+    expect(Object.keys(check())).toContain('mmm new');
+  });
 });
