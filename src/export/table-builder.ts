@@ -447,7 +447,7 @@ class ListStructCol extends Col {
   private readonly names: string[];
   private items = 0;
   /**
-   * The last frozen record value appended (a frozen object cannot change: the same one again has the same structs), and
+   * The last frozen record of primitive values appended (it cannot change: the same one again has the same structs), and
    * where its structs lie, items [frozenFrom, frozenFrom + frozenCount); null when none since the last clear. A
    * recorder that keeps one object while its values stay the same (`StatusObjects.trust`) has its structs copied as a
    * block instead of written again key by key.
@@ -499,12 +499,16 @@ class ListStructCol extends Col {
         }
         const keyCol = this.children[0] as Col;
         const from = this.items;
+        // Only a frozen record of primitive values cannot change (a utf8 field may be given mutable bytes).
+        let primitive = true;
         for (const key of keys) {
           keyCol.push(this.items, key);
-          this.field(1, rec[key]);
+          const x = rec[key];
+          if (typeof x === 'object') primitive = false;
+          this.field(1, x);
           this.items++;
         }
-        if (Object.isFrozen(rec)) {
+        if (primitive && Object.isFrozen(rec)) {
           this.frozen = rec;
           this.frozenFrom = from;
           this.frozenCount = this.items - from;

@@ -135,6 +135,20 @@ describe('list_struct columns (the trust column)', () => {
     expect(objects.update((env.simulation as Simulation).state).trust).toBe(first);
   });
 
+  it('a frozen record of mutable bytes is written as they are at each append, even the same object', () => {
+    const cols: ColumnDef[] = [{ name: 'x', kind: 'list_struct', nullable: false, doc: '', fields: [{ name: 'k', kind: 'utf8' }, { name: 'v', kind: 'utf8' }] }];
+    const bytes = new Uint8Array([0x61]);
+    const rec = Object.freeze({ key: bytes });
+    const memo = new TableBuilder<{ x: unknown }>(cols);
+    const fresh = new TableBuilder<{ x: unknown }>(cols);
+    memo.append({ x: rec });
+    fresh.append({ x: { key: 'a' } });
+    bytes[0] = 0x62;
+    memo.append({ x: rec });
+    fresh.append({ x: { key: 'b' } });
+    expect(bufferBytes(memo.finish())).toEqual(bufferBytes(fresh.finish()));
+  });
+
   it('an unfrozen record is written as it is at each append, even the same object', () => {
     const b = new TableBuilder<Row>(COLS);
     const rec: Record<string, number> = { a: 1, b: 2 };
