@@ -230,6 +230,8 @@ const LIMIT_DOCS: Readonly<Record<string, string>> = {
   DEFAULT_MAX_SESSIONS_PER_CLIENT: 'live sessions of one client connection (`--max-sessions-per-client`, `hello.limits.max_sessions_per_client`)',
   MAX_CLIENT_QUEUED_REQUESTS: 'requests of one client the server keeps waiting; beyond it each is answered `capacity`',
   MAX_CLIENT_QUEUED_BYTES: 'their bytes; beyond them each request is answered `capacity`',
+  DEFAULT_MAX_UNREAD_REPLY_BYTES:
+    "bytes of large replies ZeroMQ may still hold for one connection (its last 17 replies; `--max-unread-mib`); while they reach it, its requests are answered `capacity`, unhandled",
   CLIENT_SEND_WINDOW: 'requests the TypeScript client sends ahead of their replies',
   CLIENT_SEND_WINDOW_BYTES: 'their bytes',
   SESSION_ID_RANDOM_BYTES: 'random bytes in a session id the server issues (`s` + 22 base64url characters)',

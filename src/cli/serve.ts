@@ -10,6 +10,7 @@ import {
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_MAX_RECORDINGS_PER_CLIENT,
+  DEFAULT_MAX_UNREAD_REPLY_BYTES,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_MAX_SESSIONS_PER_CLIENT,
   DEFAULT_RECORD_CLIENT_BYTES,
@@ -33,6 +34,7 @@ interface ServeFlags {
   maxMessageBytes: number;
   idleTimeout: number;
   maxMemory?: number;
+  maxUnreadMib: number;
   curveSecretKey?: string;
   curvePublicKey?: string;
   curveAllow?: string;
@@ -79,6 +81,7 @@ async function serve(o: ServeFlags): Promise<void> {
       maxMessageBytes: o.maxMessageBytes,
       idleTimeoutMs: Math.round(o.idleTimeout * 1000),
       ...(o.maxMemory !== undefined ? { maxMemoryBytes: o.maxMemory * 2 ** 20 } : {}),
+      maxUnreadReplyBytes: o.maxUnreadMib * 2 ** 20,
       ...(o.recordDir !== undefined
         ? {
             recordDir: o.recordDir,
@@ -129,6 +132,12 @@ export function registerServe(program: Command): void {
     .option('--max-message-bytes <n>', 'maximum request payload in bytes (1 to 1 GiB)', intOption(1, 2 ** 30, '--max-message-bytes'), DEFAULT_MAX_MESSAGE_BYTES)
     .option('--idle-timeout <seconds>', 'close sessions idle this long (0: never; at most 10 years)', secondsIn(315_360_000), DEFAULT_IDLE_TIMEOUT_MS / 1000)
     .option('--max-memory <MiB>', 'memory budget: above this resident size, new sessions and step_batch are refused with "capacity" (1-16777216 MiB; default: none, only the heap guard)', intOption(1, 2 ** 24, '--max-memory'))
+    .option(
+      '--max-unread-mib <MiB>',
+      "budget of one client connection's unread replies (1-16777216 MiB): while the large replies ZeroMQ may still hold for it (its last 17) reach it, its requests are refused with \"capacity\", unhandled, so a client that sends without reading holds at most this and one more reply in the server. Not used with --pipe-fds (its output buffer is bounded itself)",
+      intOption(1, 2 ** 24, '--max-unread-mib'),
+      DEFAULT_MAX_UNREAD_REPLY_BYTES / 2 ** 20,
+    )
     .addOption(new Option('--curve-secret-key <z85>', 'CURVE secret key: required to bind a non-loopback address').env('YCGYM_CURVE_SECRET_KEY'))
     .addOption(new Option('--curve-public-key <z85>', 'CURVE public key (checked against the secret key; derived when omitted)').env('YCGYM_CURVE_PUBLIC_KEY'))
     .addOption(new Option('--curve-allow <file>', 'CURVE client allow-list: a file of client public keys (Z85, one per line; lines starting with # are comments); other clients complete no handshake').env('YCGYM_CURVE_ALLOW'))

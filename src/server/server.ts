@@ -19,7 +19,7 @@ import { decodePayload, DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator, 
 import type { RecordingNote, RequestId } from '../protocol/ops.js';
 import { assertBindAllowed, resolveCurveKeys, SecurityError } from './security.js';
 import { parseAllowList, ZapHandler } from './zap.js';
-import { MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
+import { DEFAULT_MAX_UNREAD_REPLY_BYTES, MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 import type { TurnStart } from './turn-session.js';
 import { PipeRouter, skippedPayloadBytes, type PipeEnd } from './pipe.js';
@@ -114,6 +114,12 @@ export interface ServerOptions {
   /** A client whose reply ZeroMQ could not take for this long (ms) stopped reading: its work is dropped (default 10000). */
   stallTimeoutMs?: number;
   /**
+   * Budget of one ZeroMQ connection's unread replies, in bytes (`serve --max-unread-mib`; default 256 MiB): while the
+   * large replies ZeroMQ may still hold for it reach this (`UnreadReplies`), its requests are answered `capacity`,
+   * unhandled. Does not apply to the pipe transport, whose output buffer is bounded in bytes itself.
+   */
+  maxUnreadReplyBytes?: number;
+  /**
    * Sequential session ids with this tag (`s1.<tag>`, `s2.<tag>`, ...; `''` gives plain `s1`, `s2`: tests).
    * Default: every id is `s` and 128 random bits (22 base64url characters), so ids are unguessable and never
    * reused across restarts.
@@ -154,6 +160,12 @@ const MAX_ENVELOPE_FRAMES = 64;
  */
 const SEND_HWM = 16;
 const STALL_MS = 10_000;
+/**
+ * Replies of one connection ZeroMQ may still hold: its send queue (`SEND_HWM`; ROUTER_MANDATORY refuses a reply beyond
+ * it, counting a reply as taken only once its I/O thread has taken it) and the one its I/O thread is writing to the
+ * socket. ZeroMQ sends a connection's replies in order, so it holds at most the last this many handed to it.
+ */
+const UNREAD_WINDOW = SEND_HWM + 1;
 /**
  * How often waiting replies are offered again while nothing else happens (ms); sooner (`FIRST_RETRY_MS`) right after a
  * queue filled or a waiting reply was taken: a reading client's queue usually has room again by then.
@@ -260,6 +272,65 @@ export interface ServerStats {
  * it into the message; see `Handled.body`) or bytes, and a binary reply's array frames.
  */
 type Frames = (Buffer | string)[];
+
+/**
+ * The large replies (`HELD_BODY_CHARS` and more) among the last `UNREAD_WINDOW` handed to ZeroMQ for each connection: an
+ * upper bound of the reply bytes ZeroMQ still holds for it. The server cannot see whether a client read a reply ZeroMQ
+ * took (no acknowledgement crosses the socket), only that ZeroMQ holds at most the last `UNREAD_WINDOW` in order; so a
+ * reply leaves the count when `UNREAD_WINDOW` later ones were handed over, and a connection over its budget is answered
+ * `capacity` (small replies, which move the window on) until its large replies leave the count. A client that reads
+ * therefore gets at most `UNREAD_WINDOW` refusals in a row; one that does not makes the server hold at most the budget
+ * and one more reply (the request admitted just below it), plus one in its outbox when ZeroMQ's queue for it is full.
+ * Small replies are not counted (at most `UNREAD_WINDOW` x 64 KiB, ~1 MiB, a connection), so a connection with none
+ * has no entry.
+ */
+class UnreadReplies {
+  private readonly byKey = new Map<string, { sent: number; at: number[]; bytes: number[]; sum: number }>();
+
+  /** Bytes of `key`'s counted replies. */
+  bytes(key: string): number {
+    return this.byKey.get(key)?.sum ?? 0;
+  }
+
+  /** Connections with counted replies. */
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  /** ZeroMQ took a reply of `size` bytes for `key`. */
+  sent(key: string, size: number): void {
+    let u = this.byKey.get(key);
+    if (u === undefined) {
+      if (size < HELD_BODY_CHARS) return;
+      u = { sent: 0, at: [], bytes: [], sum: 0 };
+      this.byKey.set(key, u);
+    }
+    u.sent++;
+    while (u.at.length > 0 && (u.at[0] as number) <= u.sent - UNREAD_WINDOW) {
+      u.at.shift();
+      u.sum -= u.bytes.shift() as number;
+    }
+    if (size >= HELD_BODY_CHARS) {
+      u.at.push(u.sent);
+      u.bytes.push(size);
+      u.sum += size;
+    } else if (u.at.length === 0) {
+      this.byKey.delete(key);
+    }
+  }
+
+  /** The connection is gone (ZeroMQ refused a reply to it): what it held went with it. */
+  forget(key: string): void {
+    this.byKey.delete(key);
+  }
+}
+
+/** Bytes of a reply's frames (a string frame counted in UTF-16 units: small ones only stay strings). */
+function frameBytes(frames: Frames): number {
+  let n = 0;
+  for (const f of frames) n += f.length;
+  return n;
+}
 
 /** A `step_batch` in progress and the envelope of its reply. */
 interface Job {
@@ -399,6 +470,9 @@ export class Server {
   /** Wait before the next offer of waiting replies (ms): `FIRST_RETRY_MS` after one was taken or a queue filled. */
   private retryWaitMs = RETRY_MS;
   private stallMs = STALL_MS;
+  /** Large replies ZeroMQ may still hold, by connection, and the budget of one (`maxUnreadReplyBytes`; Infinity: the pipe). */
+  private readonly unread = new UnreadReplies();
+  private maxUnread = DEFAULT_MAX_UNREAD_REPLY_BYTES;
   private queuedMessages = 0;
   private queuedBytes = 0;
   private readonly counters: Omit<ServerStats, 'queued' | 'errors'> = { received: 0, replied: 0, ok: 0, send_failures: 0, dropped_requests: 0, peak_batch_bytes: 0, sliced_batches: 0, max_unit_ms: 0 };
@@ -452,7 +526,7 @@ export class Server {
     if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) throw new RangeError('maxMessageBytes must be a positive integer');
     const sliceMs = opts.batchSliceMs ?? DEFAULT_BATCH_SLICE_MS;
     if (!Number.isFinite(sliceMs) || sliceMs < 0) throw new RangeError('batchSliceMs must be >= 0');
-    for (const k of ['maxBatchReplyBytes', 'maxBatchBytesInFlight', 'maxMemoryBytes', 'stallTimeoutMs'] as const) {
+    for (const k of ['maxBatchReplyBytes', 'maxBatchBytesInFlight', 'maxMemoryBytes', 'stallTimeoutMs', 'maxUnreadReplyBytes'] as const) {
       const v = opts[k];
       if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new RangeError(`${k} must be a positive integer`);
     }
@@ -549,6 +623,8 @@ export class Server {
     const server = new Server(transport, bound, keys?.publicKey ?? null, sessions, handler, maxMessageBytes, sliceMs, opts.maxBatchBytesInFlight ?? DEFAULT_BATCH_BYTES_IN_FLIGHT, log);
     server.zap = zap;
     if (opts.stallTimeoutMs !== undefined) server.stallMs = opts.stallTimeoutMs;
+    // The pipe's output buffer is bounded in bytes by the transport itself (`PipeRouter.sendNow`).
+    server.maxUnread = pipe !== null ? Number.POSITIVE_INFINITY : (opts.maxUnreadReplyBytes ?? DEFAULT_MAX_UNREAD_REPLY_BYTES);
     void pipeEnded?.then(({ reason, clean }) => {
       if (!server.closing) server.log(clean ? 'info' : 'error', `pipe transport ended: ${reason}`);
     });
@@ -760,7 +836,7 @@ export class Server {
             this.queuedBytes -= f.length;
             peer.queuedBytes -= f.length;
           }
-          const started = this.begin(key, frames);
+          const started = this.unread.size > 0 && this.unread.bytes(key) >= this.maxUnread ? this.refuseUnread(frames) : this.begin(key, frames);
           if (Array.isArray(started)) out = started;
           else if (started !== null) {
             peer.job = started;
@@ -795,6 +871,30 @@ export class Server {
     if (peer.job !== null || peer.queue.length > 0) this.turnRequeue = key;
     else this.forget(key, peer);
     return out;
+  }
+
+  /**
+   * The `capacity` reply to a request of a connection whose unread replies reach its budget (`UnreadReplies`): not
+   * handled, answered with its id.
+   */
+  private refuseUnread(frames: Buffer[]): Frames {
+    const oversized = this.oversized.has(frames);
+    const { envelope, payload } = oversized ? { envelope: frames, payload: [] } : splitFrames(frames);
+    const id = oversized || payload.length !== 1 ? null : payloadRequestId(payload[0]);
+    this.count('capacity');
+    const message =
+      `this connection's unread replies hold ${this.unread.bytes((frames[0] as Buffer).toString('latin1'))} bytes, its budget is ${this.maxUnread} ` +
+      `(\`ycgym serve --max-unread-mib\`): the request was not handled; read the replies before sending more`;
+    return [...envelope.slice(0, MAX_ENVELOPE_FRAMES), JSON.stringify(errorReply('capacity', message, id))];
+  }
+
+  /** ZeroMQ took `frames` for the connection `key`: count them in its unread replies. */
+  private noteSent(key: string, frames: Frames): void {
+    if (this.maxUnread === Number.POSITIVE_INFINITY) return;
+    // The body is the second frame of a DEALER's reply; a larger one or one with more frames is measured in full.
+    const body = frames[1];
+    if (this.unread.size === 0 && frames.length === 2 && body !== undefined && body.length < HELD_BODY_CHARS) return;
+    this.unread.sent(key, frameBytes(frames));
   }
 
   /** Remove an idle peer (its record is kept for the next new peer: a lockstep client's peer comes and goes per request). */
@@ -881,6 +981,7 @@ export class Server {
     try {
       await this.socket.send(frames);
       this.counters.replied++;
+      this.noteSent(key, frames);
       return 'sent';
     } catch (e) {
       return this.sendFailed(key, frames, e);
@@ -913,6 +1014,7 @@ export class Server {
       this.log('warn', `reply dropped: ${(e as Error).message}`, { send_failures: this.counters.send_failures });
     }
     this.dropPeer(key);
+    this.unread.forget(key);
     if (this.peers.get(key)?.job === null) this.forgetIdle(key);
     return 'dropped';
   }
@@ -1010,6 +1112,7 @@ export class Server {
           if (this.socket.sendNow !== undefined) this.socket.sendNow(out);
           else await this.socket.send(out);
           this.counters.replied++;
+          this.noteSent(key, out);
         } catch (e) {
           r = this.sendFailed(key, out, e);
         }

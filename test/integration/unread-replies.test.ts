@@ -6,6 +6,10 @@
  * without a copy and holds them until the client takes them), which the guard counts, and the ops with bulk output
  * (`snapshot`, `turn_snapshot`, `turn_messages`) pass admission control like the ops that create bulk state.
  */
+import { spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
@@ -119,4 +123,108 @@ describe('replies a client does not read', () => {
     expect(h.handleValue({ v: 1, op: 'step', session: env, action: 'company status' }).reply.ok).toBe(true);
     expect(h.handleValue({ v: 1, op: 'close', session: turns }).reply.ok).toBe(true);
   });
+});
+
+describe('the unread-reply budget of a connection (maxUnreadReplyBytes, serve --max-unread-mib)', () => {
+  it('a connection that never reads cannot make the server hold more than its budget; its requests beyond it are refused (capacity) and another client is served', async () => {
+    // Before: nothing counted reply bytes per connection. ZeroMQ holds up to its send high-water mark (16) of a
+    // connection's replies whatever their size, so a connection sending large-reply requests without reading made the
+    // server hold 16 of them (plus one in its outbox): ~29 MB of 1.7 MB `scratchpad read` steps here, ~1.1 GB of 64 MiB
+    // `step_batch` replies, before any memory guard looked.
+    // (Above the ~6 MB of replies of the set-up below: a scratchpad append's reply is ~1 MB, a read's ~1.7 MB.)
+    const budget = 8 << 20;
+    const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', stallTimeoutMs: 60_000, maxUnreadReplyBytes: budget });
+    const d = new Dealer({ linger: 0, receiveHighWaterMark: 1, receiveTimeout: 10_000 });
+    const other = new Dealer({ linger: 0, receiveTimeout: 10_000 });
+    try {
+      d.connect(s.endpoint);
+      other.connect(s.endpoint);
+      const call = async (sock: Dealer, req: Record<string, unknown>): Promise<Record<string, unknown> & { ok: boolean }> => {
+        await sock.send(JSON.stringify({ v: 1, ...req }));
+        const [f] = await sock.receive();
+        return JSON.parse((f as Buffer).toString('utf8')) as Record<string, unknown> & { ok: boolean };
+      };
+      const session = ((await call(d, { op: 'reset', seed: 1 })) as unknown as { result: { session: string } }).result.session;
+      for (let i = 0; i < 4; i++) await call(d, { op: 'step', session, action: `yc-bench scratchpad append --content ${'\x01'.repeat(60_000)}` });
+      await d.send(JSON.stringify({ v: 1, op: 'step', session, action: 'yc-bench scratchpad read' }));
+      const replyBytes = ((await d.receive())[0] as Buffer).length;
+      expect(replyBytes).toBeGreaterThan(1_500_000);
+      gc();
+      const before = process.memoryUsage().arrayBuffers;
+      const n = 60;
+      for (let i = 0; i < n; i++) await d.send(JSON.stringify({ v: 1, id: i, op: 'step', session, action: 'yc-bench scratchpad read' }));
+      // Another client is served meanwhile, its requests and replies as usual.
+      const mine = ((await call(other, { op: 'reset', seed: 2 })) as unknown as { result: { session: string } }).result.session;
+      for (let i = 0; i < 5; i++) expect((await call(other, { op: 'step', session: mine, action: 'company status' })).ok).toBe(true);
+      await settled(() => s.stats().replied, 500, 20_000);
+      await new Promise((res) => setTimeout(res, 200));
+      gc();
+      const held = process.memoryUsage().arrayBuffers - before;
+      // The budget, one reply admitted just below it and one waiting in the connection's outbox (a little slack for
+      // the refusals and the other client's replies).
+      expect(held).toBeLessThan(budget + 2 * replyBytes + (1 << 20));
+      // The refused requests were answered in order, with their ids, once the connection read.
+      const codes: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const r = JSON.parse(((await d.receive())[0] as Buffer).toString('utf8')) as { id: number; ok: boolean; error?: { code: string; message: string } };
+        expect(r.id).toBe(i);
+        if (!r.ok) expect(r.error?.message).toMatch(/unread/);
+        codes.push(r.ok ? 'ok' : (r.error?.code ?? '?'));
+      }
+      expect(codes.filter((c) => c === 'capacity').length).toBeGreaterThan(0);
+      expect(codes.filter((c) => c === 'ok').length).toBeGreaterThan(1);
+      // A connection that reads is served again: the server cannot see that it read, only that ZeroMQ holds at most its
+      // last 17 replies (its send high-water mark and one being written), so the refusals (small replies) let its large
+      // replies leave the count: at most 17 refusals in a row, and budget / reply size large replies every 17.
+      let run = 0;
+      let longest = 0;
+      let served = 0;
+      for (let i = 0; i < 51; i++) {
+        const ok = (await call(d, { op: 'step', session, action: 'yc-bench scratchpad read' })).ok;
+        run = ok ? 0 : run + 1;
+        longest = Math.max(longest, run);
+        if (ok) served++;
+      }
+      expect(longest).toBeLessThanOrEqual(17);
+      expect(served).toBeGreaterThanOrEqual(3 * Math.floor(budget / replyBytes));
+    } finally {
+      d.close();
+      other.close();
+      await s.close();
+    }
+  }, 60_000);
+});
+
+describe('ycgym serve --max-unread-mib', () => {
+  const MAIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'dist', 'src', 'cli', 'main.js');
+
+  it('is documented in the help with its default, checked, and passed to the server', async () => {
+    const help = spawnSync(process.execPath, [MAIN, 'serve', '--help'], { encoding: 'utf8' }).stdout;
+    expect(help).toMatch(/--max-unread-mib <MiB>[^]*?default:\s+256\)/);
+    const bad = spawnSync(process.execPath, [MAIN, 'serve', '--max-unread-mib', '0'], { encoding: 'utf8' });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('--max-unread-mib');
+    const child = spawn(process.execPath, [MAIN, 'serve', '--endpoint', 'tcp://127.0.0.1:0', '--quiet', '--max-unread-mib', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const d = new Dealer({ linger: 0, receiveTimeout: 10_000 });
+    try {
+      const first = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
+      d.connect((JSON.parse(first) as { endpoint: string }).endpoint);
+      const call = async (req: Record<string, unknown>): Promise<{ ok: boolean; result?: { session: string }; error?: { code: string; message: string } }> => {
+        await d.send(JSON.stringify({ v: 1, ...req }));
+        return JSON.parse(((await d.receive())[0] as Buffer).toString('utf8')) as { ok: boolean };
+      };
+      const session = (await call({ op: 'reset', seed: 1 })).result?.session;
+      // Each append's reply is ~1 MB (its control characters escaped twice): the second reaches the 1 MiB budget.
+      const append = { op: 'step', session, action: `yc-bench scratchpad append --content ${'\x01'.repeat(60_000)}` };
+      expect((await call(append)).ok).toBe(true);
+      expect((await call(append)).ok).toBe(true);
+      const refused = await call(append);
+      expect(refused.error?.code).toBe('capacity');
+      expect(refused.error?.message).toContain('`ycgym serve --max-unread-mib`');
+    } finally {
+      d.close();
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+  }, 30_000);
 });
