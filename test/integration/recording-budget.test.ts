@@ -238,6 +238,32 @@ describe('recording budgets (serve --record-max-mib, --record-client-mib, --reco
     await expect(client().reset({ seed: 1, ...record('other.arrow') })).rejects.toMatchObject({ code: 'record_limit', message: expect.stringContaining('--record-max-mib') });
   });
 
+  it('bounds the recordings of many connections together by the server budget: a client is its connection, so one that opens many gets a share each, never more than the budget', async () => {
+    // Nothing but the connection identifies a client to the server (its ZeroMQ routing id, chosen by the client; the
+    // CURVE key behind it is not visible to the server), so the per-client share is per connection and the record
+    // directory's budget is what bounds them all together.
+    const [budget, share] = [40_000, 15_000];
+    const { dir, client } = await serverWith({ recordMaxBytes: budget, recordClientBytes: share });
+    const outcomes: (RecordingStopped | null)[] = [];
+    let refused = 0;
+    for (let k = 0; k < 6; k++) {
+      const c = client();
+      try {
+        outcomes.push((await recordEpisodes(c, `conn${k}.arrow`, 1, 500)).stopped);
+      } catch (e) {
+        expect(e).toMatchObject({ code: 'record_limit', message: expect.stringContaining('--record-max-mib') });
+        refused++;
+      }
+    }
+    const names = readdirSync(dir).filter((f) => !f.endsWith('.episodes.arrow'));
+    const each = names.map((n) => bytesOf(dir, n));
+    // Each connection stopped at its share, or at what was left of the budget; together they stayed within it.
+    for (const b of each) expect(b).toBeLessThanOrEqual(share);
+    expect(each.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(budget);
+    expect(outcomes.map((o) => o?.reason)).toEqual(expect.arrayContaining(['client_budget', 'server_budget']));
+    expect(refused).toBeGreaterThan(0);
+  });
+
   it('tells a session whose last episode did not fit when it leaves the recording (a reset into another, or none)', async () => {
     const { dir, client } = await serverWith({ recordClientBytes: 100_000 });
     const a = client();
