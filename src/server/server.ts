@@ -166,6 +166,8 @@ const STALL_MS = 10_000;
  * socket. ZeroMQ sends a connection's replies in order, so it holds at most the last this many handed to it.
  */
 const UNREAD_WINDOW = SEND_HWM + 1;
+/** Connections `UnreadReplies` counts at most (~150 bytes each). */
+const MAX_TRACKED_UNREAD = 4096;
 /**
  * How often waiting replies are offered again while nothing else happens (ms); sooner (`FIRST_RETRY_MS`) right after a
  * queue filled or a waiting reply was taken: a reading client's queue usually has room again by then.
@@ -284,8 +286,16 @@ type Frames = (Buffer | string)[];
  * Small replies are not counted (at most `UNREAD_WINDOW` x 64 KiB, ~1 MiB, a connection), so a connection with none
  * has no entry.
  */
-class UnreadReplies {
+export class UnreadReplies {
   private readonly byKey = new Map<string, { sent: number; at: number[]; bytes: number[]; sum: number }>();
+
+  /**
+   * @param maxTracked connections counted at most: a connection that left with large replies in its window keeps its
+   *   entry (nothing tells the server it left), so without a cap many short connections would grow the map without
+   *   bound. Past it the connection counted longest ago is forgotten (the map keeps insertion order; a connection that
+   *   sends again is moved to the end), which can only let that one connection's earlier replies out of the count.
+   */
+  constructor(private readonly maxTracked = MAX_TRACKED_UNREAD) {}
 
   /** Bytes of `key`'s counted replies. */
   bytes(key: string): number {
@@ -303,8 +313,11 @@ class UnreadReplies {
     if (u === undefined) {
       if (size < HELD_BODY_CHARS) return;
       u = { sent: 0, at: [], bytes: [], sum: 0 };
-      this.byKey.set(key, u);
+      if (this.byKey.size >= this.maxTracked) this.byKey.delete(this.byKey.keys().next().value as string);
+    } else {
+      this.byKey.delete(key); // moved to the end: the most recently counted
     }
+    this.byKey.set(key, u);
     u.sent++;
     while (u.at.length > 0 && (u.at[0] as number) <= u.sent - UNREAD_WINDOW) {
       u.at.shift();
@@ -436,8 +449,10 @@ export function memoryGuard(maxMemoryBytes: number | undefined, sample: () => No
  * Scheduling: requests of one peer run in arrival order; peers with pending work take turns (round robin),
  * one request, or one slice of at most `batchSliceMs` of a `step_batch`, per turn. A client sending huge
  * batches therefore delays another client's step by about one slice, not by the whole batch. Replies are
- * sent without waiting (a ROUTER never blocks on send; a peer that does not read loses replies beyond
- * ZeroMQ's high-water mark).
+ * sent without waiting (a ROUTER never blocks on send): a reply ZeroMQ cannot take yet (the peer's queue is at its
+ * high-water mark) waits in the peer's outbox and is dropped with the peer's queued work after the stall timeout, and
+ * a connection whose large replies ZeroMQ may still hold reach its budget (`UnreadReplies`) has its further requests
+ * refused (`capacity`) until they leave.
  */
 export class Server {
   /** The bound endpoint (with the OS-assigned port when bound to port 0). */
