@@ -76,6 +76,12 @@ export interface Limits {
   max_sessions_per_client: number;
   idle_timeout_ms: number;
   max_batch: number;
+  /**
+   * Bytes of large replies ZeroMQ may still hold for one connection (`serve --max-unread-mib`): while they reach it, the
+   * connection's requests are refused with `capacity`, unhandled; null over the pipe transport (its output buffer is
+   * bounded by the transport itself).
+   */
+  max_unread_reply_bytes: number | null;
   /** The recording limits (`serve --record-max-mib`, `--record-client-mib`, `--record-max-per-client`); null: the server does not record. */
   record: RecordLimitsWire | null;
 }

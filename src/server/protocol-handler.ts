@@ -45,6 +45,8 @@ export interface ServerFacts {
   version: string;
   presets: readonly string[];
   maxMessageBytes: number;
+  /** The budget of one connection's unread replies (absent: none, the pipe transport). */
+  maxUnreadReplyBytes?: number;
   /** The recording limits, announced in `hello` (absent: the server does not record). */
   recordLimits?: RecordLimitsWire;
 }
@@ -152,6 +154,7 @@ export class ProtocolHandler {
         max_sessions_per_client: sessions.maxSessionsPerClient,
         idle_timeout_ms: Math.round(sessions.idleTimeoutMs),
         max_batch: MAX_BATCH,
+        max_unread_reply_bytes: facts.maxUnreadReplyBytes ?? null,
         record: facts.recordLimits === undefined ? null : { ...facts.recordLimits },
       },
       spaces: {

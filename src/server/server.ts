@@ -588,6 +588,8 @@ export class Server {
     const guard = memoryGuard(opts.maxMemoryBytes);
     protocolOpts.admit = () => guard();
     const facts: ServerFacts = { version: packageVersion(), presets, maxMessageBytes };
+    // The pipe's output buffer is bounded in bytes by the transport itself (`PipeRouter.sendNow`): no unread-reply budget.
+    if (pipe === null) facts.maxUnreadReplyBytes = opts.maxUnreadReplyBytes ?? DEFAULT_MAX_UNREAD_REPLY_BYTES;
     if (recording?.quota) facts.recordLimits = { max_bytes: recording.quota.maxBytes, client_bytes: recording.quota.clientBytes, max_per_client: recording.quota.maxPerClient };
     const handler = new ProtocolHandler(sessions, facts, protocolOpts);
 
@@ -638,8 +640,7 @@ export class Server {
     const server = new Server(transport, bound, keys?.publicKey ?? null, sessions, handler, maxMessageBytes, sliceMs, opts.maxBatchBytesInFlight ?? DEFAULT_BATCH_BYTES_IN_FLIGHT, log);
     server.zap = zap;
     if (opts.stallTimeoutMs !== undefined) server.stallMs = opts.stallTimeoutMs;
-    // The pipe's output buffer is bounded in bytes by the transport itself (`PipeRouter.sendNow`).
-    server.maxUnread = pipe !== null ? Number.POSITIVE_INFINITY : (opts.maxUnreadReplyBytes ?? DEFAULT_MAX_UNREAD_REPLY_BYTES);
+    server.maxUnread = facts.maxUnreadReplyBytes ?? Number.POSITIVE_INFINITY;
     void pipeEnded?.then(({ reason, clean }) => {
       if (!server.closing) server.log(clean ? 'info' : 'error', `pipe transport ended: ${reason}`);
     });

@@ -144,6 +144,8 @@ describe('the unread-reply budget of a connection (maxUnreadReplyBytes, serve --
         const [f] = await sock.receive();
         return JSON.parse((f as Buffer).toString('utf8')) as Record<string, unknown> & { ok: boolean };
       };
+      // `hello` announces the budget, so a client can size its requests to it.
+      expect(((await call(other, { op: 'hello' })) as unknown as { result: { limits: Record<string, unknown> } }).result.limits.max_unread_reply_bytes).toBe(budget);
       const session = ((await call(d, { op: 'reset', seed: 1 })) as unknown as { result: { session: string } }).result.session;
       for (let i = 0; i < 4; i++) await call(d, { op: 'step', session, action: `yc-bench scratchpad append --content ${'\x01'.repeat(60_000)}` });
       await d.send(JSON.stringify({ v: 1, op: 'step', session, action: 'yc-bench scratchpad read' }));

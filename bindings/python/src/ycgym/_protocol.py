@@ -365,6 +365,8 @@ class HelloResultLimits(TypedDict):
     idle_timeout_ms: int
     """0: sessions are never reaped."""
     max_batch: int
+    max_unread_reply_bytes: int | None
+    """Bytes of large replies ZeroMQ may still hold for one connection (serve --max-unread-mib): while they reach it, the connection's requests are refused with capacity, unhandled; null over the pipe transport, whose output buffer is bounded by the transport itself."""
     record: HelloResultLimitsRecord2 | None
     """The recording limits (serve --record-max-mib, --record-client-mib, --record-max-per-client), in bytes; null: the server does not record."""
 
