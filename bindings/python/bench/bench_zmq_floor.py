@@ -76,6 +76,10 @@ def main() -> None:
     )
     assert node.stdout is not None
     endpoint = node.stdout.readline().strip()
+    if not endpoint.startswith("tcp://"):
+        node.kill()
+        node.wait()
+        sys.exit(f"the Node echo server did not start (zeromq.js is loaded from {ROOT}'s node_modules: run npm ci there)")
     ctx = zmq.Context()
     d = ctx.socket(zmq.DEALER)
     d.setsockopt(zmq.LINGER, 0)
@@ -103,7 +107,11 @@ def main() -> None:
     finally:
         d.close()
         ctx.term()
-        node.wait(timeout=10)
+        try:
+            node.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            node.kill()
+            node.wait()
     out: dict[str, object] = {"windows": a.windows, "messages": a.messages, "request_bytes": a.request_bytes, "loadavg": list(os.getloadavg())}
     for mode, size in configs:
         ref = per[(modes[0], size)]

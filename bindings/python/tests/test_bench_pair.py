@@ -68,3 +68,24 @@ def test_pair_clients_refuses_a_folder_without_the_package(tmp_path: Path) -> No
 def test_pair_clients_refuses_zero_rounds() -> None:
     out = subprocess.run([sys.executable, str(PAIR_CLIENTS), "--a", "x", "--b", "y", "--rounds", "0"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "--rounds" in out.stderr
+
+
+ZMQ_FLOOR = Path(__file__).resolve().parents[1] / "bench" / "bench_zmq_floor.py"
+
+
+def test_bench_zmq_floor_prints_every_configuration() -> None:
+    if not (Path(__file__).resolve().parents[3] / "node_modules" / "zeromq").is_dir():
+        pytest.skip("no zeromq.js in the repository's node_modules (npm ci)")
+    args = [sys.executable, str(ZMQ_FLOOR), "--sizes", "100,5000", "--windows", "2", "--messages", "3", "--request-bytes", "200"]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["windows"] == 2 and got["messages"] == 3 and got["request_bytes"] == 200 and len(got["loadavg"]) == 3
+    for mode in ("view", "string", "view-nowait"):
+        for size in (100, 5000):
+            assert got[f"{mode}_{size}_main_us_per_message"] > 0 and got[f"{mode}_{size}_ratio_view_over_this"] > 0
+
+
+def test_bench_zmq_floor_refuses_an_unknown_mode() -> None:
+    out = subprocess.run([sys.executable, str(ZMQ_FLOOR), "--modes", "view,copy"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--modes" in out.stderr
