@@ -622,17 +622,18 @@ def test_an_unreadable_batch_reply_fails_its_entries_and_marks_them_due(kind: st
         assert e.stepped.tolist() == [i in ran for i in range(n)]
         if ran:
             assert same_rows(e.result, want, ran, n)
-        continue_with_due(env, twin, mode, bad, ran)
+        continue_with_due(env, twin, mode, bad, ran, why="could not be read (bad_reply)")
     finally:
         env.close()
         twin.close()
 
 
-def continue_with_due(env: Any, twin: Any, mode: str, due: list[int], ran: list[int]) -> None:
+def continue_with_due(env: Any, twin: Any, mode: str, due: list[int], ran: list[int], why: str | None = None) -> None:
     """After a step in which the sub-environments ``ran`` stepped alike in ``env`` and ``twin`` and ``due`` may have
     stepped on the server unseen by ``env``: the next step of ``env`` resets ``due`` (the seeds a masked reset of them in
     the twin draws: its observations, reward 0, flags false) and steps ``ran`` as the twin does; DISABLED refuses to
-    step ``env`` until ``due`` are reset. Then both go on alike."""
+    step ``env`` until ``due`` are reset (``why``, when given: what its message says instead of "episode is over").
+    Then both go on alike."""
     n = env.num_envs
     mask = np.zeros(n, dtype=np.bool_)
     mask[due] = True
@@ -641,6 +642,8 @@ def continue_with_due(env: Any, twin: Any, mode: str, due: list[int], ran: list[
         with pytest.raises(EpisodeOverError) as over:
             env.step(acts)
         assert over.value.index == due[0]
+        if why is not None:
+            assert why in str(over.value) and "episode is over" not in str(over.value), str(over.value)
         for x in (env, twin):
             x.reset(options={"reset_mask": mask})
     else:
@@ -710,7 +713,7 @@ def test_a_step_stopped_while_waiting_marks_the_unanswered_sub_environments_due(
         with pytest.raises(what):
             env.step(acts)
         assert sum(sizes) == n
-        continue_with_due(env, twin, mode, list(range(n - sizes[-1], n)), list(range(n - sizes[-1])))
+        continue_with_due(env, twin, mode, list(range(n - sizes[-1], n)), list(range(n - sizes[-1])), why=f"stopped ({what.__name__})")
     finally:
         env.close()
         twin.close()
@@ -805,3 +808,165 @@ def test_the_example_of_docs_vector_md_runs_and_prints_what_it_says(capsys: pyte
     printed = capsys.readouterr().out.splitlines()
     assert printed == ["failed: {2: 'unknown_session'} stepped: [True, True, False, True]"]
     assert f"prints `{printed[0]}` once" in doc.replace("\n", " ")
+
+
+def stop_next_reset(env: Any, what: type[BaseException], where: str) -> None:
+    """Make the env's next ``reset`` stop with ``what`` (a Ctrl-C, a timeout). ``where``: "wait", once the resets are
+    sent and the first reply is received, while it waits for the others (the server makes them all); "send", while its
+    second reset request goes out (the first is sent and made; the second is not, though the env cannot know it)."""
+    c = env.client
+    if where == "send":
+        send = c._send_payload
+        sent: list[int] = []
+
+        def hooked(rid: int, op: str, payload: bytes) -> None:
+            if op == "reset":
+                sent.append(rid)
+                if len(sent) == 2:
+                    del c._send_payload  # once
+                    raise what("stopped while sending")
+            return send(rid, op, payload)
+
+        c._send_payload = hooked
+        return
+    gather = c.gather
+
+    def stopped(request_ids: Any, **kw: Any) -> Any:
+        del c.gather  # once
+        gather(request_ids[:1], **kw)
+        c.abandon(request_ids[1:])  # as the real wait does when it is stopped
+        raise what("stopped while waiting for the resets")
+
+    c.gather = stopped
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "Disabled"])
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(("what", "where"), [(TimeoutError, "wait"), (KeyboardInterrupt, "wait"), (KeyboardInterrupt, "send")])
+def test_a_reset_stopped_midway_marks_the_sub_environments_it_may_have_reset_due(what: type[BaseException], where: str, kind: str, mode: str, server: LocalServer) -> None:
+    """A ``reset()`` of three sub-environments stopped by a timeout or a Ctrl-C after some of its requests went out: the
+    error propagates and every sub-environment is put back as it was, but those whose reset may have been made on the
+    server hold new episodes there: they are due for a reset (the next step resets them with the seeds the reset drew:
+    the twin's reset observations; DISABLED refuses to step them, saying why), the others step on. They used to be
+    left as they were: the next step played the server's new episodes from the old observations."""
+    from gymnasium.vector import AutoresetMode
+
+    env, twin = started(kind, server.endpoint, autoreset_mode=AutoresetMode(mode))
+    try:
+        stop_next_reset(env, what, where)
+        with pytest.raises(what):
+            env.reset()
+        due = [0, 1] if where == "send" else [0, 1, 2]
+        continue_with_due(env, twin, mode, due, [i for i in range(N) if i not in due], why=f"reset was stopped ({what.__name__})")
+    finally:
+        env.close()
+        twin.close()
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_reset_a_refused_reset_leaves_due_makes_the_episodes_asked_for(kind: str, mode: str, server: LocalServer) -> None:
+    """``reset(seed=[21, 22, 23], options={"max_steps": 2})``: 0's reset is refused (``session_limit``), 1's and 2's are
+    made on the server, so they are left due. The next step resets them with the seeds and options that reset asked
+    for (the twin's observations of that reset; their generators seeded from 22 and 23, as a reset with those seeds
+    seeds them), not with seeds drawn from their generators put back and the env's default options (other worlds than
+    the ones asked for, episodes of another length)."""
+    from gymnasium.vector import AutoresetMode
+
+    am = AutoresetMode(mode)
+    endpoint = "pipe" if server.endpoint.startswith("pipe") else "tcp://127.0.0.1:0"
+    with LocalServer(endpoint, args=["--max-sessions", str(N)]) as small:
+        env, twin = make(kind, small.endpoint, autoreset_mode=am), make(kind, server.endpoint, autoreset_mode=am)
+        spares: list[str] = []
+        try:
+            for e in (env, twin):
+                e.reset(seed=5)
+            step_both(env, twin, 0)
+            asked: dict[str, Any] = {"seed": [21, 22, 23], "options": {"max_steps": 2}}
+            refuse_next_reset(env, spares)
+            with pytest.raises(ProtocolError) as err:
+                env.reset(**asked)
+            assert err.value.code == "session_limit" and err.value.index == 0
+            env.client.close(session=spares.pop())
+            first = np.array([True, False, False])
+            env.reset(seed=21, options={"reset_mask": first, "max_steps": 2})  # 0 again, in a new session
+            reset_obs = twin.reset(**asked)[0]
+            acts = actions(twin, 1)
+            got, want = env.step(acts), twin.step(acts)
+            assert same_rows(got, want, [0], N)
+            assert same(rows(without_sessions(got[0]), [1, 2], N), rows(without_sessions(reset_obs), [1, 2], N))
+            assert not got[1][1:].any() and not (got[2] | got[3])[1:].any()
+            if kind == "text":
+                assert env.seeds_used == twin.seeds_used == (21, 22, 23)
+            # 1 and 2 are one step behind the twin's: reset them in the twin alike; then every episode (2 steps long),
+            # and the automatic resets drawn from the generators, go on alike.
+            twin.reset(seed=[0, 22, 23], options={"reset_mask": ~first, "max_steps": 2})
+            continue_alike(env, twin, mode, steps=5)
+        finally:
+            env.close()
+            twin.close()
+
+
+def spoil_last_entry(env: Any, how: str) -> None:
+    """Make the reply to the env's next ``step_batch`` request well-formed as a whole but its last entry's result one
+    whose fields are wrong (as a broken proxy or a server of another version could send it; the server ran it):
+    ``how``: "observation" (none), "reward" (not a number), "info" (none), "status" (an observation without one),
+    "discrete" (a Discrete observation without its frame)."""
+    from ycgym.client import Client
+
+    c = env.client
+    send = c._send_payload
+    ids: list[int] = []
+
+    def hooked(rid: int, op: str, payload: bytes) -> None:
+        if op == "step_batch":
+            ids.append(rid)
+        return send(rid, op, payload)
+
+    def decode(frames: list[bytes]) -> dict[str, Any]:
+        reply = Client._decode(frames)
+        if not ids or reply.get("id") != ids[-1]:
+            return reply
+        del c._decode, c._send_payload  # once
+        entry = reply["result"]["results"][-1]["result"]
+        if how == "reward":
+            entry["reward"] = "much"
+        elif how in ("status", "discrete"):
+            del entry["observation"][how]
+        else:
+            del entry[how]
+        return reply
+
+    c._send_payload = hooked
+    c._decode = decode
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    ("kind", "how"),
+    [("text", "observation"), ("text", "reward"), ("text", "info"), ("text", "status"), ("discrete-json", "observation"), ("discrete-json", "reward"), ("discrete-json", "info"), ("discrete-json", "discrete")],
+)
+def test_a_step_entry_with_wrong_fields_is_its_bad_reply(kind: str, how: str, mode: str, server: LocalServer) -> None:
+    """A step whose reply is a well-formed list of entries, the last of which (sub-environment 2's) is a result with wrong
+    fields: that entry fails alone (``bad_reply``, due for a reset: the server ran it) and the others are taken in, as
+    for an entry that is neither a result nor an error. It used to raise a bare KeyError (or TypeError, ValueError)
+    while the env took the results in, leaving it half-updated (2's observation replaced by the broken one, or the
+    others' results dropped)."""
+    from gymnasium.vector import AutoresetMode
+
+    env, twin = started(kind, server.endpoint, autoreset_mode=AutoresetMode(mode))
+    try:
+        acts = actions(twin, 1)
+        want = twin.step(acts)
+        assert not (want[2] | want[3]).any()
+        spoil_last_entry(env, how)
+        with pytest.raises(VectorStepError) as err:
+            env.step(acts)
+        e = err.value
+        assert e.code == "bad_reply" and list(e.errors) == [2] and e.index == 2, e
+        assert e.stepped.tolist() == [True, True, False]
+        assert same_rows(e.result, want, [0, 1], N)
+        continue_with_due(env, twin, mode, [2], [0, 1], why="could not be read (bad_reply)")
+    finally:
+        env.close()
+        twin.close()

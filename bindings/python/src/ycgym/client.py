@@ -150,10 +150,13 @@ class EpisodeOverError(ProtocolError, AssertionError):
     ``reset(options={"reset_mask": mask})``.
     """
 
-    def __init__(self, index: int, autoreset_mode: str = "disabled") -> None:
+    def __init__(self, index: int, autoreset_mode: str = "disabled", reason: str | None = None) -> None:
+        # ``reason``: why the sub-environment is due for a reset when its episode did not end (a step whose reply could
+        # not be read, a step or a reset stopped midway, ...): the message says that instead of "episode is over".
+        what = f"sub-environment {index}'s episode is over" if reason is None else f"sub-environment {index} is due for a reset ({reason})"
         super().__init__(
             "episode_over",
-            f"sub-environment {index}'s episode is over (autoreset mode {autoreset_mode.upper()}): reset it first (reset(options={{'reset_mask': mask}}))",
+            f"{what} (autoreset mode {autoreset_mode.upper()}): reset it first (reset(options={{'reset_mask': mask}}))",
             index=index,
         )
 

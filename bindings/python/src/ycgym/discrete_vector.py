@@ -26,8 +26,9 @@ sub-environment's own generator. ``reset(options=...)`` applies the options (bes
 sub-environments it resets, as ``SyncVectorEnv`` passes them to each ``YCBenchDiscreteEnv.reset``; automatic resets use
 the constructor's ``reset_options``. A reset refused (a seed past ``2**53 - 1``, an option the server refuses, an
 unknown ``split``) raises before any observation is taken, with every generator as it was; when the server made the
-resets of some sub-environments before refusing another's, those are marked due (the next step resets them again, with
-the same seeds; DISABLED refuses to step them).
+resets of some sub-environments before refusing another's (or a timeout or an interrupt stopped the reset after they
+went out), those are marked due (the next step resets them again with the seeds and options of that reset; DISABLED
+refuses to step them).
 
 When some sub-environments fail in a step (a lost session, a refused automatic reset, a refused batch request), the
 others' results are taken in and :class:`ycgym.VectorStepError` (a ``ProtocolError``) is raised with them
@@ -68,7 +69,7 @@ from .discrete import (
     merged_discrete_options,
     spaces_of,
 )
-from .vector import UNREAD, reset_arguments, reset_seeds
+from .vector import BAD_REPLY_WHY, UNREAD, Owed, failed_reset_why, owe, owed_groups, reset_arguments, reset_seeds, stopped_step_why, why_due
 from .vector import entry_error as _entry_error
 
 __all__ = ["YCBenchDiscreteVectorEnv"]
@@ -165,6 +166,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         self._mask = np.zeros((n, int(self.discrete_spec["n_actions"])), dtype=np.bool_)
         self._rngs: list[np.random.Generator | None] = [None] * n
         self._autoreset = np.zeros(n, dtype=np.bool_)
+        self._owed: dict[int, Owed] = {}  # the resets owed by sub-environments due for another reason than an ended episode
         self._texts: list[str] = [""] * n  # the last output text of each (with render_mode "ansi")
         self._ready = False
 
@@ -174,14 +176,43 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
 
     def _reset_many(self, idx: Sequence[int], seeds: Sequence[int | None], options: Mapping[str, Any] | None = None) -> list[ResetResult]:
         """Reset the sub-environments ``idx`` (pipelined) with the env's options, then ``options`` (those of a
-        ``reset`` call, as ``YCBenchDiscreteEnv.reset`` merges them)."""
+        ``reset`` call, as ``YCBenchDiscreteEnv.reset`` merges them). Those whose reset the server made, or may have
+        made (a timeout, an interrupt after their requests went out), when it fails are marked due for the reset asked
+        for (``seeds``, ``options``): their episodes there are new ones the env never returned."""
         c = self._backend.client
+        ids: list[int] = []
+        made: list[int] = []
         with generators_kept(self._rngs, idx):  # refused: raised before any observation is taken, generators as they were
             sd, opts = reset_seeds(self._backend, self._rngs, idx, seeds, merged_discrete_options(self._opts, options))
-            got = c.request_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": opts} for i, s in zip(idx, sd)], raise_errors=False)
-            return self._take_resets(idx, sd, got, opts)
+            try:
+                try:
+                    c.send_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": opts} for i, s in zip(idx, sd)], ids)
+                except BaseException:
+                    made[:] = idx[: len(ids)]  # those whose request may have gone out
+                    raise
+                return self._take_all_resets(idx, sd, ids, opts, made)
+            except BaseException as e:
+                seed_of = dict(zip(idx, seeds))
+                owe(self._owed, self._autoreset, made, [seed_of[i] for i in made], options, failed_reset_why(e))
+                raise
 
-    def _take_resets(self, idx: Sequence[int], sd: Sequence[int], got: Sequence[ResetResult | ProtocolError], opts: Mapping[str, Any]) -> list[ResetResult]:
+    def _take_all_resets(self, idx: Sequence[int], sd: Sequence[int], ids: list[int], opts: Mapping[str, Any], made: list[int]) -> list[ResetResult]:
+        """Gather the resets of ``idx`` sent as ``ids`` and take them (:meth:`_take_resets`). ``made`` gets those whose
+        reset the server made when it raises (every one: when it is stopped, by a timeout, Ctrl-C, a malformed reply, the
+        server may have made them all); those are marked due."""
+        refusal: list[BaseException] = []
+        try:
+            got = self._backend.client.gather(ids, raise_errors=False)
+            return self._take_resets(idx, sd, got, opts, made, refusal)
+        except BaseException as e:
+            if not refusal or e is not refusal[0]:
+                made[:] = idx
+                self._autoreset[list(idx)] = True
+            raise
+
+    def _take_resets(
+        self, idx: Sequence[int], sd: Sequence[int], got: Sequence[ResetResult | ProtocolError], opts: Mapping[str, Any], made: list[int], refusal: list[BaseException]
+    ) -> list[ResetResult]:
         """The results of the resets of ``idx`` (seeds ``sd``; replies ``got``, errors in place): the first refusal is
         raised; a session the server lost (closed, reaped: ``unknown_session``) is replaced by a new one, reset alike
         (when that fails, the lost id stays: the next reset finds it lost again and tries anew)."""
@@ -189,11 +220,12 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         # marked due for a reset first: their episodes there are new ones the env never returned (the caller takes none
         # of these resets in), so the next step resets them again (the same seeds: the same worlds) instead of stepping
         # them (DISABLED: refuses to step them).
-        made = [i for i, r in zip(idx, got) if not isinstance(r, ProtocolError)]
+        made[:] = [i for i, r in zip(idx, got) if not isinstance(r, ProtocolError)]
         refused = next(((i, r) for i, r in zip(idx, got) if isinstance(r, ProtocolError) and r.code != "unknown_session"), None)
         if refused is not None:
             self._autoreset[made] = True
             refused[1].index = refused[0]
+            refusal.append(refused[1])
             raise refused[1]
         c = self._backend.client
         out: list[ResetResult] = []
@@ -205,6 +237,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 except ProtocolError as e:
                     self._autoreset[made] = True
                     e.index = i
+                    refusal.append(e)
                     raise
                 self._sessions[i] = str(r["session"])
                 self.__dict__.pop("_session_cache", None)
@@ -212,6 +245,29 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 made.append(i)
             out.append(r)
         return out
+
+    def _step_fields(self, r: Any) -> tuple[np.ndarray, np.ndarray, float, bool, bool, str | None]:
+        """A JSON step result's frame, mask, reward, flags and text (with a render mode) as :meth:`step` takes them in,
+        checked first: KeyError, TypeError or ValueError for a result whose fields are wrong (the caller fails its
+        entry, ``bad_reply``, before taking any of it in)."""
+        obs, mask = frame_arrays(r)
+        if obs.shape != self._obs.shape[1:] or mask.shape != self._mask.shape[1:]:
+            raise ValueError(f"its frame has shape {obs.shape} and its mask {mask.shape}, not this env's")
+        info, o = r["info"], r["observation"]
+        if type(info) is not dict or "terminal_reason" not in info or not isinstance(o["ok"], bool):
+            raise TypeError("its info or observation is not of its type")
+        for key in _INT_KEYS:
+            if type(info[key]) is not int:
+                raise TypeError(f"info[{key!r}] must be an integer")
+        reward, term, trunc = r["reward"], r["terminated"], r["truncated"]
+        if type(reward) not in (int, float) or type(term) is not bool or type(trunc) is not bool:
+            raise TypeError("reward must be a number, terminated and truncated booleans")
+        text = None
+        if self.render_mode is not None:
+            text = o["text"]
+            if type(text) is not str:
+                raise TypeError("its text must be a string")
+        return obs, mask, float(reward), term, trunc, text
 
     def _put(self, i: int, r: ResetResult | StepResult) -> None:
         self._obs[i], self._mask[i] = frame_arrays(r)
@@ -340,6 +396,8 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             self._put(i, r)
             results[i] = r
         self._autoreset[indices] = False
+        for i in indices:
+            self._owed.pop(i, None)
         self._ready = True
         return self._observation(), self._infos(results)
 
@@ -356,7 +414,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             # Refused here, before anything is sent: the server would refuse the ended entries and step the others. What
             # SyncVectorEnv raises (an AssertionError) and a single env stepped past its end (ProtocolError episode_over).
             i = int(np.flatnonzero(due)[0])
-            raise EpisodeOverError(i)
+            raise EpisodeOverError(i, reason=why_due(self._owed, i))
         c = self._backend.client
         rewards = np.zeros(n, dtype=np.float64)
         terminated = np.zeros(n, dtype=np.bool_)
@@ -366,10 +424,13 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         # Due for a reset: NEXT_STEP, an episode that ended at the last step; SAME_STEP, one whose reset in that step
         # failed. Reset now, their actions ignored.
         if due.any():
-            again: list[int] = np.flatnonzero(due).tolist()
+            # Each with the reset it owes (the seed and options of a `reset` call that left it due; else one drawn, the
+            # env's options), a request list per options, in `again`'s order.
+            groups = owed_groups(self._owed, np.flatnonzero(due).tolist())
+            again: list[int] = [i for g in groups for i in g[0]]
             live: list[int] = np.flatnonzero(~due).tolist()
         else:
-            again, live = [], self._every()
+            groups, again, live = [], [], self._every()
         stepped = live  # those whose step the server took (all of `live` unless some failed)
         # The resets go out first, pipelined behind the step; held in `rid` from before each is sent, so an interrupt
         # (or an error) anywhere until they are gathered abandons them (their replies are dropped, not kept).
@@ -379,11 +440,13 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         # same seeds.
         saved = save_generators(self._rngs, again)
         unseen: list[int] = []  # sent, and not taken in: if the step stops here, they ran (or will run) unseen
-        if again:
-            sd, opts = reset_seeds(self._backend, self._rngs, again, [None] * len(again), self._opts)
+        drawn: list[tuple[list[int], list[int], dict[str, Any]]] = []  # each group's indices, seeds and options
+        with generators_kept(self._rngs, again):  # refused (a seed, a split): no generator changed
+            for g_idx, g_seeds, g_opts in groups:
+                drawn.append((g_idx, *reset_seeds(self._backend, self._rngs, g_idx, g_seeds, merged_discrete_options(self._opts, g_opts))))
         try:
-            if again:
-                c.send_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": opts} for i, s in zip(again, sd)], rid)
+            for g_idx, g_sd, g_opts in drawn:
+                c.send_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": g_opts} for i, s in zip(g_idx, g_sd)], rid)
             binary: tuple[Sequence[int], BatchArrays] | None = None
             unseen = live
             if not live:
@@ -433,40 +496,51 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                     got = c.step_batch([(self._sessions[i], acts[i]) for i in live], raise_errors=False)
                 except ProtocolError as e:  # refused as a whole: none of its entries ran
                     got = [_entry_error(e, i) for i in live]
-                for i, r in zip(live, got):
+                for k, (i, r) in enumerate(zip(live, got)):
+                    if not isinstance(r, ProtocolError):
+                        try:
+                            fields = self._step_fields(r)
+                        except (KeyError, TypeError, ValueError, AttributeError) as e:
+                            r = ProtocolError(UNREAD, f"step_batch reply entry {k} is a malformed result ({type(e).__name__}: {e}; it may have run)")
                     if isinstance(r, ProtocolError):
                         r.index = i
                         errors[i] = r
                         continue
                     results[i] = r
-                    self._put(i, r)
-                    rewards[i] = float(r["reward"])
-                    terminated[i] = bool(r["terminated"])
-                    truncated[i] = bool(r["truncated"])
+                    self._obs[i], self._mask[i], rewards[i], terminated[i], truncated[i], shown = fields
+                    if shown is not None:
+                        self._texts[i] = shown
                 if errors:
                     stepped = [i for i in live if i not in errors]
             due[stepped] = terminated[stepped] | truncated[stepped]  # the env holds what the server holds
             # An entry whose reply could not be read may have run: reset it before it plays on (DISABLED: refused until).
-            due[[i for i, e in errors.items() if e.code == UNREAD]] = True
+            unread = [i for i, e in errors.items() if e.code == UNREAD]
+            owe(self._owed, due, unread, [None] * len(unread), None, BAD_REPLY_WHY)
             unseen = []
             if again:
                 got_resets = c.gather(rid, raise_errors=False)
                 rid = []  # all received: none to abandon
-                try:
-                    reset_results = self._take_resets(again, sd, got_resets, opts)
-                except ProtocolError as e:
-                    errors[e.index if e.index is not None else again[0]] = e
+                reset_results = []
+                at = 0
+                for g_idx, g_sd, g_opts in drawn:
+                    try:
+                        reset_results += self._take_resets(g_idx, g_sd, got_resets[at : at + len(g_idx)], g_opts, [], [])
+                    except ProtocolError as e:
+                        errors.setdefault(e.index if e.index is not None else g_idx[0], e)
+                    at += len(g_idx)
                 if not errors:
                     for i, rr in zip(again, reset_results):
                         results[i] = rr
                         self._put(i, rr)
                     due[again] = False
-        except BaseException:
+                    for i in again:
+                        self._owed.pop(i, None)
+        except BaseException as e:
             c.abandon(rid)
             restore_generators(self._rngs, saved)
             # A step stopped (a timeout, Ctrl-C) before its reply was taken in ran, or will run, on the server: reset
             # them before they play on (the reset goes after the step: one client's requests run in order).
-            due[unseen] = True
+            owe(self._owed, due, unseen, [None] * len(unseen), None, stopped_step_why(e))
             raise
         if errors:
             restore_generators(self._rngs, saved)  # every automatic reset still due

@@ -25,7 +25,8 @@ When some sub-environments fail in a step (a lost session, a refused automatic r
 the others' results are taken in and :class:`ycgym.VectorStepError` (a ``ProtocolError``) is raised with them
 (``result``, ``errors``, ``stepped``); an automatic reset of that step is not kept (its sub-environment stays due: the
 next step resets it with the same seed), so the env always holds what the server holds and a retried ``step`` goes
-on. A ``reset`` refused for some sub-environments marks those the server did reset due. See docs/vector.md.
+on. A ``reset`` refused (or stopped) for some sub-environments marks those the server did (or may have) reset due for
+the reset asked for (its seeds and options). See docs/vector.md.
 
 Like :class:`ycgym.YCBenchEnv` it pickles (every sub-environment's episode travels as a snapshot) and, with the
 local server, fails fast when that server has exited and restarts it on the next full :meth:`reset`.
@@ -160,10 +161,73 @@ failures of an entry, the server may have run it, so its state there is one the 
 such a sub-environment due for a reset (the next step resets it; DISABLED refuses to step it until it is reset)."""
 
 
+BAD_REPLY_WHY = "its last step's reply could not be read (bad_reply): the server may have run it"
+"""Why a sub-environment whose step reply could not be read is due for a reset (``EpisodeOverError``'s message)."""
+
+Owed = tuple[int | None, Mapping[str, Any] | None, str]
+"""The reset a sub-environment that is due for one for another reason than its episode's end owes (both vector envs
+keep them, ``_owed``, by index): the seed and the options of the ``reset`` call that left it due (None, None: a seed
+drawn from its generator, the env's options), and why it is due (``EpisodeOverError``'s message)."""
+
+
+def stopped_step_why(e: BaseException) -> str:
+    """Why a sub-environment whose step was stopped (``e``: a timeout, Ctrl-C, ...) before its reply was taken in is due."""
+    return f"its last step was stopped ({type(e).__name__}) before its reply was taken in: the server ran it, or will"
+
+
+def failed_reset_why(e: BaseException) -> str:
+    """Why a sub-environment whose reset the server made (or may have made) in a ``reset`` that failed (``e``) is due."""
+    if isinstance(e, ProtocolError):
+        return f"its reset was made on the server in a reset call that failed ({e.code}): the server holds an episode the env never returned"
+    return f"its reset was stopped ({type(e).__name__}) after it went out: the server may have made it"
+
+
+def owe(owed: dict[int, Owed], due: np.ndarray, indices: Sequence[int], seeds: Sequence[int | None], options: Mapping[str, Any] | None, why: str) -> None:
+    """Mark the sub-environments ``indices`` due for a reset that makes the episodes of seeds ``seeds`` (None: drawn from
+    the generator) and options ``options`` (None: the env's), for the reason ``why``."""
+    for i, sd in zip(indices, seeds):
+        due[i] = True
+        owed[i] = (sd, options, why)
+
+
+def owed_groups(owed: Mapping[int, Owed], indices: Sequence[int]) -> list[tuple[list[int], list[int | None], Mapping[str, Any] | None]]:
+    """The automatic resets of the sub-environments ``indices`` grouped by the options they owe (one group per
+    ``reset`` call that left some due, one for the env's options), in order of their first index: each group's indices,
+    seeds and options."""
+    groups: dict[int, tuple[list[int], list[int | None], Mapping[str, Any] | None]] = {}
+    for i in indices:
+        sd, opts, _ = owed.get(i, (None, None, ""))
+        g = groups.setdefault(id(opts), ([], [], opts))
+        g[0].append(i)
+        g[1].append(sd)
+    return list(groups.values())
+
+
+def why_due(owed: Mapping[int, Owed], i: int) -> str | None:
+    got = owed.get(i)
+    return None if got is None else got[2]
+
+
 def entry_error(e: ProtocolError, i: int) -> ProtocolError:
     """The error of sub-environment ``i``'s entry in a ``step_batch`` request refused as a whole (``e``: none of its
     entries ran). Shared by both vector envs."""
     return ProtocolError(e.code, e.message, request_id=e.request_id, index=i)
+
+
+def _step_fields(sr: Any) -> tuple[dict[str, Any], float, bool, bool]:
+    """A step result's observation, reward and flags as the text vector env takes them in, checked first (raises
+    KeyError, TypeError or ValueError for a result whose fields are wrong: the caller fails its entry, ``bad_reply``,
+    before taking any of it in)."""
+    obs, info = sr["observation"], sr["info"]
+    if type(obs) is not dict or type(info) is not dict or type(obs.get("status")) is not dict or type(obs.get("text")) is not str:
+        raise TypeError("its observation, info, status or text is missing or not of its type")
+    term, trunc = sr["terminated"], sr["truncated"]
+    if type(term) is not bool or type(trunc) is not bool:
+        raise TypeError("terminated and truncated must be booleans")
+    reward = sr["reward"]
+    if type(reward) not in (int, float):
+        raise TypeError(f"reward must be a number, got {type(reward).__name__}")
+    return obs, float(reward), term, trunc
 
 
 class _Heterogeneous(Exception):
@@ -233,6 +297,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         self._rngs: list[np.random.Generator | None] = [None] * n
         self._seeds_used: list[int | None] = [None] * n
         self._autoreset_envs = np.zeros(n, dtype=np.bool_)
+        self._owed: dict[int, Owed] = {}  # the resets owed by sub-environments due for another reason than an ended episode
 
     # ------------------------------------------------------------------ properties
 
@@ -273,10 +338,29 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             self._put_back(kept)
             raise
 
-    def _reset_many(self, indices: Sequence[int], seeds: Sequence[int | None], opts: dict[str, Any]) -> list[ResetResult]:
-        """Reset the given sub-environments, pipelined (one round trip); refused: each as it was."""
+    def _reset_many(self, indices: Sequence[int], seeds: Sequence[int | None], opts: dict[str, Any], asked: Mapping[str, Any] | None = None) -> list[ResetResult]:
+        """Reset the given sub-environments, pipelined (one round trip); refused: each as it was. Those whose reset the
+        server made, or may have made (a timeout, an interrupt after their requests went out), are marked due for the
+        reset asked for (``seeds``; ``asked``: the options of the ``reset`` call, None for the env's own): their
+        episodes there are new ones the env never returned."""
+        ids: list[int] = []
+        made: list[int] = []
         with self._undone_on_error(indices):
-            return self._finish_resets(*self._send_resets(indices, seeds, opts))
+            try:
+                sent = self._send_resets(indices, seeds, opts, ids)
+            except BaseException as e:
+                made[:] = indices[: len(ids)]  # those whose request may have gone out
+                self._owe_resets(indices, seeds, asked, made, e)
+                raise
+            try:
+                return self._finish_resets(*sent, made=made)
+            except BaseException as e:
+                self._owe_resets(indices, seeds, asked, made, e)
+                raise
+
+    def _owe_resets(self, indices: Sequence[int], seeds: Sequence[int | None], asked: Mapping[str, Any] | None, made: Sequence[int], e: BaseException) -> None:
+        seed_of = dict(zip(indices, seeds))
+        owe(self._owed, self._autoreset_envs, made, [seed_of[i] for i in made], asked, failed_reset_why(e))
 
     def _send_resets(
         self, indices: Sequence[int], seeds: Sequence[int | None], opts: dict[str, Any], ids: list[int] | None = None
@@ -289,7 +373,20 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         sent = c.send_all("reset", [{"seed": sd, "preset": self.preset, "session": self._sessions[i], "options": opts or None} for i, sd in zip(indices, sim_seeds)], ids)
         return indices, sim_seeds, sent, opts
 
-    def _finish_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any]) -> list[ResetResult]:
+    def _finish_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any], made: list[int] | None = None) -> list[ResetResult]:
+        """Take in the resets :meth:`_send_resets` sent. ``made`` gets the sub-environments whose reset the server made
+        when it raises (every one sent when it is stopped: the server may have made them all); those are marked due."""
+        made = [] if made is None else made
+        refusal: list[BaseException] = []
+        try:
+            return self._take_resets(indices, sim_seeds, ids, opts, made, refusal)
+        except BaseException as e:
+            if not refusal or e is not refusal[0]:  # stopped (a timeout, Ctrl-C, a malformed reply): any may be made
+                made[:] = indices
+                self._autoreset_envs[list(indices)] = True
+            raise
+
+    def _take_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any], made: list[int], refusal: list[BaseException]) -> list[ResetResult]:
         c = self._backend.client
         results = c.gather(ids, raise_errors=False)
         # Every session these resets made is the env's (reused by its next reset, closed with it) before an error below
@@ -298,10 +395,11 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             if not isinstance(r, ProtocolError):
                 self._sessions[i] = r["session"]
                 self._backend.sessions.add(r["session"])
-        made = [i for i, r in zip(indices, results) if not isinstance(r, ProtocolError)]  # reset on the server
+        made[:] = [i for i, r in zip(indices, results) if not isinstance(r, ProtocolError)]  # reset on the server
         refused = next(((i, r) for i, r in zip(indices, results) if isinstance(r, ProtocolError) and (r.code != "unknown_session" or self._sessions[i] is None)), None)
         if refused is not None:
-            raise self._reset_refused(*refused, made)
+            refusal.append(self._reset_refused(*refused, made))
+            raise refusal[0]
         out: list[ResetResult] = []
         for i, sd, r in zip(indices, sim_seeds, results):
             if isinstance(r, ProtocolError):
@@ -311,7 +409,8 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                 try:
                     r = c.reset(sd, self.preset, options=opts or None)
                 except ProtocolError as e:
-                    raise self._reset_refused(i, e, made) from None
+                    refusal.append(self._reset_refused(i, e, made))
+                    raise refusal[0] from None
                 self._sessions[i] = r["session"]
                 self._backend.sessions.add(r["session"])
                 made.append(i)
@@ -344,10 +443,12 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         if self._backend.ensure_server():  # the local server had exited: every session is gone
             self._sessions = [None] * n
         opts = self._options(options)
-        results = self._reset_many(indices, [seeds[i] for i in indices], opts)
+        results = self._reset_many(indices, [seeds[i] for i in indices], opts, opts)
         if isinstance(seed, (int, np.integer)):  # once the resets are made: a refused reset changes nothing
             super().reset(seed=int(seed))
         self._autoreset_envs[indices] = False
+        for i in indices:
+            self._owed.pop(i, None)
         infos = self._batch_infos([(i, self._info(r, i)) for i, r in zip(indices, results)])
         self._show(indices)
         return self._batch_obs(), infos
@@ -377,11 +478,16 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             # An AssertionError as SyncVectorEnv's assert gives (but raised under `python -O` too) that is also the
             # ProtocolError episode_over of a single env: nothing is sent (the server would refuse the finished entries
             # and step the others).
-            raise EpisodeOverError(int(np.flatnonzero(due)[0]))
+            first_due = int(np.flatnonzero(due)[0])
+            raise EpisodeOverError(first_due, reason=why_due(self._owed, first_due))
         # Due for a reset: NEXT_STEP, an episode that ended at the last step; SAME_STEP, one whose reset in that step
         # failed. Reset now, their actions ignored.
         to_reset: list[int] = np.flatnonzero(due).tolist() if due.any() else []
         to_step = [i for i in range(n) if not due[i]] if to_reset else self._every_env()
+        # Each with the reset it owes (the seed and options of a `reset` call that left it due; else one drawn, the env's
+        # options), a request list per options, in to_reset's order.
+        groups = owed_groups(self._owed, to_reset) if to_reset else []
+        to_reset = [i for g in groups for i in g[0]]
 
         c = self._backend.client
         # The ids of the batch's parts and of the resets sent behind it, each put here before its request goes out: an
@@ -390,7 +496,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         reset_ids: list[int] = []
         errors: dict[int, ProtocolError] = {}
         received = 0
-        pending = None
+        pending: list[Any] = []
         stepped: list[tuple[int, StepResult]] = []  # the results of the sub-environments that stepped, in order
         reset_results: list[ResetResult] = []  # those of to_reset, in order
         # The automatic resets are undone when the step fails anywhere (an entry, a reset, an interrupt): their
@@ -402,45 +508,49 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                 # One request, or a few pipelined (Client.send_step_batch): each part's results are taken in below while
                 # the server runs the next.
                 c.send_step_batch([{"session": self._sessions[i], "action": acts[i]} for i in to_step], parts)
-            if to_reset:  # pipelined behind the batch: still one round trip
-                pending = self._send_resets(to_reset, [None] * len(to_reset), self._options(None), reset_ids)
+            for g_idx, g_seeds, g_opts in groups:  # pipelined behind the batch: still one round trip
+                pending.append(self._send_resets(g_idx, g_seeds, self._options(None) if g_opts is None else dict(g_opts), reset_ids))
             for rid, size in parts:
                 # A request refused as a whole fails each of its entries (none of them ran).
                 step_results = c.recv_step_batch(rid, size, base, alone=False)
                 received += 1
-                for i, sr in zip(to_step[base : base + size], step_results):
+                for k, (i, sr) in enumerate(zip(to_step[base : base + size], step_results)):
+                    if not isinstance(sr, ProtocolError):
+                        try:
+                            fields = _step_fields(sr)
+                        except (KeyError, TypeError, ValueError, AttributeError) as e:
+                            sr = ProtocolError(UNREAD, f"step_batch reply entry {k} is a malformed result ({type(e).__name__}: {e}; it may have run)", request_id=rid)
                     if isinstance(sr, ProtocolError):
                         sr.index = i
                         errors[i] = sr
                         if sr.code == UNREAD:  # maybe run, result unknown: reset before it plays on
-                            due[i] = True
+                            owe(self._owed, due, [i], [None], None, BAD_REPLY_WHY)
                         continue
                     # Taken in as it comes: whatever happens next, the env holds what the server holds.
-                    self._obs[i] = sr["observation"]
-                    rewards[i] = float(sr["reward"])
-                    terminations[i] = bool(sr["terminated"])
-                    truncations[i] = bool(sr["truncated"])
+                    self._obs[i], rewards[i], terminations[i], truncations[i] = fields
                     due[i] = terminations[i] or truncations[i]
                     stepped.append((i, sr))
                 base += size
-            if pending is not None:
-                p, pending = pending, None
+            for p in pending:
                 try:
-                    reset_results = self._finish_resets(*p)
+                    reset_results += self._finish_resets(*p)
                 except ProtocolError as e:
-                    errors[e.index if e.index is not None else to_reset[0]] = e
-        except BaseException:  # e.g. Ctrl-C while waiting: late replies must not be taken for others'
+                    errors.setdefault(e.index if e.index is not None else p[0][0], e)
+        except BaseException as e:  # e.g. Ctrl-C while waiting: late replies must not be taken for others'
             c.abandon([rid for rid, _ in parts[received:]] + reset_ids)  # those received are not pending: left alone
             self._put_back(kept)
             # The entries of the parts sent and not taken in ran (or will run) on the server unseen: reset them before
             # they play on (the reset goes after them: one client's requests run in order).
-            due[to_step[base : sum(size for _, size in parts)]] = True
+            unseen = to_step[base : sum(size for _, size in parts)]
+            owe(self._owed, due, unseen, [None] * len(unseen), None, stopped_step_why(e))
             raise
         if errors:
             self._put_back(kept)  # every automatic reset still due
             reset_results = []
         else:
             due[to_reset] = False
+            for i in to_reset:
+                self._owed.pop(i, None)
 
         if not errors and not (mode == AutoresetMode.SAME_STEP and (terminations.any() or truncations.any())):
             # Every env stepped or (automatic reset) reset, none ends with a same-step reset: the vector info straight
