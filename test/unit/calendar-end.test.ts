@@ -25,18 +25,25 @@ function rawWith(world: Record<string, unknown>, sim: Record<string, unknown> = 
 
 const tier = (name: string, share: number, rate: number): Record<string, unknown> => ({ name, share, min_cents: 100_000, max_cents: 200_000, rate_min: rate, rate_max: rate });
 
+/**
+ * A one-year run of a config whose tasks need 100,000 units each and whose every employee works at `rate` an hour, with
+ * Task-1 accepted, assigned to Emp_1 and dispatched (each step checked to succeed): the env and the snapshot's state.
+ */
+function slowTaskDispatched(rate: number, world: Record<string, unknown> = {}, env = new Env()) {
+  const dist = { ...loadPreset('default').world.dist, required_qty: { type: 'constant', value: 100_000 } };
+  const cfg = configFromRaw(rawWith({ dist, ...world, salary_junior: tier('junior', 0.5, rate), salary_mid: tier('mid', 0.35, rate), salary_senior: tier('senior', 0.15, rate) }), `rate ${rate}`);
+  env.reset({ seed: 1, preset: cfg, options: { horizon_years: 1 } });
+  for (const a of ['task accept --task-id Task-1', 'task assign --task-id Task-1 --employees Emp_1', 'task dispatch --task-id Task-1']) {
+    expect(env.step(a).observation.exit_code, a).toBe(0);
+  }
+  const st = env.snapshot().sim.state;
+  return { env, st, task: st.tasks.find((t) => t.title === 'Task-1') };
+}
+
 describe('the end of the calendar', () => {
   it('a completion past year 9999 (skill rate 0.0001, in range) is never scheduled; the episode runs to its horizon', () => {
-    const dist = { ...loadPreset('default').world.dist, required_qty: { type: 'constant', value: 100_000 } };
-    const cfg = configFromRaw(rawWith({ dist, salary_junior: tier('junior', 0.5, 0.0001), salary_mid: tier('mid', 0.35, 0.0001), salary_senior: tier('senior', 0.15, 0.0001) }), 'slow');
-    const env = new Env();
-    env.reset({ seed: 1, preset: cfg, options: { horizon_years: 1 } });
-    for (const a of ['task accept --task-id Task-1', 'task assign --task-id Task-1 --employees Emp_1', 'task dispatch --task-id Task-1']) {
-      // Before: the dispatch's ETA threw `... business hours end after year 9999`.
-      expect(env.step(a).observation.exit_code, a).toBe(0);
-    }
-    const st = env.snapshot().sim.state;
-    const task = st.tasks.find((t) => t.title === 'Task-1');
+    // Before: the dispatch's ETA threw `... business hours end after year 9999`.
+    const { env, st, task } = slowTaskDispatched(0.0001);
     expect(task?.status).toBe('active');
     expect(st.events.filter((e) => e.taskId === task?.id)).toEqual([]);
     let r = env.step('sim resume');
@@ -50,25 +57,15 @@ describe('the end of the calendar', () => {
     // milestones from year ~3300, all after the horizon and past the last exact instant, where an instant is a double
     // that is no longer a whole number of microseconds of the reference's exact datetime (the Decimal steps rounded
     // each day's start). They were scheduled and shown by every snapshot (events[].at above 2**53).
-    const dist = { ...loadPreset('default').world.dist, required_qty: { type: 'constant', value: 100_000 } };
-    const cfg = configFromRaw(rawWith({ dist, task_progress_milestones: [0.25, 0.5], salary_junior: tier('junior', 0.5, 0.01), salary_mid: tier('mid', 0.35, 0.01), salary_senior: tier('senior', 0.15, 0.01) }), 'slow');
-    const env = new Env();
-    env.reset({ seed: 1, preset: cfg, options: { horizon_years: 1 } });
-    for (const a of ['task accept --task-id Task-1', 'task assign --task-id Task-1 --employees Emp_1', 'task dispatch --task-id Task-1']) {
-      expect(env.step(a).observation.exit_code, a).toBe(0);
-    }
-    const st = env.snapshot().sim.state;
-    const task = st.tasks.find((t) => t.title === 'Task-1');
+    const milestones = { task_progress_milestones: [0.25, 0.5] };
+    const { env, st, task } = slowTaskDispatched(0.01, milestones);
     expect(task?.status).toBe('active');
     const at = st.events.map((e) => e.at);
     expect(at.filter((t) => !Number.isSafeInteger(t)).map((t) => isoformat(t))).toEqual([]);
     expect(st.events.filter((e) => e.taskId === task?.id)).toEqual([]);
     // An ETA before the last exact instant is still scheduled: the same task at a rate of 100 (1,000 hours).
-    const fast = configFromRaw(rawWith({ dist, task_progress_milestones: [0.25, 0.5], salary_junior: tier('junior', 0.5, 100), salary_mid: tier('mid', 0.35, 100), salary_senior: tier('senior', 0.15, 100) }), 'fast');
-    env.reset({ seed: 1, preset: fast, options: { horizon_years: 1 } });
-    for (const a of ['task accept --task-id Task-1', 'task assign --task-id Task-1 --employees Emp_1', 'task dispatch --task-id Task-1']) env.step(a);
-    const ft = env.snapshot().sim.state;
-    const id = ft.tasks.find((t) => t.title === 'Task-1')?.id;
+    const { st: ft, task: fastTask } = slowTaskDispatched(100, milestones, env);
+    const id = fastTask?.id;
     expect(ft.events.filter((e) => e.taskId === id).map((e) => e.type).sort()).toEqual(['task_completed', 'task_half_progress']);
   });
 

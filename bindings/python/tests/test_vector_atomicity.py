@@ -544,9 +544,31 @@ def corrupt_last_batch_reply(env: Any, how: str) -> list[int]:
     ran its entries. ``how``: "short" (a JSON reply with one result fewer than its request's entries), "garbage" (a
     JSON reply whose ``results`` is not a list of entries), "frames" (a binary reply missing an array frame), "noframe"
     (a binary reply without the Discrete ``obs`` array). The list returned gets the number of entries of each part."""
+    from ycgym.client import _ARRAYS
+
+    def spoil(reply: dict[str, Any]) -> None:
+        res = reply["result"]
+        if how == "short":
+            res["results"] = res["results"][:-1]
+        elif how == "garbage":
+            res["results"] = "garbage"
+        elif how == "frames":
+            reply[_ARRAYS] = reply[_ARRAYS][:-1]
+        else:
+            k = [a["name"] for a in res["arrays"]].index("obs")
+            del res["arrays"][k]
+            reply[_ARRAYS] = [f for j, f in enumerate(reply[_ARRAYS]) if j != k]
+
+    return spoil_last_batch_reply(env, spoil)
+
+
+def spoil_last_batch_reply(env: Any, spoil: Any) -> list[int]:
+    """Hook the env's client so that ``spoil`` changes, in place, the decoded reply to the last ``step_batch`` request
+    of its next step (a split batch's last part, or the only request), once. The list returned gets the number of
+    entries of each ``step_batch`` part sent."""
     import json
 
-    from ycgym.client import _ARRAYS, Client
+    from ycgym.client import Client
 
     c = env.client
     send = c._send_payload
@@ -565,17 +587,7 @@ def corrupt_last_batch_reply(env: Any, how: str) -> list[int]:
         if not ids or reply.get("id") != ids[-1]:
             return reply
         del c._decode, c._send_payload  # once
-        res = reply["result"]
-        if how == "short":
-            res["results"] = res["results"][:-1]
-        elif how == "garbage":
-            res["results"] = "garbage"
-        elif how == "frames":
-            reply[_ARRAYS] = reply[_ARRAYS][:-1]
-        else:
-            k = [a["name"] for a in res["arrays"]].index("obs")
-            del res["arrays"][k]
-            reply[_ARRAYS] = [f for j, f in enumerate(reply[_ARRAYS]) if j != k]
+        spoil(reply)
         return reply
 
     c._send_payload = hooked
@@ -912,22 +924,8 @@ def spoil_last_entry(env: Any, how: str) -> None:
     whose fields are wrong (as a broken proxy or a server of another version could send it; the server ran it):
     ``how``: "observation" (none), "reward" (not a number), "info" (none), "status" (an observation without one),
     "discrete" (a Discrete observation without its frame)."""
-    from ycgym.client import Client
 
-    c = env.client
-    send = c._send_payload
-    ids: list[int] = []
-
-    def hooked(rid: int, op: str, payload: bytes) -> None:
-        if op == "step_batch":
-            ids.append(rid)
-        return send(rid, op, payload)
-
-    def decode(frames: list[bytes]) -> dict[str, Any]:
-        reply = Client._decode(frames)
-        if not ids or reply.get("id") != ids[-1]:
-            return reply
-        del c._decode, c._send_payload  # once
+    def spoil(reply: dict[str, Any]) -> None:
         entry = reply["result"]["results"][-1]["result"]
         if how == "reward":
             entry["reward"] = "much"
@@ -935,10 +933,8 @@ def spoil_last_entry(env: Any, how: str) -> None:
             del entry["observation"][how]
         else:
             del entry[how]
-        return reply
 
-    c._send_payload = hooked
-    c._decode = decode
+    spoil_last_batch_reply(env, spoil)
 
 
 @pytest.mark.parametrize("mode", MODES)
