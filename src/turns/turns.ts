@@ -809,7 +809,9 @@ export class TurnEnv {
       throw err;
     }
     this.sim = sim;
-    this.cfg = snap.sim.config;
+    // The validated, frozen config the simulation runs on (not the caller's snapshot object, which the restart after a
+    // bankruptcy would otherwise read as it is then).
+    this.cfg = sim.cfg;
     this.seed = snap.seed;
     this.simOptions = { ...snap.sim_options };
     this.settings = structuredClone(snap.settings);

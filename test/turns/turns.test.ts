@@ -148,6 +148,20 @@ function goBankrupt(env: TurnEnv): ReturnType<TurnEnv['step']> {
 }
 
 describe('episodes after bankruptcy', () => {
+  it('a restored env restarts from the config it restored, whatever the caller does to the snapshot afterwards', () => {
+    const a = new TurnEnv();
+    a.reset({ seed: 1, preset: poorPreset(), options: { max_episodes: 2 } });
+    const snap = structuredClone(a.snapshot());
+    const env = new TurnEnv();
+    env.restore(snap);
+    // The caller's snapshot object, changed after the restore: the restart after the bankruptcy must not see it (it
+    // used to: the env kept the snapshot's config object, not the validated copy its simulation runs on).
+    snap.sim.config.world.initial_funds_cents = 3_000_000;
+    const r = goBankrupt(env);
+    expect(r.info.episode).toBe(2);
+    expect(r.nextUserMessage).toContain('- **Funds**: $10,000.00 (1000000 cents)');
+  });
+
   it('reference: fresh world with the same seed, scratchpad kept, chat and turn count carried over', () => {
     const env = new TurnEnv();
     env.reset({ seed: 1, preset: poorPreset(), options: { max_episodes: 2 } });
