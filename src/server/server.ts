@@ -282,7 +282,9 @@ type Frames = (Buffer | string)[];
  * reply leaves the count when `UNREAD_WINDOW` later ones were handed over, and a connection over its budget is answered
  * `capacity` (small replies, which move the window on) until its large replies leave the count. A client that reads
  * therefore gets at most `UNREAD_WINDOW` refusals in a row; one that does not makes the server hold at most the budget
- * and one more reply (the request admitted just below it), plus one in its outbox when ZeroMQ's queue for it is full.
+ * and one more reply (the request admitted just below it), plus one in its outbox when ZeroMQ's queue for it is full
+ * (under load ZeroMQ's I/O thread was once seen holding one more than the window counts: the one it encodes and the
+ * next it took; test/integration/unread-replies.test.ts allows for it).
  * Small replies are not counted (at most `UNREAD_WINDOW` x 64 KiB, ~1 MiB, a connection), so a connection with none
  * has no entry.
  */

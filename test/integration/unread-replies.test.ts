@@ -151,20 +151,31 @@ describe('the unread-reply budget of a connection (maxUnreadReplyBytes, serve --
       await d.send(JSON.stringify({ v: 1, op: 'step', session, action: 'yc-bench scratchpad read' }));
       const replyBytes = ((await d.receive())[0] as Buffer).length;
       expect(replyBytes).toBeGreaterThan(1_500_000);
+      // The other client's session is made before the baseline: generating its world allocates typed arrays of its own,
+      // which are not replies.
+      const mine = ((await call(other, { op: 'reset', seed: 2 })) as unknown as { result: { session: string } }).result.session;
       gc();
       const before = process.memoryUsage().arrayBuffers;
       const n = 60;
       for (let i = 0; i < n; i++) await d.send(JSON.stringify({ v: 1, id: i, op: 'step', session, action: 'yc-bench scratchpad read' }));
       // Another client is served meanwhile, its requests and replies as usual.
-      const mine = ((await call(other, { op: 'reset', seed: 2 })) as unknown as { result: { session: string } }).result.session;
       for (let i = 0; i < 5; i++) expect((await call(other, { op: 'step', session: mine, action: 'company status' })).ok).toBe(true);
       await settled(() => s.stats().replied, 500, 20_000);
-      await new Promise((res) => setTimeout(res, 200));
-      gc();
-      const held = process.memoryUsage().arrayBuffers - before;
-      // The budget, one reply admitted just below it and one waiting in the connection's outbox (a little slack for
-      // the refusals and the other client's replies).
-      expect(held).toBeLessThan(budget + 2 * replyBytes + (1 << 20));
+      // What the server still holds once ZeroMQ has released what it wrote out: zero-copy buffers come back through
+      // zeromq.js's release callbacks on this thread, then a collection. The least of a few samples over a second, so
+      // a release still on its way is not taken for a reply held.
+      let held = Number.POSITIVE_INFINITY;
+      for (let k = 0; k < 5; k++) {
+        await new Promise((res) => setTimeout(res, 200));
+        gc();
+        held = Math.min(held, process.memoryUsage().arrayBuffers - before);
+      }
+      // The budget, one reply admitted just below it and one waiting in the connection's outbox, and one more: ZeroMQ's
+      // I/O thread may hold a reply beyond the 17 the count assumes (the one it encodes and the next it took from the
+      // queue; one fresh-clone CI run under load measured 13.85 MB here against budget + 2 replies + 1 MiB, 12.8 MB,
+      // where runs on an idle machine measure 0.7-6.7 MB). A little slack for the refusals and the other client's
+      // replies. Without the budget the server holds ~23.5 MB here (every reply ZeroMQ queues).
+      expect(held).toBeLessThan(budget + 3 * replyBytes + (1 << 20));
       // The refused requests were answered in order, with their ids, once the connection read.
       const codes: string[] = [];
       for (let i = 0; i < n; i++) {
