@@ -10,6 +10,7 @@ import { F, type Float } from '../py/pyjson.js';
 import { pyPow } from '../py/pymath.js';
 import { EVENT_PRIORITY, type Domain, type Employee, type EventType, type SimEvent, type SimState, type Task } from './types.js';
 import { claimedTasks, isBankrupt } from './status.js';
+import { LAST_EXACT_INSTANT } from './deadline.js';
 import { mapPacked } from '../py/packed.js';
 
 /** Engine context: the mutable state and its immutable configuration. */
@@ -285,7 +286,7 @@ function untilCalendarEnd(now: number, hours: Dec): number | null {
 
 /** An ETA instant, or null (never) past the last exact instant (2**53 - 1 µs): see {@link untilCalendarEnd}. */
 function exactOrNever(at: number): number | null {
-  return at <= Number.MAX_SAFE_INTEGER ? at : null;
+  return at <= LAST_EXACT_INSTANT ? at : null;
 }
 
 /** {@link solveCompletion} by the reference's Decimal steps. */
