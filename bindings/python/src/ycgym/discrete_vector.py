@@ -69,7 +69,19 @@ from .discrete import (
     merged_discrete_options,
     spaces_of,
 )
-from .vector import BAD_REPLY_WHY, UNREAD, Owed, failed_reset_why, owe, owed_groups, reset_arguments, reset_seeds, stopped_step_why, why_due
+from .vector import (
+    BAD_REPLY_WHY,
+    UNREAD,
+    Owed,
+    failed_reset_why,
+    owe,
+    owed_groups,
+    reset_arguments,
+    reset_seeds,
+    step_flags,
+    stopped_step_why,
+    why_due,
+)
 from .vector import entry_error as _entry_error
 
 __all__ = ["YCBenchDiscreteVectorEnv"]
@@ -259,15 +271,13 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         for key in _INT_KEYS:
             if type(info[key]) is not int:
                 raise TypeError(f"info[{key!r}] must be an integer")
-        reward, term, trunc = r["reward"], r["terminated"], r["truncated"]
-        if type(reward) not in (int, float) or type(term) is not bool or type(trunc) is not bool:
-            raise TypeError("reward must be a number, terminated and truncated booleans")
+        reward, term, trunc = step_flags(r)
         text = None
         if self.render_mode is not None:
             text = o["text"]
             if type(text) is not str:
                 raise TypeError("its text must be a string")
-        return obs, mask, float(reward), term, trunc, text
+        return obs, mask, reward, term, trunc, text
 
     def _put(self, i: int, r: ResetResult | StepResult) -> None:
         self._obs[i], self._mask[i] = frame_arrays(r)

@@ -214,6 +214,17 @@ def entry_error(e: ProtocolError, i: int) -> ProtocolError:
     return ProtocolError(e.code, e.message, request_id=e.request_id, index=i)
 
 
+def step_flags(sr: Any) -> tuple[float, bool, bool]:
+    """A step result's reward and flags, checked (KeyError or TypeError for a result whose fields are wrong). Shared by
+    both vector envs' checks of a step entry before it is taken in."""
+    reward, term, trunc = sr["reward"], sr["terminated"], sr["truncated"]
+    if type(reward) not in (int, float):
+        raise TypeError(f"reward must be a number, got {type(reward).__name__}")
+    if type(term) is not bool or type(trunc) is not bool:
+        raise TypeError("terminated and truncated must be booleans")
+    return float(reward), term, trunc
+
+
 def _step_fields(sr: Any) -> tuple[dict[str, Any], float, bool, bool]:
     """A step result's observation, reward and flags as the text vector env takes them in, checked first (raises
     KeyError, TypeError or ValueError for a result whose fields are wrong: the caller fails its entry, ``bad_reply``,
@@ -221,13 +232,7 @@ def _step_fields(sr: Any) -> tuple[dict[str, Any], float, bool, bool]:
     obs, info = sr["observation"], sr["info"]
     if type(obs) is not dict or type(info) is not dict or type(obs.get("status")) is not dict or type(obs.get("text")) is not str:
         raise TypeError("its observation, info, status or text is missing or not of its type")
-    term, trunc = sr["terminated"], sr["truncated"]
-    if type(term) is not bool or type(trunc) is not bool:
-        raise TypeError("terminated and truncated must be booleans")
-    reward = sr["reward"]
-    if type(reward) not in (int, float):
-        raise TypeError(f"reward must be a number, got {type(reward).__name__}")
-    return obs, float(reward), term, trunc
+    return (obs, *step_flags(sr))
 
 
 class _Heterogeneous(Exception):
