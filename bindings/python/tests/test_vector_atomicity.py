@@ -7,6 +7,7 @@ envs, over both transports (the envs' own pipe server and a ZeroMQ endpoint).
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import re
 from collections.abc import Iterator
@@ -755,6 +756,27 @@ def test_a_split_batch_with_a_part_too_large_to_send_sends_none(server: LocalSer
 
 
 
+@contextlib.contextmanager
+def refusing_pair(kind: str, mode: str, server: LocalServer) -> Iterator[tuple[Any, Any]]:
+    """An env on a server of its own with room for its ``N`` sessions only (so ``refuse_next_reset`` can have its next
+    reset refused with ``session_limit``) and its twin on ``server``, both reset with seed 5 and stepped once alike;
+    closed with the server at the end."""
+    from gymnasium.vector import AutoresetMode
+
+    am = AutoresetMode(mode)
+    endpoint = "pipe" if server.endpoint.startswith("pipe") else "tcp://127.0.0.1:0"
+    with LocalServer(endpoint, args=["--max-sessions", str(N)]) as small:
+        env, twin = make(kind, small.endpoint, autoreset_mode=am), make(kind, server.endpoint, autoreset_mode=am)
+        try:
+            for e in (env, twin):
+                e.reset(seed=5)
+            step_both(env, twin, 0)
+            yield env, twin
+        finally:
+            env.close()
+            twin.close()
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_reset_refused_for_one_sub_environment_leaves_the_ones_reset_due(kind: str, mode: str, server: LocalServer) -> None:
@@ -764,48 +786,36 @@ def test_a_reset_refused_for_one_sub_environment_leaves_the_ones_reset_due(kind:
     (their observations: the twin's reset ones; DISABLED: the step refuses them until they are reset). They used to be
     taken for their old episodes: the next step stepped the new ones, which the env had never returned, and their
     generators were not advanced for the seeds the server used."""
-    from gymnasium.vector import AutoresetMode
-
-    am = AutoresetMode(mode)
-    endpoint = "pipe" if server.endpoint.startswith("pipe") else "tcp://127.0.0.1:0"
-    with LocalServer(endpoint, args=["--max-sessions", str(N)]) as small:
-        env, twin = make(kind, small.endpoint, autoreset_mode=am), make(kind, server.endpoint, autoreset_mode=am)
-        spares: list[str] = []
-        try:
-            for e in (env, twin):
-                e.reset(seed=5)
-            step_both(env, twin, 0)
-            before = rng_states(env)
-            refuse_next_reset(env, spares)
-            with pytest.raises(ProtocolError) as err:
-                env.reset()
-            assert err.value.code == "session_limit" and err.value.index == 0
-            assert rng_states(env) == before
-            env.client.close(session=spares.pop())
-            first = np.array([True, False, False])
-            rest = ~first
-            env.reset(options={"reset_mask": first})  # 0 in a new session, the seed the twin's reset draws for it
-            reset_obs = twin.reset()[0]
-            acts = actions(twin, 1)
-            if mode == "Disabled":
-                with pytest.raises(EpisodeOverError) as over:
-                    env.step(acts)
-                assert over.value.index == 1
-                got_reset = env.reset(options={"reset_mask": rest})[0]
-                assert same(rows(got_reset, [1, 2], N), rows(reset_obs, [1, 2], N))
-                continue_alike(env, twin, mode)
-                return
-            got, want = env.step(acts), twin.step(acts)
-            assert same_rows(got, want, [0], N)
-            assert same(rows(got[0], [1, 2], N), rows(reset_obs, [1, 2], N))  # 1 and 2 reset again: the same worlds
-            assert not got[1][1:].any() and not (got[2] | got[3]).any()
-            assert rng_states(env) == rng_states(twin)
-            for x in (env, twin):  # 1 and 2 are one step behind the twin's: both reset them alike
-                x.reset(seed=9, options={"reset_mask": rest})
+    spares: list[str] = []
+    with refusing_pair(kind, mode, server) as (env, twin):
+        before = rng_states(env)
+        refuse_next_reset(env, spares)
+        with pytest.raises(ProtocolError) as err:
+            env.reset()
+        assert err.value.code == "session_limit" and err.value.index == 0
+        assert rng_states(env) == before
+        env.client.close(session=spares.pop())
+        first = np.array([True, False, False])
+        rest = ~first
+        env.reset(options={"reset_mask": first})  # 0 in a new session, the seed the twin's reset draws for it
+        reset_obs = twin.reset()[0]
+        acts = actions(twin, 1)
+        if mode == "Disabled":
+            with pytest.raises(EpisodeOverError) as over:
+                env.step(acts)
+            assert over.value.index == 1
+            got_reset = env.reset(options={"reset_mask": rest})[0]
+            assert same(rows(got_reset, [1, 2], N), rows(reset_obs, [1, 2], N))
             continue_alike(env, twin, mode)
-        finally:
-            env.close()
-            twin.close()
+            return
+        got, want = env.step(acts), twin.step(acts)
+        assert same_rows(got, want, [0], N)
+        assert same(rows(got[0], [1, 2], N), rows(reset_obs, [1, 2], N))  # 1 and 2 reset again: the same worlds
+        assert not got[1][1:].any() and not (got[2] | got[3]).any()
+        assert rng_states(env) == rng_states(twin)
+        for x in (env, twin):  # 1 and 2 are one step behind the twin's: both reset them alike
+            x.reset(seed=9, options={"reset_mask": rest})
+        continue_alike(env, twin, mode)
 
 
 def test_the_example_of_docs_vector_md_runs_and_prints_what_it_says(capsys: pytest.CaptureFixture[str]) -> None:
@@ -883,40 +893,28 @@ def test_the_reset_a_refused_reset_leaves_due_makes_the_episodes_asked_for(kind:
     for (the twin's observations of that reset; their generators seeded from 22 and 23, as a reset with those seeds
     seeds them), not with seeds drawn from their generators put back and the env's default options (other worlds than
     the ones asked for, episodes of another length)."""
-    from gymnasium.vector import AutoresetMode
-
-    am = AutoresetMode(mode)
-    endpoint = "pipe" if server.endpoint.startswith("pipe") else "tcp://127.0.0.1:0"
-    with LocalServer(endpoint, args=["--max-sessions", str(N)]) as small:
-        env, twin = make(kind, small.endpoint, autoreset_mode=am), make(kind, server.endpoint, autoreset_mode=am)
-        spares: list[str] = []
-        try:
-            for e in (env, twin):
-                e.reset(seed=5)
-            step_both(env, twin, 0)
-            asked: dict[str, Any] = {"seed": [21, 22, 23], "options": {"max_steps": 2}}
-            refuse_next_reset(env, spares)
-            with pytest.raises(ProtocolError) as err:
-                env.reset(**asked)
-            assert err.value.code == "session_limit" and err.value.index == 0
-            env.client.close(session=spares.pop())
-            first = np.array([True, False, False])
-            env.reset(seed=21, options={"reset_mask": first, "max_steps": 2})  # 0 again, in a new session
-            reset_obs = twin.reset(**asked)[0]
-            acts = actions(twin, 1)
-            got, want = env.step(acts), twin.step(acts)
-            assert same_rows(got, want, [0], N)
-            assert same(rows(without_sessions(got[0]), [1, 2], N), rows(without_sessions(reset_obs), [1, 2], N))
-            assert not got[1][1:].any() and not (got[2] | got[3])[1:].any()
-            if kind == "text":
-                assert env.seeds_used == twin.seeds_used == (21, 22, 23)
-            # 1 and 2 are one step behind the twin's: reset them in the twin alike; then every episode (2 steps long),
-            # and the automatic resets drawn from the generators, go on alike.
-            twin.reset(seed=[0, 22, 23], options={"reset_mask": ~first, "max_steps": 2})
-            continue_alike(env, twin, mode, steps=5)
-        finally:
-            env.close()
-            twin.close()
+    spares: list[str] = []
+    with refusing_pair(kind, mode, server) as (env, twin):
+        asked: dict[str, Any] = {"seed": [21, 22, 23], "options": {"max_steps": 2}}
+        refuse_next_reset(env, spares)
+        with pytest.raises(ProtocolError) as err:
+            env.reset(**asked)
+        assert err.value.code == "session_limit" and err.value.index == 0
+        env.client.close(session=spares.pop())
+        first = np.array([True, False, False])
+        env.reset(seed=21, options={"reset_mask": first, "max_steps": 2})  # 0 again, in a new session
+        reset_obs = twin.reset(**asked)[0]
+        acts = actions(twin, 1)
+        got, want = env.step(acts), twin.step(acts)
+        assert same_rows(got, want, [0], N)
+        assert same(rows(without_sessions(got[0]), [1, 2], N), rows(without_sessions(reset_obs), [1, 2], N))
+        assert not got[1][1:].any() and not (got[2] | got[3])[1:].any()
+        if kind == "text":
+            assert env.seeds_used == twin.seeds_used == (21, 22, 23)
+        # 1 and 2 are one step behind the twin's: reset them in the twin alike; then every episode (2 steps long),
+        # and the automatic resets drawn from the generators, go on alike.
+        twin.reset(seed=[0, 22, 23], options={"reset_mask": ~first, "max_steps": 2})
+        continue_alike(env, twin, mode, steps=5)
 
 
 def spoil_last_entry(env: Any, how: str) -> None:
