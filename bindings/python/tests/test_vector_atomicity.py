@@ -69,11 +69,12 @@ def check_twins(env: Any, twin: Any, steps: int = 3) -> None:
     step_both(env, twin, 0)
 
 
-def started(kind: str, endpoint: str, **kw: Any) -> tuple[Any, Any]:
+def started(kind: str, endpoint: str, steps: int = 2, **kw: Any) -> tuple[Any, Any]:
+    """An env and its twin, reset with seed 5 and stepped ``steps`` times alike."""
     env, twin = make(kind, endpoint, **kw), make(kind, endpoint, **kw)
     for e in (env, twin):
         e.reset(seed=5)
-    for t in range(2):
+    for t in range(steps):
         step_both(env, twin, t)
     return env, twin
 
@@ -567,20 +568,10 @@ def spoil_last_batch_reply(env: Any, spoil: Any) -> list[int]:
     """Hook the env's client so that ``spoil`` changes, in place, the decoded reply to the last ``step_batch`` request
     of its next step (a split batch's last part, or the only request), once. The list returned gets the number of
     entries of each ``step_batch`` part sent."""
-    import json
-
     from ycgym.client import Client
 
     c = env.client
-    send = c._send_payload
-    sizes: list[int] = []
-    ids: list[int] = []
-
-    def hooked(rid: int, op: str, payload: bytes) -> None:
-        if op == "step_batch":
-            sizes.append(len(json.loads(payload)["steps"]))
-            ids.append(rid)
-        return send(rid, op, payload)
+    sizes, ids = record_batch_sends(c)
 
     def decode(frames: list[bytes]) -> dict[str, Any]:
         reply = Client._decode(frames)
@@ -591,9 +582,27 @@ def spoil_last_batch_reply(env: Any, spoil: Any) -> list[int]:
         spoil(reply)
         return reply
 
-    c._send_payload = hooked
     c._decode = decode
     return sizes
+
+
+def record_batch_sends(c: Any) -> tuple[list[int], list[int]]:
+    """Hook client ``c``'s sends (until the hook is deleted: ``del c._send_payload``): the lists returned get the number
+    of entries and the request id of each ``step_batch`` request it sends."""
+    import json
+
+    send = c._send_payload
+    sizes: list[int] = []
+    ids: list[int] = []
+
+    def hooked(rid: int, op: str, payload: bytes) -> None:
+        if op == "step_batch":
+            sizes.append(len(json.loads(payload)["steps"]))
+            ids.append(rid)
+        return send(rid, op, payload)
+
+    c._send_payload = hooked
+    return sizes, ids
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -614,12 +623,8 @@ def test_an_unreadable_batch_reply_fails_its_entries_and_marks_them_due(kind: st
     from gymnasium.vector import AutoresetMode
 
     n = 40
-    am = AutoresetMode(mode)
-    env, twin = (make(kind, server.endpoint, n=n, autoreset_mode=am) for _ in range(2))
+    env, twin = started(kind, server.endpoint, steps=1, n=n, autoreset_mode=AutoresetMode(mode))
     try:
-        for e in (env, twin):
-            e.reset(seed=5)
-        step_both(env, twin, 0)
         acts = actions(twin, 1)
         want = twin.step(acts)
         assert not (want[2] | want[3]).any()
@@ -676,18 +681,9 @@ def stop_at_last_batch_reply(env: Any, what: type[BaseException]) -> list[int]:
     """Make the env's next step raise ``what`` (a Ctrl-C, a timeout) while it waits for the reply to its last
     ``step_batch`` request (a split batch's last part, or the only request), which the server runs all the same. The
     list returned gets the number of entries of each part."""
-    import json
-
     c = env.client
-    send, recv = c._send_payload, c.recv
-    sizes: list[int] = []
-    ids: list[int] = []
-
-    def hooked(rid: int, op: str, payload: bytes) -> None:
-        if op == "step_batch":
-            sizes.append(len(json.loads(payload)["steps"]))
-            ids.append(rid)
-        return send(rid, op, payload)
+    recv = c.recv
+    sizes, ids = record_batch_sends(c)
 
     def stopped(request_id: Any, timeout: Any = None) -> Any:
         if ids and request_id == ids[-1]:
@@ -696,7 +692,6 @@ def stop_at_last_batch_reply(env: Any, what: type[BaseException]) -> list[int]:
             raise what("stopped while waiting for the last part")
         return recv(request_id, timeout)
 
-    c._send_payload = hooked
     c.recv = stopped
     return sizes
 
@@ -714,12 +709,8 @@ def test_a_step_stopped_while_waiting_marks_the_unanswered_sub_environments_due(
     from gymnasium.vector import AutoresetMode
 
     n = 40
-    am = AutoresetMode(mode)
-    env, twin = (make(kind, server.endpoint, n=n, autoreset_mode=am) for _ in range(2))
+    env, twin = started(kind, server.endpoint, steps=1, n=n, autoreset_mode=AutoresetMode(mode))
     try:
-        for e in (env, twin):
-            e.reset(seed=5)
-        step_both(env, twin, 0)
         acts = actions(twin, 1)
         twin.step(acts)
         sizes = stop_at_last_batch_reply(env, what)
