@@ -134,7 +134,7 @@ export function registerServe(program: Command): void {
     .option('--max-memory <MiB>', 'memory budget: above this resident size, new sessions and step_batch are refused with "capacity" (1-16777216 MiB; default: none, only the heap guard)', intOption(1, 2 ** 24, '--max-memory'))
     .option(
       '--max-unread-mib <MiB>',
-      "budget of one client connection's unread replies (1-16777216 MiB): while the large replies ZeroMQ may still hold for it (its last 17) reach it, its requests are refused with \"capacity\", unhandled, so a client that sends without reading holds at most this and one more reply in the server. Not used with --pipe-fds (its output buffer is bounded itself)",
+      "budget of one client connection's unread replies (1-16777216 MiB): while the large replies ZeroMQ may still hold for it (its last 17) reach it, its requests are refused with \"capacity\", unhandled, so a client that sends without reading holds at most this and a few more replies in the server (one admitted just below it, one in its outbox, one ZeroMQ may hold beyond its count). Not used with --pipe-fds (its output buffer is bounded itself)",
       intOption(1, 2 ** 24, '--max-unread-mib'),
       DEFAULT_MAX_UNREAD_REPLY_BYTES / 2 ** 20,
     )

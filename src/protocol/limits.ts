@@ -67,7 +67,8 @@ export const MAX_CLIENT_QUEUED_BYTES = 16 << 20;
  * Default budget of one ZeroMQ connection's unread replies (`ycgym serve --max-unread-mib`): bytes of large replies the
  * server may have handed to ZeroMQ for it that ZeroMQ may still hold (src/server/server.ts, `UnreadReplies`). While
  * they reach it, that connection's requests are answered `capacity`, unhandled; a connection that never reads thus
- * makes the server hold at most this and one more reply (plus one waiting in its outbox), whatever it sends.
+ * makes the server hold at most this and one more reply (plus one waiting in its outbox, and one ZeroMQ's I/O thread may
+ * hold beyond the count), whatever it sends.
  */
 export const DEFAULT_MAX_UNREAD_REPLY_BYTES = 256 * 2 ** 20;
 
