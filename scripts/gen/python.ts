@@ -232,6 +232,8 @@ const LIMIT_DOCS: Readonly<Record<string, string>> = {
   MAX_CLIENT_QUEUED_BYTES: 'their bytes; beyond them each request is answered `capacity`',
   DEFAULT_MAX_UNREAD_REPLY_BYTES:
     "bytes of large replies ZeroMQ may still hold for one connection (its last 17 replies; `--max-unread-mib`); while they reach it, its requests are answered `capacity`, unhandled",
+  DEFAULT_MAX_UNREAD_TOTAL_BYTES:
+    'bytes of large replies ZeroMQ may still hold for every connection together (`--max-unread-total-mib`); from 3/4 of it the connections holding the most are answered `capacity`, at it every connection',
   CLIENT_SEND_WINDOW: 'requests the TypeScript client sends ahead of their replies',
   CLIENT_SEND_WINDOW_BYTES: 'their bytes',
   SESSION_ID_RANDOM_BYTES: 'random bytes in a session id the server issues (`s` + 22 base64url characters)',

@@ -11,6 +11,7 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   DEFAULT_MAX_RECORDINGS_PER_CLIENT,
   DEFAULT_MAX_UNREAD_REPLY_BYTES,
+  DEFAULT_MAX_UNREAD_TOTAL_BYTES,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_MAX_SESSIONS_PER_CLIENT,
   DEFAULT_RECORD_CLIENT_BYTES,
@@ -35,6 +36,7 @@ interface ServeFlags {
   idleTimeout: number;
   maxMemory?: number;
   maxUnreadMib: number;
+  maxUnreadTotalMib: number;
   curveSecretKey?: string;
   curvePublicKey?: string;
   curveAllow?: string;
@@ -82,6 +84,7 @@ async function serve(o: ServeFlags): Promise<void> {
       idleTimeoutMs: Math.round(o.idleTimeout * 1000),
       ...(o.maxMemory !== undefined ? { maxMemoryBytes: o.maxMemory * 2 ** 20 } : {}),
       maxUnreadReplyBytes: o.maxUnreadMib * 2 ** 20,
+      maxUnreadTotalBytes: o.maxUnreadTotalMib * 2 ** 20,
       ...(o.recordDir !== undefined
         ? {
             recordDir: o.recordDir,
@@ -137,6 +140,12 @@ export function registerServe(program: Command): void {
       "budget of one client connection's unread replies (1-16777216 MiB): while the large replies ZeroMQ may still hold for it (its last 17) reach it, its requests are refused with \"capacity\", unhandled, so a client that sends without reading holds at most this and a few more replies in the server (one admitted just below it, one in its outbox, one ZeroMQ may hold beyond its count). Not used with --pipe-fds (its output buffer is bounded itself)",
       intOption(1, 2 ** 24, '--max-unread-mib'),
       DEFAULT_MAX_UNREAD_REPLY_BYTES / 2 ** 20,
+    )
+    .option(
+      '--max-unread-total-mib <MiB>',
+      'budget of the unread replies of every client connection together (1-16777216 MiB; a process may open many connections, each with its --max-unread-mib): from 3/4 of it the requests of the connections holding the most (at least the average) are refused with "capacity", at it every connection\'s, unhandled. Not used with --pipe-fds',
+      intOption(1, 2 ** 24, '--max-unread-total-mib'),
+      DEFAULT_MAX_UNREAD_TOTAL_BYTES / 2 ** 20,
     )
     .addOption(new Option('--curve-secret-key <z85>', 'CURVE secret key: required to bind a non-loopback address').env('YCGYM_CURVE_SECRET_KEY'))
     .addOption(new Option('--curve-public-key <z85>', 'CURVE public key (checked against the secret key; derived when omitted)').env('YCGYM_CURVE_PUBLIC_KEY'))

@@ -72,6 +72,15 @@ export const MAX_CLIENT_QUEUED_BYTES = 16 << 20;
  */
 export const DEFAULT_MAX_UNREAD_REPLY_BYTES = 256 * 2 ** 20;
 
+/**
+ * Default budget of the unread replies of every ZeroMQ connection together (`ycgym serve --max-unread-total-mib`): a
+ * process that opens many connections gets a per-connection budget for each, so without this one N connections that
+ * never read could make the server hold N x `DEFAULT_MAX_UNREAD_REPLY_BYTES`. From 3/4 of it, the requests of the
+ * connections holding the most (at least the average of those counted) are answered `capacity`, unhandled; at it, every
+ * connection's requests (src/server/server.ts, `Server.unreadRefusal`).
+ */
+export const DEFAULT_MAX_UNREAD_TOTAL_BYTES = 1024 * 2 ** 20;
+
 /** Requests the TS client sends ahead of their replies (half the server's per-client quota; see `Client.request`). */
 export const CLIENT_SEND_WINDOW = MAX_CLIENT_QUEUED_REQUESTS / 2;
 /** Their bytes (half the server's per-client quota). */

@@ -47,6 +47,8 @@ export interface ServerFacts {
   maxMessageBytes: number;
   /** The budget of one connection's unread replies (absent: none, the pipe transport). */
   maxUnreadReplyBytes?: number;
+  /** The budget of every connection's unread replies together (absent: none, the pipe transport). */
+  maxUnreadTotalBytes?: number;
   /** The recording limits, announced in `hello` (absent: the server does not record). */
   recordLimits?: RecordLimitsWire;
 }
@@ -155,6 +157,7 @@ export class ProtocolHandler {
         idle_timeout_ms: Math.round(sessions.idleTimeoutMs),
         max_batch: MAX_BATCH,
         max_unread_reply_bytes: facts.maxUnreadReplyBytes ?? null,
+        max_unread_total_bytes: facts.maxUnreadTotalBytes ?? null,
         record: facts.recordLimits === undefined ? null : { ...facts.recordLimits },
       },
       spaces: {

@@ -19,7 +19,7 @@ import { decodePayload, DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator, 
 import type { RecordingNote, RequestId } from '../protocol/ops.js';
 import { assertBindAllowed, resolveCurveKeys, SecurityError } from './security.js';
 import { parseAllowList, ZapHandler } from './zap.js';
-import { DEFAULT_MAX_UNREAD_REPLY_BYTES, MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
+import { DEFAULT_MAX_UNREAD_REPLY_BYTES, DEFAULT_MAX_UNREAD_TOTAL_BYTES, MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 import type { TurnStart } from './turn-session.js';
 import { PipeRouter, skippedPayloadBytes, type PipeEnd } from './pipe.js';
@@ -119,6 +119,13 @@ export interface ServerOptions {
    * unhandled. Does not apply to the pipe transport, whose output buffer is bounded in bytes itself.
    */
   maxUnreadReplyBytes?: number;
+  /**
+   * Budget of every ZeroMQ connection's unread replies together, in bytes (`serve --max-unread-total-mib`; default
+   * 1 GiB): one process may open many connections, each with its own `maxUnreadReplyBytes`. From 3/4 of it the requests
+   * of the connections holding the most are answered `capacity`, at it every connection's (`Server.unreadRefusal`).
+   * Does not apply to the pipe transport.
+   */
+  maxUnreadTotalBytes?: number;
   /**
    * Sequential session ids with this tag (`s1.<tag>`, `s2.<tag>`, ...; `''` gives plain `s1`, `s2`: tests).
    * Default: every id is `s` and 128 random bits (22 base64url characters), so ids are unguessable and never
@@ -290,12 +297,17 @@ type Frames = (Buffer | string)[];
  */
 export class UnreadReplies {
   private readonly byKey = new Map<string, { sent: number; at: number[]; bytes: number[]; sum: number }>();
+  /** The sum of the counted connections' bytes. */
+  private trackedSum = 0;
+  /** Bytes of connections forgotten past `maxTracked`: they may still be held, so they stay in `total` for good. */
+  private orphaned = 0;
 
   /**
    * @param maxTracked connections counted at most: a connection that left with large replies in its window keeps its
    *   entry (nothing tells the server it left), so without a cap many short connections would grow the map without
    *   bound. Past it the connection counted longest ago is forgotten (the map keeps insertion order; a connection that
-   *   sends again is moved to the end), which can only let that one connection's earlier replies out of the count.
+   *   sends again is moved to the end), which can only let that one connection's earlier replies out of its own count;
+   *   they stay in `total` (the server-wide budget must not lose bytes ZeroMQ may still hold).
    */
   constructor(private readonly maxTracked = MAX_TRACKED_UNREAD) {}
 
@@ -309,13 +321,28 @@ export class UnreadReplies {
     return this.byKey.size;
   }
 
+  /** Bytes of the counted connections' replies together (their average is `tracked / size`). */
+  get tracked(): number {
+    return this.trackedSum;
+  }
+
+  /** An upper bound of the reply bytes ZeroMQ holds for every connection: `tracked` and the bytes of connections forgotten past the cap. */
+  get total(): number {
+    return this.trackedSum + this.orphaned;
+  }
+
   /** ZeroMQ took a reply of `size` bytes for `key`. */
   sent(key: string, size: number): void {
     let u = this.byKey.get(key);
     if (u === undefined) {
       if (size < HELD_BODY_CHARS) return;
       u = { sent: 0, at: [], bytes: [], sum: 0 };
-      if (this.byKey.size >= this.maxTracked) this.byKey.delete(this.byKey.keys().next().value as string);
+      if (this.byKey.size >= this.maxTracked) {
+        const [oldest, entry] = this.byKey.entries().next().value as [string, { sum: number }];
+        this.byKey.delete(oldest);
+        this.trackedSum -= entry.sum;
+        this.orphaned += entry.sum;
+      }
     } else {
       this.byKey.delete(key); // moved to the end: the most recently counted
     }
@@ -323,12 +350,15 @@ export class UnreadReplies {
     u.sent++;
     while (u.at.length > 0 && (u.at[0] as number) <= u.sent - UNREAD_WINDOW) {
       u.at.shift();
-      u.sum -= u.bytes.shift() as number;
+      const left = u.bytes.shift() as number;
+      u.sum -= left;
+      this.trackedSum -= left;
     }
     if (size >= HELD_BODY_CHARS) {
       u.at.push(u.sent);
       u.bytes.push(size);
       u.sum += size;
+      this.trackedSum += size;
     } else if (u.at.length === 0) {
       this.byKey.delete(key);
     }
@@ -336,8 +366,38 @@ export class UnreadReplies {
 
   /** The connection is gone (ZeroMQ refused a reply to it): what it held went with it. */
   forget(key: string): void {
+    const u = this.byKey.get(key);
+    if (u === undefined) return;
+    this.trackedSum -= u.sum;
     this.byKey.delete(key);
   }
+}
+
+/** Why a connection's request is refused for unread replies (`unreadVerdict`): the bytes it holds, and every connection. */
+export interface UnreadVerdict {
+  /** `connection`: its own budget; `total`: the total budget; `share`: 3/4 of the total, and it holds the most. */
+  kind: 'connection' | 'total' | 'share';
+  mine: number;
+  /** The bytes compared with the total budget (0 when not looked at). */
+  held: number;
+}
+
+/**
+ * Whether the next request of the connection `key` is refused for the replies ZeroMQ may still hold (`Server`'s
+ * `unreadRefusal`; null: it is handled). `outboxBytes` are replies waiting in the server's outboxes; `buffers` samples
+ * the bytes the process holds in buffers (every held reply is one), looked at only from 3/4 of `maxTotal`.
+ */
+export function unreadVerdict(unread: UnreadReplies, key: string, outboxBytes: number, maxConnection: number, maxTotal: number, buffers: () => number): UnreadVerdict | null {
+  const mine = unread.bytes(key);
+  if (mine >= maxConnection) return { kind: 'connection', mine, held: 0 };
+  const shareFrom = (maxTotal / 4) * 3;
+  const counted = unread.total + outboxBytes;
+  if (counted < shareFrom) return null;
+  const held = Math.min(counted, buffers());
+  if (held >= maxTotal) return { kind: 'total', mine, held };
+  // At least the average of the counted connections (`tracked / size`), without dividing.
+  if (held >= shareFrom && mine > 0 && mine * unread.size >= unread.tracked) return { kind: 'share', mine, held };
+  return null;
 }
 
 /** Bytes of a reply's frames (a string frame counted in UTF-16 units: small ones only stay strings). */
@@ -453,8 +513,8 @@ export function memoryGuard(maxMemoryBytes: number | undefined, sample: () => No
  * batches therefore delays another client's step by about one slice, not by the whole batch. Replies are
  * sent without waiting (a ROUTER never blocks on send): a reply ZeroMQ cannot take yet (the peer's queue is at its
  * high-water mark) waits in the peer's outbox and is dropped with the peer's queued work after the stall timeout, and
- * a connection whose large replies ZeroMQ may still hold reach its budget (`UnreadReplies`) has its further requests
- * refused (`capacity`) until they leave.
+ * a connection whose large replies ZeroMQ may still hold reach its budget (`UnreadReplies`), or every connection's
+ * together the total budget (`unreadVerdict`), has its further requests refused (`capacity`) until they leave.
  */
 export class Server {
   /** The bound endpoint (with the OS-assigned port when bound to port 0). */
@@ -490,6 +550,13 @@ export class Server {
   /** Large replies ZeroMQ may still hold, by connection, and the budget of one (`maxUnreadReplyBytes`; Infinity: the pipe). */
   private readonly unread = new UnreadReplies();
   private maxUnread = DEFAULT_MAX_UNREAD_REPLY_BYTES;
+  /** The budget of every connection's unread replies together (`maxUnreadTotalBytes`; Infinity: the pipe). */
+  private maxUnreadTotal = DEFAULT_MAX_UNREAD_TOTAL_BYTES;
+  /** Bytes of the replies waiting in outboxes (`Peer.outbox`): held by the server, counted in the total budget. */
+  private outboxBytes = 0;
+  /** `process.memoryUsage().arrayBuffers` when last sampled (`heldBuffers`), and when. */
+  private buffersAt = Number.NEGATIVE_INFINITY;
+  private buffers = 0;
   private queuedMessages = 0;
   private queuedBytes = 0;
   private readonly counters: Omit<ServerStats, 'queued' | 'errors'> = { received: 0, replied: 0, ok: 0, send_failures: 0, dropped_requests: 0, peak_batch_bytes: 0, sliced_batches: 0, max_unit_ms: 0 };
@@ -543,7 +610,7 @@ export class Server {
     if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes < 1) throw new RangeError('maxMessageBytes must be a positive integer');
     const sliceMs = opts.batchSliceMs ?? DEFAULT_BATCH_SLICE_MS;
     if (!Number.isFinite(sliceMs) || sliceMs < 0) throw new RangeError('batchSliceMs must be >= 0');
-    for (const k of ['maxBatchReplyBytes', 'maxBatchBytesInFlight', 'maxMemoryBytes', 'stallTimeoutMs', 'maxUnreadReplyBytes'] as const) {
+    for (const k of ['maxBatchReplyBytes', 'maxBatchBytesInFlight', 'maxMemoryBytes', 'stallTimeoutMs', 'maxUnreadReplyBytes', 'maxUnreadTotalBytes'] as const) {
       const v = opts[k];
       if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) throw new RangeError(`${k} must be a positive integer`);
     }
@@ -591,7 +658,10 @@ export class Server {
     protocolOpts.admit = () => guard();
     const facts: ServerFacts = { version: packageVersion(), presets, maxMessageBytes };
     // The pipe's output buffer is bounded in bytes by the transport itself (`PipeRouter.sendNow`): no unread-reply budget.
-    if (pipe === null) facts.maxUnreadReplyBytes = opts.maxUnreadReplyBytes ?? DEFAULT_MAX_UNREAD_REPLY_BYTES;
+    if (pipe === null) {
+      facts.maxUnreadReplyBytes = opts.maxUnreadReplyBytes ?? DEFAULT_MAX_UNREAD_REPLY_BYTES;
+      facts.maxUnreadTotalBytes = opts.maxUnreadTotalBytes ?? DEFAULT_MAX_UNREAD_TOTAL_BYTES;
+    }
     if (recording?.quota) facts.recordLimits = { max_bytes: recording.quota.maxBytes, client_bytes: recording.quota.clientBytes, max_per_client: recording.quota.maxPerClient };
     const handler = new ProtocolHandler(sessions, facts, protocolOpts);
 
@@ -643,6 +713,7 @@ export class Server {
     server.zap = zap;
     if (opts.stallTimeoutMs !== undefined) server.stallMs = opts.stallTimeoutMs;
     server.maxUnread = facts.maxUnreadReplyBytes ?? Number.POSITIVE_INFINITY;
+    server.maxUnreadTotal = facts.maxUnreadTotalBytes ?? Number.POSITIVE_INFINITY;
     void pipeEnded?.then(({ reason, clean }) => {
       if (!server.closing) server.log(clean ? 'info' : 'error', `pipe transport ended: ${reason}`);
     });
@@ -854,7 +925,8 @@ export class Server {
             this.queuedBytes -= f.length;
             peer.queuedBytes -= f.length;
           }
-          const started = this.unread.size > 0 && this.unread.bytes(key) >= this.maxUnread ? this.refuseUnread(frames) : this.begin(key, frames);
+          const why = this.unread.size > 0 || this.outboxBytes > 0 ? this.unreadRefusal(key) : null;
+          const started = why !== null ? this.refuseUnread(frames, why) : this.begin(key, frames);
           if (Array.isArray(started)) out = started;
           else if (started !== null) {
             peer.job = started;
@@ -892,18 +964,61 @@ export class Server {
   }
 
   /**
-   * The `capacity` reply to a request of a connection whose unread replies reach its budget (`UnreadReplies`): not
+   * Why the next request of the connection `key` is refused for the replies ZeroMQ may still hold (`UnreadReplies`), or
+   * null. Its own reach its budget (`maxUnreadReplyBytes`); or those of every connection together (and the replies in
+   * outboxes) reach the total budget (`maxUnreadTotalBytes`), or 3/4 of it while this connection holds at least the
+   * average of those counted: the connections holding the most are refused first, so that one process's many
+   * connections that never read cannot hold the whole budget while others, which read, are refused.
+   * Together, the count is an upper bound that a connection which left keeps inflating (nothing tells the server; its
+   * count stays until the cap of `UnreadReplies` forgets it); so the bytes the process holds in buffers (every held
+   * reply is one, sampled at most every `MEMORY_SAMPLE_MS`) bound it too: the lesser of the two is compared. A
+   * connection that never reads thus cannot make the server hold more than the total budget and the replies admitted
+   * just below it, whatever the number of connections.
+   */
+  private unreadRefusal(key: string): string | null {
+    const v = unreadVerdict(this.unread, key, this.outboxBytes, this.maxUnread, this.maxUnreadTotal, () => this.heldBuffers());
+    if (v === null) return null;
+    if (v.kind === 'connection') {
+      return (
+        `this connection's unread replies hold ${v.mine} bytes, its budget is ${this.maxUnread} ` +
+        `(\`ycgym serve --max-unread-mib\`): the request was not handled; read the replies before sending more`
+      );
+    }
+    const budget = `the unread replies of every connection together hold ${v.held} bytes, their budget is ${this.maxUnreadTotal} (\`ycgym serve --max-unread-total-mib\`)`;
+    return v.kind === 'total'
+      ? `${budget}: the request was not handled; retry later`
+      : `${budget}, and this connection's (${v.mine} bytes) are among the most: the request was not handled; read the replies before sending more`;
+  }
+
+  /** `process.memoryUsage().arrayBuffers`, sampled at most every `MEMORY_SAMPLE_MS`. */
+  private heldBuffers(): number {
+    const now = performance.now();
+    if (now - this.buffersAt >= MEMORY_SAMPLE_MS) {
+      this.buffersAt = now;
+      this.buffers = process.memoryUsage().arrayBuffers;
+    }
+    return this.buffers;
+  }
+
+  /** Put `frames` in `peer`'s outbox (null: empty it), counting their bytes in `outboxBytes`. */
+  private setOutbox(peer: Peer, frames: Frames | null): void {
+    if (this.maxUnreadTotal !== Number.POSITIVE_INFINITY) {
+      if (peer.outbox !== null) this.outboxBytes -= frameBytes(peer.outbox);
+      if (frames !== null) this.outboxBytes += frameBytes(frames);
+    }
+    peer.outbox = frames;
+  }
+
+  /**
+   * The `capacity` reply to a request of a connection refused for its unread replies (`unreadRefusal`, `why`): not
    * handled, answered with its id.
    */
-  private refuseUnread(frames: Buffer[]): Frames {
+  private refuseUnread(frames: Buffer[], why: string): Frames {
     const oversized = this.oversized.has(frames);
     const { envelope, payload } = oversized ? { envelope: frames, payload: [] } : splitFrames(frames);
     const id = oversized || payload.length !== 1 ? null : payloadRequestId(payload[0]);
     this.count('capacity');
-    const message =
-      `this connection's unread replies hold ${this.unread.bytes((frames[0] as Buffer).toString('latin1'))} bytes, its budget is ${this.maxUnread} ` +
-      `(\`ycgym serve --max-unread-mib\`): the request was not handled; read the replies before sending more`;
-    return [...envelope.slice(0, MAX_ENVELOPE_FRAMES), JSON.stringify(errorReply('capacity', message, id))];
+    return [...envelope.slice(0, MAX_ENVELOPE_FRAMES), JSON.stringify(errorReply('capacity', why, id))];
   }
 
   /** ZeroMQ took `frames` for the connection `key`: count them in its unread replies. */
@@ -955,7 +1070,7 @@ export class Server {
     peer.queuedBytes = 0;
     peer.refusedBytes = 0;
     if (peer.outbox !== null) {
-      peer.outbox = null;
+      this.setOutbox(peer, null);
       this.blocked.delete(key);
     }
     if (peer.job !== null) {
@@ -1021,7 +1136,7 @@ export class Server {
         this.retryWaitMs = FIRST_RETRY_MS;
         this.lastRetry = peer.stalledSince;
       }
-      peer.outbox = frames;
+      this.setOutbox(peer, frames);
       this.blocked.add(key);
       this.ready = this.ready.filter((k) => k !== key);
       return 'waiting';
@@ -1060,7 +1175,7 @@ export class Server {
       }
       const frames = peer.outbox;
       const since = peer.stalledSince;
-      peer.outbox = null;
+      this.setOutbox(peer, null);
       this.blocked.delete(key);
       const r = await this.deliver(key, frames);
       if (r === 'waiting') {

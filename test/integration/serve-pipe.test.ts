@@ -91,6 +91,7 @@ describe.each([
     expect(hello).toMatchObject({ id: 1, ok: true, result: { protocol: 1 } });
     // No unread-reply budget over the pipe (its output buffer is bounded by the transport): announced as null.
     expect((hello.result as unknown as { limits: Record<string, unknown> }).limits).toHaveProperty('max_unread_reply_bytes', null);
+    expect((hello.result as unknown as { limits: Record<string, unknown> }).limits).toHaveProperty('max_unread_total_bytes', null);
 
     s.input.write(request('A', { id: 2, op: 'reset', seed: 1, preset: 'default' }));
     const reset = JSON.parse(((await s.next())[1] as Buffer).toString()) as { ok: boolean; result: { session: string } };

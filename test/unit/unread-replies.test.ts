@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UnreadReplies } from '../../src/server/server.js';
+import { UnreadReplies, unreadVerdict } from '../../src/server/server.js';
 
 const LARGE = 1 << 16;
 
@@ -31,5 +31,57 @@ describe('UnreadReplies (the per-connection count of large replies ZeroMQ may st
     const v = new UnreadReplies();
     for (let i = 0; i < 100; i++) v.sent(`q${i}`, 100);
     expect(v.size).toBe(0);
+  });
+});
+
+describe('UnreadReplies.total and unreadVerdict (the budget of every connection together)', () => {
+  it('total is the sum of the windows, and keeps the bytes of connections forgotten past the cap (they may still be held)', () => {
+    const u = new UnreadReplies(4);
+    for (let i = 0; i < 17; i++) u.sent('a', LARGE);
+    u.sent('b', 2 * LARGE);
+    expect(u.tracked).toBe(19 * LARGE);
+    expect(u.total).toBe(19 * LARGE);
+    // The window moves: a reply 17 sends old leaves the count, and a small one moves it too.
+    u.sent('a', 100);
+    expect(u.bytes('a')).toBe(16 * LARGE);
+    expect(u.total).toBe(18 * LARGE);
+    // A connection ZeroMQ refused (gone) leaves the total with what it held.
+    u.forget('b');
+    expect(u.total).toBe(16 * LARGE);
+    // Forgotten past the cap: out of its own count (and the average), not out of the total.
+    for (let i = 0; i < 4; i++) u.sent(`c${i}`, LARGE);
+    expect(u.bytes('a')).toBe(0);
+    expect(u.tracked).toBe(4 * LARGE);
+    expect(u.total).toBe(20 * LARGE);
+  });
+
+  it('refuses the connections holding the most from 3/4 of the total, every connection at it, and none below', () => {
+    const M = LARGE;
+    const u = new UnreadReplies();
+    // 20 connections that never read, 2 replies each (40 M), and one that read (1 reply).
+    for (let c = 0; c < 20; c++) for (let i = 0; i < 2; i++) u.sent(`hostile-${c}`, M);
+    u.sent('reader', M);
+    const plenty = (): number => Number.POSITIVE_INFINITY;
+    // Per connection budget 16 M: nobody is at it. Total budget 64 M: 41 M is below 3/4 (48 M), everyone is served,
+    // and the buffers are not even looked at.
+    const noLook = (): number => {
+      throw new Error('sampled below 3/4 of the budget');
+    };
+    expect(unreadVerdict(u, 'hostile-0', 0, 16 * M, 64 * M, noLook)).toBeNull();
+    // Total budget 52 M: 41 M is above 3/4 (39 M). The connections holding at least the average are refused, the one
+    // below it and a new one are served.
+    expect(unreadVerdict(u, 'hostile-0', 0, 16 * M, 52 * M, plenty)?.kind).toBe('share');
+    expect(unreadVerdict(u, 'reader', 0, 16 * M, 52 * M, plenty)).toBeNull();
+    expect(unreadVerdict(u, 'new', 0, 16 * M, 52 * M, plenty)).toBeNull();
+    // Outboxes count: with 11 M more waiting there, 52 M is reached: every connection is refused.
+    const full = unreadVerdict(u, 'new', 11 * M, 16 * M, 52 * M, plenty);
+    expect(full?.kind).toBe('total');
+    expect(full?.held).toBe(52 * M);
+    // Its own budget first.
+    expect(unreadVerdict(u, 'hostile-0', 0, 2 * M, 52 * M, plenty)?.kind).toBe('connection');
+    // The buffers the process holds bound the count: connections that left (their replies freed, their count kept)
+    // do not hold the budget for good.
+    expect(unreadVerdict(u, 'new', 11 * M, 16 * M, 52 * M, () => 10 * M)).toBeNull();
+    expect(unreadVerdict(u, 'hostile-0', 11 * M, 16 * M, 52 * M, () => 45 * M)?.kind).toBe('share');
   });
 });

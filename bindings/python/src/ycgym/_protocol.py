@@ -70,6 +70,7 @@ DEFAULT_MAX_RECORDINGS_PER_CLIENT: Final = 16
 DEFAULT_MAX_SESSIONS: Final = 1024
 DEFAULT_MAX_SESSIONS_PER_CLIENT: Final = 256
 DEFAULT_MAX_UNREAD_REPLY_BYTES: Final = 268435456
+DEFAULT_MAX_UNREAD_TOTAL_BYTES: Final = 1073741824
 DEFAULT_RECORD_CLIENT_BYTES: Final = 2147483648
 DEFAULT_RECORD_MAX_BYTES: Final = 17179869184
 DEFAULT_TASK_SLOTS: Final = 4
@@ -367,6 +368,8 @@ class HelloResultLimits(TypedDict):
     max_batch: int
     max_unread_reply_bytes: int | None
     """Bytes of large replies ZeroMQ may still hold for one connection (serve --max-unread-mib): while they reach it, the connection's requests are refused with capacity, unhandled; null over the pipe transport, whose output buffer is bounded by the transport itself."""
+    max_unread_total_bytes: int | None
+    """Bytes of large replies ZeroMQ may still hold for every connection together (serve --max-unread-total-mib): from 3/4 of it the requests of the connections holding the most (at least the average) are refused with capacity, at it every connection's, unhandled; null over the pipe transport."""
     record: HelloResultLimitsRecord2 | None
     """The recording limits (serve --record-max-mib, --record-client-mib, --record-max-per-client), in bytes; null: the server does not record."""
 
