@@ -95,8 +95,11 @@ export interface Handled {
  * A `Handled` whose `frame` is made from `body` on first use. The server hands `body` to ZeroMQ as it is: zeromq.js
  * copies a string into the message (UTF-8, the bytes `Buffer.from(body, 'utf8')` would hold: the text of
  * `JSON.stringify` is well-formed UTF-16), while a Buffer above 128 bytes goes zero-copy with a reference released by a
- * callback on the main thread, which cost the server ~30 µs of CPU per reply (lockstep "company status": 186 -> 150 µs
- * of server process CPU per step).
+ * callback on the main thread. The callback's own work is small (370-byte replies pipelined to a client: a Buffer's send
+ * and release cost the main thread ~3.1-3.7 µs, a string's send ~3.2-3.5 µs), but in lockstep a Buffer reply cost the
+ * server ~20-30 µs more of its main thread's CPU (~30-50 µs of the process's, on a busy 2-core VM), likely the release
+ * arriving as a wake-up of its own after the reply is written ("company status" steps: 186 -> 150 µs of server process
+ * CPU a step when they became strings).
  */
 function handled(reply: Reply, body: string | Buffer, op: Op | null, arrays?: Buffer[]): Handled {
   return new EncodedReply(reply, body, op, arrays);

@@ -458,7 +458,7 @@ function sameFrames(a: readonly Buffer[], b: readonly Buffer[]): boolean {
  * Characters above which a reply's JSON text is handed to ZeroMQ as a Buffer rather than a string. zeromq.js copies a
  * string into memory of its own, which no guard sees; it takes a Buffer without a copy and holds it until the client
  * has taken the reply, so that replies waiting for a client that does not read count in `process.memoryUsage()`
- * (`memoryGuard`). Small replies stay strings (a Buffer's release costs ~30 µs of the server's thread; see `Handled`).
+ * (`memoryGuard`). Small replies stay strings (a Buffer reply costs a lockstep client's server ~20-30 µs of CPU more; see `Handled`).
  */
 const HELD_BODY_CHARS = 1 << 16;
 
