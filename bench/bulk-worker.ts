@@ -1,59 +1,112 @@
 /**
- * A bulk-run worker thread's own work per episode, without threads or files: `playJobRows` (the episode and its step
- * rows, text rendered into the row builder) then `TableBuilder.pack` into a slot, as src/cli/export-worker.ts does
- * for Parquet runs (for Arrow files a worker compresses the record batch body instead: `export-path.js`'s `record_body`),
- * timed in CPU µs (process.cpuUsage) per episode. Greedy episodes on seeds 1..N, with trajectories unless
- * `--no-trajectories`.
+ * A bulk-run worker thread's own work per episode, without threads or files, as src/cli/export-worker.ts does it:
+ * `playJobRows` (the episode and its step rows, text rendered into the row builder), then, with `--format arrow` (the
+ * default, as `ycgym run`'s default Arrow files with zstd bodies), the episode's zstd-compressed Arrow record batch
+ * body copied into a slot (`TableBuilder.consume`, `recordBatchBodyInto`), or with `--format parquet`
+ * `TableBuilder.pack` into a slot (the raw buffers a Parquet run hands over); timed in CPU µs (process.cpuUsage) per
+ * episode. Greedy episodes on seeds 1..N, with trajectories unless `--no-trajectories`.
  *
  * With `--against DIR` (another checkout, built) both builds run in this one process and play each seed in turn, so
  * load on the machine hits both alike (wall clock on a shared machine swings too much to compare two `ycgym run`);
  * `speedup_vs_against` is the median of the per-episode ratios other/this (each build plays a seed first every other
- * episode). Both builds must pack the same bytes for every
- * episode (the run fails on the first difference).
+ * episode). Both builds must hand over the same bytes for every episode (the run fails on the first difference).
  *
- *   npm run build && node dist/bench/bulk-worker.js [--episodes 300] [--no-trajectories] [--against ../other-checkout]
+ *   npm run build && node dist/bench/bulk-worker.js [--episodes 300] [--format arrow|parquet] [--no-trajectories] [--against ../other-checkout]
  */
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { flagValue, median } from './harness.js';
 
-/** One build's worker: plays the next seed, packs its rows into its slot, returns the CPU µs it took. */
+/** One build's worker: plays the next seed, hands its rows over into its slot, returns the CPU µs it took. */
 interface Worker {
   play(seed: number): number;
-  /** The bytes packed for the last episode (a view of the slot). */
+  /** The bytes handed over for the last episode (a view of the slot), and for a body what its header says. */
   packed(): Uint8Array;
+  header(): string;
 }
 
-async function setup(root: string, trajectories: boolean): Promise<Worker> {
-  const load = (p: string) => import(pathToFileURL(join(root, 'dist', p)).href);
-  const { loadPreset } = await load('src/config/load.js');
-  const { stepBuilder } = await load('src/export/table-builder.js');
-  const { playJobRows } = await load('src/export/jobs.js');
+/** What a worker hands an Arrow file's rows over as (src/cli/export-worker.ts), or how: Parquet's packed buffers. */
+export type WorkerFormat = 'arrow' | 'parquet';
+
+interface Laid {
+  length: number;
+  nodes: number[];
+  regions: number[];
+  byteLength: number;
+}
+type BodyInto = (columns: unknown, t: unknown, compress: (d: Uint8Array) => Uint8Array, into: (n: number) => Uint8Array) => Laid;
+
+/** `recordBatchBodyInto` of a build, or for builds without it the same from `recordBatchBody` (their worker's own loop). */
+async function bodyInto(load: (p: string) => Promise<Record<string, unknown>>): Promise<BodyInto> {
+  const m = await load('src/export/ipc-body.js');
+  if (typeof m['recordBatchBodyInto'] === 'function') return m['recordBatchBodyInto'] as BodyInto;
+  const body = m['recordBatchBody'] as (columns: unknown, t: unknown, compress: (d: Uint8Array) => Uint8Array) => (Laid & { chunks: Uint8Array[] }) | null;
+  return (columns, t, compress, into) => {
+    const b = body(columns, t, compress);
+    if (b === null) throw new Error('step rows the record batch body cannot lay out');
+    const out = into(b.byteLength);
+    let at = 0;
+    for (const c of b.chunks) {
+      out.set(c, at);
+      at += c.byteLength;
+    }
+    return { length: b.length, nodes: b.nodes, regions: b.regions, byteLength: b.byteLength };
+  };
+}
+
+async function setup(root: string, trajectories: boolean, format: WorkerFormat): Promise<Worker> {
+  const load = (p: string) => import(pathToFileURL(join(root, 'dist', p)).href) as Promise<Record<string, unknown>>;
+  const { loadPreset } = (await load('src/config/load.js')) as { loadPreset(name: string): unknown };
+  const { stepBuilder } = (await load('src/export/table-builder.js')) as { stepBuilder(): Builder };
+  const { playJobRows } = (await load('src/export/jobs.js')) as { playJobRows(...a: unknown[]): unknown };
   const { makePolicy } = await load('baselines/index.js');
   const cfg = loadPreset('default');
   const wc = { preset: 'default', presetName: 'default', runId: 'bench', maxSteps: null, trajectories, rollouts: false };
   const builder = stepBuilder();
+  // As the worker thread loads them: the arena encoder at the files' level, the step columns, the body's layout.
+  const arrow = format === 'arrow' && trajectories;
+  const zstd = arrow ? await ((await load('src/export/zstd-encode.js'))['zstdArenaEncoder'] as () => Promise<{ encode(d: Uint8Array): Uint8Array; reset(): void }>)() : null;
+  const columns = arrow ? (await load('src/export/columns.js'))['STEP_COLUMNS'] : null;
+  const toBody = arrow ? await bodyInto(load) : null;
   let slot = new Uint8Array(1 << 20);
   let used = 0;
+  let laid: Laid | null = null;
+  const room = (n: number): Uint8Array => {
+    if (slot.byteLength < n) slot = new Uint8Array(n + (n >> 1));
+    return slot;
+  };
   return {
     play(seed: number): number {
       const t0 = process.cpuUsage();
       playJobRows(cfg, wc, { index: seed, policy: 'greedy', seed }, builder, makePolicy);
-      if (trajectories) {
+      if (zstd !== null && toBody !== null) {
+        laid = builder.consume((t) => {
+          zstd.reset();
+          return toBody(columns, t, zstd.encode, room);
+        });
+        used = laid.byteLength;
+      } else if (trajectories) {
         used = builder.packedSize();
-        if (slot.byteLength < used) slot = new Uint8Array(used + (used >> 1));
-        builder.pack(slot);
+        builder.pack(room(used));
       }
       const t = process.cpuUsage(t0);
       return t.user + t.system;
     },
     packed: () => slot.subarray(0, used),
+    header: () => JSON.stringify(laid),
   };
 }
 
-export async function bulkWorkerBench(episodes: number, trajectories: boolean, against: string | null): Promise<Record<string, number>> {
-  const here = await setup(fileURLToPath(new URL('../..', import.meta.url)), trajectories);
-  const other = against !== null ? await setup(resolve(against), trajectories) : null;
+/** What this bench uses of a build's step row builder. */
+interface Builder {
+  consume<T>(use: (t: unknown) => T): T;
+  packedSize(): number;
+  pack(into: Uint8Array): unknown;
+}
+
+export async function bulkWorkerBench(episodes: number, trajectories: boolean, against: string | null, format: WorkerFormat = 'arrow'): Promise<Record<string, number>> {
+  const here = await setup(fileURLToPath(new URL('../..', import.meta.url)), trajectories, format);
+  const other = against !== null ? await setup(resolve(against), trajectories, format) : null;
   const a: number[] = [];
   const b: number[] = [];
   for (let seed = 1; seed <= episodes; seed++) {
@@ -69,7 +122,7 @@ export async function bulkWorkerBench(episodes: number, trajectories: boolean, a
       b.push(other.play(seed));
       a.push(here.play(seed));
     }
-    if (!Buffer.from(other.packed()).equals(Buffer.from(here.packed()))) throw new Error(`seed ${seed}: the two builds packed different bytes`);
+    if (!Buffer.from(other.packed()).equals(Buffer.from(here.packed())) || other.header() !== here.header()) throw new Error(`seed ${seed}: the two builds handed over different bytes`);
   }
   const out: Record<string, number> = { episodes, trajectories: trajectories ? 1 : 0, cpu_us_per_episode: Math.round(median(a)) };
   if (other !== null) {
@@ -82,6 +135,8 @@ export async function bulkWorkerBench(episodes: number, trajectories: boolean, a
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const argv = process.argv.slice(2);
-  const r = await bulkWorkerBench(Number(flagValue(argv, '--episodes') ?? 300), !argv.includes('--no-trajectories'), flagValue(argv, '--against'));
+  const format = flagValue(argv, '--format') ?? 'arrow';
+  if (format !== 'arrow' && format !== 'parquet') throw new Error(`--format ${format}: arrow or parquet`);
+  const r = await bulkWorkerBench(Number(flagValue(argv, '--episodes') ?? 300), !argv.includes('--no-trajectories'), flagValue(argv, '--against'), format);
   console.log(JSON.stringify(r));
 }

@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { makePolicy } from '../../baselines/index.js';
 import { loadPreset } from '../config/load.js';
 import { STEP_COLUMNS } from '../export/columns.js';
-import { recordBatchBody } from '../export/ipc-body.js';
+import { recordBatchBodyInto } from '../export/ipc-body.js';
 import { stepBuilder } from '../export/table-builder.js';
 import { DEFAULT_SLOTS, playJobRows, type JobRequest, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
 import { zstdArenaEncoder } from '../export/zstd-encode.js';
@@ -50,19 +50,11 @@ function play(job: JobRequest, slot: number): void {
       // (uncompressed chunks are views of the builder's buffers): only the (compressed) body is copied.
       msg = builder.consume((t) => {
         zstd?.reset();
-        const b = recordBatchBody(STEP_COLUMNS, t, compress);
-        if (b === null) throw new Error('step rows the record batch body cannot lay out');
-        const s = slotFor(slot, b.byteLength);
-        const into = new Uint8Array(s.sab);
-        let at = 0;
-        for (const c of b.chunks) {
-          into.set(c, at);
-          at += c.byteLength;
-        }
-        if (at !== b.byteLength) throw new Error(`record batch body of ${at} bytes, ${b.byteLength} expected`);
+        const b = recordBatchBodyInto(STEP_COLUMNS, t, compress, (n) => new Uint8Array(slotFor(slot, n).sab));
+        const s = slots[slot] as { sab: SharedArrayBuffer; sent: boolean }; // set by slotFor
         const sab = s.sent ? null : s.sab;
         s.sent = true;
-        return { ...r, steps: null, packed: null, body: { slot, sab, length: b.length, nodes: b.nodes, regions: b.regions, byteLength: b.byteLength } };
+        return { ...r, steps: null, packed: null, body: { slot, sab, ...b } };
       });
     } else {
       const s = slotFor(slot, builder.packedSize());

@@ -132,3 +132,25 @@ export function recordBatchBody(columns: readonly BodyColumn[], t: TableBuffers,
   }
   return { length: t.length, nodes, regions, byteLength: align8(at), chunks };
 }
+
+/** A record batch body laid into one buffer: what the header says of it (`RecordBatchBody` without its chunks). */
+export type LaidBody = Omit<RecordBatchBody, 'chunks'>;
+
+/**
+ * The record batch body of `t` (see {@link recordBatchBody}) copied into the first `byteLength` bytes of the buffer
+ * `into(byteLength)` returns: what a bulk-run worker thread hands over for an Arrow file (its slot), and what
+ * bench/bulk-worker.ts times. `compress`'s outputs need only live until this returns. Throws for a table the body
+ * cannot lay out.
+ */
+export function recordBatchBodyInto(columns: readonly BodyColumn[], t: TableBuffers, compress: ((data: Uint8Array) => Uint8Array) | null, into: (byteLength: number) => Uint8Array): LaidBody {
+  const b = recordBatchBody(columns, t, compress);
+  if (b === null) throw new Error('step rows the record batch body cannot lay out');
+  const out = into(b.byteLength);
+  let at = 0;
+  for (const c of b.chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  if (at !== b.byteLength) throw new Error(`record batch body of ${at} bytes, ${b.byteLength} expected`);
+  return { length: b.length, nodes: b.nodes, regions: b.regions, byteLength: b.byteLength };
+}

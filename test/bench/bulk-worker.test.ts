@@ -23,6 +23,17 @@ describe('bench/bulk-worker', () => {
     expect(out['speedup_vs_against']).toBeGreaterThan(0);
   });
 
+  it.skipIf(!existsSync(script))('times the Parquet path (packed buffers) with --format parquet, and refuses another format', () => {
+    const r = spawnSync(process.execPath, [script, '--episodes', '2', '--format', 'parquet', '--against', root], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as Record<string, number>;
+    expect(Object.keys(out)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode', 'against_cpu_us_per_episode', 'speedup_vs_against', 'packed_identical']);
+    expect(out['packed_identical']).toBe(1);
+    const bad = spawnSync(process.execPath, [script, '--episodes', '1', '--format', 'csv'], { encoding: 'utf8' });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('--format csv');
+  });
+
   it.skipIf(!existsSync(script))('plays without trajectories alone', () => {
     const r = spawnSync(process.execPath, [script, '--episodes', '2', '--no-trajectories'], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
