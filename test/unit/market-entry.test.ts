@@ -7,6 +7,7 @@ import { loadPreset } from '../../src/config/load.js';
 import { toFloat, D } from '../../src/sim/py/decimal.js';
 import type { Out } from '../../src/sim/py/pyjson.js';
 import { Simulation } from '../../src/sim/simulation.js';
+import { DOMAINS } from '../../src/sim/index.js';
 import type { Task } from '../../src/sim/model/types.js';
 import { oraclePyJsonDumps } from '../helpers/pyjson-oracle.js';
 
@@ -63,3 +64,58 @@ describe('market browse entries', () => {
     check(b);
   });
 });
+
+describe('market browse entries shared by the episodes of one world', () => {
+  const title = (e: Out) => (e as { task_id: string }).task_id;
+
+  it('list exactly the fresh entries when two simulations of one world put different tasks at one id', () => {
+    const a = Simulation.create(cfg, { seed: 13 });
+    const b = Simulation.create(cfg, { seed: 13 });
+    const first = check(a);
+    check(b);
+    // Each accepts another task: both append their replacement at the same id, from other templates.
+    expect(a.execute(`task accept --task-id ${title(first.tasks[0] as Out)}`).ok).toBe(true);
+    expect(b.execute(`task accept --task-id ${title(first.tasks[1] as Out)}`).ok).toBe(true);
+    const id = a.state.tasks.length - 1;
+    expect(b.state.tasks.length - 1).toBe(id);
+    const ra = a.state.tasks[id] as Task;
+    const rb = b.state.tasks[id] as Task;
+    expect(fresh(a, ra)).not.toEqual(fresh(b, rb));
+    for (let round = 0; round < 3; round++) {
+      for (const [sim, rep] of [[a, ra], [b, rb]] as const) {
+        const listed = check(sim);
+        if (rep.status === 'market' && browsableTitle(sim, rep)) expect(listed.tasks.map(title)).toContain(rep.title);
+      }
+    }
+  });
+
+  it('are rebuilt when any requirement changes in place, the fifth and later ones included', () => {
+    const a = Simulation.create(cfg, { seed: 14 });
+    const before = check(a);
+    const multi = a.state.tasks.find((x) => x.title === title(before.tasks[0] as Out)) as Task;
+    // Every domain required (generated tasks mostly ask for fewer): each of the four inline requirements is compared.
+    for (const d of DOMAINS) if (!multi.reqs.some((r) => r.domain === d)) multi.reqs.push({ domain: d, required: D(500), completed: D(0) });
+    expect(check(a).tasks.find((e) => title(e) === multi.title)).toEqual(fresh(a, multi));
+    for (let i = 0; i < multi.reqs.length; i++) {
+      (multi.reqs[i] as { required: ReturnType<typeof D> }).required = D(7000 + i);
+      const listed = check(a).tasks.find((e) => title(e) === multi.title) as { requirements: { required_qty: number }[] };
+      expect(listed.requirements[i]?.required_qty).toBe(7000 + i);
+    }
+    // More requirements than domains (not generated, but a state may hold them): compared one by one as well.
+    while (multi.reqs.length < 6) multi.reqs.push({ domain: 'research', required: D(300), completed: D(0) });
+    check(a);
+    (multi.reqs[5] as { required: ReturnType<typeof D> }).required = D(301);
+    const listed = check(a).tasks.find((e) => title(e) === multi.title) as { requirements: { required_qty: number }[] };
+    expect(listed.requirements.map((r) => r.required_qty).slice(4)).toEqual([300, 301]);
+    (multi.reqs[5] as { domain: string }).domain = 'training';
+    check(a);
+  });
+});
+
+/** Whether `t` passes the listing's gates (browsed with every requirement's prestige and its client's trust). */
+function browsableTitle(sim: Simulation, t: Task): boolean {
+  const p = sim.state.prestige;
+  if (!t.reqs.every((r) => Math.trunc(toFloat(p[r.domain])) >= t.requiredPrestige)) return false;
+  const c = t.clientId !== null ? sim.state.clients[t.clientId] : undefined;
+  return !(t.requiredTrust > 0 && c !== undefined && toFloat(c.trust) < t.requiredTrust);
+}

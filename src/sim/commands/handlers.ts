@@ -428,6 +428,26 @@ function marketByReward(state: SimState): Task[] {
 
 /** Each company's last listing entries by task id (see `marketEntry`), and its listings' text chain (`memoList`). */
 const listingEntries = new WeakMap<SimState, { byId: (CachedEntry | undefined)[]; chain: ListChain }>();
+/**
+ * The listing entries by task id of the episodes of one generated world, found through the Decimal of its first task's
+ * prestige delta (each world template's own instance, shared by every simulation created from it: see `taskTemplate`).
+ * An episode on a seed already played finds its tasks' entries at their ids (the same tasks, replacements included
+ * while the same commands are played), where a per-simulation array started empty and found each through `entryOf`.
+ */
+const entriesByWorld = new WeakMap<Dec, (CachedEntry | undefined)[]>();
+function listingOf(state: SimState): { byId: (CachedEntry | undefined)[]; chain: ListChain } {
+  let listing = listingEntries.get(state);
+  if (listing === undefined) {
+    const key = state.tasks[0]?.rewardPrestigeDelta;
+    let byId = key !== undefined ? entriesByWorld.get(key) : undefined;
+    if (byId === undefined) {
+      byId = [];
+      if (key !== undefined) entriesByWorld.set(key, byId);
+    }
+    listingEntries.set(state, (listing = { byId, chain: listChain() }));
+  }
+  return listing;
+}
 
 /** `market browse [--domain D] [--reward-min-cents N] [--limit N] [--offset N]`. */
 export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowseResult {
@@ -437,8 +457,7 @@ export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowse
   if (opts['domain'] !== undefined) filter.domain = opts['domain'] as Domain;
   if (opts['reward_min_cents'] !== undefined) filter.rewardMin = Number(opts['reward_min_cents']);
   const all = browsable(ctx, filter);
-  let listing = listingEntries.get(ctx.state);
-  if (listing === undefined) listingEntries.set(ctx.state, (listing = { byId: [], chain: listChain() }));
+  const listing = listingOf(ctx.state);
   const byId = listing.byId;
   const tasks: MarketTaskRow[] = [];
   // By index: `all` may be the shared frozen listing, whose iterator V8 runs without its fast path (an object per

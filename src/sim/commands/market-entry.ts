@@ -24,11 +24,21 @@ export interface CachedEntry {
   readonly rewardCents: number;
   readonly rewardPrestigeDelta: Dec;
   readonly skillBoostPct: Dec;
-  /** The requirements as listed: domain and required quantity, in order. */
-  readonly reqs: readonly { readonly domain: Domain; readonly required: Dec }[];
+  /**
+   * The requirements as listed (domain and required quantity, in order): their count, the first four inline (a task
+   * has at most one per domain; compared without loading an array and an object per requirement), any others in `more`.
+   */
+  readonly nReqs: number;
+  readonly d0: Domain | null;
+  readonly q0: Dec | null;
+  readonly d1: Domain | null;
+  readonly q1: Dec | null;
+  readonly d2: Domain | null;
+  readonly q2: Dec | null;
+  readonly d3: Domain | null;
+  readonly q3: Dec | null;
+  readonly more: readonly { readonly domain: Domain; readonly required: Dec }[] | null;
   readonly entry: MarketTaskRow;
-  /** The task it was built for (in a caller's `byId` array: the task the slot was filled for). */
-  readonly task: Task;
 }
 
 const entries = new WeakMap<Task, CachedEntry>();
@@ -49,50 +59,53 @@ function unchanged(c: CachedEntry, t: Task, clientName: string | null): boolean 
     c.rewardCents !== t.rewardCents ||
     c.rewardPrestigeDelta !== t.rewardPrestigeDelta ||
     c.skillBoostPct !== t.skillBoostPct ||
-    c.reqs.length !== t.reqs.length
+    c.nReqs !== t.reqs.length
   ) {
     return false;
   }
-  for (let i = 0; i < c.reqs.length; i++) {
-    const a = c.reqs[i] as CachedEntry['reqs'][number];
-    const b = t.reqs[i] as Task['reqs'][number];
+  const rs = t.reqs;
+  const n = rs.length;
+  if (n === 0) return true;
+  let r = rs[0] as Req;
+  if (r.domain !== c.d0 || r.required !== c.q0) return false;
+  if (n === 1) return true;
+  r = rs[1] as Req;
+  if (r.domain !== c.d1 || r.required !== c.q1) return false;
+  if (n === 2) return true;
+  r = rs[2] as Req;
+  if (r.domain !== c.d2 || r.required !== c.q2) return false;
+  if (n === 3) return true;
+  r = rs[3] as Req;
+  if (r.domain !== c.d3 || r.required !== c.q3) return false;
+  const more = c.more as NonNullable<CachedEntry['more']>;
+  for (let i = 4; i < n; i++) {
+    const a = more[i - 4] as (typeof more)[number];
+    const b = rs[i] as Req;
     if (a.domain !== b.domain || a.required !== b.required) return false;
   }
   return true;
 }
 
+type Req = Task['reqs'][number];
+
 /**
  * The `market browse` entry of task `t` (frozen; shared with earlier listings while the task is unchanged).
- * `byId`, when given, is the caller's array of the last entries of one company's tasks by task id (each company's
- * listing keeps one: an array slot is cheaper to reach than the WeakMap by task); a slot is used only for the very
- * task object it was filled for, and only if `unchanged` holds.
+ * `byId`, when given, is the caller's array of the last entries by task id (an array slot is cheaper to reach than the
+ * WeakMap by task). A slot's entry is used for whatever task now has that id when `unchanged` holds, which compares
+ * every field the entry is made of: the slots can be shared by the episodes of one world, whose tasks of one id are
+ * other objects with the same fields.
  */
 export function marketEntry(t: Task, clientName: string | null, byId?: (CachedEntry | undefined)[]): MarketTaskRow {
   if (byId !== undefined) {
     const b = byId[t.id];
-    if (b !== undefined && b.task === t && unchanged(b, t, clientName)) return b.entry;
+    if (b !== undefined && unchanged(b, t, clientName)) return b.entry;
     const e = entryOf(t, clientName, false);
     // filled in id order up to t.id: a packed array (a store far past the end would make it a dictionary)
     while (byId.length <= t.id) byId.push(undefined);
-    byId[t.id] = e.task === t ? e : withTask(e, t);
+    byId[t.id] = e;
     return e.entry;
   }
   return entryOf(t, clientName, true).entry;
-}
-
-function withTask(e: CachedEntry, t: Task): CachedEntry {
-  return {
-    title: e.title,
-    clientName: e.clientName,
-    requiredPrestige: e.requiredPrestige,
-    requiredTrust: e.requiredTrust,
-    rewardCents: e.rewardCents,
-    rewardPrestigeDelta: e.rewardPrestigeDelta,
-    skillBoostPct: e.skillBoostPct,
-    reqs: e.reqs,
-    entry: e.entry,
-    task: t,
-  };
 }
 
 /** The entry of `t`: reused (by task when `byTask`, else only by prestige delta) or built. */
@@ -125,6 +138,7 @@ function entryOf(t: Task, clientName: string | null, byTask: boolean): CachedEnt
       requirements: Object.freeze(requirements) as MarketTaskRow['requirements'],
     }) as MarketTaskRow,
   );
+  const rs = t.reqs;
   const made: CachedEntry = {
     title: t.title,
     clientName,
@@ -133,9 +147,17 @@ function entryOf(t: Task, clientName: string | null, byTask: boolean): CachedEnt
     rewardCents: t.rewardCents,
     rewardPrestigeDelta: t.rewardPrestigeDelta,
     skillBoostPct: t.skillBoostPct,
-    reqs: mapPacked(t.reqs, (r) => ({ domain: r.domain, required: r.required })),
+    nReqs: rs.length,
+    d0: rs.length > 0 ? (rs[0] as Req).domain : null,
+    q0: rs.length > 0 ? (rs[0] as Req).required : null,
+    d1: rs.length > 1 ? (rs[1] as Req).domain : null,
+    q1: rs.length > 1 ? (rs[1] as Req).required : null,
+    d2: rs.length > 2 ? (rs[2] as Req).domain : null,
+    q2: rs.length > 2 ? (rs[2] as Req).required : null,
+    d3: rs.length > 3 ? (rs[3] as Req).domain : null,
+    q3: rs.length > 3 ? (rs[3] as Req).required : null,
+    more: rs.length > 4 ? mapPacked(rs.slice(4), (r) => ({ domain: r.domain, required: r.required })) : null,
     entry,
-    task: t,
   };
   if (byTask) entries.set(t, made);
   if (shared === undefined) byDelta.set(t.rewardPrestigeDelta, [made]);
