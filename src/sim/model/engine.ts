@@ -131,10 +131,18 @@ export function sortDescending(xs: Dec[]): void {
  * Move progress of active tasks from t0 to t1 (reference `flush_progress`, with its hours quirk unless fixed). Each
  * requirement's new value comes from {@link flushedFast} when doubles decide it, else from the Decimal steps (the
  * Decimal hours computed once, when first needed).
+ *
+ * `completing`: the id of a task whose completion is handled right after this flush, before anything reads its
+ * progress (advanceTime passes the task of the `task_completed` event it processes at t1): handleTaskComplete's first
+ * step sets every requirement's progress to its required amount, so the flushed values of that task are never read,
+ * and its flush is left out (the other tasks' flushes do not depend on it: rates read assignments and statuses, not
+ * progress). With one active task, the usual case, that leaves nothing to flush: no rates, no business hours.
+ * test/unit/engine-flush-skip.test.ts compares the states with and without it.
  */
-export function flushProgress(ctx: Ctx, t0: number, t1: number): void {
+export function flushProgress(ctx: Ctx, t0: number, t1: number, completing: number | null = null): void {
   const active = activeTasks(ctx.state);
   if (active.length === 0) return;
+  if (active.length === 1 && (active[0] as Task).id === completing) return;
   const correct = ctx.cfg.fixes.progress_flush_hours;
   // businessHoursBetween is positive exactly when its microseconds are
   const us = businessMicrosBetween(t0, t1, correct);
@@ -143,6 +151,7 @@ export function flushProgress(ctx: Ctx, t0: number, t1: number): void {
   let hours: Dec | null = null;
   const rates = effectiveRates(ctx.state, active);
   for (const t of active) {
+    if (t.id === completing) continue;
     const m = rates.get(t.id);
     for (const r of t.reqs) {
       const rate = m?.get(r.domain) ?? DZERO;
@@ -659,6 +668,97 @@ function tierMidpoints(ctx: Ctx): Record<string, number> {
   };
 }
 
+/** A client's trust after a completion, and the change as the wake event reports it. */
+export interface TrustStep {
+  readonly trust: Dec;
+  readonly delta: number;
+}
+
+/** The world parameters a completion's trust updates read. */
+type TrustParams = Pick<ExperimentConfig['world'], 'trust_max' | 'trust_min' | 'trust_gain_base' | 'trust_gain_diminishing_power' | 'trust_fail_penalty' | 'trust_cross_client_decay'>;
+
+/**
+ * The trust updates of a completion by the old trust, remembered: each is a pure function of the old trust's value
+ * and of the parameters kept here (computed by {@link completedTrustOf} and {@link crossDecayedTrustOf}), so a
+ * remembered result is the one they would compute again; a change of any parameter starts a new memo. Keyed by the
+ * Decimal instance (stored trusts are mostly millisDec's shared instances: a few thousand values at most); each map
+ * is cleared when it reaches TRUST_MEMO_MAX entries. Saves the glibc `pow` of the gain, the rounding and the
+ * Decimal per client and completion.
+ */
+export interface TrustMemo {
+  readonly p: TrustParams;
+  readonly success: Map<Dec, TrustStep>;
+  readonly fail: Map<Dec, TrustStep>;
+  readonly cross: Map<Dec, Dec>;
+}
+const TRUST_MEMO_MAX = 16_384;
+let lastTrustMemo: TrustMemo | null = null;
+
+export function trustMemo(w: TrustParams): TrustMemo {
+  const m = lastTrustMemo;
+  if (
+    m !== null &&
+    Object.is(m.p.trust_max, w.trust_max) &&
+    Object.is(m.p.trust_min, w.trust_min) &&
+    Object.is(m.p.trust_gain_base, w.trust_gain_base) &&
+    Object.is(m.p.trust_gain_diminishing_power, w.trust_gain_diminishing_power) &&
+    Object.is(m.p.trust_fail_penalty, w.trust_fail_penalty) &&
+    Object.is(m.p.trust_cross_client_decay, w.trust_cross_client_decay)
+  ) {
+    return m;
+  }
+  const p: TrustParams = {
+    trust_max: w.trust_max,
+    trust_min: w.trust_min,
+    trust_gain_base: w.trust_gain_base,
+    trust_gain_diminishing_power: w.trust_gain_diminishing_power,
+    trust_fail_penalty: w.trust_fail_penalty,
+    trust_cross_client_decay: w.trust_cross_client_decay,
+  };
+  return (lastTrustMemo = { p, success: new Map(), fail: new Map(), cross: new Map() });
+}
+
+/** The completed task's client's trust after a success (diminishing gain) or a failure (penalty), and its change. */
+export function completedTrustOf(w: TrustParams, trust: Dec, success: boolean): TrustStep {
+  const old = toFloat(trust);
+  let next: number;
+  if (success) {
+    const ratio = old / w.trust_max;
+    const gain = w.trust_gain_base * pyPow(1 - ratio, w.trust_gain_diminishing_power);
+    next = Math.min(w.trust_max, old + gain);
+  } else {
+    next = Math.max(w.trust_min, old - w.trust_fail_penalty);
+  }
+  return { trust: decFromRounded3(pyRound(next, 3)), delta: next - old };
+}
+
+/** Another client's trust after a completion's cross-client decay (`trust` itself when at or below the floor). */
+export function crossDecayedTrustOf(w: TrustParams, trust: Dec): Dec {
+  const o = toFloat(trust);
+  return o > w.trust_min ? decFromRounded3(pyRound(Math.max(w.trust_min, o - w.trust_cross_client_decay), 3)) : trust;
+}
+
+export function completedTrust(memo: TrustMemo, trust: Dec, success: boolean): TrustStep {
+  const map = success ? memo.success : memo.fail;
+  let step = map.get(trust);
+  if (step === undefined) {
+    step = completedTrustOf(memo.p, trust, success);
+    if (map.size >= TRUST_MEMO_MAX) map.clear();
+    map.set(trust, step);
+  }
+  return step;
+}
+
+export function crossDecayedTrust(memo: TrustMemo, trust: Dec): Dec {
+  let next = memo.cross.get(trust);
+  if (next === undefined) {
+    next = crossDecayedTrustOf(memo.p, trust);
+    if (memo.cross.size >= TRUST_MEMO_MAX) memo.cross.clear();
+    memo.cross.set(trust, next);
+  }
+  return next;
+}
+
 function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult {
   const { state } = ctx;
   const w = ctx.cfg.world;
@@ -718,25 +818,17 @@ function handleTaskComplete(ctx: Ctx, task: Task, now: number): CompletionResult
   }
   let trustDelta = 0.0;
   if (task.clientId !== null) {
+    const memo = trustMemo(w);
     const client = state.clients[task.clientId];
     if (client) {
-      const old = toFloat(client.trust);
-      let next: number;
-      if (success) {
-        const ratio = old / w.trust_max;
-        const gain = w.trust_gain_base * pyPow(1 - ratio, w.trust_gain_diminishing_power);
-        next = Math.min(w.trust_max, old + gain);
-      } else {
-        next = Math.max(w.trust_min, old - w.trust_fail_penalty);
-      }
-      trustDelta = next - old;
-      client.trust = decFromRounded3(pyRound(next, 3));
+      const step = completedTrust(memo, client.trust, success);
+      trustDelta = step.delta;
+      client.trust = step.trust;
     }
     if (w.trust_cross_client_decay > 0) {
       for (const other of state.clients) {
         if (other.id === task.clientId) continue;
-        const o = toFloat(other.trust);
-        if (o > w.trust_min) other.trust = decFromRounded3(pyRound(Math.max(w.trust_min, o - w.trust_cross_client_decay), 3));
+        other.trust = crossDecayedTrust(memo, other.trust);
       }
     }
   }
@@ -864,7 +956,9 @@ export function advanceTime(ctx: Ctx, target: number, uuid: UuidFn): AdvanceResu
     }
     if (at > cur) {
       const days = (at - cur) / US_PER_SEC / 86400.0;
-      flushProgress(ctx, cur, at);
+      // the task of a completion processed at `at` (its flushed progress is overwritten unread: see flushProgress)
+      const completing = action === 'event' && (nextEvent as SimEvent).type === 'task_completed' ? (nextEvent as SimEvent).taskId : null;
+      flushProgress(ctx, cur, at, completing);
       applyPrestigeDecay(ctx, days);
       applyTrustDecay(ctx, days);
       cur = at;
