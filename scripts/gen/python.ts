@@ -177,6 +177,8 @@ export function renderProtocolPy(): string {
   lines.push('"""The operations of the protocol, in the order of docs/protocol.md."""\n');
   lines.push(`OP_SESSION_KINDS: Final[dict[str, str]] = {\n${OPS.map((o) => `    ${pyLiteral(o)}: ${pyLiteral(OP_TABLE[o].session)},\n`).join('')}}`);
   lines.push('"""Per op, the sessions it acts on: ``none``, ``env``, ``turns`` or ``any``."""\n');
+  lines.push(`CREATING_OPS: Final[frozenset[str]] = frozenset({${OPS.filter((o) => OP_TABLE[o].creates).map(pyLiteral).join(', ')}})`);
+  lines.push('"""The ops that make a new session when the request names none (its id is in the reply\'s ``session``)."""\n');
   lines.push(`ERROR_CODES: Final[tuple[str, ...]] = (\n${ERROR_CODES.map((c) => `    ${pyLiteral(c)},\n`).join('')})`);
   lines.push('"""Every error code of an error reply (``ProtocolError.code``)."""\n');
   // The server's limits (the TS client's own defaults, CLIENT_*, are not the Python client's), sorted by name:

@@ -955,3 +955,162 @@ def test_a_step_entry_with_wrong_fields_is_its_bad_reply(kind: str, how: str, mo
     finally:
         env.close()
         twin.close()
+
+
+def spoil_reset_reply(env: Any, spoil: Any, k: int = 1) -> None:
+    """Hook the env's client so that the reply to the ``k``-th ``reset`` request it sends from now on (counting from 0)
+    is changed by ``spoil`` (which changes the decoded reply in place, or raises what decoding it raises), once. The
+    server made that reset."""
+    from ycgym.client import Client
+
+    c = env.client
+    sizes, ids = record_batch_sends(c)
+    send = c._send_payload
+    resets: list[int] = []
+
+    def hooked(rid: int, op: str, payload: bytes) -> None:
+        if op == "reset":
+            resets.append(rid)
+        return send(rid, op, payload)
+
+    def decode(frames: list[bytes]) -> dict[str, Any]:
+        reply = Client._decode(frames)
+        if len(resets) <= k or reply.get("id") != resets[k]:
+            return reply
+        del c._decode, c._send_payload  # once
+        spoil(reply)
+        return reply
+
+    c._send_payload = hooked
+    c._decode = decode
+
+
+def unreadable(reply: dict[str, Any]) -> None:
+    """The reply's bytes are not JSON (a broken proxy): what the client's decoder raises for them."""
+    from ycgym.client import Client
+
+    Client._decode([b"{not json"])
+
+
+RESET_SPOILS = {
+    "not json": unreadable,
+    "no session": lambda reply: reply["result"].pop("session"),
+    "no observation": lambda reply: reply["result"].pop("observation"),
+    "no status": lambda reply: reply["result"]["observation"].pop("status"),
+    "no frame": lambda reply: reply["result"]["observation"].pop("discrete", None) if "discrete" in reply["result"]["observation"] else reply["result"]["observation"].pop("text"),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("kind", "how"), [(k, h) for k in KINDS for h in RESET_SPOILS if (k, h) != ("discrete", "no status")])  # the Discrete env reads no status block
+def test_a_reset_reply_that_cannot_be_read_is_bad_reply_and_leaves_its_sub_environment_due(kind: str, how: str, mode: str, server: LocalServer) -> None:
+    """``reset()`` of three sub-environments whose second reply cannot be read (its bytes are not JSON, or its result
+    lacks a field the env needs: the session, the observation, its status block, its frame or text): the server made
+    that reset (and the others). The reset raises ``ProtocolError("bad_reply")`` naming sub-environment 1 and puts every
+    sub-environment back as it was; all three hold new episodes on the server, so all are due for the reset asked for
+    (the next step resets them: the twin's reset observations; DISABLED refuses to step them). An undecodable reply used
+    to be taken for a refusal (the client's ``bad_json``: 1 not due, so the next step played the server's new episode
+    from the old observation); a missing field raised a bare KeyError (the Discrete env after taking the others in)."""
+    from gymnasium.vector import AutoresetMode
+
+    env, twin = started(kind, server.endpoint, autoreset_mode=AutoresetMode(mode))
+    try:
+        spoil_reset_reply(env, RESET_SPOILS[how])
+        with pytest.raises(ProtocolError) as err:
+            env.reset()
+        assert err.value.code == "bad_reply" and err.value.index == 1, repr(err.value)
+        continue_with_due(env, twin, mode, [0, 1, 2], [], why="bad_reply")
+    finally:
+        env.close()
+        twin.close()
+
+
+@pytest.mark.parametrize("what", [TimeoutError, KeyboardInterrupt])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_lost_sessions_replacement_that_is_stopped_does_not_leak_its_session(kind: str, what: type[BaseException], server: LocalServer) -> None:
+    """``reset()`` finds sub-environment 1's session lost (closed, reaped) and asks for a new session in its place; that
+    request times out (or is interrupted) while the server makes the session all the same. Nobody knows that session's
+    id, so it must not stay on the server: the client closes it once its late reply comes. It used to stay until the
+    server's idle timeout, holding a place: on a server with room for the env's three sessions only, the retried reset
+    then found no room for 1's replacement (``session_limit``)."""
+    spares: list[str] = []
+    with refusing_pair(kind, "NextStep", server) as (env, twin):
+        c = env.client
+        c.close(session=env.sessions[1])
+        reset = c.reset
+        made: list[str] = []
+        decode = c._decode
+
+        def stopped(seed: int, preset: str = "default", **kw: Any) -> Any:
+            del c.reset  # once
+            assert kw.get("session") is None  # a new session
+            rid = c.send("reset", seed=seed, preset=preset, options=kw.get("options"))
+            c.abandon([rid])  # as the real wait does when it is stopped
+            raise what("stopped while waiting for the new session")
+
+        def seen(frames: list[bytes]) -> dict[str, Any]:
+            reply = decode(frames)
+            res = reply.get("result")
+            if isinstance(res, dict) and isinstance(res.get("session"), str) and res["session"] not in env.sessions:
+                made.append(res["session"])
+            return reply
+
+        c.reset = stopped
+        c._decode = seen
+        with pytest.raises(what):
+            env.reset()
+        assert "reset" not in c.__dict__ and c.reset == reset
+        env.reset()  # reads the late reply first (its new session closed), then makes 1's replacement: there is room
+        del c._decode
+        assert made and made[0] not in env.sessions, (made, env.sessions)
+        with pytest.raises(ProtocolError) as gone:
+            c.close(session=made[0])
+        assert gone.value.code == "unknown_session"
+        twin.reset()
+        check_twins(env, twin)
+    assert not spares
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("how", ["funds", "prestige", "trust", "tasks", "time", "ok"])
+def test_a_step_entry_with_a_malformed_status_block_is_its_bad_reply(how: str, mode: str, server: LocalServer) -> None:
+    """Like ``test_a_step_entry_with_wrong_fields_is_its_bad_reply``, deeper: sub-environment 2's result has a status
+    block the text env cannot encode (no ``funds_cents``, a prestige that is not a number, a client's trust missing, a
+    task count that is not an integer, a ``sim_time`` that is no time) or an ``ok`` that is not a boolean. That entry
+    fails alone (``bad_reply``, due for a reset) and the others are taken in. It used to pass the entry's checks and fail
+    later, in ``encode_batch`` or the info's building, with a bare KeyError/ValueError/TypeError, after the env had
+    taken the broken observation in (every later step failed the same way)."""
+    from gymnasium.vector import AutoresetMode
+
+    def spoil(reply: dict[str, Any]) -> None:
+        obs = reply["result"]["results"][-1]["result"]["observation"]
+        st = obs["status"]
+        if how == "funds":
+            del st["funds_cents"]
+        elif how == "prestige":
+            st["prestige"][next(iter(st["prestige"]))] = "high"
+        elif how == "trust":
+            del st["trust"][next(iter(st["trust"]))]
+        elif how == "tasks":
+            st["active_tasks"] = "two"
+        elif how == "time":
+            st["sim_time"] = "yesterday"
+        else:
+            obs["ok"] = "yes"
+
+    env, twin = started("text", server.endpoint, autoreset_mode=AutoresetMode(mode))
+    try:
+        acts = actions(twin, 1)
+        want = twin.step(acts)
+        assert not (want[2] | want[3]).any()
+        spoil_last_batch_reply(env, spoil)
+        with pytest.raises(VectorStepError) as err:
+            env.step(acts)
+        e = err.value
+        assert e.code == "bad_reply" and list(e.errors) == [2] and e.index == 2, e
+        assert e.stepped.tolist() == [True, True, False]
+        assert same_rows(e.result, want, [0, 1], N)
+        continue_with_due(env, twin, mode, [2], [0, 1], why="could not be read (bad_reply)")
+    finally:
+        env.close()
+        twin.close()

@@ -44,6 +44,9 @@ OP_SESSION_KINDS: Final[dict[str, str]] = {
 }
 """Per op, the sessions it acts on: ``none``, ``env``, ``turns`` or ``any``."""
 
+CREATING_OPS: Final[frozenset[str]] = frozenset({"reset", "restore", "turn_reset", "turn_restore"})
+"""The ops that make a new session when the request names none (its id is in the reply's ``session``)."""
+
 ERROR_CODES: Final[tuple[str, ...]] = (
     "bad_json",
     "bad_frames",

@@ -40,6 +40,7 @@ import zmq
 from . import _json
 from ._binary import BatchArrays, decode_batch_arrays
 from ._protocol import (
+    CREATING_OPS,
     DEFAULT_MAX_MESSAGE_BYTES,
     MAX_BATCH,
     MAX_CLIENT_QUEUED_BYTES,
@@ -488,6 +489,10 @@ class Client:
         self._stash: dict[RequestId, dict[str, Any]] = {}
         self._pending: dict[RequestId, str] = {}
         self._abandoned: set[RequestId] = set()
+        # Requests that make a session the caller learns of only from their reply (a creating op naming no session),
+        # while unanswered; those of them abandoned: their late replies' sessions are closed (nobody else can).
+        self._anonymous: set[RequestId] = set()
+        self._orphaned: set[RequestId] = set()
 
     # ------------------------------------------------------------------ low level
 
@@ -520,8 +525,21 @@ class Client:
     def send(self, op: str, **fields: Any) -> int:
         """Send one request without waiting; returns its id (pass it to :meth:`recv`)."""
         rid = next(self._ids)
-        self._send_payload(rid, op, self._request_bytes(rid, op, fields))
+        payload = self._request_bytes(rid, op, fields)
+        self._note_anonymous(rid, op, fields)
+        try:
+            self._send_payload(rid, op, payload)
+        except BaseException:
+            with self._lock:  # not sent, or abandoned by _send_payload (then an orphan: see abandon)
+                self._anonymous.discard(rid)
+            raise
         return rid
+
+    def _note_anonymous(self, rid: int, op: str, fields: Mapping[str, Any]) -> None:
+        """Remember request ``rid`` when it makes a session nobody knows until its reply names it (see :meth:`abandon`)."""
+        if op in CREATING_OPS and fields.get("session") is None:
+            with self._lock:
+                self._anonymous.add(rid)
 
     @staticmethod
     def _request_bytes(rid: int, op: str, fields: Mapping[str, Any]) -> bytes:
@@ -571,6 +589,7 @@ class Client:
                     unanswered_bytes -= size
                     self._await_reply(oldest)
                 out.append(rid)
+                self._note_anonymous(rid, op, fields)
                 self._send_payload(rid, op, payload)
                 unanswered.append((rid, len(payload)))
                 unanswered_bytes += len(payload)
@@ -585,10 +604,13 @@ class Client:
             if request_id in self._stash or request_id not in self._pending:
                 return
             op = self._pending[request_id]
+            anonymous = request_id in self._anonymous
             t = self.timeout
             reply = self._wait_for(self._socket(), request_id, None if t is None else time.monotonic() + t, t)
             self._stash[request_id] = reply
             self._pending[request_id] = op
+            if anonymous:  # still unread: abandoned now, its session is closed (see abandon)
+                self._anonymous.add(request_id)
 
     def _send_step(self, session: str, action: str) -> int:
         """``send("step", session=session, action=action)`` with the request's bytes written from a fixed prefix and
@@ -650,12 +672,39 @@ class Client:
                 raise
 
     def abandon(self, request_ids: Iterable[RequestId]) -> None:
-        """Give up on requests whose results nobody will read: their replies are dropped when they arrive."""
+        """Give up on requests whose results nobody will read: their replies are dropped when they arrive.
+
+        A request abandoned that makes a new session (``reset``, ``restore``, ``turn_reset``, ``turn_restore`` naming no
+        session: a timeout, Ctrl-C while waiting for it) may have made it on the server, and nobody can know its id:
+        the client closes that session (a ``close`` request, its reply dropped) as soon as the reply naming it is in
+        hand (now, or when it arrives while this client waits for another reply). Until then it holds a place on the
+        server; if this client is closed first, the server's idle timeout frees it."""
         with self._lock:
             for rid in request_ids:
-                if self._stash.pop(rid, None) is None and rid in self._pending:
+                got = self._stash.pop(rid, None)
+                if got is None and rid in self._pending:
                     self._abandoned.add(rid)
+                    if rid in self._anonymous:
+                        self._orphaned.add(rid)
+                elif got is not None and rid in self._anonymous:
+                    self._close_orphan(got)
+                self._anonymous.discard(rid)
                 self._pending.pop(rid, None)
+
+    def _close_orphan(self, reply: Mapping[str, Any]) -> None:
+        """Close the session the reply ``reply`` to an abandoned request made (if it made one): best effort, its reply
+        dropped (a failure to send is left to the server's idle timeout)."""
+        res = reply.get("result") if reply.get("ok") else None
+        session = res.get("session") if isinstance(res, dict) else None
+        if type(session) is not str or self._sock is None:
+            return
+        rid = next(self._ids)
+        try:
+            self._send_payload(rid, "close", self._request_bytes(rid, "close", {"session": session}))
+        except Exception:  # noqa: BLE001 - best effort: the idle timeout frees it
+            return
+        finally:
+            self.abandon([rid])
 
     def recv(self, request_id: RequestId, timeout: Timeout = DEFAULT) -> Any:
         """Wait for the reply to ``request_id`` and return its ``result``.
@@ -691,6 +740,8 @@ class Client:
             got = self._stash.pop(request_id, None)
             if got is not None:
                 self._pending.pop(request_id, None)
+                if self._anonymous:
+                    self._anonymous.discard(request_id)
                 return got
             if deadline is None:
                 wait_ms: int | None = None
@@ -731,9 +782,14 @@ class Client:
             rid = reply.get("id")
             if rid == request_id:
                 self._pending.pop(request_id, None)
+                if self._anonymous:
+                    self._anonymous.discard(request_id)
                 return reply
             if rid in self._abandoned:
                 self._abandoned.discard(rid)
+                if rid in self._orphaned:
+                    self._orphaned.discard(rid)
+                    self._close_orphan(reply)
                 continue
             if rid is None:
                 # The server could not read an id (e.g. bad_json): it belongs to no request we can
@@ -748,12 +804,14 @@ class Client:
         h = 0
         while h < len(frames) - 1 and not frames[h]:
             h += 1
+        # A reply that cannot be read is ``bad_reply`` (not the server's ``bad_json``, which refuses a request unread): the
+        # request it answers may have run.
         try:
             reply = _json.loads(frames[h])
         except ValueError as e:
-            raise ProtocolError("bad_json", f"server reply is not JSON: {e}") from None
+            raise ProtocolError("bad_reply", f"server reply is not JSON: {e} (the request may have run)") from None
         if not isinstance(reply, dict):
-            raise ProtocolError("bad_json", "server reply is not a JSON object")
+            raise ProtocolError("bad_reply", "server reply is not a JSON object (the request may have run)")
         if h < len(frames) - 1:
             res = reply.get("result")
             if reply.get("ok") and isinstance(res, dict) and res.get("encoding") == "binary":
@@ -1063,6 +1121,8 @@ class Client:
                 self._stash.clear()
                 self._pending.clear()
                 self._abandoned.clear()
+                self._anonymous.clear()
+                self._orphaned.clear()
         return None
 
     def __enter__(self) -> Client:

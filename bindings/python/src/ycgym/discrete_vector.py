@@ -76,10 +76,12 @@ from .vector import (
     failed_reset_why,
     owe,
     owed_groups,
+    refused_or_unread,
     reset_arguments,
     reset_seeds,
     step_flags,
     stopped_step_why,
+    unread_reset,
     why_due,
 )
 from .vector import entry_error as _entry_error
@@ -232,8 +234,9 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         # marked due for a reset first: their episodes there are new ones the env never returned (the caller takes none
         # of these resets in), so the next step resets them again (the same seeds: the same worlds) instead of stepping
         # them (DISABLED: refuses to step them).
-        made[:] = [i for i, r in zip(idx, got) if not isinstance(r, ProtocolError)]
-        refused = next(((i, r) for i, r in zip(idx, got) if isinstance(r, ProtocolError) and r.code != "unknown_session"), None)
+        # A reply that cannot be read (not JSON, a field missing or of the wrong type) is bad_reply: made, or maybe.
+        got = [unread_reset(r, i, self._frame_fields) for i, r in zip(idx, got)]
+        made[:], refused = refused_or_unread(idx, got, lambda i, r: r.code == "unknown_session")
         if refused is not None:
             self._autoreset[made] = True
             refused[1].index = refused[0]
@@ -247,14 +250,22 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                 try:
                     r = c.reset(s, self.preset, options=opts)
                 except ProtocolError as e:
+                    if e.code == UNREAD:  # maybe made (in a session nobody knows): due
+                        made.append(i)
                     self._autoreset[made] = True
                     e.index = i
                     refusal.append(e)
                     raise
-                self._sessions[i] = str(r["session"])
-                self.__dict__.pop("_session_cache", None)
-                self._backend.sessions.add(self._sessions[i])
+                checked = unread_reset(r, i, self._frame_fields)
+                if type(r) is dict and type(r.get("session")) is str:  # the env's (closed with it), even malformed
+                    self._sessions[i] = r["session"]
+                    self.__dict__.pop("_session_cache", None)
+                    self._backend.sessions.add(self._sessions[i])
                 made.append(i)
+                if isinstance(checked, ProtocolError):
+                    self._autoreset[made] = True
+                    refusal.append(checked)
+                    raise checked
             out.append(r)
         return out
 
@@ -262,6 +273,12 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         """A JSON step result's frame, mask, reward, flags and text (with a render mode) as :meth:`step` takes them in,
         checked first: KeyError, TypeError or ValueError for a result whose fields are wrong (the caller fails its
         entry, ``bad_reply``, before taking any of it in)."""
+        obs, mask, text = self._frame_fields(r)
+        reward, term, trunc = step_flags(r)
+        return obs, mask, reward, term, trunc, text
+
+    def _frame_fields(self, r: Any) -> tuple[np.ndarray, np.ndarray, str | None]:
+        """A step or reset result's frame, mask and text (with a render mode), checked as :meth:`_step_fields` says."""
         obs, mask = frame_arrays(r)
         if obs.shape != self._obs.shape[1:] or mask.shape != self._mask.shape[1:]:
             raise ValueError(f"its frame has shape {obs.shape} and its mask {mask.shape}, not this env's")
@@ -271,13 +288,12 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         for key in _INT_KEYS:
             if type(info[key]) is not int:
                 raise TypeError(f"info[{key!r}] must be an integer")
-        reward, term, trunc = step_flags(r)
         text = None
         if self.render_mode is not None:
             text = o["text"]
             if type(text) is not str:
                 raise TypeError("its text must be a string")
-        return obs, mask, reward, term, trunc, text
+        return obs, mask, text
 
     def _put(self, i: int, r: ResetResult | StepResult) -> None:
         self._obs[i], self._mask[i] = frame_arrays(r)

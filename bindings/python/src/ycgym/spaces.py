@@ -357,6 +357,41 @@ def check_max_text_length(n: int) -> int:
     return int(n)
 
 
+_INT_STATUS = ("funds_cents", "monthly_payroll_cents", "active_tasks", "planned_tasks", "completed_tasks")
+_NUMBER_TYPES = frozenset({int, float})
+_INT_TYPE = frozenset({int})
+
+
+def check_observation(obs: Any, params: SpaceParams) -> None:
+    """Raise TypeError, KeyError or ValueError unless ``obs`` (a reply's observation) holds, with the types of the
+    protocol's ``Observation``, every field :func:`encode_observation`, :func:`encode_batch` and the envs' info read:
+    ``text``, ``command``, ``ok``, ``exit_code`` and the status block's times, counts, funds, runway, every prestige and
+    trust value (the preset's domains and ``params``' clients among them). The vector envs check each reply's
+    observation with it before taking any of it in, so a malformed one fails its entry (``bad_reply``) instead of the
+    whole batch's encoding later."""
+    if type(obs) is not dict:
+        raise TypeError("the observation is not an object")
+    st = obs["status"]
+    if type(st) is not dict or type(obs["text"]) is not str or type(obs.get("command")) not in _STR_OR_NONE:
+        raise TypeError("its status, text or command is not of its type")
+    if type(obs["ok"]) is not bool or type(obs["exit_code"]) is not int:
+        raise TypeError("its ok or exit_code is not of its type")
+    if set(map(type, _values_of(_INT_STATUS)(st))) != _INT_TYPE:
+        raise TypeError(f"a status count or amount ({', '.join(_INT_STATUS)}) is not an integer")
+    runway = st["runway_months"]
+    if runway is not None and type(runway) not in _NUMBER_TYPES:
+        raise TypeError("status runway_months is not a number")
+    prestige, trust = st["prestige"], st["trust"]
+    if type(prestige) is not dict or type(trust) is not dict or not set(map(type, prestige.values())) <= _NUMBER_TYPES or not set(map(type, trust.values())) <= _NUMBER_TYPES:
+        raise TypeError("status prestige or trust is not an object of numbers")
+    _values_of(DOMAINS)(prestige)  # KeyError: a domain missing
+    _values_of(params.clients)(trust)  # KeyError: a client missing
+    for key in ("sim_time", "horizon_end"):
+        if type(st[key]) is not str:
+            raise TypeError(f"status {key} is not a string")
+        parse_time(st[key])  # ValueError: not a time
+
+
 def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datetime, max_text_length: int = MAX_TEXT_LENGTH) -> dict[str, Any]:
     """Encode one protocol observation as a member of :func:`observation_space` (``text`` cut to ``max_text_length``)."""
     st = obs["status"]
@@ -433,3 +468,4 @@ _OK = operator.itemgetter("ok")
 _RUNWAY = operator.itemgetter("runway_months")
 _PRESTIGE = operator.itemgetter("prestige")
 _TRUST = operator.itemgetter("trust")
+_STR_OR_NONE = frozenset({str, type(None)})

@@ -64,10 +64,12 @@ from .client import EpisodeOverError, ProtocolError, ResetResult, StepResult, Ve
 from .env import YCBenchEnv, make_info, merged_options, text_option
 from .spaces import (
     MAX_TEXT_LENGTH,
+    SpaceParams,
     _float_rows,
     action_space,
     action_text,
     check_max_text_length,
+    check_observation,
     encode_batch,
     encode_observation,
     observation_space,
@@ -225,14 +227,40 @@ def step_flags(sr: Any) -> tuple[float, bool, bool]:
     return float(reward), term, trunc
 
 
-def _step_fields(sr: Any) -> tuple[dict[str, Any], float, bool, bool]:
+def _step_fields(sr: Any, params: SpaceParams) -> tuple[dict[str, Any], float, bool, bool]:
     """A step result's observation, reward and flags as the text vector env takes them in, checked first (raises
-    KeyError, TypeError or ValueError for a result whose fields are wrong: the caller fails its entry, ``bad_reply``,
-    before taking any of it in)."""
+    KeyError, TypeError or ValueError for a result whose fields are wrong, the status block's included: the caller fails
+    its entry, ``bad_reply``, before taking any of it in)."""
     obs, info = sr["observation"], sr["info"]
-    if type(obs) is not dict or type(info) is not dict or type(obs.get("status")) is not dict or type(obs.get("text")) is not str:
-        raise TypeError("its observation, info, status or text is missing or not of its type")
+    if type(info) is not dict:
+        raise TypeError("its info is not an object")
+    check_observation(obs, params)
     return (obs, *step_flags(sr))
+
+
+def unread_reset(r: Any, i: int, check: Any) -> Any:
+    """A reset reply ``r`` of sub-environment ``i`` as the vector envs take it in: ``r`` itself when it is a
+    :class:`ProtocolError` or a result ``check`` passes (it raises KeyError, TypeError, ValueError or AttributeError for
+    one whose fields are wrong), else ``ProtocolError("bad_reply")``: the server made that reset (or may have), its
+    result is unknown. Shared by both vector envs."""
+    if isinstance(r, ProtocolError):
+        return r
+    try:
+        if type(r) is not dict or type(r.get("session")) is not str:
+            raise TypeError("it has no session id")
+        check(r)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        return ProtocolError(UNREAD, f"the reset reply of sub-environment {i} is a malformed result ({type(e).__name__}: {e}; the reset may have been made)", index=i)
+    return r
+
+
+def refused_or_unread(indices: Sequence[int], results: Sequence[Any], lost: Any) -> tuple[list[int], tuple[int, ProtocolError] | None]:
+    """The sub-environments of ``indices`` whose reset the server made or may have made (a result, or a reply that
+    could not be read: ``bad_reply``), and the first failure to raise (None when every failure is a lost session,
+    ``lost(i, error)``, that a new session replaces). Shared by both vector envs."""
+    made = [i for i, r in zip(indices, results) if not isinstance(r, ProtocolError) or r.code == UNREAD]
+    failed = next(((i, r) for i, r in zip(indices, results) if isinstance(r, ProtocolError) and not lost(i, r)), None)
+    return made, failed
 
 
 class _Heterogeneous(Exception):
@@ -393,15 +421,17 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
 
     def _take_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any], made: list[int], refusal: list[BaseException]) -> list[ResetResult]:
         c = self._backend.client
-        results = c.gather(ids, raise_errors=False)
+        got = c.gather(ids, raise_errors=False)
         # Every session these resets made is the env's (reused by its next reset, closed with it) before an error below
-        # is raised.
-        for i, r in zip(indices, results):
-            if not isinstance(r, ProtocolError):
+        # is raised (a malformed result's too, when it names one).
+        for i, r in zip(indices, got):
+            if type(r) is dict and type(r.get("session")) is str:
                 self._sessions[i] = r["session"]
                 self._backend.sessions.add(r["session"])
-        made[:] = [i for i, r in zip(indices, results) if not isinstance(r, ProtocolError)]  # reset on the server
-        refused = next(((i, r) for i, r in zip(indices, results) if isinstance(r, ProtocolError) and (r.code != "unknown_session" or self._sessions[i] is None)), None)
+        # A reply that cannot be read (not JSON, a field missing or of the wrong type) is bad_reply: made, or maybe.
+        results = [unread_reset(r, i, self._reset_fields) for i, r in zip(indices, got)]
+        # Reset on the server, or maybe (bad_reply): due if the reset fails.
+        made[:], refused = refused_or_unread(indices, results, lambda i, r: r.code == "unknown_session" and self._sessions[i] is not None)
         if refused is not None:
             refusal.append(self._reset_refused(*refused, made))
             raise refusal[0]
@@ -414,16 +444,29 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                 try:
                     r = c.reset(sd, self.preset, options=opts or None)
                 except ProtocolError as e:
+                    if e.code == UNREAD:  # maybe made (in a session nobody knows): due
+                        made.append(i)
                     refusal.append(self._reset_refused(i, e, made))
                     raise refusal[0] from None
-                self._sessions[i] = r["session"]
-                self._backend.sessions.add(r["session"])
+                got = unread_reset(r, i, self._reset_fields)
+                if type(r) is dict and type(r.get("session")) is str:  # the env's (closed with it), even malformed
+                    self._sessions[i] = r["session"]
+                    self._backend.sessions.add(r["session"])
                 made.append(i)
+                if isinstance(got, ProtocolError):
+                    refusal.append(self._reset_refused(i, got, made))
+                    raise refusal[0]
             self._starts[i] = status_time(r["observation"])
             self._obs[i] = r["observation"]
             self._seeds_used[i] = sd
             out.append(r)
         return out
+
+    def _reset_fields(self, r: Mapping[str, Any]) -> None:
+        """Check a reset result's fields as :meth:`_take_resets` takes it in (see :func:`unread_reset`)."""
+        if type(r["info"]) is not dict:
+            raise TypeError("its info is not an object")
+        check_observation(r["observation"], self.params)
 
     def _reset_refused(self, i: int, e: ProtocolError, made: Sequence[int]) -> ProtocolError:
         """The error to raise for sub-environment ``i``'s refused reset (``e``, its ``index`` set to ``i``), raised before
@@ -522,7 +565,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                 for k, (i, sr) in enumerate(zip(to_step[base : base + size], step_results)):
                     if not isinstance(sr, ProtocolError):
                         try:
-                            fields = _step_fields(sr)
+                            fields = _step_fields(sr, self.params)
                         except (KeyError, TypeError, ValueError, AttributeError) as e:
                             sr = ProtocolError(UNREAD, f"step_batch reply entry {k} is a malformed result ({type(e).__name__}: {e}; it may have run)", request_id=rid)
                     if isinstance(sr, ProtocolError):
