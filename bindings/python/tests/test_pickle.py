@@ -137,3 +137,68 @@ def test_async_vector_env_of_the_text_env() -> None:
     finally:
         avec.close()
         vec.close()
+
+
+def public_exceptions() -> dict[str, type[BaseException]]:
+    """Every exception class the package exports (``__all__`` of ycgym, ycgym.llm, ycgym.ray), by qualified name."""
+    import inspect
+    import importlib
+
+    out: dict[str, type[BaseException]] = {}
+    for name in ("ycgym", "ycgym.llm", "ycgym.ray"):
+        mod = importlib.import_module(name)
+        for n in mod.__all__:
+            obj = getattr(mod, n)
+            if inspect.isclass(obj) and issubclass(obj, BaseException):
+                out[f"{name}.{n}"] = obj
+    return out
+
+
+def exception_examples() -> list[BaseException]:
+    """One instance of every public exception, each field set to a value of its own (a ``VectorStepError`` with two
+    failures, a result and a stepped mask as a vector env raises it)."""
+    from ycgym.llm import EndpointError
+    from ycgym.ray import RunError
+
+    first = ycgym.ProtocolError("unknown_session", "no session s9", request_id=7, index=1)
+    over = ycgym.EpisodeOverError(2, "next_step", reason="its last step's reply could not be read")
+    over.request_id = 11
+    result = ({"funds_cents": np.array([1.0, 2.0, 3.0]), "text": ("a", "b", "c")}, np.zeros(3), np.zeros(3, dtype=np.bool_), np.zeros(3, dtype=np.bool_), {})
+    return [
+        ycgym.ProtocolError("capacity", "over the memory budget", request_id=5, index=3),
+        over,
+        ycgym.VectorStepError({2: over, 1: first}, result, np.array([True, False, False])),
+        ycgym.ServerExitedError("the local server exited with code 1"),
+        ycgym.ServerStartError("node not found"),
+        EndpointError(404, "no such model"),
+        EndpointError(None, "refused"),
+        RunError("shard 3 failed"),
+    ]
+
+
+def test_every_public_exception_is_covered_by_the_round_trip_test() -> None:
+    """Each public exception class has an example below (a new one must be added there)."""
+    covered = {type(e) for e in exception_examples()}
+    assert set(public_exceptions().values()) <= covered, set(public_exceptions().values()) - covered
+
+
+@pytest.mark.parametrize("dumps", [pickle.dumps, cloudpickle.dumps], ids=["pickle", "cloudpickle"])
+@pytest.mark.parametrize("k", range(len(exception_examples())))
+def test_every_public_exception_round_trips_through_pickle_with_its_fields(dumps: Any, k: int) -> None:
+    """gymnasium's ``AsyncVectorEnv`` and Ray send a worker's exception to the parent pickled: each public exception
+    comes back of its class, with the same message, ``args`` and fields (``code``, ``message``, ``index``,
+    ``request_id``; a VectorStepError's ``errors``, ``result`` and ``stepped``; an EndpointError's ``status``). An
+    EndpointError failed to unpickle (TypeError: a missing ``message`` argument: its ``args`` held the formatted text
+    only), which in a Ray actor or a worker process turns the real error into an unpickling failure; an EpisodeOverError
+    came back through its constructor with the code as its index, so its ``args`` held a garbled message
+    ("sub-environment episode_over is due ...")."""
+    e = exception_examples()[k]
+    got = pickle.loads(dumps(e))
+    assert type(got) is type(e)
+    assert str(got) == str(e) and repr(got) == repr(e) and got.args == e.args
+    fields = {k: v for k, v in vars(e).items() if k != "errors"}  # exceptions compare by identity: compared below
+    assert same({k: v for k, v in vars(got).items() if k != "errors"}, fields) and set(vars(got)) == set(vars(e)), (vars(got), vars(e))
+    if isinstance(e, ycgym.VectorStepError):
+        assert list(got.errors) == list(e.errors)
+        for i, err in e.errors.items():
+            assert type(got.errors[i]) is type(err) and vars(got.errors[i]) == vars(err) and got.errors[i].args == err.args

@@ -140,6 +140,19 @@ class ProtocolError(Exception):
     def __repr__(self) -> str:
         return f"ProtocolError({self.code!r}, {self.message!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as it is (``args`` and every field), not through a constructor: a subclass's takes other arguments
+        # (EpisodeOverError's index, VectorStepError's errors), and fields set after construction (``index``) travel.
+        return (_restored_error, (type(self), self.args, dict(self.__dict__)))
+
+
+def _restored_error(cls: type[ProtocolError], args: tuple[Any, ...], state: dict[str, Any]) -> ProtocolError:
+    """A pickled :class:`ProtocolError` (of class ``cls``) back, with its ``args`` and fields."""
+    e = cls.__new__(cls)
+    e.args = args
+    e.__dict__.update(state)
+    return e
+
 
 class EpisodeOverError(ProtocolError, AssertionError):
     """A vector env in ``DISABLED`` autoreset mode asked to step while sub-environment ``index``'s episode is over
@@ -207,9 +220,6 @@ class VectorStepError(ProtocolError):
 
     def __str__(self) -> str:
         return f"[{self.code}] {self.message}"
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.errors, self.result, self.stepped))
 
 
 class ServerExitedError(ConnectionError):

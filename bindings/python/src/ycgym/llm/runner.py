@@ -225,6 +225,11 @@ class EndpointError(RuntimeError):
         self.status = status
         self.message = message
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled through the constructor's own arguments (a worker process or a Ray actor sends it to the caller):
+        # ``args`` holds the formatted text only.
+        return (type(self), (self.status, self.message))
+
 
 FATAL_STATUSES = frozenset({400, 401, 403, 404, 422})
 """HTTP statuses that end a run at once (bad request, bad key, no access, no such model or route)."""
