@@ -141,8 +141,8 @@ def test_async_vector_env_of_the_text_env() -> None:
 
 def public_exceptions() -> dict[str, type[BaseException]]:
     """Every exception class the package exports (``__all__`` of ycgym, ycgym.llm, ycgym.ray), by qualified name."""
-    import inspect
     import importlib
+    import inspect
 
     out: dict[str, type[BaseException]] = {}
     for name in ("ycgym", "ycgym.llm", "ycgym.ray"):

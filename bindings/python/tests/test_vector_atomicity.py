@@ -964,7 +964,6 @@ def spoil_reset_reply(env: Any, spoil: Any, k: int = 1) -> None:
     from ycgym.client import Client
 
     c = env.client
-    sizes, ids = record_batch_sends(c)
     send = c._send_payload
     resets: list[int] = []
 
