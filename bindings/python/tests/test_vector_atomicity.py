@@ -1113,3 +1113,82 @@ def test_a_step_entry_with_a_malformed_status_block_is_its_bad_reply(how: str, m
     finally:
         env.close()
         twin.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_usual_text_vector_step_does_not_check_each_observation_in_full(mode: str, server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The full check of an observation (``check_observation``, a few microseconds each) finds the entry a malformed
+    status block spoils (see the test above); a step whose every entry is well formed must not pay it for each entry:
+    the batch's encoding, which the step makes anyway, is what finds that one is malformed. Every step used to run it on
+    every entry (an eighth of a 64-session step's time). Resets (once an episode) keep it."""
+    import ycgym.vector
+
+    calls: list[int] = []
+    check = ycgym.vector.check_observation
+
+    def counted(obs: Any, params: Any) -> None:
+        calls.append(1)
+        check(obs, params)
+
+    env, twin = started("text", server.endpoint, autoreset_mode=gym.vector.AutoresetMode(mode))
+    try:
+        monkeypatch.setattr(ycgym.vector, "check_observation", counted)
+        for t in range(4):
+            step_both(env, twin, t)
+        assert not calls, f"check_observation ran {len(calls)} times in 4 steps of {N} sub-environments"
+    finally:
+        env.close()
+        twin.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("how", ["funds", "extra prestige"])
+def test_a_malformed_status_block_next_to_ending_episodes_and_automatic_resets_fails_alone(how: str, mode: str, server: LocalServer) -> None:
+    """The malformed status block of ``test_a_step_entry_with_a_malformed_status_block_is_its_bad_reply`` in a step that
+    also makes an automatic reset (NEXT_STEP: sub-environment 0's, its episode ended at the last step) and ends episodes
+    (``max_steps``: 1's and 2's; SAME_STEP resets 1 in the step). The status block lacks ``funds_cents`` (the batch's
+    encoding fails) or has an extra prestige value that is no number (the infos fail). The step fails 2 alone
+    (``bad_reply``, due, its reward and flags zero, not reset in the step) and takes the others in as the twin does (1's
+    same-step reset too); 0's automatic reset is undone (still due, its generator untouched), as for any failed entry."""
+    from gymnasium.vector import AutoresetMode
+
+    am = AutoresetMode(mode)
+    env, twin = make("text", server.endpoint, max_steps=3, autoreset_mode=am), make("text", server.endpoint, max_steps=3, autoreset_mode=am)
+    try:
+        offset_start(env, twin)
+        step_both(env, twin, 2)  # 0's episode ends
+        if mode == "Disabled":
+            for x in (env, twin):
+                x.reset(options={"reset_mask": np.array([True, False, False])})
+
+        def spoil(reply: dict[str, Any]) -> None:
+            st = reply["result"]["results"][-1]["result"]["observation"]["status"]
+            if how == "funds":
+                del st["funds_cents"]
+            else:
+                st["prestige"]["no such domain"] = "high"
+
+        generators = rng_states(env)
+        acts = actions(twin, 3)
+        want = twin.step(acts)
+        assert (want[3][1:]).all()  # 1's and 2's episodes end
+        spoil_last_batch_reply(env, spoil)
+        with pytest.raises(VectorStepError) as err:
+            env.step(acts)
+        e = err.value
+        assert e.code == "bad_reply" and list(e.errors) == [2] and "malformed result" in str(e.errors[2]), e
+        ran = [1] if mode == "NextStep" else [0, 1]
+        assert e.stepped.tolist() == [i in ran for i in range(N)]
+        assert same_rows(e.result, want, ran, N)
+        assert e.result[1][2] == 0 and not e.result[2][2] and not e.result[3][2]
+        assert "final_obs" not in e.result[4] or e.result[4]["final_obs"][2] is None
+        due = {"NextStep": [True, True, True], "SameStep": [False, False, True], "Disabled": [False, True, True]}[mode]
+        assert env._autoreset_envs.tolist() == due
+        if mode == "NextStep":
+            assert rng_states(env)[0] == generators[0]  # 0's automatic reset undone: the same seed is drawn again
+        for x in (env, twin):
+            x.reset(seed=11)
+        continue_alike(env, twin, mode, steps=3)
+    finally:
+        env.close()
+        twin.close()

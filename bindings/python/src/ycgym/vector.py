@@ -64,7 +64,6 @@ from .client import EpisodeOverError, ProtocolError, ResetResult, StepResult, Ve
 from .env import YCBenchEnv, make_info, merged_options, text_option
 from .spaces import (
     MAX_TEXT_LENGTH,
-    SpaceParams,
     _float_rows,
     action_space,
     action_text,
@@ -227,15 +226,29 @@ def step_flags(sr: Any) -> tuple[float, bool, bool]:
     return float(reward), term, trunc
 
 
-def _step_fields(sr: Any, params: SpaceParams) -> tuple[dict[str, Any], float, bool, bool]:
-    """A step result's observation, reward and flags as the text vector env takes them in, checked first (raises
-    KeyError, TypeError or ValueError for a result whose fields are wrong, the status block's included: the caller fails
-    its entry, ``bad_reply``, before taking any of it in)."""
+def _step_fields(sr: Any) -> tuple[dict[str, Any], float, bool, bool]:
+    """A step result's observation, reward and flags as the text vector env takes them in, checked first for their
+    shape (raises KeyError, TypeError or ValueError for a result whose fields are wrong: the caller fails its entry,
+    ``bad_reply``, before taking any of it in): the observation's top-level fields only, a few type tests. Its status
+    block is not checked here (a full :func:`check_observation` of every entry cost an eighth of a step): the step's
+    encoding of the batch finds one that cannot be read, and only then are the entries checked in full
+    (:meth:`YCBenchVectorEnv._fail_malformed`)."""
     obs, info = sr["observation"], sr["info"]
-    if type(info) is not dict:
-        raise TypeError("its info is not an object")
-    check_observation(obs, params)
+    if type(obs) is not dict or type(info) is not dict or type(obs.get("status")) is not dict or type(obs.get("text")) is not str:
+        raise TypeError("its observation, info, status or text is missing or not of its type")
+    if type(obs.get("ok")) is not bool or type(obs.get("exit_code")) is not int or type(obs.get("command")) not in _STR_OR_NONE:
+        raise TypeError("its ok, exit_code or command is missing or not of its type")
     return (obs, *step_flags(sr))
+
+
+def _batch_entry(parts: Sequence[tuple[int, int]], k: int) -> tuple[int, int]:
+    """The request id of the ``step_batch`` part (of ``parts``: id, size) that holds a step's ``k``-th entry, and the
+    entry's index in it."""
+    for rid, size in parts:
+        if k < size:
+            return rid, k
+        k -= size
+    raise IndexError(k)
 
 
 def unread_reset(r: Any, i: int, check: Any) -> Any:
@@ -550,6 +563,8 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         # The automatic resets are undone when the step fails anywhere (an entry, a reset, an interrupt): their
         # sub-environments keep their generators and stay due, so the next step draws the same seeds.
         kept = self._kept(to_reset)
+        # What the sub-environments held before: a stepped one whose result turns out malformed is put back.
+        before = self._obs.copy()
         base = 0  # the entries of to_step before it are taken in (their parts received)
         try:
             if to_step:
@@ -565,7 +580,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                 for k, (i, sr) in enumerate(zip(to_step[base : base + size], step_results)):
                     if not isinstance(sr, ProtocolError):
                         try:
-                            fields = _step_fields(sr, self.params)
+                            fields = _step_fields(sr)
                         except (KeyError, TypeError, ValueError, AttributeError) as e:
                             sr = ProtocolError(UNREAD, f"step_batch reply entry {k} is a malformed result ({type(e).__name__}: {e}; it may have run)", request_id=rid)
                     if isinstance(sr, ProtocolError):
@@ -591,54 +606,60 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             # they play on (the reset goes after them: one client's requests run in order).
             unseen = to_step[base : sum(size for _, size in parts)]
             owe(self._owed, due, unseen, [None] * len(unseen), None, stopped_step_why(e))
+            # Those taken in whose status block cannot be read are not kept either (the rare path: checked in full).
+            self._fail_malformed(stepped, before, (rewards, terminations, truncations), errors, to_step, parts)
             raise
+
+        # What the step returns, built once from what it took in; a stepped entry whose status block cannot be read
+        # (the cheap check at intake lets it through) makes this raise: only then is each stepped entry checked in full,
+        # the malformed ones put back as they were and failed (bad_reply, due), and the rest built again.
+        try:
+            built = self._built(mode, stepped, to_reset, reset_results, errors, terminations, truncations)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            if not self._fail_malformed(stepped, before, (rewards, terminations, truncations), errors, to_step, parts):
+                raise  # not a malformed result's doing
+            built = self._built(mode, stepped, to_reset, reset_results, errors, terminations, truncations)
+        batch, infos, stepped_infos, done, fobs = built
+
         if errors:
             self._put_back(kept)  # every automatic reset still due
             reset_results = []
+            batch = None  # built before the automatic resets were undone
         else:
             due[to_reset] = False
             for i in to_reset:
                 self._owed.pop(i, None)
 
-        if not errors and not (mode == AutoresetMode.SAME_STEP and (terminations.any() or truncations.any())):
+        if infos is not None and batch is not None:
             # Every env stepped or (automatic reset) reset, none ends with a same-step reset: the vector info straight
-            # from the results, in env order (a reset's info has the keys of a step's).
-            by_env: list[Any] = [None] * n
-            for i, r in stepped:
-                by_env[i] = r
-            for i, rr in zip(to_reset, reset_results):
-                by_env[i] = rr
-            infos = self._step_infos(by_env) if None not in by_env else None
-            if infos is not None:
-                self._show(self._every_env())
-                return self._batch_obs(), rewards, terminations, truncations, infos
-        for i, sr in stepped:
-            env_infos[i] = self._info(sr, i)
+            # from the results (the usual step).
+            self._show(self._every_env())
+            return batch, rewards, terminations, truncations, infos
+        for i, info in stepped_infos:
+            env_infos[i] = info
         for i, rr in zip(to_reset, reset_results):
             env_infos[i] = self._info(rr, i)
 
         final: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
         final_texts: dict[int, str] = {}
-        if mode == AutoresetMode.SAME_STEP:
-            done = [i for i, _ in stepped if terminations[i] or truncations[i]]
-            if done:
-                fobs = [encode_observation(self._obs[i], self.params, self._starts[i], self.max_text_length) for i in done]  # type: ignore[arg-type]
-                ftexts = [self._obs[i]["text"] for i in done]  # type: ignore[index]
-                try:
-                    resets = self._reset_many(done, [None] * len(done), self._options(None))
-                except ProtocolError as e:  # undone: they stay due (the next step resets them) with their last step's info
-                    errors[e.index if e.index is not None else done[0]] = e
-                else:
-                    for i, fo, ft, rr in zip(done, fobs, ftexts, resets):
-                        final.append((i, fo, env_infos[i]))  # type: ignore[arg-type]
-                        final_texts[i] = ft
-                        env_infos[i] = self._info(rr, i)
-                    due[done] = False
+        if done:
+            ftexts = [self._obs[i]["text"] for i in done]  # type: ignore[index]
+            try:
+                resets = self._reset_many(done, [None] * len(done), self._options(None))
+            except ProtocolError as e:  # undone: they stay due (the next step resets them) with their last step's info
+                errors[e.index if e.index is not None else done[0]] = e
+            else:
+                for i, fo, ft, rr in zip(done, fobs, ftexts, resets):
+                    final.append((i, fo, env_infos[i]))  # type: ignore[arg-type]
+                    final_texts[i] = ft
+                    env_infos[i] = self._info(rr, i)
+                due[done] = False
+                batch = None  # built before these resets
 
         per_env: list[tuple[int, dict[str, Any]]] = []
         if not final and None not in env_infos:
-            # Every env has its info and none ended with a same-step reset (the usual step): nothing to merge (the infos
-            # are read, not changed, by _batch_infos).
+            # Every env has its info and none ended with a same-step reset: nothing to merge (the infos are read, not
+            # changed, by _batch_infos).
             per_env = list(enumerate(env_infos))  # type: ignore[arg-type]
         else:
             finals = {i: (fo, fi) for i, fo, fi in final}
@@ -651,14 +672,84 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                     merged.update(ei)
                 if merged:
                     per_env.append((i, merged))
-        infos = self._batch_infos(per_env) if per_env else {}
+        vector_infos = self._batch_infos(per_env) if per_env else {}
 
         self._show([i for i, _ in per_env], final_texts)
+        if batch is None:
+            batch = self._batch_obs()
         if errors:
             was_stepped = np.zeros(n, dtype=np.bool_)
             was_stepped[[i for i, _ in stepped]] = True
-            raise VectorStepError(errors, (self._batch_obs(), rewards, terminations, truncations, infos), was_stepped)
-        return self._batch_obs(), rewards, terminations, truncations, infos
+            raise VectorStepError(errors, (batch, rewards, terminations, truncations, vector_infos), was_stepped)
+        return batch, rewards, terminations, truncations, vector_infos
+
+    def _built(
+        self,
+        mode: AutoresetMode,
+        stepped: Sequence[tuple[int, StepResult]],
+        to_reset: Sequence[int],
+        reset_results: Sequence[ResetResult],
+        errors: Mapping[int, ProtocolError],
+        terminations: np.ndarray,
+        truncations: np.ndarray,
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, list[tuple[int, dict[str, Any]]], list[int], list[dict[str, Any]]]:
+        """What :meth:`step` builds from what it took in, before its automatic resets are kept or undone: the batch
+        observation; the vector info when every env stepped or reset and none ends with a same-step reset (else None);
+        otherwise the stepped ones' infos; the stepped ones to reset now (SAME_STEP: their episodes ended) and their
+        final observations. Raises KeyError, TypeError, ValueError or AttributeError when a stepped result's status
+        block cannot be read (the caller then finds it)."""
+        batch = self._batch_obs()
+        ended = mode == AutoresetMode.SAME_STEP and bool(terminations.any() or truncations.any())
+        if not errors and not ended:
+            by_env: list[Any] = [None] * self.num_envs
+            for i, r in stepped:
+                by_env[i] = r
+            for i, rr in zip(to_reset, reset_results):
+                by_env[i] = rr
+            infos = self._step_infos(by_env) if None not in by_env else None
+            if infos is not None:
+                return batch, infos, [], [], []
+        stepped_infos = [(i, self._info(sr, i)) for i, sr in stepped]
+        done = [i for i, _ in stepped if terminations[i] or truncations[i]] if ended else []
+        fobs = [encode_observation(self._obs[i], self.params, self._starts[i], self.max_text_length) for i in done]  # type: ignore[arg-type]
+        return batch, None, stepped_infos, done, fobs
+
+    def _fail_malformed(
+        self,
+        stepped: list[tuple[int, StepResult]],
+        before: Sequence[Mapping[str, Any] | None],
+        flags: tuple[np.ndarray, np.ndarray, np.ndarray],
+        errors: dict[int, ProtocolError],
+        to_step: Sequence[int],
+        parts: Sequence[tuple[int, int]],
+    ) -> bool:
+        """Check every stepped result's observation in full (:func:`check_observation`); fail each malformed one as
+        :meth:`step`'s intake fails an entry whose fields are wrong: its sub-environment put back as it was (``before``,
+        reward and flags zero, dropped from ``stepped``), its error ``bad_reply`` in ``errors``, due for a reset (the
+        server ran it). True when one was found. The rare path: a usual step never calls this."""
+        bad: list[tuple[int, Exception]] = []
+        for i, sr in stepped:
+            try:
+                check_observation(sr["observation"], self.params)
+            except (KeyError, TypeError, ValueError, AttributeError) as e:
+                bad.append((i, e))
+        if not bad:
+            return False
+        position = {i: k for k, i in enumerate(to_step)}
+        due = self._autoreset_envs
+        for i, why in bad:
+            rid, k = _batch_entry(parts, position[i])
+            self._obs[i] = before[i]
+            for flag in flags:
+                flag[i] = 0
+            err = ProtocolError(UNREAD, f"step_batch reply entry {k} is a malformed result ({type(why).__name__}: {why}; it may have run)", request_id=rid)
+            err.index = i
+            errors[i] = err
+            due[i] = False
+        owe(self._owed, due, [i for i, _ in bad], [None] * len(bad), None, BAD_REPLY_WHY)
+        failed = {i for i, _ in bad}
+        stepped[:] = [(i, sr) for i, sr in stepped if i not in failed]
+        return True
 
     # ------------------------------------------------------------------ helpers
 
