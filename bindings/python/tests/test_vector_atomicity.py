@@ -1192,3 +1192,31 @@ def test_a_malformed_status_block_next_to_ending_episodes_and_automatic_resets_f
     finally:
         env.close()
         twin.close()
+
+
+def test_a_malformed_status_block_taken_in_by_a_step_stopped_while_waiting_is_put_back(server: LocalServer) -> None:
+    """A step whose entry 2 has a malformed status block (no ``funds_cents``) is stopped (Ctrl-C) while it waits for
+    the automatic reset behind the batch: the step never builds its observations, so the full check runs there on the
+    entries it took in: 2 is put back as it was (its last observation) and due for a reset (``bad_reply``), and the env
+    can encode its observations (a later step's error result encodes them all)."""
+    from gymnasium.vector import AutoresetMode
+
+    am = AutoresetMode.NEXT_STEP
+    env, twin = make("text", server.endpoint, max_steps=3, autoreset_mode=am), make("text", server.endpoint, max_steps=3, autoreset_mode=am)
+    try:
+        offset_start(env, twin)
+        step_both(env, twin, 2)  # 0's episode ends: the next step resets it, behind the batch of 1 and 2
+        last = env._obs[2]
+        spoil_last_batch_reply(env, lambda reply: reply["result"]["results"][-1]["result"]["observation"]["status"].pop("funds_cents"))
+        stop_next_reset(env, KeyboardInterrupt, "wait")
+        with pytest.raises(KeyboardInterrupt):
+            env.step(actions(twin, 3))
+        assert env._obs[2] is last
+        assert env._autoreset_envs[2] and "bad_reply" in str(env._owed[2][2])
+        env._batch_obs()  # no KeyError
+        for x in (env, twin):
+            x.reset(seed=11)
+        continue_alike(env, twin, "NextStep", steps=3)
+    finally:
+        env.close()
+        twin.close()
