@@ -366,9 +366,10 @@ def check_observation(obs: Any, params: SpaceParams) -> None:
     """Raise TypeError, KeyError or ValueError unless ``obs`` (a reply's observation) holds, with the types of the
     protocol's ``Observation``, every field :func:`encode_observation`, :func:`encode_batch` and the envs' info read:
     ``text``, ``command``, ``ok``, ``exit_code`` and the status block's times, counts, funds, runway, every prestige and
-    trust value (the preset's domains and ``params``' clients among them). The vector envs check each reply's
-    observation with it before taking any of it in, so a malformed one fails its entry (``bad_reply``) instead of the
-    whole batch's encoding later."""
+    trust value (the preset's domains and ``params``' clients among them). The text vector env checks each reset
+    reply's observation with it before taking any of it in, and a step's entries when the step's encoding of its batch
+    fails (the step pays nothing for it otherwise), so a malformed one fails its entry (``bad_reply``) instead of the
+    whole batch."""
     if type(obs) is not dict:
         raise TypeError("the observation is not an object")
     st = obs["status"]
