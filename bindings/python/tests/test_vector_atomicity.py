@@ -646,6 +646,19 @@ def test_an_unreadable_batch_reply_fails_its_entries_and_marks_them_due(kind: st
         twin.close()
 
 
+def last_entry_fails_alone(env: Any, twin: Any, mode: str, acts: Any, want: Any) -> None:
+    """``env.step(acts)``, whose reply's last entry (sub-environment 2's) was spoiled, fails that entry alone as
+    ``bad_reply`` with the others stepped as ``twin`` stepped them (``want``); the next step resets 2 (see
+    :func:`continue_with_due`)."""
+    with pytest.raises(VectorStepError) as err:
+        env.step(acts)
+    e = err.value
+    assert e.code == "bad_reply" and list(e.errors) == [2] and e.index == 2, e
+    assert e.stepped.tolist() == [True, True, False]
+    assert same_rows(e.result, want, [0, 1], N)
+    continue_with_due(env, twin, mode, [2], [0, 1], why="could not be read (bad_reply)")
+
+
 def continue_with_due(env: Any, twin: Any, mode: str, due: list[int], ran: list[int], why: str | None = None) -> None:
     """After a step in which the sub-environments ``ran`` stepped alike in ``env`` and ``twin`` and ``due`` may have
     stepped on the server unseen by ``env``: the next step of ``env`` resets ``due`` (the seeds a masked reset of them in
@@ -945,13 +958,7 @@ def test_a_step_entry_with_wrong_fields_is_its_bad_reply(kind: str, how: str, mo
         want = twin.step(acts)
         assert not (want[2] | want[3]).any()
         spoil_last_entry(env, how)
-        with pytest.raises(VectorStepError) as err:
-            env.step(acts)
-        e = err.value
-        assert e.code == "bad_reply" and list(e.errors) == [2] and e.index == 2, e
-        assert e.stepped.tolist() == [True, True, False]
-        assert same_rows(e.result, want, [0, 1], N)
-        continue_with_due(env, twin, mode, [2], [0, 1], why="could not be read (bad_reply)")
+        last_entry_fails_alone(env, twin, mode, acts, want)
     finally:
         env.close()
         twin.close()
@@ -1103,13 +1110,7 @@ def test_a_step_entry_with_a_malformed_status_block_is_its_bad_reply(how: str, m
         want = twin.step(acts)
         assert not (want[2] | want[3]).any()
         spoil_last_batch_reply(env, spoil)
-        with pytest.raises(VectorStepError) as err:
-            env.step(acts)
-        e = err.value
-        assert e.code == "bad_reply" and list(e.errors) == [2] and e.index == 2, e
-        assert e.stepped.tolist() == [True, True, False]
-        assert same_rows(e.result, want, [0, 1], N)
-        continue_with_due(env, twin, mode, [2], [0, 1], why="could not be read (bad_reply)")
+        last_entry_fails_alone(env, twin, mode, acts, want)
     finally:
         env.close()
         twin.close()
