@@ -56,11 +56,14 @@ async function bodyInto(load: (p: string) => Promise<Record<string, unknown>>): 
 
 async function setup(root: string, trajectories: boolean, format: WorkerFormat): Promise<Worker> {
   const load = (p: string) => import(pathToFileURL(join(root, 'dist', p)).href) as Promise<Record<string, unknown>>;
-  const { loadPreset } = (await load('src/config/load.js')) as { loadPreset(name: string): unknown };
+  // As the worker thread loads it: the preset's validated, frozen config (presetConfig), which Simulation.create takes
+  // as is (a loadPreset copy is compared deeply with its validated copy at every episode); loadPreset in builds without it.
+  const configs = (await load('src/config/load.js')) as { loadPreset(name: string): unknown; presetConfig?: (name: string) => unknown };
+  const loadConfig = configs.presetConfig ?? configs.loadPreset;
   const { stepBuilder } = (await load('src/export/table-builder.js')) as { stepBuilder(): Builder };
   const { playJobRows } = (await load('src/export/jobs.js')) as { playJobRows(...a: unknown[]): unknown };
   const { makePolicy } = await load('baselines/index.js');
-  const cfg = loadPreset('default');
+  const cfg = loadConfig('default');
   const wc = { preset: 'default', presetName: 'default', runId: 'bench', maxSteps: null, trajectories, rollouts: false };
   const builder = stepBuilder();
   // As the worker thread loads them: the arena encoder at the files' level, the step columns, the body's layout.

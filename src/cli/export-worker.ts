@@ -8,7 +8,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { makePolicy } from '../../baselines/index.js';
-import { loadPreset } from '../config/load.js';
+import { presetConfig } from '../config/load.js';
 import { STEP_COLUMNS } from '../export/columns.js';
 import { recordBatchBodyInto } from '../export/ipc-body.js';
 import { stepBuilder } from '../export/table-builder.js';
@@ -16,7 +16,8 @@ import { DEFAULT_SLOTS, playJobRows, type JobRequest, type WorkerConfig, type Wo
 import { zstdArenaEncoder } from '../export/zstd-encode.js';
 
 const cfgIn = workerData as WorkerConfig;
-const cfg = loadPreset(cfgIn.preset);
+// Validated and frozen once per worker (presetConfig): the episodes' Simulation.create take it as is.
+const cfg = presetConfig(cfgIn.preset);
 const builder = stepBuilder();
 const bodyMode = cfgIn.trajectories ? (cfgIn.body ?? null) : null;
 // Loaded before the first job (messages wait on the port meanwhile): the same encoder and level as the main thread's.

@@ -16,7 +16,7 @@ import { Worker } from 'node:worker_threads';
 import cliProgress from 'cli-progress';
 import { parseSeedList } from './args.js';
 import { makePolicy, POLICY_NAMES } from '../../baselines/index.js';
-import { loadPreset } from '../config/load.js';
+import { presetConfig } from '../config/load.js';
 import type { ExperimentConfig } from '../sim/index.js';
 import { arrowCompression, episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowCompression, type TableBuffers } from '../export/arrow.js';
 import { TABLE_FORMATS, type TableFormat } from '../export/compression.js';
@@ -264,7 +264,9 @@ export interface RunPlan {
 export function planRun(o: RunSpec): RunPlan {
   for (const p of o.policies) if (!POLICY_NAMES.includes(p)) throw new Error(`unknown policy ${JSON.stringify(p)} (available: ${POLICY_NAMES.join(', ')})`);
   if (o.seeds.length === 0) throw new Error('no seeds');
-  const cfg = loadPreset(o.preset);
+  // The preset's validated, deep-frozen config: every episode's Simulation.create takes it as is (a loadPreset copy
+  // was compared deeply with its validated copy each time).
+  const cfg = presetConfig(o.preset);
   const presetName = cfg.name;
   const wc: WorkerConfig = {
     preset: o.preset,

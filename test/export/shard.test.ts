@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planRun, runBulk, type RunSpec } from '../../src/cli/run.js';
+import { loadPreset, presetConfig } from '../../src/config/load.js';
 import { checkRequest, mergeShards, planInfo, playShard, serveShardRequests, type ShardReply } from '../../src/cli/shard.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ycgym-shard-'));
@@ -31,6 +32,15 @@ describe('ycgym shard (a run cut into shards and merged back)', () => {
   const ref = join(dir, 'ref');
   beforeAll(async () => {
     await runBulk({ ...SPEC, workers: 1, out: ref, progress: false });
+  });
+
+  it("the plan's config is the preset's validated, frozen config (episodes do not validate it again)", () => {
+    const plan = planRun(SPEC);
+    // A config presetConfig already knows comes back as is; an unfrozen copy (loadPreset) was compared deeply with
+    // its validated copy at every episode's Simulation.create.
+    expect(presetConfig(plan.cfg)).toBe(plan.cfg);
+    expect(Object.isFrozen(plan.cfg.world)).toBe(true);
+    expect(plan.cfg).toEqual(loadPreset(SPEC.preset));
   });
 
   it('the plan names the run id and job count of ycgym run', () => {
