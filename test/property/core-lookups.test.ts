@@ -151,6 +151,71 @@ describe('task assign: memoised names and the employee index', () => {
   });
 });
 
+/** The names of a task's assignees, sorted as the reference's `sorted()` of them (the reply's field, by definition). */
+function oracleAssigned(sim: Simulation, title: string): string[] {
+  const t = sim.state.tasks.find((x) => x.title === title) as Task;
+  return t.assignments.map((a) => sim.state.employees[a.employeeId]?.name ?? 'unknown').sort();
+}
+
+describe('task assign / task dispatch: the sorted assignee names (an employee order kept per employee list)', () => {
+  const multi = loadPreset('multi'); // 12 employees: Emp_10 .. Emp_12 sort between Emp_1 and Emp_2
+  const assignArb = fc.tuple(fc.integer({ min: 1, max: 10 }), fc.uniqueArray(fc.integer({ min: 0, max: multi.world.num_employees - 1 }), { minLength: 1, maxLength: 6 }));
+  // Tasks 1-10: most of them visible at the start, so accepts, assigns and dispatches meet.
+  const step = fc.oneof(
+    fc.integer({ min: 1, max: 10 }).map((n) => ({ kind: 'accept' as const, n })),
+    assignArb.map(([n, es]) => ({ kind: 'assign' as const, n, es })),
+    fc.integer({ min: 1, max: 10 }).map((n) => ({ kind: 'dispatch' as const, n })),
+    fc.constant({ kind: 'resume' as const }),
+    fc.constant({ kind: 'restore' as const }),
+    fc.constant({ kind: 'rename' as const }),
+  );
+  // Renamed through a snapshot (what a restored, edited snapshot may hold): non-ASCII, astral and differently ordered.
+  const renamed = ['Zoë', 'émile', 'Émile', '\u{1D518}x', 'ﬀ', 'Emp_10', 'a', 'A', 'Emp_2', 'Émilf', 'zz', 'Z'];
+
+  it('equals the sorted names after played episodes, random histories, snapshots, restores and renames', () => {
+    // A played episode first: every owned task's assignees, replied by a no-op assign of one of them.
+    const env = new Env();
+    runEpisode(env, makePolicy('greedy'), { seed: 5, preset: 'multi', options: { max_steps: 300, text: false } });
+    const played = env.simulation as Simulation;
+    let checked = 0;
+    for (const t of played.state.tasks) {
+      if (!t.owned || (t.status !== 'planned' && t.status !== 'active') || t.assignments.length === 0) continue;
+      const who = played.state.employees[(t.assignments[0] as { employeeId: number }).employeeId]?.name as string;
+      const r = played.execute(`task assign --task-id ${played.taskRef(t.id)} --employees ${who}`);
+      expect((r.value as { total_assigned: string[] }).total_assigned).toEqual(oracleAssigned(played, t.title));
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(0);
+    let replies = 0;
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 30 }), fc.array(step, { minLength: 5, maxLength: 40 }), (seed, steps) => {
+        let sim = Simulation.create(multi, { seed });
+        for (let n = 1; n <= 10; n += 2) sim.execute(`task accept --task-id Task-${n}`); // owned tasks to assign from the start
+        for (const s of steps) {
+          if (s.kind === 'restore') sim = Simulation.restore(JSON.parse(JSON.stringify(sim.snapshot())));
+          else if (s.kind === 'rename') {
+            const snap = sim.snapshot();
+            snap.state.employees = snap.state.employees.map((e, i) => ({ ...e, name: renamed[i % renamed.length] as string }));
+            sim = Simulation.restore(snap);
+          } else if (s.kind === 'resume') sim.execute('sim resume');
+          else if (s.kind === 'accept') sim.execute(`task accept --task-id Task-${s.n}`);
+          else {
+            const title = `Task-${s.n}`;
+            const names = s.kind === 'assign' ? s.es.map((e) => sim.state.employees[e]?.name as string) : [];
+            const r = sim.execute(s.kind === 'assign' ? `task assign --task-id ${title} --employees ${names.join(',')}` : `task dispatch --task-id ${title}`);
+            if (r.exit !== 0) continue;
+            const v = r.value as { total_assigned?: string[]; assigned_employees?: string[] };
+            expect(v.total_assigned ?? v.assigned_employees).toEqual(oracleAssigned(sim, title));
+            replies++;
+          }
+        }
+      }),
+      { numRuns: 150, seed: 31 },
+    );
+    expect(replies).toBeGreaterThan(100);
+  });
+});
+
 describe('world cache: approximate LRU', () => {
   it('an entry used within half the capacity of later insertions is kept; untouched entries are dropped in order', () => {
     clearWorldCache();
