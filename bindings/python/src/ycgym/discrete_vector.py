@@ -74,6 +74,7 @@ from .vector import (
     UNREAD,
     Owed,
     failed_reset_why,
+    malformed_entry,
     owe,
     owed_groups,
     refused_or_unread,
@@ -527,7 +528,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                         try:
                             fields = self._step_fields(r)
                         except (KeyError, TypeError, ValueError, AttributeError) as e:
-                            r = ProtocolError(UNREAD, f"step_batch reply entry {k} is a malformed result ({type(e).__name__}: {e}; it may have run)")
+                            r = malformed_entry(k, e)
                     if isinstance(r, ProtocolError):
                         r.index = i
                         errors[i] = r

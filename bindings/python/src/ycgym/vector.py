@@ -255,6 +255,12 @@ def _batch_entry(parts: Sequence[tuple[int, int]], k: int) -> tuple[int, int]:
     raise IndexError(k)
 
 
+def malformed_entry(k: int, e: BaseException, request_id: int | None = None) -> ProtocolError:
+    """The ``bad_reply`` of ``step_batch`` reply entry ``k``, a result whose fields are wrong (``e`` says how): the server
+    ran it, or may have. Shared by both vector envs."""
+    return ProtocolError(UNREAD, f"step_batch reply entry {k} is a malformed result ({type(e).__name__}: {e}; it may have run)", request_id=request_id)
+
+
 def unread_reset(r: Any, i: int, check: Any) -> Any:
     """A reset reply ``r`` of sub-environment ``i`` as the vector envs take it in: ``r`` itself when it is a
     :class:`ProtocolError` or a result ``check`` passes (it raises KeyError, TypeError, ValueError or AttributeError for
@@ -586,7 +592,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                         try:
                             fields = _step_fields(sr)
                         except (KeyError, TypeError, ValueError, AttributeError) as e:
-                            sr = ProtocolError(UNREAD, f"step_batch reply entry {k} is a malformed result ({type(e).__name__}: {e}; it may have run)", request_id=rid)
+                            sr = malformed_entry(k, e, rid)
                     if isinstance(sr, ProtocolError):
                         sr.index = i
                         errors[i] = sr
@@ -746,7 +752,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             self._obs[i] = before[i]
             for flag in flags:
                 flag[i] = 0
-            err = ProtocolError(UNREAD, f"step_batch reply entry {k} is a malformed result ({type(why).__name__}: {why}; it may have run)", request_id=rid)
+            err = malformed_entry(k, why, rid)
             err.index = i
             errors[i] = err
             due[i] = False
