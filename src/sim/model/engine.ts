@@ -675,7 +675,8 @@ export interface TrustStep {
 }
 
 /** The world parameters a completion's trust updates read. */
-type TrustParams = Pick<ExperimentConfig['world'], 'trust_max' | 'trust_min' | 'trust_gain_base' | 'trust_gain_diminishing_power' | 'trust_fail_penalty' | 'trust_cross_client_decay'>;
+const TRUST_PARAMS = ['trust_max', 'trust_min', 'trust_gain_base', 'trust_gain_diminishing_power', 'trust_fail_penalty', 'trust_cross_client_decay'] as const;
+type TrustParams = Pick<ExperimentConfig['world'], (typeof TRUST_PARAMS)[number]>;
 
 /**
  * The trust updates of a completion by the old trust, remembered: each is a pure function of the old trust's value
@@ -696,25 +697,9 @@ let lastTrustMemo: TrustMemo | null = null;
 
 export function trustMemo(w: TrustParams): TrustMemo {
   const m = lastTrustMemo;
-  if (
-    m !== null &&
-    Object.is(m.p.trust_max, w.trust_max) &&
-    Object.is(m.p.trust_min, w.trust_min) &&
-    Object.is(m.p.trust_gain_base, w.trust_gain_base) &&
-    Object.is(m.p.trust_gain_diminishing_power, w.trust_gain_diminishing_power) &&
-    Object.is(m.p.trust_fail_penalty, w.trust_fail_penalty) &&
-    Object.is(m.p.trust_cross_client_decay, w.trust_cross_client_decay)
-  ) {
-    return m;
-  }
-  const p: TrustParams = {
-    trust_max: w.trust_max,
-    trust_min: w.trust_min,
-    trust_gain_base: w.trust_gain_base,
-    trust_gain_diminishing_power: w.trust_gain_diminishing_power,
-    trust_fail_penalty: w.trust_fail_penalty,
-    trust_cross_client_decay: w.trust_cross_client_decay,
-  };
+  if (m !== null && TRUST_PARAMS.every((k) => Object.is(m.p[k], w[k]))) return m;
+  const p = {} as Record<(typeof TRUST_PARAMS)[number], number>;
+  for (const k of TRUST_PARAMS) p[k] = w[k];
   return (lastTrustMemo = { p, success: new Map(), fail: new Map(), cross: new Map() });
 }
 
