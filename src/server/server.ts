@@ -976,7 +976,7 @@ export class Server {
    * just below it, whatever the number of connections.
    */
   private unreadRefusal(key: string): string | null {
-    const v = unreadVerdict(this.unread, key, this.outboxBytes, this.maxUnread, this.maxUnreadTotal, () => this.heldBuffers());
+    const v = unreadVerdict(this.unread, key, this.outboxBytes, this.maxUnread, this.maxUnreadTotal, this.heldBuffers);
     if (v === null) return null;
     if (v.kind === 'connection') {
       return (
@@ -991,14 +991,15 @@ export class Server {
   }
 
   /** `process.memoryUsage().arrayBuffers`, sampled at most every `MEMORY_SAMPLE_MS`. */
-  private heldBuffers(): number {
+  private readonly heldBuffers = (): number => {
     const now = performance.now();
     if (now - this.buffersAt >= MEMORY_SAMPLE_MS) {
       this.buffersAt = now;
       this.buffers = process.memoryUsage().arrayBuffers;
     }
     return this.buffers;
-  }
+  };
+
 
   /** Put `frames` in `peer`'s outbox (null: empty it), counting their bytes in `outboxBytes`. */
   private setOutbox(peer: Peer, frames: Frames | null): void {
