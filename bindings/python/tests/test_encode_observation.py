@@ -12,7 +12,7 @@ from gymnasium.vector.utils import concatenate, create_empty_array
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ycgym.spaces import DOMAINS, SpaceParams, _days, encode_batch, encode_observation, observation_space
+from ycgym.spaces import DOMAINS, SpaceParams, _days, check_observation, encode_batch, encode_observation, observation_space
 
 _START = datetime(2025, 1, 1, 9, 0, 0)
 
@@ -127,3 +127,43 @@ def test_encode_batch_equals_gymnasiums_concatenate(case: tuple[list[dict[str, A
             continue
         assert g.dtype == w.dtype and g.shape == w.shape, (k, g.dtype, g.shape, w.dtype, w.shape)
         assert np.array_equal(g, w), (k, g, w)
+
+
+_STATUS_NUMBERS = ("funds_cents", "monthly_payroll_cents", "active_tasks", "planned_tasks", "completed_tasks", "runway_months", "prestige", "trust")
+# Values of any JSON type a damaged reply could carry where the status block has a number (numpy and float() convert
+# several of them without a word: "5", true, null).
+_ODD = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(-1e6, 1e6, allow_nan=False), st.sampled_from(["5", "1.5", "", "x"]), st.just([]), st.just({}))
+
+
+def _checks(obs: dict[str, Any], params: SpaceParams) -> bool:
+    try:
+        check_observation(obs, params)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(batches(), st.data())
+def test_encode_batch_refuses_what_the_full_check_refuses(case: tuple[list[dict[str, Any]], SpaceParams, list[datetime]], data: st.DataObject) -> None:
+    """The vector env takes a step's entries in with a cheap check and lets the batch's encoding find a malformed status
+    block (then each entry is checked in full): the encoding must fail exactly when some observation fails the full
+    check, whatever the other observations hold, so an entry's fate does not depend on the rest of its batch. It used to
+    take a count or amount of ``"5"``, ``true``, ``null`` (NaN) or ``1.5`` (1) that the full check refuses."""
+    observations_, params, starts = case
+    for obs in observations_:
+        for _ in range(data.draw(st.integers(0, 2))):
+            key = data.draw(st.sampled_from(_STATUS_NUMBERS))
+            st_ = obs["status"]
+            if key in ("prestige", "trust"):
+                if st_[key]:
+                    st_[key][data.draw(st.sampled_from(sorted(st_[key])))] = data.draw(_ODD)
+            else:
+                st_[key] = data.draw(_ODD)
+    ok = all(_checks(o, params) for o in observations_)
+    try:
+        encode_batch(observations_, params, starts)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        assert not ok, "encode_batch refused observations that check_observation passes"
+    else:
+        assert ok, "encode_batch took an observation that check_observation refuses"

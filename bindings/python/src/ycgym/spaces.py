@@ -359,6 +359,7 @@ def check_max_text_length(n: int) -> int:
 
 _INT_STATUS = ("funds_cents", "monthly_payroll_cents", "active_tasks", "planned_tasks", "completed_tasks")
 _NUMBER_TYPES = frozenset({int, float})
+_NUMBER_OR_NONE = frozenset({int, float, type(None)})
 _INT_TYPE = frozenset({int})
 
 
@@ -438,22 +439,34 @@ def encode_batch(
     sts = list(map(_STATUS, observations))
     times = list(map(parse_time, map(_SIM_TIME, sts)))
 
-    def ints(key: str, rows: Sequence[Mapping[str, Any]]) -> np.ndarray:
-        return np.fromiter(map(operator.itemgetter(key), rows), dtype=np.int64, count=n)
+    # Each column's values have the types check_observation gives them (numpy and float() would convert a "5", a true
+    # or a null without a word, and truncate a 1.5 to an int): a batch is refused exactly when one of its observations
+    # would be, whatever the others hold. One set of types per column, no check per value.
+    def ints(key: str, rows: Sequence[Mapping[str, Any]], dtype: Any = np.int64) -> np.ndarray:
+        vals = list(map(operator.itemgetter(key), rows))
+        if set(map(type, vals)) - _INT_TYPE:
+            raise TypeError(f"status {key} is not an integer in every observation")
+        return np.fromiter(vals, dtype=dtype, count=n)
 
-    def floats(key: str) -> np.ndarray:
-        return np.fromiter(map(operator.itemgetter(key), sts), dtype=np.float64, count=n)
+    def numbers(maps: Iterable[Mapping[str, Any]], keys: tuple[str, ...], what: str) -> np.ndarray:
+        vals = list(chain.from_iterable(map(_values_of(keys), maps)))
+        if set(map(type, vals)) - _NUMBER_TYPES:
+            raise TypeError(f"status {what} is not an object of numbers in every observation")
+        return np.fromiter(vals, dtype=np.float64, count=n * len(keys)).reshape(n, len(keys))
 
+    runways = list(map(_RUNWAY, sts))
+    if set(map(type, runways)) - _NUMBER_OR_NONE:
+        raise TypeError("status runway_months is not a number or null in every observation")
     return {
         "text": tuple(o["text"][:max_text_length] for o in observations),
         "command": tuple(o.get("command") or "" for o in observations),
         "ok": np.fromiter(map(bool, map(_OK, observations)), dtype=np.int64, count=n),
         "exit_code": ints("exit_code", observations),
-        "funds_cents": floats("funds_cents"),
-        "monthly_payroll_cents": floats("monthly_payroll_cents"),
-        "runway_months": np.fromiter(map(_runway, map(_RUNWAY, sts)), dtype=np.float64, count=n),
-        "prestige": _float_rows(map(_PRESTIGE, sts), DOMAINS, n),
-        "trust": _float_rows(map(_TRUST, sts), params.clients, n),
+        "funds_cents": ints("funds_cents", sts, np.float64),
+        "monthly_payroll_cents": ints("monthly_payroll_cents", sts, np.float64),
+        "runway_months": np.fromiter(map(_runway, runways), dtype=np.float64, count=n),
+        "prestige": numbers(map(_PRESTIGE, sts), DOMAINS, "prestige"),
+        "trust": numbers(map(_TRUST, sts), params.clients, "trust"),
         "active_tasks": ints("active_tasks", sts),
         "planned_tasks": ints("planned_tasks", sts),
         "completed_tasks": ints("completed_tasks", sts),
