@@ -28,6 +28,7 @@ import itertools
 import math
 import numbers
 import operator
+import re
 import reprlib
 import secrets
 import threading
@@ -239,6 +240,17 @@ on every request cost a ``waitpid`` system call (``Popen.poll``) per lockstep st
 
 
 _REQ_HEAD = b'{"v":%d,"id":' % PROTOCOL_VERSION
+# The head every server reply begins with (docs/protocol.md, Replies): the id of the request it answers, and for a
+# successful reply naming a session first (what reset, restore, turn_reset and turn_restore answer) that session, read
+# from a reply whose rest cannot be read. Only this client's integer ids are taken; anything else reads as no head.
+_REPLY_HEAD = re.compile(rb'\{"v":%d,"id":(0|[1-9][0-9]{0,15}),"ok":(?:false|true(?:,"result":\{"session":("(?:[^"\\]|\\.){1,400}")[,}])?)' % PROTOCOL_VERSION)
+
+
+class _UnreadableReply(ProtocolError):
+    """A reply that cannot be read (``bad_reply``): ``request_id`` is the id its head names (None when its head cannot
+    be read either), ``session`` the session its head names (a creating op's), else None."""
+
+    session: str | None = None
 """The start of every request's JSON (the envelope's keys in send's order: v, id, op, then the fields)."""
 _STEP_SESSION = b',"op":"step","session":'
 _STEP_ACTION = b',"action":'
@@ -706,7 +718,13 @@ class Client:
         dropped (a failure to send is left to the server's idle timeout)."""
         res = reply.get("result") if reply.get("ok") else None
         session = res.get("session") if isinstance(res, dict) else None
-        if type(session) is not str or self._sock is None:
+        if type(session) is str:
+            self._close_session(session)
+
+    def _close_session(self, session: str) -> None:
+        """Send ``close`` of ``session`` (one an abandoned or failed request made), its reply dropped: best effort (a
+        failure to send is left to the server's idle timeout)."""
+        if self._sock is None:
             return
         rid = next(self._ids)
         try:
@@ -788,7 +806,11 @@ class Client:
                 if self._liveness is not None:
                     self._check_alive(self._pending.get(request_id, "request"))
                 continue
-            reply = self._decode(frames)
+            try:
+                reply = self._decode(frames)
+            except _UnreadableReply as e:
+                self._take_unreadable(e, request_id)  # raises when it answers request_id (or names no request)
+                continue
             rid = reply.get("id")
             if rid == request_id:
                 self._pending.pop(request_id, None)
@@ -819,14 +841,75 @@ class Client:
         try:
             reply = _json.loads(frames[h])
         except ValueError as e:
-            raise ProtocolError("bad_reply", f"server reply is not JSON: {e} (the request may have run)") from None
+            raise Client._unreadable(frames[h], f"server reply is not JSON: {e}") from None
         if not isinstance(reply, dict):
-            raise ProtocolError("bad_reply", "server reply is not a JSON object (the request may have run)")
+            raise Client._unreadable(frames[h], "server reply is not a JSON object")
         if h < len(frames) - 1:
             res = reply.get("result")
             if reply.get("ok") and isinstance(res, dict) and res.get("encoding") == "binary":
                 reply[_ARRAYS] = frames[h + 1 :]
         return cast("dict[str, Any]", reply)
+
+    @staticmethod
+    def _unreadable(frame: bytes, why: str) -> _UnreadableReply:
+        """The ``bad_reply`` of reply ``frame`` that cannot be read (``why``), with the request id and the session its
+        head names when the head can be read (``_REPLY_HEAD``)."""
+        m = _REPLY_HEAD.match(frame)
+        rid = int(m.group(1)) if m is not None else None
+        session = None
+        if m is not None and m.group(2) is not None:
+            try:
+                got = _json.loads(m.group(2))
+            except ValueError:
+                got = None
+            if type(got) is str and 0 < len(got) <= MAX_SESSION_ID_CHARS:
+                session = got
+        e = _UnreadableReply("bad_reply", f"{why} (the request may have run)", request_id=rid)
+        e.session = session
+        return e
+
+    def _take_unreadable(self, e: _UnreadableReply, request_id: RequestId) -> None:
+        """Attribute the unreadable reply ``e`` (from :meth:`_decode`) while waiting for ``request_id``: raise it when it
+        answers ``request_id``; keep it as the error of the pending request it answers, or drop it for an abandoned one,
+        and return (the wait goes on). A reply whose head names no request fails every pending request of this client,
+        raising for ``request_id``: any of them may be the one it answers. The session a creating request's reply names
+        in its head is closed (its caller gets an error, not the session)."""
+        rid = e.request_id
+        if rid is None:
+            others = [r for r in self._pending if r != request_id and r not in self._stash]
+            note = f"; the {len(others)} other requests pending on this connection fail with this error too" if others else ""
+            msg = (
+                f"a server reply could not be read and its head names no request: it may answer this request ({e.message}){note}; "
+                "a request it answers may have run"
+            )
+            for r in others:
+                self._stash[r] = {"id": r, "ok": False, "error": {"code": "bad_reply", "message": msg}}
+                # Its own reply, if it comes, is dropped (one made by a creating op closed: see abandon).
+                self._abandoned.add(r)
+                if r in self._anonymous:
+                    self._anonymous.discard(r)
+                    self._orphaned.add(r)
+            raise ProtocolError("bad_reply", msg, request_id=request_id)
+        made = e.session
+        if rid == request_id or (rid in self._pending and rid not in self._stash):
+            anonymous = rid in self._anonymous
+            self._anonymous.discard(rid)
+            if anonymous and made is not None:
+                self._close_session(made)
+                e.message += f"; the session it made ({made}) was closed"
+                e.args = (e.code, e.message)
+            if rid == request_id:
+                self._pending.pop(rid, None)
+                raise e
+            self._stash[rid] = {"id": rid, "ok": False, "error": {"code": "bad_reply", "message": e.message}}
+            return
+        if rid in self._abandoned:
+            self._abandoned.discard(rid)
+            if rid in self._orphaned:
+                self._orphaned.discard(rid)
+                if made is not None:
+                    self._close_session(made)
+        # Else it answers no request of this client's that is waiting: dropped.
 
     def request(self, op: str, *, timeout: Timeout = DEFAULT, **fields: Any) -> Any:
         """Send one request and wait for its result."""
