@@ -21,7 +21,7 @@ from ycgym.client import _REPLY_HEAD
 @pytest.fixture()
 def fake() -> Iterator[tuple[Client, zmq.Socket[bytes]]]:
     """A client and a fake ZeroMQ server (a ROUTER the test answers by hand)."""
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     router = ctx.socket(zmq.ROUTER)
     router.setsockopt(zmq.LINGER, 0)
     port = router.bind_to_random_port("tcp://127.0.0.1")
@@ -112,7 +112,7 @@ def test_an_unreadable_reset_reply_of_a_pipelined_request_closes_the_session_its
 @given(
     rid=st.integers(0, 2**53 - 1),
     ok=st.booleans(),
-    session=st.one_of(st.none(), st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=64)),
+    session=st.one_of(st.none(), st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=64)),
     cut=st.integers(0, 400),
 )
 def test_the_reply_head_reads_what_the_server_writes(rid: int, ok: bool, session: str | None, cut: int) -> None:
