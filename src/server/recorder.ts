@@ -7,7 +7,7 @@
  *
  * and `recorder.close()` on shutdown closes the files (on disk they are always complete Arrow files: a server killed
  * while it records leaves them readable, ./arrow.ts `durable` sinks). Each session's step rows are appended as record
- * batches while its episode runs (every `flushRows` rows) and when it ends (terminated/truncated, reset again, or
+ * batches while its episode runs (every `flushRows` rows, sooner at the bytes of its `RecordMemory`) and when it ends (terminated/truncated, reset again, or
  * the session closes), so memory stays bounded however long an episode runs.
  * Episode statistics (tasks succeeded/failed, accepts from adversarial clients, outcome, final funds) are read from
  * the session's live world, which the hooks hand over (a session whose environment has none is not recorded).
@@ -167,6 +167,11 @@ export interface RecorderOptions {
    */
   flushRows?: number;
   /**
+   * The step rows held in memory, shared with other recorders (`RecordMemory`; default: a bound of
+   * `DEFAULT_MAX_BUFFERED_BYTES` of this recorder's own).
+   */
+  memory?: RecordMemory;
+  /**
    * Body compression of both files (default `'none'`; `'zstd'` needs the encoder loaded: `await zstdEncoder()`).
    * `ycgym serve --record-dir` records compressed unless `--record-compression none`.
    */
@@ -181,10 +186,37 @@ export interface RecorderOptions {
 /** Default `RecorderOptions.flushRows`. */
 export const DEFAULT_FLUSH_ROWS = 1024;
 
+/** Default `RecordMemory` bound: 64 MiB of step rows not yet written, every open episode together. */
+export const DEFAULT_MAX_BUFFERED_BYTES = 64 * 2 ** 20;
+
+/** What a step row is counted for besides its strings (`rowBytes`): its ~35 fields and trust list. */
+const ROW_FIXED_BYTES = 512;
+
+/** The bytes a step row is counted for while it waits to be written: two a character of its text and action, and a fixed cost. */
+function rowBytes(text: string, action: string | null): number {
+  return ROW_FIXED_BYTES + 2 * (text.length + (action?.length ?? 0));
+}
+
+/**
+ * The step rows held in memory by the recorders that share it (a server's: every recording): their bytes (`rowBytes`)
+ * and the bound above which a recorder writes the rows of the episode it is given a step of (all but the newest), so
+ * that together they hold at most the bound, a row, and the newest row of each open episode. Rows with large outputs
+ * (a full scratchpad, `finance ledger`, `market browse --limit 200`) are thus written before `flushRows`; below the
+ * bound the files are those of `flushRows` alone.
+ */
+export class RecordMemory {
+  /** Bytes of the rows held now. */
+  heldBytes = 0;
+  constructor(readonly maxBytes: number = DEFAULT_MAX_BUFFERED_BYTES) {
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) throw new RangeError('RecordMemory maxBytes must be a positive integer');
+  }
+}
+
 interface Open {
   meta: EpisodeMeta;
-  /** Rows not yet written (the newest always among them). */
+  /** Rows not yet written (the newest always among them), and their `rowBytes`. */
   rows: StepRow[];
+  bytes: number;
   /** Rows of the episode so far, written or not. */
   total: number;
   /** The episode's live world. */
@@ -204,6 +236,7 @@ export class TrajectoryRecorder implements SessionHooks {
   private readonly policy: string;
   private readonly filter: (session: string) => boolean;
   private readonly flushRows: number;
+  private readonly memory: RecordMemory;
   private nextEpisode = 0;
   private closed = false;
 
@@ -215,6 +248,7 @@ export class TrajectoryRecorder implements SessionHooks {
     this.filter = opts.filter ?? (() => true);
     this.flushRows = opts.flushRows ?? DEFAULT_FLUSH_ROWS;
     if (!Number.isSafeInteger(this.flushRows) || this.flushRows < 1) throw new RangeError('flushRows must be a positive integer');
+    this.memory = opts.memory ?? new RecordMemory();
   }
 
   /** Step rows held in memory, all sessions together (at most `flushRows` per open episode). */
@@ -242,6 +276,7 @@ export class TrajectoryRecorder implements SessionHooks {
   /** After a write: a writer stopped by its budget ends the recording (its open episodes are not recorded). */
   private checkStopped(): void {
     if (this.writer.stopped === null || this.closed) return;
+    for (const o of this.open.values()) this.memory.heldBytes -= o.bytes;
     this.open.clear();
     this.closed = true;
   }
@@ -252,7 +287,9 @@ export class TrajectoryRecorder implements SessionHooks {
     const meta: EpisodeMeta = { runId: this.runId, episodeId: this.nextEpisode++, policy: this.policy, preset: sim.cfg.name, seed: sim.state.seed };
     const row = toRow(meta, step, null, result, 0, false, false, sim.state.startTime);
     row.is_first = true;
-    this.open.set(session, { meta, rows: [row], total: 1, sim });
+    const bytes = rowBytes(result.observation.text, null);
+    this.memory.heldBytes += bytes;
+    this.open.set(session, { meta, rows: [row], bytes, total: 1, sim });
   }
 
   /** A new episode starts in `session`. */
@@ -272,12 +309,18 @@ export class TrajectoryRecorder implements SessionHooks {
     const o = this.open.get(e.session);
     if (!o) return;
     const r = e.result;
-    o.rows.push(toRow(o.meta, r.info.step, e.action, r, r.info.reward_cents, r.terminated, r.truncated, o.sim.state.startTime));
+    const row = toRow(o.meta, r.info.step, e.action, r, r.info.reward_cents, r.terminated, r.truncated, o.sim.state.startTime);
+    const bytes = rowBytes(r.observation.text, e.action);
+    o.rows.push(row);
+    o.bytes += bytes;
+    this.memory.heldBytes += bytes;
     o.total++;
     if (r.terminated || r.truncated) this.finish(e.session);
-    else if (o.rows.length > this.flushRows) {
+    else if (o.rows.length > this.flushRows || (this.memory.heldBytes > this.memory.maxBytes && o.rows.length > 1)) {
       // Stream: write all but the newest row (it may still become the episode's last).
       this.writer.writeSteps(o.rows.splice(0, o.rows.length - 1));
+      this.memory.heldBytes -= o.bytes - bytes;
+      o.bytes = bytes;
       this.checkStopped();
     }
   }
@@ -292,6 +335,7 @@ export class TrajectoryRecorder implements SessionHooks {
     const o = this.open.get(session);
     if (!o) return;
     this.open.delete(session);
+    this.memory.heldBytes -= o.bytes;
     const last = o.rows[o.rows.length - 1] as StepRow;
     last.is_last = true;
     if (!last.terminated) last.truncated = true;

@@ -638,11 +638,12 @@ export class Server {
       makeDirs(opts.recordDir);
       const compression = arrowCompression(opts.recordCompression ?? 'zstd', 'record compression');
       // The Arrow writer (and the zstd encoder) load only here: a server that does not record starts without them.
-      const [{ TrajectoryRecorder, emptyRecordingBytes }, { zstdEncoder }] = await Promise.all([import('./recorder.js'), import('../export/zstd.js')]);
+      const [{ TrajectoryRecorder, RecordMemory, emptyRecordingBytes }, { zstdEncoder }] = await Promise.all([import('./recorder.js'), import('../export/zstd.js')]);
       if (compression === 'zstd') await zstdEncoder();
       const limits = { maxBytes: opts.recordMaxBytes, clientBytes: opts.recordClientBytes, maxPerClient: opts.recordMaxPerClient };
       const quota = new RecordQuota(Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)), emptyRecordingBytes());
-      recording = new SessionRecording(opts.recordDir, TrajectoryRecorder, { compression }, quota);
+      // One bound on the rows every recording holds in memory (every open episode's together).
+      recording = new SessionRecording(opts.recordDir, TrajectoryRecorder, { compression, memory: new RecordMemory() }, quota);
     }
     const hooks = composeHooks([opts.hooks, recording ?? undefined]);
     if (hooks !== undefined) sessionOpts.hooks = hooks;

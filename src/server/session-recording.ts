@@ -3,7 +3,8 @@
  * that session's episodes into `<record dir>/name.arrow` (+ `name.episodes.arrow`), in the bulk-run schema
  * (docs/trajectories.md). Several sessions of one client may share a file; the file is completed (Arrow footer
  * written) when the last session recording into it closes, or when the server shuts down. Rows are written as they
- * come (a record batch every `flushRows` rows), so a recording holds a bounded amount of memory.
+ * come (a record batch every `flushRows` rows of an episode, and sooner while the rows every recording holds reach
+ * the bytes of their shared `RecordMemory`), so the recordings hold a bounded amount of memory.
  *
  * Disk is bounded too (`RecordQuota`): the recordings this server started together stay within the record directory's
  * budget (`serve --record-max-mib`), those of one client within its share (`--record-client-mib`), and a client has at
@@ -160,7 +161,7 @@ export class SessionRecording implements SessionHooks {
   constructor(
     readonly dir: string,
     private readonly recorder: new (opts: RecorderOptions) => TrajectoryRecorder,
-    private readonly recorderOptions: Pick<RecorderOptions, 'flushRows' | 'compression'> = {},
+    private readonly recorderOptions: Pick<RecorderOptions, 'flushRows' | 'compression' | 'memory'> = {},
     readonly quota: RecordQuota | null = null,
   ) {}
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { tableFromIPC, type Table } from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listPresets } from '../../src/config/load.js';
-import { TrajectoryRecorder } from '../../src/server/recorder.js';
+import { DEFAULT_MAX_BUFFERED_BYTES, RecordMemory, TrajectoryRecorder } from '../../src/server/recorder.js';
 import { SessionManager } from '../../src/server/sessions.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ycgym-stream-'));
@@ -46,6 +46,60 @@ describe('recordings stream their rows (F6)', () => {
     expect(rows(streamed.table)).toEqual(rows(whole.table));
     expect(rows(streamed.episodes)).toEqual(rows(whole.episodes));
     expect(Number(streamed.episodes.getChild('steps')?.get(0))).toBe(300);
+  });
+
+  it('holds a bounded number of bytes, not only of rows: rows with large outputs are written before flushRows', () => {
+    // Before: only rows were bounded (1,024 per open episode). A session that records and reads a full scratchpad
+    // (~240K characters) at each step buffered 1,024 of them, ~250 MB, before the first flush: here 301 rows, 73M
+    // characters, stayed in memory.
+    const rec = new TrajectoryRecorder({ path: join(dir, 'large.arrow') });
+    const m = new SessionManager({ presets: listPresets(), hooks: rec });
+    const s = m.reset({ seed: 5, options: { stall_steps: 0 } }).session;
+    for (let i = 0; i < 4; i++) m.step(s, `scratchpad append --content ${'y'.repeat(59_999)}`);
+    const read = m.step(s, 'scratchpad read').observation.text.length;
+    expect(read).toBeGreaterThan(239_000);
+    let maxHeld = 0;
+    for (let i = 0; i < 300; i++) {
+      m.step(s, 'scratchpad read');
+      maxHeld = Math.max(maxHeld, rec.bufferedRows * read);
+    }
+    // The bound counts two bytes a character (and a fixed cost a row): at most the bound and the newest row (the five
+    // rows before the reads, counted for less, are among the first batch's rows).
+    expect(maxHeld).toBeLessThanOrEqual(DEFAULT_MAX_BUFFERED_BYTES / 2 + 6 * read);
+    m.close(s);
+    rec.close();
+    expect(tableFromIPC(readFileSync(join(dir, 'large.arrow'))).numRows).toBe(306);
+  });
+
+  it('bounds the bytes of every recording sharing a RecordMemory together (a server: every open episode), keeping each newest row', () => {
+    const memory = new RecordMemory(1 << 20);
+    const recs = ['m1', 'm2'].map((n) => new TrajectoryRecorder({ path: join(dir, `${n}.arrow`), memory }));
+    const streamed = recs.map((rec) => {
+      const m = new SessionManager({ presets: listPresets(), hooks: rec });
+      return { m, s: [1, 2, 3].map((seed) => m.reset({ seed, options: { stall_steps: 0 } }).session) };
+    });
+    let maxHeld = 0;
+    for (let i = 0; i < 200; i++) {
+      for (const { m, s } of streamed) for (const id of s) m.step(id, ACTIONS[i % ACTIONS.length] as string);
+      maxHeld = Math.max(maxHeld, memory.heldBytes);
+    }
+    // The bound, and the newest row of each of the 6 open episodes (a few kB each here).
+    expect(maxHeld).toBeGreaterThan(1 << 19);
+    expect(maxHeld).toBeLessThanOrEqual((1 << 20) + 6 * (64 << 10));
+    for (const { m, s } of streamed) for (const id of s) m.close(id);
+    for (const rec of recs) rec.close();
+    expect(memory.heldBytes).toBe(0);
+    // The same rows as a recording without a byte bound.
+    const whole = new TrajectoryRecorder({ path: join(dir, 'm-whole.arrow'), memory: new RecordMemory(Number.MAX_SAFE_INTEGER) });
+    const m = new SessionManager({ presets: listPresets(), hooks: whole });
+    const ids = [1, 2, 3].map((seed) => m.reset({ seed, options: { stall_steps: 0 } }).session);
+    for (let i = 0; i < 200; i++) for (const id of ids) m.step(id, ACTIONS[i % ACTIONS.length] as string);
+    for (const id of ids) m.close(id);
+    whole.close();
+    const bounded = tableFromIPC(readFileSync(join(dir, 'm1.arrow')));
+    expect(bounded.batches.length).toBeGreaterThan(3);
+    // (Written in another order: the episodes' batches interleave.)
+    expect(rows(bounded).sort()).toEqual(rows(tableFromIPC(readFileSync(join(dir, 'm-whole.arrow')))).sort());
   });
 
   it('refuses a bad flushRows', () => {
