@@ -299,15 +299,16 @@ export class UnreadReplies {
   private readonly byKey = new Map<string, { sent: number; at: number[]; bytes: number[]; sum: number }>();
   /** The sum of the counted connections' bytes. */
   private trackedSum = 0;
-  /** Bytes of connections forgotten past `maxTracked`: they may still be held, so they stay in `total` for good. */
-  private orphaned = 0;
 
   /**
    * @param maxTracked connections counted at most: a connection that left with large replies in its window keeps its
    *   entry (nothing tells the server it left), so without a cap many short connections would grow the map without
    *   bound. Past it the connection counted longest ago is forgotten (the map keeps insertion order; a connection that
-   *   sends again is moved to the end), which can only let that one connection's earlier replies out of its own count;
-   *   they stay in `total` (the server-wide budget must not lose bytes ZeroMQ may still hold).
+   *   sends again is moved to the end), with its bytes: they leave `total` too. Kept there, the bytes of connections
+   *   that left (nothing tells the server) grew the count for good, and past the budget only the buffers the process
+   *   holds, sessions' among them, decided (`unreadVerdict`). What a forgotten connection may still hold (its last 17
+   *   replies) is then counted nowhere: a process with more than `maxTracked` connections that never read can hold
+   *   that much beyond the total budget.
    */
   constructor(private readonly maxTracked = MAX_TRACKED_UNREAD) {}
 
@@ -326,9 +327,9 @@ export class UnreadReplies {
     return this.trackedSum;
   }
 
-  /** An upper bound of the reply bytes ZeroMQ holds for every connection: `tracked` and the bytes of connections forgotten past the cap. */
+  /** The reply bytes ZeroMQ may hold for every counted connection (`tracked`; a connection forgotten past the cap left it). */
   get total(): number {
-    return this.trackedSum + this.orphaned;
+    return this.trackedSum;
   }
 
   /** ZeroMQ took a reply of `size` bytes for `key`. */
@@ -341,7 +342,6 @@ export class UnreadReplies {
         const [oldest, entry] = this.byKey.entries().next().value as [string, { sum: number }];
         this.byKey.delete(oldest);
         this.trackedSum -= entry.sum;
-        this.orphaned += entry.sum;
       }
     } else {
       this.byKey.delete(key); // moved to the end: the most recently counted

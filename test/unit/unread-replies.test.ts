@@ -35,7 +35,7 @@ describe('UnreadReplies (the per-connection count of large replies ZeroMQ may st
 });
 
 describe('UnreadReplies.total and unreadVerdict (the budget of every connection together)', () => {
-  it('total is the sum of the windows, and keeps the bytes of connections forgotten past the cap (they may still be held)', () => {
+  it('total is the sum of the windows; a connection forgotten past the cap leaves it', () => {
     const u = new UnreadReplies(4);
     for (let i = 0; i < 17; i++) u.sent('a', LARGE);
     u.sent('b', 2 * LARGE);
@@ -48,11 +48,24 @@ describe('UnreadReplies.total and unreadVerdict (the budget of every connection 
     // A connection ZeroMQ refused (gone) leaves the total with what it held.
     u.forget('b');
     expect(u.total).toBe(16 * LARGE);
-    // Forgotten past the cap: out of its own count (and the average), not out of the total.
+    // Forgotten past the cap: out of its own count, the average and the total (what it may still hold, its last 17
+    // replies, is counted nowhere: docs/protocol.md).
     for (let i = 0; i < 4; i++) u.sent(`c${i}`, LARGE);
     expect(u.bytes('a')).toBe(0);
     expect(u.tracked).toBe(4 * LARGE);
-    expect(u.total).toBe(20 * LARGE);
+    expect(u.total).toBe(4 * LARGE);
+  });
+
+  it('a connection forgotten past the cap leaves the total: a reading client is served afterwards, whatever else the buffers hold', () => {
+    // Before: the bytes of connections forgotten past the cap stayed in the total for good, so once connections that
+    // left had been forgotten with as much as the budget, the count stayed at it and only the buffers the process
+    // holds (sessions' typed arrays among them) decided: every client was refused for good when they held as much.
+    const u = new UnreadReplies(4);
+    for (let i = 0; i < 17; i++) u.sent('gone', LARGE);
+    for (let i = 0; i < 4; i++) u.sent(`c${i}`, LARGE);
+    expect(u.bytes('gone')).toBe(0);
+    const otherBuffers = (): number => 64 * LARGE;
+    expect(unreadVerdict(u, 'c3', 0, 16 * LARGE, 16 * LARGE, otherBuffers)).toBeNull();
   });
 
   it('refuses the connections holding the most from 3/4 of the total, every connection at it, and none below', () => {
