@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ResetResult } from '../env/env.js';
 import { listPresets, packageRoot } from '../config/load.js';
@@ -200,6 +201,19 @@ const DEFAULT_BATCH_BYTES_IN_FLIGHT = 256 * 2 ** 20;
 const HEAP_GUARD = 0.85;
 /** Memory is sampled at most this often (ms). */
 const MEMORY_SAMPLE_MS = 10;
+/** `Server.heldBuffers` collects at most once every this many times the last collection's duration. */
+const COLLECT_EVERY = 20;
+
+/**
+ * V8's full collection: `globalThis.gc` under `node --expose-gc`, else exposed through V8's flag (read by contexts made
+ * after it is set: the function is taken from a new one).
+ */
+function exposedGc(): () => void {
+  const g = (globalThis as { gc?: unknown }).gc;
+  if (typeof g === 'function') return g as () => void;
+  setFlagsFromString('--expose_gc');
+  return runInNewContext('gc') as () => void;
+}
 
 let cachedVersion: string | undefined;
 function packageVersion(): string {
@@ -385,18 +399,29 @@ export interface UnreadVerdict {
 /**
  * Whether the next request of the connection `key` is refused for the replies ZeroMQ may still hold (`Server`'s
  * `unreadRefusal`; null: it is handled). `outboxBytes` are replies waiting in the server's outboxes; `buffers` samples
- * the bytes the process holds in buffers (every held reply is one), looked at only from 3/4 of `maxTotal`.
+ * the bytes the process holds in buffers (every held reply is one), looked at only from 3/4 of `maxTotal`, and again
+ * `afterCollection` when the lesser of them and the count would refuse: buffers a client has taken, released by ZeroMQ but not yet
+ * collected, are not held replies.
  */
-export function unreadVerdict(unread: UnreadReplies, key: string, outboxBytes: number, maxConnection: number, maxTotal: number, buffers: () => number): UnreadVerdict | null {
+export function unreadVerdict(
+  unread: UnreadReplies,
+  key: string,
+  outboxBytes: number,
+  maxConnection: number,
+  maxTotal: number,
+  buffers: (afterCollection: boolean) => number,
+): UnreadVerdict | null {
   const mine = unread.bytes(key);
   if (mine >= maxConnection) return { kind: 'connection', mine, held: 0 };
   const shareFrom = (maxTotal / 4) * 3;
   const counted = unread.total + outboxBytes;
   if (counted < shareFrom) return null;
-  const held = Math.min(counted, buffers());
-  if (held >= maxTotal) return { kind: 'total', mine, held };
   // At least the average of the counted connections (`tracked / size`), without dividing.
-  if (held >= shareFrom && mine > 0 && mine * unread.size >= unread.tracked) return { kind: 'share', mine, held };
+  const most = mine > 0 && mine * unread.size >= unread.tracked;
+  let held = Math.min(counted, buffers(false));
+  if (held >= maxTotal || (held >= shareFrom && most)) held = Math.min(counted, buffers(true));
+  if (held >= maxTotal) return { kind: 'total', mine, held };
+  if (held >= shareFrom && most) return { kind: 'share', mine, held };
   return null;
 }
 
@@ -557,6 +582,17 @@ export class Server {
   /** `process.memoryUsage().arrayBuffers` when last sampled (`heldBuffers`), and when. */
   private buffersAt = Number.NEGATIVE_INFINITY;
   private buffers = 0;
+  /** V8's full collection, for `heldBuffers` (null: the pipe, which has no total budget). */
+  private collect: (() => void) | null = null;
+  /** When the last collection ended and how long it took (ms). */
+  private collectedAt = Number.NEGATIVE_INFINITY;
+  private collectMs = 0;
+  /**
+   * The buffers right after the last collection, and the bytes of the replies handed to ZeroMQ since (`noteSent`):
+   * together an upper bound of the replies ZeroMQ holds that garbage does not inflate.
+   */
+  private collectedBuffers = Number.POSITIVE_INFINITY;
+  private sentSinceCollected = 0;
   private queuedMessages = 0;
   private queuedBytes = 0;
   private readonly counters: Omit<ServerStats, 'queued' | 'errors'> = { received: 0, replied: 0, ok: 0, send_failures: 0, dropped_requests: 0, peak_batch_bytes: 0, sliced_batches: 0, max_unit_ms: 0 };
@@ -715,6 +751,7 @@ export class Server {
     if (opts.stallTimeoutMs !== undefined) server.stallMs = opts.stallTimeoutMs;
     server.maxUnread = facts.maxUnreadReplyBytes ?? Number.POSITIVE_INFINITY;
     server.maxUnreadTotal = facts.maxUnreadTotalBytes ?? Number.POSITIVE_INFINITY;
+    if (server.maxUnreadTotal !== Number.POSITIVE_INFINITY) server.collect = exposedGc();
     void pipeEnded?.then(({ reason, clean }) => {
       if (!server.closing) server.log(clean ? 'info' : 'error', `pipe transport ended: ${reason}`);
     });
@@ -972,9 +1009,11 @@ export class Server {
    * connections that never read cannot hold the whole budget while others, which read, are refused.
    * Together, the count is an upper bound that a connection which left keeps inflating (nothing tells the server; its
    * count stays until the cap of `UnreadReplies` forgets it); so the bytes the process holds in buffers (every held
-   * reply is one, sampled at most every `MEMORY_SAMPLE_MS`) bound it too: the lesser of the two is compared. A
-   * connection that never reads thus cannot make the server hold more than the total budget and the replies admitted
-   * just below it, whatever the number of connections.
+   * reply is one, sampled at most every `MEMORY_SAMPLE_MS`; `heldBuffers`) bound it too: the lesser of the two is
+   * compared, and when the buffers would refuse they are measured again after a collection (a client that reads leaves
+   * garbage, not held replies). A connection that never reads thus cannot make the server hold more than the total
+   * budget and the replies admitted just below it, whatever the number of connections it counts (past `UnreadReplies`'
+   * cap of 4096, connections counted longest ago are forgotten with their bytes).
    */
   private unreadRefusal(key: string): string | null {
     const v = unreadVerdict(this.unread, key, this.outboxBytes, this.maxUnread, this.maxUnreadTotal, this.heldBuffers);
@@ -991,14 +1030,30 @@ export class Server {
       : `${budget}, and this connection's (${v.mine} bytes) are among the most: the request was not handled; read the replies before sending more`;
   }
 
-  /** `process.memoryUsage().arrayBuffers`, sampled at most every `MEMORY_SAMPLE_MS`. */
-  private readonly heldBuffers = (): number => {
+  /**
+   * The bytes the process holds in buffers (`unreadVerdict`): `process.memoryUsage().arrayBuffers`, sampled at most every
+   * `MEMORY_SAMPLE_MS`, and at most what they were after the last collection plus the replies handed over since and
+   * those in outboxes.
+   * `afterCollection`: they would refuse a request, so V8 collects first (garbage is not held replies: the buffers of
+   * replies ZeroMQ has written out stay counted until a collection), at most once every
+   * `COLLECT_EVERY` times the last collection's duration (and `MEMORY_SAMPLE_MS`): at most ~1/`COLLECT_EVERY` of the
+   * server's time while connections hold the budget.
+   */
+  private readonly heldBuffers = (afterCollection: boolean): number => {
     const now = performance.now();
-    if (now - this.buffersAt >= MEMORY_SAMPLE_MS) {
+    if (afterCollection && this.collect !== null && now - this.collectedAt >= Math.max(MEMORY_SAMPLE_MS, COLLECT_EVERY * this.collectMs)) {
+      this.collect();
+      this.collectedAt = performance.now();
+      this.collectMs = this.collectedAt - now;
+      this.buffersAt = this.collectedAt;
+      this.buffers = process.memoryUsage().arrayBuffers;
+      this.collectedBuffers = this.buffers;
+      this.sentSinceCollected = 0;
+    } else if (now - this.buffersAt >= MEMORY_SAMPLE_MS) {
       this.buffersAt = now;
       this.buffers = process.memoryUsage().arrayBuffers;
     }
-    return this.buffers;
+    return Math.min(this.buffers, this.collectedBuffers + this.sentSinceCollected + this.outboxBytes);
   };
 
 
@@ -1029,7 +1084,9 @@ export class Server {
     // The body is the second frame of a DEALER's reply; a larger one or one with more frames is measured in full.
     const body = frames[1];
     if (this.unread.size === 0 && frames.length === 2 && body !== undefined && body.length < HELD_BODY_CHARS) return;
-    this.unread.sent(key, frameBytes(frames));
+    const size = frameBytes(frames);
+    this.sentSinceCollected += size;
+    this.unread.sent(key, size);
   }
 
   /** Remove an idle peer (its record is kept for the next new peer: a lockstep client's peer comes and goes per request). */

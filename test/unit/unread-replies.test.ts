@@ -97,4 +97,32 @@ describe('UnreadReplies.total and unreadVerdict (the budget of every connection 
     expect(unreadVerdict(u, 'new', 11 * M, 16 * M, 52 * M, () => 10 * M)).toBeNull();
     expect(unreadVerdict(u, 'hostile-0', 11 * M, 16 * M, 52 * M, () => 45 * M)?.kind).toBe('share');
   });
+
+  it('when the buffers decide a refusal they are measured again after a collection (garbage is not held replies)', () => {
+    // Before: the buffers were sampled once, garbage included: replies a reading client had taken, released by ZeroMQ
+    // but not yet collected, counted as held, and the reader was refused (`total`, `share`) until a collection ran.
+    const M = LARGE;
+    const u = new UnreadReplies();
+    for (let c = 0; c < 4; c++) for (let i = 0; i < 17; i++) u.sent(`hostile-${c}`, M);
+    for (let i = 0; i < 17; i++) u.sent('reader', M);
+    // Counted: 85 M. The process holds 60 M in buffers of which 50 M are garbage; 10 M once collected.
+    const asked: boolean[] = [];
+    const buffers = (afterCollection: boolean): number => {
+      asked.push(afterCollection);
+      return afterCollection ? 10 * M : 60 * M;
+    };
+    expect(unreadVerdict(u, 'reader', 0, 32 * M, 52 * M, buffers)).toBeNull();
+    expect(asked).toEqual([false, true]);
+    // What the collection leaves still decides: held replies are refused.
+    expect(unreadVerdict(u, 'reader', 0, 32 * M, 52 * M, (after) => (after ? 55 * M : 60 * M))?.kind).toBe('total');
+    expect(unreadVerdict(u, 'hostile-0', 0, 32 * M, 52 * M, (after) => (after ? 45 * M : 60 * M))?.kind).toBe('share');
+    // Also when the buffers sampled hold more than the count: the count alone is no evidence of held replies.
+    asked.length = 0;
+    expect(unreadVerdict(u, 'reader', 0, 32 * M, 52 * M, (after) => (asked.push(after), after ? 10 * M : 100 * M))).toBeNull();
+    expect(asked).toEqual([false, true]);
+    // Served without a collection when nothing would refuse.
+    asked.length = 0;
+    expect(unreadVerdict(u, 'new', 0, 32 * M, 100 * M, (after) => (asked.push(after), 60 * M))).toBeNull();
+    expect(asked).toEqual([false]);
+  });
 });
