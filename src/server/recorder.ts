@@ -19,6 +19,7 @@ import type { Simulation } from '../sim/index.js';
 import type { CloseReason, SessionHooks } from './sessions.js';
 import { emptyFileBytes, episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowCompression, type ArrowFileSink, type TableBuffers, type TableBuilder } from '../export/arrow.js';
 import type { RecordBatchBody } from '../export/ipc-body.js';
+import { packedSize } from '../export/table-builder.js';
 import type { RecordingStopped } from '../protocol/ops.js';
 import { episodeCounts, outcomeOf, stepRow, type EpisodeMeta } from '../export/rollout.js';
 import { EPISODE_SCHEMA, isoToMicros, STEP_SCHEMA, type EpisodeRow, type StepRow } from '../export/schema.js';
@@ -41,6 +42,13 @@ export interface RecordingStop {
 }
 
 /**
+ * Bytes of a step batch above which `TrajectoryWriter` lets its row builder go rather than keep the buffers' capacity
+ * for the next batch: a recording in progress would otherwise hold its largest batch's buffers (~34 MB after a batch
+ * of full-scratchpad reads) as long as it stays open, and a server has as many in progress as sessions.
+ */
+const KEEP_BUILDER_BYTES = 4 * 2 ** 20;
+
+/**
  * Writes whole episodes (step rows + one episode row) to a pair of Arrow IPC files, their buffers zstd-compressed
  * (`compression: 'zstd'`, the encoder loaded first: `await zstdEncoder()`) or plain (`'none'`, the default).
  *
@@ -53,7 +61,8 @@ export interface RecordingStop {
 export class TrajectoryWriter {
   private readonly steps: ArrowFileSink;
   private readonly episodes: ArrowFileSink;
-  private readonly sb: TableBuilder<StepRow> = stepBuilder();
+  /** The step rows' builder: replaced after a batch above `KEEP_BUILDER_BYTES` (it keeps its buffers' capacity). */
+  private sb: TableBuilder<StepRow> = stepBuilder();
   private readonly eb: TableBuilder<EpisodeRow> = episodeBuilder();
   /** Episodes written so far. */
   count = 0;
@@ -94,11 +103,18 @@ export class TrajectoryWriter {
     return false;
   }
 
+  /** The step rows appended so far, as a batch's buffers; a builder that grew large is let go (`KEEP_BUILDER_BYTES`). */
+  private finishSteps(): TableBuffers {
+    const t = this.sb.finish();
+    if (packedSize(t) > KEEP_BUILDER_BYTES) this.sb = stepBuilder();
+    return t;
+  }
+
   /** Append step rows of an episode in progress (one record batch). */
   writeSteps(rows: readonly StepRow[]): void {
     if (rows.length === 0 || this.closed) return;
     for (const r of rows) this.sb.append(r);
-    const t = this.sb.finish();
+    const t = this.finishSteps();
     if (this.budget === null) {
       this.steps.writeBuffers(t);
       return;
@@ -111,7 +127,7 @@ export class TrajectoryWriter {
     if (this.closed) return;
     for (const r of rows) this.sb.append(r);
     this.eb.append(episode);
-    const st = rows.length === 0 ? null : this.sb.finish();
+    const st = rows.length === 0 ? null : this.finishSteps();
     const et = this.eb.finish();
     if (this.budget === null) {
       if (st !== null) this.steps.writeBuffers(st);

@@ -6,11 +6,16 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { tableFromIPC, type Table } from 'apache-arrow';
 import { afterAll, describe, expect, it } from 'vitest';
 import { listPresets } from '../../src/config/load.js';
 import { DEFAULT_MAX_BUFFERED_BYTES, RecordMemory, TrajectoryRecorder } from '../../src/server/recorder.js';
 import { SessionManager } from '../../src/server/sessions.js';
+
+setFlagsFromString('--expose_gc');
+const gc = runInNewContext('gc') as () => void;
 
 const dir = mkdtempSync(join(tmpdir(), 'ycgym-stream-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -69,6 +74,25 @@ describe('recordings stream their rows (F6)', () => {
     m.close(s);
     rec.close();
     expect(tableFromIPC(readFileSync(join(dir, 'large.arrow'))).numRows).toBe(306);
+  });
+
+  it('does not keep the capacity of a large batch after writing it (a recording in progress holds only its rows)', () => {
+    // Before: a recording's row builder kept the buffers of its largest batch (a bulk run reuses them for episodes of
+    // similar sizes) while the recording stayed open: after one batch of ~140 full-scratchpad reads, ~34 MB of
+    // buffers per recording in progress, and a server has as many recordings in progress as sessions.
+    const rec = new TrajectoryRecorder({ path: join(dir, 'kept.arrow'), compression: 'none' });
+    const m = new SessionManager({ presets: listPresets(), hooks: rec });
+    const s = m.reset({ seed: 5, options: { stall_steps: 0 } }).session;
+    for (let i = 0; i < 4; i++) m.step(s, `scratchpad append --content ${'y'.repeat(59_999)}`);
+    gc();
+    const before = process.memoryUsage().arrayBuffers;
+    for (let i = 0; i < 150; i++) m.step(s, 'scratchpad read');
+    expect(rec.bufferedRows).toBeLessThan(100); // a batch was written
+    gc();
+    const kept = process.memoryUsage().arrayBuffers - before;
+    expect(kept).toBeLessThan(4 << 20);
+    m.close(s);
+    rec.close();
   });
 
   it('bounds the bytes of every recording sharing a RecordMemory together (a server: every open episode), keeping each newest row', () => {
