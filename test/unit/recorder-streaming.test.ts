@@ -17,6 +17,23 @@ import { SessionManager } from '../../src/server/sessions.js';
 setFlagsFromString('--expose_gc');
 const gc = runInNewContext('gc') as () => void;
 
+/**
+ * `arrayBuffers` once collections stop changing it: V8 frees a collected ArrayBuffer's backing store on a background
+ * sweeper, so right after gc() it may still be counted, and garbage an earlier test left may be freed later (each made
+ * a single gc() reading wrong, one in a few runs, either way).
+ */
+async function settledBuffers(): Promise<number> {
+  let last = Number.NaN;
+  for (let i = 0; i < 50; i++) {
+    gc();
+    await new Promise((r) => setTimeout(r, 5));
+    const now = process.memoryUsage().arrayBuffers;
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'ycgym-stream-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -76,7 +93,7 @@ describe('recordings stream their rows (F6)', () => {
     expect(tableFromIPC(readFileSync(join(dir, 'large.arrow'))).numRows).toBe(306);
   });
 
-  it('does not keep the capacity of a large batch after writing it (a recording in progress holds only its rows)', () => {
+  it('does not keep the capacity of a large batch after writing it (a recording in progress holds only its rows)', async () => {
     // Before: a recording's row builder kept the buffers of its largest batch (a bulk run reuses them for episodes of
     // similar sizes) while the recording stayed open: after one batch of ~140 full-scratchpad reads, ~34 MB of
     // buffers per recording in progress, and a server has as many recordings in progress as sessions.
@@ -84,12 +101,10 @@ describe('recordings stream their rows (F6)', () => {
     const m = new SessionManager({ presets: listPresets(), hooks: rec });
     const s = m.reset({ seed: 5, options: { stall_steps: 0 } }).session;
     for (let i = 0; i < 4; i++) m.step(s, `scratchpad append --content ${'y'.repeat(59_999)}`);
-    gc();
-    const before = process.memoryUsage().arrayBuffers;
+    const before = await settledBuffers();
     for (let i = 0; i < 150; i++) m.step(s, 'scratchpad read');
     expect(rec.bufferedRows).toBeLessThan(100); // a batch was written
-    gc();
-    const kept = process.memoryUsage().arrayBuffers - before;
+    const kept = (await settledBuffers()) - before;
     expect(kept).toBeLessThan(4 << 20);
     m.close(s);
     rec.close();
