@@ -20,7 +20,8 @@ def golden_episode(name: str) -> dict[str, Any]:
     """One recorded reference episode (``{"seed", "policy", "preset", "steps": [{"cmd","exit","out"}]}``)."""
     with gzip.open(PARITY / name, "rt", encoding="utf-8") as f:
         data = json.load(f)
-    return data[0] if isinstance(data, list) else data
+    episode: dict[str, Any] = data[0] if isinstance(data, list) else data
+    return episode
 
 
 def golden_commands(name: str) -> list[str]:

@@ -121,6 +121,7 @@ def ts_schema_module() -> Path | None:
 @pytest.mark.skipif(ts_schema_module() is None, reason="the TypeScript exporter is not built")
 def test_schema_equals_the_typescript_exporters() -> None:
     mod = ts_schema_module()
+    assert mod is not None
     script = f"import {{ STEP_COLUMNS, SCHEMA_VERSION }} from {json.dumps(mod.as_uri())}; console.log(JSON.stringify({{cols: STEP_COLUMNS, v: SCHEMA_VERSION}}))"
     out = subprocess.run(
         [os.environ.get("YCGYM_NODE", "node"), "--input-type=module", "-e", script], capture_output=True, text=True, check=True
@@ -174,7 +175,8 @@ def test_server_recording_is_compressed_and_readable(tmp_path: Path) -> None:
     assert tables["zstd"].num_rows == 5
     assert tables["none_size"] > 5 * tables["zstd_size"]
     rel = tables["zstd"]  # noqa: F841 - DuckDB scans the local by its name
-    assert duckdb.sql("SELECT count(*) FROM rel WHERE action IS NOT NULL").fetchall() == [(4,)]
+    got = duckdb.sql("SELECT count(*) FROM rel WHERE action IS NOT NULL")
+    assert got is not None and got.fetchall() == [(4,)]
 
 
 def test_reading_a_file_that_is_not_a_table_names_it(tmp_path: Path) -> None:
@@ -354,7 +356,7 @@ def test_the_discrete_envs_pass_a_recording_stop_into_info(tmp_path: Path, kind:
                     info = venv.step(acts)[4]
                     if "recording_stopped" in info:
                         mask = info["_recording_stopped"]
-                        told += [(i, {k: info["recording_stopped"][k][i] for k in ("path", "reason", "bytes")}) for i in np.flatnonzero(mask)]
+                        told += [(i, {k: info["recording_stopped"][k][i] for k in ("path", "reason", "bytes")}) for i in map(int, np.flatnonzero(mask))]
                     if len({i for i, _ in told}) == 2:
                         break
             finally:

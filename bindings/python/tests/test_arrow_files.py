@@ -137,7 +137,9 @@ def test_duckdb_queries(run_dir: Path) -> None:
         assert final == last_funds
         if policy == "greedy":
             assert final == GOLDEN_GREEDY[seed]
-    (total,) = con.execute("select sum(reward_cents) from steps where policy = 'greedy' and seed = 1").fetchone()
+    row = con.execute("select sum(reward_cents) from steps where policy = 'greedy' and seed = 1").fetchone()
+    assert row is not None
+    (total,) = row
     assert total == GOLDEN_GREEDY[1] - 20_000_000
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -20,13 +21,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ycgym import Client, LocalServer, ProtocolError, YCBenchVectorEnv
+from ycgym._protocol import MAX_BATCH, MAX_SESSION_ID_CHARS
 from ycgym.client import (
     _SPLIT_MAX_ACTION_CHARS,
     BATCH_MAX_PARTS,
     BATCH_PART_ENTRIES,
     BATCH_PART_ENTRIES_ZMQ,
-    MAX_BATCH,
-    MAX_SESSION_ID_CHARS,
     _batch_parts,
     _entries,
 )
@@ -38,7 +38,7 @@ OPTIONS = {"stall_steps": 0, "max_steps": 4}
 
 
 @pytest.fixture(scope="module")
-def pipe_server() -> LocalServer:
+def pipe_server() -> Iterator[LocalServer]:
     with LocalServer("pipe") as srv:
         yield srv
 
@@ -260,7 +260,8 @@ def _vector_run(venv: YCBenchVectorEnv, rounds: int) -> list[Any]:
     out: list[Any] = [venv.reset(seed=5)]
     for r in range(rounds):
         out.append(venv.step([ACTIONS[(i + r) % len(ACTIONS)] for i in range(venv.num_envs)]))
-    return _no_sessions(out)
+    stripped: list[Any] = _no_sessions(out)
+    return stripped
 
 
 def test_vector_env_steps_the_same_with_and_without_parts(pipe_server: LocalServer) -> None:

@@ -67,7 +67,7 @@ def test_discrete_binary_equals_json_for_the_same_seeds_and_actions(client: Clie
         acts = [0 if m is None else random_masked(m, rng) for m in masks]
         if rnd % 9 == 4:
             acts[1] = 10_000  # out of range: refused, fails alone
-        json = client.step_batch([(s, x) for s, x in zip(a, acts)], raise_errors=False)  # type: ignore[misc]
+        json = client.step_batch([(s, x) for s, x in zip(a, acts)], raise_errors=False)
         got = client.step_batch_arrays([(s, x) for s, x in zip(b, acts)], raise_errors=False)
         _same(json, got)
         assert got.obs is not None and got.obs.dtype == np.float32 and got.mask is not None and got.mask.dtype == np.bool_
@@ -99,7 +99,7 @@ def test_text_binary_equals_json_and_failures_stay_alone(client: Client) -> None
 def _own_sessions(info: dict[str, Any], sessions: tuple[str, ...]) -> bool:
     """``info["session"]``: an object array holding the env's session where ``_session`` is set, None elsewhere."""
     rows = info["_session"]
-    return info["session"].dtype == object and info["session"].tolist() == [s if r else None for s, r in zip(sessions, rows)]
+    return bool(info["session"].dtype == object and info["session"].tolist() == [s if r else None for s, r in zip(sessions, rows)])
 
 
 @pytest.mark.parametrize("mode", ["NextStep", "SameStep"])
@@ -156,7 +156,8 @@ def test_the_server_refuses_malformed_binary_requests(client: Client) -> None:
         client.request("step", session=s, action=0, encoding="binary")
     assert e.value.code == "invalid_request"
     t = _sessions(client, 1, 1, {})[0]
-    got = client.step_batch_arrays([(s, 0), (t, "company status")], raise_errors=False)
+    steps: list[tuple[str, str | int]] = [(s, 0), (t, "company status")]
+    got = client.step_batch_arrays(steps, raise_errors=False)
     assert [(x.index, x.code) for x in got.errors] == [(1, "invalid_request")] and "frame shape" in got.errors[0].message
     assert got.step.tolist() == [1.0, 0.0]
 
@@ -218,7 +219,7 @@ def test_a_malformed_binary_reply_is_a_bad_reply_error() -> None:
     """The client turns a reply whose frames do not fit its header into ProtocolError("bad_reply")."""
     import zmq
 
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     router = ctx.socket(zmq.ROUTER)
     router.setsockopt(zmq.LINGER, 0)
     port = router.bind_to_random_port("tcp://127.0.0.1")
@@ -246,7 +247,7 @@ def _answer_step_batch(reply: Any, call: Any) -> Any:
 
     import zmq
 
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     router = ctx.socket(zmq.ROUTER)
     router.setsockopt(zmq.LINGER, 0)
     port = router.bind_to_random_port("tcp://127.0.0.1")

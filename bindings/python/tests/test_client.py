@@ -6,6 +6,7 @@ import socket
 import subprocess
 import sys
 import time
+from typing import Any
 
 import pytest
 import zmq
@@ -54,7 +55,8 @@ def test_sessions_belong_to_their_client(client: Client, endpoint: str) -> None:
     try:
         with pytest.raises(ProtocolError) as missing:
             other.step("s" + "A" * 22, "company status")
-        for op, fields in (("step", {"action": "sim resume"}), ("snapshot", {}), ("close", {})):
+        requests: tuple[tuple[str, dict[str, Any]], ...] = (("step", {"action": "sim resume"}), ("snapshot", {}), ("close", {}))
+        for op, fields in requests:
             with pytest.raises(ProtocolError) as e:
                 other.request(op, session=sid, **fields)
             assert e.value.code == "unknown_session"
@@ -90,6 +92,7 @@ def test_session_lifecycle_and_batch_errors(client: Client) -> None:
     assert r["observation"]["text"] == "" and r["info"]["step"] == 0
     results = client.step_batch([(s, "company status"), ("s999999", "x"), {"session": s, "action": "client list"}], raise_errors=False)
     assert isinstance(results[1], ProtocolError) and results[1].code == "unknown_session" and results[1].index == 1
+    assert not isinstance(results[0], ProtocolError) and not isinstance(results[2], ProtocolError)
     assert results[0]["info"]["step"] == 1 and results[2]["info"]["step"] == 2 and results[2]["truncated"] is True
     with pytest.raises(ProtocolError) as e:
         client.step_batch([(s, "company status")])

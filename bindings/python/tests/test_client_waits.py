@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from typing import Any
 
 import pytest
 import zmq
@@ -43,7 +44,7 @@ def test_liveness_is_asked_before_a_send_only_when_its_answer_is_old(endpoint: s
 def test_an_exited_server_is_noticed_at_the_next_send_or_while_waiting() -> None:
     """``gone`` is never remembered: once liveness reports it, the next request fails at once; a request sent while the
     last "running" was recent fails while waiting, within the liveness poll."""
-    ctx = zmq.Context.instance()
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
     router = ctx.socket(zmq.ROUTER)  # a server that never answers
     router.setsockopt(zmq.LINGER, 0)
     port = router.bind_to_random_port("tcp://127.0.0.1")
@@ -71,8 +72,13 @@ def test_a_zeromq_client_polls_for_its_replies_and_gets_the_same_ones(endpoint: 
     """A client with a spin budget finds its replies by polling the socket (ZMQ_EVENTS) before any blocking receive,
     and gets what a client that sleeps at once gets."""
     found: list[bool] = []
-    real = client_mod.spin
-    monkeypatch.setattr(client_mod, "spin", lambda ready, budget: found.append(real(ready, budget)) or found[-1])
+    real = _spin.spin  # what the client module calls by its name `spin`
+
+    def counted(ready: Any, budget: float) -> bool:
+        found.append(real(ready, budget))
+        return found[-1]
+
+    monkeypatch.setattr(client_mod, "spin", counted)
     spinning, sleeping = Client(endpoint, spin_us=_spin.MAX_SPIN_US), Client(endpoint, spin_us=0)
     try:
         assert spinning._spin_s == 1.0 and sleeping._spin_s == 0

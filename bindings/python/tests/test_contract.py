@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,11 +56,11 @@ def obs_digest(o: dict[str, Any]) -> dict[str, Any]:
     return {"text_sha256": sha(o["text"]), "ok": o["ok"], "exit_code": o["exit_code"], "command": o["command"], "status": o["status"]}
 
 
-def reset_digest(r: dict[str, Any]) -> dict[str, Any]:
+def reset_digest(r: Mapping[str, Any]) -> dict[str, Any]:
     return {"observation": obs_digest(r["observation"]), "info": r["info"]}
 
 
-def step_digest(r: dict[str, Any]) -> dict[str, Any]:
+def step_digest(r: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "observation": obs_digest(r["observation"]),
         "reward": r["reward"],

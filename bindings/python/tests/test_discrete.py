@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pickle
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -220,13 +220,13 @@ def test_discrete_vector_env_autoreset_modes(mode: str) -> None:
     """make_vec(..., vector_kwargs={"autoreset_mode": ...}) gives Gymnasium's SAME_STEP and DISABLED semantics."""
     from gymnasium.vector import AutoresetMode
 
-    v = gym.make_vec("ycgym/YCBench-Discrete-v0", num_envs=2, vector_kwargs={"autoreset_mode": AutoresetMode(mode)}, max_steps=3)
+    v = cast(YCBenchDiscreteVectorEnv, gym.make_vec("ycgym/YCBench-Discrete-v0", num_envs=2, vector_kwargs={"autoreset_mode": AutoresetMode(mode)}, max_steps=3))
     try:
         assert v.metadata["autoreset_mode"] == AutoresetMode(mode)
         obs, info = v.reset(seed=[5, 6])
         first = obs.copy()
 
-        def valid(info: dict) -> np.ndarray:
+        def valid(info: dict[str, Any]) -> np.ndarray:
             # The current masks: after a masked reset info["action_mask"] holds only the reset sub-environments' rows.
             assert (v.action_masks()[info["_action_mask"]] == info["action_mask"][info["_action_mask"]]).all()
             return np.asarray([int(np.flatnonzero(m)[0]) for m in v.action_masks()])
@@ -319,13 +319,13 @@ def test_actions_must_be_integers_as_in_the_discrete_space() -> None:
         venv.reset(seed=1)
         for bad in (1.5, 2.0, np.float32(2.0), "3", b"3", True, np.True_, None, np.array([1.0]), np.array([1, 2]), [1]):
             with pytest.raises(TypeError, match="integer index"):
-                env.step(bad)  # type: ignore[arg-type]
-        for bad in ([1.5, 1.0], np.array([1.0, 1.0]), np.array([True, True]), ["1", "1"], [None, 1]):
+                env.step(bad)
+        for bads in ([1.5, 1.0], np.array([1.0, 1.0]), np.array([True, True]), ["1", "1"], [None, 1]):
             with pytest.raises(TypeError, match="integer"):
-                venv.step(bad)
+                venv.step(bads)
         # Nothing ran: the first steps taken now are the episodes' first.
         goods = (1, np.int64(1), np.uint8(1), np.array(1), np.array([1]))
-        assert [env.step(g)[4]["step"] for g in goods] == [1, 2, 3, 4, 5]  # type: ignore[arg-type]
+        assert [env.step(g)[4]["step"] for g in goods] == [1, 2, 3, 4, 5]
         _, _, _, _, info = venv.step(np.array([1, 1], dtype=np.int32))
         assert info["step"].tolist() == [1, 1]
     finally:
@@ -379,10 +379,12 @@ def test_discrete_vector_env_matches_sync_vector_env_of_the_discrete_env(mode: s
     ref = SyncVectorEnv([lambda: YCBenchDiscreteEnv(**kw) for _ in range(3)], autoreset_mode=m)
 
     def sessions() -> tuple[Any, Any]:
-        return ours.sessions, tuple(e.unwrapped.session for e in ref.envs)
+        return ours.sessions, tuple(cast(YCBenchDiscreteEnv, e.unwrapped).session for e in ref.envs)
 
     try:
         assert ours.metadata == ref.metadata and ours.render_mode == ref.render_mode == "ansi"
+        got: tuple[Any, ...]  # a reset's, then a step's
+        want: tuple[Any, ...]
         got, want = ours.reset(seed=4), ref.reset(seed=4)
         assert same(got[0], want[0]) and _same_info(got[1], want[1], sessions())
         assert ours.render() == ref.render()
@@ -432,7 +434,7 @@ def test_discrete_vector_reset_options_apply_to_that_reset_as_in_sync_vector_env
     ref = SyncVectorEnv([lambda: YCBenchDiscreteEnv(**kw) for _ in range(2)])
 
     def sessions() -> tuple[Any, Any]:
-        return ours.sessions, tuple(e.unwrapped.session for e in ref.envs)
+        return ours.sessions, tuple(cast(YCBenchDiscreteEnv, e.unwrapped).session for e in ref.envs)
 
     plain = YCBenchDiscreteVectorEnv(2, encoding=encoding, **kw)
     try:
@@ -474,7 +476,7 @@ def test_a_split_reset_option_of_the_constructor_plays_that_split_in_every_reset
     plain = YCBenchDiscreteEnv(max_steps=1)
     try:
         got, want = ours.reset(seed=4), ref.reset(seed=4)
-        assert same(got[0], want[0]) and [e.unwrapped.seed_used for e in ref.envs] != [4, 5]
+        assert same(got[0], want[0]) and [cast(YCBenchDiscreteEnv, e.unwrapped).seed_used for e in ref.envs] != [4, 5]
         assert not same(got[0][0], plain.reset(seed=4)[0])
         for _ in range(4):  # each step ends the episodes; the next resets them (NEXT_STEP) in the split
             g, w = ours.step(np.zeros(2, dtype=np.int64)), ref.step(np.zeros(2, dtype=np.int64))
@@ -543,7 +545,7 @@ def test_an_out_of_range_action_steps_no_sub_environment(encoding: str) -> None:
     v = YCBenchDiscreteVectorEnv(3, encoding=encoding)
     try:
         v.reset(seed=1)
-        n = v.single_action_space.n
+        n = int(v.single_action_space.n)
         for bad in ([1, n, 1], [n + 5, 1, 1], [1, 1, -1], [1, 2**40, 1]):
             with pytest.raises(ProtocolError) as e:
                 v.step(np.array(bad))
@@ -573,7 +575,7 @@ def test_masked_samples_are_valid_observations_stay_in_the_space_and_seedless_re
     env = dict_env
     env.action_space.seed(sample_seed)
     obs, info = env.reset(seed=seed)
-    firsts = []
+    firsts: list[Any] = []
     for _ in range(8):
         assert obs in env.observation_space and info["action_mask"].dtype == np.bool_
         assert np.array_equal(obs["action_mask"], info["action_mask"].astype(np.int8))

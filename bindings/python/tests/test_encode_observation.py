@@ -50,7 +50,10 @@ def observations(draw: Any, clients: tuple[str, ...] | None = None) -> tuple[dic
         clients = tuple(sorted(draw(st.sets(st.text(min_size=1, max_size=8), min_size=0, max_size=7))))
     t = _START + timedelta(microseconds=draw(st.integers(0, 10**14)))
     h = _START + timedelta(microseconds=draw(st.integers(0, 10**14)))
-    iso = lambda x: x.isoformat()  # noqa: E731 - with microseconds when there are any, as the server writes it
+
+    def iso(x: datetime) -> str:  # with microseconds when there are any, as the server writes it
+        return x.isoformat()
+
     status = {
         "sim_time": iso(t),
         "horizon_end": iso(h),
@@ -99,7 +102,7 @@ def test_fields_do_not_alias_each_other() -> None:
     for k, v in before.items():
         if k not in ("prestige", "trust"):
             assert np.array_equal(obs[k], v), k
-    assert obs in observation_space(SpaceParams(clients=("a", "b")))
+    assert observation_space(SpaceParams(clients=("a", "b"))).contains(obs)  # what `obs in space` calls
 
 
 @st.composite
@@ -118,7 +121,10 @@ def test_encode_batch_equals_gymnasiums_concatenate(case: tuple[list[dict[str, A
     n = len(observations_)
     got = encode_batch(observations_, params, starts, max_text_length)
     space = observation_space(params)
-    want = concatenate(space, [encode_observation(o, params, s, max_text_length) for o, s in zip(observations_, starts)], create_empty_array(space, n))
+    empty = create_empty_array(space, n)
+    assert isinstance(empty, dict)
+    want = concatenate(space, [encode_observation(o, params, s, max_text_length) for o, s in zip(observations_, starts)], empty)
+    assert isinstance(want, dict)
     assert sorted(got) == sorted(want)  # the Dict space's keys are sorted
     for k, w in want.items():
         g = got[k]

@@ -101,7 +101,7 @@ def test_the_text_env_in_human_mode_prints_every_reset_and_step(capsys: pytest.C
     try:
         capsys.readouterr()
         env.reset(seed=1)
-        assert capsys.readouterr().out == env.unwrapped._last_text + "\n"
+        assert capsys.readouterr().out == env._last_text + "\n"
         obs = env.step("client list")[0]
         assert "Cortex" in obs["text"] and capsys.readouterr().out == obs["text"] + "\n"
         assert env.render() is None and capsys.readouterr().out == obs["text"] + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -70,7 +71,9 @@ def test_text_longer_than_the_bound_is_cut_and_flagged() -> None:
     env = ycgym.YCBenchEnv(max_text_length=1000, render_mode="ansi")
     vec = ycgym.YCBenchVectorEnv(2, max_text_length=1000)
     try:
-        assert env.observation_space["text"].max_length == 1000
+        assert isinstance(env.observation_space, gym.spaces.Dict)
+        text_space = env.observation_space["text"]
+        assert isinstance(text_space, gym.spaces.Text) and text_space.max_length == 1000
         env.reset(seed=1)
         vec.reset(seed=1)
         note = "x" * 3000
@@ -138,11 +141,12 @@ def test_client_calls_with_arguments_of_the_wrong_shape_say_so_and_send_nothing(
         for steps, what in [("ab", "a str"), ({"s": "company status"}, "a dict"), (b"xy", "a bytes")]:
             with pytest.raises(TypeError, match=rf"^ycgym: {pairs} \(a list of them\), got {what}$"):
                 c.step_batch(steps)  # type: ignore[arg-type]
-        for steps, bad in [([(sid,)], "('s"), ([(sid, "company status"), "ab"], "'ab'"), ([(sid, "company status", 1)], "('s"), ([5], "5")]:
-            with pytest.raises(TypeError, match=rf"^ycgym: {pairs}; entry {len(steps) - 1} is {re.escape(bad)}"):
-                c.step_batch(steps)  # type: ignore[arg-type]
+        cases: list[tuple[list[Any], str]] = [([(sid,)], "('s"), ([(sid, "company status"), "ab"], "'ab'"), ([(sid, "company status", 1)], "('s"), ([5], "5")]
+        for entries, bad in cases:
+            with pytest.raises(TypeError, match=rf"^ycgym: {pairs}; entry {len(entries) - 1} is {re.escape(bad)}"):
+                c.step_batch(entries)
         with pytest.raises(TypeError, match=rf"^ycgym: {pairs}; entry 0 is \["):
-            c.step_batch_arrays([[sid]])  # type: ignore[list-item]
+            c.step_batch_arrays([[sid]])  # a list pairs by its length (its annotation cannot say "of two")
         # Lists and numpy rows of two are pairs, as before.
         assert [r["info"]["step"] for r in c.step_batch([[sid, "company status"], np.array([sid, "company status"])])] == [1, 2]
         with pytest.raises(TypeError, match=r"^ycgym: the fields of a 'hello' request are a mapping, got int$"):

@@ -274,7 +274,7 @@ def test_an_interrupt_as_a_send_returns_abandons_the_request(endpoint: str) -> N
     try:
         sess = c.reset(1, options={"stall_steps": 0})["session"]
         real = c._sock
-        c._sock = _InterruptingSocket(real, lambda payload: True)  # type: ignore[assignment]
+        c._sock = _InterruptingSocket(real, lambda payload: True)
         try:
             with pytest.raises(KeyboardInterrupt):
                 c.step(sess, "company status")
@@ -449,7 +449,7 @@ def test_an_interrupt_between_pipelined_requests_abandons_those_sent(endpoint: s
                 sent[0] += 1
             return sent[0] == 2
 
-        c._sock = _InterruptingSocket(real, second_snapshot)  # type: ignore[assignment]
+        c._sock = _InterruptingSocket(real, second_snapshot)
         try:
             with pytest.raises(KeyboardInterrupt):
                 venv.snapshot()
@@ -477,7 +477,7 @@ def test_an_interrupt_during_a_discrete_step_abandons_its_pipelined_resets(endpo
         assert trunc.tolist() == [False, True, True]
         c = env._backend.client
         real = c._sock
-        c._sock = _InterruptingSocket(real, lambda p: b'"step_batch"' in p)  # type: ignore[assignment]
+        c._sock = _InterruptingSocket(real, lambda p: b'"step_batch"' in p)
         try:
             with pytest.raises(KeyboardInterrupt):
                 env.step(info["action_mask"].argmax(axis=1))

@@ -237,7 +237,7 @@ def test_verb_tools(endpoint: str, tmp_path: Path) -> None:
 
 def test_retries_then_failure(endpoint: str, tmp_path: Path) -> None:
     ok = run("yc-bench company status")
-    script = [HTTPFailure(500, "boom"), ok, HTTPFailure(503, "down"), HTTPFailure(500, "down"), HTTPFailure(500, "down")]
+    script: list[dict[str, Any] | HTTPFailure] = [HTTPFailure(500, "boom"), ok, HTTPFailure(503, "down"), HTTPFailure(500, "down"), HTTPFailure(500, "down")]
     with FakeOpenAI(script) as fake:
         s = LLMSettings(model="m", base_url=fake.base_url, api_key="k", retry_backoff=0.0)
         r = run_llm_episode("m", settings=s, out=tmp_path, endpoint=endpoint)

@@ -29,7 +29,8 @@ def cli(endpoint: str, out: Path | None, fake: FakeOpenAI, *args: str, key: str 
 
 def read_rows(p: Path) -> list[dict[str, Any]]:
     with pa.memory_map(str(p), "r") as src:
-        return ipc.open_file(src).read_all().to_pylist()
+        rows: list[dict[str, Any]] = ipc.open_file(src).read_all().to_pylist()
+        return rows
 
 
 def test_401_stops_at_once_with_the_status_on_stderr(endpoint: str, tmp_path: Path) -> None:
@@ -53,7 +54,7 @@ def test_403_404_400_are_fatal_too(endpoint: str, tmp_path: Path) -> None:
 
 
 def test_429_then_200_backs_off_with_the_wait_shown(endpoint: str, tmp_path: Path) -> None:
-    script = [HTTPFailure(429, "slow down"), run("yc-bench company status"), HTTPFailure(500, "boom"), run("yc-bench company status")]
+    script: list[dict[str, Any] | HTTPFailure] = [HTTPFailure(429, "slow down"), run("yc-bench company status"), HTTPFailure(500, "boom"), run("yc-bench company status")]
     with FakeOpenAI(script) as fake:
         p = cli(endpoint, tmp_path, fake, "--max-turns", "2", "--retry-backoff", "0.2")
         assert len(fake.requests) == 4

@@ -279,7 +279,7 @@ def test_request_bodies_above_the_limit_are_refused_without_being_read(servers: 
     WebSocket message above it closes that connection; the server goes on serving."""
     big = json.dumps({"action": {"command": "x" * (9 << 20)}}).encode()
     for kwargs in ({"claim": len(big)}, {"chunked": True}):
-        status, body = _post(servers["step"], "/step", big, **kwargs)  # type: ignore[arg-type]
+        status, body = _post(servers["step"], "/step", big, **kwargs)
         assert status == 413 and len(body) < 200 and b"8388608" in body, (kwargs, status, body[:200])
     # Under the limit, the same route answers as before (a command too long for the wire: a short 422).
     status, body = _post(servers["step"], "/step", json.dumps({"action": {"command": "x" * 70_000}}).encode())

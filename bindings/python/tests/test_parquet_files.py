@@ -40,7 +40,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return arrow, parquet
 
 
-def _arrow(d: Path, table: str) -> pa.Table:
+def _arrow(d: Path, table: str) -> Any:  # a pyarrow Table (pyarrow is imported by importorskip: a value to mypy)
     return ipc.open_file(d / f"{table}.arrow").read_all()
 
 
@@ -132,7 +132,9 @@ def test_readme_duckdb_example_runs(runs: tuple[Path, Path]) -> None:
     readme = (REPO / "README.md").read_text()
     m = re.search(r"duckdb\.sql\(\"(select [^\"]*'DIR/episodes\.parquet'[^\"]*)\"\)", readme)
     assert m, "README.md shows a duckdb.sql(...) query over DIR/episodes.parquet"
-    rows = duckdb.sql(m.group(1).replace("DIR/", f"{parquet}/")).fetchall()
+    rel = duckdb.sql(m.group(1).replace("DIR/", f"{parquet}/"))
+    assert rel is not None
+    rows = rel.fetchall()
     assert sorted(r[0] for r in rows) == sorted(POLICIES)
 
 
@@ -240,7 +242,9 @@ def test_trajectories_doc_trust_query_runs(runs: tuple[Path, Path]) -> None:
     sql = m.group(1).replace("DIR/", f"{parquet}/")
     client = re.search(r"t\.client = '([^']+)'", sql)
     assert client
-    got = duckdb.sql(sql).fetchall()
+    rel = duckdb.sql(sql)
+    assert rel is not None
+    got = rel.fetchall()
     steps = pq.read_table(parquet / "trajectories.parquet").to_pylist()
     want = [(r["step"], next(t["trust"] for t in r["trust"] if t["client"] == client.group(1))) for r in steps if r["episode_id"] == 0]
     assert got == sorted(want) and len(got) > 1

@@ -7,7 +7,7 @@ import functools
 import multiprocessing
 import pickle
 import time
-from typing import Any
+from typing import Any, cast
 
 import cloudpickle
 import gymnasium as gym
@@ -39,14 +39,15 @@ def test_an_env_pickled_mid_episode_continues_exactly(dumps: Any) -> None:
     env.reset(seed=5)
     play(env, COMMANDS[:3])
     copy = pickle.loads(dumps(env))
+    original = cast(ycgym.YCBenchEnv, env.unwrapped)
     try:
-        assert copy.unwrapped.session is not None and copy.unwrapped.session != env.unwrapped.session
-        assert copy.unwrapped.seed_used == 5 and copy.unwrapped.endpoint == env.unwrapped.endpoint  # same process, same server
+        assert copy.unwrapped.session is not None and copy.unwrapped.session != original.session
+        assert copy.unwrapped.seed_used == 5 and copy.unwrapped.endpoint == original.endpoint  # same process, same server
         assert same(play(copy, COMMANDS), play(env, COMMANDS))
         # The random generator travelled too: the next seedless reset draws the same seed.
         copy.reset()
         env.reset()
-        assert copy.unwrapped.seed_used == env.unwrapped.seed_used
+        assert copy.unwrapped.seed_used == original.seed_used
     finally:
         copy.close()
         env.close()
@@ -120,7 +121,9 @@ def test_async_vector_env_of_the_text_env() -> None:
     try:
         print(f"AsyncVectorEnv({n}) of the text env built in {build_s:.1f} s")
         # Shared memory of the text fields: a length and max_length code points per environment.
-        assert avec.single_observation_space["text"].max_length == MAX_TEXT_LENGTH
+        assert isinstance(avec.single_observation_space, gym.spaces.Dict)
+        text_space = avec.single_observation_space["text"]
+        assert isinstance(text_space, gym.spaces.Text) and text_space.max_length == MAX_TEXT_LENGTH
         texts = avec.observations["text"]
         assert isinstance(texts, SharedTexts) and texts._rows.shape == (n, MAX_TEXT_LENGTH + 1)
         a_obs, _ = avec.reset(seed=3)
@@ -163,7 +166,7 @@ def exception_examples() -> list[BaseException]:
     first = ycgym.ProtocolError("unknown_session", "no session s9", request_id=7, index=1)
     over = ycgym.EpisodeOverError(2, "next_step", reason="its last step's reply could not be read")
     over.request_id = 11
-    result = ({"funds_cents": np.array([1.0, 2.0, 3.0]), "text": ("a", "b", "c")}, np.zeros(3), np.zeros(3, dtype=np.bool_), np.zeros(3, dtype=np.bool_), {})
+    result: tuple[Any, ...] = ({"funds_cents": np.array([1.0, 2.0, 3.0]), "text": ("a", "b", "c")}, np.zeros(3), np.zeros(3, dtype=np.bool_), np.zeros(3, dtype=np.bool_), {})
     return [
         ycgym.ProtocolError("capacity", "over the memory budget", request_id=5, index=3),
         over,
@@ -199,6 +202,6 @@ def test_every_public_exception_round_trips_through_pickle_with_its_fields(dumps
     fields = {k: v for k, v in vars(e).items() if k != "errors"}  # exceptions compare by identity: compared below
     assert same({k: v for k, v in vars(got).items() if k != "errors"}, fields) and set(vars(got)) == set(vars(e)), (vars(got), vars(e))
     if isinstance(e, ycgym.VectorStepError):
-        assert list(got.errors) == list(e.errors)
+        assert isinstance(got, ycgym.VectorStepError) and list(got.errors) == list(e.errors)
         for i, err in e.errors.items():
             assert type(got.errors[i]) is type(err) and vars(got.errors[i]) == vars(err) and got.errors[i].args == err.args

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -30,7 +32,7 @@ ACTIONS = ["company status", "market browse --limit 5", "employee list", "sim re
 
 
 @pytest.fixture(scope="module")
-def pipe_server() -> LocalServer:
+def pipe_server() -> Iterator[LocalServer]:
     with LocalServer("pipe") as srv:
         yield srv
 
@@ -396,7 +398,7 @@ def test_a_reply_taken_while_another_thread_reads_is_not_the_end_of_the_pipe() -
                 taken.append(conn._take(b._rid))
             return data
 
-        conn._read_chunk = read_while_b_takes
+        conn._read_chunk = read_while_b_takes  # type: ignore[assignment]  # the connection's reader, hooked
         assert conn.pump(a._rid, 5.0) == [b'{"for":"a"}']
         assert taken == [[b'{"for":"b"}']]
         assert not conn.eof
@@ -425,7 +427,7 @@ def test_spin_setting(monkeypatch: pytest.MonkeyPatch) -> None:
         with pytest.raises(ValueError, match="spin_us must be a whole number of microseconds"):
             _spin.resolve_spin_us(bad_arg)  # type: ignore[arg-type]
     started: list[object] = []
-    monkeypatch.setattr(server_mod.subprocess, "Popen", lambda *a, **k: started.append(a))
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))  # the module LocalServer starts children with
     with pytest.raises(ValueError, match="spin_us"):
         LocalServer("pipe", spin_us=-5)
     assert started == []  # refused before a child process or a pipe was made
@@ -440,7 +442,12 @@ def test_spinning_and_sleeping_reads_give_the_same_replies() -> None:
         assert "--pipe-spin-us" not in sleeper.argv
         spins: list[bool] = []
         real = conn._spin
-        conn._spin = lambda budget: spins.append(real(budget)) or spins[-1]  # type: ignore[method-assign]
+
+        def counted(budget_s: float) -> bool:
+            spins.append(real(budget_s))
+            return spins[-1]
+
+        conn._spin = counted  # type: ignore[method-assign]
         a, b = Client(sleeper.endpoint), Client(spinner.endpoint)
         try:
             for seed in (1, 7):
@@ -517,7 +524,8 @@ def test_timeout_is_checked(pipe_server: LocalServer, endpoint: str, bad: object
 
 
 def test_valid_timeouts(pipe_server: LocalServer) -> None:
-    for good in (None, 0.25, 7, 2_000_000, np.float64(1.5), np.int64(3)):
+    goods: tuple[Any, ...] = (None, 0.25, 7, 2_000_000, np.float64(1.5), np.int64(3))  # numbers.Real, numpy's too
+    for good in goods:
         c = Client(pipe_server.endpoint, timeout=good)
         assert c.timeout == good and c.hello()["protocol"] == 1
         c.close()

@@ -25,7 +25,7 @@ VERBS = ["task accept", "task assign", "market browse", "sim resume", "finance l
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     verb=st.sampled_from(VERBS),
-    tail=st.text(st.characters(blacklist_categories=("Cs",)), max_size=40),
+    tail=st.text(st.characters(exclude_categories=["Cs"]), max_size=40),
     seed=st.integers(0, 2**31 - 2),
 )
 def test_arbitrary_text_is_an_ordinary_step(env: YCBenchEnv, verb: str, tail: str, seed: int) -> None:

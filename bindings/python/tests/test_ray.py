@@ -7,6 +7,7 @@ One Ray instance serves the module (starting one takes seconds); the command-lin
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -38,7 +39,7 @@ FILES = ("episodes.arrow", "summary.json")
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
     """A local Ray with 2 CPUs; yields its address for other drivers."""
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="warning")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level=logging.WARNING)
     try:
         yield ray.get_runtime_context().gcs_address
     finally:

@@ -110,7 +110,7 @@ def test_shared_server_keeps_idle_sessions(shared: LocalServer) -> None:
     them. A server other clients share (``LocalServer()``, ``ycgym serve``) keeps its idle timeout."""
     env = YCBenchEnv()
     try:
-        assert env.unwrapped._backend.client.hello()["limits"]["idle_timeout_ms"] == 0
+        assert env._backend.client.hello()["limits"]["idle_timeout_ms"] == 0
     finally:
         env.close()
     with LocalServer() as own, Client(own.endpoint) as c:

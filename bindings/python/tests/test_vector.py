@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -91,7 +91,7 @@ def test_truncation_autoreset_matches_sync_vector_env(mode: AutoresetMode) -> No
         for r in a:
             obs = r[1][0] if r[0] == "reset" else r[0]
             assert obs in ours.observation_space
-        assert ours.seeds_used == tuple(e.unwrapped.seed_used for e in ref.envs)
+        assert ours.seeds_used == tuple(cast(YCBenchEnv, e.unwrapped).seed_used for e in ref.envs)
     finally:
         ours.close()
         ref.close()
@@ -260,7 +260,7 @@ def _dtypes(x: Any) -> Any:
 
 
 def _info_cases() -> list[list[tuple[int, dict[str, Any]]]]:
-    status = {
+    status: dict[str, Any] = {
         "sim_time": "2025-01-01T09:00:00",
         "funds_cents": 20000000,
         "runway_months": 5.26,
@@ -317,7 +317,7 @@ def test_a_single_command_or_seed_of_the_wrong_type_is_named() -> None:
         env.reset(seed=0)
         for bad in ("company status", b"company status"):
             with pytest.raises(TypeError, match=r"^actions must be a sequence of 3 actions, one per sub-environment, got a single (str|bytes)$"):
-                env.step(bad)
+                env.step(bad)  # type: ignore[arg-type]  # one action where a sequence of them is due: the mistake tested
         assert env.step(["company status"] * 3)[4]["step"].tolist() == [1, 1, 1]
         for e in (env, denv):
             for bad_seed in (1.5, "1", {1: 2}):
@@ -348,9 +348,9 @@ def test_a_bad_seed_in_a_seed_list_resets_no_sub_environment() -> None:
             for bad in ([1.5, 2, 3], [1, "2", 3], [1, 2, True]):
                 with pytest.raises(TypeError, match="seed"):
                     e.reset(seed=bad)  # type: ignore[arg-type]
-            for bad in ([1, 2, 2**53], [1, 2**64, 3], 2**53 - 2):
+            for out_of_range in ([1, 2, 2**53], [1, 2**64, 3], 2**53 - 2):
                 with pytest.raises(ValueError, match="seed"):
-                    e.reset(seed=bad)  # type: ignore[arg-type]
+                    e.reset(seed=out_of_range)
         assert env.step(["company status"] * 3)[4]["step"].tolist() == [2, 2, 2]
         assert denv.step([0, 0, 0])[4]["step"].tolist() == [2, 2, 2]
         assert env.reset(seed=[None, np.int64(2), 2**53 - 1])[1]["step"].tolist() == [0, 0, 0]

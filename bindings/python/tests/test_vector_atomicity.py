@@ -238,7 +238,7 @@ def test_the_text_vector_envs_metadata_and_rendering_are_sync_vector_envs(render
         rendered: list[Any] = [None, None]
         for k, e in enumerate((ref, ours)):
             capsys.readouterr()
-            e.reset(seed=[3, 4])
+            e.reset(seed=[3, 4])  # type: ignore[arg-type]  # Gymnasium's VectorEnv.reset annotates int | None; its vector envs take a list
             e.step(["client list", "employee list"])
             e.reset(options={"reset_mask": np.array([False, True])})
             for t in range(3):
@@ -479,7 +479,8 @@ def refuse_last_batch_part(env: Any) -> list[int]:
 
     def hooked(rid: int, op: str, payload: bytes) -> None:
         if op != "step_batch":
-            return send(rid, op, payload)
+            send(rid, op, payload)
+            return
         sizes.append(len(json.loads(payload)["steps"]))
         parts.append((rid, payload))
         # Sent in order; the last part is known once the env receives: hold each until the next comes, then send it.
@@ -599,7 +600,7 @@ def record_batch_sends(c: Any) -> tuple[list[int], list[int]]:
         if op == "step_batch":
             sizes.append(len(json.loads(payload)["steps"]))
             ids.append(rid)
-        return send(rid, op, payload)
+        send(rid, op, payload)
 
     c._send_payload = hooked
     return sizes, ids
@@ -851,7 +852,7 @@ def stop_next_reset(env: Any, what: type[BaseException], where: str) -> None:
                 if len(sent) == 2:
                     del c._send_payload  # once
                     raise what("stopped while sending")
-            return send(rid, op, payload)
+            send(rid, op, payload)
 
         c._send_payload = hooked
         return
@@ -977,7 +978,7 @@ def spoil_reset_reply(env: Any, spoil: Any, k: int = 1) -> None:
     def hooked(rid: int, op: str, payload: bytes) -> None:
         if op == "reset":
             resets.append(rid)
-        return send(rid, op, payload)
+        send(rid, op, payload)
 
     def decode(frames: list[bytes]) -> dict[str, Any]:
         reply = Client._decode(frames)
@@ -1055,7 +1056,7 @@ def test_a_lost_sessions_replacement_that_is_stopped_does_not_leak_its_session(k
             raise what("stopped while waiting for the new session")
 
         def seen(frames: list[bytes]) -> dict[str, Any]:
-            reply = decode(frames)
+            reply: dict[str, Any] = decode(frames)
             res = reply.get("result")
             if isinstance(res, dict) and isinstance(res.get("session"), str) and res["session"] not in env.sessions:
                 made.append(res["session"])
@@ -1147,10 +1148,11 @@ def test_a_usual_text_vector_step_does_not_check_each_observation_in_full(mode: 
     status block spoils (see the test above); a step whose every entry is well formed must not pay it for each entry:
     the batch's encoding, which the step makes anyway, is what finds that one is malformed. Every step used to run it on
     every entry (an eighth of a 64-session step's time). Resets (once an episode) keep it."""
+    import ycgym.spaces
     import ycgym.vector
 
     calls: list[int] = []
-    check = ycgym.vector.check_observation
+    check = ycgym.spaces.check_observation  # where it lives (ycgym.vector imports it: the name patched below)
 
     def counted(obs: Any, params: Any) -> None:
         calls.append(1)

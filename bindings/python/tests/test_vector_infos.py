@@ -230,5 +230,5 @@ def test_unpack_batch_equals_the_loop(entries: list[dict[str, Any]], base: int) 
 
 def test_unpack_batch_of_all_successes_returns_the_results() -> None:
     res = {"results": [{"ok": True, "result": {"k": i}} for i in range(5)]}
-    got = Client._unpack_batch(res, True)
+    got: list[Any] = Client._unpack_batch(res, True)
     assert got == [{"k": i} for i in range(5)] and got[2] is res["results"][2]["result"]

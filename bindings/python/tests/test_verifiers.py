@@ -44,11 +44,11 @@ def _reply(body: dict[str, Any], n: int) -> dict[str, Any]:
 
 def _expected(endpoint: str, seed: int) -> tuple[list[list[dict[str, Any]]], int, int]:
     """The chats the protocol hands out for the scripted replies, the starting and final funds."""
-    chats = []
+    chats: list[list[dict[str, Any]]] = []
     with Client(endpoint) as c:
         r = c.turn_reset(seed, options={"max_turns": MAX_TURNS})
         s, start = r["session"], r["info"]["funds_cents"]
-        msgs = r["messages"]
+        msgs: list[Any] = r["messages"]
         for k in range(MAX_TURNS):
             chats.append(msgs)
             m = REPLIES[k]["message"]

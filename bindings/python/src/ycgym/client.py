@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, NoReturn, cast, overload
 
+import numpy as np
 import zmq
 
 from . import _json
@@ -93,6 +94,10 @@ __all__ = [
 # contract (src/protocol, schema/protocol.schema.json) into _protocol.py by scripts/gen/python.ts.
 
 RequestId = int | str
+
+StepEntry = tuple[str, str | int] | list[str | int] | np.ndarray | Mapping[str, str | int]
+"""One entry of a ``step_batch``: a ``(session, action)`` pair (a tuple, a list or a numpy row of two) or a mapping
+with ``session`` and ``action``; one batch may mix them (:func:`_entries` reads each)."""
 
 
 class _Default(enum.Enum):
@@ -945,7 +950,7 @@ class Client:
     @overload
     def step_batch(
         self,
-        steps: Iterable[tuple[str, str | int]] | Iterable[Mapping[str, str | int]],
+        steps: Iterable[StepEntry],
         *,
         raise_errors: Literal[True] = True,
         timeout: Timeout = DEFAULT,
@@ -954,7 +959,7 @@ class Client:
     @overload
     def step_batch(
         self,
-        steps: Iterable[tuple[str, str | int]] | Iterable[Mapping[str, str | int]],
+        steps: Iterable[StepEntry],
         *,
         raise_errors: bool,
         timeout: Timeout = DEFAULT,
@@ -962,7 +967,7 @@ class Client:
 
     def step_batch(
         self,
-        steps: Iterable[tuple[str, str | int]] | Iterable[Mapping[str, str | int]],
+        steps: Iterable[StepEntry],
         *,
         raise_errors: bool = True,
         timeout: Timeout = DEFAULT,
@@ -1054,7 +1059,7 @@ class Client:
 
     def step_batch_arrays(
         self,
-        steps: Iterable[tuple[str, str | int]] | Iterable[Mapping[str, str | int]],
+        steps: Iterable[StepEntry],
         *,
         raise_errors: bool = True,
         timeout: Timeout = DEFAULT,

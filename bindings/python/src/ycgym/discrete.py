@@ -159,6 +159,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
     """
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
+    action_space: spaces.Discrete  # what spaces_of makes (gym.Env annotates a Space): `env.action_space.n` type-checks
 
     def __init__(
         self,

@@ -43,6 +43,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
@@ -73,6 +74,7 @@ from .vector import (
     BAD_REPLY_WHY,
     UNREAD,
     Owed,
+    VectorSeed,
     failed_reset_why,
     malformed_entry,
     owe,
@@ -124,6 +126,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
 
     # SyncVectorEnv's: the single env's metadata and the autoreset mode.
     metadata: dict[str, Any] = {**YCBenchDiscreteEnv.metadata, "autoreset_mode": AutoresetMode.NEXT_STEP}
+    single_action_space: spaces.Discrete  # what spaces_of makes (VectorEnv annotates a Space)
 
     def __init__(
         self,
@@ -414,7 +417,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         info["session"] = self._sessions[i]
         return obs, info
 
-    def reset(self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: VectorSeed = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """Reset all sub-environments (or those of ``options["reset_mask"]``); see the module docstring."""
         self._check_open()
         seeds, indices, rest = reset_arguments(self.num_envs, seed, options)

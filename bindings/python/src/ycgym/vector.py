@@ -88,7 +88,12 @@ def _same_dicts(ds: list[Any]) -> bool:
 
 
 
-def reset_arguments(n: int, seed: int | Sequence[int | None] | None, options: Mapping[str, Any] | None) -> tuple[list[int | None], list[int], dict[str, Any]]:
+VectorSeed = int | np.integer[Any] | Sequence[int | np.integer[Any] | None] | np.ndarray | None
+"""What a vector env's ``reset(seed=...)`` takes (:func:`reset_arguments` checks it): None, an integer (a Python or
+numpy one), or one seed (an integer or None) per sub-environment, as a sequence or a numpy array."""
+
+
+def reset_arguments(n: int, seed: VectorSeed, options: Mapping[str, Any] | None) -> tuple[list[int | None], list[int], dict[str, Any]]:
     """A vector ``reset``'s arguments checked as Gymnasium's vector envs check them: the seed of each sub-environment
     (``seed + i`` for an int), the indices to reset (``options["reset_mask"]``, a bool array of shape ``(n,)``;
     default all) and the remaining options."""
@@ -97,10 +102,10 @@ def reset_arguments(n: int, seed: int | Sequence[int | None] | None, options: Ma
     elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         seeds = [int(seed) + i for i in range(n)]
     elif isinstance(seed, (Sequence, np.ndarray)) and not isinstance(seed, (str, bytes)):
-        seeds = list(seed)
-        if not all(s is None or (isinstance(s, (int, np.integer)) and not isinstance(s, bool)) for s in seeds):
+        given: list[Any] = list(seed)
+        if not all(s is None or (isinstance(s, (int, np.integer)) and not isinstance(s, bool)) for s in given):
             raise TypeError(f"seed must be an int, a sequence of {n} ints (or None) or None, got {type(seed).__name__}: {seed!r}")
-        seeds = [None if s is None else int(s) for s in seeds]
+        seeds = [None if s is None else int(s) for s in given]
     else:
         raise TypeError(f"seed must be an int, a sequence of {n} ints (or None) or None, got {type(seed).__name__}: {seed!r}")
     if len(seeds) != n:
@@ -504,7 +509,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
     def reset(
         self,
         *,
-        seed: int | Sequence[int | None] | None = None,
+        seed: VectorSeed = None,
         options: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Reset all sub-environments (or those of ``options["reset_mask"]``); see the module docstring."""
