@@ -139,6 +139,9 @@ _STATUS_NUMBERS = ("funds_cents", "monthly_payroll_cents", "active_tasks", "plan
 # Values of any JSON type a damaged reply could carry where the status block has a number (numpy and float() convert
 # several of them without a word: "5", true, null).
 _ODD = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(-1e6, 1e6, allow_nan=False), st.sampled_from(["5", "1.5", "", "x"]), st.just([]), st.just({}))
+# Integers of the right type past what the encodings hold: int64 (counts, amounts, exit code) or float64 (prestige, trust,
+# runway).
+_HUGE = st.sampled_from([2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 2**70, 10**400, -(10**400)])
 
 
 def _checks(obs: dict[str, Any], params: SpaceParams) -> bool:
@@ -173,3 +176,40 @@ def test_encode_batch_refuses_what_the_full_check_refuses(case: tuple[list[dict[
         assert not ok, "encode_batch refused observations that check_observation passes"
     else:
         assert ok, "encode_batch took an observation that check_observation refuses"
+
+
+@settings(max_examples=300, deadline=None)
+@given(batches(), st.data())
+def test_the_encodings_refuse_exactly_the_integers_the_full_check_refuses(case: tuple[list[dict[str, Any]], SpaceParams, list[datetime]], data: st.DataObject) -> None:
+    """Integers of the right type past what the encodings hold (int64 for the counts, amounts and exit code; float64 for
+    prestige, trust and runway) fail ``check_observation``, ``encode_batch`` and ``encode_observation`` alike, with the
+    errors the vector envs take for a malformed entry. ``check_observation`` used to pass them and the encodings to
+    raise ``OverflowError`` (``Python int too large to convert to C long``, ``int too large to convert to float``),
+    which the vector env's intake does not catch: it escaped the step after the env had taken the observation in."""
+    observations_, params, starts = case
+    for obs in observations_:
+        for _ in range(data.draw(st.integers(0, 2))):
+            key = data.draw(st.sampled_from((*_STATUS_NUMBERS, "exit_code")))
+            value = data.draw(_HUGE)
+            st_ = obs["status"]
+            if key == "exit_code":
+                obs[key] = value
+            elif key in ("prestige", "trust"):
+                if st_[key]:
+                    st_[key][data.draw(st.sampled_from(sorted(st_[key])))] = value
+            else:
+                st_[key] = value
+    each = [_checks(o, params) for o in observations_]
+    try:
+        encode_batch(observations_, params, starts)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        assert not all(each), "encode_batch refused observations that check_observation passes"
+    else:
+        assert all(each), "encode_batch took an observation that check_observation refuses"
+    for obs, start, ok in zip(observations_, starts, each):
+        try:
+            encode_observation(obs, params, start)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            assert not ok, "encode_observation refused an observation that check_observation passes"
+        else:
+            assert ok, "encode_observation took an observation that check_observation refuses"

@@ -1005,11 +1005,14 @@ RESET_SPOILS = {
     "no observation": lambda reply: reply["result"].pop("observation"),
     "no status": lambda reply: reply["result"]["observation"].pop("status"),
     "no frame": lambda reply: reply["result"]["observation"].pop("discrete", None) if "discrete" in reply["result"]["observation"] else reply["result"]["observation"].pop("text"),
+    "tasks past int64": lambda reply: put_status_value(reply["result"]["observation"], "active_tasks", 2**63),
+    "prestige past float": lambda reply: put_status_value(reply["result"]["observation"], "prestige", 10**400),
 }
+STATUS_SPOILS = ("no status", "tasks past int64", "prestige past float")  # the Discrete env reads no status block
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("kind", "how"), [(k, h) for k in KINDS for h in RESET_SPOILS if (k, h) != ("discrete", "no status")])  # the Discrete env reads no status block
+@pytest.mark.parametrize(("kind", "how"), [(k, h) for k in KINDS for h in RESET_SPOILS if k != "discrete" or h not in STATUS_SPOILS])
 def test_a_reset_reply_that_cannot_be_read_is_bad_reply_and_leaves_its_sub_environment_due(kind: str, how: str, mode: str, server: LocalServer) -> None:
     """``reset()`` of three sub-environments whose second reply cannot be read (its bytes are not JSON, or its result
     lacks a field the env needs: the session, the observation, its status block, its frame or text): the server made
@@ -1096,9 +1099,35 @@ word: the full check (``check_observation``) rejects each, and the batch's encod
 null as NaN, true as 1, 1.5 tasks as 1), so such an entry was taken in unless another entry of the same batch was
 malformed in a way the encoding noticed (then the full check ran and failed it too)."""
 
+OUT_OF_RANGE: dict[str, tuple[str, Any]] = {
+    "tasks past int64": ("active_tasks", 2**63),
+    "funds past int64": ("funds_cents", 2**70),
+    "payroll below int64": ("monthly_payroll_cents", -(2**63) - 1),
+    "exit code past int64": ("exit_code", 2**64),
+    "prestige past float": ("prestige", 10**400),
+    "trust past float": ("trust", -(10**400)),
+    "runway past float": ("runway_months", 10**400),
+}
+"""Integers of the right type that no int64 (the status counts and amounts, the exit code) or float64 (prestige, trust,
+runway) holds: the encoding of the batch raised ``OverflowError``, which neither the step's intake nor its full check
+(``check_observation`` passed them) took for a malformed entry, so it escaped the step (or the reset) after the env had
+taken the observation in (every later step failed the same way)."""
+
+
+def put_status_value(obs: dict[str, Any], key: str, value: Any) -> None:
+    """Put ``value`` at ``key`` of an observation: its ``exit_code``, a status field, or (prestige, trust) the first value
+    of that status object."""
+    st = obs["status"]
+    if key == "exit_code":
+        obs[key] = value
+    elif key in ("prestige", "trust"):
+        st[key][next(iter(st[key]))] = value
+    else:
+        st[key] = value
+
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("how", ["funds", "prestige", "trust", "tasks", "time", "ok", *CONVERTIBLE])
+@pytest.mark.parametrize("how", ["funds", "prestige", "trust", "tasks", "time", "ok", *CONVERTIBLE, *OUT_OF_RANGE])
 def test_a_step_entry_with_a_malformed_status_block_is_its_bad_reply(how: str, mode: str, server: LocalServer) -> None:
     """Like ``test_a_step_entry_with_wrong_fields_is_its_bad_reply``, deeper: sub-environment 2's result has a status
     block the text env cannot encode (no ``funds_cents``, a prestige that is not a number, a client's trust missing, a
@@ -1127,6 +1156,8 @@ def test_a_step_entry_with_a_malformed_status_block_is_its_bad_reply(how: str, m
                 st[key][next(iter(st[key]))] = value
             else:
                 st[key] = value
+        elif how in OUT_OF_RANGE:
+            put_status_value(obs, *OUT_OF_RANGE[how])
         else:
             obs["ok"] = "yes"
 

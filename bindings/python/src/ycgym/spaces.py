@@ -361,6 +361,7 @@ _INT_STATUS = ("funds_cents", "monthly_payroll_cents", "active_tasks", "planned_
 _NUMBER_TYPES = frozenset({int, float})
 _NUMBER_OR_NONE = frozenset({int, float, type(None)})
 _INT_TYPE = frozenset({int})
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def check_observation(obs: Any, params: SpaceParams) -> None:
@@ -378,14 +379,21 @@ def check_observation(obs: Any, params: SpaceParams) -> None:
         raise TypeError("its status, text or command is not of its type")
     if type(obs["ok"]) is not bool or type(obs["exit_code"]) is not int:
         raise TypeError("its ok or exit_code is not of its type")
-    if set(map(type, _values_of(_INT_STATUS)(st))) != _INT_TYPE:
+    counts = (*_values_of(_INT_STATUS)(st), obs["exit_code"])
+    if set(map(type, counts)) != _INT_TYPE:
         raise TypeError(f"a status count or amount ({', '.join(_INT_STATUS)}) is not an integer")
+    if min(counts) < _INT64_MIN or max(counts) > _INT64_MAX:  # the encodings hold them as int64
+        raise ValueError(f"a status count or amount ({', '.join(_INT_STATUS)}) or the exit code is past 64 bits")
     runway = st["runway_months"]
     if runway is not None and type(runway) not in _NUMBER_TYPES:
         raise TypeError("status runway_months is not a number")
     prestige, trust = st["prestige"], st["trust"]
     if type(prestige) is not dict or type(trust) is not dict or not set(map(type, prestige.values())) <= _NUMBER_TYPES or not set(map(type, trust.values())) <= _NUMBER_TYPES:
         raise TypeError("status prestige or trust is not an object of numbers")
+    try:  # the encodings hold them as float64: an integer past its range is refused
+        list(map(float, chain(prestige.values(), trust.values(), () if runway is None else (runway,))))
+    except OverflowError:
+        raise ValueError("status runway_months, prestige or trust holds an integer past a float's range") from None
     _values_of(DOMAINS)(prestige)  # KeyError: a domain missing
     _values_of(params.clients)(trust)  # KeyError: a client missing
     for key in ("sim_time", "horizon_end"):
@@ -403,11 +411,16 @@ def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datet
     # Every number comes from one of two arrays built at once (numpy array construction is the costly part): ``f[k, ...]``
     # is a 0-d array (a view of its own element), ``n[k]`` a numpy int64, and prestige and trust are slices of ``f``
     # (views of their own elements), the types a ``np.array(x, dtype)`` / ``np.int64(x)`` per field gave.
-    vals = [float(st["funds_cents"]), float(st["monthly_payroll_cents"]), _runway(st["runway_months"]), _days_memo(t, start), _days_memo(parse_time(st["horizon_end"]), t)]
-    vals += map(float, _values_of(DOMAINS)(prestige))
-    vals += map(float, _values_of(params.clients)(trust))
-    f = np.array(vals, dtype=np.float64)
-    n = np.array([1 if obs["ok"] else 0, obs["exit_code"], st["active_tasks"], st["planned_tasks"], st["completed_tasks"]], dtype=np.int64)
+    # An integer past what these arrays hold raises ValueError, as check_observation does (not numpy's OverflowError: the
+    # vector envs take ValueError for a malformed entry). The amounts are held as float64 but must fit an int64 too.
+    try:
+        vals = [float(st["funds_cents"]), float(st["monthly_payroll_cents"]), _runway(st["runway_months"]), _days_memo(t, start), _days_memo(parse_time(st["horizon_end"]), t)]
+        vals += map(float, _values_of(DOMAINS)(prestige))
+        vals += map(float, _values_of(params.clients)(trust))
+        f = np.array(vals, dtype=np.float64)
+        n = np.array([1 if obs["ok"] else 0, obs["exit_code"], st["active_tasks"], st["planned_tasks"], st["completed_tasks"], st["funds_cents"], st["monthly_payroll_cents"]], dtype=np.int64)
+    except OverflowError as e:
+        raise ValueError(f"the observation holds an integer past what its encoding holds ({e})") from None
     k = 5 + len(DOMAINS)
     return {
         "text": obs["text"][:max_text_length],
@@ -442,11 +455,11 @@ def encode_batch(
     # Each column's values have the types check_observation gives them (numpy and float() would convert a "5", a true
     # or a null without a word, and truncate a 1.5 to an int): a batch is refused exactly when one of its observations
     # would be, whatever the others hold. One set of types per column, no check per value.
-    def ints(key: str, rows: Sequence[Mapping[str, Any]], dtype: Any = np.int64) -> np.ndarray:
+    def ints(key: str, rows: Sequence[Mapping[str, Any]]) -> np.ndarray:
         vals = list(map(operator.itemgetter(key), rows))
         if set(map(type, vals)) - _INT_TYPE:
             raise TypeError(f"status {key} is not an integer in every observation")
-        return np.fromiter(vals, dtype=dtype, count=n)
+        return np.fromiter(vals, dtype=np.int64, count=n)
 
     def numbers(maps: Iterable[Mapping[str, Any]], keys: tuple[str, ...], what: str) -> np.ndarray:
         vals = list(chain.from_iterable(map(_values_of(keys), maps)))
@@ -457,22 +470,28 @@ def encode_batch(
     runways = list(map(_RUNWAY, sts))
     if set(map(type, runways)) - _NUMBER_OR_NONE:
         raise TypeError("status runway_months is not a number or null in every observation")
-    return {
-        "text": tuple(o["text"][:max_text_length] for o in observations),
-        "command": tuple(o.get("command") or "" for o in observations),
-        "ok": np.fromiter(map(bool, map(_OK, observations)), dtype=np.int64, count=n),
-        "exit_code": ints("exit_code", observations),
-        "funds_cents": ints("funds_cents", sts, np.float64),
-        "monthly_payroll_cents": ints("monthly_payroll_cents", sts, np.float64),
-        "runway_months": np.fromiter(map(_runway, runways), dtype=np.float64, count=n),
-        "prestige": numbers(map(_PRESTIGE, sts), DOMAINS, "prestige"),
-        "trust": numbers(map(_TRUST, sts), params.clients, "trust"),
-        "active_tasks": ints("active_tasks", sts),
-        "planned_tasks": ints("planned_tasks", sts),
-        "completed_tasks": ints("completed_tasks", sts),
-        "sim_day": np.fromiter(map(_days_memo, times, starts), dtype=np.float64, count=n),
-        "days_left": np.fromiter(map(_days_memo, map(parse_time, map(_HORIZON, sts)), times), dtype=np.float64, count=n),
-    }
+    # An integer past int64 (the counts and amounts; the amounts are held as float64 but must fit an int64, as
+    # check_observation says) or float64 (prestige, trust, runway) raises ValueError, as check_observation does, not
+    # numpy's OverflowError (which the vector env's intake does not take for a malformed entry).
+    try:
+        return {
+            "text": tuple(o["text"][:max_text_length] for o in observations),
+            "command": tuple(o.get("command") or "" for o in observations),
+            "ok": np.fromiter(map(bool, map(_OK, observations)), dtype=np.int64, count=n),
+            "exit_code": ints("exit_code", observations),
+            "funds_cents": ints("funds_cents", sts).astype(np.float64),
+            "monthly_payroll_cents": ints("monthly_payroll_cents", sts).astype(np.float64),
+            "runway_months": np.fromiter(map(_runway, runways), dtype=np.float64, count=n),
+            "prestige": numbers(map(_PRESTIGE, sts), DOMAINS, "prestige"),
+            "trust": numbers(map(_TRUST, sts), params.clients, "trust"),
+            "active_tasks": ints("active_tasks", sts),
+            "planned_tasks": ints("planned_tasks", sts),
+            "completed_tasks": ints("completed_tasks", sts),
+            "sim_day": np.fromiter(map(_days_memo, times, starts), dtype=np.float64, count=n),
+            "days_left": np.fromiter(map(_days_memo, map(parse_time, map(_HORIZON, sts)), times), dtype=np.float64, count=n),
+        }
+    except OverflowError as e:
+        raise ValueError(f"an observation holds an integer past what its encoding holds ({e})") from None
 
 
 _STATUS = operator.itemgetter("status")
