@@ -965,6 +965,91 @@ def test_a_step_entry_with_wrong_fields_is_its_bad_reply(kind: str, how: str, mo
         twin.close()
 
 
+DISCRETE_JSON_VALUES: dict[str, tuple[str, Any]] = {
+    "obs str": ("obs", "5"),
+    "obs null": ("obs", None),
+    "obs true": ("obs", True),
+    "obs past float": ("obs", 10**400),
+    "mask int": ("mask", 1),
+    "mask null": ("mask", None),
+    "mask str": ("mask", "x"),
+    "funds past int64": ("funds_cents", 2**63),
+    "step past int64": ("step", -(2**63) - 1),
+}
+"""Values a Discrete JSON step result cannot hold (its frame is numbers, its mask booleans; the info's counts and amounts
+int64 integers) that numpy converted without a word: ``"5"`` as 5.0, null as NaN (a mask's as false), true as 1.0, 1 or
+``"x"`` as a true mask entry; or that made the step raise ``OverflowError`` after it had taken the results in."""
+
+DISCRETE_BINARY_VALUES: dict[str, tuple[str, float]] = {
+    "funds fraction": ("funds_cents", 1.5),
+    "step NaN": ("step", float("nan")),
+    "reward_cents infinite": ("reward_cents", float("inf")),
+    "funds past int64": ("funds_cents", 2.0**63),
+    "terminated byte 2": ("terminated", 2),
+    "ok byte 2": ("ok", 2),
+    "mask byte 2": ("mask", 2),
+}
+"""Values of a binary step reply's rows that the JSON reply of the same step could not hold, and its per-entry check
+refuses (the info's counts and amounts are integers, the flags and mask booleans): the step took them in, a count or
+amount truncated to an int64 (NaN and infinity to whatever the cast gives), a byte 2 as a true flag."""
+
+
+def spoil_discrete_json_entry(key: str, value: Any) -> Any:
+    """A ``spoil`` for :func:`spoil_last_batch_reply`: the last entry's first frame (``obs``) or mask value, or its info's
+    ``key``, set to ``value``."""
+
+    def spoil(reply: dict[str, Any]) -> None:
+        result = reply["result"]["results"][-1]["result"]
+        if key in ("obs", "mask"):
+            result["observation"]["discrete"][key][0] = value
+        else:
+            result["info"][key] = value
+
+    return spoil
+
+
+def spoil_binary_row(name: str, value: float) -> Any:
+    """A ``spoil`` for :func:`spoil_last_batch_reply` of a binary reply: the first value of the last row of its array
+    ``name`` set to ``value`` (in the array's dtype: a float64 NaN, a byte 2 in a bool array)."""
+    from ycgym.client import _ARRAYS
+
+    def spoil(reply: dict[str, Any]) -> None:
+        descs = reply["result"]["arrays"]
+        k = [d["name"] for d in descs].index(name)
+        a = np.frombuffer(reply[_ARRAYS][k], dtype=np.dtype(descs[k]["dtype"])).copy()
+        a.reshape(descs[k]["shape"][0], -1)[-1, 0] = value
+        frames = list(reply[_ARRAYS])
+        frames[k] = a.tobytes()
+        reply[_ARRAYS] = frames
+
+    return spoil
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("kind", "how"), [*(("discrete-json", h) for h in DISCRETE_JSON_VALUES), *(("discrete", h) for h in DISCRETE_BINARY_VALUES)])
+def test_a_discrete_step_entry_with_a_value_of_the_wrong_type_is_its_bad_reply(kind: str, how: str, mode: str, server: LocalServer) -> None:
+    """The Discrete vector env's step intake, with binary replies (the default) and JSON ones: sub-environment 2's result
+    holds a value its protocol type does not allow (see ``DISCRETE_JSON_VALUES``, ``DISCRETE_BINARY_VALUES``). That
+    entry fails alone (``bad_reply``, due for a reset: the server ran it) and the others are taken in, as for a missing
+    field. numpy used to convert each without a word (the env took in a frame with a NaN, a mask entry ``"x"`` as
+    valid, a fraction of a cent truncated), or to raise OverflowError after the env had taken the results in."""
+    from gymnasium.vector import AutoresetMode
+
+    env, twin = started(kind, server.endpoint, autoreset_mode=AutoresetMode(mode))
+    try:
+        acts = actions(twin, 1)
+        want = twin.step(acts)
+        assert not (want[2] | want[3]).any()
+        if kind == "discrete":
+            spoil_last_batch_reply(env, spoil_binary_row(*DISCRETE_BINARY_VALUES[how]))
+        else:
+            spoil_last_batch_reply(env, spoil_discrete_json_entry(*DISCRETE_JSON_VALUES[how]))
+        last_entry_fails_alone(env, twin, mode, acts, want)
+    finally:
+        env.close()
+        twin.close()
+
+
 def spoil_reset_reply(env: Any, spoil: Any, k: int = 1) -> None:
     """Hook the env's client so that the reply to the ``k``-th ``reset`` request it sends from now on (counting from 0)
     is changed by ``spoil`` (which changes the decoded reply in place, or raises what decoding it raises), once. The

@@ -93,6 +93,30 @@ __all__ = ["YCBenchDiscreteVectorEnv"]
 
 _REASONS = (None, "bankruptcy", "horizon_end", "max_steps", "stall")
 _INT_KEYS = ("reward_cents", "step", "funds_cents")
+_NUMBER_TYPES = frozenset({int, float})
+_BOOL_TYPE = frozenset({bool})
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _unreadable_rows(arr: BatchArrays) -> list[int]:
+    """The rows of a binary step reply holding a value the JSON result of that entry could not hold, and
+    :meth:`YCBenchDiscreteVectorEnv._frame_fields` refuses there: a count or amount (``reward_cents``, ``step``,
+    ``funds_cents``: float64 columns of integers) that is not an integer within int64 (a fraction, NaN, infinity), or a
+    flag or mask byte other than 0 and 1. The usual reply is told by three whole-array reductions (NaN fails each
+    comparison); only a reply that fails them is looked at row by row."""
+    n = arr.n
+    counts = np.concatenate((arr.reward_cents, arr.step, arr.funds_cents))
+    flags = [arr.terminated.view(np.uint8), arr.truncated.view(np.uint8), arr.ok.view(np.uint8)]
+    if arr.mask is not None:
+        flags.append(arr.mask.view(np.uint8).reshape(-1))
+    if np.abs(counts).max() < 2.0**63 and (np.trunc(counts) == counts).all() and np.concatenate(flags).max() <= 1:
+        return []
+    rows = counts.reshape(3, n)
+    bad = ~((np.abs(rows) < 2.0**63) & (np.trunc(rows) == rows)).all(axis=0)
+    bad |= (flags[0] | flags[1] | flags[2]) > 1
+    if arr.mask is not None:
+        bad |= (arr.mask.view(np.uint8) > 1).any(axis=1)
+    return np.flatnonzero(bad).tolist()
 
 
 class _Rows:
@@ -282,8 +306,17 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         return obs, mask, reward, term, trunc, text
 
     def _frame_fields(self, r: Any) -> tuple[np.ndarray, np.ndarray, str | None]:
-        """A step or reset result's frame, mask and text (with a render mode), checked as :meth:`_step_fields` says."""
-        obs, mask = frame_arrays(r)
+        """A step or reset result's frame, mask and text (with a render mode), checked as :meth:`_step_fields` says:
+        the frame a list of numbers, the mask a list of booleans (numpy would take ``"5"``, null or true for a number
+        and anything for a boolean), the info's counts and amounts int64 integers."""
+        d = r["observation"]["discrete"]
+        frame, flags = d["obs"], d["mask"]
+        if type(frame) is not list or type(flags) is not list or not set(map(type, frame)) <= _NUMBER_TYPES or not set(map(type, flags)) <= _BOOL_TYPE:
+            raise TypeError("its frame is not a list of numbers or its mask not a list of booleans")
+        try:
+            obs, mask = frame_arrays(r)
+        except OverflowError:
+            raise ValueError("its frame holds an integer past a float's range") from None
         if obs.shape != self._obs.shape[1:] or mask.shape != self._mask.shape[1:]:
             raise ValueError(f"its frame has shape {obs.shape} and its mask {mask.shape}, not this env's")
         info, o = r["info"], r["observation"]
@@ -292,6 +325,8 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         for key in _INT_KEYS:
             if type(info[key]) is not int:
                 raise TypeError(f"info[{key!r}] must be an integer")
+            if not _INT64_MIN <= info[key] <= _INT64_MAX:
+                raise ValueError(f"info[{key!r}] is past 64 bits")
         text = None
         if self.render_mode is not None:
             text = o["text"]
@@ -494,7 +529,12 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                     for failed in arr.errors:
                         failed.index = live[failed.index]
                         errors[failed.index] = failed
-                    ok = [k for k in range(len(live)) if live[k] not in errors] if arr.errors else None
+                    # A row holding what its JSON result could not (the JSON path's per-entry check refuses it) fails alone.
+                    for k in _unreadable_rows(arr):
+                        if live[k] not in errors:
+                            errors[live[k]] = malformed_entry(k, ValueError("a count, amount, flag or mask value of its row is not of its type"))
+                            errors[live[k]].index = live[k]
+                    ok = [k for k in range(len(live)) if live[k] not in errors] if errors else None
                     obs, mask = arr.obs, arr.mask
                     framed = obs is not None and mask is not None and obs.shape[1] == self._obs.shape[1] and mask.shape[1] == self._mask.shape[1]
                     if ok != [] and obs is not None and mask is not None and framed:
