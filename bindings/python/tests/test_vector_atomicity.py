@@ -925,13 +925,15 @@ def test_the_reset_a_refused_reset_leaves_due_makes_the_episodes_asked_for(kind:
 def spoil_last_entry(env: Any, how: str) -> None:
     """Make the reply to the env's next ``step_batch`` request well-formed as a whole but its last entry's result one
     whose fields are wrong (as a broken proxy or a server of another version could send it; the server ran it):
-    ``how``: "observation" (none), "reward" (not a number), "info" (none), "status" (an observation without one),
-    "discrete" (a Discrete observation without its frame)."""
+    ``how``: "observation" (none), "reward" (not a number), "huge reward" (an integer no float holds), "info" (none),
+    "status" (an observation without one), "discrete" (a Discrete observation without its frame)."""
 
     def spoil(reply: dict[str, Any]) -> None:
         entry = reply["result"]["results"][-1]["result"]
         if how == "reward":
             entry["reward"] = "much"
+        elif how == "huge reward":
+            entry["reward"] = 10**400
         elif how in ("status", "discrete"):
             del entry["observation"][how]
         else:
@@ -943,7 +945,10 @@ def spoil_last_entry(env: Any, how: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(
     ("kind", "how"),
-    [("text", "observation"), ("text", "reward"), ("text", "info"), ("text", "status"), ("discrete-json", "observation"), ("discrete-json", "reward"), ("discrete-json", "info"), ("discrete-json", "discrete")],
+    [
+        *(("text", how) for how in ("observation", "reward", "huge reward", "info", "status")),
+        *(("discrete-json", how) for how in ("observation", "reward", "huge reward", "info", "discrete")),
+    ],
 )
 def test_a_step_entry_with_wrong_fields_is_its_bad_reply(kind: str, how: str, mode: str, server: LocalServer) -> None:
     """A step whose reply is a well-formed list of entries, the last of which (sub-environment 2's) is a result with wrong

@@ -221,14 +221,17 @@ def entry_error(e: ProtocolError, i: int) -> ProtocolError:
 
 
 def step_flags(sr: Any) -> tuple[float, bool, bool]:
-    """A step result's reward and flags, checked (KeyError or TypeError for a result whose fields are wrong). Shared by
-    both vector envs' checks of a step entry before it is taken in."""
+    """A step result's reward and flags, checked (KeyError, TypeError or ValueError for a result whose fields are wrong).
+    Shared by both vector envs' checks of a step entry before it is taken in."""
     reward, term, trunc = sr["reward"], sr["terminated"], sr["truncated"]
     if type(reward) not in (int, float):
         raise TypeError(f"reward must be a number, got {type(reward).__name__}")
     if type(term) is not bool or type(trunc) is not bool:
         raise TypeError("terminated and truncated must be booleans")
-    return float(reward), term, trunc
+    try:
+        return float(reward), term, trunc
+    except OverflowError:  # an integer no float holds: malformed, as any other value of the wrong kind
+        raise ValueError("reward is an integer past a float's range") from None
 
 
 def _step_fields(sr: Any) -> tuple[dict[str, Any], float, bool, bool]:
