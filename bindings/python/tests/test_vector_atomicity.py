@@ -925,8 +925,9 @@ def test_the_reset_a_refused_reset_leaves_due_makes_the_episodes_asked_for(kind:
 def spoil_last_entry(env: Any, how: str) -> None:
     """Make the reply to the env's next ``step_batch`` request well-formed as a whole but its last entry's result one
     whose fields are wrong (as a broken proxy or a server of another version could send it; the server ran it):
-    ``how``: "observation" (none), "reward" (not a number), "huge reward" (an integer no float holds), "info" (none),
-    "status" (an observation without one), "discrete" (a Discrete observation without its frame)."""
+    ``how``: "observation" (none), "reward" (not a number), "huge reward" (an integer no float holds), "huge info count"
+    (an info ``reward_cents`` past int64), "info" (none), "status" (an observation without one), "discrete" (a Discrete
+    observation without its frame)."""
 
     def spoil(reply: dict[str, Any]) -> None:
         entry = reply["result"]["results"][-1]["result"]
@@ -934,6 +935,8 @@ def spoil_last_entry(env: Any, how: str) -> None:
             entry["reward"] = "much"
         elif how == "huge reward":
             entry["reward"] = 10**400
+        elif how == "huge info count":
+            entry["info"]["reward_cents"] = 2**70
         elif how in ("status", "discrete"):
             del entry["observation"][how]
         else:
@@ -946,7 +949,7 @@ def spoil_last_entry(env: Any, how: str) -> None:
 @pytest.mark.parametrize(
     ("kind", "how"),
     [
-        *(("text", how) for how in ("observation", "reward", "huge reward", "info", "status")),
+        *(("text", how) for how in ("observation", "reward", "huge reward", "huge info count", "info", "status")),
         *(("discrete-json", how) for how in ("observation", "reward", "huge reward", "info", "discrete")),
     ],
 )
@@ -1097,6 +1100,7 @@ RESET_SPOILS = {
     "no frame": lambda reply: reply["result"]["observation"].pop("discrete", None) if "discrete" in reply["result"]["observation"] else reply["result"]["observation"].pop("text"),
     "tasks past int64": lambda reply: put_status_value(reply["result"]["observation"], "active_tasks", 2**63),
     "prestige past float": lambda reply: put_status_value(reply["result"]["observation"], "prestige", 10**400),
+    "info count past int64": lambda reply: reply["result"]["info"].__setitem__("step", 2**63),
 }
 STATUS_SPOILS = ("no status", "tasks past int64", "prestige past float")  # the Discrete env reads no status block
 

@@ -79,6 +79,8 @@ __all__ = ["YCBenchVectorEnv"]
 
 _TEXT = operator.itemgetter("text")
 _STR_OR_NONE = {str, type(None)}
+_INFO_COUNTS = ("reward_cents", "step", "funds_cents")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _same_dicts(ds: list[Any]) -> bool:
@@ -250,7 +252,17 @@ def _step_fields(sr: Any) -> tuple[dict[str, Any], float, bool, bool]:
     command = obs.get("command")
     if command is not None and type(command) is not str:
         raise TypeError("its command is not a string")
+    _check_info_counts(info)
     return (obs, *step_flags(sr))
+
+
+def _check_info_counts(info: Mapping[str, Any]) -> None:
+    """ValueError when an info's count or amount is an integer past int64 (the infos hold them in int64 columns: such
+    a result cannot be taken in)."""
+    for key in _INFO_COUNTS:
+        v = info.get(key)
+        if type(v) is int and not _INT64_MIN <= v <= _INT64_MAX:
+            raise ValueError(f"info[{key!r}] is past 64 bits")
 
 
 def _batch_entry(parts: Sequence[tuple[int, int]], k: int) -> tuple[int, int]:
@@ -497,6 +509,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         """Check a reset result's fields as :meth:`_take_resets` takes it in (see :func:`unread_reset`)."""
         if type(r["info"]) is not dict:
             raise TypeError("its info is not an object")
+        _check_info_counts(r["info"])
         check_observation(r["observation"], self.params)
 
     def _reset_refused(self, i: int, e: ProtocolError, made: Sequence[int]) -> ProtocolError:
