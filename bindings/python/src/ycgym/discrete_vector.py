@@ -70,11 +70,13 @@ from .discrete import (
     merged_discrete_options,
     spaces_of,
 )
+from .spaces import _NUMBER_TYPES
 from .vector import (
     BAD_REPLY_WHY,
     UNREAD,
     Owed,
     VectorSeed,
+    check_info_counts,
     failed_reset_why,
     malformed_entry,
     owe,
@@ -93,9 +95,7 @@ __all__ = ["YCBenchDiscreteVectorEnv"]
 
 _REASONS = (None, "bankruptcy", "horizon_end", "max_steps", "stall")
 _INT_KEYS = ("reward_cents", "step", "funds_cents")
-_NUMBER_TYPES = frozenset({int, float})
 _BOOL_TYPE = frozenset({bool})
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _unreadable_rows(arr: BatchArrays) -> list[int]:
@@ -325,8 +325,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         for key in _INT_KEYS:
             if type(info[key]) is not int:
                 raise TypeError(f"info[{key!r}] must be an integer")
-            if not _INT64_MIN <= info[key] <= _INT64_MAX:
-                raise ValueError(f"info[{key!r}] is past 64 bits")
+        check_info_counts(info)
         text = None
         if self.render_mode is not None:
             text = o["text"]

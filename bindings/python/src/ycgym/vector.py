@@ -63,6 +63,8 @@ from ._backend import (
 from .client import EpisodeOverError, ProtocolError, ResetResult, StepResult, VectorStepError
 from .env import YCBenchEnv, make_info, merged_options, text_option
 from .spaces import (
+    _INT64_MAX,
+    _INT64_MIN,
     MAX_TEXT_LENGTH,
     _float_rows,
     action_space,
@@ -80,7 +82,6 @@ __all__ = ["YCBenchVectorEnv"]
 _TEXT = operator.itemgetter("text")
 _STR_OR_NONE = {str, type(None)}
 _INFO_COUNTS = ("reward_cents", "step", "funds_cents")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _same_dicts(ds: list[Any]) -> bool:
@@ -252,13 +253,13 @@ def _step_fields(sr: Any) -> tuple[dict[str, Any], float, bool, bool]:
     command = obs.get("command")
     if command is not None and type(command) is not str:
         raise TypeError("its command is not a string")
-    _check_info_counts(info)
+    check_info_counts(info)
     return (obs, *step_flags(sr))
 
 
-def _check_info_counts(info: Mapping[str, Any]) -> None:
-    """ValueError when an info's count or amount is an integer past int64 (the infos hold them in int64 columns: such
-    a result cannot be taken in)."""
+def check_info_counts(info: Mapping[str, Any]) -> None:
+    """ValueError when an info's count or amount (``reward_cents``, ``step``, ``funds_cents``) is an integer past int64
+    (the infos hold them in int64 columns: such a result cannot be taken in). Shared by both vector envs."""
     for key in _INFO_COUNTS:
         v = info.get(key)
         if type(v) is int and not _INT64_MIN <= v <= _INT64_MAX:
@@ -509,7 +510,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         """Check a reset result's fields as :meth:`_take_resets` takes it in (see :func:`unread_reset`)."""
         if type(r["info"]) is not dict:
             raise TypeError("its info is not an object")
-        _check_info_counts(r["info"])
+        check_info_counts(r["info"])
         check_observation(r["observation"], self.params)
 
     def _reset_refused(self, i: int, e: ProtocolError, made: Sequence[int]) -> ProtocolError:
