@@ -61,11 +61,43 @@ class Lru<V> {
     this.map.set(k, { v, t: ++this.clock });
     if (this.map.size > this.cap) this.map.delete(this.map.keys().next().value as string);
   }
+  /** Whether `k` is held (its recency unchanged). */
+  has(k: string): boolean {
+    return this.map.has(k);
+  }
   clear(): void {
     this.map.clear();
   }
   get size(): number {
     return this.map.size;
+  }
+}
+
+/**
+ * The keys asked for before, approximately (a cache's admission filter): a fixed table of 32-bit key hashes, one slot
+ * per hash's low bits, so noting a key costs a hash of its text and one store, and the table never grows. A key whose
+ * slot another key took since is taken for new (it is noted again); two keys of one hash pass for each other (the
+ * second is taken for seen). Either only changes what is retained, never what is returned.
+ */
+class SeenBefore {
+  private readonly slots: Int32Array;
+  private readonly mask: number;
+  constructor(bits: number) {
+    this.slots = new Int32Array(1 << bits);
+    this.mask = (1 << bits) - 1;
+  }
+  /** Whether `k` was noted before; notes it. */
+  check(k: string): boolean {
+    let h = 0x811c9dc5 | 0; // FNV-1a over the UTF-16 code units
+    for (let i = 0; i < k.length; i++) h = Math.imul(h ^ k.charCodeAt(i), 0x01000193);
+    h |= 1; // never 0, an empty slot's value
+    const i = h & this.mask;
+    if (this.slots[i] === h) return true;
+    this.slots[i] = h;
+    return false;
+  }
+  clear(): void {
+    this.slots.fill(0);
   }
 }
 
@@ -94,7 +126,16 @@ function cfgKey(w: WorldConfig): string {
   return k;
 }
 
+/**
+ * Worlds are retained from their key's second request on (`worldsAsked`): a bulk run plays every seed once, and
+ * retaining each of its worlds (with their replacement tasks) only fed the old generation objects that no later
+ * episode asked for (promoted, then walked by every mark-compact collection). A repeated seed (evaluation sets, RL
+ * resets on a seed list, several policies on a few seeds) generates its world again on its second episode and finds it
+ * cached from its third.
+ */
 const worlds = new Lru<WorldTemplate>(256);
+/** World keys requested (4,096 slots: 16 KiB). */
+const worldsAsked = new SeenBefore(12);
 interface People {
   employees: GenEmployee[];
   clients: GenClient[];
@@ -109,6 +150,7 @@ interface Replacement {
   readonly specialties: readonly Domain[] | null;
   readonly tt: TaskTemplate;
 }
+/** Retained only while the world of their seed is (`worlds`): a seed's first episode keeps none. */
 const replacements = new Lru<Replacement>(65_536);
 
 /**
@@ -238,7 +280,7 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
     pc.clients.length > 0 ? pc.clients.map((c) => c.reward_multiplier) : null,
   ).map(taskTemplate);
   const t: WorldTemplate = { employees: pc.employees, employeeRates: pc.rates, clients: pc.clients, market };
-  worlds.set(key, t);
+  if (worldsAsked.check(key)) worlds.set(key, t);
   return t;
 }
 
@@ -247,11 +289,12 @@ export function replacementTemplate(seed: number, counter: number, prestige: num
   // Keyed on (seed, counter, config) alone, a short text kept per entry (the full key, built per call, was a tree of
   // joined texts kept with every entry); the other arguments are compared on a hit (within a world they are the same
   // for a counter) and a different one regenerates the entry.
-  const key = `${seed}|${counter}|${cfgKey(w)}`;
+  const ck = cfgKey(w);
+  const key = `${seed}|${counter}|${ck}`;
   const hit = replacements.get(key);
   if (hit && hit.prestige === prestige && hit.clientIndex === clientIndex && sameDomains(hit.specialties, specialties)) return hit.tt;
   const tt = taskTemplate(generateReplacementTask(seed, counter, prestige, clientIndex, w, specialties));
-  replacements.set(key, { prestige, clientIndex, specialties: specialties ? specialties.slice() : null, tt });
+  if (worlds.has(`${seed}|${ck}`)) replacements.set(key, { prestige, clientIndex, specialties: specialties ? specialties.slice() : null, tt });
   return tt;
 }
 
@@ -269,6 +312,7 @@ export function clearWorldCache(): void {
   people.clear();
   clientLists.clear();
   replacements.clear();
+  worldsAsked.clear();
 }
 
 /** How many entries each cache holds (tests: what a call generated). */

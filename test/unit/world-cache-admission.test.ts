@@ -1,0 +1,92 @@
+/**
+ * The world cache's admission: a world (and the replacement tasks of its seed) is retained only from its key's second
+ * request on, so a bulk run's fresh seeds leave nothing behind, while a repeated seed still finds its world cached from
+ * its third episode. Whatever is retained, an episode's outputs are the same.
+ */
+import { describe, expect, it } from 'vitest';
+import { GreedyPolicy } from '../../baselines/greedy.js';
+import { loadPreset } from '../../src/config/load.js';
+import { Env } from '../../src/env/env.js';
+import { runEpisode } from '../../src/env/episode.js';
+import { clearWorldCache, worldCacheSizes, worldTemplate, replacementTemplate } from '../../src/sim/model/world-cache.js';
+
+const w = loadPreset('default').world;
+
+/** Every step's observation text, reward and flags of a greedy episode on `seed`. */
+function play(seed: number, preset: string): string[] {
+  const env = new Env();
+  const out: string[] = [];
+  runEpisode(env, new GreedyPolicy(), { seed, preset, options: { max_steps: 400 } }, {
+    onReset: (r) => out.push(r.observation.text),
+    onStep: ({ result }) => out.push(JSON.stringify([result.observation.text, result.reward, result.terminated, result.truncated])),
+  });
+  return out;
+}
+
+describe('world cache admission (retained from the second request of a key)', () => {
+  it('a world asked for once is not retained; asked for again it is, and a third request is a hit', () => {
+    clearWorldCache();
+    const first = worldTemplate(7, w);
+    expect(worldCacheSizes().worlds).toBe(0);
+    const second = worldTemplate(7, w);
+    expect(worldCacheSizes().worlds).toBe(1);
+    expect(second).not.toBe(first); // generated again (the first was not kept) ...
+    expect(second).toEqual(first); // ... the same world
+    expect(worldTemplate(7, w)).toBe(second);
+    // another seed and another config are other keys
+    worldTemplate(8, w);
+    worldTemplate(7, loadPreset('multi').world);
+    expect(worldCacheSizes().worlds).toBe(1);
+    clearWorldCache();
+    worldTemplate(7, w); // cleared: taken for new again
+    expect(worldCacheSizes().worlds).toBe(0);
+  });
+
+  it('replacement tasks are retained only while their seed\'s world is', () => {
+    clearWorldCache();
+    worldTemplate(3, w);
+    const a = replacementTemplate(3, 0, 1, 0, w, null);
+    expect(worldCacheSizes().replacements).toBe(0);
+    expect(replacementTemplate(3, 0, 1, 0, w, null)).not.toBe(a);
+    worldTemplate(3, w); // the second request: the world is retained, and from now on its replacements
+    const b = replacementTemplate(3, 0, 1, 0, w, null);
+    expect(b).toEqual(a);
+    expect(worldCacheSizes().replacements).toBe(1);
+    expect(replacementTemplate(3, 0, 1, 0, w, null)).toBe(b);
+    replacementTemplate(4, 0, 1, 0, w, null); // a seed whose world is not retained
+    expect(worldCacheSizes().replacements).toBe(1);
+    clearWorldCache();
+  });
+
+  it('keeps its bound: 600 seeds asked for twice each retain at most 256 worlds', () => {
+    clearWorldCache();
+    for (let s = 1; s <= 600; s++) {
+      worldTemplate(s, w);
+      worldTemplate(s, w);
+    }
+    expect(worldCacheSizes().worlds).toBe(256);
+    clearWorldCache();
+  });
+
+  it('fresh seeds retain nothing: episodes on seeds played once leave the world and replacement caches empty', () => {
+    clearWorldCache();
+    for (let s = 1; s <= 4; s++) play(100 + s, 'default');
+    expect(worldCacheSizes()).toMatchObject({ worlds: 0, replacements: 0 });
+    clearWorldCache();
+  });
+
+  it.each(['default', 'multi'])('%s: a seed\'s episode is the same whether its world is generated and dropped, generated and kept, or a hit', (preset) => {
+    clearWorldCache();
+    const generatedDropped = play(11, preset);
+    expect(worldCacheSizes()).toMatchObject({ worlds: 0, replacements: 0 });
+    const generatedKept = play(11, preset);
+    const kept = worldCacheSizes();
+    expect(kept.worlds).toBe(1);
+    expect(kept.replacements).toBeGreaterThan(0); // the episode accepts tasks: their replacements are kept
+    const hit = play(11, preset);
+    expect(worldCacheSizes()).toEqual(kept); // every request was a hit
+    expect(generatedKept).toEqual(generatedDropped);
+    expect(hit).toEqual(generatedDropped);
+    clearWorldCache();
+  });
+});
