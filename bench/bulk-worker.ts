@@ -4,18 +4,25 @@
  * default, as `ycgym run`'s default Arrow files with zstd bodies), the episode's zstd-compressed Arrow record batch
  * body copied into a slot (`TableBuilder.consume`, `recordBatchBodyInto`), or with `--format parquet`
  * `TableBuilder.pack` into a slot (the raw buffers a Parquet run hands over); timed in CPU µs (process.cpuUsage) per
- * episode. Greedy episodes on seeds 1..N, with trajectories unless `--no-trajectories`.
+ * episode. Greedy episodes on seeds 1..N, each played once as a bulk run plays them (every world new to the world
+ * cache), with trajectories unless `--no-trajectories`. `cpu_us_per_episode` is the median episode;
+ * `cpu_us_per_episode_mean` the mean, which also counts the major collections that fall on few episodes.
  *
  * With `--against DIR` (another checkout, built) both builds run in this one process and play each seed in turn, so
  * load on the machine hits both alike (wall clock on a shared machine swings too much to compare two `ycgym run`);
  * `speedup_vs_against` is the median of the per-episode ratios other/this (each build plays a seed first every other
- * episode). Both builds must hand over the same bytes for every episode (the run fails on the first difference).
+ * episode), and `speedup_vs_against_mean` the ratio of the means. Both builds must hand over the same bytes for every
+ * episode (the run fails on the first difference). The two builds share one heap: what one retains is walked by the
+ * collections during the other's episodes, so a change in what an episode leaves on the heap shows only in part;
+ * time each build in its own process for that (`--root DIR` times another checkout's build alone with this bench).
  *
- *   npm run build && node dist/bench/bulk-worker.js [--episodes 300] [--format arrow|parquet] [--no-trajectories] [--against ../other-checkout]
+ *   npm run build && node dist/bench/bulk-worker.js [--episodes 300] [--format arrow|parquet] [--no-trajectories] [--against ../other-checkout] [--root ../checkout]
  */
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { flagValue, median } from './harness.js';
+
+const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length;
 
 /** One build's worker: plays the next seed, hands its rows over into its slot, returns the CPU µs it took. */
 interface Worker {
@@ -107,8 +114,8 @@ interface Builder {
   pack(into: Uint8Array): unknown;
 }
 
-export async function bulkWorkerBench(episodes: number, trajectories: boolean, against: string | null, format: WorkerFormat = 'arrow'): Promise<Record<string, number>> {
-  const here = await setup(fileURLToPath(new URL('../..', import.meta.url)), trajectories, format);
+export async function bulkWorkerBench(episodes: number, trajectories: boolean, against: string | null, format: WorkerFormat = 'arrow', root: string | null = null): Promise<Record<string, number>> {
+  const here = await setup(root !== null ? resolve(root) : fileURLToPath(new URL('../..', import.meta.url)), trajectories, format);
   const other = against !== null ? await setup(resolve(against), trajectories, format) : null;
   const a: number[] = [];
   const b: number[] = [];
@@ -133,6 +140,11 @@ export async function bulkWorkerBench(episodes: number, trajectories: boolean, a
     out['speedup_vs_against'] = +median(b.map((x, i) => x / (a[i] as number))).toFixed(3);
     out['packed_identical'] = 1;
   }
+  out['cpu_us_per_episode_mean'] = Math.round(mean(a));
+  if (other !== null) {
+    out['against_cpu_us_per_episode_mean'] = Math.round(mean(b));
+    out['speedup_vs_against_mean'] = +(mean(b) / mean(a)).toFixed(3);
+  }
   return out;
 }
 
@@ -140,6 +152,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const argv = process.argv.slice(2);
   const format = flagValue(argv, '--format') ?? 'arrow';
   if (format !== 'arrow' && format !== 'parquet') throw new Error(`--format ${format}: arrow or parquet`);
-  const r = await bulkWorkerBench(Number(flagValue(argv, '--episodes') ?? 300), !argv.includes('--no-trajectories'), flagValue(argv, '--against'), format);
+  const r = await bulkWorkerBench(Number(flagValue(argv, '--episodes') ?? 300), !argv.includes('--no-trajectories'), flagValue(argv, '--against'), format, flagValue(argv, '--root'));
   console.log(JSON.stringify(r));
 }

@@ -16,18 +16,21 @@ describe('bench/bulk-worker', () => {
     const r = spawnSync(process.execPath, [script, '--episodes', '3', '--against', root], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as Record<string, number>;
-    expect(Object.keys(out)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode', 'against_cpu_us_per_episode', 'speedup_vs_against', 'packed_identical']);
+    expect(Object.keys(out)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode', 'against_cpu_us_per_episode', 'speedup_vs_against', 'packed_identical', 'cpu_us_per_episode_mean', 'against_cpu_us_per_episode_mean', 'speedup_vs_against_mean']);
     expect(out['episodes']).toBe(3);
     expect(out['trajectories']).toBe(1);
     expect(out['packed_identical']).toBe(1);
     expect(out['speedup_vs_against']).toBeGreaterThan(0);
+    expect(out['cpu_us_per_episode_mean']).toBeGreaterThan(0);
+    expect(out['against_cpu_us_per_episode_mean']).toBeGreaterThan(0);
+    expect(out['speedup_vs_against_mean']).toBeGreaterThan(0);
   });
 
   it.skipIf(!existsSync(script))('times the Parquet path (packed buffers) with --format parquet, and refuses another format', () => {
     const r = spawnSync(process.execPath, [script, '--episodes', '2', '--format', 'parquet', '--against', root], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as Record<string, number>;
-    expect(Object.keys(out)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode', 'against_cpu_us_per_episode', 'speedup_vs_against', 'packed_identical']);
+    expect(Object.keys(out)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode', 'against_cpu_us_per_episode', 'speedup_vs_against', 'packed_identical', 'cpu_us_per_episode_mean', 'against_cpu_us_per_episode_mean', 'speedup_vs_against_mean']);
     expect(out['packed_identical']).toBe(1);
     const bad = spawnSync(process.execPath, [script, '--episodes', '1', '--format', 'csv'], { encoding: 'utf8' });
     expect(bad.status).not.toBe(0);
@@ -37,6 +40,14 @@ describe('bench/bulk-worker', () => {
   it.skipIf(!existsSync(script))('plays without trajectories alone', () => {
     const r = spawnSync(process.execPath, [script, '--episodes', '2', '--no-trajectories'], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
-    expect(Object.keys(JSON.parse(r.stdout) as object)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode']);
+    expect(Object.keys(JSON.parse(r.stdout) as object)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode', 'cpu_us_per_episode_mean']);
+  });
+
+  it.skipIf(!existsSync(script))('times another checkout\'s build alone with --root', () => {
+    const r = spawnSync(process.execPath, [script, '--episodes', '2', '--no-trajectories', '--root', root], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(Object.keys(JSON.parse(r.stdout) as object)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode', 'cpu_us_per_episode_mean']);
+    const missing = spawnSync(process.execPath, [script, '--episodes', '1', '--root', join(root, 'no-such-checkout')], { encoding: 'utf8' });
+    expect(missing.status).not.toBe(0);
   });
 });
