@@ -201,6 +201,13 @@ export function checkWorldCounts(w: WorldConfig): void {
  * config: the same object for a config it validated (a WeakSet lookup: the hot path of a bulk run), a copy for a
  * caller's object, validated again when that object was changed in place.
  */
+/**
+ * Every client's trust when a world is seeded, one instance for all (Decimals are immutable): the completion trust
+ * memo (`trustMemo`) is keyed by the Decimal instance, and a new one per episode was a new key per client and episode
+ * there, kept until the memo's bound cleared it.
+ */
+const START_TRUST = D('0.000');
+
 let configValidator: ((cfg: ExperimentConfig) => ExperimentConfig) | null = null;
 
 /** Install the config validator `Simulation.create` and `Simulation.restore` pass every config through. */
@@ -265,7 +272,7 @@ export class Simulation {
         tier: c.tier,
         specialties: [...c.specialty_domains],
         loyalty: c.loyalty,
-        trust: D('0.000'),
+        trust: START_TRUST,
       })),
       tasks,
       events: [],

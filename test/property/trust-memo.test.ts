@@ -8,6 +8,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { completedTrust, completedTrustOf, crossDecayedTrust, crossDecayedTrustOf, millisDec, trustMemo } from '../../src/sim/model/engine.js';
 import { D, type Dec, decFromFloat } from '../../src/sim/py/decimal.js';
+import { loadPreset } from '../../src/config/load.js';
+import { Env } from '../../src/env/env.js';
+import { runEpisode } from '../../src/env/episode.js';
+import { GreedyPolicy } from '../../baselines/greedy.js';
 
 function fields(d: Dec): string {
   return JSON.stringify({ s: d.s, e: d.e, d: d.d });
@@ -63,6 +67,19 @@ describe('remembered completion trust updates', () => {
       }),
       { numRuns: 3_000 },
     );
+  });
+
+  it('an episode played again adds no entries: its trusts are shared instances (a fresh starting trust per episode was a new key per client)', () => {
+    const cfg = loadPreset('default');
+    const memo = trustMemo(cfg.world);
+    const sizes = () => [memo.success.size, memo.fail.size, memo.cross.size];
+    const play = (seed: number) => runEpisode(new Env(), new GreedyPolicy(), { seed, preset: cfg, options: { text: false } });
+    play(3);
+    expect(trustMemo(cfg.world)).toBe(memo);
+    const once = sizes();
+    expect(once[0]).toBeGreaterThan(0); // the episode completed tasks
+    play(3);
+    expect(sizes()).toEqual(once);
   });
 
   it('starts a new memo when a parameter changes, and keeps it while none does', () => {
