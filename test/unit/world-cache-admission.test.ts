@@ -1,13 +1,15 @@
 /**
  * The world cache's admission: a world (and the replacement tasks of its seed) is retained only from its key's second
  * request on, so a bulk run's fresh seeds leave nothing behind, while a repeated seed still finds its world cached from
- * its third episode. Whatever is retained, an episode's outputs are the same.
+ * its third episode (from its second while its world is the last one generated). Whatever is retained, an episode's
+ * outputs are the same.
  */
 import { describe, expect, it } from 'vitest';
 import { GreedyPolicy } from '../../baselines/greedy.js';
 import { loadPreset } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
 import { runEpisode } from '../../src/env/episode.js';
+import { Simulation } from '../../src/sim/index.js';
 import { clearWorldCache, worldCacheSizes, worldTemplate, replacementTemplate } from '../../src/sim/model/world-cache.js';
 
 const w = loadPreset('default').world;
@@ -28,6 +30,7 @@ describe('world cache admission (retained from the second request of a key)', ()
     clearWorldCache();
     const first = worldTemplate(7, w);
     expect(worldCacheSizes().worlds).toBe(0);
+    worldTemplate(9, w); // the last world generated is now another
     const second = worldTemplate(7, w);
     expect(worldCacheSizes().worlds).toBe(1);
     expect(second).not.toBe(first); // generated again (the first was not kept) ...
@@ -37,6 +40,18 @@ describe('world cache admission (retained from the second request of a key)', ()
     worldTemplate(8, w);
     worldTemplate(7, loadPreset('multi').world);
     expect(worldCacheSizes().worlds).toBe(1);
+    // asked for again while still the last world generated: that one, and retained
+    const last = worldTemplate(7, loadPreset('multi').world);
+    const multi = worldTemplate(7, loadPreset('multi').world);
+    expect(multi).toBe(last);
+    expect(worldCacheSizes().worlds).toBe(2);
+    expect(worldTemplate(7, loadPreset('multi').world)).toBe(multi);
+    const ten = worldTemplate(10, w);
+    const again = worldTemplate(10, w);
+    expect(again).toBe(ten);
+    expect(worldCacheSizes().worlds).toBe(3);
+    worldTemplate(11, w);
+    expect(worldTemplate(10, w)).toBe(again);
     clearWorldCache();
     worldTemplate(7, w); // cleared: taken for new again
     expect(worldCacheSizes().worlds).toBe(0);
@@ -79,6 +94,7 @@ describe('world cache admission (retained from the second request of a key)', ()
     clearWorldCache();
     const generatedDropped = play(11, preset);
     expect(worldCacheSizes()).toMatchObject({ worlds: 0, replacements: 0 });
+    play(12, preset); // the last world generated is now another
     const generatedKept = play(11, preset);
     const kept = worldCacheSizes();
     expect(kept.worlds).toBe(1);
@@ -87,6 +103,25 @@ describe('world cache admission (retained from the second request of a key)', ()
     expect(worldCacheSizes()).toEqual(kept); // every request was a hit
     expect(generatedKept).toEqual(generatedDropped);
     expect(hit).toEqual(generatedDropped);
+    clearWorldCache();
+  });
+
+  it('a seed played again right after its first episode finds its world (the last one generated) and retains it', () => {
+    clearWorldCache();
+    const market = (seed: number) => Simulation.create(loadPreset('default'), { seed }).state.tasks.map((t) => t.rewardPrestigeDelta);
+    const firstMarket = market(13); // the world's Decimals are shared with the simulations created from it
+    expect(market(13)).toEqual(firstMarket);
+    expect(market(13).every((d, i) => d === firstMarket[i])).toBe(true); // the same world: found, not generated again
+    clearWorldCache();
+    const first = play(13, 'default');
+    expect(worldCacheSizes()).toMatchObject({ worlds: 0, replacements: 0 });
+    const second = play(13, 'default'); // a hit on the world; its replacement tasks are generated and now kept
+    const kept = worldCacheSizes();
+    expect(kept.worlds).toBe(1);
+    expect(kept.replacements).toBeGreaterThan(0);
+    expect(play(13, 'default')).toEqual(first);
+    expect(worldCacheSizes()).toEqual(kept);
+    expect(second).toEqual(first);
     clearWorldCache();
   });
 });

@@ -130,12 +130,19 @@ function cfgKey(w: WorldConfig): string {
  * Worlds are retained from their key's second request on (`worldsAsked`): a bulk run plays every seed once, and
  * retaining each of its worlds (with their replacement tasks) only fed the old generation objects that no later
  * episode asked for (promoted, then walked by every mark-compact collection). A repeated seed (evaluation sets, RL
- * resets on a seed list, several policies on a few seeds) generates its world again on its second episode and finds it
- * cached from its third.
+ * resets on a seed list, several policies on a few seeds) generates its world again on its second episode (unless it
+ * is still the last one generated, `recent`) and finds it cached from its third.
  */
 const worlds = new Lru<WorldTemplate>(256);
 /** World keys requested (4,096 slots: 16 KiB). */
 const worldsAsked = new SeenBefore(12);
+/**
+ * The last world generated and not retained, until the next is generated: a request for it right after (another
+ * policy on the same seed, an RL reset on the seed just played) finds it and retains it, so such a seed hits from its
+ * second episode. A bulk run's world is dropped here when the next episode generates its own.
+ */
+let recentKey = '';
+let recent: WorldTemplate | null = null;
 interface People {
   employees: GenEmployee[];
   clients: GenClient[];
@@ -271,6 +278,13 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
   const key = `${seed}|${ck}`;
   const hit = worlds.get(key);
   if (hit) return hit;
+  if (recent !== null && recentKey === key) {
+    const t = recent;
+    worlds.set(key, t);
+    recent = null;
+    recentKey = '';
+    return t;
+  }
   const pc = peopleOf(w, ck);
   const market = generateTasks(
     seed,
@@ -281,6 +295,10 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
   ).map(taskTemplate);
   const t: WorldTemplate = { employees: pc.employees, employeeRates: pc.rates, clients: pc.clients, market };
   if (worldsAsked.check(key)) worlds.set(key, t);
+  else {
+    recent = t;
+    recentKey = key;
+  }
   return t;
 }
 
@@ -313,6 +331,8 @@ export function clearWorldCache(): void {
   clientLists.clear();
   replacements.clear();
   worldsAsked.clear();
+  recent = null;
+  recentKey = '';
 }
 
 /** How many entries each cache holds (tests: what a call generated). */
