@@ -195,19 +195,19 @@ export function checkWorldCounts(w: WorldConfig): void {
 }
 
 /**
- * The one config validator, `presetConfig` of src/config/load.ts (the loader's schema, rules between fields, defaults and
- * derived fields; a `PresetError` naming the problems), which installs itself here when it is loaded (src/sim imports
- * nothing outside itself; every public entry, `ycgym/core` and `ycgym`, loads it). It returns a deep-frozen validated
- * config: the same object for a config it validated (a WeakSet lookup: the hot path of a bulk run), a copy for a
- * caller's object, validated again when that object was changed in place.
- */
-/**
  * Every client's trust when a world is seeded, one instance for all (Decimals are immutable): the completion trust
  * memo (`trustMemo`) is keyed by the Decimal instance, and a new one per episode was a new key per client and episode
  * there, kept until the memo's bound cleared it.
  */
 const START_TRUST = D('0.000');
 
+/**
+ * The one config validator, `presetConfig` of src/config/load.ts (the loader's schema, rules between fields, defaults and
+ * derived fields; a `PresetError` naming the problems), which installs itself here when it is loaded (src/sim imports
+ * nothing outside itself; every public entry, `ycgym/core` and `ycgym`, loads it). It returns a deep-frozen validated
+ * config: the same object for a config it validated (a WeakSet lookup: the hot path of a bulk run), a copy for a
+ * caller's object, validated again when that object was changed in place.
+ */
 let configValidator: ((cfg: ExperimentConfig) => ExperimentConfig) | null = null;
 
 /** Install the config validator `Simulation.create` and `Simulation.restore` pass every config through. */
