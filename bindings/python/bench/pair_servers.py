@@ -15,8 +15,14 @@ second of the time its own calls took), with the median of the per-window rate r
 ``--binary`` sends them as ``Client.step_batch_arrays`` (the binary reply, as ``bench_step.py``'s
 ``step_batch_arrays``).
 
+With ``--discrete N``, each server serves a ``YCBenchDiscreteVectorEnv`` of N masked envs (the RL training path,
+binary replies), every env taking its first valid action, episodes ending and auto-resetting with fresh seeds as in
+training (as ``bench_step.py``'s ``discrete_vector_env_steps_per_s``): ``--steps`` vector steps per server per window,
+each server's rate and CPU per environment step, paired as above. This measures what a fresh world costs a training
+loop (a reset generates one), which ``--batch`` does not.
+
     python bindings/python/bench/pair_servers.py --a ../base/dist/src/cli/main.js --b dist/src/cli/main.js \\
-        [--endpoint pipe|tcp://127.0.0.1:0] [--windows 10] [--steps 2000] [--batch 64 [--binary]] [--node-options-a ...] [--node-options-b ...]
+        [--endpoint pipe|tcp://127.0.0.1:0] [--windows 10] [--steps 2000] [--batch 64 [--binary] | --discrete 64] [--node-options-a ...] [--node-options-b ...]
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import time
 from collections.abc import Callable
 
 from ycgym.client import Client
+from ycgym.discrete_vector import YCBenchDiscreteVectorEnv
 from ycgym.server import LocalServer
 
 ACTION = "company status"
@@ -71,6 +78,7 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=2000)
     ap.add_argument("--batch", type=int, default=0, help="sessions per step_batch (0: lockstep steps)")
     ap.add_argument("--binary", action="store_true", help="with --batch: binary replies (Client.step_batch_arrays)")
+    ap.add_argument("--discrete", type=int, default=0, help="masked envs per YCBenchDiscreteVectorEnv (0: plain steps)")
     ap.add_argument("--node-options-a", default=None, help="NODE_OPTIONS of server A")
     ap.add_argument("--node-options-b", default=None, help="NODE_OPTIONS of server B")
     a = ap.parse_args()
@@ -80,19 +88,37 @@ def main() -> None:
         ap.error("--batch must be >= 0")
     if a.binary and a.batch == 0:
         ap.error("--binary needs --batch")
-    n = max(1, a.batch)
+    if a.discrete < 0 or (a.discrete and a.batch):
+        ap.error("--discrete must be >= 0 and goes without --batch")
+    n = max(1, a.batch, a.discrete)
     with LocalServer(a.endpoint, entry=a.a, env=env_a) as sa, LocalServer(a.endpoint, entry=a.b, env=env_b) as sb:
         ca, cb = Client(sa.endpoint), Client(sb.endpoint)
-        xa = [ca.reset(i + 1, options={"stall_steps": 0})["session"] for i in range(n)]
-        xb = [cb.reset(i + 1, options={"stall_steps": 0})["session"] for i in range(n)]
+        xa = [ca.reset(i + 1, options={"stall_steps": 0})["session"] for i in range(max(1, a.batch))]
+        xb = [cb.reset(i + 1, options={"stall_steps": 0})["session"] for i in range(max(1, a.batch))]
+
+        envs: list[YCBenchDiscreteVectorEnv] = []
+
+        def discrete(endpoint: str, seed: int) -> Callable[[], object]:
+            env = YCBenchDiscreteVectorEnv(num_envs=a.discrete, endpoint=endpoint)
+            envs.append(env)
+            info = env.reset(seed=seed)[1]
+
+            def step() -> None:
+                nonlocal info
+                info = env.step(info["action_mask"].argmax(axis=1))[4]
+
+            return step
 
         def caller(c: Client, sessions: list[str]) -> Callable[[], object]:
+            if a.discrete:
+                # The same seeds on both servers: they play the same episodes.
+                return discrete(c.endpoint, 1000)
             if a.batch == 0:
                 return functools.partial(c.step, sessions[0], ACTION)
             return functools.partial(c.step_batch_arrays if a.binary else c.step_batch, [(x, ACTION) for x in sessions])
 
         fa, fb = caller(ca, xa), caller(cb, xb)
-        warmup = a.warmup if a.batch == 0 else max(1, a.warmup // n)
+        warmup = a.warmup if n == 1 else max(1, a.warmup // n)
         for _ in range(warmup):
             fa()
             fb()
@@ -116,7 +142,7 @@ def main() -> None:
                 spent[first[0]] += t1 - t0
                 spent[second[0]] += t2 - t1
             a1, b1 = thread_ns(sa.pid), thread_ns(sb.pid)
-            env_steps = a.steps * (n if a.batch else 1)
+            env_steps = a.steps * (n if a.batch or a.discrete else 1)
             (am, at), (bm, bt) = per_step(a0, a1, env_steps), per_step(b0, b1, env_steps)
             main_a.append(am)
             main_b.append(bm)
@@ -125,6 +151,8 @@ def main() -> None:
             rate_a.append(env_steps / spent["a"])
             rate_b.append(env_steps / spent["b"])
             print(f"window {w}: A main {am:6.1f} all {at:6.1f} | B main {bm:6.1f} all {bt:6.1f} us/step | A {rate_a[-1]:8.0f} B {rate_b[-1]:8.0f} steps/s", flush=True)
+        for env in envs:
+            env.close()
         ca.close()
         cb.close()
     out = {
@@ -133,6 +161,7 @@ def main() -> None:
         "steps": a.steps,
         "batch": a.batch,
         "binary": a.binary,
+        "discrete": a.discrete,
         "a_main_cpu_us_per_step": round(statistics.median(main_a), 2),
         "b_main_cpu_us_per_step": round(statistics.median(main_b), 2),
         "ratio_main_a_over_b": round(geomean(r_main), 3),

@@ -32,6 +32,25 @@ def test_pair_servers_prints_both_builds(batch: int, endpoint: str, binary: bool
     assert got["a_main_cpu_us_per_step"] > 0 and got["ratio_main_a_over_b"] > 0
 
 
+def test_pair_servers_discrete_steps_masked_vector_envs_on_both_builds() -> None:
+    cmd = find_server_command(os.environ.get("YCGYM_NODE_ENTRY"))
+    if len(cmd) != 2:
+        pytest.skip("the server is not a main.js run by node here (an installed ycgym command)")
+    entry = cmd[1]
+    args = [sys.executable, str(SCRIPT), "--a", entry, "--b", entry, "--windows", "2", "--steps", "3", "--warmup", "4", "--discrete", "2"]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["discrete"] == 2 and got["batch"] == 0 and got["windows"] == 2
+    assert got["a_env_steps_per_s"] > 0 and got["b_env_steps_per_s"] > 0 and got["a_main_cpu_us_per_step"] > 0
+
+
+@pytest.mark.parametrize("extra", [["--discrete", "-1"], ["--discrete", "2", "--batch", "2"]])
+def test_pair_servers_refuses_a_bad_discrete(extra: list[str]) -> None:
+    out = subprocess.run([sys.executable, str(SCRIPT), "--a", "x", "--b", "y", *extra], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "--discrete" in out.stderr
+
+
 def test_pair_servers_refuses_a_negative_batch() -> None:
     out = subprocess.run([sys.executable, str(SCRIPT), "--a", "x", "--b", "y", "--batch", "-1"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "--batch" in out.stderr
