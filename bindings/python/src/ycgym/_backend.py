@@ -7,13 +7,14 @@ import os
 import pickle
 import threading
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import gymnasium as gym
 import numpy as np
 
+from ._replies import MALFORMED, UNREAD, malformed_result
 from ._version import PROTOCOL_VERSION
 from .client import Client, ProtocolError, ResetResult, check_timeout
 from .server import LocalServer, release_shared_server, shared_server
@@ -90,7 +91,8 @@ class Backend:
                     raise
                 self.sessions.discard(session)
         r = self.client.reset(seed, preset, options=options)
-        self.sessions.add(r["session"])
+        if type(r) is dict and type(r.get("session")) is str:  # a malformed result's too (the env checks the rest)
+            self.sessions.add(r["session"])
         return r
 
     def close(self) -> None:
@@ -369,10 +371,17 @@ def generators_kept(rngs: list[np.random.Generator | None], indices: Sequence[in
         raise
 
 
+_R = TypeVar("_R")
+_T = TypeVar("_T")
+
+
 class SessionAccess(BackendAccess):
-    """``session`` and ``seed_used`` of a single env (one server session, reset by seed)."""
+    """``session`` and ``seed_used`` of a single env (one server session, reset by seed), and its intake of a reply."""
 
     _session: str | None
+    _due: str | None = None
+    """Why the env must be reset before it steps again, when a reply it could not take in left the server's session in
+    a state the env never saw (a step that may have run, a reset or restore that may have been made); None otherwise."""
     _last_seed: int | None
     _np_random: np.random.Generator | None  # gymnasium.Env's
     _np_random_seed: int | None
@@ -400,6 +409,36 @@ class SessionAccess(BackendAccess):
         """The simulation seed of the current episode (drawn from ``np_random`` when reset had none)."""
         return self._last_seed
 
+    def _check_not_due(self) -> None:
+        """Raise ``gym.error.ResetNeeded`` saying why when the env is due for a reset (:attr:`_due`)."""
+        if self._due is not None:
+            raise gym.error.ResetNeeded(f"call reset() before step(): this {type(self).__name__} is due for a reset ({self._due})")
+
+    def _taken(self, what: str, maybe: str, why: Callable[[ProtocolError], str], send: Callable[[], _R], take: Callable[[_R], _T], adopt: bool = False) -> tuple[_R, _T]:
+        """``send()`` a request and ``take(reply)``: what the env takes in from its reply, built and checked without
+        changing the env (``take`` raises KeyError, TypeError, ValueError or AttributeError for a result whose fields are
+        wrong). A reply that cannot be read, or whose result ``take`` refuses, raises ``ProtocolError("bad_reply")``
+        (``what`` names the reply, ``maybe`` says what the server did or may have done) and leaves the env due for a
+        reset (``why(error)``: the server ran the request, or may have), as the vector envs leave such a
+        sub-environment. With ``adopt`` (a reset, a restore), a session the malformed result names is the env's (reused
+        by its next reset, closed with it)."""
+        try:
+            r = send()
+        except ProtocolError as e:
+            if e.code == UNREAD:
+                self._due = why(e)
+            raise
+        try:
+            return r, take(r)
+        except MALFORMED as e:
+            err = malformed_result(what, e, maybe)
+            got: Any = r
+            if adopt and type(got) is dict and type(got.get("session")) is str:
+                self._session = got["session"]
+                self._backend.sessions.add(got["session"])
+            self._due = why(err)
+            raise err from None
+
     def _restore_session(self, snapshot: Mapping[str, Any]) -> Any:
         """``restore`` into this env's session, or into a new one when the server reaped it or restarted."""
         self._check_open()
@@ -414,6 +453,7 @@ class SessionAccess(BackendAccess):
             self._backend.sessions.discard(self._session)
             self._session = None
             r = c.restore(snapshot)
-        self._session = r["session"]
-        self._backend.sessions.add(r["session"])
+        if type(r) is dict and type(r.get("session")) is str:  # a malformed result's too (the env checks the rest)
+            self._session = r["session"]
+            self._backend.sessions.add(r["session"])
         return r

@@ -33,7 +33,9 @@ from gymnasium import spaces
 
 from ._backend import SessionAccess, connection, open_backend, options_dict, reopen, seed_arg, snapshot_sessions
 from ._protocol import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS
+from ._replies import BAD_REPLY_WHY, check_info_counts, failed_reset_why, step_flags
 from .client import ProtocolError, ResetResult, StepResult
+from .spaces import _NUMBER_TYPES
 from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchDiscreteEnv", "DEFAULT_MARKET_SLOTS", "DEFAULT_TASK_SLOTS", "discrete_options", "frame_arrays"]
@@ -95,6 +97,42 @@ def frame_arrays(result: ResetResult | StepResult) -> tuple[np.ndarray, np.ndarr
     """The numeric observation (float32) and the mask (bool) of a Discrete reply."""
     d = result["observation"]["discrete"]
     return np.asarray(d["obs"], dtype=np.float32), np.asarray(d["mask"], dtype=np.bool_)
+
+
+_INT_KEYS = ("reward_cents", "step", "funds_cents")
+_BOOL_TYPE = frozenset({bool})
+
+
+def frame_fields(r: Any, obs_shape: tuple[int, ...], mask_shape: tuple[int, ...], text: bool) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """A Discrete step or reset result's frame (float32), mask (bool) and, when ``text``, its text, checked before an env
+    takes any of it in (KeyError, TypeError or ValueError for a result whose fields are wrong: the env fails it as
+    ``bad_reply``): the frame a list of numbers of shape ``obs_shape``, the mask a list of booleans of shape
+    ``mask_shape`` (numpy would take ``"5"``, null or true for a number and anything for a boolean), ``ok`` a boolean,
+    the info an object whose counts and amounts are int64 integers, with a ``terminal_reason``. Shared by both Discrete
+    envs."""
+    d = r["observation"]["discrete"]
+    frame, flags = d["obs"], d["mask"]
+    if type(frame) is not list or type(flags) is not list or not set(map(type, frame)) <= _NUMBER_TYPES or not set(map(type, flags)) <= _BOOL_TYPE:
+        raise TypeError("its frame is not a list of numbers or its mask not a list of booleans")
+    try:
+        obs, mask = frame_arrays(r)
+    except OverflowError:
+        raise ValueError("its frame holds an integer past a float's range") from None
+    if obs.shape != obs_shape or mask.shape != mask_shape:
+        raise ValueError(f"its frame has shape {obs.shape} and its mask {mask.shape}, not this env's")
+    info, o = r["info"], r["observation"]
+    if type(info) is not dict or "terminal_reason" not in info or not isinstance(o["ok"], bool):
+        raise TypeError("its info or observation is not of its type")
+    for key in _INT_KEYS:
+        if type(info[key]) is not int:
+            raise TypeError(f"info[{key!r}] must be an integer")
+    check_info_counts(info)
+    out = None
+    if text:
+        out = o["text"]
+        if type(out) is not str:
+            raise TypeError("its text must be a string")
+    return obs, mask, out
 
 
 def spaces_of(spec: Mapping[str, Any], dict_obs: bool) -> tuple[spaces.Space[Any], spaces.Discrete]:
@@ -193,6 +231,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         self.discrete_spec: dict[str, Any] = dict(r["info"]["discrete_spec"])
         self.observation_space, self.action_space = spaces_of(self.discrete_spec, self.dict_obs)
         self._mask = np.zeros(int(self.discrete_spec["n_actions"]), dtype=np.bool_)
+        self._obs_shape: tuple[int, ...] = np.shape(self.discrete_spec["obs_low"])
         self._ready = False
         self._last_text = ""
         self._last_seed: int | None = None
@@ -201,21 +240,31 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
 
     # ------------------------------------------------------------------ gym API
 
-    def _wrap(self, result: ResetResult | StepResult) -> tuple[Any, dict[str, Any]]:
-        obs, mask = frame_arrays(result)
-        self._mask = mask
-        self._last_text = result["observation"]["text"]
+    def _frame_taken(self, result: ResetResult | StepResult, session: str | None) -> tuple[Any, dict[str, Any], np.ndarray, str]:
+        """A result's observation, info, mask and text, checked first (:func:`frame_fields`, as the Discrete vector env
+        checks a result) and built without changing the env (see :meth:`_taken`)."""
+        obs, mask, text = frame_fields(result, self._obs_shape, self._mask.shape, self.render_mode is not None)
         info: dict[str, Any] = {k: result["info"][k] for k in _INFO_KEYS if k in result["info"]}  # type: ignore[literal-required]
         if "admissible_commands" in result["info"]:
             info["admissible_commands"] = list(result["info"]["admissible_commands"])
         info["action_mask"] = mask.copy()
-        info["ok"] = bool(result["observation"]["ok"])
-        info["session"] = self._session
+        info["ok"] = result["observation"]["ok"]
+        info["session"] = session
         stopped = result.get("recording_stopped")
         if stopped is not None:  # the server stopped this session's recording at its budget (told once)
             info["recording_stopped"] = dict(stopped)
         if self.dict_obs:
-            return {"observations": obs, "action_mask": mask.astype(np.int8)}, info
+            return {"observations": obs, "action_mask": mask.astype(np.int8)}, info, mask, text or ""
+        return obs, info, mask, text or ""
+
+    def _reset_taken(self, result: ResetResult) -> tuple[Any, dict[str, Any], np.ndarray, str]:
+        if type(result) is not dict or type(result.get("session")) is not str:
+            raise TypeError("it has no session id")
+        return self._frame_taken(result, result["session"])
+
+    def _accept(self, result: ResetResult | StepResult, taken: tuple[Any, dict[str, Any], np.ndarray, str]) -> tuple[Any, dict[str, Any]]:
+        """Take in a result that :meth:`_frame_taken` passed (``taken``: what it gave)."""
+        obs, info, self._mask, self._last_text = taken
         return obs, info
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -229,19 +278,33 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
             split = opts.pop("split", None)
             if split is not None:  # a seed of the split, drawn from the reset seed, as YCBenchEnv does (ycgym.splits)
                 seed = split_seed(server_splits(self._backend), split, int(seed))
-            r = self._backend.reset_session(self._session, int(seed), self.preset, opts)
+            r, taken = self._taken(
+                "the reset reply",
+                "the reset may have been made",
+                failed_reset_why,
+                lambda: self._backend.reset_session(self._session, int(seed), self.preset, opts),
+                self._reset_taken,
+                adopt=True,
+            )
             self._session = r["session"]
             self._last_seed = int(seed)
             self._ready = True
-        return self._wrap(r)
+            self._due = None
+        return self._accept(r, taken)
 
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         if not self._ready or self._session is None:
             self._check_open()
             raise gym.error.ResetNeeded("call reset() before step()")
-        r = self._backend.client.step(self._session, discrete_action(action))  # type: ignore[arg-type]
-        obs, info = self._wrap(r)
-        return obs, float(r["reward"]), bool(r["terminated"]), bool(r["truncated"]), info
+        self._check_not_due()
+        index, session = discrete_action(action), self._session
+
+        def taken(r: StepResult) -> tuple[tuple[float, bool, bool], tuple[Any, dict[str, Any], np.ndarray, str]]:
+            return step_flags(r), self._frame_taken(r, session)
+
+        r, (flags, got) = self._taken("the step reply", "it may have run", lambda e: BAD_REPLY_WHY, lambda: self._backend.client.step(session, index), taken)  # type: ignore[arg-type]
+        obs, info = self._accept(r, got)
+        return (obs, *flags, info)
 
     def action_masks(self) -> np.ndarray:
         """The actions valid now (``bool``, length N): sb3-contrib ``MaskablePPO``'s hook."""
@@ -267,9 +330,10 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
 
     def restore(self, snapshot: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
         """Continue exactly from a snapshot of a Discrete episode."""
-        r = self._restore_session(snapshot)
+        r, taken = self._taken("the restore reply", "the restore may have been made", failed_reset_why, lambda: self._restore_session(snapshot), self._reset_taken, adopt=True)
         self._ready = True
-        return self._wrap(r)
+        self._due = None
+        return self._accept(r, taken)
 
     def __getstate__(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer")}

@@ -59,32 +59,29 @@ from ._backend import (
     session_limit_hint,
     snapshot_sessions,
 )
+from ._replies import BAD_REPLY_WHY, UNREAD, failed_reset_why, step_flags
 from .client import BatchArrays, EpisodeOverError, ProtocolError, ResetResult, StepResult, VectorStepError
 from .discrete import (
+    _INT_KEYS,
     DEFAULT_MARKET_SLOTS,
     DEFAULT_TASK_SLOTS,
     YCBenchDiscreteEnv,
     discrete_actions,
     discrete_options,
     frame_arrays,
+    frame_fields,
     merged_discrete_options,
     spaces_of,
 )
-from .spaces import _NUMBER_TYPES
 from .vector import (
-    BAD_REPLY_WHY,
-    UNREAD,
     Owed,
     VectorSeed,
-    check_info_counts,
-    failed_reset_why,
     malformed_entry,
     owe,
     owed_groups,
     refused_or_unread,
     reset_arguments,
     reset_seeds,
-    step_flags,
     stopped_step_why,
     unread_reset,
     why_due,
@@ -94,13 +91,11 @@ from .vector import entry_error as _entry_error
 __all__ = ["YCBenchDiscreteVectorEnv"]
 
 _REASONS = (None, "bankruptcy", "horizon_end", "max_steps", "stall")
-_INT_KEYS = ("reward_cents", "step", "funds_cents")
-_BOOL_TYPE = frozenset({bool})
 
 
 def _unreadable_rows(arr: BatchArrays) -> list[int]:
     """The rows of a binary step reply holding a value the JSON result of that entry could not hold, and
-    :meth:`YCBenchDiscreteVectorEnv._frame_fields` refuses there: a count or amount (``reward_cents``, ``step``,
+    :func:`ycgym.discrete.frame_fields` refuses there: a count or amount (``reward_cents``, ``step``,
     ``funds_cents``: float64 columns of integers) that is not an integer within int64 (a fraction, NaN, infinity), or a
     flag or mask byte other than 0 and 1. The usual reply is told by three whole-array reductions (NaN fails each
     comparison); only a reply that fails them is looked at row by row."""
@@ -306,32 +301,10 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         return obs, mask, reward, term, trunc, text
 
     def _frame_fields(self, r: Any) -> tuple[np.ndarray, np.ndarray, str | None]:
-        """A step or reset result's frame, mask and text (with a render mode), checked as :meth:`_step_fields` says:
-        the frame a list of numbers, the mask a list of booleans (numpy would take ``"5"``, null or true for a number
-        and anything for a boolean), the info's counts and amounts int64 integers."""
-        d = r["observation"]["discrete"]
-        frame, flags = d["obs"], d["mask"]
-        if type(frame) is not list or type(flags) is not list or not set(map(type, frame)) <= _NUMBER_TYPES or not set(map(type, flags)) <= _BOOL_TYPE:
-            raise TypeError("its frame is not a list of numbers or its mask not a list of booleans")
-        try:
-            obs, mask = frame_arrays(r)
-        except OverflowError:
-            raise ValueError("its frame holds an integer past a float's range") from None
-        if obs.shape != self._obs.shape[1:] or mask.shape != self._mask.shape[1:]:
-            raise ValueError(f"its frame has shape {obs.shape} and its mask {mask.shape}, not this env's")
-        info, o = r["info"], r["observation"]
-        if type(info) is not dict or "terminal_reason" not in info or not isinstance(o["ok"], bool):
-            raise TypeError("its info or observation is not of its type")
-        for key in _INT_KEYS:
-            if type(info[key]) is not int:
-                raise TypeError(f"info[{key!r}] must be an integer")
-        check_info_counts(info)
-        text = None
-        if self.render_mode is not None:
-            text = o["text"]
-            if type(text) is not str:
-                raise TypeError("its text must be a string")
-        return obs, mask, text
+        """A step or reset result's frame, mask and text (with a render mode), checked as :meth:`_step_fields` says
+        (:func:`ycgym.discrete.frame_fields`: the frame a list of numbers, the mask a list of booleans, the info's
+        counts and amounts int64 integers)."""
+        return frame_fields(r, self._obs.shape[1:], self._mask.shape[1:], self.render_mode is not None)
 
     def _put(self, i: int, r: ResetResult | StepResult) -> None:
         self._obs[i], self._mask[i] = frame_arrays(r)

@@ -20,8 +20,17 @@ from ._backend import (
     snapshot_start,
     status_time,
 )
+from ._replies import BAD_REPLY_WHY, check_info_counts, failed_reset_why, step_flags
 from .client import ResetResult, StepResult
-from .spaces import MAX_TEXT_LENGTH, action_space, action_text, check_max_text_length, encode_observation, observation_space
+from .spaces import (
+    MAX_TEXT_LENGTH,
+    action_space,
+    action_text,
+    check_max_text_length,
+    check_observation,
+    encode_observation,
+    observation_space,
+)
 from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchEnv", "make_info"]
@@ -167,9 +176,16 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
             split = opts.pop("split", None)
             if split is not None:  # a seed of the split, drawn from the reset seed (ycgym.splits)
                 seed = split_seed(server_splits(self._backend), split, int(seed))
-            r = self._reset_session(int(seed), opts)
+            r, (start, out) = self._taken(
+                "the reset reply",
+                "the reset may have been made",
+                failed_reset_why,
+                lambda: self._backend.reset_session(self._session, int(seed), self.preset, opts),
+                self._reset_taken,
+                adopt=True,
+            )
             self._last_seed = int(seed)
-        out = self._accept_reset(r)
+        self._accept_reset(r, start)
         if self.render_mode == "human":  # Gymnasium's human mode: rendered by reset and step themselves
             self.render()
         return out
@@ -177,34 +193,50 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         return merged_options(self.reset_options, self.max_steps, options)
 
-    def _reset_session(self, seed: int, opts: dict[str, Any]) -> ResetResult:
-        r = self._backend.reset_session(self._session, seed, self.preset, opts)
-        self._session = r["session"]
-        return r
+    def _reset_taken(self, r: ResetResult, snapshot: Mapping[str, Any] | None = None) -> tuple[datetime, tuple[ObsType, dict[str, Any]]]:
+        """A reset (or restore of ``snapshot``) result's episode start time, observation and info, checked first (see
+        :meth:`_checked`) and built without changing the env."""
+        if type(r) is not dict or type(r.get("session")) is not str:
+            raise TypeError("it has no session id")
+        self._checked(r)
+        start = status_time(r["observation"])
+        if snapshot is not None:
+            start = snapshot_start(snapshot, start)
+        return start, (encode_observation(r["observation"], self.params, start, self.max_text_length), make_info(r, r["session"], self.max_text_length))
 
-    def _accept_reset(self, r: ResetResult, start: datetime | None = None) -> tuple[ObsType, dict[str, Any]]:
-        obs = r["observation"]
+    def _checked(self, r: ResetResult | StepResult) -> None:
+        """Check a result's info and observation as the vector env checks them before it takes a result in (the info's
+        counts and amounts, the observation in full: :func:`ycgym.spaces.check_observation`); KeyError, TypeError or
+        ValueError for a result whose fields are wrong (:meth:`_taken` makes it ``bad_reply``)."""
+        if type(r["info"]) is not dict:
+            raise TypeError("its info is not an object")
+        check_info_counts(r["info"])
+        check_observation(r["observation"], self.params)
+
+    def _accept_reset(self, r: ResetResult, start: datetime) -> None:
+        """Take in a reset (or restore) result that :meth:`_reset_taken` passed."""
         self._session = r["session"]
-        self._start = start if start is not None else status_time(obs)
-        self._last_text = obs["text"]
-        return encode_observation(obs, self.params, self._start, self.max_text_length), make_info(r, self._session, self.max_text_length)
+        self._start = start
+        self._last_text = r["observation"]["text"]
+        self._due = None
 
     def step(self, action: str | bytes) -> tuple[ObsType, SupportsFloat, bool, bool, dict[str, Any]]:
         if self._session is None or self._start is None:
             self._check_open()
             raise gym.error.ResetNeeded("call reset() before step()")
-        r = self._backend.client.step(self._session, action_text(action))
-        obs = r["observation"]
-        self._last_text = obs["text"]
+        self._check_not_due()
+        text, session, start = action_text(action), self._session, self._start
+
+        def taken(r: StepResult) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
+            reward, terminated, truncated = step_flags(r)
+            self._checked(r)
+            return encode_observation(r["observation"], self.params, start, self.max_text_length), reward, terminated, truncated, make_info(r, session, self.max_text_length)
+
+        r, out = self._taken("the step reply", "it may have run", lambda e: BAD_REPLY_WHY, lambda: self._backend.client.step(session, text), taken)
+        self._last_text = r["observation"]["text"]
         if self.render_mode == "human":
             self.render()
-        return (
-            encode_observation(obs, self.params, self._start, self.max_text_length),
-            float(r["reward"]),
-            bool(r["terminated"]),
-            bool(r["truncated"]),
-            make_info(r, self._session, self.max_text_length),
-        )
+        return out
 
     def render(self) -> str | None:
         """``"ansi"``: return the last observation text; ``"human"``: print it (``reset`` and ``step`` already do)."""
@@ -234,9 +266,16 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
         Returns ``(observation, info)`` like :meth:`reset` (``text`` is empty); later steps are identical
         to those that followed the snapshot.
         """
-        r = self._restore_session(snapshot)
-        start = snapshot_start(snapshot, status_time(r["observation"]))
-        return self._accept_reset(r, start)
+        r, (start, out) = self._taken(
+            "the restore reply",
+            "the restore may have been made",
+            failed_reset_why,
+            lambda: self._restore_session(snapshot),
+            lambda r: self._reset_taken(r, snapshot),
+            adopt=True,
+        )
+        self._accept_reset(r, start)
+        return out
 
     # ------------------------------------------------------------------ pickling
 

@@ -60,11 +60,10 @@ from ._backend import (
     snapshot_sessions,
     status_time,
 )
+from ._replies import BAD_REPLY_WHY, UNREAD, check_info_counts, failed_reset_why, malformed_result, step_flags
 from .client import EpisodeOverError, ProtocolError, ResetResult, StepResult, VectorStepError
 from .env import YCBenchEnv, make_info, merged_options, text_option
 from .spaces import (
-    _INT64_MAX,
-    _INT64_MIN,
     MAX_TEXT_LENGTH,
     _float_rows,
     action_space,
@@ -81,7 +80,6 @@ __all__ = ["YCBenchVectorEnv"]
 
 _TEXT = operator.itemgetter("text")
 _STR_OR_NONE = {str, type(None)}
-_INFO_COUNTS = ("reward_cents", "step", "funds_cents")
 
 
 def _same_dicts(ds: list[Any]) -> bool:
@@ -164,15 +162,6 @@ def check_sim_seeds(indices: Sequence[int], seeds: Sequence[int]) -> None:
             raise ValueError(f"the seed of sub-environment {i}, {sd}, is not a protocol seed (at most 2**53 - 1 = {MAX_SEED})")
 
 
-UNREAD = "bad_reply"
-"""The code of a ``step_batch`` entry whose reply the client could not read (a malformed reply): unlike the other
-failures of an entry, the server may have run it, so its state there is one the env never saw. Both vector envs mark
-such a sub-environment due for a reset (the next step resets it; DISABLED refuses to step it until it is reset)."""
-
-
-BAD_REPLY_WHY = "its last step's reply could not be read (bad_reply): the server may have run it"
-"""Why a sub-environment whose step reply could not be read is due for a reset (``EpisodeOverError``'s message)."""
-
 Owed = tuple[int | None, Mapping[str, Any] | None, str]
 """The reset a sub-environment that is due for one for another reason than its episode's end owes (both vector envs
 keep them, ``_owed``, by index): the seed and the options of the ``reset`` call that left it due (None, None: a seed
@@ -182,13 +171,6 @@ drawn from its generator, the env's options), and why it is due (``EpisodeOverEr
 def stopped_step_why(e: BaseException) -> str:
     """Why a sub-environment whose step was stopped (``e``: a timeout, Ctrl-C, ...) before its reply was taken in is due."""
     return f"its last step was stopped ({type(e).__name__}) before its reply was taken in: the server ran it, or will"
-
-
-def failed_reset_why(e: BaseException) -> str:
-    """Why a sub-environment whose reset the server made (or may have made) in a ``reset`` that failed (``e``) is due."""
-    if isinstance(e, ProtocolError):
-        return f"its reset was made on the server in a reset call that failed ({e.code}): the server holds an episode the env never returned"
-    return f"its reset was stopped ({type(e).__name__}) after it went out: the server may have made it"
 
 
 def owe(owed: dict[int, Owed], due: np.ndarray, indices: Sequence[int], seeds: Sequence[int | None], options: Mapping[str, Any] | None, why: str) -> None:
@@ -223,20 +205,6 @@ def entry_error(e: ProtocolError, i: int) -> ProtocolError:
     return ProtocolError(e.code, e.message, request_id=e.request_id, index=i)
 
 
-def step_flags(sr: Any) -> tuple[float, bool, bool]:
-    """A step result's reward and flags, checked (KeyError, TypeError or ValueError for a result whose fields are wrong).
-    Shared by both vector envs' checks of a step entry before it is taken in."""
-    reward, term, trunc = sr["reward"], sr["terminated"], sr["truncated"]
-    if type(reward) not in (int, float):
-        raise TypeError(f"reward must be a number, got {type(reward).__name__}")
-    if type(term) is not bool or type(trunc) is not bool:
-        raise TypeError("terminated and truncated must be booleans")
-    try:
-        return float(reward), term, trunc
-    except OverflowError:  # an integer no float holds: malformed, as any other value of the wrong kind
-        raise ValueError("reward is an integer past a float's range") from None
-
-
 def _step_fields(sr: Any) -> tuple[dict[str, Any], float, bool, bool]:
     """A step result's observation, reward and flags as the text vector env takes them in, checked first for their
     shape (raises KeyError, TypeError or ValueError for a result whose fields are wrong: the caller fails its entry,
@@ -257,15 +225,6 @@ def _step_fields(sr: Any) -> tuple[dict[str, Any], float, bool, bool]:
     return (obs, *step_flags(sr))
 
 
-def check_info_counts(info: Mapping[str, Any]) -> None:
-    """ValueError when an info's count or amount (``reward_cents``, ``step``, ``funds_cents``) is an integer past int64
-    (the infos hold them in int64 columns: such a result cannot be taken in). Shared by both vector envs."""
-    for key in _INFO_COUNTS:
-        v = info.get(key)
-        if type(v) is int and not _INT64_MIN <= v <= _INT64_MAX:
-            raise ValueError(f"info[{key!r}] is past 64 bits")
-
-
 def _batch_entry(parts: Sequence[tuple[int, int]], k: int) -> tuple[int, int]:
     """The request id of the ``step_batch`` part (of ``parts``: id, size) that holds a step's ``k``-th entry, and the
     entry's index in it."""
@@ -279,7 +238,7 @@ def _batch_entry(parts: Sequence[tuple[int, int]], k: int) -> tuple[int, int]:
 def malformed_entry(k: int, e: BaseException, request_id: int | None = None) -> ProtocolError:
     """The ``bad_reply`` of ``step_batch`` reply entry ``k``, a result whose fields are wrong (``e`` says how): the server
     ran it, or may have. Shared by both vector envs."""
-    return ProtocolError(UNREAD, f"step_batch reply entry {k} is a malformed result ({type(e).__name__}: {e}; it may have run)", request_id=request_id)
+    return malformed_result(f"step_batch reply entry {k}", e, "it may have run", request_id)
 
 
 def unread_reset(r: Any, i: int, check: Any) -> Any:
@@ -294,7 +253,7 @@ def unread_reset(r: Any, i: int, check: Any) -> Any:
             raise TypeError("it has no session id")
         check(r)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
-        return ProtocolError(UNREAD, f"the reset reply of sub-environment {i} is a malformed result ({type(e).__name__}: {e}; the reset may have been made)", index=i)
+        return malformed_result(f"the reset reply of sub-environment {i}", e, "the reset may have been made", index=i)
     return r
 
 

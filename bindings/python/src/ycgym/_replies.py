@@ -1,0 +1,60 @@
+"""The checks of a reply's values every env makes before it takes a result in (the single envs and the vector envs
+alike), and the ``bad_reply`` error of a result that fails them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .client import ProtocolError
+from .spaces import _INT64_MAX, _INT64_MIN
+
+UNREAD = "bad_reply"
+"""The code of a reply the client could not read, or whose result holds values of the wrong kind (a malformed reply):
+unlike the other failures of a request, the server may have run it, so its state there is one the env never saw. The
+envs hold such a session (or sub-environment) due for a reset: the vector envs' next step resets it (DISABLED refuses to
+step it until it is reset), a single env's next step raises ``gym.error.ResetNeeded``."""
+
+BAD_REPLY_WHY = "its last step's reply could not be read (bad_reply): the server may have run it"
+"""Why a sub-environment whose step reply could not be read is due for a reset (``EpisodeOverError``'s message)."""
+
+MALFORMED = (KeyError, TypeError, ValueError, AttributeError)
+"""What the checks of a result (and taking a result's fields) raise for one whose fields are missing or wrong."""
+
+_INFO_COUNTS = ("reward_cents", "step", "funds_cents")
+
+
+def step_flags(sr: Any) -> tuple[float, bool, bool]:
+    """A step result's reward and flags, checked (KeyError, TypeError or ValueError for a result whose fields are wrong).
+    Shared by every env's check of a step result before it is taken in."""
+    reward, term, trunc = sr["reward"], sr["terminated"], sr["truncated"]
+    if type(reward) not in (int, float):
+        raise TypeError(f"reward must be a number, got {type(reward).__name__}")
+    if type(term) is not bool or type(trunc) is not bool:
+        raise TypeError("terminated and truncated must be booleans")
+    try:
+        return float(reward), term, trunc
+    except OverflowError:  # an integer no float holds: malformed, as any other value of the wrong kind
+        raise ValueError("reward is an integer past a float's range") from None
+
+
+def check_info_counts(info: Mapping[str, Any]) -> None:
+    """ValueError when an info's count or amount (``reward_cents``, ``step``, ``funds_cents``) is an integer past int64
+    (the vector envs' infos hold them in int64 columns: such a result cannot be taken in). Shared by every env."""
+    for key in _INFO_COUNTS:
+        v = info.get(key)
+        if type(v) is int and not _INT64_MIN <= v <= _INT64_MAX:
+            raise ValueError(f"info[{key!r}] is past 64 bits")
+
+
+def malformed_result(what: str, e: BaseException, maybe: str, request_id: int | None = None, index: int | None = None) -> ProtocolError:
+    """The ``bad_reply`` of ``what`` (a reply, or an entry of one), a result whose fields are wrong (``e`` says how);
+    ``maybe`` says what the server did, or may have done, all the same."""
+    return ProtocolError(UNREAD, f"{what} is a malformed result ({type(e).__name__}: {e}; {maybe})", request_id=request_id, index=index)
+
+
+def failed_reset_why(e: BaseException) -> str:
+    """Why a sub-environment whose reset the server made (or may have made) in a ``reset`` that failed (``e``) is due."""
+    if isinstance(e, ProtocolError):
+        return f"its reset was made on the server in a reset call that failed ({e.code}): the server holds an episode the env never returned"
+    return f"its reset was stopped ({type(e).__name__}) after it went out: the server may have made it"
