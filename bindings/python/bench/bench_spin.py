@@ -53,7 +53,7 @@ def _run(procs: int, spin: str, seconds: float) -> float:
     for _ in ps:
         ready.acquire()
     go.set()
-    total = sum(out.get() for _ in ps)
+    total: float = sum(out.get() for _ in ps)
     for p in ps:
         p.join()
     return total

@@ -89,6 +89,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 import zmq
 
@@ -132,14 +133,14 @@ ACTION = "company status"
 OPTIONS = {"stall_steps": 0}
 
 
-def rate(n: int, fn: Callable[[], None]) -> float:
+def rate(n: int, fn: Callable[[], object]) -> float:
     t = time.perf_counter()
     for _ in range(n):
         fn()
     return n / (time.perf_counter() - t)
 
 
-def metered(meter: CpuMeter, cpu: dict[str, list[float]], name: str, n: int, fn: Callable[[], None], steps_per_call: int = 1) -> float:
+def metered(meter: CpuMeter, cpu: dict[str, list[float]], name: str, n: int, fn: Callable[[], object], steps_per_call: int = 1) -> float:
     """``rate(n, fn) * steps_per_call``, recording the CPU per step of that run under ``cpu[name + "." + part]``."""
     before = meter.sample()
     r = rate(n, fn)
@@ -220,7 +221,7 @@ class Echo:
         self.proc = subprocess.Popen(command or [sys.executable, "-c", ECHO], stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         port = int(self.proc.stdout.readline())
-        self.sock = zmq.Context.instance().socket(zmq.DEALER)
+        self.sock: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.connect(f"tcp://127.0.0.1:{port}")
         self.payload = _json.dumps({"v": 1, "id": 123456, "op": "step", "session": "s1", "action": ACTION})
@@ -236,7 +237,7 @@ class Echo:
         self.sock.recv()
 
     def ready(self) -> int:
-        return self.sock.getsockopt(zmq.EVENTS) & zmq.POLLIN  # type: ignore[operator, no-any-return]
+        return cast(int, self.sock.getsockopt(zmq.EVENTS)) & zmq.POLLIN  # EVENTS is an int (typed int | bytes)
 
     def close(self) -> None:
         self.sock.send(b"STOP")
@@ -362,7 +363,7 @@ def main() -> None:
             def pipe_discrete_step() -> None:
                 pstate["info"] = pdenv.step(pstate["info"]["action_mask"].argmax(axis=1))[4]  # type: ignore[index]
 
-            pipe_fns: dict[str, tuple[int, Callable[[], None], int]] = {
+            pipe_fns: dict[str, tuple[int, Callable[[], object], int]] = {
                 "client_pipe": (a.steps, lambda: pc.step(ps, ACTION), 1),
                 "env_pipe": (a.steps, lambda: penv.step(ACTION), 1),
                 "batch_pipe": (a.batches, lambda: pc.step_batch(pentries), a.sessions),

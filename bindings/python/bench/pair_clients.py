@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ACTION = "company status"
@@ -44,7 +45,7 @@ def child(endpoint: str, sessions: int, steps: int, windows: int) -> dict[str, o
         client = Client(server.endpoint)
         entries = [(client.reset(seed, options=options)["session"], ACTION) for seed in range(sessions)]
         actions = (ACTION,) * sessions
-        workloads = {WORKLOADS[0]: lambda: venv.step(actions), WORKLOADS[1]: lambda: client.step_batch(entries)}
+        workloads: dict[str, Callable[[], object]] = {WORKLOADS[0]: lambda: venv.step(actions), WORKLOADS[1]: lambda: client.step_batch(entries)}
         for fn in workloads.values():
             for _ in range(max(10, steps)):
                 fn()
