@@ -122,6 +122,11 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
     With the local server, a server that has exited makes calls fail at once with
     :class:`ycgym.client.ServerExitedError`; the next :meth:`reset` starts a new server.
 
+    A reply that cannot be read, or whose values are not of their protocol types, raises
+    ``ProtocolError("bad_reply")`` before the env takes any of it in (as the vector envs fail such an entry); the server
+    ran that step (or made that reset), so the env is then due for a reset: ``step`` raises ``gym.error.ResetNeeded``
+    saying why until :meth:`reset` (or :meth:`restore`). :class:`ycgym.YCBenchDiscreteEnv` does the same.
+
     Observations are described in :mod:`ycgym.spaces`; ``info`` holds ``reward_cents``, ``step``,
     ``funds_cents``, ``terminal_reason``, ``status`` (the raw status block with wake ``events``),
     ``command`` and ``session``.
