@@ -6,10 +6,15 @@ import gzip
 import json
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import zmq
+
+from ycgym import Client
 
 REPO = Path(__file__).resolve().parents[3]
 PARITY = REPO / "test" / "fixtures" / "parity" / "trajectories"
@@ -93,3 +98,20 @@ def check_env_without_warnings(env_id: str, **kwargs: Any) -> None:
         assert [str(w.message) for w in caught] == []
     finally:
         env.close()
+
+
+@contextmanager
+def fake_server(**client_options: Any) -> Iterator[tuple[Client, zmq.Socket[bytes]]]:
+    """A fake ZeroMQ server for tests of how the client takes replies: a ROUTER on a free loopback port that the test
+    answers by hand, and a client connected to it (``Client(endpoint, timeout=5, **client_options)``), closed on exit."""
+    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
+    router = ctx.socket(zmq.ROUTER)
+    router.setsockopt(zmq.LINGER, 0)
+    port = router.bind_to_random_port("tcp://127.0.0.1")
+    options: dict[str, Any] = {"timeout": 5, **client_options}
+    c = Client(f"tcp://127.0.0.1:{port}", **options)
+    try:
+        yield c, router
+    finally:
+        c.close()
+        router.close(0)

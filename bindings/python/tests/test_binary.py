@@ -11,6 +11,7 @@ from gymnasium.vector import AutoresetMode
 from hypothesis import given
 from hypothesis import strategies as st
 
+from helpers import fake_server
 from ycgym import Client, ProtocolError, YCBenchDiscreteVectorEnv
 from ycgym._binary import BatchArrays, decode_batch_arrays
 from ycgym.policies import random_masked
@@ -217,26 +218,16 @@ def test_the_decoder_refuses_frames_that_do_not_fit_their_header() -> None:
 
 def test_a_malformed_binary_reply_is_a_bad_reply_error() -> None:
     """The client turns a reply whose frames do not fit its header into ProtocolError("bad_reply")."""
-    import zmq
+    import json
 
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
-    router = ctx.socket(zmq.ROUTER)
-    router.setsockopt(zmq.LINGER, 0)
-    port = router.bind_to_random_port("tcp://127.0.0.1")
-    c = Client(f"tcp://127.0.0.1:{port}", timeout=5)
-    try:
+    with fake_server() as (c, router):
         rid = c.send("step_batch", steps=[{"session": "s", "action": 0}], encoding="binary")
         ident, _req = router.recv_multipart()
-        import json
-
         h = _header()
         router.send_multipart([ident, json.dumps({"v": 1, "id": rid, "ok": True, "result": h}).encode(), *_frames(h)[:-1]])
         with pytest.raises(ProtocolError) as e:
             c.recv(rid)
         assert e.value.code == "bad_reply" and "lists 9 arrays" in e.value.message
-    finally:
-        c.close()
-        router.close(0)
 
 
 def _answer_step_batch(reply: Any, call: Any) -> Any:
@@ -245,26 +236,18 @@ def _answer_step_batch(reply: Any, call: Any) -> Any:
     import json
     import threading
 
-    import zmq
+    with fake_server() as (c, router):
 
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
-    router = ctx.socket(zmq.ROUTER)
-    router.setsockopt(zmq.LINGER, 0)
-    port = router.bind_to_random_port("tcp://127.0.0.1")
-    c = Client(f"tcp://127.0.0.1:{port}", timeout=5)
+        def serve() -> None:
+            ident, req = router.recv_multipart()
+            router.send_multipart([ident, *reply(json.loads(req)["id"])])
 
-    def serve() -> None:
-        ident, req = router.recv_multipart()
-        router.send_multipart([ident, *reply(json.loads(req)["id"])])
-
-    t = threading.Thread(target=serve)
-    t.start()
-    try:
-        return call(c)
-    finally:
-        t.join(5)
-        c.close()
-        router.close(0)
+        t = threading.Thread(target=serve)
+        t.start()
+        try:
+            return call(c)
+        finally:
+            t.join(5)
 
 
 def _envelope(rid: int, result: Any) -> bytes:

@@ -9,8 +9,8 @@ import time
 from typing import Any
 
 import pytest
-import zmq
 
+from helpers import fake_server
 from ycgym import Client, _spin
 from ycgym import client as client_mod
 from ycgym import server as server_mod
@@ -44,13 +44,9 @@ def test_liveness_is_asked_before_a_send_only_when_its_answer_is_old(endpoint: s
 def test_an_exited_server_is_noticed_at_the_next_send_or_while_waiting() -> None:
     """``gone`` is never remembered: once liveness reports it, the next request fails at once; a request sent while the
     last "running" was recent fails while waiting, within the liveness poll."""
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
-    router = ctx.socket(zmq.ROUTER)  # a server that never answers
-    router.setsockopt(zmq.LINGER, 0)
-    port = router.bind_to_random_port("tcp://127.0.0.1")
     state: dict[str, str | None] = {"gone": None}
-    c = Client(f"tcp://127.0.0.1:{port}", timeout=30, liveness=lambda: state["gone"])
-    try:
+    # A server that never answers.
+    with fake_server(timeout=30, liveness=lambda: state["gone"]) as (c, _router):
         c._check_alive("hello")  # "running" just now
         state["gone"] = "the test's server exited"
         t = time.monotonic()
@@ -63,9 +59,6 @@ def test_an_exited_server_is_noticed_at_the_next_send_or_while_waiting() -> None
             c.hello()
         assert time.monotonic() - t < 0.1
         assert not c._pending
-    finally:
-        c.close()
-        router.close(0)
 
 
 def test_a_zeromq_client_polls_for_its_replies_and_gets_the_same_ones(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,7 @@ import zmq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import fake_server
 from ycgym import Client, ProtocolError
 from ycgym.client import _REPLY_HEAD
 
@@ -21,16 +22,8 @@ from ycgym.client import _REPLY_HEAD
 @pytest.fixture()
 def fake() -> Iterator[tuple[Client, zmq.Socket[bytes]]]:
     """A client and a fake ZeroMQ server (a ROUTER the test answers by hand)."""
-    ctx: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
-    router = ctx.socket(zmq.ROUTER)
-    router.setsockopt(zmq.LINGER, 0)
-    port = router.bind_to_random_port("tcp://127.0.0.1")
-    c = Client(f"tcp://127.0.0.1:{port}", timeout=5)
-    try:
-        yield c, router
-    finally:
-        c.close()
-        router.close(0)
+    with fake_server() as f:
+        yield f
 
 
 def _requests(router: zmq.Socket[bytes], n: int) -> tuple[bytes, list[dict[str, Any]]]:
