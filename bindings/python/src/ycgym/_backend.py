@@ -14,11 +14,12 @@ from typing import Any, TypeVar
 import gymnasium as gym
 import numpy as np
 
-from ._replies import MALFORMED, UNREAD, malformed_result
+from ._replies import MALFORMED, UNREAD, failed_reset_why, malformed_result
 from ._version import PROTOCOL_VERSION
 from .client import Client, ProtocolError, ResetResult, check_timeout
 from .server import LocalServer, release_shared_server, shared_server
 from .spaces import SpaceParams, micros_to_time, parse_time
+from .splits import server_splits, split_seed
 
 _params_lock = threading.Lock()
 _params_cache: dict[tuple[str, str], SpaceParams] = {}
@@ -385,6 +386,8 @@ class SessionAccess(BackendAccess):
     _last_seed: int | None
     _np_random: np.random.Generator | None  # gymnasium.Env's
     _np_random_seed: int | None
+    preset: str
+    np_random: np.random.Generator  # gymnasium.Env's
 
     @contextlib.contextmanager
     def _np_random_kept(self) -> Iterator[None]:
@@ -438,6 +441,27 @@ class SessionAccess(BackendAccess):
                 self._backend.sessions.add(got["session"])
             self._due = why(err)
             raise err from None
+
+    def _seeded_reset(self, seed: int | None, opts: dict[str, Any], take: Callable[[ResetResult], _T]) -> tuple[ResetResult, _T]:
+        """The request of a single env's ``reset`` (within :meth:`_np_random_kept`, after ``gymnasium.Env.reset``): the
+        seed drawn from ``np_random`` when none was given, or a seed of ``opts``' ``split`` drawn from it
+        (:mod:`ycgym.splits`), the reset sent and its reply taken in by ``take`` as :meth:`_taken` says."""
+        if seed is None:
+            seed = int(self.np_random.integers(0, 2**31 - 1))
+        split = opts.pop("split", None)
+        if split is not None:  # a seed of the split, drawn from the reset seed (ycgym.splits)
+            seed = split_seed(server_splits(self._backend), split, int(seed))
+        chosen = int(seed)
+        r, out = self._taken(
+            "the reset reply",
+            "the reset may have been made",
+            failed_reset_why,
+            lambda: self._backend.reset_session(self._session, chosen, self.preset, opts),
+            take,
+            adopt=True,
+        )
+        self._last_seed = chosen
+        return r, out
 
     def _restore_session(self, snapshot: Mapping[str, Any]) -> Any:
         """``restore`` into this env's session, or into a new one when the server reaped it or restarted."""

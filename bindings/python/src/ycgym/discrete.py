@@ -36,7 +36,6 @@ from ._protocol import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS
 from ._replies import BAD_REPLY_WHY, check_info_counts, failed_reset_why, step_flags
 from .client import ProtocolError, ResetResult, StepResult
 from .spaces import _NUMBER_TYPES
-from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchDiscreteEnv", "DEFAULT_MARKET_SLOTS", "DEFAULT_TASK_SLOTS", "discrete_options", "frame_arrays"]
 
@@ -272,22 +271,8 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         seed = seed_arg(seed)
         with self._np_random_kept():  # a refused reset changes nothing
             super().reset(seed=seed)
-            if seed is None:
-                seed = int(self.np_random.integers(0, 2**31 - 1))
-            opts = merged_discrete_options(self._opts, options)
-            split = opts.pop("split", None)
-            if split is not None:  # a seed of the split, drawn from the reset seed, as YCBenchEnv does (ycgym.splits)
-                seed = split_seed(server_splits(self._backend), split, int(seed))
-            r, taken = self._taken(
-                "the reset reply",
-                "the reset may have been made",
-                failed_reset_why,
-                lambda: self._backend.reset_session(self._session, int(seed), self.preset, opts),
-                self._reset_taken,
-                adopt=True,
-            )
+            r, taken = self._seeded_reset(seed, merged_discrete_options(self._opts, options), self._reset_taken)
             self._session = r["session"]
-            self._last_seed = int(seed)
             self._ready = True
             self._due = None
         return self._accept(r, taken)

@@ -31,7 +31,6 @@ from .spaces import (
     encode_observation,
     observation_space,
 )
-from .splits import server_splits, split_seed
 
 __all__ = ["YCBenchEnv", "make_info"]
 
@@ -175,21 +174,7 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
         seed = seed_arg(seed)
         with self._np_random_kept():  # a refused reset changes nothing
             super().reset(seed=seed)
-            if seed is None:
-                seed = int(self.np_random.integers(0, 2**31 - 1))
-            opts = self._options(options)
-            split = opts.pop("split", None)
-            if split is not None:  # a seed of the split, drawn from the reset seed (ycgym.splits)
-                seed = split_seed(server_splits(self._backend), split, int(seed))
-            r, (start, out) = self._taken(
-                "the reset reply",
-                "the reset may have been made",
-                failed_reset_why,
-                lambda: self._backend.reset_session(self._session, int(seed), self.preset, opts),
-                self._reset_taken,
-                adopt=True,
-            )
-            self._last_seed = int(seed)
+            r, (start, out) = self._seeded_reset(seed, self._options(options), self._reset_taken)
         self._accept_reset(r, start)
         if self.render_mode == "human":  # Gymnasium's human mode: rendered by reset and step themselves
             self.render()
