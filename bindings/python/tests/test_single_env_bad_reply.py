@@ -219,3 +219,34 @@ def test_a_reset_reply_with_malformed_values_is_bad_reply_and_leaves_the_env_due
     finally:
         env.close()
         twin.close()
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        pytest.param(lambda r: r["result"]["info"].pop("discrete_spec"), id="no discrete_spec"),
+        pytest.param(lambda r: r["result"]["info"]["discrete_spec"].pop("n_actions"), id="no n_actions"),
+        pytest.param(lambda r: r["result"].pop("session"), id="no session"),
+        pytest.param(lambda r: r["result"]["info"].__setitem__("discrete_spec", "spec"), id="spec not an object"),
+    ],
+)
+def test_a_discrete_env_whose_first_reset_reply_is_malformed_fails_with_bad_reply(server: LocalServer, spoil: Callable[[dict[str, Any]], Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The constructor's own reset (the spec of the frame) is taken in like any other reply: a malformed one is
+    ``bad_reply``, not a bare KeyError or TypeError from the middle of ``__init__``."""
+    from ycgym.client import Client
+
+    decode = Client._decode
+    spoiled: list[bool] = []
+
+    def spoiling(frames: list[bytes]) -> dict[str, Any]:
+        reply: dict[str, Any] = decode(frames)
+        result = reply.get("result")
+        if not spoiled and reply.get("ok") and isinstance(result, dict) and "discrete_spec" in result.get("info", {}):
+            spoiled.append(True)
+            spoil(reply)
+        return reply
+
+    monkeypatch.setattr(Client, "_decode", staticmethod(spoiling))
+    with pytest.raises(ProtocolError) as e:
+        YCBenchDiscreteEnv(endpoint=server.endpoint)
+    assert spoiled and e.value.code == "bad_reply" and "first reset reply" in e.value.message

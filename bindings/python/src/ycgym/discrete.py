@@ -33,7 +33,7 @@ from gymnasium import spaces
 
 from ._backend import SessionAccess, connection, open_backend, options_dict, reopen, seed_arg, snapshot_sessions
 from ._protocol import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS
-from ._replies import BAD_REPLY_WHY, check_info_counts, failed_reset_why, step_flags
+from ._replies import _INFO_COUNTS, BAD_REPLY_WHY, MALFORMED, check_info_counts, failed_reset_why, malformed_result, step_flags
 from .client import ProtocolError, ResetResult, StepResult
 from .spaces import _NUMBER_TYPES
 
@@ -98,7 +98,8 @@ def frame_arrays(result: ResetResult | StepResult) -> tuple[np.ndarray, np.ndarr
     return np.asarray(d["obs"], dtype=np.float32), np.asarray(d["mask"], dtype=np.bool_)
 
 
-_INT_KEYS = ("reward_cents", "step", "funds_cents")
+_INT_KEYS = _INFO_COUNTS
+"""The info's counts and amounts, int64 integers (the Discrete vector env's info columns)."""
 _BOOL_TYPE = frozenset({bool})
 
 
@@ -225,12 +226,18 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         self._backend, self._finalizer, self.params = open_backend(self, **self._connect, preset=preset)
         # The first session (for the frame's spec); a `split` reset option is mapped by each reset(), not sent.
         r = self._backend.client.reset(0, preset, options={k: v for k, v in self._opts.items() if k != "split"})
-        self._session: str | None = r["session"]
-        self._backend.sessions.add(r["session"])
-        self.discrete_spec: dict[str, Any] = dict(r["info"]["discrete_spec"])
-        self.observation_space, self.action_space = spaces_of(self.discrete_spec, self.dict_obs)
-        self._mask = np.zeros(int(self.discrete_spec["n_actions"]), dtype=np.bool_)
-        self._obs_shape: tuple[int, ...] = np.shape(self.discrete_spec["obs_low"])
+        try:  # taken in like any reply: a malformed one is bad_reply (a session it names is closed with the backend)
+            session = r["session"]
+            if type(session) is not str:
+                raise TypeError("it has no session id")
+            self._session: str | None = session
+            self._backend.sessions.add(session)
+            self.discrete_spec: dict[str, Any] = dict(r["info"]["discrete_spec"])
+            self.observation_space, self.action_space = spaces_of(self.discrete_spec, self.dict_obs)
+            self._mask = np.zeros(int(self.discrete_spec["n_actions"]), dtype=np.bool_)
+            self._obs_shape: tuple[int, ...] = np.shape(self.discrete_spec["obs_low"])
+        except MALFORMED as e:
+            raise malformed_result("the first reset reply (the frame's spec)", e, "the reset may have been made") from None
         self._ready = False
         self._last_text = ""
         self._last_seed: int | None = None
