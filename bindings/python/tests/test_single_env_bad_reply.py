@@ -250,3 +250,34 @@ def test_a_discrete_env_whose_first_reset_reply_is_malformed_fails_with_bad_repl
     with pytest.raises(ProtocolError) as e:
         YCBenchDiscreteEnv(endpoint=server.endpoint)
     assert spoiled and e.value.code == "bad_reply" and "first reset reply" in e.value.message
+
+
+@pytest.mark.parametrize("kind", ["text", "discrete"])
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, TimeoutError])
+def test_a_single_env_whose_step_is_stopped_while_waiting_is_due_for_a_reset(server: LocalServer, kind: str, stop: type[BaseException]) -> None:
+    """A step stopped after it went out (Ctrl-C, a timeout while waiting for its reply) ran on the server, or will: the
+    env is due for a reset (``ResetNeeded`` saying why), as the vector envs mark such a sub-environment, not stepped on
+    from a state it never saw; a reset makes it usable again."""
+    env: Any = YCBenchEnv(endpoint=server.endpoint) if kind == "text" else YCBenchDiscreteEnv(endpoint=server.endpoint)
+    try:
+        env.reset(seed=3)
+        action: Any = "company status" if kind == "text" else 0
+        c = env.client
+        recv = c.recv
+        sent: list[int] = []
+
+        def stopped(rid: int, *args: Any, **kwargs: Any) -> Any:
+            sent.append(rid)
+            c.recv = recv  # once
+            raise stop("stopped while waiting")
+
+        c.recv = stopped
+        with pytest.raises(stop):
+            env.step(action)
+        assert sent, "the step went out before it was stopped"
+        with pytest.raises(gym.error.ResetNeeded, match="stopped"):
+            env.step(action)
+        env.reset(seed=3)
+        env.step(action)
+    finally:
+        env.close()

@@ -9,14 +9,14 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import gymnasium as gym
 import numpy as np
 
-from ._replies import MALFORMED, UNREAD, failed_reset_why, malformed_result
+from ._replies import MALFORMED, UNREAD, failed_reset_why, malformed_result, stopped_step_why
 from ._version import PROTOCOL_VERSION
-from .client import Client, ProtocolError, ResetResult, check_timeout
+from .client import Client, ProtocolError, ResetResult, StepResult, check_timeout
 from .server import LocalServer, release_shared_server, shared_server
 from .spaces import SpaceParams, micros_to_time, parse_time
 from .splits import server_splits, split_seed
@@ -441,6 +441,22 @@ class SessionAccess(BackendAccess):
                 self._backend.sessions.add(got["session"])
             self._due = why(err)
             raise err from None
+
+    def _step_request(self, session: str, action: str | int) -> StepResult:
+        """``step`` of ``session``: sent, then its reply awaited. Stopped while waiting (a timeout, Ctrl-C, the server
+        gone), the step went out and the server ran it, or will: the env is then due for a reset (as the vector envs
+        mark such a sub-environment), not stepped on from a state it never saw. An error reply (the server refused the
+        step) changes nothing; one the client cannot read is :meth:`_taken`'s."""
+        c = self._backend.client
+        rid = c._send_step(session, action)  # type: ignore[arg-type]  # a Discrete action is an index
+        try:
+            return cast(StepResult, c.recv(rid))
+        except ProtocolError:
+            raise
+        except BaseException as e:
+            c.abandon([rid])  # its reply, if one comes, is dropped (the client does so itself on its timeouts)
+            self._due = stopped_step_why(e)
+            raise
 
     def _seeded_reset(self, seed: int | None, opts: dict[str, Any], take: Callable[[ResetResult], _T]) -> tuple[ResetResult, _T]:
         """The request of a single env's ``reset`` (within :meth:`_np_random_kept`, after ``gymnasium.Env.reset``): the

@@ -58,3 +58,9 @@ def failed_reset_why(e: BaseException) -> str:
     if isinstance(e, ProtocolError):
         return f"its reset was made on the server in a reset call that failed ({e.code}): the server holds an episode the env never returned"
     return f"its reset was stopped ({type(e).__name__}) after it went out: the server may have made it"
+
+
+def stopped_step_why(e: BaseException) -> str:
+    """Why an env (or sub-environment) whose step was stopped (``e``: a timeout, Ctrl-C, ...) before its reply was taken
+    in is due."""
+    return f"its last step was stopped ({type(e).__name__}) before its reply was taken in: the server ran it, or will"

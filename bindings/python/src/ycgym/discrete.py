@@ -294,7 +294,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         def taken(r: StepResult) -> tuple[tuple[float, bool, bool], tuple[Any, dict[str, Any], np.ndarray, str]]:
             return step_flags(r), self._frame_taken(r, session)
 
-        r, (flags, got) = self._taken("the step reply", "it may have run", lambda e: BAD_REPLY_WHY, lambda: self._backend.client.step(session, index), taken)  # type: ignore[arg-type]
+        r, (flags, got) = self._taken("the step reply", "it may have run", lambda e: BAD_REPLY_WHY, lambda: self._step_request(session, index), taken)
         obs, info = self._accept(r, got)
         return (obs, *flags, info)
 

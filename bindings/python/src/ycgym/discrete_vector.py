@@ -59,7 +59,7 @@ from ._backend import (
     session_limit_hint,
     snapshot_sessions,
 )
-from ._replies import BAD_REPLY_WHY, UNREAD, failed_reset_why, step_flags
+from ._replies import BAD_REPLY_WHY, UNREAD, failed_reset_why, step_flags, stopped_step_why
 from .client import BatchArrays, EpisodeOverError, ProtocolError, ResetResult, StepResult, VectorStepError
 from .discrete import (
     _INT_KEYS,
@@ -82,7 +82,6 @@ from .vector import (
     refused_or_unread,
     reset_arguments,
     reset_seeds,
-    stopped_step_why,
     unread_reset,
     why_due,
 )

@@ -222,7 +222,7 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
             self._checked(r)
             return encode_observation(r["observation"], self.params, start, self.max_text_length), reward, terminated, truncated, make_info(r, session, self.max_text_length)
 
-        r, out = self._taken("the step reply", "it may have run", lambda e: BAD_REPLY_WHY, lambda: self._backend.client.step(session, text), taken)
+        r, out = self._taken("the step reply", "it may have run", lambda e: BAD_REPLY_WHY, lambda: self._step_request(session, text), taken)
         self._last_text = r["observation"]["text"]
         if self.render_mode == "human":
             self.render()

@@ -60,7 +60,7 @@ from ._backend import (
     snapshot_sessions,
     status_time,
 )
-from ._replies import BAD_REPLY_WHY, UNREAD, check_info_counts, failed_reset_why, malformed_result, step_flags
+from ._replies import BAD_REPLY_WHY, UNREAD, check_info_counts, failed_reset_why, malformed_result, step_flags, stopped_step_why
 from .client import EpisodeOverError, ProtocolError, ResetResult, StepResult, VectorStepError
 from .env import YCBenchEnv, make_info, merged_options, text_option
 from .spaces import (
@@ -166,11 +166,6 @@ Owed = tuple[int | None, Mapping[str, Any] | None, str]
 """The reset a sub-environment that is due for one for another reason than its episode's end owes (both vector envs
 keep them, ``_owed``, by index): the seed and the options of the ``reset`` call that left it due (None, None: a seed
 drawn from its generator, the env's options), and why it is due (``EpisodeOverError``'s message)."""
-
-
-def stopped_step_why(e: BaseException) -> str:
-    """Why a sub-environment whose step was stopped (``e``: a timeout, Ctrl-C, ...) before its reply was taken in is due."""
-    return f"its last step was stopped ({type(e).__name__}) before its reply was taken in: the server ran it, or will"
 
 
 def owe(owed: dict[int, Owed], due: np.ndarray, indices: Sequence[int], seeds: Sequence[int | None], options: Mapping[str, Any] | None, why: str) -> None:
