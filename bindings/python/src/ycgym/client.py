@@ -822,16 +822,17 @@ class Client:
                 if self._anonymous:
                     self._anonymous.discard(request_id)
                 return reply
+            if type(rid) is not int:
+                # No id of this client's (null: the server could not read the request's id, e.g. message_too_large).
+                if self._take_unnamed(reply, request_id):
+                    return reply
+                continue
             if rid in self._abandoned:
                 self._abandoned.discard(rid)
                 if rid in self._orphaned:
                     self._orphaned.discard(rid)
                     self._close_orphan(reply)
                 continue
-            if rid is None:
-                # The server could not read an id (e.g. bad_json): it belongs to no request we can
-                # name, so report it to the caller that is waiting.
-                return reply
             self._stash[rid] = reply
 
     @staticmethod
@@ -883,18 +884,12 @@ class Client:
         if rid is None:
             others = [r for r in self._pending if r != request_id and r not in self._stash]
             note = f"; the {len(others)} other requests pending on this connection fail with this error too" if others else ""
-            msg = (
+            self._fail_pending(
+                request_id,
+                others,
                 f"a server reply could not be read and its head names no request: it may answer this request ({e.message}){note}; "
-                "a request it answers may have run"
+                "a request it answers may have run",
             )
-            for r in others:
-                self._stash[r] = {"id": r, "ok": False, "error": {"code": "bad_reply", "message": msg}}
-                # Its own reply, if it comes, is dropped (one made by a creating op closed: see abandon).
-                self._abandoned.add(r)
-                if r in self._anonymous:
-                    self._anonymous.discard(r)
-                    self._orphaned.add(r)
-            raise ProtocolError("bad_reply", msg, request_id=request_id)
         made = e.session
         if rid == request_id or (rid in self._pending and rid not in self._stash):
             anonymous = rid in self._anonymous
@@ -915,6 +910,54 @@ class Client:
                 if made is not None:
                     self._close_session(made)
         # Else it answers no request of this client's that is waiting: dropped.
+
+    def _take_unnamed(self, reply: dict[str, Any], request_id: RequestId) -> bool:
+        """Attribute the reply ``reply`` whose id names no request (null, or no id this client sends) while waiting for
+        ``request_id``: True when it is ``request_id``'s (the one request of this connection whose reply is still to
+        come), else it is kept for (or dropped with) the one other such request, or dropped when there is none, and
+        False (the wait goes on). With more than one it may answer any of them: every pending request fails with
+        ``bad_reply`` naming the others, raised for ``request_id`` (their own replies, if they come, are dropped)."""
+        waiting = [r for r in self._pending if r not in self._stash]
+        if len(waiting) + len(self._abandoned) == 1:
+            (only,) = waiting or self._abandoned
+            if only == request_id:
+                self._pending.pop(request_id, None)
+                self._anonymous.discard(request_id)
+                return True
+            if only in self._abandoned:
+                self._abandoned.discard(only)
+                if only in self._orphaned:
+                    self._orphaned.discard(only)
+                    self._close_orphan(reply)
+            else:
+                self._stash[only] = reply
+            return False
+        if not waiting and not self._abandoned:
+            return False  # no request of this connection's awaits a reply: dropped
+        err = reply.get("error")
+        told = f"{err.get('code')}: {err.get('message')}" if isinstance(err, dict) else ("ok" if reply.get("ok") else "no error")
+        outstanding = sorted(r for r in (*waiting, *self._abandoned) if type(r) is int)  # this client's ids are ints
+        shown = ", ".join(map(str, outstanding[:16])) + (f" and {len(outstanding) - 16} more" if len(outstanding) > 16 else "")
+        self._fail_pending(
+            request_id,
+            [r for r in waiting if r != request_id],
+            f"a server reply names no request (id {'null' if reply.get('id') is None else repr(reply.get('id'))[:60]}; the server's reply: {told[:300]}) while {len(outstanding)} requests "
+            f"of this connection await their replies (ids {shown}): it may answer any of them, so every one still pending fails "
+            "with this error; a request it answers may have run",
+        )
+        return False  # not reached: _fail_pending raises
+
+    def _fail_pending(self, request_id: RequestId, others: list[RequestId], msg: str) -> NoReturn:
+        """Fail the pending requests ``others`` and ``request_id`` (raised) with ``bad_reply`` ``msg``: a reply that names
+        no request may answer any of them. Their own replies, if they come, are dropped (a session made by a creating op
+        closed: see :meth:`abandon`)."""
+        for r in others:
+            self._stash[r] = {"id": r, "ok": False, "error": {"code": "bad_reply", "message": msg}}
+            self._abandoned.add(r)
+            if r in self._anonymous:
+                self._anonymous.discard(r)
+                self._orphaned.add(r)
+        raise ProtocolError("bad_reply", msg, request_id=request_id)
 
     def request(self, op: str, *, timeout: Timeout = DEFAULT, **fields: Any) -> Any:
         """Send one request and wait for its result."""
