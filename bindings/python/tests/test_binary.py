@@ -193,6 +193,18 @@ def _frames(h: dict[str, Any]) -> list[bytes]:
     return [bytes(np.dtype(a["dtype"]).itemsize * int(np.prod(a["shape"]))) for a in h["arrays"]]
 
 
+@pytest.mark.parametrize("adm", [[[7], None], [["a", None], None], [[["a"]], None], ["ab", None], [{"a": 1}, None], [["a"]], {"0": ["a"]}])
+def test_the_decoder_refuses_admissible_commands_that_are_not_lists_of_strings(adm: Any) -> None:
+    """``admissible_commands`` is a list of n entries, each a list of strings or null: an entry holding a number, a
+    null, a list (or a string, an object for an entry) is refused with the reply (as ``text``'s entries are); entries of
+    the wrong type inside a list were taken in as they came."""
+    h = {**_header(), "admissible_commands": adm}
+    with pytest.raises(ValueError, match="admissible_commands"):
+        decode_batch_arrays(h, _frames(h), ProtocolError)
+    good = {**_header(), "admissible_commands": [["a", "b"], None]}
+    assert decode_batch_arrays(good, _frames(good), ProtocolError).admissible_commands == [["a", "b"], None]
+
+
 def test_the_decoder_refuses_frames_that_do_not_fit_their_header() -> None:
     h = _header()
     ok = decode_batch_arrays(h, _frames(h), ProtocolError)

@@ -281,3 +281,42 @@ def test_a_single_env_whose_step_is_stopped_while_waiting_is_due_for_a_reset(ser
         env.step(action)
     finally:
         env.close()
+
+
+ADMISSIBLE_SPOILS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "admissible a string": lambda reply: _result(reply)["info"].__setitem__("admissible_commands", "company status"),
+    "admissible an object": lambda reply: _result(reply)["info"].__setitem__("admissible_commands", {"company status": 1}),
+    "admissible null": lambda reply: _result(reply)["info"].__setitem__("admissible_commands", None),
+    "admissible an int in the list": lambda reply: _result(reply)["info"]["admissible_commands"].__setitem__(0, 7),
+    "admissible a list in the list": lambda reply: _result(reply)["info"]["admissible_commands"].__setitem__(0, ["a"]),
+    "action_text an int": lambda reply: _result(reply)["info"].__setitem__("action_text", 7),
+    "action_text a list": lambda reply: _result(reply)["info"].__setitem__("action_text", ["company", "status"]),
+}
+"""Values of a Discrete step (reset) result's info lists and texts its protocol type does not allow
+(``admissible_commands`` a list of strings, ``action_text`` a string). They were taken in as they came: ``list()`` made a
+string a list of its characters and an object a list of its keys."""
+
+
+@pytest.mark.parametrize("op", ["step", "reset"])
+@pytest.mark.parametrize("how", ADMISSIBLE_SPOILS)
+def test_a_discrete_reply_with_malformed_admissible_commands_is_bad_reply(server: LocalServer, how: str, op: str) -> None:
+    """With the ``admissible_commands`` reset option: a step (reset) reply whose ``admissible_commands`` or
+    ``action_text`` is of the wrong type is ``bad_reply``, and the env is due for a reset, as for any malformed value."""
+    if op == "reset" and how.startswith("action_text"):
+        pytest.skip("a reset result has no action_text")
+    opts = {"admissible_commands": True}
+    env = YCBenchDiscreteEnv(endpoint=server.endpoint, render_mode="ansi", reset_options=opts)
+    twin = YCBenchDiscreteEnv(endpoint=server.endpoint, render_mode="ansi", reset_options=opts)
+    try:
+        for e in (env, twin):
+            e.reset(seed=5)
+        for t in range(2):
+            step_both(env, twin, t)
+        if op == "step":
+            twin.step(action(twin, 2))
+        before = held(env)
+        spoil_next_reply(env, op, ADMISSIBLE_SPOILS[how])
+        refused_then_usable(env, twin, before, (lambda: env.step(action(twin, 2))) if op == "step" else env.reset)
+    finally:
+        env.close()
+        twin.close()

@@ -1373,3 +1373,36 @@ def test_a_malformed_status_block_taken_in_by_a_step_stopped_while_waiting_is_pu
     finally:
         env.close()
         twin.close()
+
+
+DISCRETE_LIST_VALUES: dict[str, tuple[str, Any]] = {
+    "admissible a string": ("admissible_commands", "company status"),
+    "admissible an object": ("admissible_commands", {"company status": 1}),
+    "admissible null": ("admissible_commands", None),
+    "admissible an int in the list": ("admissible_commands", ["company status", 7]),
+    "action_text an int": ("action_text", 7),
+    "action_text a list": ("action_text", ["company", "status"]),
+}
+"""Values of a Discrete JSON step result's info texts and lists its protocol type does not allow (``admissible_commands``
+a list of strings, ``action_text`` a string): the env took them in as they came (``list()`` made a string a list of
+its characters, an object a list of its keys; a null read as absent)."""
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("how", DISCRETE_LIST_VALUES)
+def test_a_discrete_step_entry_with_malformed_admissible_commands_is_its_bad_reply(how: str, mode: str, server: LocalServer) -> None:
+    """The Discrete vector env with the ``admissible_commands`` reset option and JSON replies: sub-environment 2's
+    result has an ``admissible_commands`` (``action_text``) of the wrong type. That entry fails alone (``bad_reply``, due
+    for a reset) and the others are taken in, as for any malformed value of an entry."""
+    from gymnasium.vector import AutoresetMode
+
+    env, twin = started("discrete-json", server.endpoint, autoreset_mode=AutoresetMode(mode), reset_options={"admissible_commands": True})
+    try:
+        acts = actions(twin, 1)
+        want = twin.step(acts)
+        assert not (want[2] | want[3]).any()
+        spoil_last_batch_reply(env, spoil_discrete_json_entry(*DISCRETE_LIST_VALUES[how]))
+        last_entry_fails_alone(env, twin, mode, acts, want)
+    finally:
+        env.close()
+        twin.close()

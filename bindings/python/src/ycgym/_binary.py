@@ -135,8 +135,8 @@ def decode_batch_arrays(result: Mapping[str, Any], frames: Sequence[bytes], erro
     out.command = _strings(result.get("command"), "command", n, nullable=True)
     out.action_text = _strings(result.get("action_text"), "action_text", n, nullable=True)
     adm = result.get("admissible_commands")
-    if adm is not None and (not isinstance(adm, list) or len(adm) != n or not all(x is None or isinstance(x, list) for x in adm)):
-        raise ValueError("admissible_commands is not a list of n lists or nulls")
+    if adm is not None and (not isinstance(adm, list) or len(adm) != n or not all(x is None or (type(x) is list and all(type(c) is str for c in x)) for x in adm)):
+        raise ValueError("admissible_commands is not a list of n lists of strings or nulls")
     out.admissible_commands = adm
     errs = result.get("errors")
     if not isinstance(errs, list):

@@ -47,6 +47,22 @@ def check_info_counts(info: Mapping[str, Any]) -> None:
             raise ValueError(f"info[{key!r}] is past 64 bits")
 
 
+_STR = {str}
+
+
+def check_info_texts(info: Mapping[str, Any]) -> None:
+    """TypeError when a Discrete result's info has an ``action_text`` that is not a string, or an
+    ``admissible_commands`` that is not a list of strings (each is absent, or of its type: ``list()`` would make a
+    string a list of its characters, an object a list of its keys). Shared by both Discrete envs' check of a result."""
+    text = info.get("action_text", "")
+    if type(text) is not str:
+        raise TypeError("info['action_text'] must be a string")
+    if "admissible_commands" in info:
+        adm = info["admissible_commands"]
+        if type(adm) is not list or not set(map(type, adm)) <= _STR:
+            raise TypeError("info['admissible_commands'] must be a list of strings")
+
+
 def malformed_result(what: str, e: BaseException, maybe: str, request_id: int | None = None, index: int | None = None) -> ProtocolError:
     """The ``bad_reply`` of ``what`` (a reply, or an entry of one), a result whose fields are wrong (``e`` says how);
     ``maybe`` says what the server did, or may have done, all the same."""

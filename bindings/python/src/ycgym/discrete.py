@@ -33,7 +33,16 @@ from gymnasium import spaces
 
 from ._backend import SessionAccess, connection, open_backend, options_dict, reopen, seed_arg, snapshot_sessions
 from ._protocol import DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS
-from ._replies import _INFO_COUNTS, BAD_REPLY_WHY, MALFORMED, check_info_counts, failed_reset_why, malformed_result, step_flags
+from ._replies import (
+    _INFO_COUNTS,
+    BAD_REPLY_WHY,
+    MALFORMED,
+    check_info_counts,
+    check_info_texts,
+    failed_reset_why,
+    malformed_result,
+    step_flags,
+)
 from .client import ProtocolError, ResetResult, StepResult
 from .spaces import _NUMBER_TYPES
 
@@ -108,8 +117,9 @@ def frame_fields(r: Any, obs_shape: tuple[int, ...], mask_shape: tuple[int, ...]
     takes any of it in (KeyError, TypeError or ValueError for a result whose fields are wrong: the env fails it as
     ``bad_reply``): the frame a list of numbers of shape ``obs_shape``, the mask a list of booleans of shape
     ``mask_shape`` (numpy would take ``"5"``, null or true for a number and anything for a boolean), ``ok`` a boolean,
-    the info an object whose counts and amounts are int64 integers, with a ``terminal_reason``. Shared by both Discrete
-    envs."""
+    the info an object whose counts and amounts are int64 integers, with a ``terminal_reason``, its ``action_text`` a
+    string and its ``admissible_commands`` a list of strings where present (:func:`ycgym._replies.check_info_texts`).
+    Shared by both Discrete envs."""
     d = r["observation"]["discrete"]
     frame, flags = d["obs"], d["mask"]
     if type(frame) is not list or type(flags) is not list or not set(map(type, frame)) <= _NUMBER_TYPES or not set(map(type, flags)) <= _BOOL_TYPE:
@@ -127,6 +137,7 @@ def frame_fields(r: Any, obs_shape: tuple[int, ...], mask_shape: tuple[int, ...]
         if type(info[key]) is not int:
             raise TypeError(f"info[{key!r}] must be an integer")
     check_info_counts(info)
+    check_info_texts(info)
     out = None
     if text:
         out = o["text"]
