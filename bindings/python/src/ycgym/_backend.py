@@ -14,7 +14,7 @@ from typing import Any, TypeVar, cast
 import gymnasium as gym
 import numpy as np
 
-from ._replies import MALFORMED, UNREAD, failed_reset_why, malformed_result, stopped_step_why
+from ._replies import MALFORMED, UNREAD, failed_reset_why, malformed_result, named_session, stopped_step_why
 from ._version import PROTOCOL_VERSION
 from .client import Client, ProtocolError, ResetResult, StepResult, check_timeout
 from .server import LocalServer, release_shared_server, shared_server
@@ -92,8 +92,9 @@ class Backend:
                     raise
                 self.sessions.discard(session)
         r = self.client.reset(seed, preset, options=options)
-        if type(r) is dict and type(r.get("session")) is str:  # a malformed result's too (the env checks the rest)
-            self.sessions.add(r["session"])
+        sid = named_session(r)  # a malformed result's too (the env checks the rest)
+        if sid is not None:
+            self.sessions.add(sid)
         return r
 
     def close(self) -> None:
@@ -435,10 +436,10 @@ class SessionAccess(BackendAccess):
             return r, take(r)
         except MALFORMED as e:
             err = malformed_result(what, e, maybe)
-            got: Any = r
-            if adopt and type(got) is dict and type(got.get("session")) is str:
-                self._session = got["session"]
-                self._backend.sessions.add(got["session"])
+            sid = named_session(r) if adopt else None
+            if sid is not None:
+                self._session = sid
+                self._backend.sessions.add(sid)
             self._due = why(err)
             raise err from None
 
@@ -493,7 +494,8 @@ class SessionAccess(BackendAccess):
             self._backend.sessions.discard(self._session)
             self._session = None
             r = c.restore(snapshot)
-        if type(r) is dict and type(r.get("session")) is str:  # a malformed result's too (the env checks the rest)
-            self._session = r["session"]
-            self._backend.sessions.add(r["session"])
+        sid = named_session(r)  # a malformed result's too (the env checks the rest)
+        if sid is not None:
+            self._session = sid
+            self._backend.sessions.add(sid)
         return r

@@ -50,6 +50,16 @@ def check_info_counts(info: Mapping[str, Any]) -> None:
 _STR = {str}
 
 
+def named_session(r: Any) -> str | None:
+    """The session a result names (a reset's, a restore's: what the env holds, and closes with it, even when the rest
+    of the result is malformed), or None when it names none (not an object, or its ``session`` not a string)."""
+    if type(r) is dict:
+        session = r.get("session")
+        if type(session) is str:
+            return session
+    return None
+
+
 def check_info_texts(info: Mapping[str, Any]) -> None:
     """TypeError when a Discrete result's info has an ``action_text`` that is not a string, or an
     ``admissible_commands`` that is not a list of strings (each is absent, or of its type: ``list()`` would make a

@@ -41,6 +41,7 @@ from ._replies import (
     check_info_texts,
     failed_reset_why,
     malformed_result,
+    named_session,
     step_flags,
 )
 from .client import ProtocolError, ResetResult, StepResult
@@ -238,8 +239,8 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         # The first session (for the frame's spec); a `split` reset option is mapped by each reset(), not sent.
         r = self._backend.client.reset(0, preset, options={k: v for k, v in self._opts.items() if k != "split"})
         try:  # taken in like any reply: a malformed one is bad_reply (a session it names is closed with the backend)
-            session = r["session"]
-            if type(session) is not str:
+            session = named_session(r)
+            if session is None:
                 raise TypeError("it has no session id")
             self._session: str | None = session
             self._backend.sessions.add(session)
@@ -275,7 +276,7 @@ class YCBenchDiscreteEnv(SessionAccess, gym.Env[Any, np.int64]):
         return obs, info, mask, text or ""
 
     def _reset_taken(self, result: ResetResult) -> tuple[Any, dict[str, Any], np.ndarray, str]:
-        if type(result) is not dict or type(result.get("session")) is not str:
+        if named_session(result) is None:
             raise TypeError("it has no session id")
         return self._frame_taken(result, result["session"])
 

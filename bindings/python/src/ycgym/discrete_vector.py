@@ -59,7 +59,7 @@ from ._backend import (
     session_limit_hint,
     snapshot_sessions,
 )
-from ._replies import BAD_REPLY_WHY, UNREAD, failed_reset_why, step_flags, stopped_step_why
+from ._replies import BAD_REPLY_WHY, UNREAD, failed_reset_why, named_session, step_flags, stopped_step_why
 from .client import BatchArrays, EpisodeOverError, ProtocolError, ResetResult, StepResult, VectorStepError
 from .discrete import (
     _INT_KEYS,
@@ -279,10 +279,11 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
                     refusal.append(e)
                     raise
                 checked = unread_reset(r, i, self._frame_fields)
-                if type(r) is dict and type(r.get("session")) is str:  # the env's (closed with it), even malformed
-                    self._sessions[i] = r["session"]
+                sid = named_session(r)  # the env's (closed with it), even malformed
+                if sid is not None:
+                    self._sessions[i] = sid
                     self.__dict__.pop("_session_cache", None)
-                    self._backend.sessions.add(self._sessions[i])
+                    self._backend.sessions.add(sid)
                 made.append(i)
                 if isinstance(checked, ProtocolError):
                     self._autoreset[made] = True

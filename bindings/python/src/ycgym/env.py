@@ -20,7 +20,7 @@ from ._backend import (
     snapshot_start,
     status_time,
 )
-from ._replies import BAD_REPLY_WHY, check_info_counts, failed_reset_why, step_flags
+from ._replies import BAD_REPLY_WHY, check_info_counts, failed_reset_why, named_session, step_flags
 from .client import ResetResult, StepResult
 from .spaces import (
     MAX_TEXT_LENGTH,
@@ -186,7 +186,7 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
     def _reset_taken(self, r: ResetResult, snapshot: Mapping[str, Any] | None = None) -> tuple[datetime, tuple[ObsType, dict[str, Any]]]:
         """A reset (or restore of ``snapshot``) result's episode start time, observation and info, checked first (see
         :meth:`_checked`) and built without changing the env."""
-        if type(r) is not dict or type(r.get("session")) is not str:
+        if named_session(r) is None:
             raise TypeError("it has no session id")
         self._checked(r)
         start = status_time(r["observation"])

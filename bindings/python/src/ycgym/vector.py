@@ -60,7 +60,16 @@ from ._backend import (
     snapshot_sessions,
     status_time,
 )
-from ._replies import BAD_REPLY_WHY, UNREAD, check_info_counts, failed_reset_why, malformed_result, step_flags, stopped_step_why
+from ._replies import (
+    BAD_REPLY_WHY,
+    UNREAD,
+    check_info_counts,
+    failed_reset_why,
+    malformed_result,
+    named_session,
+    step_flags,
+    stopped_step_why,
+)
 from .client import EpisodeOverError, ProtocolError, ResetResult, StepResult, VectorStepError
 from .env import YCBenchEnv, make_info, merged_options, text_option
 from .spaces import (
@@ -244,7 +253,7 @@ def unread_reset(r: Any, i: int, check: Any) -> Any:
     if isinstance(r, ProtocolError):
         return r
     try:
-        if type(r) is not dict or type(r.get("session")) is not str:
+        if named_session(r) is None:
             raise TypeError("it has no session id")
         check(r)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -423,9 +432,10 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         # Every session these resets made is the env's (reused by its next reset, closed with it) before an error below
         # is raised (a malformed result's too, when it names one).
         for i, r in zip(indices, got):
-            if type(r) is dict and type(r.get("session")) is str:
-                self._sessions[i] = r["session"]
-                self._backend.sessions.add(r["session"])
+            sid = named_session(r)
+            if sid is not None:
+                self._sessions[i] = sid
+                self._backend.sessions.add(sid)
         # A reply that cannot be read (not JSON, a field missing or of the wrong type) is bad_reply: made, or maybe.
         results = [unread_reset(r, i, self._reset_fields) for i, r in zip(indices, got)]
         # Reset on the server, or maybe (bad_reply): due if the reset fails.
@@ -447,9 +457,10 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
                     refusal.append(self._reset_refused(i, e, made))
                     raise refusal[0] from None
                 got = unread_reset(r, i, self._reset_fields)
-                if type(r) is dict and type(r.get("session")) is str:  # the env's (closed with it), even malformed
-                    self._sessions[i] = r["session"]
-                    self._backend.sessions.add(r["session"])
+                sid = named_session(r)  # the env's (closed with it), even malformed
+                if sid is not None:
+                    self._sessions[i] = sid
+                    self._backend.sessions.add(sid)
                 made.append(i)
                 if isinstance(got, ProtocolError):
                     refusal.append(self._reset_refused(i, got, made))
