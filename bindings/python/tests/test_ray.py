@@ -15,6 +15,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -123,7 +124,7 @@ def test_killed_actor_and_runner_are_retried_without_duplicates(cluster: str, re
     assert not (tmp_path / "trajectories.arrow").exists()
 
 
-def test_without_retries_a_killed_actor_fails_the_run_cleanly(cluster: str, tmp_path: Path) -> None:
+def test_without_retries_a_killed_actor_fails_the_run_cleanly(cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def on_shard(s: yr.ShardOutput) -> None:
         if not killed:
             killed.append(s.actor_pid)
@@ -132,15 +133,28 @@ def test_without_retries_a_killed_actor_fails_the_run_cleanly(cluster: str, tmp_
 
     killed: list[int] = []
     actors: list[str] = []
-    scratch = Path(tempfile.gettempdir())
-    before = {p.name for p in scratch.glob("ycgym-ray-*")}
+    # The scratch prefixes of this run's actors (one per actor, named after its id), as the driver asked them: only
+    # their folders are this run's. Another run on the machine (a parallel test run) makes ycgym-ray-* folders of its
+    # own in the same temporary directory, which this run neither makes nor removes.
+    prefixes: list[Path] = []
+    remove = yr.runner._remove_scratch
+
+    def removing(runners: Any) -> None:
+        runners = list(runners)
+        prefixes.extend(Path(prefix) for _, _, prefix in runners)
+        remove(runners)
+
+    monkeypatch.setattr(yr.runner, "_remove_scratch", removing)
     with pytest.raises(yr.RunError, match=r"a worker died and was not restarted \(max_retries=0\)"):
         yr.run("greedy", "1-40", tmp_path, num_workers=2, shard_size=4, trajectories=True, max_retries=0, on_shard=on_shard)
     assert killed and not (tmp_path / "summary.json").exists() and not (tmp_path / ".ray-shards").exists()
+    # Both actors' prefixes (the killed one's among them), in this node's temporary directory.
+    assert len(prefixes) == 2 and Path(tempfile.gettempdir()) / f"ycgym-ray-{actors[0]}" in prefixes, prefixes
+    assert all(p.parent == Path(tempfile.gettempdir()) for p in prefixes), prefixes
     # Both actors were playing a shard when the run failed (the killed one its next, which the pool hands over before
     # the driver sees the last result; the other one, killed by the driver, its own): the driver removes what their
     # runners had written, which no restarted actor will.
-    assert sorted({p.name for p in scratch.glob("ycgym-ray-*")} - before) == []
+    assert sorted(p.name for prefix in prefixes for p in prefix.parent.glob(f"{prefix.name}*")) == []
 
 
 def test_actors_that_cannot_start_fail_the_run_with_a_run_error(cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
