@@ -320,3 +320,37 @@ def test_a_discrete_reply_with_malformed_admissible_commands_is_bad_reply(server
     finally:
         env.close()
         twin.close()
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        pytest.param(lambda r: r["result"]["info"].pop("discrete_spec"), id="no discrete_spec"),
+        pytest.param(lambda r: r["result"].pop("session"), id="no session"),
+        pytest.param(lambda r: r["result"].__setitem__("session", None), id="session null"),
+        pytest.param(lambda r: r["result"].__setitem__("session", 7), id="session a number"),
+        pytest.param(lambda r: r["result"]["info"].__setitem__("discrete_spec", "spec"), id="spec not an object"),
+    ],
+)
+def test_a_discrete_vector_env_whose_first_reset_reply_is_malformed_fails_with_bad_reply(server: LocalServer, spoil: Callable[[dict[str, Any]], Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Discrete vector env's own first resets (the frame's spec) are taken in like any other reply: a malformed one
+    is ``bad_reply``. It was a bare KeyError or TypeError from the middle of ``__init__``, or a session id that is no
+    string made one with ``str()`` (``"None"``, ``"7"``), which the env would then step."""
+    from ycgym import YCBenchDiscreteVectorEnv
+    from ycgym.client import Client
+
+    decode = Client._decode
+    spoiled: list[bool] = []
+
+    def spoiling(frames: list[bytes]) -> dict[str, Any]:
+        reply: dict[str, Any] = decode(frames)
+        result = reply.get("result")
+        if not spoiled and reply.get("ok") and isinstance(result, dict) and "discrete_spec" in result.get("info", {}):
+            spoiled.append(True)
+            spoil(reply)
+        return reply
+
+    monkeypatch.setattr(Client, "_decode", staticmethod(spoiling))
+    with pytest.raises(ProtocolError) as e:
+        YCBenchDiscreteVectorEnv(3, endpoint=server.endpoint)
+    assert spoiled and e.value.code == "bad_reply" and "first reset" in e.value.message, e.value

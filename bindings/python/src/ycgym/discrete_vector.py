@@ -59,7 +59,7 @@ from ._backend import (
     session_limit_hint,
     snapshot_sessions,
 )
-from ._replies import BAD_REPLY_WHY, UNREAD, failed_reset_why, named_session, step_flags, stopped_step_why
+from ._replies import BAD_REPLY_WHY, MALFORMED, UNREAD, failed_reset_why, malformed_result, named_session, step_flags, stopped_step_why
 from .client import BatchArrays, EpisodeOverError, ProtocolError, ResetResult, StepResult, VectorStepError
 from .discrete import (
     _INT_KEYS,
@@ -186,20 +186,28 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         # The first sessions (seed 0: the env's spec); a `split` reset option is mapped by each reset, not sent.
         probe = {k: v for k, v in self._opts.items() if k != "split"}
         first = c.request_all("reset", [{"seed": 0, "preset": preset, "options": probe}] * n, raise_errors=False)
-        # The sessions made are the backend's (closed with it) before anything can fail: when some could not be made (the
-        # server's session limit), they are closed now and the first error raised, so that nothing is left behind.
-        self._backend.sessions.update(str(r["session"]) for r in first if not isinstance(r, ProtocolError))
+        # The sessions made are the backend's (closed with it) before anything can fail (a malformed result's too, when
+        # it names one): when some could not be made (the server's session limit), or a result is malformed, they are
+        # closed now and the first error raised, so that nothing is left behind.
+        named = [named_session(r) for r in first]
+        self._backend.sessions.update(s for s in named if s is not None)
         failed = next((r for r in first if isinstance(r, ProtocolError)), None)
         if failed is not None:
             self._finalizer()
             raise session_limit_hint(failed, self, n, self._backend)
-        self._sessions: list[str] = [str(r["session"]) for r in first]
-        self.discrete_spec: dict[str, Any] = dict(first[0]["info"]["discrete_spec"])
-        self.single_observation_space, self.single_action_space = spaces_of(self.discrete_spec, self.dict_obs)
-        self.observation_space = batch_space(self.single_observation_space, n)
-        self.action_space = batch_space(self.single_action_space, n)
-        self._obs = np.zeros((n, int(self.discrete_spec["obs_size"])), dtype=np.float32)
-        self._mask = np.zeros((n, int(self.discrete_spec["n_actions"])), dtype=np.bool_)
+        try:  # taken in like any reply: a malformed one is bad_reply (as YCBenchDiscreteEnv's first reset)
+            if None in named:
+                raise TypeError("it has no session id")
+            self._sessions: list[str] = [s for s in named if s is not None]
+            self.discrete_spec: dict[str, Any] = dict(first[0]["info"]["discrete_spec"])
+            self.single_observation_space, self.single_action_space = spaces_of(self.discrete_spec, self.dict_obs)
+            self.observation_space = batch_space(self.single_observation_space, n)
+            self.action_space = batch_space(self.single_action_space, n)
+            self._obs = np.zeros((n, int(self.discrete_spec["obs_size"])), dtype=np.float32)
+            self._mask = np.zeros((n, int(self.discrete_spec["n_actions"])), dtype=np.bool_)
+        except MALFORMED as e:
+            self._finalizer()
+            raise malformed_result("a first reset reply (the frame's spec)", e, "the resets were made") from None
         self._rngs: list[np.random.Generator | None] = [None] * n
         self._autoreset = np.zeros(n, dtype=np.bool_)
         self._owed: dict[int, Owed] = {}  # the resets owed by sub-environments due for another reason than an ended episode
