@@ -205,3 +205,72 @@ def test_every_public_exception_round_trips_through_pickle_with_its_fields(dumps
         assert isinstance(got, ycgym.VectorStepError) and list(got.errors) == list(e.errors)
         for i, err in e.errors.items():
             assert type(got.errors[i]) is type(err) and vars(got.errors[i]) == vars(err) and got.errors[i].args == err.args
+
+
+def _spoil_restores(monkeypatch: pytest.MonkeyPatch, spoil: Any) -> tuple[list[str], list[Any]]:
+    """Spoil the reply to the second ``restore`` request any client reads from now on (``spoil`` changes the decoded
+    reply in place); returns the sessions the other restore replies named and the backends ``reopen`` makes."""
+    from ycgym import _backend
+    from ycgym.client import Client
+
+    decode, reopen = Client._decode, _backend.reopen
+    made: list[str] = []
+    backends: list[Any] = []
+    seen: list[int] = []
+
+    def spoiling(frames: list[bytes]) -> dict[str, Any]:
+        reply: dict[str, Any] = decode(frames)
+        result = reply.get("result")
+        if reply.get("ok") and isinstance(result, dict) and "session" in result and "observation" in result:
+            seen.append(1)
+            if len(seen) == 2:
+                spoil(reply)
+            else:
+                made.append(result["session"])
+        return reply
+
+    def reopening(*args: Any, **kwargs: Any) -> Any:
+        got = reopen(*args, **kwargs)
+        backends.append(got[0])
+        return got
+
+    monkeypatch.setattr(Client, "_decode", staticmethod(spoiling))
+    for mod in ("env", "vector", "discrete_vector"):
+        monkeypatch.setattr(f"ycgym.{mod}.reopen", reopening)
+    return made, backends
+
+
+@pytest.mark.parametrize("kind", ["vector", "discrete-vector"])
+@pytest.mark.parametrize(
+    ("how", "code"),
+    [
+        ("session null", "bad_reply"),
+        ("session a number", "bad_reply"),
+        ("no session", "bad_reply"),
+        ("refused", "bad_snapshot"),
+    ],
+)
+def test_unpickling_a_vector_env_whose_restore_fails_keeps_the_sessions_it_made(kind: str, how: str, code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unpickling restores each sub-environment's episode (pipelined restores). One restore whose reply is malformed is
+    ``bad_reply`` (a session id that is no string was made one with ``str()``: null as ``"None"``, and the env was
+    built to step it; a missing one a bare KeyError); one refused raises its error. Either way the sessions the other
+    restores made are the backend's, closed with it (they were dropped, left to the server's idle timeout)."""
+    spoils = {
+        "session null": lambda r: r["result"].__setitem__("session", None),
+        "session a number": lambda r: r["result"].__setitem__("session", 7),
+        "no session": lambda r: r["result"].pop("session"),
+        "refused": lambda r: r.update({"ok": False, "error": {"code": "bad_snapshot", "message": "refused"}}),
+    }
+    env: Any = ycgym.YCBenchVectorEnv(3) if kind == "vector" else ycgym.YCBenchDiscreteVectorEnv(3)
+    try:
+        env.reset(seed=4)
+        blob = pickle.dumps(env)
+    finally:
+        env.close()
+    made, backends = _spoil_restores(monkeypatch, spoils[how])
+    with pytest.raises(ycgym.ProtocolError) as e:
+        pickle.loads(blob)
+    assert e.value.code == code, e.value
+    assert len(made) == 2 and len(backends) == 1, (made, backends)
+    assert set(made) <= backends[0].sessions or backends[0].closed, (made, backends[0].sessions)
+    assert backends[0].closed or all(type(s) is str and s in made for s in backends[0].sessions)

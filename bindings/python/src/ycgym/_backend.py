@@ -266,16 +266,18 @@ def snapshot_sessions(backend: Backend, sessions: Sequence[str | None]) -> list[
 def restore_sessions(backend: Backend, snapshots: Sequence[Mapping[str, Any] | None]) -> list[str | None]:
     """New sessions continuing exactly from ``snapshots`` (``None`` stays ``None``), pipelined."""
     c = backend.client
-    got = iter(c.request_all("restore", [{"snapshot": dict(s)} for s in snapshots if s is not None]))
-    out: list[str | None] = []
-    for s in snapshots:
-        if s is None:
-            out.append(None)
-            continue
-        sess = str(next(got)["session"])
-        backend.sessions.add(sess)
-        out.append(sess)
-    return out
+    got = c.request_all("restore", [{"snapshot": dict(s)} for s in snapshots if s is not None], raise_errors=False)
+    # Every session made is the backend's (closed with it) before anything is raised: a refused or malformed restore
+    # does not drop those the others made.
+    made = [named_session(r) for r in got]
+    backend.sessions.update(s for s in made if s is not None)
+    for r, sess in zip(got, made):
+        if isinstance(r, ProtocolError):
+            raise r
+        if sess is None:
+            raise malformed_result("a restore reply", TypeError("it has no session id"), "the restore may have been made")
+    it = iter(made)
+    return [None if s is None else next(it) for s in snapshots]
 
 
 def snapshot_start(snapshot: Mapping[str, Any], fallback: datetime) -> datetime:
