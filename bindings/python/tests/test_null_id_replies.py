@@ -100,6 +100,32 @@ def test_a_null_id_reply_with_an_abandoned_request_outstanding_is_ambiguous(fake
     assert not c._pending and not c._stash
 
 
+def test_a_null_id_reply_with_two_threads_waiting_fails_both(fake: tuple[Client, zmq.Socket[bytes]]) -> None:
+    """Two threads, each waiting for its own request: whichever reads the null-id reply, neither is handed it as its
+    own answer."""
+    import threading
+
+    c, router = fake
+    ids = [c.send("hello"), c.send("hello")]
+    ident = _requests(router, 2)
+    got: dict[int, Any] = {}
+
+    def wait(rid: int) -> None:
+        try:
+            got[rid] = c.recv(rid)
+        except ProtocolError as e:
+            got[rid] = e
+
+    threads = [threading.Thread(target=wait, args=(rid,)) for rid in ids]
+    for t in threads:
+        t.start()
+    router.send_multipart([ident, _err(None, "message_too_large", "too big")])
+    for t in threads:
+        t.join(10)
+    _check_ambiguous(got[ids[0]], ids[0], [ids[1]])
+    _check_ambiguous(got[ids[1]], ids[1], [ids[0]])
+
+
 @pytest.mark.parametrize("rid", [[1], {"a": 1}, "1", 1.0, True])
 def test_a_reply_whose_id_is_no_id_of_this_client_names_no_request(fake: tuple[Client, zmq.Socket[bytes]], rid: Any) -> None:
     """An id of a type the client never sends (a list, an object: unhashable, it raised a bare TypeError from the wait)
