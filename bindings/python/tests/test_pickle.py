@@ -240,6 +240,14 @@ def _spoil_restores(monkeypatch: pytest.MonkeyPatch, spoil: Any) -> tuple[list[s
     return made, backends
 
 
+@pytest.fixture(scope="module")
+def own_server() -> Any:
+    """A server of the restore tests' own: a spoiled restore reply leaves the session the server made (its id lost), which
+    would count against the shared server's session limit until its idle timeout."""
+    with ycgym.LocalServer("tcp://127.0.0.1:0") as srv:
+        yield srv
+
+
 @pytest.mark.parametrize("kind", ["vector", "discrete-vector"])
 @pytest.mark.parametrize(
     ("how", "code"),
@@ -250,7 +258,9 @@ def _spoil_restores(monkeypatch: pytest.MonkeyPatch, spoil: Any) -> tuple[list[s
         ("refused", "bad_snapshot"),
     ],
 )
-def test_unpickling_a_vector_env_whose_restore_fails_keeps_the_sessions_it_made(kind: str, how: str, code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unpickling_a_vector_env_whose_restore_fails_keeps_the_sessions_it_made(
+    kind: str, how: str, code: str, monkeypatch: pytest.MonkeyPatch, own_server: ycgym.LocalServer
+) -> None:
     """Unpickling restores each sub-environment's episode (pipelined restores). One restore whose reply is malformed is
     ``bad_reply`` (a session id that is no string was made one with ``str()``: null as ``"None"``, and the env was
     built to step it; a missing one a bare KeyError); one refused raises its error. Either way the sessions the other
@@ -261,7 +271,8 @@ def test_unpickling_a_vector_env_whose_restore_fails_keeps_the_sessions_it_made(
         "no session": lambda r: r["result"].pop("session"),
         "refused": lambda r: r.update({"ok": False, "error": {"code": "bad_snapshot", "message": "refused"}}),
     }
-    env: Any = ycgym.YCBenchVectorEnv(3) if kind == "vector" else ycgym.YCBenchDiscreteVectorEnv(3)
+    at = own_server.endpoint
+    env: Any = ycgym.YCBenchVectorEnv(3, endpoint=at) if kind == "vector" else ycgym.YCBenchDiscreteVectorEnv(3, endpoint=at)
     try:
         env.reset(seed=4)
         blob = pickle.dumps(env)
