@@ -340,7 +340,9 @@ rng = random.Random(int(sys.argv[1]))
 signal.signal(signal.SIGALRM, interrupt)
 n = 0
 t0 = time.monotonic()
-while time.monotonic() - t0 < float(sys.argv[2]):
+# For at least argv[2] seconds and argv[3] interrupts: a loaded machine takes longer to reach the count instead of
+# failing it (6 s gave ~1,500 interrupts on an idle 2-core box, ~300 under a load of 8, 11 when starved).
+while time.monotonic() - t0 < float(sys.argv[2]) or n < int(sys.argv[3]):
     try:
         signal.setitimer(signal.ITIMER_REAL, rng.uniform(0.0002, 0.004))
         while True:
@@ -364,11 +366,13 @@ def test_interrupts_at_any_point_keep_the_pipe_streams_whole() -> None:
     # reader saw a bogus frame count) or left a lock held (the next step hung); a few thousand random interrupts
     # found each within seconds. After every interrupt the next step must get its own reply.
     out = subprocess.run(
-        [sys.executable, "-c", INTERRUPT_STORM, "7", "6"], capture_output=True, text=True, timeout=120, env=os.environ.copy()
+        [sys.executable, "-c", INTERRUPT_STORM, "7", "6", "200"], capture_output=True, text=True, timeout=300, env=os.environ.copy()
     )
     assert out.returncode == 0, out.stderr[-3000:]
     n = int(out.stdout.split()[-1])
-    assert n >= 200, out.stdout  # the storm did interrupt (each interrupt is followed by a checked step)
+    # The storm did interrupt (each interrupt is followed by a checked step). It runs until it has (before: 6 s and
+    # then this count asserted, which failed on a starved machine with no defect).
+    assert n >= 200, out.stdout
 
 
 def test_a_reply_taken_while_another_thread_reads_is_not_the_end_of_the_pipe() -> None:
