@@ -6,6 +6,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -23,10 +25,14 @@ def client(endpoint: str):  # type: ignore[no-untyped-def]
     c.close()
 
 
-def free_port() -> int:
+@contextmanager
+def closed_port() -> Iterator[int]:
+    """A loopback port nobody listens on, held so while the block runs: bound here without listen(), so a connection to
+    it is refused and no other process can bind it meanwhile. A port found free and released at once could be bound by
+    any process on the machine (another test run's server on a shared CI box) before the client connected to it."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        yield int(s.getsockname()[1])
 
 
 def test_hello(client: Client) -> None:
@@ -120,7 +126,12 @@ def test_pipelining_replies_are_matched_by_id(client: Client) -> None:
 
 
 def test_timeout_raises_timeout_error() -> None:
-    c = Client(f"tcp://127.0.0.1:{free_port()}", timeout=0.2)  # nobody listens there
+    with closed_port() as port:
+        _timeout_raises_timeout_error(port)
+
+
+def _timeout_raises_timeout_error(port: int) -> None:
+    c = Client(f"tcp://127.0.0.1:{port}", timeout=0.2)  # nobody listens there
     try:
         t = time.monotonic()
         with pytest.raises(TimeoutError, match="no reply to 'hello'"):
@@ -141,10 +152,15 @@ def test_a_send_that_zeromq_cannot_queue_times_out_instead_of_blocking() -> None
     # way in test_curve_encryption, where a failed CURVE handshake left the socket nothing to queue to). In a child
     # process, so that a send that blocks fails the test instead of hanging it.
     # The timeout given to the client, and one set on it later (`Client.timeout` is assignable).
+    with closed_port() as port:
+        _a_send_that_zeromq_cannot_queue_times_out(port)
+
+
+def _a_send_that_zeromq_cannot_queue_times_out(port: int) -> None:
     script = f"""
 from ycgym import Client
 for later in (False, True):
-    c = Client("tcp://127.0.0.1:{free_port()}", timeout=None if later else 0.3)
+    c = Client("tcp://127.0.0.1:{port}", timeout=None if later else 0.3)
     if later:
         c.timeout = 0.3
     try:
@@ -243,7 +259,8 @@ def test_step_request_bytes_equal_the_generic_send(session: str, action: str, sk
     saved = (_json.dumps, _json.loads)
     if std:
         _json.dumps, _json.loads = _json._std_dumps, _json._std_loads
-    c = Client(f"tcp://127.0.0.1:{free_port()}", timeout=1.0)
+    with closed_port() as port:  # nothing is sent: _sent_payloads records the payloads instead
+        c = Client(f"tcp://127.0.0.1:{port}", timeout=1.0)
     try:
         for _ in range(skip % 7):
             next(c._ids)
