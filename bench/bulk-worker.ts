@@ -16,7 +16,10 @@
  * collections during the other's episodes, so a change in what an episode leaves on the heap shows only in part;
  * time each build in its own process for that (`--root DIR` times another checkout's build alone with this bench).
  *
- *   npm run build && node dist/bench/bulk-worker.js [--episodes 300] [--format arrow|parquet] [--no-trajectories] [--against ../other-checkout] [--root ../checkout]
+ * With `--parts` (this build, or `--root`'s, alone; Arrow with trajectories) it reports where the trajectory work of
+ * an episode goes instead (`partsBench`).
+ *
+ *   npm run build && node dist/bench/bulk-worker.js [--episodes 300] [--format arrow|parquet] [--no-trajectories] [--against ../other-checkout] [--root ../checkout] [--parts]
  */
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -148,10 +151,132 @@ export async function bulkWorkerBench(episodes: number, trajectories: boolean, a
   return out;
 }
 
+/** What `--parts` uses of a build's step row builder and of a row's text (the row builder's `TextSource`). */
+interface PartsBuilder extends Builder {
+  readonly length: number;
+  append(row: Record<string, unknown>): void;
+  setBool(row: number, column: string, v: boolean): void;
+}
+interface TextSourceLike {
+  appendText(sink: unknown): void;
+}
+
+/**
+ * `--parts`: where a worker's trajectory work goes, per episode, in this one build (the default Arrow path, as `play`
+ * times it): `cpu_us_per_episode_mean` is the episode with its rows plus its record batch body (process CPU);
+ * `rows_cpu_us_mean` the first (`playJobRows`: the simulation, the step rows and their text), `text_render_us_mean`
+ * the part of it spent rendering the observation texts into the row builder; `body_cpu_us_mean` the second
+ * (`consume` and `recordBatchBodyInto`), `zstd_text_us_mean` the part of it compressing the observation text buffer and
+ * `zstd_other_us_mean` compressing the other `zstd_other_calls` buffers (each a separate zstd frame, whose set-up is
+ * paid per buffer). The sub-parts are sums of the process's CPU time around each call, as the episode's (the
+ * process's other threads, V8's collector and compiler, count where they run); a text's time is less that of an empty
+ * interval timed just before it (the clock is a system call: the four per step add a few µs a step to
+ * `rows_cpu_us_mean`). The simulation alone is what `--no-trajectories` times.
+ */
+export async function partsBench(episodes: number, root: string | null = null): Promise<Record<string, number>> {
+  const dir = root !== null ? resolve(root) : fileURLToPath(new URL('../..', import.meta.url));
+  const load = (p: string) => import(pathToFileURL(join(dir, 'dist', p)).href) as Promise<Record<string, unknown>>;
+  const configs = (await load('src/config/load.js')) as { presetConfig(name: string): unknown };
+  const { stepBuilder } = (await load('src/export/table-builder.js')) as { stepBuilder(): PartsBuilder };
+  const { playJobRows } = (await load('src/export/jobs.js')) as { playJobRows(...a: unknown[]): unknown };
+  const { makePolicy } = await load('baselines/index.js');
+  const zstd = await ((await load('src/export/zstd-encode.js'))['zstdArenaEncoder'] as () => Promise<{ encode(d: Uint8Array): Uint8Array; reset(): void }>)();
+  const columns = (await load('src/export/columns.js'))['STEP_COLUMNS'] as { name: string }[];
+  const toBody = await bodyInto(load);
+  const textColumn = columns.findIndex((c) => c.name === 'observation_text');
+  const cfg = configs.presetConfig('default');
+  const wc = { preset: 'default', presetName: 'default', runId: 'bench', maxSteps: null, trajectories: true, rollouts: false };
+  const builder = stepBuilder();
+  let slot = new Uint8Array(1 << 20);
+  const room = (n: number): Uint8Array => {
+    if (slot.byteLength < n) slot = new Uint8Array(n + (n >> 1));
+    return slot;
+  };
+  const cpuSince = (t0: NodeJS.CpuUsage): number => {
+    const t = process.cpuUsage(t0);
+    return t.user + t.system;
+  };
+  let textUs = 0;
+  // Each row's text source wrapped in a timer (one small closure and four clock reads per step).
+  const timed: PartsBuilder = {
+    get length() {
+      return builder.length;
+    },
+    setBool: (row, column, v) => builder.setBool(row, column, v),
+    append(row) {
+      const src = row['observation_text'];
+      if (src !== null && typeof src === 'object' && typeof (src as Partial<TextSourceLike>).appendText === 'function') {
+        row['observation_text'] = {
+          appendText(sink: unknown): void {
+            // The clock's own cost, read by an empty interval first, is taken off the text's.
+            const e = cpuSince(process.cpuUsage());
+            const t0 = process.cpuUsage();
+            (src as TextSourceLike).appendText(sink);
+            textUs += cpuSince(t0) - e;
+          },
+        };
+      }
+      builder.append(row);
+    },
+    consume: (use) => builder.consume(use),
+    packedSize: () => builder.packedSize(),
+    pack: (into) => builder.pack(into),
+  };
+  let textBuf: Uint8Array | null = null;
+  let zText = 0;
+  let zOther = 0;
+  let otherCalls = 0;
+  const encode = (d: Uint8Array): Uint8Array => {
+    const t0 = process.cpuUsage();
+    const z = zstd.encode(d);
+    const us = cpuSince(t0);
+    if (textBuf !== null && d.buffer === textBuf.buffer && d.byteOffset === textBuf.byteOffset) zText += us;
+    else {
+      zOther += us;
+      otherCalls++;
+    }
+    return z;
+  };
+  const total: number[] = [];
+  const rows: number[] = [];
+  const body: number[] = [];
+  for (let seed = 1; seed <= episodes; seed++) {
+    const t0 = process.cpuUsage();
+    playJobRows(cfg, wc, { index: seed, policy: 'greedy', seed }, timed, makePolicy);
+    const t1 = process.cpuUsage(t0);
+    builder.consume((t) => {
+      const c = (t as { columns: { values: Uint8Array }[] }).columns[textColumn];
+      textBuf = c === undefined ? null : c.values;
+      zstd.reset();
+      return toBody(columns, t, encode, room);
+    });
+    const t2 = process.cpuUsage(t0);
+    rows.push(t1.user + t1.system);
+    total.push(t2.user + t2.system);
+    body.push(t2.user + t2.system - (t1.user + t1.system));
+  }
+  const perEpisode = (us: number): number => Math.round(us / episodes);
+  return {
+    episodes,
+    cpu_us_per_episode_mean: Math.round(mean(total)),
+    rows_cpu_us_mean: Math.round(mean(rows)),
+    text_render_us_mean: perEpisode(textUs),
+    body_cpu_us_mean: Math.round(mean(body)),
+    zstd_text_us_mean: perEpisode(zText),
+    zstd_other_us_mean: perEpisode(zOther),
+    zstd_other_calls: Math.round(otherCalls / episodes),
+  };
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const argv = process.argv.slice(2);
   const format = flagValue(argv, '--format') ?? 'arrow';
   if (format !== 'arrow' && format !== 'parquet') throw new Error(`--format ${format}: arrow or parquet`);
+  if (argv.includes('--parts')) {
+    if (format !== 'arrow' || argv.includes('--no-trajectories') || flagValue(argv, '--against') !== null) throw new Error('--parts times this build\'s Arrow trajectory path alone: no --format parquet, --no-trajectories or --against');
+    console.log(JSON.stringify(await partsBench(Number(flagValue(argv, '--episodes') ?? 300), flagValue(argv, '--root'))));
+    process.exit(0);
+  }
   const r = await bulkWorkerBench(Number(flagValue(argv, '--episodes') ?? 300), !argv.includes('--no-trajectories'), flagValue(argv, '--against'), format, flagValue(argv, '--root'));
   console.log(JSON.stringify(r));
 }

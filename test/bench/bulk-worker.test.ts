@@ -43,6 +43,24 @@ describe('bench/bulk-worker', () => {
     expect(Object.keys(JSON.parse(r.stdout) as object)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode', 'cpu_us_per_episode_mean']);
   });
 
+  it.skipIf(!existsSync(script))('splits the trajectory work of an episode into its parts with --parts, and refuses it with a comparison', () => {
+    const r = spawnSync(process.execPath, [script, '--episodes', '2', '--parts'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as Record<string, number>;
+    expect(Object.keys(out)).toEqual(['episodes', 'cpu_us_per_episode_mean', 'rows_cpu_us_mean', 'text_render_us_mean', 'body_cpu_us_mean', 'zstd_text_us_mean', 'zstd_other_us_mean', 'zstd_other_calls']);
+    expect(out['episodes']).toBe(2);
+    for (const v of Object.values(out)) expect(Number.isFinite(v)).toBe(true);
+    expect(out['rows_cpu_us_mean']).toBeGreaterThan(0);
+    expect(out['body_cpu_us_mean']).toBeGreaterThanOrEqual(0);
+    // Every buffer of the step table's body but the observation text's is compressed as a frame of its own.
+    expect(out['zstd_other_calls']).toBeGreaterThan(10);
+    for (const extra of [['--against', root], ['--no-trajectories'], ['--format', 'parquet']]) {
+      const bad = spawnSync(process.execPath, [script, '--episodes', '1', '--parts', ...extra], { encoding: 'utf8' });
+      expect(bad.status).not.toBe(0);
+      expect(bad.stderr).toContain('--parts');
+    }
+  });
+
   it.skipIf(!existsSync(script))('times another checkout\'s build alone with --root', () => {
     const r = spawnSync(process.execPath, [script, '--episodes', '2', '--no-trajectories', '--root', root], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
