@@ -168,10 +168,10 @@ interface TextSourceLike {
  * the part of it spent rendering the observation texts into the row builder; `body_cpu_us_mean` the second
  * (`consume` and `recordBatchBodyInto`), `zstd_text_us_mean` the part of it compressing the observation text buffer and
  * `zstd_other_us_mean` compressing the other `zstd_other_calls` buffers (each a separate zstd frame, whose set-up is
- * paid per buffer). The sub-parts are sums of the process's CPU time around each call, as the episode's (the
- * process's other threads, V8's collector and compiler, count where they run); a text's time is less that of an empty
- * interval timed just before it (the clock is a system call: the four per step add a few µs a step to
- * `rows_cpu_us_mean`). The simulation alone is what `--no-trajectories` times.
+ * paid per buffer). The episode and the body are process CPU (V8's compiler and collector threads count in them);
+ * the sub-parts are sums of `performance.now()` intervals around each call: not the process CPU, whose reads (a
+ * system call) cost as much as a short text and take in the other threads' time in jumps, but wall time, which counts
+ * whatever preempts the thread: read them on a quiet machine. The simulation alone is what `--no-trajectories` times.
  */
 export async function partsBench(episodes: number, root: string | null = null): Promise<Record<string, number>> {
   const dir = root !== null ? resolve(root) : fileURLToPath(new URL('../..', import.meta.url));
@@ -192,12 +192,8 @@ export async function partsBench(episodes: number, root: string | null = null): 
     if (slot.byteLength < n) slot = new Uint8Array(n + (n >> 1));
     return slot;
   };
-  const cpuSince = (t0: NodeJS.CpuUsage): number => {
-    const t = process.cpuUsage(t0);
-    return t.user + t.system;
-  };
-  let textUs = 0;
-  // Each row's text source wrapped in a timer (one small closure and four clock reads per step).
+  let textMs = 0;
+  // Each row's text source wrapped in a timer (one small closure and two clock reads per step).
   const timed: PartsBuilder = {
     get length() {
       return builder.length;
@@ -208,11 +204,9 @@ export async function partsBench(episodes: number, root: string | null = null): 
       if (src !== null && typeof src === 'object' && typeof (src as Partial<TextSourceLike>).appendText === 'function') {
         row['observation_text'] = {
           appendText(sink: unknown): void {
-            // The clock's own cost, read by an empty interval first, is taken off the text's.
-            const e = cpuSince(process.cpuUsage());
-            const t0 = process.cpuUsage();
+            const t0 = performance.now();
             (src as TextSourceLike).appendText(sink);
-            textUs += cpuSince(t0) - e;
+            textMs += performance.now() - t0;
           },
         };
       }
@@ -227,12 +221,12 @@ export async function partsBench(episodes: number, root: string | null = null): 
   let zOther = 0;
   let otherCalls = 0;
   const encode = (d: Uint8Array): Uint8Array => {
-    const t0 = process.cpuUsage();
+    const t0 = performance.now();
     const z = zstd.encode(d);
-    const us = cpuSince(t0);
-    if (textBuf !== null && d.buffer === textBuf.buffer && d.byteOffset === textBuf.byteOffset) zText += us;
+    const ms = performance.now() - t0;
+    if (textBuf !== null && d.buffer === textBuf.buffer && d.byteOffset === textBuf.byteOffset) zText += ms;
     else {
-      zOther += us;
+      zOther += ms;
       otherCalls++;
     }
     return z;
@@ -255,12 +249,12 @@ export async function partsBench(episodes: number, root: string | null = null): 
     total.push(t2.user + t2.system);
     body.push(t2.user + t2.system - (t1.user + t1.system));
   }
-  const perEpisode = (us: number): number => Math.round(us / episodes);
+  const perEpisode = (ms: number): number => Math.round((1000 * ms) / episodes);
   return {
     episodes,
     cpu_us_per_episode_mean: Math.round(mean(total)),
     rows_cpu_us_mean: Math.round(mean(rows)),
-    text_render_us_mean: perEpisode(textUs),
+    text_render_us_mean: perEpisode(textMs),
     body_cpu_us_mean: Math.round(mean(body)),
     zstd_text_us_mean: perEpisode(zText),
     zstd_other_us_mean: perEpisode(zOther),
