@@ -46,6 +46,8 @@ export class ProtocolError extends Error {
 
 /** The longest timeout `setTimeout` can wait (2^31 - 1 ms, about 24.8 days): a longer one would fire at once. */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+/** Requests given up on whose ids a client keeps (`Client.gaveUp`): a bound on what a silent server makes it hold. */
+const GAVE_UP_KEPT = 4096;
 
 /** `ms` as a timeout in milliseconds (0: wait forever), or a RangeError. */
 function checkTimeoutMs(ms: number): number {
@@ -122,6 +124,12 @@ export class Client {
   /** Requests sent and not yet answered (nor given up on), with their bytes: at most `CLIENT_SEND_WINDOW` (`request`). */
   private readonly unanswered = new Map<number, number>();
   private unansweredBytes = 0;
+  /**
+   * Requests given up on after they were sent (timed out, or failed by an ambiguous reply): their replies may still
+   * come, so a reply that names no request may be one of theirs (`unnamed`). In sending order; the oldest are forgotten
+   * past `GAVE_UP_KEPT`, and each leaves when its own reply comes.
+   */
+  private readonly gaveUp = new Set<number>();
   /** The send chain waiting for the window to open. */
   private windowWaiter: (() => void) | null = null;
   private nextId = 1;
@@ -187,6 +195,7 @@ export class Client {
       if (timeoutMs > 0) {
         entry.timer = setTimeout(() => {
           if (this.pending.delete(id)) {
+            if (this.unanswered.has(id)) this.giveUp(id);
             this.release(id);
             reject(new ProtocolError('timeout', `no reply to ${op} (request ${id}) from ${this.endpoint} within ${timeoutMs} ms; the request may still have run on the server`, id));
           }
@@ -242,17 +251,56 @@ export class Client {
     p.reject(err);
   }
 
+  /** Note `id`, sent and not answered, as given up on: its reply, if it comes, is dropped (`gaveUp`). */
+  private giveUp(id: number): void {
+    this.gaveUp.add(id);
+    if (this.gaveUp.size > GAVE_UP_KEPT) this.gaveUp.delete(this.gaveUp.values().next().value as number);
+  }
+
+  /**
+   * The request a reply that names no request answers (its id null: the server could not read the request's id, as
+   * for message_too_large; or not a number, which this client never sends), or null. It is a request's only when
+   * exactly one request of this connection awaits its reply, counting those given up on after they were sent (the
+   * reply may be one of theirs, late). With more it may answer any of them: each one awaiting its reply fails with
+   * `bad_reply` naming the others (docs/protocol.md, Replies; the Python client's rule).
+   */
+  private unnamed(reply: Record<string, unknown>): number | null {
+    const awaiting = [...this.unanswered.keys()];
+    const n = awaiting.length + this.gaveUp.size;
+    if (n === 0) return null; // no request awaits a reply: dropped
+    if (n === 1) {
+      if (awaiting.length === 1) return awaiting[0] as number;
+      this.gaveUp.clear(); // the late reply of the one given up on
+      return null;
+    }
+    const err = reply['error'];
+    const told = isRecord(err) ? `${String(err['code'])}: ${String(err['message'])}`.slice(0, 300) : reply['ok'] === true ? 'ok' : 'no error';
+    const ids = [...awaiting, ...this.gaveUp].sort((a, b) => a - b);
+    const shown = ids.slice(0, 16).join(', ') + (ids.length > 16 ? ` and ${ids.length - 16} more` : '');
+    const msg =
+      `a server reply names no request (id ${JSON.stringify(reply['id'] ?? null).slice(0, 60)}; the server's reply: ${told}) while ${ids.length} requests ` +
+      `of this connection await their replies (ids ${shown}): it may answer any of them, so every one still awaiting fails with this error; a request it answers may have run`;
+    for (const id of awaiting) {
+      this.giveUp(id);
+      this.fail(id, new ProtocolError('bad_reply', msg, id));
+    }
+    return null;
+  }
+
   private settle(reply: unknown, arrayFrames: Buffer[] | null = null): void {
     if (!isRecord(reply) || reply['v'] !== 1 || typeof reply['ok'] !== 'boolean') return;
     const rid = reply['id'];
-    let id: number | null = typeof rid === 'number' ? rid : null;
-    if (rid === null && reply['ok'] === false && this.pending.size === 1) {
-      // Errors found before the server could read the id (e.g. message_too_large): unambiguous with one request in flight.
-      id = this.pending.keys().next().value ?? null;
+    let id: number;
+    if (typeof rid === 'number') {
+      if (this.gaveUp.size > 0 && this.gaveUp.delete(rid)) return; // the late reply of a request given up on
+      id = rid;
+    } else {
+      const only = this.unnamed(reply);
+      if (only === null) return;
+      id = only;
     }
-    if (id === null) return;
     const p = this.pending.get(id);
-    if (p === undefined) return; // a late reply to a timed-out request
+    if (p === undefined) return; // a reply to no request of ours
     this.pending.delete(id);
     this.release(id);
     if (p.timer !== null) clearTimeout(p.timer);
@@ -398,6 +446,7 @@ export class Client {
     if (!this.closed) {
       this.closed = true;
       for (const id of [...this.pending.keys()]) this.fail(id, new ProtocolError('closed', 'the client was closed while the request was pending', id));
+      this.gaveUp.clear();
       this.socket.close();
     }
     await this.readDone;

@@ -52,3 +52,95 @@ describe('TS client: malformed error replies', () => {
     expect([e.code, e.message]).toEqual(['internal', 'internal: ']);
   });
 });
+
+/**
+ * A reply whose id names no request (null: the server could not read the request's id, e.g. message_too_large,
+ * bad_frames, a capacity refusal of a large payload) belongs to a request only when exactly one request of the
+ * connection still awaits its reply; a request given up on (timed out after it was sent) counts, as its late reply may
+ * be that one. With more than one, it may answer any of them: every request awaiting its reply fails with `bad_reply`
+ * (before: with two in flight it was dropped and both waited for their timeouts; with one in flight and one given up
+ * on, it was handed to the one in flight). The rule is the Python client's (docs/protocol.md, Replies).
+ */
+describe('TS client: replies that name no request', () => {
+  const router = new Router({ linger: 0 });
+  let endpoint = '';
+  /** What the fake server does with each request it reads (its peer, its id): the replies it sends back. */
+  let answer: (peer: Buffer, id: number) => Promise<void> = async () => {};
+  const unnamed = { v: 1, id: null, ok: false, error: { code: 'message_too_large', message: 'payload is 99 bytes; the limit is 1' } };
+  beforeAll(async () => {
+    await router.bind('tcp://127.0.0.1:*');
+    endpoint = router.lastEndpoint as string;
+    void (async () => {
+      for await (const [peer, ...frames] of router) {
+        const req = JSON.parse((frames[frames.length - 1] as Buffer).toString('utf8')) as { id: number };
+        await answer(peer as Buffer, req.id);
+      }
+    })();
+  });
+  afterAll(() => router.close());
+  const settled = (p: Promise<unknown>): Promise<string> =>
+    p.then(
+      () => 'ok',
+      (e: unknown) => (e instanceof ProtocolError ? e.code : String(e)),
+    );
+
+  it('with one request awaiting its reply, it is that request\'s', async () => {
+    answer = async (peer) => void (await router.send([peer, JSON.stringify(unnamed)]));
+    const c = new Client({ endpoint, timeoutMs: 5000 });
+    try {
+      expect(await settled(c.request('hello'))).toBe('message_too_large');
+    } finally {
+      c.close();
+    }
+  });
+
+  it('with two awaiting their replies, both fail with bad_reply at once (not at their timeouts)', async () => {
+    let seen = 0;
+    answer = async (peer) => {
+      if (++seen === 2) await router.send([peer, JSON.stringify(unnamed)]); // once both are in
+    };
+    const c = new Client({ endpoint, timeoutMs: 20_000 });
+    try {
+      const t = Date.now();
+      const both = await Promise.all([settled(c.request('hello')), settled(c.request('hello'))]);
+      expect(both).toEqual(['bad_reply', 'bad_reply']);
+      expect(Date.now() - t).toBeLessThan(15_000);
+      expect(c.inFlight).toBe(0);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('with one awaiting and one given up on, it may be the late reply: the one awaiting fails with bad_reply', async () => {
+    let seen = 0;
+    answer = async (peer) => {
+      if (++seen === 2) await router.send([peer, JSON.stringify(unnamed)]); // the first timed out unanswered
+    };
+    const c = new Client({ endpoint, timeoutMs: 20_000 });
+    try {
+      expect(await settled(c.request('hello', {}, { timeoutMs: 100 }))).toBe('timeout');
+      const e = await c.request('hello').catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(ProtocolError);
+      expect((e as ProtocolError).code).toBe('bad_reply');
+      expect((e as ProtocolError).message).toMatch(/names no request/);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('the late reply of a request given up on is dropped, and no longer counts once it came', async () => {
+    let seen = 0;
+    answer = async (peer, id) => {
+      seen++;
+      if (seen === 2) await router.send([peer, JSON.stringify({ v: 1, id: id - 1, ok: true, result: { late: true } })]);
+      if (seen === 2) await router.send([peer, JSON.stringify(unnamed)]); // then the only request awaiting is the second
+    };
+    const c = new Client({ endpoint, timeoutMs: 20_000 });
+    try {
+      expect(await settled(c.request('hello', {}, { timeoutMs: 100 }))).toBe('timeout');
+      expect(await settled(c.request('hello'))).toBe('message_too_large');
+    } finally {
+      c.close();
+    }
+  });
+});
