@@ -160,3 +160,20 @@ def test_a_real_servers_null_id_reply_to_a_pipelined_request(endpoint: str) -> N
         assert e.value.code == "bad_reply", e.value
         assert c.hello()["protocol"] == 1  # the connection goes on
         assert not c._pending and not c._stash
+
+
+def test_a_reply_to_no_request_awaiting_it_is_dropped_not_kept(fake: tuple[Client, zmq.Socket[bytes]]) -> None:
+    """A reply with an id the client never sent, or to a request already answered, was kept in the client's stash for
+    ever (nobody would take it): a server repeating or inventing replies grew the client without bound."""
+    c, router = fake
+    rid = c.send("hello")
+    ident = _requests(router, 1)
+    router.send_multipart([ident, _ok(rid + 1000, {"never": "sent"})])
+    router.send_multipart([ident, _ok(rid, {"server": "x"})])
+    router.send_multipart([ident, _ok(rid, {"again": True})])  # a second reply to the answered request
+    assert c.recv(rid) == {"server": "x"}
+    rid2 = c.send("hello")
+    _requests(router, 1)
+    router.send_multipart([ident, _ok(rid2, {"second": True})])
+    assert c.recv(rid2) == {"second": True}  # the repeated reply above was read (and dropped) on the way
+    assert c._stash == {} and not c._pending, c._stash

@@ -833,7 +833,9 @@ class Client:
                     self._orphaned.discard(rid)
                     self._close_orphan(reply)
                 continue
-            self._stash[rid] = reply
+            if rid in self._pending:  # another request's: kept until its waiter takes it
+                self._stash[rid] = reply
+            # Else no request awaits it (an id never sent, a request already answered): dropped, not kept for nobody.
 
     @staticmethod
     def _decode(frames: list[bytes]) -> dict[str, Any]:
