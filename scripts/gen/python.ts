@@ -236,6 +236,8 @@ const LIMIT_DOCS: Readonly<Record<string, string>> = {
     "bytes of large replies ZeroMQ may still hold for one connection (its last 17 replies; `--max-unread-mib`); while they reach it, its requests are answered `capacity`, unhandled",
   DEFAULT_MAX_UNREAD_TOTAL_BYTES:
     'bytes of large replies ZeroMQ may still hold for every connection together (`--max-unread-total-mib`); from 3/4 of it the connections holding the most are answered `capacity`, at it every connection',
+  DEFAULT_MAX_CONNECTIONS:
+    'ZeroMQ connections served at once (`--max-connections`; each may hold ~1.1 MiB of small replies no unread budget counts); while more are open, the requests of a connection not served before are answered `capacity`, unhandled',
   CLIENT_SEND_WINDOW: 'requests the TypeScript client sends ahead of their replies',
   CLIENT_SEND_WINDOW_BYTES: 'their bytes',
   SESSION_ID_RANDOM_BYTES: 'random bytes in a session id the server issues (`s` + 22 base64url characters)',

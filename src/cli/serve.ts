@@ -12,6 +12,7 @@ import {
   DEFAULT_MAX_RECORDINGS_PER_CLIENT,
   DEFAULT_MAX_UNREAD_REPLY_BYTES,
   DEFAULT_MAX_UNREAD_TOTAL_BYTES,
+  DEFAULT_MAX_CONNECTIONS,
   DEFAULT_MAX_SESSIONS,
   DEFAULT_MAX_SESSIONS_PER_CLIENT,
   DEFAULT_RECORD_CLIENT_BYTES,
@@ -37,6 +38,7 @@ interface ServeFlags {
   maxMemory?: number;
   maxUnreadMib: number;
   maxUnreadTotalMib: number;
+  maxConnections: number;
   curveSecretKey?: string;
   curvePublicKey?: string;
   curveAllow?: string;
@@ -85,6 +87,7 @@ async function serve(o: ServeFlags): Promise<void> {
       ...(o.maxMemory !== undefined ? { maxMemoryBytes: o.maxMemory * 2 ** 20 } : {}),
       maxUnreadReplyBytes: o.maxUnreadMib * 2 ** 20,
       maxUnreadTotalBytes: o.maxUnreadTotalMib * 2 ** 20,
+      maxConnections: o.maxConnections,
       ...(o.recordDir !== undefined
         ? {
             recordDir: o.recordDir,
@@ -146,6 +149,12 @@ export function registerServe(program: Command): void {
       'budget of the unread replies of every client connection together (1-16777216 MiB; a process may open many connections, each with its --max-unread-mib): from 3/4 of it the requests of the connections holding the most (at least the average) are refused with "capacity", at it every connection\'s, unhandled. Not used with --pipe-fds',
       intOption(1, 2 ** 24, '--max-unread-total-mib'),
       DEFAULT_MAX_UNREAD_TOTAL_BYTES / 2 ** 20,
+    )
+    .option(
+      '--max-connections <n>',
+      'client connections served at once (1-1048576): ZeroMQ may hold the last 17 replies of each (those under 64 KiB, ~1.1 MiB, counted in no unread budget), so while more are open the requests of a connection not served before are refused with "capacity", unhandled, and those served before go on. Not used with --pipe-fds',
+      intOption(1, 2 ** 20, '--max-connections'),
+      DEFAULT_MAX_CONNECTIONS,
     )
     .addOption(new Option('--curve-secret-key <z85>', 'CURVE secret key: required to bind a non-loopback address').env('YCGYM_CURVE_SECRET_KEY'))
     .addOption(new Option('--curve-public-key <z85>', 'CURVE public key (checked against the secret key; derived when omitted)').env('YCGYM_CURVE_PUBLIC_KEY'))

@@ -81,6 +81,16 @@ export const DEFAULT_MAX_UNREAD_REPLY_BYTES = 256 * 2 ** 20;
  */
 export const DEFAULT_MAX_UNREAD_TOTAL_BYTES = 1024 * 2 ** 20;
 
+/**
+ * Default cap on the ZeroMQ connections served at once (`ycgym serve --max-connections`). ZeroMQ may hold a connection's
+ * last 17 replies whatever it reads, and the replies under 64 KiB are not counted in the unread-reply budgets (counting
+ * them would cost every reply, and their memory, copied by zeromq.js, is invisible to the buffer measure), so each open
+ * connection may make the server hold ~1.1 MiB outside them: 512 of them ~0.55 GiB. While more connections are open,
+ * the requests of a connection not served before are answered `capacity`, unhandled (src/server/server.ts,
+ * `Server.connectionRefusal`).
+ */
+export const DEFAULT_MAX_CONNECTIONS = 512;
+
 /** Requests the TS client sends ahead of their replies (half the server's per-client quota; see `Client.request`). */
 export const CLIENT_SEND_WINDOW = MAX_CLIENT_QUEUED_REQUESTS / 2;
 /** Their bytes (half the server's per-client quota). */

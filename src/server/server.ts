@@ -20,7 +20,7 @@ import { decodePayload, DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator, 
 import type { RecordingNote, RequestId } from '../protocol/ops.js';
 import { assertBindAllowed, resolveCurveKeys, SecurityError } from './security.js';
 import { parseAllowList, ZapHandler } from './zap.js';
-import { DEFAULT_MAX_UNREAD_REPLY_BYTES, DEFAULT_MAX_UNREAD_TOTAL_BYTES, MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UNREAD_REPLY_BYTES, DEFAULT_MAX_UNREAD_TOTAL_BYTES, MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 import type { TurnStart } from './turn-session.js';
 import { PipeRouter, skippedPayloadBytes, type PipeEnd } from './pipe.js';
@@ -128,6 +128,12 @@ export interface ServerOptions {
    */
   maxUnreadTotalBytes?: number;
   /**
+   * ZeroMQ connections served at once (`serve --max-connections`; default 512): while more are open, the requests of a
+   * connection not served before are answered `capacity`, unhandled (`Server.connectionRefusal`). Does not apply to the
+   * pipe transport.
+   */
+  maxConnections?: number;
+  /**
    * Sequential session ids with this tag (`s1.<tag>`, `s2.<tag>`, ...; `''` gives plain `s1`, `s2`: tests).
    * Default: every id is `s` and 128 random bits (22 base64url characters), so ids are unguessable and never
    * reused across restarts.
@@ -174,6 +180,8 @@ const STALL_MS = 10_000;
  * socket. ZeroMQ sends a connection's replies in order, so it holds at most the last this many handed to it.
  */
 const UNREAD_WINDOW = SEND_HWM + 1;
+/** Connections served that `Server.served` keeps, per connection of the cap (`maxConnections`). */
+const SERVED_KEPT_PER_CONNECTION = 4;
 /** Connections `UnreadReplies` counts at most (~150 bytes each). */
 const MAX_TRACKED_UNREAD = 4096;
 /**
@@ -577,6 +585,14 @@ export class Server {
   private maxUnread = DEFAULT_MAX_UNREAD_REPLY_BYTES;
   /** The budget of every connection's unread replies together (`maxUnreadTotalBytes`; Infinity: the pipe). */
   private maxUnreadTotal = DEFAULT_MAX_UNREAD_TOTAL_BYTES;
+  /** The cap on connections served at once (`maxConnections`; Infinity: the pipe), and the connections open now. */
+  private maxConnections = Number.POSITIVE_INFINITY;
+  private openConnections = 0;
+  /**
+   * Connections served (`connectionRefusal`), oldest first, at most `SERVED_KEPT_PER_CONNECTION` x the cap: nothing tells
+   * the server which connection left, so the oldest are forgotten (one is served again while at most the cap are open).
+   */
+  private readonly served = new Set<string>();
   /** Bytes of the replies waiting in outboxes (`Peer.outbox`): held by the server, counted in the total budget. */
   private outboxBytes = 0;
   /** `process.memoryUsage().arrayBuffers` when last sampled (`heldBuffers`), and when. */
@@ -752,6 +768,15 @@ export class Server {
     server.maxUnread = facts.maxUnreadReplyBytes ?? Number.POSITIVE_INFINITY;
     server.maxUnreadTotal = facts.maxUnreadTotalBytes ?? Number.POSITIVE_INFINITY;
     if (server.maxUnreadTotal !== Number.POSITIVE_INFINITY) server.collect = exposedGc();
+    if (pipe === null) {
+      server.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+      // Counted from the socket's events (a monitor socket: they may come a little after the connection's first request).
+      const events = (transport as import('zeromq').Router).events;
+      events.on('accept', () => server.openConnections++);
+      events.on('disconnect', () => {
+        if (server.openConnections > 0) server.openConnections--;
+      });
+    }
     void pipeEnded?.then(({ reason, clean }) => {
       if (!server.closing) server.log(clean ? 'info' : 'error', `pipe transport ended: ${reason}`);
     });
@@ -963,7 +988,9 @@ export class Server {
             this.queuedBytes -= f.length;
             peer.queuedBytes -= f.length;
           }
-          const why = this.unread.size > 0 || this.outboxBytes > 0 ? this.unreadRefusal(key) : null;
+          let why = this.openConnections > this.maxConnections ? this.connectionRefusal(key) : null;
+          if (why === null && (this.unread.size > 0 || this.outboxBytes > 0)) why = this.unreadRefusal(key);
+          if (why === null && this.maxConnections !== Number.POSITIVE_INFINITY) this.noteServed(key);
           const started = why !== null ? this.refuseUnread(frames, why) : this.begin(key, frames);
           if (Array.isArray(started)) out = started;
           else if (started !== null) {
@@ -999,6 +1026,38 @@ export class Server {
     if (peer.job !== null || peer.queue.length > 0) this.turnRequeue = key;
     else this.forget(key, peer);
     return out;
+  }
+
+  /**
+   * Why the next request of the connection `key` is refused for the connections open (more than `maxConnections`), or
+   * null: a connection served before goes on, a new one waits until some leave. ZeroMQ may hold a connection's last
+   * `UNREAD_WINDOW` replies whatever it reads, and those under `HELD_BODY_CHARS` are counted in no budget (`UnreadReplies`;
+   * strings zeromq.js copies, which `heldBuffers` cannot see either), so without a cap one process opening many
+   * connections that send without reading made the server hold ~1.1 MiB a connection. The connections open are counted
+   * from the socket's accept and disconnect events; nothing tells which one left, so the connections served are kept in
+   * order (`served`), and the oldest forgotten past a few times the cap.
+   */
+  private connectionRefusal(key: string): string | null {
+    if (this.served.has(key)) return null;
+    return (
+      `${this.openConnections} connections are open, the limit is ${this.maxConnections} (\`ycgym serve --max-connections\`): ` +
+      `the request of this connection, new to the server, was not handled; retry later`
+    );
+  }
+
+  /** The connection `key` is served (while at most `maxConnections` are open, or it was served before). */
+  private noteServed(key: string): void {
+    if (this.served.has(key)) return;
+    this.served.add(key);
+    if (this.served.size > SERVED_KEPT_PER_CONNECTION * this.maxConnections) {
+      const oldest = this.served.values().next().value as string;
+      this.served.delete(oldest);
+    }
+  }
+
+  /** ZeroMQ connections open now (accepted and not yet disconnected; 0 for the pipe). */
+  get connections(): number {
+    return this.openConnections;
   }
 
   /**

@@ -1,0 +1,56 @@
+/**
+ * Replies under 64 KiB are not counted in the unread-reply budgets (`UnreadReplies`): ZeroMQ may hold a connection's last
+ * 17 of them (~1.1 MB) however much it reads, and nothing capped the connections, so one process opening N connections
+ * that send without reading made the server hold N x ~1.1 MB outside every budget. `serve --max-connections` caps the
+ * connections served: while more are open, the requests of a connection not served before are answered `capacity`,
+ * unhandled, and the connections already served go on.
+ */
+import { describe, expect, it } from 'vitest';
+import { Dealer } from 'zeromq';
+import { startServer } from '../../src/server/server.js';
+
+async function until(cond: () => boolean, maxMs = 10_000): Promise<void> {
+  const end = Date.now() + maxMs;
+  while (!cond() && Date.now() < end) await new Promise((res) => setTimeout(res, 10));
+}
+
+describe('serve --max-connections', () => {
+  it('refuses the requests of connections beyond the cap, structured, and serves the others', async () => {
+    const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', maxConnections: 3 });
+    const dealers: Dealer[] = [];
+    const open = async (): Promise<Dealer> => {
+      const d = new Dealer({ linger: 0, receiveTimeout: 10_000 });
+      d.connect(s.endpoint);
+      dealers.push(d);
+      return d;
+    };
+    const call = async (d: Dealer, id: number): Promise<Record<string, unknown>> => {
+      await d.send(JSON.stringify({ v: 1, id, op: 'hello' }));
+      const [f] = await d.receive();
+      return JSON.parse((f as Buffer).toString('utf8')) as Record<string, unknown>;
+    };
+    try {
+      const first = [await open(), await open(), await open()];
+      for (const [i, d] of first.entries()) expect((await call(d, i)).ok).toBe(true);
+      await until(() => s.connections === 3);
+      expect(s.connections).toBe(3);
+      const extra = await open();
+      await until(() => s.connections === 4);
+      const refused = await call(extra, 7);
+      expect(refused.ok).toBe(false);
+      expect(refused.id).toBe(7);
+      const err = refused.error as { code: string; message: string };
+      expect(err.code).toBe('capacity');
+      expect(err.message).toMatch(/4 connections are open, the limit is 3 .*--max-connections/);
+      // The connections served before go on.
+      for (const [i, d] of first.entries()) expect((await call(d, 10 + i)).ok).toBe(true);
+      // Once one leaves, the new one is served.
+      first[0]?.close();
+      await until(() => s.connections === 3);
+      expect((await call(extra, 8)).ok).toBe(true);
+    } finally {
+      for (const d of dealers) if (!d.closed) d.close();
+      await s.close();
+    }
+  }, 30_000);
+});
