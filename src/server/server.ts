@@ -94,6 +94,8 @@ export interface ServerOptions {
   recordClientBytes?: number;
   /** Recordings of one client in progress at once (`--record-max-per-client`; default 16); beyond it a new one is `record_limit`. */
   recordMaxPerClient?: number;
+  /** The bound on the step rows every recording holds in memory together (`RecordMemory`; tests; default 64 MiB). */
+  recordMemoryBytes?: number;
   /** Validate every reply against the protocol schema (tests). */
   validateReplies?: boolean;
   /** Cap on one `step_batch` reply in bytes (default 64 MiB; later entries fail with `message_too_large`). */
@@ -686,6 +688,7 @@ export class Server {
     if (opts.maxSessionsPerClient !== undefined) sessionOpts.maxSessionsPerClient = opts.maxSessionsPerClient;
     if (opts.idleTimeoutMs !== undefined) sessionOpts.idleTimeoutMs = opts.idleTimeoutMs;
     let recording: SessionRecording | null = null;
+    let recordMemory: import('./recorder.js').RecordMemory | null = null;
     if (opts.recordDir !== undefined) {
       makeDirs(opts.recordDir);
       const compression = arrowCompression(opts.recordCompression ?? 'zstd', 'record compression');
@@ -695,7 +698,8 @@ export class Server {
       const limits = { maxBytes: opts.recordMaxBytes, clientBytes: opts.recordClientBytes, maxPerClient: opts.recordMaxPerClient };
       const quota = new RecordQuota(Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)), emptyRecordingBytes());
       // One bound on the rows every recording holds in memory (every open episode's together).
-      recording = new SessionRecording(opts.recordDir, TrajectoryRecorder, { compression, memory: new RecordMemory() }, quota);
+      recordMemory = new RecordMemory(opts.recordMemoryBytes);
+      recording = new SessionRecording(opts.recordDir, TrajectoryRecorder, { compression, memory: recordMemory }, quota);
     }
     const hooks = composeHooks([opts.hooks, recording ?? undefined]);
     if (hooks !== undefined) sessionOpts.hooks = hooks;
@@ -764,6 +768,7 @@ export class Server {
     }
     const server = new Server(transport, bound, keys?.publicKey ?? null, sessions, handler, maxMessageBytes, sliceMs, opts.maxBatchBytesInFlight ?? DEFAULT_BATCH_BYTES_IN_FLIGHT, log);
     server.zap = zap;
+    server.recordMemory = recordMemory;
     if (opts.stallTimeoutMs !== undefined) server.stallMs = opts.stallTimeoutMs;
     server.maxUnread = facts.maxUnreadReplyBytes ?? Number.POSITIVE_INFINITY;
     server.maxUnreadTotal = facts.maxUnreadTotalBytes ?? Number.POSITIVE_INFINITY;
@@ -1053,6 +1058,14 @@ export class Server {
       const oldest = this.served.values().next().value as string;
       this.served.delete(oldest);
     }
+  }
+
+  /** The rows every recording holds in memory (`RecordMemory`; null: the server does not record). */
+  private recordMemory: import('./recorder.js').RecordMemory | null = null;
+
+  /** Bytes of the step rows every recording holds in memory together (`RecordMemory.heldBytes`; 0 without `recordDir`). */
+  get recordBufferedBytes(): number {
+    return this.recordMemory?.heldBytes ?? 0;
   }
 
   /** ZeroMQ connections open now (accepted and not yet disconnected; 0 for the pipe). */
