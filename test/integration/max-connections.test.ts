@@ -5,8 +5,9 @@
  * connections served: while more are open, the requests of a connection not served before are answered `capacity`,
  * unhandled, and the connections already served go on.
  */
+import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { Dealer } from 'zeromq';
+import { curveKeyPair, Dealer } from 'zeromq';
 import { startServer } from '../../src/server/server.js';
 
 async function until(cond: () => boolean, maxMs = 10_000): Promise<void> {
@@ -50,6 +51,68 @@ describe('serve --max-connections', () => {
       expect((await call(extra, 8)).ok).toBe(true);
     } finally {
       for (const d of dealers) if (!d.closed) d.close();
+      await s.close();
+    }
+  }, 30_000);
+
+  it('counts the connections that leave, however they leave, so the count does not creep up', async () => {
+    const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', maxConnections: 2, maxMessageBytes: 1024 });
+    const port = Number(s.endpoint.split(':').pop());
+    try {
+      // Clients that close after a reply, one that sends a frame ZeroMQ refuses (above 4x the message limit: it drops
+      // the connection), raw TCP connections writing garbage or nothing.
+      for (let i = 0; i < 6; i++) {
+        const d = new Dealer({ linger: 0, receiveTimeout: 10_000 });
+        d.connect(s.endpoint);
+        await d.send(JSON.stringify({ v: 1, id: i, op: 'hello' }));
+        await d.receive();
+        d.close();
+      }
+      const big = new Dealer({ linger: 0, reconnectInterval: 600_000 });
+      big.connect(s.endpoint);
+      await big.send('x'.repeat(8192));
+      for (const junk of ['GET / HTTP/1.1\r\n\r\n', '\xff'.repeat(64), '']) {
+        const sock = connect(port, '127.0.0.1');
+        await new Promise<void>((res) => sock.once('connect', () => res()));
+        if (junk !== '') sock.write(junk);
+        await new Promise((res) => setTimeout(res, 50));
+        sock.destroy();
+      }
+      await until(() => s.connections === 0);
+      big.close();
+      expect(s.connections).toBe(0);
+      // A new client is served.
+      const d = new Dealer({ linger: 0, receiveTimeout: 10_000 });
+      d.connect(s.endpoint);
+      await d.send(JSON.stringify({ v: 1, id: 1, op: 'hello' }));
+      const [f] = await d.receive();
+      expect((JSON.parse((f as Buffer).toString('utf8')) as { ok: boolean }).ok).toBe(true);
+      d.close();
+    } finally {
+      await s.close();
+    }
+  }, 30_000);
+
+  it('counts CURVE clients the allow-list refuses as leaving, however often they retry', async () => {
+    const server = curveKeyPair();
+    const listed = curveKeyPair();
+    const other = curveKeyPair();
+    const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', maxConnections: 1, curve: { secretKey: server.secretKey }, curveAllow: [listed.publicKey] });
+    const refused = new Dealer({ linger: 0, reconnectInterval: 20, curveServerKey: server.publicKey, curveSecretKey: other.secretKey, curvePublicKey: other.publicKey });
+    try {
+      refused.connect(s.endpoint);
+      await new Promise((res) => setTimeout(res, 500)); // ~25 handshakes refused
+      refused.close();
+      await until(() => s.connections === 0);
+      expect(s.connections).toBe(0);
+      const d = new Dealer({ linger: 0, receiveTimeout: 10_000, curveServerKey: server.publicKey, curveSecretKey: listed.secretKey, curvePublicKey: listed.publicKey });
+      d.connect(s.endpoint);
+      await d.send(JSON.stringify({ v: 1, id: 1, op: 'hello' }));
+      const [f] = await d.receive();
+      expect((JSON.parse((f as Buffer).toString('utf8')) as { ok: boolean }).ok).toBe(true);
+      d.close();
+    } finally {
+      if (!refused.closed) refused.close();
       await s.close();
     }
   }, 30_000);
