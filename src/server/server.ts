@@ -316,8 +316,8 @@ type Frames = (Buffer | string)[];
  * and one more reply (the request admitted just below it), plus one in its outbox when ZeroMQ's queue for it is full
  * (under load ZeroMQ's I/O thread was once seen holding one more than the window counts: the one it encodes and the
  * next it took; test/integration/unread-replies.test.ts allows for it).
- * Small replies are not counted (at most `UNREAD_WINDOW` x 64 KiB, ~1 MiB, a connection), so a connection with none
- * has no entry.
+ * Small replies are not counted (at most `UNREAD_WINDOW` x 64 KiB, ~1 MiB, a connection; the connections served at once
+ * are capped instead, `Server.connectionRefusal`), so a connection with none has no entry.
  */
 export class UnreadReplies {
   private readonly byKey = new Map<string, { sent: number; at: number[]; bytes: number[]; sum: number }>();
