@@ -15,6 +15,18 @@ async function until(cond: () => boolean, maxMs = 10_000): Promise<void> {
   while (!cond() && Date.now() < end) await new Promise((res) => setTimeout(res, 10));
 }
 
+/** Whether a `hello` from `d`, connected to `endpoint` now, is served (`ok`); `d` is closed after. */
+async function helloOk(d: Dealer, endpoint: string): Promise<boolean> {
+  try {
+    d.connect(endpoint);
+    await d.send(JSON.stringify({ v: 1, id: 1, op: 'hello' }));
+    const [f] = await d.receive();
+    return (JSON.parse((f as Buffer).toString('utf8')) as { ok: boolean }).ok;
+  } finally {
+    d.close();
+  }
+}
+
 describe('serve --max-connections', () => {
   it('refuses the requests of connections beyond the cap, structured, and serves the others', async () => {
     const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', maxConnections: 3 });
@@ -82,12 +94,7 @@ describe('serve --max-connections', () => {
       big.close();
       expect(s.connections).toBe(0);
       // A new client is served.
-      const d = new Dealer({ linger: 0, receiveTimeout: 10_000 });
-      d.connect(s.endpoint);
-      await d.send(JSON.stringify({ v: 1, id: 1, op: 'hello' }));
-      const [f] = await d.receive();
-      expect((JSON.parse((f as Buffer).toString('utf8')) as { ok: boolean }).ok).toBe(true);
-      d.close();
+      expect(await helloOk(new Dealer({ linger: 0, receiveTimeout: 10_000 }), s.endpoint)).toBe(true);
     } finally {
       await s.close();
     }
@@ -106,11 +113,7 @@ describe('serve --max-connections', () => {
       await until(() => s.connections === 0);
       expect(s.connections).toBe(0);
       const d = new Dealer({ linger: 0, receiveTimeout: 10_000, curveServerKey: server.publicKey, curveSecretKey: listed.secretKey, curvePublicKey: listed.publicKey });
-      d.connect(s.endpoint);
-      await d.send(JSON.stringify({ v: 1, id: 1, op: 'hello' }));
-      const [f] = await d.receive();
-      expect((JSON.parse((f as Buffer).toString('utf8')) as { ok: boolean }).ok).toBe(true);
-      d.close();
+      expect(await helloOk(d, s.endpoint)).toBe(true);
     } finally {
       if (!refused.closed) refused.close();
       await s.close();

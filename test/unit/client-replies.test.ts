@@ -6,26 +6,33 @@ import { Router } from 'zeromq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, ProtocolError } from '../../src/client/client.js';
 
-describe('TS client: malformed error replies', () => {
+/**
+ * A fake server: a ROUTER on a loopback port that hands each request it reads (its peer, its id) to `answer`, which
+ * sends what the test wants back with `router`. `endpoint()` is its address once `beforeAll` has bound it.
+ */
+function fakeServer(answer: (router: Router, peer: Buffer, id: number) => Promise<void>): { endpoint: () => string } {
   const router = new Router({ linger: 0 });
-  let endpoint = '';
-  /** The reply (its JSON fields besides v and id) to the next request. */
-  let next: Record<string, unknown> = {};
   beforeAll(async () => {
     await router.bind('tcp://127.0.0.1:*');
-    endpoint = router.lastEndpoint as string;
     void (async () => {
       for await (const [peer, ...frames] of router) {
         const req = JSON.parse((frames[frames.length - 1] as Buffer).toString('utf8')) as { id: number };
-        await router.send([peer as Buffer, JSON.stringify({ v: 1, id: req.id, ...next })]);
+        await answer(router, peer as Buffer, req.id);
       }
     })();
   });
   afterAll(() => router.close());
+  return { endpoint: () => router.lastEndpoint as string };
+}
+
+describe('TS client: malformed error replies', () => {
+  /** The reply (its JSON fields besides v and id) to the next request. */
+  let next: Record<string, unknown> = {};
+  const fake = fakeServer(async (router, peer, id) => void (await router.send([peer, JSON.stringify({ v: 1, id, ...next })])));
 
   const failure = async (reply: Record<string, unknown>): Promise<ProtocolError> => {
     next = reply;
-    const c = new Client({ endpoint, timeoutMs: 5000 });
+    const c = new Client({ endpoint: fake.endpoint(), timeoutMs: 5000 });
     try {
       await c.request('hello');
     } catch (e) {
@@ -62,22 +69,10 @@ describe('TS client: malformed error replies', () => {
  * on, it was handed to the one in flight). The rule is the Python client's (docs/protocol.md, Replies).
  */
 describe('TS client: replies that name no request', () => {
-  const router = new Router({ linger: 0 });
-  let endpoint = '';
   /** What the fake server does with each request it reads (its peer, its id): the replies it sends back. */
-  let answer: (peer: Buffer, id: number) => Promise<void> = async () => {};
+  let answer: (router: Router, peer: Buffer, id: number) => Promise<void> = async () => {};
   const unnamed = { v: 1, id: null, ok: false, error: { code: 'message_too_large', message: 'payload is 99 bytes; the limit is 1' } };
-  beforeAll(async () => {
-    await router.bind('tcp://127.0.0.1:*');
-    endpoint = router.lastEndpoint as string;
-    void (async () => {
-      for await (const [peer, ...frames] of router) {
-        const req = JSON.parse((frames[frames.length - 1] as Buffer).toString('utf8')) as { id: number };
-        await answer(peer as Buffer, req.id);
-      }
-    })();
-  });
-  afterAll(() => router.close());
+  const fake = fakeServer((router, peer, id) => answer(router, peer, id));
   const settled = (p: Promise<unknown>): Promise<string> =>
     p.then(
       () => 'ok',
@@ -85,8 +80,8 @@ describe('TS client: replies that name no request', () => {
     );
 
   it('with one request awaiting its reply, it is that request\'s', async () => {
-    answer = async (peer) => void (await router.send([peer, JSON.stringify(unnamed)]));
-    const c = new Client({ endpoint, timeoutMs: 5000 });
+    answer = async (router, peer) => void (await router.send([peer, JSON.stringify(unnamed)]));
+    const c = new Client({ endpoint: fake.endpoint(), timeoutMs: 5000 });
     try {
       expect(await settled(c.request('hello'))).toBe('message_too_large');
     } finally {
@@ -96,10 +91,10 @@ describe('TS client: replies that name no request', () => {
 
   it('with two awaiting their replies, both fail with bad_reply at once (not at their timeouts)', async () => {
     let seen = 0;
-    answer = async (peer) => {
+    answer = async (router, peer) => {
       if (++seen === 2) await router.send([peer, JSON.stringify(unnamed)]); // once both are in
     };
-    const c = new Client({ endpoint, timeoutMs: 20_000 });
+    const c = new Client({ endpoint: fake.endpoint(), timeoutMs: 20_000 });
     try {
       const t = Date.now();
       const both = await Promise.all([settled(c.request('hello')), settled(c.request('hello'))]);
@@ -113,10 +108,10 @@ describe('TS client: replies that name no request', () => {
 
   it('with one awaiting and one given up on, it may be the late reply: the one awaiting fails with bad_reply', async () => {
     let seen = 0;
-    answer = async (peer) => {
+    answer = async (router, peer) => {
       if (++seen === 2) await router.send([peer, JSON.stringify(unnamed)]); // the first timed out unanswered
     };
-    const c = new Client({ endpoint, timeoutMs: 20_000 });
+    const c = new Client({ endpoint: fake.endpoint(), timeoutMs: 20_000 });
     try {
       expect(await settled(c.request('hello', {}, { timeoutMs: 100 }))).toBe('timeout');
       const e = await c.request('hello').catch((x: unknown) => x);
@@ -130,12 +125,12 @@ describe('TS client: replies that name no request', () => {
 
   it('the late reply of a request given up on is dropped, and no longer counts once it came', async () => {
     let seen = 0;
-    answer = async (peer, id) => {
+    answer = async (router, peer, id) => {
       seen++;
       if (seen === 2) await router.send([peer, JSON.stringify({ v: 1, id: id - 1, ok: true, result: { late: true } })]);
       if (seen === 2) await router.send([peer, JSON.stringify(unnamed)]); // then the only request awaiting is the second
     };
-    const c = new Client({ endpoint, timeoutMs: 20_000 });
+    const c = new Client({ endpoint: fake.endpoint(), timeoutMs: 20_000 });
     try {
       expect(await settled(c.request('hello', {}, { timeoutMs: 100 }))).toBe('timeout');
       expect(await settled(c.request('hello'))).toBe('message_too_large');

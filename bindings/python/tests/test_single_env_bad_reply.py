@@ -221,18 +221,10 @@ def test_a_reset_reply_with_malformed_values_is_bad_reply_and_leaves_the_env_due
         twin.close()
 
 
-@pytest.mark.parametrize(
-    "spoil",
-    [
-        pytest.param(lambda r: r["result"]["info"].pop("discrete_spec"), id="no discrete_spec"),
-        pytest.param(lambda r: r["result"]["info"]["discrete_spec"].pop("n_actions"), id="no n_actions"),
-        pytest.param(lambda r: r["result"].pop("session"), id="no session"),
-        pytest.param(lambda r: r["result"]["info"].__setitem__("discrete_spec", "spec"), id="spec not an object"),
-    ],
-)
-def test_a_discrete_env_whose_first_reset_reply_is_malformed_fails_with_bad_reply(server: LocalServer, spoil: Callable[[dict[str, Any]], Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The constructor's own reset (the spec of the frame) is taken in like any other reply: a malformed one is
-    ``bad_reply``, not a bare KeyError or TypeError from the middle of ``__init__``."""
+
+def _spoil_first_spec_reply(spoil: Callable[[dict[str, Any]], Any], monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Make ``spoil`` damage the first reply that carries a Discrete spec (a Discrete env's own first reset) as the
+    client decodes it; the list returned holds True once it has."""
     from ycgym.client import Client
 
     decode = Client._decode
@@ -247,6 +239,21 @@ def test_a_discrete_env_whose_first_reset_reply_is_malformed_fails_with_bad_repl
         return reply
 
     monkeypatch.setattr(Client, "_decode", staticmethod(spoiling))
+    return spoiled
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        pytest.param(lambda r: r["result"]["info"].pop("discrete_spec"), id="no discrete_spec"),
+        pytest.param(lambda r: r["result"]["info"]["discrete_spec"].pop("n_actions"), id="no n_actions"),
+        pytest.param(lambda r: r["result"].pop("session"), id="no session"),
+        pytest.param(lambda r: r["result"]["info"].__setitem__("discrete_spec", "spec"), id="spec not an object"),
+    ],
+)
+def test_a_discrete_env_whose_first_reset_reply_is_malformed_fails_with_bad_reply(server: LocalServer, spoil: Callable[[dict[str, Any]], Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The constructor's own reset (the spec of the frame) is taken in like any other reply: a malformed one is
+    ``bad_reply``, not a bare KeyError or TypeError from the middle of ``__init__``."""
+    spoiled = _spoil_first_spec_reply(spoil, monkeypatch)
     with pytest.raises(ProtocolError) as e:
         YCBenchDiscreteEnv(endpoint=server.endpoint)
     assert spoiled and e.value.code == "bad_reply" and "first reset reply" in e.value.message
@@ -337,20 +344,8 @@ def test_a_discrete_vector_env_whose_first_reset_reply_is_malformed_fails_with_b
     is ``bad_reply``. It was a bare KeyError or TypeError from the middle of ``__init__``, or a session id that is no
     string made one with ``str()`` (``"None"``, ``"7"``), which the env would then step."""
     from ycgym import YCBenchDiscreteVectorEnv
-    from ycgym.client import Client
 
-    decode = Client._decode
-    spoiled: list[bool] = []
-
-    def spoiling(frames: list[bytes]) -> dict[str, Any]:
-        reply: dict[str, Any] = decode(frames)
-        result = reply.get("result")
-        if not spoiled and reply.get("ok") and isinstance(result, dict) and "discrete_spec" in result.get("info", {}):
-            spoiled.append(True)
-            spoil(reply)
-        return reply
-
-    monkeypatch.setattr(Client, "_decode", staticmethod(spoiling))
+    spoiled = _spoil_first_spec_reply(spoil, monkeypatch)
     with pytest.raises(ProtocolError) as e:
         YCBenchDiscreteVectorEnv(3, endpoint=server.endpoint)
     assert spoiled and e.value.code == "bad_reply" and "first reset" in e.value.message, e.value
