@@ -304,13 +304,14 @@ ADMISSIBLE_SPOILS: dict[str, Callable[[dict[str, Any]], Any]] = {
 string a list of its characters and an object a list of its keys."""
 
 
-@pytest.mark.parametrize("op", ["step", "reset"])
-@pytest.mark.parametrize("how", ADMISSIBLE_SPOILS)
+@pytest.mark.parametrize(
+    ("how", "op"),
+    # A reset result has no action_text: its spoils are a step's only.
+    [(how, op) for how in ADMISSIBLE_SPOILS for op in ("step", "reset") if op == "step" or not how.startswith("action_text")],
+)
 def test_a_discrete_reply_with_malformed_admissible_commands_is_bad_reply(server: LocalServer, how: str, op: str) -> None:
     """With the ``admissible_commands`` reset option: a step (reset) reply whose ``admissible_commands`` or
     ``action_text`` is of the wrong type is ``bad_reply``, and the env is due for a reset, as for any malformed value."""
-    if op == "reset" and how.startswith("action_text"):
-        pytest.skip("a reset result has no action_text")
     opts = {"admissible_commands": True}
     env = YCBenchDiscreteEnv(endpoint=server.endpoint, render_mode="ansi", reset_options=opts)
     twin = YCBenchDiscreteEnv(endpoint=server.endpoint, render_mode="ansi", reset_options=opts)
