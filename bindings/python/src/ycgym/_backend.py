@@ -16,7 +16,7 @@ import numpy as np
 
 from ._replies import MALFORMED, UNREAD, failed_reset_why, malformed_result, named_session, stopped_step_why
 from ._version import PROTOCOL_VERSION
-from .client import Client, ProtocolError, ResetResult, StepResult, check_timeout
+from .client import Client, ProtocolError, ResetResult, StepResult, check_timeout, snapshot_of
 from .server import LocalServer, release_shared_server, shared_server
 from .spaces import SpaceParams, micros_to_time, parse_time
 from .splits import server_splits, split_seed
@@ -257,10 +257,14 @@ def snapshot_sessions(backend: Backend, sessions: Sequence[str | None]) -> list[
     """Exact snapshots of the given sessions (``None`` for ``None``), pipelined: what pickling an env carries."""
     if backend.closed:
         raise pickle.PicklingError("ycgym: cannot pickle a closed environment")
-    c = backend.client
-    live = [s for s in sessions if s is not None]
-    got = iter(r["snapshot"] for r in c.request_all("snapshot", [{"session": s} for s in live]))
+    got = iter(take_snapshots(backend.client, [s for s in sessions if s is not None]))
     return [None if s is None else next(got) for s in sessions]
+
+
+def take_snapshots(client: Client, sessions: Sequence[str]) -> list[dict[str, Any]]:
+    """Snapshots of ``sessions``, pipelined; ``ProtocolError("bad_reply")`` for a malformed reply (checked by
+    ``snapshot_of``, as ``Client.snapshot``'s is), raised once every reply is in (nothing is left pending)."""
+    return [snapshot_of(r) for r in client.request_all("snapshot", [{"session": s} for s in sessions])]
 
 
 def restore_sessions(backend: Backend, snapshots: Sequence[Mapping[str, Any] | None]) -> list[str | None]:

@@ -329,6 +329,18 @@ class _NotAnEntry(Exception):
     pass
 
 
+def snapshot_of(result: Any) -> dict[str, Any]:
+    """The snapshot a ``snapshot`` request's result holds, or ``ProtocolError("bad_reply")`` when the result is no object
+    or its ``snapshot`` is absent or no object (an opaque ``EnvSnapshot`` is always one). Taking a snapshot changes
+    nothing on the server: the episode is as it was. Shared by :meth:`Client.snapshot` and every env's snapshot and
+    pickling."""
+    snap = result.get("snapshot") if type(result) is dict else None
+    if type(snap) is not dict:
+        got = "no object" if type(result) is not dict else "no snapshot" if "snapshot" not in result else f"a snapshot of type {type(snap).__name__}"
+        raise ProtocolError("bad_reply", f"a snapshot reply is a malformed result ({got}; the episode is unchanged)")
+    return snap
+
+
 def _pair(s: Any) -> dict[str, Any]:
     """A ``(session, action)`` pair given as another sequence of two (a list, a numpy row)."""
     if not isinstance(s, (str, bytes, bytearray)):
@@ -1164,7 +1176,7 @@ class Client:
 
     def snapshot(self, session: str, *, timeout: Timeout = DEFAULT) -> dict[str, Any]:
         """Exact, opaque JSON snapshot of ``session`` (pass it to :meth:`restore`; its shape: ``EnvSnapshot``)."""
-        return cast("dict[str, Any]", self.request("snapshot", session=session, timeout=timeout)["snapshot"])
+        return snapshot_of(self.request("snapshot", session=session, timeout=timeout))
 
     def restore(
         self,

@@ -39,7 +39,7 @@ import contextlib
 import operator
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium.utils import seeding
@@ -59,6 +59,7 @@ from ._backend import (
     session_limit_hint,
     snapshot_sessions,
     status_time,
+    take_snapshots,
 )
 from ._replies import (
     BAD_REPLY_WHY,
@@ -1007,8 +1008,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
     def snapshot(self) -> list[dict[str, Any]]:
         """Snapshots of every sub-environment (pipelined)."""
         self._check_open()
-        c = self._backend.client
-        return [r["snapshot"] for r in c.request_all("snapshot", [{"session": s} for s in self._sessions])]
+        return take_snapshots(self._backend.client, cast("list[str]", self._sessions))  # before a reset: refused as before
 
     def close_extras(self, **kwargs: Any) -> None:
         self._finalizer()
