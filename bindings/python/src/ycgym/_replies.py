@@ -73,6 +73,30 @@ def check_info_texts(info: Mapping[str, Any]) -> None:
             raise TypeError("info['admissible_commands'] must be a list of strings")
 
 
+def check_fields(m: Any, types: Mapping[str, tuple[type, ...]]) -> None:
+    """KeyError or TypeError unless ``m`` is an object whose every field named in ``types`` has one of its types (by
+    ``type()``: a bool is no integer here, a string no number). Shared by the adapters' checks of a result."""
+    if type(m) is not dict:
+        raise TypeError(f"an object was expected, got {type(m).__name__}")
+    for key, kinds in types.items():
+        if type(m[key]) not in kinds:
+            raise TypeError(f"{key!r} is {type(m[key]).__name__}, not {' or '.join(k.__name__ for k in kinds)}")
+
+
+_INT = (int,)
+_REASON = (str, type(None))
+_TURN_INFO = {"funds_cents": _INT, "reward_cents": _INT}
+_TURN_RESET = {"session": (str,), "messages": (list,), "tools": (list,), "info": (dict,)}
+_TURN_STEP = {"tool_results": (list,), "done": (bool,), "terminal_reason": _REASON, "info": (dict,)}
+
+
+def check_turn_result(r: Any, *, reset: bool) -> None:
+    """KeyError or TypeError unless ``r`` (a ``turn_reset`` result when ``reset``, else a ``turn_step`` one) holds, with
+    their protocol types, the fields ``TurnRun`` and the adapters built on it read."""
+    check_fields(r, _TURN_RESET if reset else _TURN_STEP)
+    check_fields(r["info"], _TURN_INFO)
+
+
 def malformed_result(what: str, e: BaseException, maybe: str, request_id: int | None = None, index: int | None = None) -> ProtocolError:
     """The ``bad_reply`` of ``what`` (a reply, or an entry of one), a result whose fields are wrong (``e`` says how);
     ``maybe`` says what the server did, or may have done, all the same."""

@@ -43,6 +43,7 @@ from .. import __version__
 from .._argtypes import int_in
 from .._backend import Backend, check_server
 from .._protocol import DEFAULT_MAX_MESSAGE_BYTES
+from .._replies import BAD_REPLY_WHY, MALFORMED, check_fields, malformed_result, named_session, step_flags
 from .score import TurnRun
 
 __all__ = [
@@ -143,6 +144,10 @@ class YCBenchState(State):
     terminal_reason: str | None = None
 
 
+_OBSERVATION: dict[str, tuple[type, ...]] = {"text": (str,), "ok": (bool,), "exit_code": (int,), "status": (dict,)}
+_INFO: dict[str, tuple[type, ...]] = {"reward_cents": (int,), "funds_cents": (int,), "step": (int,), "terminal_reason": (str, type(None))}
+
+
 class YCBenchEnvironment(_Environment[YCBenchAction, YCBenchObservation, YCBenchState]):
     """The step env (the protocol's ``reset``/``step``, as :class:`ycgym.YCBenchEnv`) behind OpenEnv's interface.
 
@@ -164,6 +169,8 @@ class YCBenchEnvironment(_Environment[YCBenchAction, YCBenchObservation, YCBench
         # Connected on the first reset: OpenEnv builds throwaway instances for /state and /metadata.
         self._backend: Backend | None = None
         self._session: str | None = None
+        # Why the episode is due for a reset (a reply the env could not read): step refuses until one is made.
+        self._due: str | None = None
         self._state = YCBenchState(preset=preset)
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> YCBenchObservation:
@@ -176,25 +183,48 @@ class YCBenchEnvironment(_Environment[YCBenchAction, YCBenchObservation, YCBench
         opts = {"max_steps": int(self._max_steps)} if self._max_steps is not None else None
         # In a new session when the server reaped this one (idle past its timeout) or the local server restarted.
         r = self._backend.reset_session(self._session, s, self._preset, opts)
-        self._session = r["session"]
-        self._state = YCBenchState(episode_id=episode_id, step_count=0, seed=s, preset=self._preset, funds_cents=r["info"]["funds_cents"])
-        return self._observation(r["observation"], r["info"], reward=None, done=False)
+        sid = named_session(r)
+        if sid is not None:  # reused by the next reset, closed with the backend, even when the rest is malformed
+            self._session = sid
+        try:
+            if sid is None:
+                raise TypeError("it has no session id")
+            obs = self._observation(r["observation"], r["info"], reward=None, done=False)
+        except MALFORMED as e:
+            self._due = "its reset reply could not be read (bad_reply): the server made a reset the env never saw"
+            raise malformed_result("the reset reply", e, "the reset was made") from None
+        self._due = None
+        self._state = YCBenchState(episode_id=episode_id, step_count=0, seed=s, preset=self._preset, funds_cents=obs.funds_cents)
+        return obs
 
     def step(self, action: YCBenchAction, timeout_s: float | None = None, **kwargs: Any) -> YCBenchObservation:
-        """Run ``action.command``; raises ``RuntimeError`` before reset or after the episode ended."""
+        """Run ``action.command``; raises ``RuntimeError`` before reset, after the episode ended, or after a reply the
+        env could not read (``bad_reply``: the episode is due for a reset)."""
         if self._backend is None or self._session is None:
             raise RuntimeError("call reset before step")
+        if self._due is not None:
+            raise RuntimeError(f"the episode is due for a reset ({self._due}); call reset to start another")
         if self._state.terminal_reason is not None:
             raise RuntimeError(f"the episode is over ({self._state.terminal_reason}); call reset to start another")
         r = self._backend.client.step(self._session, action.command)
-        info = r["info"]
-        self._state.step_count = int(info["step"])
-        self._state.funds_cents = int(info["funds_cents"])
-        self._state.terminal_reason = info["terminal_reason"]
-        return self._observation(r["observation"], info, reward=float(r["reward"]), done=bool(r["terminated"] or r["truncated"]))
+        try:
+            reward, term, trunc = step_flags(r)
+            obs = self._observation(r["observation"], r["info"], reward=reward, done=term or trunc)
+        except MALFORMED as e:
+            self._due = BAD_REPLY_WHY
+            raise malformed_result("the step reply", e, "the step was run") from None
+        self._state.step_count = obs.step
+        self._state.funds_cents = obs.funds_cents
+        self._state.terminal_reason = obs.terminal_reason
+        return obs
 
     @staticmethod
     def _observation(obs: Mapping[str, Any], info: Mapping[str, Any], *, reward: float | None, done: bool) -> YCBenchObservation:
+        """The observation of a reset or step result's ``observation`` and ``info``: KeyError or TypeError when a field
+        it holds is missing or not of its protocol type (checked by type: the model's own coercion would take a
+        string ``"1"`` for the integer 1)."""
+        check_fields(obs, _OBSERVATION)
+        check_fields(info, _INFO)
         return YCBenchObservation(
             text=obs["text"],
             ok=bool(obs["ok"]),

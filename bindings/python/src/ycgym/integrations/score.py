@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from .._backend import Backend, attach_finalizer
+from .._replies import MALFORMED, check_turn_result, malformed_result, named_session
 from ..client import Client, ProtocolError, TurnResetResult, TurnStepResult
 
 __all__ = ["funds_multiple", "TurnRun"]
@@ -74,8 +75,14 @@ class TurnRun:
         self._close_session()
         opts = {**self.options, **dict(options or {})}
         res = self.client.turn_reset(int(seed), self.preset, options=opts or None, tools=self.tools_mode)
-        self.session = res["session"]
-        self._backend.sessions.add(self.session)
+        sid = named_session(res)
+        if sid is not None:  # the backend's (closed with it) even when the rest of the result is malformed
+            self._backend.sessions.add(sid)
+        try:
+            check_turn_result(res, reset=True)
+        except MALFORMED as e:
+            raise malformed_result("the turn_reset reply", e, "the run was made") from None
+        self.session = sid
         self.seed = int(seed)
         self.tools = list(cast("list[dict[str, Any]]", res.get("tools", [])))
         self.start_funds_cents = self.funds_cents = int(res["info"]["funds_cents"])
@@ -91,6 +98,10 @@ class TurnRun:
         if self.done:
             raise RuntimeError(f"the run is over ({self.terminal_reason}); call reset(seed) to start another")
         res = self.client.turn_step(self.session, action)
+        try:
+            check_turn_result(res, reset=False)
+        except MALFORMED as e:
+            raise malformed_result("the turn_step reply", e, "the turn was played") from None
         self.funds_cents = int(res["info"]["funds_cents"])
         self.done = bool(res["done"])
         self.terminal_reason = res["terminal_reason"]

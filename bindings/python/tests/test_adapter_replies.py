@@ -1,0 +1,181 @@
+"""The adapters' replies (``TurnRun``, which the verifiers, TRL and OpenEnv turn adapters share, and the OpenEnv step
+env) are checked as the Gym envs' are: a malformed ``turn_reset``/``turn_step``/``reset``/``step`` result is
+``ProtocolError("bad_reply")`` (it was a bare KeyError or TypeError, or a null session id taken as the run's), the
+session a malformed reset named is still the backend's (closed with it), and what the adapter holds is left as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import ycgym
+from ycgym.client import Client
+from ycgym.integrations.score import TurnRun
+
+Spoil = Callable[[dict[str, Any]], None]
+
+
+def _spoil(monkeypatch: pytest.MonkeyPatch, which: Callable[[dict[str, Any]], bool], spoil: Spoil) -> list[str]:
+    """Spoil every reply whose result ``which`` picks (``spoil`` changes the result in place); the list returned holds
+    the session each spoiled result named before it was spoiled (``""`` for none)."""
+    decode = Client._decode
+    named: list[str] = []
+
+    def spoiling(frames: list[bytes]) -> dict[str, Any]:
+        reply: dict[str, Any] = decode(frames)
+        result = reply.get("result")
+        if reply.get("ok") and isinstance(result, dict) and which(result):
+            named.append(str(result.get("session", "")))
+            spoil(result)
+        return reply
+
+    monkeypatch.setattr(Client, "_decode", staticmethod(spoiling))
+    return named
+
+
+def _is_turn_reset(r: dict[str, Any]) -> bool:
+    return "tool_choice" in r
+
+
+def _is_turn_step(r: dict[str, Any]) -> bool:
+    return "tool_results" in r
+
+
+def _set(key: str, value: Any) -> Spoil:
+    return lambda r: r.__setitem__(key, value)
+
+
+def _set_info(key: str, value: Any) -> Spoil:
+    return lambda r: r["info"].__setitem__(key, value)
+
+
+def _drop(key: str) -> Spoil:
+    return lambda r: r.pop(key)
+
+
+TURN_RESET = {
+    "no session": _drop("session"),
+    "session null": _set("session", None),
+    "no info": _drop("info"),
+    "info a list": _set("info", []),
+    "funds a string": _set_info("funds_cents", "1"),
+    "messages an object": _set("messages", {}),
+    "tools a string": _set("tools", "x"),
+}
+
+TURN_STEP = {
+    "no info": _drop("info"),
+    "funds a float": _set_info("funds_cents", 1.5),
+    "reward a string": _set_info("reward_cents", "0"),
+    "done a string": _set("done", "false"),
+    "terminal reason a number": _set("terminal_reason", 3),
+    "tool results an object": _set("tool_results", {}),
+}
+
+
+@pytest.mark.parametrize("how", sorted(TURN_RESET))
+def test_turn_run_a_malformed_turn_reset_is_bad_reply_and_its_session_is_kept(how: str, monkeypatch: pytest.MonkeyPatch, endpoint: str) -> None:
+    run = TurnRun(endpoint)
+    try:
+        with monkeypatch.context() as m:
+            named = _spoil(m, _is_turn_reset, TURN_RESET[how])
+            with pytest.raises(ycgym.ProtocolError) as e:
+                run.reset(1)
+        assert e.value.code == "bad_reply", e.value
+        assert named and named[0], named
+        # No run was taken in; the session the server made is the backend's, closed with it.
+        assert run.session is None and run.seed is None and run.last is None
+        assert None not in run._backend.sessions, run._backend.sessions
+        if "session" not in how:  # the result still names it (else the server's idle timeout frees it: its id is lost)
+            assert named[0] in run._backend.sessions, (named, run._backend.sessions)
+        run.reset(1)  # whole replies again: it runs
+        run.step(["company status"])
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("how", sorted(TURN_STEP))
+def test_turn_run_a_malformed_turn_step_is_bad_reply_and_leaves_the_run_as_it_was(how: str, monkeypatch: pytest.MonkeyPatch, endpoint: str) -> None:
+    run = TurnRun(endpoint)
+    try:
+        run.reset(1)
+        before = (run.session, run.funds_cents, run.done, run.terminal_reason, run.last)
+        with monkeypatch.context() as m:
+            _spoil(m, _is_turn_step, TURN_STEP[how])
+            with pytest.raises(ycgym.ProtocolError) as e:
+                run.step(["company status"])
+        assert e.value.code == "bad_reply", e.value
+        assert (run.session, run.funds_cents, run.done, run.terminal_reason, run.last) == before
+        run.step(["company status"])
+    finally:
+        run.close()
+
+
+STEP_RESET = {
+    "no session": _drop("session"),
+    "session null": _set("session", None),
+    "no info": _drop("info"),
+    "funds a string": _set_info("funds_cents", "1"),
+    "no observation": _drop("observation"),
+}
+
+STEP_STEP = {
+    "no info": _drop("info"),
+    "step a string": _set_info("step", "1"),
+    "no reward": _drop("reward"),
+    "terminated a string": _set("terminated", "no"),
+    "no observation": _drop("observation"),
+    "text a number": lambda r: r["observation"].__setitem__("text", 5),
+}
+
+
+def _openenv() -> Any:
+    pytest.importorskip("openenv")
+    from ycgym.integrations import openenv
+
+    return openenv
+
+
+@pytest.mark.parametrize("how", sorted(STEP_RESET))
+def test_openenv_step_env_a_malformed_reset_is_bad_reply(how: str, monkeypatch: pytest.MonkeyPatch, endpoint: str) -> None:
+    oe = _openenv()
+    env = oe.YCBenchEnvironment(endpoint=endpoint)
+    try:
+        with monkeypatch.context() as m:
+            named = _spoil(m, lambda r: "observation" in r and "session" in r, STEP_RESET[how])
+            with pytest.raises(ycgym.ProtocolError) as e:
+                env.reset(seed=2)
+        assert e.value.code == "bad_reply", e.value
+        assert named and None not in env._backend.sessions, env._backend.sessions
+        if "session" not in how:  # the result still names it
+            assert named[0] in env._backend.sessions, (named, env._backend.sessions)
+        with pytest.raises(RuntimeError, match="reset"):
+            env.step(oe.YCBenchAction(command="company status"))
+        env.reset(seed=2)
+        env.step(oe.YCBenchAction(command="company status"))
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("how", sorted(STEP_STEP))
+def test_openenv_step_env_a_malformed_step_is_bad_reply_and_the_episode_is_due_for_a_reset(how: str, monkeypatch: pytest.MonkeyPatch, endpoint: str) -> None:
+    oe = _openenv()
+    env = oe.YCBenchEnvironment(endpoint=endpoint)
+    try:
+        env.reset(seed=2)
+        before = env.state.model_dump()
+        with monkeypatch.context() as m:
+            _spoil(m, lambda r: "reward" in r and "terminated" in r, STEP_STEP[how])
+            with pytest.raises(ycgym.ProtocolError) as e:
+                env.step(oe.YCBenchAction(command="company status"))
+        assert e.value.code == "bad_reply", e.value
+        assert env.state.model_dump() == before  # nothing half taken in
+        # The server ran that step, the env never saw its result: it is due for a reset, as the Gym envs are.
+        with pytest.raises(RuntimeError, match="reset"):
+            env.step(oe.YCBenchAction(command="company status"))
+        env.reset(seed=2)
+        env.step(oe.YCBenchAction(command="company status"))
+    finally:
+        env.close()
