@@ -309,12 +309,15 @@ string a list of its characters and an object a list of its keys."""
     # A reset result has no action_text: its spoils are a step's only.
     [(how, op) for how in ADMISSIBLE_SPOILS for op in ("step", "reset") if op == "step" or not how.startswith("action_text")],
 )
-def test_a_discrete_reply_with_malformed_admissible_commands_is_bad_reply(server: LocalServer, how: str, op: str) -> None:
+@pytest.mark.parametrize("kind", ["discrete", "text"])
+def test_a_reply_with_malformed_admissible_commands_is_bad_reply(server: LocalServer, kind: str, how: str, op: str) -> None:
     """With the ``admissible_commands`` reset option: a step (reset) reply whose ``admissible_commands`` or
-    ``action_text`` is of the wrong type is ``bad_reply``, and the env is due for a reset, as for any malformed value."""
+    ``action_text`` is of the wrong type is ``bad_reply``, and the env is due for a reset, as for any malformed value
+    (the text env passed them into its info as they came)."""
     opts = {"admissible_commands": True}
-    env = YCBenchDiscreteEnv(endpoint=server.endpoint, render_mode="ansi", reset_options=opts)
-    twin = YCBenchDiscreteEnv(endpoint=server.endpoint, render_mode="ansi", reset_options=opts)
+    cls = YCBenchEnv if kind == "text" else YCBenchDiscreteEnv
+    env = cls(endpoint=server.endpoint, render_mode="ansi", reset_options=opts)
+    twin = cls(endpoint=server.endpoint, render_mode="ansi", reset_options=opts)
     try:
         for e in (env, twin):
             e.reset(seed=5)

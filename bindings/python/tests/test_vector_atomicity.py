@@ -1390,19 +1390,42 @@ its characters, an object a list of its keys; a null read as absent)."""
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("how", DISCRETE_LIST_VALUES)
-def test_a_discrete_step_entry_with_malformed_admissible_commands_is_its_bad_reply(how: str, mode: str, server: LocalServer) -> None:
-    """The Discrete vector env with the ``admissible_commands`` reset option and JSON replies: sub-environment 2's
-    result has an ``admissible_commands`` (``action_text``) of the wrong type. That entry fails alone (``bad_reply``, due
-    for a reset) and the others are taken in, as for any malformed value of an entry."""
+@pytest.mark.parametrize("kind", ["discrete-json", "text"])
+def test_a_step_entry_with_malformed_admissible_commands_is_its_bad_reply(kind: str, how: str, mode: str, server: LocalServer) -> None:
+    """The Discrete vector env with JSON replies, and the text vector env (which passed them through unchecked), with
+    the ``admissible_commands`` reset option: sub-environment 2's result has an ``admissible_commands`` (``action_text``)
+    of the wrong type. That entry fails alone (``bad_reply``, due for a reset) and the others are taken in, as for any
+    malformed value of an entry."""
     from gymnasium.vector import AutoresetMode
 
-    env, twin = started("discrete-json", server.endpoint, autoreset_mode=AutoresetMode(mode), reset_options={"admissible_commands": True})
+    env, twin = started(kind, server.endpoint, autoreset_mode=AutoresetMode(mode), reset_options={"admissible_commands": True})
     try:
         acts = actions(twin, 1)
         want = twin.step(acts)
         assert not (want[2] | want[3]).any()
         spoil_last_batch_reply(env, spoil_discrete_json_entry(*DISCRETE_LIST_VALUES[how]))
         last_entry_fails_alone(env, twin, mode, acts, want)
+    finally:
+        env.close()
+        twin.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("how", [h for h in DISCRETE_LIST_VALUES if h.startswith("admissible")])
+def test_a_text_vector_reset_reply_with_malformed_admissible_commands_is_bad_reply(how: str, mode: str, server: LocalServer) -> None:
+    """The text vector env with the ``admissible_commands`` reset option: a reset reply whose ``admissible_commands`` is
+    of the wrong type is ``bad_reply`` naming its sub-environment, as any malformed reset reply is (it was passed into
+    the info as it came), and every sub-environment is due for the reset asked for."""
+    from gymnasium.vector import AutoresetMode
+
+    env, twin = started("text", server.endpoint, autoreset_mode=AutoresetMode(mode), reset_options={"admissible_commands": True})
+    try:
+        key, value = DISCRETE_LIST_VALUES[how]
+        spoil_reset_reply(env, lambda reply: reply["result"]["info"].__setitem__(key, value))
+        with pytest.raises(ProtocolError) as err:
+            env.reset()
+        assert err.value.code == "bad_reply" and err.value.index == 1, repr(err.value)
+        continue_with_due(env, twin, mode, [0, 1, 2], [], why="bad_reply")
     finally:
         env.close()
         twin.close()

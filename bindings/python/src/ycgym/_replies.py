@@ -61,9 +61,9 @@ def named_session(r: Any) -> str | None:
 
 
 def check_info_texts(info: Mapping[str, Any]) -> None:
-    """TypeError when a Discrete result's info has an ``action_text`` that is not a string, or an
-    ``admissible_commands`` that is not a list of strings (each is absent, or of its type: ``list()`` would make a
-    string a list of its characters, an object a list of its keys). Shared by both Discrete envs' check of a result."""
+    """TypeError when a result's info has an ``action_text`` that is not a string, or an ``admissible_commands`` that is
+    not a list of strings (each is absent, or of its type: ``list()`` would make a string a list of its characters, an
+    object a list of its keys). Shared by every env's check of a result (when both are absent: two key lookups)."""
     text = info.get("action_text", "")
     if type(text) is not str:
         raise TypeError("info['action_text'] must be a string")

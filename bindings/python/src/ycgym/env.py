@@ -20,7 +20,7 @@ from ._backend import (
     snapshot_start,
     status_time,
 )
-from ._replies import BAD_REPLY_WHY, check_info_counts, failed_reset_why, named_session, step_flags
+from ._replies import BAD_REPLY_WHY, check_info_counts, check_info_texts, failed_reset_why, named_session, step_flags
 from .client import ResetResult, StepResult
 from .spaces import (
     MAX_TEXT_LENGTH,
@@ -196,11 +196,12 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
 
     def _checked(self, r: ResetResult | StepResult) -> None:
         """Check a result's info and observation as the vector env checks them before it takes a result in (the info's
-        counts and amounts, the observation in full: :func:`ycgym.spaces.check_observation`); KeyError, TypeError or
+        counts and amounts, its ``action_text`` and ``admissible_commands`` where present, the observation in full: :func:`ycgym.spaces.check_observation`); KeyError, TypeError or
         ValueError for a result whose fields are wrong (:meth:`_taken` makes it ``bad_reply``)."""
         if type(r["info"]) is not dict:
             raise TypeError("its info is not an object")
         check_info_counts(r["info"])
+        check_info_texts(r["info"])
         check_observation(r["observation"], self.params)
 
     def _accept_reset(self, r: ResetResult, start: datetime) -> None:

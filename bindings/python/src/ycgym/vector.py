@@ -65,6 +65,7 @@ from ._replies import (
     BAD_REPLY_WHY,
     UNREAD,
     check_info_counts,
+    check_info_texts,
     failed_reset_why,
     malformed_result,
     named_session,
@@ -227,6 +228,7 @@ def _step_fields(sr: Any) -> tuple[dict[str, Any], float, bool, bool]:
     if command is not None and type(command) is not str:
         raise TypeError("its command is not a string")
     check_info_counts(info)
+    check_info_texts(info)  # two key lookups when the reply has neither
     return (obs, *step_flags(sr))
 
 
@@ -477,6 +479,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         if type(r["info"]) is not dict:
             raise TypeError("its info is not an object")
         check_info_counts(r["info"])
+        check_info_texts(r["info"])
         check_observation(r["observation"], self.params)
 
     def _reset_refused(self, i: int, e: ProtocolError, made: Sequence[int]) -> ProtocolError:
