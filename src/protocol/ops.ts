@@ -88,6 +88,11 @@ export interface Limits {
    * null over the pipe transport.
    */
   max_unread_total_bytes: number | null;
+  /**
+   * Connections served at once (`serve --max-connections`): while more are open, the requests of a connection not
+   * served before are refused with `capacity`, unhandled; null over the pipe transport (its one client is the parent).
+   */
+  max_connections: number | null;
   /** The recording limits (`serve --record-max-mib`, `--record-client-mib`, `--record-max-per-client`); null: the server does not record. */
   record: RecordLimitsWire | null;
 }

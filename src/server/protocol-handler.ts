@@ -49,6 +49,8 @@ export interface ServerFacts {
   maxUnreadReplyBytes?: number;
   /** The budget of every connection's unread replies together (absent: none, the pipe transport). */
   maxUnreadTotalBytes?: number;
+  /** The cap on connections served at once (absent: none, the pipe transport). */
+  maxConnections?: number;
   /** The recording limits, announced in `hello` (absent: the server does not record). */
   recordLimits?: RecordLimitsWire;
 }
@@ -161,6 +163,7 @@ export class ProtocolHandler {
         max_batch: MAX_BATCH,
         max_unread_reply_bytes: facts.maxUnreadReplyBytes ?? null,
         max_unread_total_bytes: facts.maxUnreadTotalBytes ?? null,
+        max_connections: facts.maxConnections ?? null,
         record: facts.recordLimits === undefined ? null : { ...facts.recordLimits },
       },
       spaces: {

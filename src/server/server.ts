@@ -714,10 +714,12 @@ export class Server {
     const guard = memoryGuard(opts.maxMemoryBytes);
     protocolOpts.admit = () => guard();
     const facts: ServerFacts = { version: packageVersion(), presets, maxMessageBytes };
-    // The pipe's output buffer is bounded in bytes by the transport itself (`PipeRouter.sendNow`): no unread-reply budget.
+    // The pipe's output buffer is bounded in bytes by the transport itself (`PipeRouter.sendNow`): no unread-reply budget;
+    // its one client is the parent process: no connection cap.
     if (pipe === null) {
       facts.maxUnreadReplyBytes = opts.maxUnreadReplyBytes ?? DEFAULT_MAX_UNREAD_REPLY_BYTES;
       facts.maxUnreadTotalBytes = opts.maxUnreadTotalBytes ?? DEFAULT_MAX_UNREAD_TOTAL_BYTES;
+      facts.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
     }
     if (recording?.quota) facts.recordLimits = { max_bytes: recording.quota.maxBytes, client_bytes: recording.quota.clientBytes, max_per_client: recording.quota.maxPerClient };
     const handler = new ProtocolHandler(sessions, facts, protocolOpts);
@@ -774,7 +776,7 @@ export class Server {
     server.maxUnreadTotal = facts.maxUnreadTotalBytes ?? Number.POSITIVE_INFINITY;
     if (server.maxUnreadTotal !== Number.POSITIVE_INFINITY) server.collect = exposedGc();
     if (pipe === null) {
-      server.maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+      server.maxConnections = facts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
       // Counted from the socket's events (a monitor socket: they may come a little after the connection's first request).
       const events = (transport as import('zeromq').Router).events;
       events.on('accept', () => server.openConnections++);

@@ -8,6 +8,7 @@
 import { connect } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { curveKeyPair, Dealer } from 'zeromq';
+import { DEFAULT_MAX_CONNECTIONS } from '../../src/protocol/limits.js';
 import { startServer } from '../../src/server/server.js';
 
 async function until(cond: () => boolean, maxMs = 10_000): Promise<void> {
@@ -64,6 +65,27 @@ describe('serve --max-connections', () => {
     } finally {
       for (const d of dealers) if (!d.closed) d.close();
       await s.close();
+    }
+  }, 30_000);
+
+  it('announces the cap in hello (limits.max_connections): the one given, or the default', async () => {
+    for (const [given, want] of [
+      [3, 3],
+      [undefined, DEFAULT_MAX_CONNECTIONS],
+    ] as const) {
+      const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', ...(given === undefined ? {} : { maxConnections: given }) });
+      const d = new Dealer({ linger: 0, receiveTimeout: 10_000 });
+      try {
+        d.connect(s.endpoint);
+        await d.send(JSON.stringify({ v: 1, id: 1, op: 'hello' }));
+        const [f] = await d.receive();
+        const hello = JSON.parse((f as Buffer).toString('utf8')) as { ok: boolean; result: { limits: Record<string, unknown> } };
+        expect(hello.ok).toBe(true);
+        expect(hello.result.limits).toHaveProperty('max_connections', want);
+      } finally {
+        d.close();
+        await s.close();
+      }
     }
   }, 30_000);
 

@@ -92,6 +92,8 @@ describe.each([
     // No unread-reply budget over the pipe (its output buffer is bounded by the transport): announced as null.
     expect((hello.result as unknown as { limits: Record<string, unknown> }).limits).toHaveProperty('max_unread_reply_bytes', null);
     expect((hello.result as unknown as { limits: Record<string, unknown> }).limits).toHaveProperty('max_unread_total_bytes', null);
+    // No connection cap either: the pipe has one client, the parent process.
+    expect((hello.result as unknown as { limits: Record<string, unknown> }).limits).toHaveProperty('max_connections', null);
 
     s.input.write(request('A', { id: 2, op: 'reset', seed: 1, preset: 'default' }));
     const reset = JSON.parse(((await s.next())[1] as Buffer).toString()) as { ok: boolean; result: { session: string } };

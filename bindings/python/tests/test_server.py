@@ -117,6 +117,21 @@ def test_shared_server_keeps_idle_sessions(shared: LocalServer) -> None:
         assert c.hello()["limits"]["idle_timeout_ms"] == 600_000
 
 
+def test_hello_announces_the_connection_cap_over_zeromq_and_none_over_the_pipe() -> None:
+    """``hello``'s ``limits.max_connections``: the cap of ``ycgym serve --max-connections`` (512 by default) on a ZeroMQ
+    server, null on the pipe transport (it has one client, the parent process)."""
+    with LocalServer("tcp://127.0.0.1:0") as srv, Client(srv.endpoint) as c:
+        assert c.hello()["limits"]["max_connections"] == 512
+    with LocalServer("tcp://127.0.0.1:0", args=["--max-connections", "7"]) as srv, Client(srv.endpoint) as c:
+        assert c.hello()["limits"]["max_connections"] == 7
+    with LocalServer("pipe") as srv:
+        env = YCBenchEnv(endpoint=srv.endpoint)
+        try:
+            assert env._backend.client.hello()["limits"]["max_connections"] is None
+        finally:
+            env.close()
+
+
 def test_a_step_in_a_session_reaped_as_idle_says_why() -> None:
     """On a server with an idle timeout, an env's step after a pause past it fails with ``unknown_session`` and a message
     that names the pause, the timeout and the flag (before: "unknown session ... (closed, reaped or never created)")."""

@@ -374,6 +374,8 @@ class HelloResultLimits(TypedDict):
     """Bytes of large replies ZeroMQ may still hold for one connection (serve --max-unread-mib): while they reach it, the connection's requests are refused with capacity, unhandled; null over the pipe transport, whose output buffer is bounded by the transport itself."""
     max_unread_total_bytes: int | None
     """Bytes of large replies ZeroMQ may still hold for every connection together (serve --max-unread-total-mib): from 3/4 of it the requests of the connections holding the most (at least the average) are refused with capacity, at it every connection's, unhandled; null over the pipe transport."""
+    max_connections: int | None
+    """Connections served at once (serve --max-connections): while more are open, the requests of a connection not served before are refused with capacity, unhandled; null over the pipe transport (its one client is the parent process)."""
     record: HelloResultLimitsRecord2 | None
     """The recording limits (serve --record-max-mib, --record-client-mib, --record-max-per-client), in bytes; null: the server does not record."""
 
