@@ -1,8 +1,9 @@
 /**
  * Issue 12: one client must not be able to crash or starve the server. Each attack runs against an in-process
  * server while a well-behaved client plays a fixed episode; the test checks the bound that stops the attack,
- * that a fresh client is answered within a second during and after it, and that the well-behaved client's
- * trajectory is byte-identical to an unattacked run. Every wait is bounded.
+ * that a fresh client is answered promptly during and after it (`prompt`: within a second, or proportionally longer
+ * on a machine whose calm answers are slower), and that the well-behaved client's trajectory is byte-identical to an
+ * unattacked run. Every wait is bounded.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -43,6 +44,35 @@ async function freshHello(endpoint: string): Promise<number> {
   }
 }
 
+/**
+ * A fresh client's hello on a calm server of this process, started alike, just before an attack (ms): the median of
+ * five, the control the latency bounds scale with. On a throttled or loaded machine (a shared CI runner) every answer
+ * is slower, the attacked ones too. (Its own server: the attacked one counts every message it reads, and its
+ * connections, in what the attack tests check.)
+ */
+async function calmHello(): Promise<number> {
+  return withServer({}, async (s) => {
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) times.push(await freshHello(s.endpoint));
+    return times.sort((a, b) => a - b)[2] as number;
+  });
+}
+
+/**
+ * Calm answers this many times slower are still prompt. Measured on a 2-core machine: a calm hello 0.3 to 6 ms, the
+ * slowest fresh hello during the attacks 26 to 130 ms; a server that waited on the mute client's stalled reply, 1 s.
+ */
+const PROMPT_FACTOR = 100;
+
+/**
+ * The bound on a fresh client's wait during or after an attack, given a calm hello just before it (ms): a second, as the
+ * attacks were first measured against, or PROMPT_FACTOR calm answers on a machine slower than that (the bound grows
+ * with the machine's slowness, not with the attack's).
+ */
+function prompt(calm: number): number {
+  return Math.max(1000, PROMPT_FACTOR * calm);
+}
+
 async function withServer<T>(opts: ServerOptions, f: (s: Server) => Promise<T>): Promise<T> {
   const s = await startServer({ endpoint: LOOPBACK, sessionIdTag: '', ...opts });
   try {
@@ -70,6 +100,7 @@ describe('attacks (issue 12)', () => {
   it('F4: many clients with large step_batch requests: the bytes of batch replies in flight stay bounded', async () => {
     const cap = 1 << 20;
     const budget = 2 << 20;
+    const calm = await calmHello();
     await withServer({ maxBatchReplyBytes: cap, maxBatchBytesInFlight: budget }, async (s) => {
       const attackers = Array.from({ length: 8 }, () => new Client({ endpoint: s.endpoint, timeoutMs: 120_000, maxMessageBytes: 8 << 20 }));
       try {
@@ -77,7 +108,7 @@ describe('attacks (issue 12)', () => {
         const steps = (sid: string) => Array.from({ length: 4096 }, () => ({ session: sid, action: 'market browse --limit 200' }));
         const attack = Promise.all(attackers.map((c, i) => c.stepBatch(steps((sessions[i] as { session: string }).session))));
         const [worst, traj, results] = await Promise.all([probeDuring(s.endpoint, attack), episode(s.endpoint, 7), attack]);
-        expect(worst).toBeLessThan(1000);
+        expect(worst).toBeLessThan(prompt(calm));
         expect(traj).toBe(await unattacked);
         // Every batch got its own capped reply: some entries ran, the rest were refused without running.
         for (const r of results) {
@@ -89,14 +120,17 @@ describe('attacks (issue 12)', () => {
         expect(st.peak_batch_bytes).toBeGreaterThan(0);
         // Bound: the budget, plus the oldest batch's cap, plus one 5 ms slice of output.
         expect(st.peak_batch_bytes).toBeLessThan(budget + cap + (1 << 20));
+        // The batches ran in slices, the other clients' requests between them (a count: whatever the machine's speed).
+        expect(st.sliced_batches).toBeGreaterThan(0);
       } finally {
         await Promise.all(attackers.map((c) => c.close()));
       }
-      expect(await freshHello(s.endpoint)).toBeLessThan(1000);
+      expect(await freshHello(s.endpoint)).toBeLessThan(prompt(calm));
     });
   }, 300_000);
 
   it('backpressure: a client that sends but never reads: its replies are dropped, not buffered without bound', async () => {
+    const calm = await calmHello();
     await withServer({ stallTimeoutMs: 1000 }, async (s) => {
       const mute = new Dealer({ linger: 0, receiveHighWaterMark: 1 });
       mute.connect(s.endpoint);
@@ -113,7 +147,7 @@ describe('attacks (issue 12)', () => {
           while (s.stats().queued > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
         })();
         const [worst, traj] = await Promise.all([probeDuring(s.endpoint, attack), episode(s.endpoint, 7)]);
-        expect(worst).toBeLessThan(1000);
+        expect(worst).toBeLessThan(prompt(calm));
         expect(traj).toBe(await unattacked);
         gc();
         const held = process.memoryUsage().arrayBuffers - before;
@@ -127,7 +161,7 @@ describe('attacks (issue 12)', () => {
       } finally {
         mute.close();
       }
-      expect(await freshHello(s.endpoint)).toBeLessThan(1000);
+      expect(await freshHello(s.endpoint)).toBeLessThan(prompt(calm));
     });
   }, 300_000);
 

@@ -39,8 +39,12 @@ describe('faults (quick)', () => {
     for (const c of [r.alone, r.non_reading_flood_hello, r.huge_batches_read]) expect(c.server_alive).toBe(true);
     expect(r.non_reading_flood_hello.pressure?.sent ?? 0).toBeGreaterThan(1000);
     expect(r.huge_batches_read.pressure?.sent ?? 0).toBeGreaterThan(0);
-    // Generous bounds (shared CI machines); docs/reliability.md has the measured figures.
-    expect(r.non_reading_flood_hello.latency_ms.p99).toBeLessThan(1000);
-    expect(r.huge_batches_read.latency_ms.p99).toBeLessThan(1000);
+    // A second, as first measured (docs/reliability.md has the figures: p99 ~15 ms under pressure, ~4 ms alone), or
+    // proportionally longer when the lockstep client alone (the control, measured in the same run on a server started
+    // alike) is slower than ~10 ms: a throttled or loaded machine slows the pressured steps too. Never past 5 s, half the
+    // server's stall timeout: a server that waited on a non-reading client would make the lockstep client wait that.
+    const bound = Math.min(Math.max(1000, 100 * r.alone.latency_ms.p99), 5000);
+    expect(r.non_reading_flood_hello.latency_ms.p99).toBeLessThan(bound);
+    expect(r.huge_batches_read.latency_ms.p99).toBeLessThan(bound);
   });
 });
