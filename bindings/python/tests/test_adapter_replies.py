@@ -6,7 +6,7 @@ session a malformed reset named is still the backend's (closed with it), and wha
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -67,6 +67,7 @@ TURN_RESET = {
 
 TURN_STEP = {
     "no info": _drop("info"),
+    "terminal detail a number": _set_info("terminal_detail", 1),
     "funds a float": _set_info("funds_cents", 1.5),
     "reward a string": _set_info("reward_cents", "0"),
     "done a string": _set("done", "false"),
@@ -179,3 +180,31 @@ def test_openenv_step_env_a_malformed_step_is_bad_reply_and_the_episode_is_due_f
         env.step(oe.YCBenchAction(command="company status"))
     finally:
         env.close()
+
+
+TURN_READS: dict[str, Spoil] = {
+    "no field": lambda r: r.pop(next(k for k in ("messages", "snapshot") if k in r)),
+    "field a string": lambda r: r.__setitem__(next(k for k in ("messages", "snapshot") if k in r), "x"),
+    "field null": lambda r: r.__setitem__(next(k for k in ("messages", "snapshot") if k in r), None),
+}
+
+
+@pytest.mark.parametrize("how", sorted(TURN_READS))
+@pytest.mark.parametrize("op", ["turn_messages", "turn_snapshot"])
+def test_turn_messages_and_turn_snapshot_a_malformed_reply_is_bad_reply(op: str, how: str, monkeypatch: pytest.MonkeyPatch, endpoint: str) -> None:
+    """``Client.turn_messages`` (``TurnRun.messages``, what the verifiers harness sends the model) and
+    ``Client.turn_snapshot`` read their field unchecked: a bare KeyError, or a non-list / non-object handed on. Now
+    ``bad_reply``; the run goes on."""
+    run = TurnRun(endpoint)
+    try:
+        run.reset(1)
+        with monkeypatch.context() as m:
+            # A turn_messages result is {"messages"} alone, a turn_snapshot result {"snapshot"} alone.
+            _spoil(m, lambda r: set(r) == ({"messages"} if op == "turn_messages" else {"snapshot"}), TURN_READS[how])
+            with pytest.raises(ycgym.ProtocolError) as e:
+                run.messages() if op == "turn_messages" else run.client.turn_snapshot(cast(str, run.session))
+        assert e.value.code == "bad_reply" and f"{op} reply is a malformed result" in e.value.message, e.value
+        run.step(["company status"])
+        assert run.messages()
+    finally:
+        run.close()

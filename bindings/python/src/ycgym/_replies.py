@@ -85,7 +85,7 @@ def check_fields(m: Any, types: Mapping[str, tuple[type, ...]]) -> None:
 
 _INT = (int,)
 _REASON = (str, type(None))
-_TURN_INFO = {"funds_cents": _INT, "reward_cents": _INT}
+_TURN_INFO = {"funds_cents": _INT, "reward_cents": _INT, "terminal_detail": _REASON}
 _TURN_RESET = {"session": (str,), "messages": (list,), "tools": (list,), "info": (dict,)}
 _TURN_STEP = {"tool_results": (list,), "done": (bool,), "terminal_reason": _REASON, "info": (dict,)}
 

@@ -329,15 +329,21 @@ class _NotAnEntry(Exception):
     pass
 
 
+def field_of(result: Any, op: str, key: str, kind: type) -> Any:
+    """The field ``key`` of an ``op`` request's result, or ``ProtocolError("bad_reply")`` when the result is no object or
+    that field is absent or not a ``kind``. For the ops that read (``snapshot``, ``turn_snapshot``, ``turn_messages``):
+    the session is as it was. Shared by the client's methods of those ops and every env's snapshot and pickling."""
+    value = result.get(key) if type(result) is dict else None
+    if type(value) is not kind:
+        got = "no object" if type(result) is not dict else f"no {key}" if key not in result else f"a {key} of type {type(value).__name__}"
+        raise ProtocolError("bad_reply", f"a {op} reply is a malformed result ({got}; the session is unchanged)")
+    return value
+
+
 def snapshot_of(result: Any) -> dict[str, Any]:
-    """The snapshot a ``snapshot`` request's result holds, or ``ProtocolError("bad_reply")`` when the result is no object
-    or its ``snapshot`` is absent or no object (an opaque ``EnvSnapshot`` is always one). Taking a snapshot changes
-    nothing on the server: the episode is as it was. Shared by :meth:`Client.snapshot` and every env's snapshot and
-    pickling."""
-    snap = result.get("snapshot") if type(result) is dict else None
-    if type(snap) is not dict:
-        got = "no object" if type(result) is not dict else "no snapshot" if "snapshot" not in result else f"a snapshot of type {type(snap).__name__}"
-        raise ProtocolError("bad_reply", f"a snapshot reply is a malformed result ({got}; the episode is unchanged)")
+    """The snapshot a ``snapshot`` request's result holds (an opaque ``EnvSnapshot``: an object), checked by
+    :func:`field_of`."""
+    snap: dict[str, Any] = field_of(result, "snapshot", "snapshot", dict)
     return snap
 
 
@@ -1237,11 +1243,11 @@ class Client:
 
     def turn_messages(self, session: str, *, timeout: Timeout = DEFAULT) -> list[dict[str, Any]]:
         """The chat to send to the LLM on the next call (system prompt with scratchpad, kept history; ``ChatMessage``s)."""
-        return cast("list[dict[str, Any]]", self.request("turn_messages", session=session, timeout=timeout)["messages"])
+        return cast("list[dict[str, Any]]", field_of(self.request("turn_messages", session=session, timeout=timeout), "turn_messages", "messages", list))
 
     def turn_snapshot(self, session: str, *, timeout: Timeout = DEFAULT) -> dict[str, Any]:
         """Exact snapshot of a turn session (``format: "ycgym-turns"``; world, chat and counters; shape ``TurnSnapshot``)."""
-        return cast("dict[str, Any]", self.request("turn_snapshot", session=session, timeout=timeout)["snapshot"])
+        return cast("dict[str, Any]", field_of(self.request("turn_snapshot", session=session, timeout=timeout), "turn_snapshot", "snapshot", dict))
 
     def turn_restore(
         self,
