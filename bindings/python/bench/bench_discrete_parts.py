@@ -27,11 +27,12 @@ Prints one JSON object. Usage::
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import time
 from collections.abc import Callable
 from typing import Any
+
+from pair_servers import thread_ns  # this folder's: a script's own folder is on its path
 
 from ycgym import YCBenchDiscreteVectorEnv
 from ycgym.server import LocalServer
@@ -39,22 +40,11 @@ from ycgym.server import LocalServer
 
 def thread_cpu_ns(pid: int) -> tuple[int, int] | None:
     """The main thread's and the other threads' on-CPU nanoseconds of process ``pid`` (None without ``/proc``)."""
-    main = other = 0
-    found = False
-    for t in glob.glob(f"/proc/{pid}/task/*"):
-        try:
-            with open(t + "/comm") as f:
-                name = f.read().strip()
-            with open(t + "/schedstat") as f:
-                ns = int(f.read().split()[0])
-        except OSError:
-            continue
-        found = True
-        if name == "MainThread":
-            main += ns
-        else:
-            other += ns
-    return (main, other) if found else None
+    threads = thread_ns(pid)
+    if not threads:
+        return None
+    main = sum(ns for name, ns in threads.values() if name == "MainThread")
+    return main, sum(ns for _, ns in threads.values()) - main
 
 
 def per(x: float | None, n: int, scale: float) -> float | None:
