@@ -1085,6 +1085,16 @@ def spoil_reset_reply(env: Any, spoil: Any, k: int = 1) -> None:
     c._decode = decode
 
 
+def a_spoiled_reset_is_bad_reply(env: Any, twin: Any, mode: str, spoil: Any) -> None:
+    """A seedless reset of the three sub-environments of ``env`` whose second reply ``spoil`` damages is ``bad_reply`` for
+    entry 1, and every sub-environment is then due (a reset was made for each: the env cannot go on with them)."""
+    spoil_reset_reply(env, spoil)
+    with pytest.raises(ProtocolError) as err:
+        env.reset()
+    assert err.value.code == "bad_reply" and err.value.index == 1, repr(err.value)
+    continue_with_due(env, twin, mode, [0, 1, 2], [], why="bad_reply")
+
+
 def unreadable(reply: dict[str, Any]) -> None:
     """The reply's bytes are not JSON (a broken proxy): what the client's decoder raises for them."""
     from ycgym.client import Client
@@ -1119,11 +1129,7 @@ def test_a_reset_reply_that_cannot_be_read_is_bad_reply_and_leaves_its_sub_envir
 
     env, twin = started(kind, server.endpoint, autoreset_mode=AutoresetMode(mode))
     try:
-        spoil_reset_reply(env, RESET_SPOILS[how])
-        with pytest.raises(ProtocolError) as err:
-            env.reset()
-        assert err.value.code == "bad_reply" and err.value.index == 1, repr(err.value)
-        continue_with_due(env, twin, mode, [0, 1, 2], [], why="bad_reply")
+        a_spoiled_reset_is_bad_reply(env, twin, mode, RESET_SPOILS[how])
     finally:
         env.close()
         twin.close()
@@ -1421,11 +1427,7 @@ def test_a_text_vector_reset_reply_with_malformed_admissible_commands_is_bad_rep
     env, twin = started("text", server.endpoint, autoreset_mode=AutoresetMode(mode), reset_options={"admissible_commands": True})
     try:
         key, value = DISCRETE_LIST_VALUES[how]
-        spoil_reset_reply(env, lambda reply: reply["result"]["info"].__setitem__(key, value))
-        with pytest.raises(ProtocolError) as err:
-            env.reset()
-        assert err.value.code == "bad_reply" and err.value.index == 1, repr(err.value)
-        continue_with_due(env, twin, mode, [0, 1, 2], [], why="bad_reply")
+        a_spoiled_reset_is_bad_reply(env, twin, mode, lambda reply: reply["result"]["info"].__setitem__(key, value))
     finally:
         env.close()
         twin.close()
