@@ -6,7 +6,7 @@ import gzip
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -115,3 +115,27 @@ def fake_server(**client_options: Any) -> Iterator[tuple[Client, zmq.Socket[byte
     finally:
         c.close()
         router.close(0)
+
+
+def spoil_reply(env: Any, op: str, spoil: Callable[[dict[str, Any]], Any], k: int = 0) -> None:
+    """Hook ``env``'s client so that ``spoil`` changes, in place, the decoded reply to the ``k``-th ``op`` request it
+    sends from now on (counting from 0), or raises what decoding it raises, once. The server ran that request."""
+    c = env.client
+    send = c._send_payload
+    ids: list[int] = []
+
+    def hooked(rid: int, sent: str, payload: bytes) -> None:
+        if sent == op:
+            ids.append(rid)
+        send(rid, sent, payload)
+
+    def decode(frames: list[bytes]) -> dict[str, Any]:
+        reply: dict[str, Any] = Client._decode(frames)
+        if len(ids) <= k or reply.get("id") != ids[k]:
+            return reply
+        del c._decode, c._send_payload  # once
+        spoil(reply)
+        return reply
+
+    c._send_payload = hooked
+    c._decode = decode

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from test_vector_atomicity import CONVERTIBLE, DISCRETE_JSON_VALUES, OUT_OF_RANGE, RESET_SPOILS, put_status_value
 
-from helpers import same
+from helpers import same, spoil_reply
 from ycgym import LocalServer, ProtocolError, YCBenchDiscreteEnv, YCBenchEnv
 
 
@@ -26,32 +26,6 @@ from ycgym import LocalServer, ProtocolError, YCBenchDiscreteEnv, YCBenchEnv
 def server(request: pytest.FixtureRequest) -> Iterator[LocalServer]:
     with LocalServer("pipe" if request.param == "pipe" else "tcp://127.0.0.1:0") as srv:
         yield srv
-
-
-def spoil_next_reply(env: Any, op: str, spoil: Callable[[dict[str, Any]], Any]) -> None:
-    """Hook the env's client so that ``spoil`` changes, in place, the decoded reply to the next ``op`` request it sends
-    (or raises what decoding it raises), once."""
-    from ycgym.client import Client
-
-    c = env.client
-    send = c._send_payload
-    ids: list[int] = []
-
-    def hooked(rid: int, sent: str, payload: bytes) -> None:
-        if sent == op and not ids:
-            ids.append(rid)
-        send(rid, sent, payload)
-
-    def decode(frames: list[bytes]) -> dict[str, Any]:
-        reply: dict[str, Any] = Client._decode(frames)
-        if not ids or reply.get("id") != ids[0]:
-            return reply
-        del c._decode, c._send_payload  # once
-        spoil(reply)
-        return reply
-
-    c._send_payload = hooked
-    c._decode = decode
 
 
 def without_sessions(x: Any) -> Any:
@@ -197,7 +171,7 @@ def test_a_step_reply_with_malformed_values_is_bad_reply_and_leaves_the_env_due(
         spoils = TEXT_STEP_SPOILS if kind == "text" else DISCRETE_STEP_SPOILS
         twin.step(action(twin, 2))
         before = held(env)
-        spoil_next_reply(env, "step", spoils[how])
+        spoil_reply(env, "step", spoils[how])
         refused_then_usable(env, twin, before, lambda: env.step(action(twin, 2)))
     finally:
         env.close()
@@ -214,7 +188,7 @@ def test_a_reset_reply_with_malformed_values_is_bad_reply_and_leaves_the_env_due
     try:
         spoils = TEXT_RESET_SPOILS if kind == "text" else DISCRETE_RESET_SPOILS
         before = held(env)
-        spoil_next_reply(env, "reset", spoils[how])
+        spoil_reply(env, "reset", spoils[how])
         refused_then_usable(env, twin, before, env.reset)
     finally:
         env.close()
@@ -326,7 +300,7 @@ def test_a_reply_with_malformed_admissible_commands_is_bad_reply(server: LocalSe
         if op == "step":
             twin.step(action(twin, 2))
         before = held(env)
-        spoil_next_reply(env, op, ADMISSIBLE_SPOILS[how])
+        spoil_reply(env, op, ADMISSIBLE_SPOILS[how])
         refused_then_usable(env, twin, before, (lambda: env.step(action(twin, 2))) if op == "step" else env.reset)
     finally:
         env.close()

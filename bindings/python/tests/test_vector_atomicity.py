@@ -17,7 +17,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from helpers import same
+from helpers import same, spoil_reply
 from ycgym import EpisodeOverError, LocalServer, ProtocolError, VectorStepError, YCBenchDiscreteVectorEnv, YCBenchVectorEnv
 
 KINDS = ["text", "discrete"]
@@ -1058,37 +1058,10 @@ def test_a_discrete_step_entry_with_a_value_of_the_wrong_type_is_its_bad_reply(k
         twin.close()
 
 
-def spoil_reset_reply(env: Any, spoil: Any, k: int = 1) -> None:
-    """Hook the env's client so that the reply to the ``k``-th ``reset`` request it sends from now on (counting from 0)
-    is changed by ``spoil`` (which changes the decoded reply in place, or raises what decoding it raises), once. The
-    server made that reset."""
-    from ycgym.client import Client
-
-    c = env.client
-    send = c._send_payload
-    resets: list[int] = []
-
-    def hooked(rid: int, op: str, payload: bytes) -> None:
-        if op == "reset":
-            resets.append(rid)
-        send(rid, op, payload)
-
-    def decode(frames: list[bytes]) -> dict[str, Any]:
-        reply = Client._decode(frames)
-        if len(resets) <= k or reply.get("id") != resets[k]:
-            return reply
-        del c._decode, c._send_payload  # once
-        spoil(reply)
-        return reply
-
-    c._send_payload = hooked
-    c._decode = decode
-
-
 def a_spoiled_reset_is_bad_reply(env: Any, twin: Any, mode: str, spoil: Any) -> None:
     """A seedless reset of the three sub-environments of ``env`` whose second reply ``spoil`` damages is ``bad_reply`` for
     entry 1, and every sub-environment is then due (a reset was made for each: the env cannot go on with them)."""
-    spoil_reset_reply(env, spoil)
+    spoil_reply(env, "reset", spoil, k=1)
     with pytest.raises(ProtocolError) as err:
         env.reset()
     assert err.value.code == "bad_reply" and err.value.index == 1, repr(err.value)
