@@ -18,6 +18,8 @@ import { listPresets, packageRoot } from '../config/load.js';
 import { BatchJob, ProtocolHandler, type Handled, type ServerFacts } from './protocol-handler.js';
 import { decodePayload, DEFAULT_MAX_MESSAGE_BYTES, errorReply, schemaValidator, tooLargeReply, validRequestId } from '../protocol/protocol.js';
 import type { RecordingNote, RequestId } from '../protocol/ops.js';
+import type { Router } from 'zeromq';
+import type { RecordMemory } from './recorder.js';
 import { assertBindAllowed, resolveCurveKeys, SecurityError } from './security.js';
 import { parseAllowList, ZapHandler } from './zap.js';
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UNREAD_REPLY_BYTES, DEFAULT_MAX_UNREAD_TOTAL_BYTES, MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
@@ -688,7 +690,7 @@ export class Server {
     if (opts.maxSessionsPerClient !== undefined) sessionOpts.maxSessionsPerClient = opts.maxSessionsPerClient;
     if (opts.idleTimeoutMs !== undefined) sessionOpts.idleTimeoutMs = opts.idleTimeoutMs;
     let recording: SessionRecording | null = null;
-    let recordMemory: import('./recorder.js').RecordMemory | null = null;
+    let recordMemory: RecordMemory | null = null;
     if (opts.recordDir !== undefined) {
       makeDirs(opts.recordDir);
       const compression = arrowCompression(opts.recordCompression ?? 'zstd', 'record compression');
@@ -778,7 +780,7 @@ export class Server {
     if (pipe === null) {
       server.maxConnections = facts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
       // Counted from the socket's events (a monitor socket: they may come a little after the connection's first request).
-      const events = (transport as import('zeromq').Router).events;
+      const events = (transport as Router).events;
       events.on('accept', () => server.openConnections++);
       events.on('disconnect', () => {
         if (server.openConnections > 0) server.openConnections--;
@@ -1063,7 +1065,7 @@ export class Server {
   }
 
   /** The rows every recording holds in memory (`RecordMemory`; null: the server does not record). */
-  private recordMemory: import('./recorder.js').RecordMemory | null = null;
+  private recordMemory: RecordMemory | null = null;
 
   /** Bytes of the step rows every recording holds in memory together (`RecordMemory.heldBytes`; 0 without `recordDir`). */
   get recordBufferedBytes(): number {
