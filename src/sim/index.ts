@@ -28,7 +28,7 @@ export { DOMAINS, DOMAINS_ALPHA } from './model/types.js';
 export type { Employee, Task } from './model/types.js';
 export { generateReplacementTask, generateWorld } from './model/world.js';
 export type { GenTask } from './model/world.js';
-export { clearWorldCache, worldClients } from './model/world-cache.js';
+export { clearWorldCache, worldClients, worldsGenerated } from './model/world-cache.js';
 
 // The experiment configuration the simulation reads (loading presets from files is src/config's job).
 export type {

@@ -143,6 +143,8 @@ const worldsAsked = new SeenBefore(12);
  */
 let recentKey = '';
 let recent: WorldTemplate | null = null;
+/** Worlds generated since the process started (`worldsGenerated`: benchmarks and tests check what a run generated). */
+let generatedWorlds = 0;
 interface People {
   employees: GenEmployee[];
   clients: GenClient[];
@@ -294,6 +296,7 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
     pc.clients.length > 0 ? pc.clients.map((c) => c.reward_multiplier) : null,
   ).map(taskTemplate);
   const t: WorldTemplate = { employees: pc.employees, employeeRates: pc.rates, clients: pc.clients, market };
+  generatedWorlds++;
   if (worldsAsked.check(key)) worlds.set(key, t);
   else {
     recent = t;
@@ -333,6 +336,11 @@ export function clearWorldCache(): void {
   worldsAsked.clear();
   recent = null;
   recentKey = '';
+}
+
+/** How many worlds (markets) were generated in this thread so far, cache misses of `worldTemplate` (never reset). */
+export function worldsGenerated(): number {
+  return generatedWorlds;
 }
 
 /** How many entries each cache holds (tests: what a call generated). */
