@@ -10,6 +10,8 @@
  * - `text_fresh_world`: the same on seeds never played before in this process (`FRESH_SEEDS` on: every episode generates
  *   its world, as in a bulk run), so the other modes' rounds still find their seeds' worlds cached (clearing the cache
  *   here made the next round generate them again, timed as "world cached");
+ * - `text_bytes`: no observation; each step's text appended as UTF-8 to a byte buffer (`Env.appendLastText`, rendered
+ *   straight into the bytes, never as a string), as the trajectory exporter and the servers' replies take it;
  * - `no_text`: the same steps with the reset option `text: false` (observation without text);
  * - `value_only`: no hook (the episode loop's `advance`: typed values only).
  *
@@ -33,7 +35,7 @@ import { median } from './harness.js';
 const ENCODER = new TextEncoder();
 let scratch = new Uint8Array(1 << 20);
 
-const MODES = ['text', 'text_fresh_world', 'no_text', 'value_only'] as const;
+const MODES = ['text', 'text_fresh_world', 'text_bytes', 'no_text', 'value_only'] as const;
 /** The first seed of `text_fresh_world` rounds; each round takes the next unplayed ones. */
 const FRESH_SEEDS = 1_000_000;
 let nextFreshSeed = FRESH_SEEDS;
@@ -44,9 +46,21 @@ function round(cfg: ExperimentConfig, seeds: readonly number[], mode: Mode): { e
   const env = new Env();
   const policy = new GreedyPolicy();
   let chars = 0;
+  const sink = { bytes: Buffer.allocUnsafe(1 << 16), used: 0, string(t: string): void {
+    if (this.bytes.length - this.used < t.length * 3) this.bytes = Buffer.concat([this.bytes.subarray(0, this.used), Buffer.allocUnsafe(t.length * 3)]);
+    this.used += this.bytes.write(t, this.used, 'utf8');
+  } };
   const hooks =
     mode === 'value_only'
       ? {}
+      : mode === 'text_bytes'
+      ? {
+          onAdvance: () => {
+            sink.used = 0;
+            env.appendLastText(sink);
+            chars += sink.used;
+          },
+        }
       : {
           onStep: (s: { result: { observation: { text: string } } }) => {
             const t = s.result.observation.text;
@@ -76,6 +90,7 @@ export function episodeRates(nSeeds: number, repeats: number, modes: readonly Mo
   const cpuRates: Record<string, number[]> = {};
   const generated: Record<string, number> = {};
   let chars = 0;
+  let bytesRead = 0;
   for (let r = 0; r < repeats; r++) {
     for (const m of modes) {
       const x = round(cfg, seeds, m);
@@ -83,6 +98,7 @@ export function episodeRates(nSeeds: number, repeats: number, modes: readonly Mo
       (cpuRates[m] ??= []).push(x.epsCpu);
       generated[m] = Math.max(generated[m] ?? 0, x.generated);
       if (m === 'text') chars = x.chars;
+      if (m === 'text_bytes') bytesRead = x.chars;
     }
   }
   const out: Record<string, unknown> = { seeds: nSeeds, repeats };
@@ -92,6 +108,7 @@ export function episodeRates(nSeeds: number, repeats: number, modes: readonly Mo
   const ratios = (rates['text'] ?? []).map((t, i) => t / ((rates['no_text'] ?? [])[i] ?? NaN));
   if (modes.includes('text') && modes.includes('no_text')) out['ratio_text_vs_no_text'] = median(ratios);
   if (modes.includes('text')) out['text_chars_per_round'] = chars;
+  if (modes.includes('text_bytes')) out['text_bytes_chars_per_round'] = bytesRead;
   // Worlds generated in a timed round (the most over the repeats): the seeds' count for `text_fresh_world`, 0 otherwise.
   out['worlds_generated_per_round'] = generated;
   return out;

@@ -25,12 +25,13 @@ const episodesSuite: Suite = {
   name: 'episodes',
   metrics: {
     text_episodes_per_s: { unit: 'episodes/s', better: 'higher', baselines: ['no_text_episodes_per_s'], doc: 'full greedy episodes in process reading every observation text; ratio: over the same without text' },
+    text_bytes_episodes_per_s: { unit: 'episodes/s', better: 'higher', baselines: ['text_episodes_per_s'], doc: 'every text appended to a byte buffer as the exporter and the servers take it (no string, no observation)' },
     no_text_episodes_per_s: { unit: 'episodes/s', better: 'higher', doc: 'the same with the reset option text: false' },
     text_fresh_world_episodes_per_s: { unit: 'episodes/s', better: 'higher', baselines: ['text_episodes_per_s'], doc: 'with text, every world generated afresh' },
   },
   params: (size) => ({ seeds: EPISODE_SEEDS[size], preset: 'default' }),
   run: (_ctx, size) => {
-    const r = episodeRates(EPISODE_SEEDS[size], 1, ['text', 'no_text', 'text_fresh_world']);
+    const r = episodeRates(EPISODE_SEEDS[size], 1, ['text', 'text_bytes', 'no_text', 'text_fresh_world']);
     return Object.fromEntries(Object.entries(r).filter((e): e is [string, number] => e[0].endsWith('_episodes_per_s') && typeof e[1] === 'number'));
   },
 };
