@@ -8,6 +8,8 @@ this package is its Python binding:
   stepped in one ``step_batch`` round trip.
 * :class:`YCBenchDiscreteEnv` (``gymnasium.make("ycgym/YCBench-Discrete-v0")``): masked integer actions and
   fixed-size numeric observations for RL libraries; :class:`YCBenchDiscreteVectorEnv` batches N of them.
+* :class:`ShardedVectorEnv` (``make_vec(..., servers=K)``): one vector env over K local servers stepped
+  concurrently (more than one core).
 * :class:`Client`: the raw protocol client (pipelining, timeouts, CURVE).
 * :class:`LocalServer`: runs ``ycgym serve`` as a child process (used automatically when no endpoint
   is given).
@@ -26,6 +28,7 @@ from .discrete_vector import YCBenchDiscreteVectorEnv
 from .env import YCBenchEnv
 from .episode import EpisodeResult, run_episode
 from .server import LocalServer, ServerStartError
+from .sharded import ShardedVectorEnv
 from .spaces import DOMAINS, UnicodeText
 from .vector import YCBenchVectorEnv
 
@@ -46,6 +49,7 @@ __all__ = [
     "run_episode",
     "YCBenchDiscreteEnv",
     "YCBenchDiscreteVectorEnv",
+    "ShardedVectorEnv",
     "ENV_ID",
     "DISCRETE_ENV_ID",
     "__version__",

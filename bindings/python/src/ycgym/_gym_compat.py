@@ -4,12 +4,14 @@ Gymnasium refuses ``vector_kwargs`` for an environment registered with a ``vecto
 ``**kwargs``), yet ``vector_kwargs={"autoreset_mode": ...}`` is how users of ``SyncVectorEnv`` and
 ``AsyncVectorEnv`` choose the autoreset mode. For an id of the ``ycgym`` namespace built through its vector
 entry point, :func:`make_vec` passes those keyword arguments, which ycgym's vector envs accept as their own, to
-the constructor; every other call goes to Gymnasium's ``make_vec`` unchanged. :func:`install` puts it in place
+the constructor (``servers=K``, there or as a keyword argument, builds a :class:`ycgym.ShardedVectorEnv` of K local
+servers instead); every other call goes to Gymnasium's ``make_vec`` unchanged. :func:`install` puts it in place
 of ``gymnasium.make_vec`` (idempotent).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,7 +22,7 @@ from gymnasium.envs.registration import EnvSpec, VectorizeMode
 
 __all__ = ["VECTOR_KWARGS", "install", "make_vec"]
 
-VECTOR_KWARGS = frozenset({"autoreset_mode"})
+VECTOR_KWARGS = frozenset({"autoreset_mode", "servers"})
 """The ``vector_kwargs`` that ycgym's vector envs take as constructor arguments."""
 
 _original: Callable[..., gymnasium.vector.VectorEnv] = getattr(registration.make_vec, "__wrapped__", registration.make_vec)
@@ -56,6 +58,14 @@ def make_vec(
             raise gymnasium.error.Error(f"{both} given both in vector_kwargs and as keyword arguments")
         kwargs = {**kwargs, **vector_kwargs}
         vector_kwargs = None
+    if "servers" in kwargs and _batched_ycgym(id, vectorization_mode):
+        # K local servers: the vector entry point's env sharded over them (ycgym.ShardedVectorEnv).
+        from .sharded import ShardedVectorEnv, kind_of
+
+        spec = id if isinstance(id, EnvSpec) else gymnasium.spec(id)
+        kind = kind_of(spec.vector_entry_point)
+        servers = kwargs.pop("servers")
+        id = dataclasses.replace(spec, vector_entry_point=functools.partial(ShardedVectorEnv, servers=servers, kind=kind))
     return _original(id, num_envs, vectorization_mode, vector_kwargs, wrappers, **kwargs)
 
 

@@ -455,11 +455,9 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         n = self.num_envs
         acts = discrete_actions(actions, n, int(self.discrete_spec["n_actions"]))
         due = self._autoreset
-        if self.autoreset_mode == AutoresetMode.DISABLED and due.any():
-            # Refused here, before anything is sent: the server would refuse the ended entries and step the others. What
-            # SyncVectorEnv raises (an AssertionError) and a single env stepped past its end (ProtocolError episode_over).
-            i = int(np.flatnonzero(due)[0])
-            raise EpisodeOverError(i, reason=why_due(self._owed, i))
+        refused = self._refused_step()
+        if refused is not None:
+            raise refused
         c = self._backend.client
         rewards = np.zeros(n, dtype=np.float64)
         terminated = np.zeros(n, dtype=np.bool_)
@@ -627,6 +625,17 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
             was_stepped[stepped] = True
             raise VectorStepError(errors, (self._observation(), rewards, terminated, truncated, infos), was_stepped)
         return self._observation(), rewards, terminated, truncated, infos
+
+    def _refused_step(self) -> EpisodeOverError | None:
+        """What :meth:`step` raises (after its checks of the env and the actions), before anything is sent, when it
+        cannot step: DISABLED with a sub-environment due for a reset (the server would refuse the ended entries and step
+        the others). What SyncVectorEnv raises (an AssertionError) and a single env stepped past its end (ProtocolError
+        episode_over). :class:`ycgym.ShardedVectorEnv` asks every shard before it steps any."""
+        due = self._autoreset
+        if self.autoreset_mode == AutoresetMode.DISABLED and due.any():
+            i = int(np.flatnonzero(due)[0])
+            return EpisodeOverError(i, reason=why_due(self._owed, i))
+        return None
 
     def _every(self) -> list[int]:
         every = self.__dict__.get("_every_cache")

@@ -173,6 +173,16 @@ def check_sim_seeds(indices: Sequence[int], seeds: Sequence[int]) -> None:
             raise ValueError(f"the seed of sub-environment {i}, {sd}, is not a protocol seed (at most 2**53 - 1 = {MAX_SEED})")
 
 
+def text_actions(actions: Sequence[str | bytes] | np.ndarray, n: int) -> list[str]:
+    """The ``n`` actions of a text vector env step, checked (all before any is sent) and decoded (:func:`action_text`)."""
+    if isinstance(actions, (str, bytes)):
+        raise TypeError(f"actions must be a sequence of {n} actions, one per sub-environment, got a single {type(actions).__name__}")
+    acts = [action_text(a) for a in actions]
+    if len(acts) != n:
+        raise ValueError(f"expected {n} actions, got {len(acts)}")
+    return acts
+
+
 Owed = tuple[int | None, Mapping[str, Any] | None, str]
 """The reset a sub-environment that is due for one for another reason than its episode's end owes (both vector envs
 keep them, ``_owed``, by index): the seed and the options of the ``reset`` call that left it due (None, None: a seed
@@ -521,11 +531,7 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         """Step every sub-environment (see the module docstring). When some fail (a lost session, a refused automatic
         reset), the others' results are taken in and :class:`ycgym.VectorStepError` is raised with them."""
         n = self.num_envs
-        if isinstance(actions, (str, bytes)):
-            raise TypeError(f"actions must be a sequence of {n} actions, one per sub-environment, got a single {type(actions).__name__}")
-        acts = [action_text(a) for a in actions]
-        if len(acts) != n:
-            raise ValueError(f"expected {n} actions, got {len(acts)}")
+        acts = text_actions(actions, n)
         if self._backend.closed or any(s is None for s in self._sessions):
             self._check_open()
             raise RuntimeError("call reset() before step()")
@@ -536,12 +542,9 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
         env_infos: list[dict[str, Any] | None] = [None] * n
 
         due = self._autoreset_envs
-        if mode == AutoresetMode.DISABLED and due.any():
-            # An AssertionError as SyncVectorEnv's assert gives (but raised under `python -O` too) that is also the
-            # ProtocolError episode_over of a single env: nothing is sent (the server would refuse the finished entries
-            # and step the others).
-            first_due = int(np.flatnonzero(due)[0])
-            raise EpisodeOverError(first_due, reason=why_due(self._owed, first_due))
+        refused = self._refused_step()
+        if refused is not None:
+            raise refused
         # Due for a reset: NEXT_STEP, an episode that ended at the last step; SAME_STEP, one whose reset in that step
         # failed. Reset now, their actions ignored.
         to_reset: list[int] = np.flatnonzero(due).tolist() if due.any() else []
@@ -857,6 +860,18 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
             out[key] = array
             out["_" + key] = mask
         return out
+
+    def _refused_step(self) -> EpisodeOverError | None:
+        """What :meth:`step` raises (after its checks of the env and the actions), before anything is sent, when it
+        cannot step: DISABLED with a sub-environment due for a reset. An AssertionError as SyncVectorEnv's assert gives
+        (but raised under `python -O` too) that is also the ProtocolError episode_over of a single env (the server would
+        refuse the finished entries and step the others). :class:`ycgym.ShardedVectorEnv` asks every shard before it
+        steps any."""
+        due = self._autoreset_envs
+        if self.autoreset_mode == AutoresetMode.DISABLED and due.any():
+            first_due = int(np.flatnonzero(due)[0])
+            return EpisodeOverError(first_due, reason=why_due(self._owed, first_due))
+        return None
 
     def _every_env(self) -> list[int]:
         every = self.__dict__.get("_every_env_cache")

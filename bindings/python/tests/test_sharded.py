@@ -1,0 +1,211 @@
+"""ShardedVectorEnv: a vector env over K local servers returns exactly what the unsharded env returns."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import threading
+from collections.abc import Iterator
+from contextlib import closing
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+from helpers import alive, same
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ycgym
+from ycgym import EpisodeOverError, ProtocolError, ShardedVectorEnv, VectorStepError, YCBenchDiscreteVectorEnv, YCBenchVectorEnv
+
+N = 5
+KW: dict[str, Any] = {"max_steps": 6, "market_slots": 3, "task_slots": 2, "render_mode": "ansi"}
+
+
+def strip(v: Any) -> Any:
+    """``v`` without the session ids (each server names its own)."""
+    if isinstance(v, dict):
+        return {k: strip(x) for k, x in v.items() if k not in ("session", "_session")}
+    if isinstance(v, tuple):
+        return tuple(strip(x) for x in v)
+    return v
+
+
+def outcome(call: Any) -> Any:
+    try:
+        return ("ok", strip(call()))
+    except Exception as e:  # noqa: BLE001 - compared
+        r = e.result if isinstance(e, VectorStepError) else None
+        return (type(e).__name__, str(e), getattr(e, "index", None), strip(r), getattr(e, "errors", {}).keys())
+
+
+def check(a: Any, b: Any) -> Any:
+    assert same(a[0], b[0]), (a[0], b[0])
+    assert same(a, b)
+    return a
+
+
+def both(plain: Any, sharded: Any, call: Any) -> Any:
+    return check(outcome(lambda: call(plain)), outcome(lambda: call(sharded)))
+
+
+@pytest.fixture(scope="module", params=["NextStep", "SameStep", "Disabled"])
+def pairs(request: pytest.FixtureRequest) -> Iterator[tuple[YCBenchDiscreteVectorEnv, list[ShardedVectorEnv]]]:
+    mode = AutoresetMode(request.param)
+    plain = YCBenchDiscreteVectorEnv(N, autoreset_mode=mode, **KW)
+    sharded = [ShardedVectorEnv(N, servers=k, autoreset_mode=mode, **KW) for k in (1, 2, 3)]
+    yield plain, sharded
+    plain.close()
+    for s in sharded:
+        s.close()
+
+
+@settings(max_examples=6)
+@given(seed=st.integers(0, 2**31 - 2), choices=st.lists(st.integers(0, 2**16), min_size=30, max_size=60), k=st.sampled_from([0, 1, 2]))
+def test_same_as_unsharded(pairs: tuple[YCBenchDiscreteVectorEnv, list[ShardedVectorEnv]], seed: int, choices: list[int], k: int) -> None:
+    """Random valid actions (and masked resets, reset(seed=None), DISABLED's refusals) over episode ends: every
+    observation, mask, reward, flag, info, render and error is the unsharded env's, for K = 1, 2, 3."""
+    plain, sharded = pairs[0], pairs[1][k]
+    both(plain, sharded, lambda e: e.reset(seed=seed))
+    for c in choices:
+        masks = plain.action_masks()
+        assert same(masks, sharded.action_masks())
+        if c % 17 == 0:  # a masked reset (None seeds: drawn from each sub-environment's generator)
+            mask = np.array([(c >> j) & 1 == 1 for j in range(N)], dtype=np.bool_)
+            mask[c % N] = True
+            both(plain, sharded, lambda e, m=mask: e.reset(options={"reset_mask": m}))
+            continue
+        if c % 23 == 0:
+            both(plain, sharded, lambda e: e.reset())
+            continue
+        acts = np.array([np.flatnonzero(m)[(c >> j) % max(1, int(m.sum()))] if m.any() else 0 for j, m in enumerate(masks)])
+        got = both(plain, sharded, lambda e, a=acts: e.step(a))
+        assert same(plain.render(), sharded.render())
+        if got[0] == "EpisodeOverError":  # DISABLED: reset the ended ones
+            due = plain._autoreset.copy()
+            both(plain, sharded, lambda e, m=due: e.reset(options={"reset_mask": m}))
+
+
+def test_text_kind_and_seeds() -> None:
+    """kind="text": the same observations (text tuples), infos and snapshots; reset(seed=[...]) per sub-environment."""
+    kw: dict[str, Any] = {"max_steps": 3, "render_mode": "ansi", "autoreset_mode": AutoresetMode.SAME_STEP}
+    with closing(YCBenchVectorEnv(3, **kw)) as plain, closing(ShardedVectorEnv(3, servers=2, kind="text", **kw)) as sharded:
+        both(plain, sharded, lambda e: e.reset(seed=3))
+        both(plain, sharded, lambda e: e.reset(seed=[7, None, 9]))  # None: drawn from sub-environment 1's generator
+        for t in range(8):
+            both(plain, sharded, lambda e, t=t: e.step(["company status", "employee list", "client list"][t % 3 :] + ["company status"] * (t % 3)))
+            assert same(plain.render(), sharded.render())
+        assert same(strip_snapshots(plain.snapshot()), strip_snapshots(sharded.snapshot()))
+
+
+def strip_snapshots(snaps: list[Any]) -> list[Any]:
+    return [{k: v for k, v in s.items() if k != "session"} for s in snaps]
+
+
+def test_refused_before_any_shard_steps() -> None:
+    """Bad actions, a step before reset and DISABLED's refusal name global indices and step no shard."""
+    with closing(ShardedVectorEnv(4, servers=2, max_steps=2, autoreset_mode=AutoresetMode.DISABLED)) as env:
+        with pytest.raises(RuntimeError, match="reset"):
+            env.step([0] * 4)
+        env.reset(seed=1)
+        with pytest.raises(ProtocolError) as bad:
+            env.step([0, 0, 0, 10**6])
+        assert bad.value.index == 3
+        with pytest.raises(ValueError, match="expected 4 actions"):
+            env.step([0] * 3)
+        steps = env.step([0, 0, 0, 0])[4]["step"].tolist()
+        assert steps == [1, 1, 1, 1]
+        env.step([0] * 4)  # the episodes end (max_steps 2)
+        env.reset(options={"reset_mask": np.array([True, True, True, False])})
+        with pytest.raises(EpisodeOverError) as over:
+            env.step([0] * 4)
+        assert over.value.index == 3 and "sub-environment 3" in str(over.value)
+        assert env.step.__self__ is env
+        env.reset(options={"reset_mask": np.array([False, False, False, True])})
+        assert env.step([0] * 4)[4]["step"].tolist() == [1, 1, 1, 1]  # none stepped by the refused steps
+
+
+def test_partial_failure_global_indices() -> None:
+    """A lost session in shard 1 fails alone: the other sub-environments' results are taken in and the error names
+    the global index; a retried step goes on (nothing lost or stepped twice)."""
+    with closing(ShardedVectorEnv(4, servers=2, max_steps=50)) as env, closing(YCBenchDiscreteVectorEnv(4, max_steps=50)) as plain:
+        env.reset(seed=5)
+        plain.reset(seed=5)
+        shard = env.shards[1]
+        shard.client.close(shard.sessions[1])  # global sub-environment 3
+        with pytest.raises(VectorStepError) as err:
+            env.step([0] * 4)
+        want = plain.step([0] * 4)
+        assert list(err.value.errors) == [3] and err.value.index == 3 and err.value.code == "unknown_session"
+        assert err.value.stepped.tolist() == [True, True, True, False]
+        assert same(strip(err.value.result[:4])[0][:3], want[0][:3])
+        assert err.value.result[4]["step"].tolist() == [1, 1, 1, 0]
+        env.reset(options={"reset_mask": np.array([False, False, False, True])})
+        assert env.step([0] * 4)[4]["step"].tolist() == [2, 2, 2, 1]
+
+
+def test_interrupt_leaves_unreturned_steps_due(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C in the main thread while another shard steps: the other shard finishes, and its step, which nobody
+    returned, is not played on (those sub-environments are due for a reset, as the plain env marks a stopped step)."""
+    with closing(ShardedVectorEnv(4, servers=2, max_steps=50, autoreset_mode=AutoresetMode.DISABLED)) as env:
+        env.reset(seed=2)
+        first = env.shards[0]
+
+        def interrupted(actions: Any) -> Any:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(first, "step", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            env.step([0] * 4)
+        monkeypatch.undo()
+        with pytest.raises(EpisodeOverError) as over:
+            env.step([0] * 4)
+        assert over.value.index == 2 and "due for a reset" in str(over.value)
+        env.reset(seed=2)
+        assert env.step([0] * 4)[4]["step"].tolist() == [1, 1, 1, 1]
+
+
+def test_pickle_copy_and_close_leave_nothing() -> None:
+    """A pickled (or deep-copied) env goes on as the original; close() ends every server and thread."""
+    threads = threading.active_count()
+    env = ShardedVectorEnv(4, servers=2, max_steps=8, render_mode="ansi")
+    env.reset(seed=11)
+    env.step([0] * 4)
+    pids = [s.pid for s in env._servers]
+    for other in (pickle.loads(pickle.dumps(env)), copy.deepcopy(env)):
+        try:
+            assert isinstance(other, ShardedVectorEnv) and other.servers == 2
+            for _ in range(10):
+                acts = env.action_masks().argmax(1)
+                check(outcome(lambda a=acts: env.step(a)), outcome(lambda a=acts, o=other: o.step(a)))
+            pids += [s.pid for s in other._servers]
+        finally:
+            other.close()
+        env.reset(seed=11)
+        env.step([0] * 4)
+    env.close()
+    assert not any(alive(p) for p in pids)
+    assert threading.active_count() == threads
+    with pytest.raises(gym.error.ClosedEnvironmentError):
+        env.step([0] * 4)
+
+
+def test_servers_argument() -> None:
+    for bad in (0, 5, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="servers"):
+            ShardedVectorEnv(4, servers=bad)
+    with pytest.raises(ValueError, match="endpoint"):
+        ShardedVectorEnv(4, servers=2, endpoint="tcp://127.0.0.1:1")
+    env = gym.make_vec("ycgym/YCBench-Discrete-v0", num_envs=3, vector_kwargs={"servers": 2, "autoreset_mode": AutoresetMode.SAME_STEP}, max_steps=3)
+    try:
+        assert isinstance(env, ShardedVectorEnv) and env.servers == 2 and env.autoreset_mode == AutoresetMode.SAME_STEP
+        assert [s.num_envs for s in env.shards] == [2, 1]
+    finally:
+        env.close()
+    text = gym.make_vec(ycgym.ENV_ID, num_envs=2, servers=2)
+    try:
+        assert isinstance(text, ShardedVectorEnv) and text.kind == "text"
+    finally:
+        text.close()
