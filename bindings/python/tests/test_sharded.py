@@ -13,11 +13,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
-from helpers import alive, same
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ycgym
+from helpers import alive, same
 from ycgym import EpisodeOverError, ProtocolError, ShardedVectorEnv, VectorStepError, YCBenchDiscreteVectorEnv, YCBenchVectorEnv
 
 N = 5
@@ -122,7 +122,6 @@ def test_refused_before_any_shard_steps() -> None:
         with pytest.raises(EpisodeOverError) as over:
             env.step([0] * 4)
         assert over.value.index == 3 and "sub-environment 3" in str(over.value)
-        assert env.step.__self__ is env
         env.reset(options={"reset_mask": np.array([False, False, False, True])})
         assert env.step([0] * 4)[4]["step"].tolist() == [1, 1, 1, 1]  # none stepped by the refused steps
 
@@ -193,7 +192,8 @@ def test_pickle_copy_and_close_leave_nothing() -> None:
 
 
 def test_servers_argument() -> None:
-    for bad in (0, 5, 1.5, True, "2"):
+    bads: list[Any] = [0, 5, 1.5, True, "2"]
+    for bad in bads:
         with pytest.raises(ValueError, match="servers"):
             ShardedVectorEnv(4, servers=bad)
     with pytest.raises(ValueError, match="endpoint"):
@@ -209,3 +209,26 @@ def test_servers_argument() -> None:
         assert isinstance(text, ShardedVectorEnv) and text.kind == "text"
     finally:
         text.close()
+
+
+def test_first_reset_masked() -> None:
+    """A first reset that leaves a whole shard out: the plain env steps after any reset (the others' first sessions),
+    and so does the sharded one."""
+    with closing(YCBenchDiscreteVectorEnv(4, **KW)) as plain, closing(ShardedVectorEnv(4, servers=2, **KW)) as sharded:
+        mask = np.array([True, False, False, False])
+        both(plain, sharded, lambda e: e.reset(seed=4, options={"reset_mask": mask}))
+        for _ in range(3):
+            got = both(plain, sharded, lambda e: e.step(e.action_masks().argmax(1)))
+            assert got[0] == "ok"
+
+
+def test_default_spin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shards poll (the plain env's spin) only where the process has a CPU for each shard's wait and server, or where
+    YCGYM_SPIN_US says so."""
+    from ycgym import sharded
+
+    monkeypatch.delenv("YCGYM_SPIN_US", raising=False)
+    monkeypatch.setattr(sharded, "_usable_cpus", lambda: 4)
+    assert [sharded.default_spin_us(k) for k in (1, 2, 3)] == [None, None, 0]
+    monkeypatch.setenv("YCGYM_SPIN_US", "200")
+    assert sharded.default_spin_us(3) is None

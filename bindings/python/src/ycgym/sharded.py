@@ -31,6 +31,7 @@ its episodes as snapshots; an unpickled copy starts its own K servers).
 from __future__ import annotations
 
 import concurrent.futures
+import os
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -42,6 +43,7 @@ from gymnasium.vector.utils import batch_space
 
 from ._backend import restore_generators, save_generators
 from ._replies import failed_reset_why, stopped_step_why
+from ._spin import _usable_cpus
 from .client import ProtocolError, VectorStepError
 from .discrete import discrete_actions
 from .discrete_vector import YCBenchDiscreteVectorEnv
@@ -75,12 +77,23 @@ def _slices(n: int, k: int) -> list[slice]:
     return out
 
 
-def _start_servers(k: int) -> list[LocalServer]:
+def default_spin_us(k: int) -> int | None:
+    """The ``spin_us`` of K shards' servers when none is given: the usual (None: ``YCGYM_SPIN_US``, else
+    :data:`ycgym._spin.DEFAULT_SPIN_US`) where the variable is set or the process may use at least 2K CPUs (a polling
+    wait and a polling server per shard), else 0: on 2 CPUs two shards that poll ran at 0.89-0.93x of the plain env,
+    two that sleep at 1.05-1.14x (``bench_sharded.py --shard-spin-us 0``, a loaded machine)."""
+    if os.environ.get("YCGYM_SPIN_US", "").strip() or _usable_cpus() >= 2 * k:
+        return None
+    return 0
+
+
+def _start_servers(k: int, spin_us: int | None) -> list[LocalServer]:
     """K local servers (as the shared one is started: all sessions this process's, none closed for being idle)."""
     servers: list[LocalServer] = []
+    args = ["--max-sessions-per-client", str(SHARED_MAX_SESSIONS), "--idle-timeout", "0"]
     try:
         for _ in range(k):
-            servers.append(LocalServer(default_local_endpoint(), args=["--max-sessions-per-client", str(SHARED_MAX_SESSIONS), "--idle-timeout", "0"]))
+            servers.append(LocalServer(default_local_endpoint(), args=args, spin_us=spin_us))
     except BaseException:
         _close_all(servers, [], None)
         raise
@@ -150,6 +163,10 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         servers: K, the number of local servers (and shards), ``1 <= K <= num_envs``.
         kind: ``"discrete"`` (:class:`ycgym.YCBenchDiscreteVectorEnv`, the default) or ``"text"``
             (:class:`ycgym.YCBenchVectorEnv`).
+        spin_us: how long each shard's wait for its server's reply polls before it sleeps, and its server for the next
+            request (:class:`ycgym.LocalServer`'s ``spin_us``). Polling costs a core per waiting shard and per server;
+            default (:func:`default_spin_us`): as the plain env (``YCGYM_SPIN_US``, else 500 us) where the process may
+            use at least 2K CPUs or the variable is set, else 0 (sleep at once).
         **kwargs: the arguments of that vector env (``preset``, ``autoreset_mode``, ``max_steps``, ...), given to
             every shard; not ``endpoint`` (each shard talks to its own server).
 
@@ -157,7 +174,7 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
     builds one.
     """
 
-    def __init__(self, num_envs: int, servers: int = 2, kind: str = "discrete", **kwargs: Any) -> None:
+    def __init__(self, num_envs: int, servers: int = 2, kind: str = "discrete", spin_us: int | None = None, **kwargs: Any) -> None:
         if int(num_envs) != num_envs or num_envs < 1:
             raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
         if isinstance(servers, bool) or not isinstance(servers, (int, np.integer)) or not 1 <= servers <= num_envs:
@@ -175,7 +192,8 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         self._shards: list[Any] = []
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._closed = False
-        self._servers = _start_servers(int(servers))
+        self.spin_us = default_spin_us(int(servers)) if spin_us is None else spin_us
+        self._servers = _start_servers(int(servers), self.spin_us)
         self._finalizer = weakref.finalize(self, _close_all, self._servers, self._shards, None)
         try:
             for srv, sl in zip(self._servers, self._slices):
@@ -438,7 +456,7 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         self.__dict__.update(state)
         self._pool = None
         self._shards = []
-        self._servers = _start_servers(len(shard_states))
+        self._servers = _start_servers(len(shard_states), self.spin_us)
         self._finalizer = weakref.finalize(self, _close_all, self._servers, self._shards, None)
         try:
             for srv, st in zip(self._servers, shard_states):
