@@ -232,3 +232,14 @@ def test_default_spin(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [sharded.default_spin_us(k) for k in (1, 2, 3)] == [None, None, 0]
     monkeypatch.setenv("YCGYM_SPIN_US", "200")
     assert sharded.default_spin_us(3) is None
+
+
+def test_refused_reset_resets_no_shard() -> None:
+    """A reset the plain env refuses before sending anything (a seed past 2**53 - 1 for sub-environment 2) is refused
+    alike, naming sub-environment 2, with no shard reset or marked due."""
+    with closing(YCBenchDiscreteVectorEnv(4, **KW)) as plain, closing(ShardedVectorEnv(4, servers=2, **KW)) as sharded:
+        both(plain, sharded, lambda e: e.reset(seed=1))
+        got = both(plain, sharded, lambda e: e.reset(seed=[1, 2, 2**60, 3]))
+        assert got[0] == "ValueError" and "sub-environment 2" in got[1]
+        for _ in range(3):
+            assert both(plain, sharded, lambda e: e.step(e.action_masks().argmax(1)))[0] == "ok"

@@ -45,10 +45,10 @@ from ._backend import restore_generators, save_generators
 from ._replies import failed_reset_why, stopped_step_why
 from ._spin import _usable_cpus
 from .client import ProtocolError, VectorStepError
-from .discrete import discrete_actions
+from .discrete import discrete_actions, merged_discrete_options
 from .discrete_vector import YCBenchDiscreteVectorEnv
 from .server import SHARED_MAX_SESSIONS, LocalServer, default_local_endpoint
-from .vector import Owed, VectorSeed, YCBenchVectorEnv, owe, reset_arguments, text_actions
+from .vector import Owed, VectorSeed, YCBenchVectorEnv, owe, reset_arguments, reset_seeds, text_actions
 
 __all__ = ["ShardedVectorEnv"]
 
@@ -317,6 +317,7 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         chosen = np.zeros(self.num_envs, dtype=np.bool_)
         chosen[indices] = True
         masked = options is not None and "reset_mask" in options
+        self._check_reset(indices, seeds, rest)
         before = self._before()
         # Each shard's reset arguments: its seeds and (a masked reset) its part of the mask; None: none of it is reset.
         parts: list[tuple[list[int | None], dict[str, Any]] | None] = []
@@ -362,6 +363,17 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
                 obs.append(r[0])
                 infos.append(r[1])
         return _concat(obs), _merge_infos(infos, self._sizes())
+
+    def _check_reset(self, indices: Sequence[int], seeds: Sequence[int | None], rest: dict[str, Any]) -> None:
+        """Raise, before any shard resets, what a shard's reset would raise before sending anything for its part (the
+        options refused, a given seed that is not a protocol seed or a split's, the split unknown), naming global
+        indices: the checks of :func:`ycgym.vector.reset_seeds`, made on throwaway generators (a seed drawn from a
+        generator is always valid)."""
+        shard = self._shards[0]
+        opts = merged_discrete_options(shard._opts, rest) if isinstance(shard, YCBenchDiscreteVectorEnv) else shard._options(rest)
+        given = [i for i in indices if seeds[i] is not None]
+        if given or opts.get("split") is not None:
+            reset_seeds(shard._backend, [None] * self.num_envs, given, [seeds[i] for i in given], opts)
 
     def _undo_reset(self, k: int, before: _Before, part: tuple[list[int | None], dict[str, Any]] | None, rest: dict[str, Any], e: BaseException) -> None:
         if part is None:
