@@ -98,6 +98,10 @@ def test_text_kind_and_seeds() -> None:
             both(plain, sharded, lambda e, t=t: e.step(["company status", "employee list", "client list"][t % 3 :] + ["company status"] * (t % 3)))
             assert same(plain.render(), sharded.render())
         assert same(strip_snapshots(plain.snapshot()), strip_snapshots(sharded.snapshot()))
+        with closing(pickle.loads(pickle.dumps(sharded))) as copied:
+            for _ in range(4):
+                want = outcome(lambda: plain.step(["company status"] * 3))
+                check(outcome(lambda c=copied: c.step(["company status"] * 3)), want)
 
 
 def strip_snapshots(snaps: list[Any]) -> list[Any]:
@@ -243,3 +247,35 @@ def test_refused_reset_resets_no_shard() -> None:
         assert got[0] == "ValueError" and "sub-environment 2" in got[1]
         for _ in range(3):
             assert both(plain, sharded, lambda e: e.step(e.action_masks().argmax(1)))[0] == "ok"
+
+
+def test_failed_reset_leaves_the_reset_owed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shard's reset fails after another shard's went through: that one's sub-environments are due for the reset
+    asked for (its seeds), as the plain env marks the part of a reset the server made; the error names global indices."""
+    with closing(YCBenchDiscreteVectorEnv(4, **KW)) as plain, closing(ShardedVectorEnv(4, servers=2, **KW)) as sharded:
+        sharded.reset(seed=1)
+        want = plain.reset(seed=7)[0]
+
+        def refused(**kwargs: Any) -> Any:
+            raise ProtocolError("invalid_request", "sub-environment 0: refused", index=0)
+
+        monkeypatch.setattr(sharded.shards[1], "reset", refused)
+        with pytest.raises(ProtocolError) as err:
+            sharded.reset(seed=7)
+        assert err.value.index == 2 and "sub-environment 2" in str(err.value)
+        monkeypatch.undo()
+        obs, _, _, _, info = sharded.step([0] * 4)  # NEXT_STEP: the owed resets, seeds 7 and 8
+        assert same(obs[:2], want[:2]) and info["step"].tolist()[:2] == [0, 0] and info["step"].tolist()[2:] == [1, 1]
+
+
+def test_close_closes_every_server_when_a_shard_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = ShardedVectorEnv(3, servers=3)
+    pids = [s.pid for s in env._servers]
+
+    def broken() -> None:
+        raise OSError("cannot close")
+
+    monkeypatch.setattr(env.shards[0], "close", broken)
+    with pytest.raises(OSError, match="cannot close"):
+        env.close()
+    assert not any(alive(p) for p in pids)
