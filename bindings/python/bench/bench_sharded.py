@@ -2,7 +2,8 @@
 
 A Discrete vector env of ``--envs`` sub-environments (64), each taking its first valid action (as bench_step.py's
 ``discrete_vector_env_steps_per_s``; episodes end and auto-reset as in training), built as the plain
-``YCBenchDiscreteVectorEnv`` (one server: K=1) and as ``ShardedVectorEnv`` with each K of ``--servers`` (default 2).
+``YCBenchDiscreteVectorEnv`` (one server: K=1) and as ``ShardedVectorEnv`` with each K of ``--servers`` (default 2;
+``--servers 1``: the sharded env's own cost, ``K=1,sharded``).
 The configurations run in alternating windows of ``--steps`` vector steps, ``--repeats`` times, so that a machine's
 changing load falls on all of them alike; printed as JSON: the median env-steps/s of each, the ratio of each K to
 K=1, ``os.cpu_count()`` and the load averages before and after. On a shared machine read the ratios, not the rates.
@@ -38,7 +39,7 @@ def main() -> None:
     load_before = os.getloadavg()
     envs: dict[str, Any] = {"K=1": ycgym.YCBenchDiscreteVectorEnv(args.envs, preset=args.preset)}
     for k in args.servers:
-        envs[f"K={k}"] = ycgym.ShardedVectorEnv(args.envs, servers=k, preset=args.preset)
+        envs[f"K={k}" if k != 1 else "K=1,sharded"] = ycgym.ShardedVectorEnv(args.envs, servers=k, preset=args.preset)
         if args.shard_spin_us is not None:
             envs[f"K={k},spin_us={args.shard_spin_us}"] = ycgym.ShardedVectorEnv(args.envs, servers=k, preset=args.preset, spin_us=args.shard_spin_us)
     masks: dict[str, Any] = {}

@@ -279,3 +279,25 @@ def test_close_closes_every_server_when_a_shard_fails(monkeypatch: pytest.Monkey
     with pytest.raises(OSError, match="cannot close"):
         env.close()
     assert not any(alive(p) for p in pids)
+
+
+def test_interrupted_automatic_resets_draw_the_same_seeds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NEXT_STEP: Ctrl-C in the main thread while shard 1 makes its automatic resets: they are not kept, and the next
+    step makes them again with the seeds the plain env draws (the generators are put back)."""
+    kw: dict[str, Any] = {**KW, "max_steps": 2}
+    with closing(YCBenchDiscreteVectorEnv(4, **kw)) as plain, closing(ShardedVectorEnv(4, servers=2, **kw)) as sharded:
+        for e in (plain, sharded):
+            e.reset(seed=3)
+            e.step([0] * 4)
+            e.step([0] * 4)  # every episode ends
+        want = plain.step([0] * 4)
+
+        def interrupted(actions: Any) -> Any:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(sharded.shards[0], "step", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            sharded.step([0] * 4)
+        monkeypatch.undo()
+        got = sharded.step([0] * 4)
+        assert same(strip(got), strip(want))

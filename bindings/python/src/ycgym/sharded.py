@@ -38,7 +38,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.vector import VectorEnv
+from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ._backend import restore_generators, save_generators
@@ -273,11 +273,14 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         if interrupted is not None:
             raise interrupted
 
-    def _before(self) -> list[_Before]:
+    def _before(self, step: bool = False) -> list[_Before]:
+        """Each shard's due flags, owed resets and generators (those a step can draw from: the due ones, every one with
+        SAME_STEP; a reset's: every one) before a step or reset, for :meth:`_unsee`."""
         out = []
         for shard in self._shards:
             due = self._due(shard)
-            out.append((due.copy(), dict(shard._owed), save_generators(shard._rngs, range(shard.num_envs))))
+            drawn = np.flatnonzero(due).tolist() if step and self.autoreset_mode != AutoresetMode.SAME_STEP else range(shard.num_envs)
+            out.append((due.copy(), dict(shard._owed), save_generators(shard._rngs, drawn)))
         return out
 
     @staticmethod
@@ -401,7 +404,7 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
             if refused is not None:
                 raise _reindexed(refused, sl.start)
         sliced = [acts[sl] for sl in self._slices]
-        before = self._before()
+        before = self._before(step=True)
         done: dict[int, tuple[Any, BaseException | None]] = {}
         try:
             got = self._run(lambda k, shard: shard.step(sliced[k]), done)
