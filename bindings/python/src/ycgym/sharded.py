@@ -117,6 +117,8 @@ def _close_all(servers: Sequence[LocalServer], shards: Sequence[Any], pool: conc
 def _concat(parts: Sequence[Any]) -> Any:
     """Batched values of consecutive shards joined along the sub-environment axis (arrays, tuples, dicts of them)."""
     first = parts[0]
+    if len(parts) == 1:
+        return first
     if isinstance(first, dict):
         return {key: _concat([p[key] for p in parts]) for key in first}
     if isinstance(first, tuple):
@@ -137,6 +139,8 @@ def _blank(like: Any, n: int) -> Any:
 def _merge_infos(parts: Sequence[dict[str, Any]], sizes: Sequence[int]) -> dict[str, Any]:
     """The vector infos of consecutive shards as one (keys in order of first appearance; a key some shards lack is
     filled with :func:`_blank` rows)."""
+    if len(parts) == 1:
+        return parts[0]
     keys: dict[str, Any] = {}
     for p in parts:
         for key, v in p.items():
