@@ -120,7 +120,7 @@ def test_make_vec_vector_kwargs_in_sync_mode_and_the_errors() -> None:
         assert isinstance(sync, gym.vector.SyncVectorEnv) and sync.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
     finally:
         sync.close()
-    with pytest.raises(gym.error.Error, match=r"takes vector_kwargs \['autoreset_mode'\].*got \['copy'\]"):
+    with pytest.raises(gym.error.Error, match=r"takes vector_kwargs \['autoreset_mode', 'servers'\].*got \['copy'\]"):
         gym.make_vec("ycgym/YCBench-v0", num_envs=2, vector_kwargs={"copy": False})
     with pytest.raises(gym.error.Error, match="both in vector_kwargs and as keyword arguments"):
         gym.make_vec("ycgym/YCBench-v0", num_envs=2, vector_kwargs={"autoreset_mode": "SameStep"}, autoreset_mode="SameStep")
