@@ -11,8 +11,9 @@ What it returns is exactly what the unsharded env of the same arguments returns 
 actions, for every K: observations, masks, rewards, flags, infos (Gymnasium's vector layout: a key some shards lack is
 filled as ``VectorEnv._add_info`` fills it, zeros or None with its ``_key`` mask false), automatic resets (each
 sub-environment draws from its own generator; ``reset(seed=s)`` seeds sub-environment ``i`` with ``s + i``), renders
-and pickled snapshots. It helps where there are cores for the K servers and the client: on a 2-core machine K=2 is
-the most worth trying (``bindings/python/bench/bench_sharded.py`` measures it).
+and pickled snapshots. It can help only where there are idle cores for the K servers and the client (pick K below
+the core count); ``bindings/python/bench/bench_sharded.py`` measures it against the one-server env (on a 2-core machine
+loaded by other jobs, with no idle core, K=2 ran at 0.88-1.05x).
 
 Errors: a step refused before anything is sent (invalid actions, DISABLED with a sub-environment due, before
 ``reset``) is refused before any shard steps. When sub-environments fail in a step (:class:`ycgym.VectorStepError`
@@ -80,8 +81,8 @@ def _slices(n: int, k: int) -> list[slice]:
 def default_spin_us(k: int) -> int | None:
     """The ``spin_us`` of K shards' servers when none is given: the usual (None: ``YCGYM_SPIN_US``, else
     :data:`ycgym._spin.DEFAULT_SPIN_US`) where the variable is set or the process may use at least 2K CPUs (a polling
-    wait and a polling server per shard), else 0: on 2 CPUs two shards that poll ran at 0.89-0.93x of the plain env,
-    two that sleep at 1.05-1.14x (``bench_sharded.py --shard-spin-us 0``, a loaded machine)."""
+    wait and a polling server per shard), else 0: on a loaded 2-CPU machine two shards that poll ran at 0.72-0.93x of
+    the plain env, two that sleep at 0.88-1.05x (``bench_sharded.py --shard-spin-us``, paired runs)."""
     if os.environ.get("YCGYM_SPIN_US", "").strip() or _usable_cpus() >= 2 * k:
         return None
     return 0
