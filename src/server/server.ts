@@ -213,7 +213,7 @@ const DEFAULT_BATCH_BYTES_IN_FLIGHT = 256 * 2 ** 20;
 const HEAP_GUARD = 0.85;
 /** Memory is sampled at most this often (ms). */
 const MEMORY_SAMPLE_MS = 10;
-/** `Server.heldBuffers` collects at most once every this many times the last collection's duration. */
+/** `Server.heldBuffers` collects at most once every this many times the last collection's cost (CPU time). */
 const COLLECT_EVERY = 20;
 
 /**
@@ -604,7 +604,7 @@ export class Server {
   private buffers = 0;
   /** V8's full collection, for `heldBuffers` (null: the pipe, which has no total budget). */
   private collect: (() => void) | null = null;
-  /** When the last collection ended and how long it took (ms). */
+  /** When the last collection ended, and its cost (ms: the CPU time the process spent in it, at most its wall time). */
   private collectedAt = Number.NEGATIVE_INFINITY;
   private collectMs = 0;
   /**
@@ -1112,15 +1112,21 @@ export class Server {
    * those in outboxes.
    * `afterCollection`: they would refuse a request, so V8 collects first (garbage is not held replies: the buffers of
    * replies ZeroMQ has written out stay counted until a collection), at most once every
-   * `COLLECT_EVERY` times the last collection's duration (and `MEMORY_SAMPLE_MS`): at most ~1/`COLLECT_EVERY` of the
-   * server's time while connections hold the budget.
+   * `COLLECT_EVERY` times the last collection's cost (`collectMs`, CPU time; and `MEMORY_SAMPLE_MS`): at most
+   * ~1/`COLLECT_EVERY` of the server's CPU time while connections hold the budget.
    */
   private readonly heldBuffers = (afterCollection: boolean): number => {
     const now = performance.now();
     if (afterCollection && this.collect !== null && now - this.collectedAt >= Math.max(MEMORY_SAMPLE_MS, COLLECT_EVERY * this.collectMs)) {
+      const cpu = process.cpuUsage();
       this.collect();
       this.collectedAt = performance.now();
-      this.collectMs = this.collectedAt - now;
+      // Its cost: the CPU time the process spent in it, at most its wall time. The wall time alone counted the time the
+      // process was descheduled (a loaded machine): one collection the process waited 1.5 s in put the next off 30 s,
+      // refusing a reading client for the garbage of its replies meanwhile. The CPU time of every thread bounds the main
+      // thread's, and the wall time does when V8's helper threads run beside it.
+      const spent = process.cpuUsage(cpu);
+      this.collectMs = Math.min(this.collectedAt - now, (spent.user + spent.system) / 1000);
       this.buffersAt = this.collectedAt;
       this.buffers = process.memoryUsage().arrayBuffers;
       this.collectedBuffers = this.buffers;

@@ -298,13 +298,17 @@ describe('the unread-reply budget of the server, across connections (maxUnreadTo
     }
   }, 90_000);
 
-  it('a client that reads is not refused for the total budget while the replies it took wait for a collection; connections that do not read are', async () => {
-    // Before: at the total budget the count stays high (the server cannot see reads), so the buffers the process holds
-    // decided, sampled with the garbage in them: the buffers of the replies a reading client had taken, released by
-    // ZeroMQ and not yet collected, counted as held. Here the process held ~1-3 MB of buffers once collected after the
-    // non-readers were refused, and ~20 MB uncollected (nothing allocated, so nothing collected): the reader was refused
-    // for the total budget for the whole 15 s (0 of 12 replies, ~290 retries), and when it came after a collection, in
-    // 30 of 51 requests sent without waiting (the garbage of its own replies). Now: all 12 in ~0.6-1.3 s, 0-3 retries.
+  /** The server's collection (a private field), replaced by the test to watch it or to delay it. */
+  type Collecting = { collect: (() => void) | null; collectMs: number; collectedBuffers: number; sentSinceCollected: number; buffers: number; outboxBytes: number; unread: { total: number; size: number } };
+
+  /**
+   * 20 connections that never read flood the server with large-reply requests; then a client that reads takes 12 large
+   * replies, retrying after 50 ms when refused for the total budget (as its message says: retry later) and at once when
+   * refused for its own (4 MiB: 2-3 of its 1.7 MB replies every 17 requests; the refusals move its window on), for at
+   * most 15 s. `beforeReading` runs when the flood has settled, with the server's collection to wrap. What the server
+   * measured is kept for a failure's message.
+   */
+  async function readAfterFlood(beforeReading: (c: Collecting) => void = () => undefined): Promise<{ served: number; refused: number; notes: string }> {
     const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', stallTimeoutMs: 60_000, maxUnreadReplyBytes: 4 << 20, maxUnreadTotalBytes: 16 << 20 });
     const hostile = Array.from({ length: 20 }, () => new Dealer({ linger: 0, receiveHighWaterMark: 1, receiveTimeout: 10_000 }));
     const reader = new Dealer({ linger: 0, receiveTimeout: 10_000 });
@@ -314,6 +318,18 @@ describe('the unread-reply budget of the server, across connections (maxUnreadTo
       return JSON.parse(((await sock.receive())[0] as Buffer).toString('utf8')) as Reply;
     };
     const totalBudget = (r: Reply): boolean => !r.ok && /--max-unread-total-mib/.test(r.error?.message ?? '');
+    const c = s as unknown as Collecting;
+    const collections: string[] = [];
+    const t00 = performance.now();
+    const collect = c.collect as () => void;
+    c.collect = () => {
+      const t = performance.now();
+      collect();
+      collections.push(`${(t - t00).toFixed(0)}:${(performance.now() - t).toFixed(0)}ms`);
+    };
+    const state = (): string =>
+      `count ${c.unread.total} (${c.unread.size} connections), outboxes ${c.outboxBytes}, buffers sampled ${c.buffers}, ` +
+      `after the last collection ${c.collectedBuffers} + ${c.sentSinceCollected} sent since, collection ${c.collectMs.toFixed(1)} ms`;
     try {
       const append = `yc-bench scratchpad append --content ${'\x01'.repeat(60_000)}`;
       const sessions: string[] = [];
@@ -330,18 +346,27 @@ describe('the unread-reply budget of the server, across connections (maxUnreadTo
         for (const [k, d] of hostile.entries()) await d.send(JSON.stringify({ v: 1, id: i, op: 'step', session: sessions[k], action: 'yc-bench scratchpad read' }));
       }
       await settled(() => s.stats().replied, 500, 30_000);
-      // The reader takes 12 large replies, retrying after 50 ms when refused for the total budget (as its message says:
-      // retry later) and at once when refused for its own (4 MiB: 2-3 of its 1.7 MB replies every 17 requests; the
-      // refusals move its window on).
+      const settledAt = `flood settled at ${(performance.now() - t00).toFixed(0)} ms: ${state()}`;
+      beforeReading(c);
       const t0 = Date.now();
       let served = 0;
+      let retries = 0;
+      let lastTotal = '';
       while (served < 12 && Date.now() - t0 < 15_000) {
         const r = await call(reader, { op: 'step', session: mine, action: 'yc-bench scratchpad read' });
         if (r.ok) served++;
-        else if (totalBudget(r)) await new Promise((res) => setTimeout(res, 50));
-        else expect(r.error?.message).toContain('`ycgym serve --max-unread-mib`');
+        else if (totalBudget(r)) {
+          retries++;
+          lastTotal = r.error?.message ?? '';
+          await new Promise((res) => setTimeout(res, 50));
+        } else expect(r.error?.message).toContain('`ycgym serve --max-unread-mib`');
       }
-      expect(served).toBe(12);
+      const readFor = Date.now() - t0;
+      const end = state();
+      gc();
+      const notes =
+        `${served} of 12 in ${readFor} ms, ${retries} retries for the total budget (last: ${lastTotal || 'none'}); ${settledAt}; ` +
+        `at the end: ${end}; buffers once collected now: ${process.memoryUsage().arrayBuffers}; collections (at:took): ${collections.join(' ')}`;
       // The connections that do not read were refused for the total budget.
       let refused = 0;
       for (const d of hostile) {
@@ -351,12 +376,45 @@ describe('the unread-reply budget of the server, across connections (maxUnreadTo
           if (totalBudget(r)) refused++;
         }
       }
-      expect(refused).toBeGreaterThan(0);
+      return { served, refused, notes };
     } finally {
       for (const d of hostile) d.close();
       reader.close();
       await s.close();
     }
+  }
+
+  it('a client that reads is not refused for the total budget while the replies it took wait for a collection; connections that do not read are', async () => {
+    // Before: at the total budget the count stays high (the server cannot see reads), so the buffers the process holds
+    // decided, sampled with the garbage in them: the buffers of the replies a reading client had taken, released by
+    // ZeroMQ and not yet collected, counted as held. Here the process held ~1-3 MB of buffers once collected after the
+    // non-readers were refused, and ~20 MB uncollected (nothing allocated, so nothing collected): the reader was refused
+    // for the total budget for the whole 15 s (0 of 12 replies, ~290 retries), and when it came after a collection, in
+    // 30 of 51 requests sent without waiting (the garbage of its own replies). Now: all 12 in ~0.6-1.3 s, 0-3 retries.
+    const { served, refused, notes } = await readAfterFlood();
+    expect(served, notes).toBe(12);
+    expect(refused, notes).toBeGreaterThan(0);
+  }, 90_000);
+
+  it('a collection the server was descheduled in does not space the next ones out: a client that reads is still served', async () => {
+    // Before: the server collected at most once every 20 times the last collection's wall time, so a collection during
+    // which the process got no CPU (a loaded machine) counted as a long one: one that took 1.5 s of wall time put off
+    // the next for 30 s, and meanwhile the garbage of the replies the reader took counted as held: it was refused for
+    // the total budget until then (~10 of 12 replies in the 15 s, then refusals only; once 0 of 12 in a fresh-clone CI
+    // run under load). Now a collection's cost is the CPU time the process spent in it (at most its wall time).
+    let delay = true;
+    const { served, refused, notes } = await readAfterFlood((c) => {
+      const collect = c.collect as () => void;
+      c.collect = () => {
+        // The thread sleeps (no CPU) as if descheduled, once, then collects.
+        if (delay) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);
+        delay = false;
+        collect();
+      };
+    });
+    expect(delay, notes).toBe(false);
+    expect(served, notes).toBe(12);
+    expect(refused, notes).toBeGreaterThan(0);
   }, 90_000);
 });
 
