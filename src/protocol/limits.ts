@@ -86,8 +86,9 @@ export const DEFAULT_MAX_UNREAD_TOTAL_BYTES = 1024 * 2 ** 20;
  * last 17 replies whatever it reads, and the replies under 64 KiB are not counted in the unread-reply budgets (counting
  * them would cost every reply, and their memory, copied by zeromq.js, is invisible to the buffer measure), so each open
  * connection may make the server hold ~1.1 MiB outside them: 512 of them ~0.55 GiB. While more connections are open,
- * the requests of a connection not served before are answered `capacity`, unhandled (src/server/server.ts,
- * `Server.connectionRefusal`).
+ * the requests of a connection not served before (nor owning a live session) are answered `capacity`, unhandled
+ * (src/server/server.ts, `Server.connectionRefusal`; a burst of new connections at the cap may be served a few beyond it:
+ * the accept events counted may come just after a connection's first request).
  */
 export const DEFAULT_MAX_CONNECTIONS = 512;
 

@@ -1044,10 +1044,13 @@ export class Server {
    * strings zeromq.js copies, which `heldBuffers` cannot see either), so without a cap one process opening many
    * connections that send without reading made the server hold ~1.1 MiB a connection. The connections open are counted
    * from the socket's accept and disconnect events; nothing tells which one left, so the connections served are kept in
-   * order (`served`), and the oldest forgotten past a few times the cap.
+   * order (`served`), and the oldest forgotten past a few times the cap; a connection whose client owns live sessions
+   * was served before too and goes on, remembered or not (else a client that paused while 4 x the cap others came and
+   * went was refused with its sessions alive). They are at most `maxSessions` more.
    */
   private connectionRefusal(key: string): string | null {
     if (this.served.has(key)) return null;
+    if (this.sessions.sessionsOf(Buffer.from(key, 'latin1').toString('hex')) > 0) return null;
     return (
       `${this.openConnections} connections are open, the limit is ${this.maxConnections} (\`ycgym serve --max-connections\`): ` +
       `the request of this connection, new to the server, was not handled; retry later`

@@ -68,6 +68,40 @@ describe('serve --max-connections', () => {
     }
   }, 30_000);
 
+  it('serves a connection that owns live sessions although the connections served since pushed it out of memory', async () => {
+    // Before: the server remembers the last 4 x the cap connections it served (nothing tells it which one left), in the
+    // order first served; a client that had reset an episode and paused while 8 others came and went (cap 2) was
+    // refused (`capacity`, "new to the server") once more than 2 were open, although its sessions lived.
+    const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', maxConnections: 2 });
+    const call = async (d: Dealer, req: Record<string, unknown>): Promise<{ ok: boolean; result?: { session: string }; error?: { code: string; message: string } }> => {
+      await d.send(JSON.stringify({ v: 1, ...req }));
+      const [f] = await d.receive();
+      return JSON.parse((f as Buffer).toString('utf8')) as { ok: boolean };
+    };
+    const mine = new Dealer({ linger: 0, receiveTimeout: 10_000 });
+    const idle = [new Dealer({ linger: 0 }), new Dealer({ linger: 0 })];
+    try {
+      mine.connect(s.endpoint);
+      const session = (await call(mine, { op: 'reset', seed: 1 })).result?.session as string;
+      for (let i = 0; i < 12; i++) {
+        await until(() => s.connections === 1);
+        expect(await helloOk(new Dealer({ linger: 0, receiveTimeout: 10_000 }), s.endpoint)).toBe(true);
+      }
+      for (const d of idle) d.connect(s.endpoint);
+      await until(() => s.connections === 3);
+      expect(s.connections).toBe(3);
+      const r = await call(mine, { op: 'step', session, action: 'company status' });
+      expect(r.error?.message ?? 'ok').toBe('ok');
+      // A connection new to the server is still refused.
+      const fresh = new Dealer({ linger: 0, receiveTimeout: 10_000 });
+      expect(await helloOk(fresh, s.endpoint)).toBe(false);
+    } finally {
+      mine.close();
+      for (const d of idle) d.close();
+      await s.close();
+    }
+  }, 30_000);
+
   it('announces the cap in hello (limits.max_connections): the one given, or the default', async () => {
     for (const [given, want] of [
       [3, 3],
