@@ -333,8 +333,10 @@ export class UnreadReplies {
    *   sends again is moved to the end), with its bytes: they leave `total` too. Kept there, the bytes of connections
    *   that left (nothing tells the server) grew the count for good, and past the budget only the buffers the process
    *   holds, sessions' among them, decided (`unreadVerdict`). What a forgotten connection may still hold (its last 17
-   *   replies) is then counted nowhere: a process with more than `maxTracked` connections that never read can hold
-   *   that much beyond the total budget.
+   *   replies) is then counted nowhere: the connections counted since may be ones that left, so a client that keeps a
+   *   few connections open without reading while more than `maxTracked` others take large replies and leave can make
+   *   the server hold that much beyond the total budget (for at most the connections served at once, the connection
+   *   cap and the owners of live sessions; docs/protocol.md).
    */
   constructor(private readonly maxTracked = MAX_TRACKED_UNREAD) {}
 
