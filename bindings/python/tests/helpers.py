@@ -6,6 +6,7 @@ import gzip
 import json
 import os
 import re
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -139,3 +140,24 @@ def spoil_reply(env: Any, op: str, spoil: Callable[[dict[str, Any]], Any], k: in
 
     c._send_payload = hooked
     c._decode = decode
+
+
+def wait_reaped(server: Any, sessions: int, timeout: float = 10.0) -> bool:
+    """Whether ``server`` (a ``LocalServer`` logging to stderr, not ``--quiet``) reaped ``sessions`` idle sessions within
+    ``timeout`` seconds: its "reaped idle sessions" log lines, polled. A test that waits for the reaper this way takes as
+    long as the reaping does, and a server given no CPU for a while does not fail it (a fixed sleep did)."""
+    end = time.monotonic() + timeout
+    while True:
+        reaped = 0
+        for line in server.stderr_tail.splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and entry.get("msg") == "reaped idle sessions":
+                reaped += len(entry.get("sessions") or ())
+        if reaped >= sessions:
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.02)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from websockets.exceptions import ConnectionClosedError
 
-from helpers import golden_commands
+from helpers import golden_commands, wait_reaped
 from ycgym import Client, YCBenchEnv
 from ycgym.integrations.openenv import (
     ToolCall,
@@ -345,7 +345,7 @@ def test_a_reset_after_the_server_reaped_the_session_starts_a_new_one() -> None:
         env = YCBenchEnvironment(endpoint=srv.endpoint)
         try:
             first = env.reset(seed=1)
-            time.sleep(1.5)  # reaped within 1.25x the timeout
+            assert wait_reaped(srv, 1)
             again = env.reset(seed=1)
             assert again.text == first.text and again.status == first.status
             assert env.step(YCBenchAction(command="company status")).step == 1

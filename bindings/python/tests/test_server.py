@@ -8,12 +8,11 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
-from helpers import alive
+from helpers import alive, wait_reaped
 from ycgym import Client, LocalServer, ServerStartError, YCBenchEnv
 from ycgym import server as server_mod
 
@@ -143,7 +142,7 @@ def test_a_step_in_a_session_reaped_as_idle_says_why() -> None:
         try:
             env.reset(seed=1)
             venv.reset(seed=1)
-            time.sleep(1.5)  # reaped within 1.25x the timeout
+            assert wait_reaped(srv, 3)  # the env's session and the vector env's two
             for step in (lambda: env.step("company status"), lambda: venv.step(["company status"] * 2)):
                 with pytest.raises(ProtocolError, match=r"was closed by the server after \d+(\.\d+)? s without a request \(its idle timeout is 0\.5 s: `ycgym serve --idle-timeout SECONDS`") as e:
                     step()
