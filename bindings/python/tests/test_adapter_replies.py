@@ -1,7 +1,8 @@
 """The adapters' replies (``TurnRun``, which the verifiers, TRL and OpenEnv turn adapters share, and the OpenEnv step
 env) are checked as the Gym envs' are: a malformed ``turn_reset``/``turn_step``/``reset``/``step`` result is
 ``ProtocolError("bad_reply")`` (it was a bare KeyError or TypeError, or a null session id taken as the run's), the
-session a malformed reset named is still the backend's (closed with it), and what the adapter holds is left as it was."""
+session a malformed reset named is still the backend's (closed with it), and what the adapter holds is left as it was
+(after a turn or step the server played, due for a reset)."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ def test_turn_run_a_malformed_turn_reset_is_bad_reply_and_its_session_is_kept(ho
 
 
 @pytest.mark.parametrize("how", sorted(TURN_STEP))
-def test_turn_run_a_malformed_turn_step_is_bad_reply_and_leaves_the_run_as_it_was(how: str, monkeypatch: pytest.MonkeyPatch, endpoint: str) -> None:
+def test_turn_run_a_malformed_turn_step_is_bad_reply_and_leaves_the_run_due(how: str, monkeypatch: pytest.MonkeyPatch, endpoint: str) -> None:
     run = TurnRun(endpoint)
     try:
         run.reset(1)
@@ -109,6 +110,10 @@ def test_turn_run_a_malformed_turn_step_is_bad_reply_and_leaves_the_run_as_it_wa
                 run.step(["company status"])
         assert e.value.code == "bad_reply", e.value
         assert (run.session, run.funds_cents, run.done, run.terminal_reason, run.last) == before
+        # The turn was played on the server: the run is due for a reset (it used to step on from the funds of before).
+        with pytest.raises(RuntimeError, match="due for a reset"):
+            run.step(["company status"])
+        run.reset(1)
         run.step(["company status"])
     finally:
         run.close()
@@ -208,3 +213,101 @@ def test_turn_messages_and_turn_snapshot_a_malformed_reply_is_bad_reply(op: str,
         assert run.messages()
     finally:
         run.close()
+
+
+PAYS = [
+    "yc-bench task accept --task-id Task-10",
+    "yc-bench task assign --task-id Task-10 --employees Emp_1,Emp_2,Emp_3,Emp_4",
+    "yc-bench task dispatch --task-id Task-10",
+    "yc-bench sim resume",
+]
+"""A turn of seed 7 that changes the funds (the time it runs costs payroll)."""
+
+
+def _unreadable(r: dict[str, Any]) -> None:
+    """The reply the client makes of one it cannot read (``bad_reply``: the request may have run)."""
+    rid = r["id"]
+    r.clear()
+    r.update({"id": rid, "ok": False, "error": {"code": "bad_reply", "message": "server reply is not JSON (the request may have run)"}})
+
+
+def _spoil_one(run: Any, op: str, how: str) -> None:
+    """Spoil the reply to ``run``'s next ``op`` request: its result malformed (``funds`` a float), or unreadable."""
+    from helpers import spoil_reply
+
+    spoil_reply(run, op, _unreadable if how == "unreadable" else lambda r: _set_info("funds_cents", 1.5)(r["result"]))
+
+
+@pytest.mark.parametrize("how", ["malformed", "unreadable"])
+def test_turn_run_after_a_bad_reply_turn_score_and_step_refuse_until_reset(how: str, endpoint: str) -> None:
+    """A turn whose reply could not be read (``bad_reply``) was played on the server: the run's funds, ``done`` and
+    terminal reason are no longer known. ``score()`` used to answer from the funds of before that turn (the TRL
+    adapter's reward, the OpenEnv turn env's ``score``), and ``step`` went on as if the turn had not been played (its
+    reward lost to the OpenEnv env's sum). Now both refuse, naming why, until a reset, as the single env is due for
+    a reset after a bad_reply step; ``messages()`` (the server's own) still answers."""
+    run, twin = TurnRun(endpoint), TurnRun(endpoint)
+    try:
+        run.reset(7)
+        twin.reset(7)
+        twin.step(PAYS)
+        assert twin.score() != run.score()  # the failed turn changed the funds: the cached ones are stale
+        _spoil_one(run, "turn_step", how)
+        with pytest.raises(ycgym.ProtocolError) as e:
+            run.step(PAYS)
+        assert e.value.code == "bad_reply", e.value
+        with pytest.raises(RuntimeError, match=r"due for a reset.*bad_reply"):
+            run.score()
+        with pytest.raises(RuntimeError, match=r"due for a reset.*bad_reply"):
+            run.step(["company status"])
+        assert run.messages() == twin.messages()  # the server's history holds the turn
+        run.reset(7)
+        assert run.score() == 1.0
+        run.step(PAYS)
+        assert run.score() == twin.score()
+    finally:
+        run.close()
+        twin.close()
+
+
+def test_turn_run_a_turn_stopped_while_waiting_leaves_the_run_due(monkeypatch: pytest.MonkeyPatch, endpoint: str) -> None:
+    """A turn stopped after it went out (a timeout, Ctrl-C) ran on the server, or will: the same as a bad_reply."""
+    run = TurnRun(endpoint)
+    try:
+        run.reset(7)
+        recv = Client.recv
+
+        def stopped(self: Client, rid: Any, timeout: Any = None) -> Any:
+            recv(self, rid) if timeout is None else recv(self, rid, timeout)
+            raise TimeoutError("stopped while waiting")
+
+        with monkeypatch.context() as m:
+            m.setattr(Client, "recv", stopped)
+            with pytest.raises(TimeoutError):
+                run.step(PAYS)
+        with pytest.raises(RuntimeError, match=r"due for a reset.*stopped"):
+            run.score()
+        run.reset(7)
+        run.step(["company status"])
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("how", ["malformed", "unreadable"])
+def test_openenv_turn_env_a_bad_reply_turn_leaves_the_run_due_for_a_reset(how: str, endpoint: str) -> None:
+    """The OpenEnv turn env: a turn whose reply could not be read used to leave it stepping on (that turn's reward and
+    funds never reported, its state the funds of before); now it is due for a reset, as the OpenEnv step env is."""
+    oe = _openenv()
+    env = oe.YCBenchTurnEnvironment(endpoint=endpoint)
+    try:
+        env.reset(seed=7)
+        assert env._run is not None
+        _spoil_one(env._run, "turn_step", how)
+        act = oe.YCBenchTurnAction(tool_calls=[oe.ToolCall(id=f"c{i}", name="run_command", arguments={"command": c}) for i, c in enumerate(PAYS)])
+        with pytest.raises(ycgym.ProtocolError):
+            env.step(act)
+        with pytest.raises(RuntimeError, match="due for a reset"):
+            env.step(act)
+        env.reset(seed=7)
+        env.step(act)
+    finally:
+        env.close()

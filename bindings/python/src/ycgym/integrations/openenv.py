@@ -347,7 +347,8 @@ class YCBenchTurnEnvironment(_Environment[YCBenchTurnAction, YCBenchTurnObservat
         return YCBenchTurnObservation(messages=res["messages"], tools=self._run.tools, info=dict(res["info"]), reward=None, done=False)
 
     def step(self, action: YCBenchTurnAction, timeout_s: float | None = None, **kwargs: Any) -> YCBenchTurnObservation:
-        """Play one turn; raises ``RuntimeError`` before reset or after the run ended."""
+        """Play one turn; raises ``RuntimeError`` before reset, after the run ended, or after a turn whose reply could
+        not be read (``bad_reply``: the run is due for a reset, as the step env is)."""
         run = self._run
         if run is None or run.session is None:
             raise RuntimeError("call reset before step")

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from .._backend import Backend, attach_finalizer
-from .._replies import MALFORMED, check_turn_result, malformed_result, named_session
+from .._replies import MALFORMED, UNREAD, check_turn_result, malformed_result, named_session, stopped_step_why
 from ..client import Client, ProtocolError, TurnResetResult, TurnStepResult
 
 __all__ = ["funds_multiple", "TurnRun"]
@@ -31,6 +31,12 @@ class TurnRun:
 
     The server owns the harness (prompts, history window, auto-advance, terminal rule); this object only
     remembers the run's starting and latest funds so that :meth:`score` needs no text parsing.
+
+    A turn whose reply could not be read (``bad_reply``), or that was stopped (a timeout, Ctrl-C) after it went out,
+    was played on the server (or may have been) but never taken in here: the run's funds, :attr:`done` and terminal
+    reason are then unknown, and the run is due for a reset (:attr:`due` says why), as a single Gym env is after such a
+    step: :meth:`step` and :meth:`score` raise ``RuntimeError`` until :meth:`reset` (:meth:`messages`, the server's
+    own, still answers).
 
     Args:
         endpoint: ycgym server endpoint; ``None`` uses the process's shared local server.
@@ -61,6 +67,16 @@ class TurnRun:
         self.done = False
         self.terminal_reason: str | None = None
         self.last: TurnResetResult | TurnStepResult | None = None
+        self._due: str | None = None
+
+    @property
+    def due(self) -> str | None:
+        """Why the run is due for a reset (a turn played on the server that this object could not take in), or None."""
+        return self._due
+
+    def _check_not_due(self, call: str) -> None:
+        if self._due is not None:
+            raise RuntimeError(f"the run is due for a reset ({self._due}); call reset(seed) before {call}")
 
     @property
     def client(self) -> Client:
@@ -89,18 +105,29 @@ class TurnRun:
         self.done = False
         self.terminal_reason = None
         self.last = res
+        self._due = None
         return res
 
     def step(self, action: Mapping[str, Any] | Sequence[str]) -> TurnStepResult:
         """Play one agent turn (the model's ``{"tool_calls", "content", ...}`` or a list of commands)."""
         if self.session is None:
             raise RuntimeError("call reset(seed) before step()")
+        self._check_not_due("step()")
         if self.done:
             raise RuntimeError(f"the run is over ({self.terminal_reason}); call reset(seed) to start another")
-        res = self.client.turn_step(self.session, action)
+        try:
+            res = self.client.turn_step(self.session, action)
+        except ProtocolError as e:
+            if e.code == UNREAD:
+                self._due = "its last turn's reply could not be read (bad_reply): the server may have played it"
+            raise
+        except (TimeoutError, KeyboardInterrupt) as e:
+            self._due = stopped_step_why(e)
+            raise
         try:
             check_turn_result(res, reset=False)
         except MALFORMED as e:
+            self._due = "its last turn's reply was a malformed result (bad_reply): the server played it"
             raise malformed_result("the turn_step reply", e, "the turn was played") from None
         self.funds_cents = int(res["info"]["funds_cents"])
         self.done = bool(res["done"])
@@ -118,6 +145,7 @@ class TurnRun:
         """:func:`funds_multiple` of the latest funds (the final funds once :attr:`done`)."""
         if self.session is None:
             raise RuntimeError("call reset(seed) before score()")
+        self._check_not_due("score()")
         return funds_multiple(self.funds_cents, self.start_funds_cents)
 
     def _close_session(self) -> None:
