@@ -302,3 +302,74 @@ def test_readme_example_runs_as_written(
     assert lines[0] == str(summary["greedy"]["mean_final_funds_cents"])
     rows = pa.ipc.open_file(tmp_path / "runs" / "ray-demo" / "trajectories.arrow").read_all().num_rows
     assert lines[1] == f"{rows} steps"
+
+
+# A stand-in for ``ycgym shard worker``: ready, then for each request the next line of REPLIES (as written: a line
+# without its newline is one cut off by the process's exit), or an exit when they run out.
+_FAKE_RUNNER = r"""
+import json, sys
+replies = json.loads(sys.argv[1])
+print(json.dumps({"event": "ready"}), flush=True)
+for _ in sys.stdin:
+    if not replies:
+        break
+    reply = replies.pop(0)
+    sys.stdout.write(reply)
+    sys.stdout.flush()
+    if not reply.endswith("\n"):
+        break
+"""
+
+MALFORMED_SHARD_REPLIES = {
+    "not JSON": ('{"event": "done", "start": 0, "end"\n', "is not JSON"),
+    "not an object": ("[1, 2]\n", "not a JSON object"),
+    "no episodes": ('{"event": "done", "start": 0, "end": 2}\n', "'episodes'"),
+    "episodes a string": ('{"event": "done", "start": 0, "end": 2, "episodes": "2"}\n', "'episodes'"),
+    "another shard's": ('{"event": "done", "start": 4, "end": 6, "episodes": 2}\n', "shard \\[4, 6\\)"),
+    "no message": ('{"event": "error"}\n', "no message"),
+}
+
+
+def _fake_runner(*replies: str) -> list[str]:
+    return [sys.executable, "-c", _FAKE_RUNNER, json.dumps(list(replies))]
+
+
+def test_a_malformed_shard_reply_is_a_run_error_naming_the_shard(cluster: str) -> None:
+    """The runner's reply line was read unchecked: a line that is not JSON, not an object, or without a well-typed
+    ``episodes`` (a runner that broke, a node out of disk) failed the shard with a JSONDecodeError, an AttributeError,
+    a KeyError or a TypeError from deep inside the actor, and a reply for another shard was taken as this one's. Now a
+    RunError that names the shard and what was wrong; the actor goes on (the next good reply is taken)."""
+    cases = sorted(MALFORMED_SHARD_REPLIES)
+    good = '{"event": "done", "start": 0, "end": 2, "episodes": 2}\n'
+    actor = yr.ShardRunner.options(max_restarts=0).remote([], command=_fake_runner(*(MALFORMED_SHARD_REPLIES[c][0] for c in cases), good))  # type: ignore[attr-defined]
+    try:
+        for case in cases:
+            with pytest.raises(yr.RunError, match=rf"shard \[0, 2\): .*{MALFORMED_SHARD_REPLIES[case][1]}") as e:
+                ray.get(actor.run.remote(0, 2))
+            assert "Traceback" not in str(getattr(e.value, "cause", e.value)), case
+        assert ray.get(actor.run.remote(0, 2)).episodes == 2
+    finally:
+        ray.kill(actor)
+
+
+def test_a_shard_reply_cut_off_by_the_runner_exit_restarts_the_actor(cluster: str) -> None:
+    """A reply line without its newline is one the runner's exit cut off (a crash mid-write): the runner is gone, as
+    when it writes nothing, so the actor exits to be restarted and the shard retried (with no restarts left, the actor
+    is lost). It used to be parsed: a JSONDecodeError, the actor left with a dead runner."""
+    actor = yr.ShardRunner.options(max_restarts=0).remote([], command=_fake_runner('{"event": "done", "sta'))  # type: ignore[attr-defined]
+    try:
+        with pytest.raises(ray.exceptions.RayActorError):
+            ray.get(actor.run.remote(0, 2))
+    finally:
+        ray.kill(actor)
+
+
+@pytest.mark.parametrize(
+    ("printed", "why"),
+    [('{"jobs": ', "not JSON"), ("[4]", "not a JSON object"), ('{"run_id": "r"}', "'jobs'"), ('{"jobs": "4"}', "'jobs'"), ('{"jobs": -1}', "'jobs'")],
+)
+def test_a_malformed_plan_is_a_run_error(printed: str, why: str) -> None:
+    """``ycgym shard plan``'s output was taken unchecked: ``run`` then failed with a JSONDecodeError, a KeyError or a
+    TypeError (``int(plan["jobs"])``). Now ``plan_run`` raises a RunError saying what was wrong."""
+    with pytest.raises(yr.RunError, match=f"^plan: .*{why}"):
+        yr.plan_run([], [sys.executable, "-c", f"print({printed!r})"])

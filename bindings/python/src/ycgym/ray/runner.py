@@ -141,11 +141,54 @@ def _cli(command: Sequence[str], args: Sequence[str], what: str) -> str:
     return done.stdout
 
 
+def _excerpt(text: str | bytes) -> str:
+    """The start of a malformed output, for an error message."""
+    shown = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    return repr(shown[:200]) + (f" ({len(shown)} characters)" if len(shown) > 200 else "")
+
+
+def _json_object(text: str | bytes, what: str) -> dict[str, Any]:
+    """``text``, the JSON object a ``ycgym shard`` command wrote, or a :class:`RunError` naming ``what`` (the plan, a
+    shard) and what is wrong with it (a runner that broke, a node out of disk)."""
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise RunError(f"{what}: the output of ycgym shard is not JSON ({e}): {_excerpt(text)}") from None
+    if type(value) is not dict:
+        raise RunError(f"{what}: the output of ycgym shard is {type(value).__name__}, not a JSON object: {_excerpt(text)}")
+    return value
+
+
 def plan_run(args: Sequence[str], command: Sequence[str] | None = None) -> dict[str, Any]:
-    """``ycgym shard plan``: ``{"run_id", "preset", "policies", "jobs"}`` (raises :class:`RunError` on bad flags)."""
+    """``ycgym shard plan``: ``{"run_id", "preset", "policies", "jobs"}`` (raises :class:`RunError` on bad flags, or
+    on an output that is not such an object)."""
     out = _cli(command or find_server_command(), ["shard", "plan", *args], "plan")
-    plan: dict[str, Any] = json.loads(out)
+    plan = _json_object(out, "plan")
+    jobs = plan.get("jobs")
+    if type(jobs) is not int or jobs < 0:
+        raise RunError(f"plan: the output of ycgym shard has no count of jobs ('jobs' is {jobs!r:.60}): {_excerpt(out)}")
     return plan
+
+
+def _shard_episodes(reply: dict[str, Any], start: int, end: int) -> int:
+    """The episodes of shard ``[start, end)`` its runner's reply says it wrote, or a :class:`RunError` naming the shard:
+    the runner failed it (its message), or the reply is not a ``done`` of this shard with a count in ``[0, end - start]``."""
+    what = f"shard [{start}, {end})"
+    event = reply.get("event")
+    if event == "error":
+        message = reply.get("message")
+        if type(message) is not str:
+            raise RunError(f"{what}: the runner failed it with no message: {_excerpt(json.dumps(reply))}")
+        raise RunError(f"{what}: {message}")
+    if event != "done":
+        raise RunError(f"{what}: the runner's reply is neither done nor error: {_excerpt(json.dumps(reply))}")
+    got = (reply.get("start"), reply.get("end"))
+    if type(got[0]) is not int or type(got[1]) is not int or got != (start, end):
+        raise RunError(f"{what}: the runner's reply is for shard [{got[0]!r:.30}, {got[1]!r:.30}): {_excerpt(json.dumps(reply))}")
+    episodes = reply.get("episodes")
+    if type(episodes) is not int or not 0 <= episodes <= end - start:
+        raise RunError(f"{what}: the runner's reply has no valid count of episodes ('episodes' is {episodes!r:.60})")
+    return episodes
 
 
 @ray.remote(num_cpus=1)
@@ -169,7 +212,7 @@ class ShardRunner:
         )
         self._stderr: collections.deque[str] = collections.deque(maxlen=50)
         threading.Thread(target=_drain, args=(self._proc.stderr, None, self._stderr), daemon=True).start()
-        ready = self._reply()
+        ready = self._reply("ycgym shard worker did not start")
         if ready.get("event") != "ready":
             raise RunError(f"ycgym shard worker did not start: {ready}")
         ctx = ray.get_runtime_context()
@@ -181,13 +224,14 @@ class ShardRunner:
         for stale in self._scratch.parent.glob(f"{self._scratch.name}-*"):
             shutil.rmtree(stale, ignore_errors=True)
 
-    def _reply(self, scratch: Path | None = None) -> dict[str, Any]:
+    def _reply(self, what: str, scratch: Path | None = None) -> dict[str, Any]:
+        """The runner's next reply line, a JSON object (else a :class:`RunError` naming ``what``). A line its exit cut
+        off (no newline) is its exit, as no line at all: the actor exits to be restarted."""
         assert self._proc.stdout is not None
         line = self._proc.stdout.readline()
-        if not line:
-            self._die("exited", scratch)
-        reply: dict[str, Any] = json.loads(line)
-        return reply
+        if not line.endswith(b"\n"):
+            self._die("exited" if not line else "exited in the middle of a reply", scratch)
+        return _json_object(line, what)
 
     def _die(self, what: str, scratch: Path | None) -> NoReturn:
         if scratch is not None:
@@ -215,11 +259,9 @@ class ShardRunner:
                 self._proc.stdin.flush()
             except BrokenPipeError:
                 self._die("closed its input", tmp)
-            reply = self._reply(tmp)
-            if reply.get("event") != "done":
-                raise RunError(f"shard [{start}, {end}): {reply.get('message', reply)}")
+            episodes = _shard_episodes(self._reply(f"shard [{start}, {end})", tmp), start, end)
             files = {p.relative_to(tmp).as_posix(): p.read_bytes() for p in sorted(tmp.rglob("*")) if p.is_file()}
-            return ShardOutput(start, end, int(reply["episodes"]), files, os.getpid(), self._proc.pid, self._actor_id, self._node_id)
+            return ShardOutput(start, end, episodes, files, os.getpid(), self._proc.pid, self._actor_id, self._node_id)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
