@@ -240,6 +240,7 @@ const LIMIT_DOCS: Readonly<Record<string, string>> = {
     'ZeroMQ connections served at once (`--max-connections`; each may hold ~1.1 MiB of small replies no unread budget counts); while more are open, the requests of a connection not served before (not among the last 4 × the cap served, and owning no live session) are answered `capacity`, unhandled; counted from the accept events of the socket, which may come just after the first request of a new connection, so a burst of new connections at the cap can be served a few beyond it',
   CLIENT_SEND_WINDOW: 'requests the TypeScript client sends ahead of their replies',
   CLIENT_SEND_WINDOW_BYTES: 'their bytes',
+  GAVE_UP_KEPT: 'requests given up on whose ids a client keeps while their replies may come (a reply that names no request is ambiguous while one is kept); the oldest forgotten past it',
   SESSION_ID_RANDOM_BYTES: 'random bytes in a session id the server issues (`s` + 22 base64url characters)',
   DEFAULT_IDLE_TIMEOUT_MS: 'milliseconds a session may stay untouched before it is closed; 0 never (`--idle-timeout` in seconds)',
   MAX_SESSION_ID_TAG_CHARS: 'characters of the tag of sequential session ids (`s1.<tag>`; servers started with `sessionIdTag`, for tests)',

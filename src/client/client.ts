@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { Dealer } from 'zeromq';
 import { generateCurveKeyPair } from '../protocol/curve.js';
-import { CLIENT_DEFAULT_MAX_MESSAGE_BYTES, CLIENT_DEFAULT_TIMEOUT_MS, CLIENT_SEND_WINDOW, CLIENT_SEND_WINDOW_BYTES } from '../protocol/limits.js';
+import { CLIENT_DEFAULT_MAX_MESSAGE_BYTES, CLIENT_DEFAULT_TIMEOUT_MS, CLIENT_SEND_WINDOW, CLIENT_SEND_WINDOW_BYTES, GAVE_UP_KEPT } from '../protocol/limits.js';
 import { decodeBinaryArrays, type BinaryBatchResult, type DecodedBinaryBatch } from '../protocol/binary.js';
 import { notAnObject } from '../env/schema-errors.js';
 import type {
@@ -46,8 +46,6 @@ export class ProtocolError extends Error {
 
 /** The longest timeout `setTimeout` can wait (2^31 - 1 ms, about 24.8 days): a longer one would fire at once. */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-/** Requests given up on whose ids a client keeps (`Client.gaveUp`): a bound on what a silent server makes it hold. */
-const GAVE_UP_KEPT = 4096;
 
 /** `ms` as a timeout in milliseconds (0: wait forever), or a RangeError. */
 function checkTimeoutMs(ms: number): number {
@@ -126,8 +124,8 @@ export class Client {
   private unansweredBytes = 0;
   /**
    * Requests given up on after they were sent (timed out, or failed by an ambiguous reply): their replies may still
-   * come, so a reply that names no request may be one of theirs (`unnamed`). In sending order; the oldest are forgotten
-   * past `GAVE_UP_KEPT`, and each leaves when its own reply comes.
+   * come, so a reply that names no request may be one of theirs (`unnamed`). The oldest are forgotten past
+   * `GAVE_UP_KEPT`; each leaves when its own reply comes, or the reply to a request sent after it (`answered`).
    */
   private readonly gaveUp = new Set<number>();
   /** The send chain waiting for the window to open. */
@@ -258,6 +256,16 @@ export class Client {
   }
 
   /**
+   * The reply to this client's request `id` came. The server answers a connection's requests in order, and this client
+   * sends them in the order of their ids, so every request given up on with a lower id has had its reply already
+   * (perhaps one that named no request) or never will (dropped unanswered): it is forgotten, and no longer makes a
+   * reply that names no request ambiguous (docs/protocol.md, Replies; the Python client's rule).
+   */
+  private answered(id: number): void {
+    for (const g of this.gaveUp) if (g < id) this.gaveUp.delete(g);
+  }
+
+  /**
    * The request a reply that names no request answers (its id null: the server could not read the request's id, as
    * for message_too_large; or not a number, which this client never sends), or null. It is a request's only when
    * exactly one request of this connection awaits its reply, counting those given up on after they were sent (the
@@ -292,6 +300,7 @@ export class Client {
     const rid = reply['id'];
     let id: number;
     if (typeof rid === 'number') {
+      if (this.gaveUp.size > 0 && (this.gaveUp.has(rid) || this.unanswered.has(rid))) this.answered(rid);
       if (this.gaveUp.size > 0 && this.gaveUp.delete(rid)) return; // the late reply of a request given up on
       id = rid;
     } else {

@@ -97,6 +97,14 @@ export const CLIENT_SEND_WINDOW = MAX_CLIENT_QUEUED_REQUESTS / 2;
 /** Their bytes (half the server's per-client quota). */
 export const CLIENT_SEND_WINDOW_BYTES = MAX_CLIENT_QUEUED_BYTES / 2;
 
+/**
+ * Requests given up on (timed out, or failed by an ambiguous reply) whose ids a client keeps while their replies may
+ * still come (the TS `Client.gaveUp`, the Python `Client._abandoned`): past it the oldest is forgotten. An id also
+ * leaves when its own reply comes, or the reply to a request sent after it (the server answers a connection's
+ * requests in order); this bounds what a server that never answers makes a client hold.
+ */
+export const GAVE_UP_KEPT = 4096;
+
 /** Random bytes in a session id issued by the server (128 bits: ids are capabilities, not guessable). */
 export const SESSION_ID_RANDOM_BYTES = 16;
 

@@ -138,4 +138,48 @@ describe('TS client: replies that name no request', () => {
       c.close();
     }
   });
+
+  it('after an ambiguous reply, the reply to a later request settles the connection (the id it answered was kept for ever)', async () => {
+    // Requests 1 and 2 fail on a reply that names neither (it was 1's: 2's own reply follows). 1's reply never comes
+    // again, so its id stayed given up on, and every later reply naming no request was ambiguous. The server answers
+    // a connection's requests in order: once the reply to request 3 came, 1's had come.
+    let seen = 0;
+    answer = async (router, peer, id) => {
+      seen++;
+      if (seen === 2) {
+        await router.send([peer, JSON.stringify(unnamed)]);
+        await router.send([peer, JSON.stringify({ v: 1, id, ok: true, result: { late: true } })]);
+      }
+      if (seen === 3) await router.send([peer, JSON.stringify({ v: 1, id, ok: true, result: { n: 3 } })]);
+      if (seen === 4) await router.send([peer, JSON.stringify(unnamed)]);
+    };
+    const c = new Client({ endpoint: fake.endpoint(), timeoutMs: 20_000 });
+    try {
+      expect(await Promise.all([settled(c.request('hello')), settled(c.request('hello'))])).toEqual(['bad_reply', 'bad_reply']);
+      expect(await c.request('hello')).toEqual({ n: 3 });
+      expect(await settled(c.request('hello'))).toBe('message_too_large');
+    } finally {
+      c.close();
+    }
+  });
+
+  it('a reply to a request sent before the one given up on settles nothing', async () => {
+    let seen = 0;
+    let first = 0;
+    answer = async (router, peer, id) => {
+      seen++;
+      if (seen === 1) first = id;
+      if (seen === 2) await router.send([peer, JSON.stringify({ v: 1, id: first, ok: true, result: { n: 1 } })]); // the second timed out
+      if (seen === 3) await router.send([peer, JSON.stringify(unnamed)]); // may be the second's
+    };
+    const c = new Client({ endpoint: fake.endpoint(), timeoutMs: 20_000 });
+    try {
+      const one = c.request('hello');
+      expect(await settled(c.request('hello', {}, { timeoutMs: 200 }))).toBe('timeout');
+      expect(await one).toEqual({ n: 1 });
+      expect(await settled(c.request('hello'))).toBe('bad_reply');
+    } finally {
+      c.close();
+    }
+  });
 });

@@ -177,3 +177,82 @@ def test_a_reply_to_no_request_awaiting_it_is_dropped_not_kept(fake: tuple[Clien
     router.send_multipart([ident, _ok(rid2, {"second": True})])
     assert c.recv(rid2) == {"second": True}  # the repeated reply above was read (and dropped) on the way
     assert c._stash == {} and not c._pending, c._stash
+
+
+def test_after_an_ambiguous_null_id_reply_a_later_reply_settles_the_connection(fake: tuple[Client, zmq.Socket[bytes]]) -> None:
+    """Two requests fail on an ambiguous null-id reply: it answered one of them, whose own reply never comes. Its id
+    stayed abandoned for the connection's life, so every later null-id reply was ambiguous too (and the set grew by
+    one such id per event). The server answers a connection's requests in order: once the reply to a request sent
+    after it has come, an abandoned request's reply has come too (or never will), and its id is forgotten."""
+    c, router = fake
+    first, second = c.send("hello"), c.send("hello")
+    ident = _requests(router, 2)
+    router.send_multipart([ident, _err(None, "message_too_large", "too big")])  # the first's, it turns out
+    got = c.gather([first, second], raise_errors=False)
+    _check_ambiguous(got[0], first, [second])
+    router.send_multipart([ident, _ok(second, {"n": 1})])  # the second's own reply, later: dropped
+    nxt = c.send("hello")
+    _requests(router, 1)
+    router.send_multipart([ident, _ok(nxt, {"n": 2})])
+    assert c.recv(nxt) == {"n": 2}
+    assert not c._abandoned, c._abandoned  # the reply to a later request: the first's came (the null-id one)
+    last = c.send("hello")
+    _requests(router, 1)
+    router.send_multipart([ident, _err(None, "message_too_large", "too big")])
+    with pytest.raises(ProtocolError) as e:
+        c.recv(last)
+    assert e.value.code == "message_too_large" and e.value.request_id == last, e.value  # its own, not ambiguous
+
+
+def test_an_abandoned_request_stays_ambiguous_until_a_later_reply_comes(fake: tuple[Client, zmq.Socket[bytes]]) -> None:
+    """The rule forgets nothing early: a reply to a request sent before the abandoned one proves nothing about it."""
+    c, router = fake
+    early, gone = c.send("hello"), c.send("hello")
+    c.abandon([gone])
+    ident = _requests(router, 2)
+    router.send_multipart([ident, _ok(early, {"n": 1})])
+    assert c.recv(early) == {"n": 1}
+    assert gone in c._abandoned
+    nxt = c.send("hello")
+    _requests(router, 1)
+    router.send_multipart([ident, _err(None, "message_too_large", "too big")])  # may be the abandoned one's
+    with pytest.raises(ProtocolError) as e:
+        c.recv(nxt)
+    _check_ambiguous(e.value, nxt, [gone])
+
+
+def test_the_ids_of_requests_given_up_on_are_bounded(fake: tuple[Client, zmq.Socket[bytes]]) -> None:
+    """A server that never answers: each request the client gives up on (a timeout) kept its id for the connection's
+    life, without bound. Now the oldest are forgotten past ``GAVE_UP_KEPT`` (the TypeScript client's bound)."""
+    import ycgym.client
+
+    kept = getattr(ycgym.client, "GAVE_UP_KEPT", 4096)  # src/client/client.ts's
+    c, router = fake
+    n = kept + 50
+    for i in range(n):
+        with pytest.raises(TimeoutError):
+            c.recv(c.send("hello"), timeout=0)
+        if i % 500 == 499:
+            _requests(router, 500)  # read, so ZeroMQ's queues keep room
+    assert len(c._abandoned) == kept == 4096, len(c._abandoned)
+    assert min(c._abandoned) == n - kept + 1  # the oldest were forgotten (ids start at 1)
+
+
+def test_requests_sent_out_of_the_order_of_their_ids_forget_nothing_early(fake: tuple[Client, zmq.Socket[bytes]]) -> None:
+    """Ids are drawn before the client's lock: two threads may send them out of order. A reply to a higher id then
+    does not prove that a lower one, sent after it, was answered: the abandoned request stays outstanding."""
+    c, router = fake
+    low, high = next(c._ids), next(c._ids)
+    c._send_payload(high, "hello", c._request_bytes(high, "hello", {}))
+    c._send_payload(low, "hello", c._request_bytes(low, "hello", {}))
+    c.abandon([low])
+    ident = _requests(router, 2)
+    router.send_multipart([ident, _ok(high, {"n": 1})])
+    assert c.recv(high) == {"n": 1}
+    assert low in c._abandoned  # its reply is still to come
+    router.send_multipart([ident, _ok(low, {"n": 2})])  # it comes: dropped
+    nxt = c.send("hello")
+    _requests(router, 1)
+    router.send_multipart([ident, _ok(nxt, {"n": 3})])
+    assert c.recv(nxt) == {"n": 3}
+    assert not c._abandoned

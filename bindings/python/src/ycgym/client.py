@@ -44,6 +44,7 @@ from ._binary import BatchArrays, decode_batch_arrays
 from ._protocol import (
     CREATING_OPS,
     DEFAULT_MAX_MESSAGE_BYTES,
+    GAVE_UP_KEPT,
     MAX_BATCH,
     MAX_CLIENT_QUEUED_BYTES,
     MAX_CLIENT_QUEUED_REQUESTS,
@@ -533,7 +534,13 @@ class Client:
         # Replies received while waiting for another id; ids whose waiter gave up (timeout).
         self._stash: dict[RequestId, dict[str, Any]] = {}
         self._pending: dict[RequestId, str] = {}
-        self._abandoned: set[RequestId] = set()
+        # Requests given up on whose replies may still come, in the order given up, each with its mark: the reply to a
+        # request whose id is above the mark is one sent after it (:meth:`_give_up`, :meth:`_answered`).
+        self._abandoned: dict[RequestId, int] = {}
+        # The highest request id sent, and whether every send so far had a higher id than the ones before (ids are
+        # drawn before the lock: threads may send them out of order).
+        self._max_sent = 0
+        self._sent_in_order = True
         # Requests that make a session the caller learns of only from their reply (a creating op naming no session),
         # while unanswered; those of them abandoned: their late replies' sessions are closed (nobody else can).
         self._anonymous: set[RequestId] = set()
@@ -687,6 +694,10 @@ class Client:
                 self._check_alive(op)
             # Pending before sending: an interrupt between the two must not leave a reply nobody expects.
             self._pending[rid] = op
+            if rid > self._max_sent:
+                self._max_sent = rid
+            else:
+                self._sent_in_order = False
             try:
                 sock.send(payload, 0, copy=len(payload) < 65536)
             except ServerExitedError as e:
@@ -728,13 +739,34 @@ class Client:
             for rid in request_ids:
                 got = self._stash.pop(rid, None)
                 if got is None and rid in self._pending:
-                    self._abandoned.add(rid)
+                    self._give_up(rid)
                     if rid in self._anonymous:
                         self._orphaned.add(rid)
                 elif got is not None and rid in self._anonymous:
                     self._close_orphan(got)
                 self._anonymous.discard(rid)
                 self._pending.pop(rid, None)
+
+    def _give_up(self, rid: RequestId) -> None:
+        """Note ``rid``, sent and not answered, as abandoned: its reply, if it comes, is dropped. Its mark: its own id
+        while every request was sent in the order of its id (the usual case, one thread), else the highest id sent so
+        far; a reply to an id above it is one to a request sent after it. Past ``GAVE_UP_KEPT`` ids the oldest is
+        forgotten (a server that never answers makes the client hold no more)."""
+        self._abandoned[rid] = rid if self._sent_in_order and type(rid) is int else self._max_sent
+        if len(self._abandoned) > GAVE_UP_KEPT:
+            oldest = next(iter(self._abandoned))
+            del self._abandoned[oldest]
+            self._orphaned.discard(oldest)
+
+    def _answered(self, rid: RequestId) -> None:
+        """The reply to this client's request ``rid`` came. The server answers a connection's requests in order, so
+        every abandoned request sent before it has had its reply already (perhaps one that named no request) or never
+        will (dropped unanswered): its id is forgotten, and no longer makes a reply that names no request ambiguous."""
+        if type(rid) is int:
+            done = [r for r, mark in self._abandoned.items() if mark < rid]
+            for r in done:
+                del self._abandoned[r]
+                self._orphaned.discard(r)
 
     def _close_orphan(self, reply: Mapping[str, Any]) -> None:
         """Close the session the reply ``reply`` to an abandoned request made (if it made one): best effort, its reply
@@ -839,6 +871,8 @@ class Client:
                 self._pending.pop(request_id, None)
                 if self._anonymous:
                     self._anonymous.discard(request_id)
+                if self._abandoned:
+                    self._answered(rid)
                 return reply
             if type(rid) is not int:
                 # No id of this client's (null: the server could not read the request's id, e.g. message_too_large).
@@ -846,13 +880,16 @@ class Client:
                     return reply
                 continue
             if rid in self._abandoned:
-                self._abandoned.discard(rid)
+                del self._abandoned[rid]
                 if rid in self._orphaned:
                     self._orphaned.discard(rid)
                     self._close_orphan(reply)
+                self._answered(rid)
                 continue
             if rid in self._pending:  # another request's: kept until its waiter takes it
                 self._stash[rid] = reply
+                if self._abandoned:
+                    self._answered(rid)
             # Else no request awaits it (an id never sent, a request already answered): dropped, not kept for nobody.
 
     @staticmethod
@@ -911,6 +948,8 @@ class Client:
                 "a request it answers may have run",
             )
         made = e.session
+        if rid is not None and self._abandoned and (rid == request_id or rid in self._pending or rid in self._abandoned):
+            self._answered(rid)
         if rid == request_id or (rid in self._pending and rid not in self._stash):
             anonymous = rid in self._anonymous
             self._anonymous.discard(rid)
@@ -924,7 +963,7 @@ class Client:
             self._stash[rid] = {"id": rid, "ok": False, "error": {"code": "bad_reply", "message": e.message}}
             return
         if rid in self._abandoned:
-            self._abandoned.discard(rid)
+            del self._abandoned[rid]
             if rid in self._orphaned:
                 self._orphaned.discard(rid)
                 if made is not None:
@@ -945,7 +984,7 @@ class Client:
                 self._anonymous.discard(request_id)
                 return True
             if only in self._abandoned:
-                self._abandoned.discard(only)
+                del self._abandoned[only]
                 if only in self._orphaned:
                     self._orphaned.discard(only)
                     self._close_orphan(reply)
@@ -973,7 +1012,7 @@ class Client:
         closed: see :meth:`abandon`)."""
         for r in others:
             self._stash[r] = {"id": r, "ok": False, "error": {"code": "bad_reply", "message": msg}}
-            self._abandoned.add(r)
+            self._give_up(r)
             if r in self._anonymous:
                 self._anonymous.discard(r)
                 self._orphaned.add(r)
