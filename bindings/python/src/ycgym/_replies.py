@@ -3,7 +3,8 @@ alike), and the ``bad_reply`` error of a result that fails them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .client import ProtocolError
@@ -114,3 +115,23 @@ def stopped_step_why(e: BaseException) -> str:
     """Why an env (or sub-environment) whose step was stopped (``e``: a timeout, Ctrl-C, ...) before its reply was taken
     in is due."""
     return f"its last step was stopped ({type(e).__name__}) before its reply was taken in: the server ran it, or will"
+
+
+@contextlib.contextmanager
+def due_if_not_taken_in(
+    mark: Callable[[str], None], unread_why: str, stopped_why: Callable[[BaseException], str] = stopped_step_why
+) -> Iterator[None]:
+    """Around a request that changes a session (a step, a turn, a reset in place): when its reply could not be read
+    (``bad_reply``) or the wait for it was stopped (a timeout, Ctrl-C), the server ran it, or may have, and its result
+    was never taken in: ``mark(why)`` (``unread_why``, or ``stopped_why(error)``) records that the caller is due for a
+    reset, and the error goes on. Other errors (the server refused the request) change nothing. Shared by the adapters
+    (``TurnRun``, the OpenEnv step env)."""
+    try:
+        yield
+    except ProtocolError as e:
+        if e.code == UNREAD:
+            mark(unread_why)
+        raise
+    except (TimeoutError, KeyboardInterrupt) as e:
+        mark(stopped_why(e))
+        raise

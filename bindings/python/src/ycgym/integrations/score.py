@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from .._backend import Backend, attach_finalizer
-from .._replies import MALFORMED, UNREAD, check_turn_result, malformed_result, named_session, stopped_step_why
+from .._replies import MALFORMED, check_turn_result, due_if_not_taken_in, malformed_result, named_session
 from ..client import Client, ProtocolError, TurnResetResult, TurnStepResult
 
 __all__ = ["funds_multiple", "TurnRun"]
@@ -74,6 +74,9 @@ class TurnRun:
         """Why the run is due for a reset (a turn played on the server that this object could not take in), or None."""
         return self._due
 
+    def _mark_due(self, why: str) -> None:
+        self._due = why
+
     def _check_not_due(self, call: str) -> None:
         if self._due is not None:
             raise RuntimeError(f"the run is due for a reset ({self._due}); call reset(seed) before {call}")
@@ -115,15 +118,8 @@ class TurnRun:
         self._check_not_due("step()")
         if self.done:
             raise RuntimeError(f"the run is over ({self.terminal_reason}); call reset(seed) to start another")
-        try:
+        with due_if_not_taken_in(self._mark_due, "its last turn's reply could not be read (bad_reply): the server may have played it"):
             res = self.client.turn_step(self.session, action)
-        except ProtocolError as e:
-            if e.code == UNREAD:
-                self._due = "its last turn's reply could not be read (bad_reply): the server may have played it"
-            raise
-        except (TimeoutError, KeyboardInterrupt) as e:
-            self._due = stopped_step_why(e)
-            raise
         try:
             check_turn_result(res, reset=False)
         except MALFORMED as e:
