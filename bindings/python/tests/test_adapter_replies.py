@@ -12,6 +12,7 @@ from typing import Any, cast
 import pytest
 
 import ycgym
+from ycgym._replies import BAD_REPLY_WHY
 from ycgym.client import Client
 from ycgym.integrations.score import TurnRun
 
@@ -177,7 +178,8 @@ def test_openenv_step_env_a_malformed_step_is_bad_reply_and_the_episode_is_due_f
             with pytest.raises(ycgym.ProtocolError) as e:
                 env.step(oe.YCBenchAction(command="company status"))
         assert e.value.code == "bad_reply", e.value
-        assert env.state.model_dump() == before  # nothing half taken in
+        # Nothing half taken in, and the state says its figures are stale (state.due: why the episode is due).
+        assert env.state.model_dump() == {**before, "due": BAD_REPLY_WHY}
         # The server ran that step, the env never saw its result: it is due for a reset, as the Gym envs are.
         with pytest.raises(RuntimeError, match="reset"):
             env.step(oe.YCBenchAction(command="company status"))
@@ -308,6 +310,122 @@ def test_openenv_turn_env_a_bad_reply_turn_leaves_the_run_due_for_a_reset(how: s
         with pytest.raises(RuntimeError, match="due for a reset"):
             env.step(act)
         env.reset(seed=7)
+        env.step(act)
+    finally:
+        env.close()
+
+
+def _openenv_env(oe: Any, kind: str, endpoint: str) -> tuple[Any, Any, Any]:
+    """An OpenEnv env of ``kind`` reset to seed 7, the object whose client its requests go through, and an action that
+    changes the funds (the step env's: the first command of :data:`PAYS`; the turn env's: the whole turn)."""
+    if kind == "step":
+        env = oe.YCBenchEnvironment(endpoint=endpoint)
+        env.reset(seed=7)
+        return env, env._backend, oe.YCBenchAction(command=PAYS[0])
+    env = oe.YCBenchTurnEnvironment(endpoint=endpoint)
+    env.reset(seed=7)
+    act = oe.YCBenchTurnAction(tool_calls=[oe.ToolCall(id=f"c{i}", name="run_command", arguments={"command": c}) for i, c in enumerate(PAYS)])
+    return env, env._run, act
+
+
+def _figures(state: Any) -> dict[str, Any]:
+    """A state's figures: everything but ``due``."""
+    return {k: v for k, v in state.model_dump().items() if k != "due"}
+
+
+@pytest.mark.parametrize("how", ["malformed", "unreadable"])
+@pytest.mark.parametrize("kind", ["step", "turns"])
+def test_openenv_state_after_a_bad_reply_says_the_episode_is_due(kind: str, how: str, endpoint: str) -> None:
+    """After a step/turn whose reply could not be read, the OpenEnv envs refuse to step (the server ran it, the env never
+    saw its result), but their ``state`` (what an OpenEnv client reads at ``/state`` or over the WebSocket) still showed
+    the funds and step count of before it as the episode's, with nothing saying they were stale. Now ``state.due`` says
+    why the episode is due for a reset (the figures are those of the last step taken in), until a reset clears it. The
+    step env also used to step on after an unreadable reply (only a malformed result made it due)."""
+    oe = _openenv()
+    env, via, act = _openenv_env(oe, kind, endpoint)
+    try:
+        before = env.state
+        assert before.due is None
+        figures = _figures(before)
+        _spoil_one(via, "step" if kind == "step" else "turn_step", how)
+        with pytest.raises(ycgym.ProtocolError) as e:
+            env.step(act)
+        assert e.value.code == "bad_reply", e.value
+        st = env.state
+        assert st.due is not None and "due" not in st.due and "bad_reply" in st.due, st.due
+        assert _figures(st) == figures  # as of the last step taken in, and marked so
+        with pytest.raises(RuntimeError, match=r"due for a reset.*bad_reply"):
+            env.step(act)
+        env.reset(seed=7)
+        assert env.state.due is None
+        env.step(act)
+        assert env.state.due is None
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("kind", ["step", "turns"])
+def test_openenv_a_step_stopped_while_waiting_leaves_the_env_due(kind: str, monkeypatch: pytest.MonkeyPatch, endpoint: str) -> None:
+    """A step/turn stopped after it went out (a timeout, Ctrl-C) ran on the server, or will: the OpenEnv env is due for
+    a reset, and its state says so (the step env used to step on from a state it never saw)."""
+    oe = _openenv()
+    env, _, act = _openenv_env(oe, kind, endpoint)
+    try:
+        figures = _figures(env.state)
+        recv = Client.recv
+
+        def stopped(self: Client, rid: Any, timeout: Any = None) -> Any:
+            recv(self, rid) if timeout is None else recv(self, rid, timeout)
+            raise TimeoutError("stopped while waiting")
+
+        with monkeypatch.context() as m:
+            m.setattr(Client, "recv", stopped)
+            with pytest.raises(TimeoutError):
+                env.step(act)
+        st = env.state
+        assert st.due is not None and "stopped" in st.due, st.due
+        assert _figures(st) == figures
+        with pytest.raises(RuntimeError, match=r"due for a reset.*stopped"):
+            env.step(act)
+        env.reset(seed=7)
+        assert env.state.due is None
+        env.step(act)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("how", ["unreadable", "stopped"])
+def test_openenv_step_env_a_reset_not_taken_in_leaves_it_due(how: str, monkeypatch: pytest.MonkeyPatch, endpoint: str) -> None:
+    """The step env resets its session in place: a reset whose reply could not be read, or whose wait was stopped, may
+    have reset the episode on the server. The env used to keep the previous episode's state (not due) and step on in
+    the server's new episode; now it is due for a reset and its state says so."""
+    oe = _openenv()
+    env, via, act = _openenv_env(oe, "step", endpoint)
+    try:
+        env.step(act)
+        figures = _figures(env.state)
+        if how == "unreadable":
+            _spoil_one(via, "reset", how)
+            with pytest.raises(ycgym.ProtocolError, match="bad_reply"):
+                env.reset(seed=8)
+        else:
+            recv = Client.recv
+
+            def stopped(self: Client, rid: Any, timeout: Any = None) -> Any:
+                recv(self, rid) if timeout is None else recv(self, rid, timeout)
+                raise TimeoutError("stopped while waiting")
+
+            with monkeypatch.context() as m:
+                m.setattr(Client, "recv", stopped)
+                with pytest.raises(TimeoutError):
+                    env.reset(seed=8)
+        st = env.state
+        assert st.due is not None and "reset" in st.due, st.due
+        assert _figures(st) == figures
+        with pytest.raises(RuntimeError, match=r"due for a reset.*reset"):
+            env.step(act)
+        env.reset(seed=7)
+        assert env.state.due is None and env.state.step_count == 0
         env.step(act)
     finally:
         env.close()

@@ -12,6 +12,11 @@ Two environments, each an :class:`openenv.core.env_server.Environment` served by
   the model next (byte for byte the reference harness's), and ``tools``; the reward is the turn's change in
   funds in dollars and, once ``done``, ``score`` is :func:`ycgym.integrations.score.funds_multiple`.
 
+Both states (OpenEnv's ``state``: seed, step count, funds, terminal reason) carry ``due``: null, or why the episode is
+due for a reset, after a step or turn (or a step env's reset) whose reply could not be read (``bad_reply``) or whose
+wait was stopped (a timeout, Ctrl-C). The server ran it, or may have, and the env never took its result in: ``step``
+raises ``RuntimeError`` until ``reset``, and the state's figures are those of the last step taken in, not the server's.
+
 Serve: ``python -m ycgym.integrations.openenv --kind turns --port 8000`` (loopback by default). Connect
 with :class:`YCBenchEnvClient` / :class:`YCBenchTurnEnvClient` (OpenEnv ``EnvClient`` subclasses, async;
 ``.sync()`` for blocking calls). OpenEnv's HTTP ``/reset`` and ``/step`` are stateless (a fresh
@@ -43,7 +48,16 @@ from .. import __version__
 from .._argtypes import int_in
 from .._backend import Backend, check_server
 from .._protocol import DEFAULT_MAX_MESSAGE_BYTES
-from .._replies import BAD_REPLY_WHY, MALFORMED, check_fields, malformed_result, named_session, step_flags
+from .._replies import (
+    BAD_REPLY_WHY,
+    MALFORMED,
+    check_fields,
+    due_if_not_taken_in,
+    failed_reset_why,
+    malformed_result,
+    named_session,
+    step_flags,
+)
 from .score import TurnRun
 
 __all__ = [
@@ -95,6 +109,17 @@ class _JSONClient(EnvClient[ActT, ObsT, StateT]):
         return cast(StateT, self._state_type.model_validate(payload))
 
 
+class _DueState(State):
+    """What both environments' states share: ``due``, set while the episode is due for a reset."""
+
+    due: str | None = Field(
+        None,
+        description="Why the episode is due for a reset (a step or turn the server ran, or may have, whose result the env "
+        "never took in: its reply could not be read, or the wait for it was stopped), or null. While set, step refuses "
+        "and the other figures are those of the last step taken in, not the server's.",
+    )
+
+
 class _Environment(Environment[ActT, ObsT, StateT]):
     """What both environments share: one instance per OpenEnv session (each holds its own ycgym session, so
     concurrent sessions are safe), ``state`` and the metadata OpenEnv shows."""
@@ -103,10 +128,21 @@ class _Environment(Environment[ActT, ObsT, StateT]):
     _name: str
     _description: str
     _state: StateT
+    _due: str | None = None
+
+    @property
+    def due(self) -> str | None:
+        """Why the episode is due for a reset (see :class:`_DueState`), or None."""
+        return self._due
+
+    def _mark_due(self, why: str) -> None:
+        self._due = why
 
     @property
     def state(self) -> StateT:
-        return self._state
+        """The episode's state (a copy): its figures as of the last step taken in, and ``due`` saying when the episode
+        is due for a reset, i.e. when those figures are no longer the server's."""
+        return cast(StateT, self._state.model_copy(update={"due": self.due}))
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(name=self._name, description=self._description, version=__version__)
@@ -135,8 +171,8 @@ class YCBenchObservation(Observation):
     terminal_reason: str | None = Field(None, description="'bankruptcy', 'horizon_end' or 'max_steps' once done.")
 
 
-class YCBenchState(State):
-    """Episode state: seed, preset, funds."""
+class YCBenchState(_DueState):
+    """Episode state: seed, preset, funds, and ``due`` (why the episode is due for a reset, or null)."""
 
     seed: int | None = None
     preset: str = "default"
@@ -169,8 +205,9 @@ class YCBenchEnvironment(_Environment[YCBenchAction, YCBenchObservation, YCBench
         # Connected on the first reset: OpenEnv builds throwaway instances for /state and /metadata.
         self._backend: Backend | None = None
         self._session: str | None = None
-        # Why the episode is due for a reset (a reply the env could not read): step refuses until one is made.
-        self._due: str | None = None
+        # Why the episode is due for a reset (a reply the env could not read, a wait stopped): step refuses until one is
+        # made, and state says so.
+        self._due = None
         self._state = YCBenchState(preset=preset)
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any) -> YCBenchObservation:
@@ -182,7 +219,9 @@ class YCBenchEnvironment(_Environment[YCBenchAction, YCBenchObservation, YCBench
         s = 0 if seed is None else int(seed)
         opts = {"max_steps": int(self._max_steps)} if self._max_steps is not None else None
         # In a new session when the server reaped this one (idle past its timeout) or the local server restarted.
-        r = self._backend.reset_session(self._session, s, self._preset, opts)
+        unread = "its reset reply could not be read (bad_reply): the server may have made a reset the env never saw"
+        with due_if_not_taken_in(self._mark_due, unread, failed_reset_why):
+            r = self._backend.reset_session(self._session, s, self._preset, opts)
         sid = named_session(r)
         if sid is not None:  # reused by the next reset, closed with the backend, even when the rest is malformed
             self._session = sid
@@ -198,15 +237,17 @@ class YCBenchEnvironment(_Environment[YCBenchAction, YCBenchObservation, YCBench
         return obs
 
     def step(self, action: YCBenchAction, timeout_s: float | None = None, **kwargs: Any) -> YCBenchObservation:
-        """Run ``action.command``; raises ``RuntimeError`` before reset, after the episode ended, or after a reply the
-        env could not read (``bad_reply``: the episode is due for a reset)."""
+        """Run ``action.command``; raises ``RuntimeError`` before reset, after the episode ended, or after a step whose
+        reply the env could not read (``bad_reply``) or whose wait was stopped (a timeout, Ctrl-C): the server ran it, or
+        may have, so the episode is due for a reset, and ``state.due`` says why until one is made."""
         if self._backend is None or self._session is None:
             raise RuntimeError("call reset before step")
         if self._due is not None:
             raise RuntimeError(f"the episode is due for a reset ({self._due}); call reset to start another")
         if self._state.terminal_reason is not None:
             raise RuntimeError(f"the episode is over ({self._state.terminal_reason}); call reset to start another")
-        r = self._backend.client.step(self._session, action.command)
+        with due_if_not_taken_in(self._mark_due, BAD_REPLY_WHY):
+            r = self._backend.client.step(self._session, action.command)
         try:
             reward, term, trunc = step_flags(r)
             obs = self._observation(r["observation"], r["info"], reward=reward, done=term or trunc)
@@ -286,8 +327,8 @@ class YCBenchTurnObservation(Observation):
     score: float | None = Field(None, description="Final funds / starting funds, once done (1.0 = break-even).")
 
 
-class YCBenchTurnState(State):
-    """Run state: seed, preset, starting and current funds."""
+class YCBenchTurnState(_DueState):
+    """Run state: seed, preset, starting and current funds, and ``due`` (why the run is due for a reset, or null)."""
 
     seed: int | None = None
     preset: str = "default"
@@ -348,7 +389,8 @@ class YCBenchTurnEnvironment(_Environment[YCBenchTurnAction, YCBenchTurnObservat
 
     def step(self, action: YCBenchTurnAction, timeout_s: float | None = None, **kwargs: Any) -> YCBenchTurnObservation:
         """Play one turn; raises ``RuntimeError`` before reset, after the run ended, or after a turn whose reply could
-        not be read (``bad_reply``: the run is due for a reset, as the step env is)."""
+        not be read (``bad_reply``) or whose wait was stopped: the run is due for a reset, as the step env is, and
+        ``state.due`` says why until one is made."""
         run = self._run
         if run is None or run.session is None:
             raise RuntimeError("call reset before step")
@@ -375,6 +417,11 @@ class YCBenchTurnEnvironment(_Environment[YCBenchTurnAction, YCBenchTurnObservat
             reward=res["info"]["reward_cents"] / 100,
             done=bool(res["done"]),
         )
+
+    @property
+    def due(self) -> str | None:
+        """Why the run is due for a reset (:attr:`TurnRun.due`), or None."""
+        return None if self._run is None else self._run.due
 
     def close(self) -> None:
         if self._run is not None:
