@@ -16,7 +16,7 @@ import pytest
 
 from fake_openai import FakeOpenAI, run
 from ycgym import Client
-from ycgym.integrations.score import funds_multiple
+from ycgym.integrations.score import TurnRun, funds_multiple
 from ycgym.integrations.verifiers import parse_seeds
 
 SEEDS = (5, 6)
@@ -138,3 +138,47 @@ def test_without_the_extra_the_import_says_what_to_install(monkeypatch: pytest.M
     monkeypatch.delitem(sys.modules, "ycgym.integrations.verifiers")
     with pytest.raises(ImportError, match=re.escape("pip install 'ycgym[verifiers]'")):
         importlib.import_module("ycgym.integrations.verifiers")
+
+
+def test_a_turn_stopped_by_the_rollout_deadline_leaves_no_stale_final_funds(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """verifiers stops a rollout whose agent time runs out (asyncio cancels the harness) and still scores its partial
+    trajectory. Cancelled while the server played a turn (the harness awaiting ``run.step`` in a thread), the harness
+    left ``final_funds_cents`` at the funds of before that turn, and the task scored them as the run's final funds
+    (here the starting funds: reward 1.0) though the server had played it. Now the state says the run is due (``due``)
+    and scoring refuses, naming why, instead of answering stale funds."""
+    import asyncio
+    import threading
+    from types import SimpleNamespace
+
+    import ycgym.integrations.verifiers as yv
+
+    played, release = threading.Event(), threading.Event()
+
+    class SlowRun(TurnRun):
+        def step(self, action: Any) -> Any:
+            res = super().step(action)  # played on the server; the harness is cancelled before it takes it in
+            played.set()
+            release.wait(10)
+            return res
+
+    monkeypatch.setattr(yv, "TurnRun", SlowRun)
+    harness = yv.YCBenchHarness(yv.YCBenchHarnessConfig())
+    st = yv.YCBenchState()
+    trace = SimpleNamespace(state=st, info={})
+    data = yv.YCBenchData(name="t", prompt="p", seed=7, endpoint=endpoint)
+    with FakeOpenAI(lambda body, n: REPLIES[1], api_key="sk-fake") as fake:
+
+        async def stopped() -> None:
+            # As verifiers' agent deadline does (asyncio.timeout): the harness cancelled while the turn is in its thread.
+            task = asyncio.create_task(harness.launch(SimpleNamespace(model="m"), trace, None, fake.base_url, "sk-fake", {}, data))
+            assert await asyncio.to_thread(played.wait, 60)
+            task.cancel()
+            release.set()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(stopped())
+    assert st.start_funds_cents is not None and st.turns == 0
+    assert st.due is not None and "stopped" in st.due, st.due
+    with pytest.raises(RuntimeError, match="not known"):
+        yv.YCBenchTask._state(trace)

@@ -18,7 +18,9 @@ exports the classes below), so its own entry point evaluates it::
   model, so the agent's runtime is the local ``subprocess`` one (:class:`YCBenchEnv` makes it the default).
 * :class:`YCBenchTask`: reward ``funds_multiple`` = final funds / starting funds (the paper compares final funds
   with the $200K starting capital: 1.0 = break-even, 6.35 = Claude Opus 4.6's $1.27M, negative = bankrupt),
-  metrics ``final_funds_usd``, ``turns`` and ``bankrupt``.
+  metrics ``final_funds_usd``, ``turns`` and ``bankrupt``. A run stopped while the server played a turn (the
+  rollout's deadline cancels the harness) has no known final funds: its state's ``due`` says why, and scoring refuses
+  rather than score the funds of before that turn.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError(f"ycgym.integrations.verifiers needs verifiers ({e}): pip install 'ycgym[verifiers]'") from e
 
+from .._replies import stopped_step_why
 from ..splits import parse_seed_list
 from .score import TurnRun, funds_multiple
 
@@ -79,6 +82,10 @@ class YCBenchState(vf.State):
     final_funds_cents: int | None = None
     turns: int = 0
     terminal_reason: str | None = None
+    due: str | None = None
+    """Why the run's funds are not known: a turn the server played, or may have, whose result the harness never took
+    in (its reply could not be read, or the harness was stopped while it ran, e.g. by the rollout's deadline); the other
+    figures are then those of the last turn taken in, and scoring refuses. None otherwise."""
 
 
 class YCBenchTask(vf.Task[YCBenchData, YCBenchState]):
@@ -89,6 +96,8 @@ class YCBenchTask(vf.Task[YCBenchData, YCBenchState]):
         st = trace.state
         if not isinstance(st, YCBenchState) or st.start_funds_cents is None or st.final_funds_cents is None:
             raise RuntimeError("the run did not finish: no final funds to score (was the agent's harness 'ycgym-verifiers'?)")
+        if st.due is not None:
+            raise RuntimeError(f"the run's final funds are not known ({st.due}): nothing to score")
         return st
 
     @vf.reward
@@ -213,7 +222,14 @@ class YCBenchHarness(vf.Harness[YCBenchHarnessConfig]):
                 reasoning = (msg.model_extra or {}).get("reasoning_content")
                 if isinstance(reasoning, str):
                     reply["reasoning_content"] = reasoning
-                step = await asyncio.to_thread(run.step, reply)
+                try:
+                    step = await asyncio.to_thread(run.step, reply)
+                except BaseException as e:
+                    # Cancelled (the rollout's deadline), the turn goes on in its thread: played, or soon, never taken in.
+                    why = run.due or (stopped_step_why(e) if isinstance(e, asyncio.CancelledError) else None)
+                    if st is not None and why is not None:
+                        st.due = why
+                    raise
                 turns += 1
                 if st is not None:
                     st.final_funds_cents, st.turns, st.terminal_reason = run.funds_cents, turns, run.terminal_reason
