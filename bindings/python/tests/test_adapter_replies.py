@@ -429,3 +429,27 @@ def test_openenv_step_env_a_reset_not_taken_in_leaves_it_due(how: str, monkeypat
         env.step(act)
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("how", ["refused", "unreadable"])
+def test_openenv_turn_env_a_failed_reset_leaves_no_stale_state(how: str, endpoint: str) -> None:
+    """The turn env's reset closes the run's session before it asks for a new one: when that reset fails (refused, or
+    its reply unread), there is no run, and step says to reset. The state still showed the closed run's seed, turns
+    and funds as the episode's; now it is that of no episode."""
+    oe = _openenv()
+    env, via, act = _openenv_env(oe, "turns", endpoint)
+    try:
+        env.step(act)
+        assert env.state.step_count == 1
+        if how == "unreadable":
+            _spoil_one(via, "turn_reset", how)
+        with pytest.raises(ycgym.ProtocolError):
+            env.reset(seed=8, options={"max_turns": -1} if how == "refused" else None)
+        assert env.state == oe.YCBenchTurnState(preset="default"), env.state
+        with pytest.raises(RuntimeError, match="call reset"):
+            env.step(act)
+        env.reset(seed=7)
+        env.step(act)
+        assert env.state.step_count == 1 and env.state.due is None
+    finally:
+        env.close()

@@ -377,6 +377,8 @@ class YCBenchTurnEnvironment(_Environment[YCBenchTurnAction, YCBenchTurnObservat
         if self._run is None:
             self._run = TurnRun(self._endpoint, preset=self._preset, options=self._options, tools=self._tools)
         s = 0 if seed is None else int(seed)
+        # The run's reset closes its session first: should it fail, there is no run, and the state is that of none.
+        self._state = YCBenchTurnState(preset=self._preset)
         res = self._run.reset(s, options=options)
         self._state = YCBenchTurnState(
             episode_id=episode_id,
