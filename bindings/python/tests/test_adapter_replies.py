@@ -240,6 +240,18 @@ def _spoil_one(run: Any, op: str, how: str) -> None:
     spoil_reply(run, op, _unreadable if how == "unreadable" else lambda r: _set_info("funds_cents", 1.5)(r["result"]))
 
 
+def _stop_while_waiting(m: pytest.MonkeyPatch) -> None:
+    """Make every wait for a reply stop (``TimeoutError``) once the reply has come: the request ran on the server, and
+    the caller never took its reply in (as a timeout or Ctrl-C while waiting)."""
+    recv = Client.recv
+
+    def stopped(self: Client, rid: Any, timeout: Any = None) -> Any:
+        recv(self, rid) if timeout is None else recv(self, rid, timeout)
+        raise TimeoutError("stopped while waiting")
+
+    m.setattr(Client, "recv", stopped)
+
+
 @pytest.mark.parametrize("how", ["malformed", "unreadable"])
 def test_turn_run_after_a_bad_reply_turn_score_and_step_refuse_until_reset(how: str, endpoint: str) -> None:
     """A turn whose reply could not be read (``bad_reply``) was played on the server: the run's funds, ``done`` and
@@ -276,14 +288,8 @@ def test_turn_run_a_turn_stopped_while_waiting_leaves_the_run_due(monkeypatch: p
     run = TurnRun(endpoint)
     try:
         run.reset(7)
-        recv = Client.recv
-
-        def stopped(self: Client, rid: Any, timeout: Any = None) -> Any:
-            recv(self, rid) if timeout is None else recv(self, rid, timeout)
-            raise TimeoutError("stopped while waiting")
-
         with monkeypatch.context() as m:
-            m.setattr(Client, "recv", stopped)
+            _stop_while_waiting(m)
             with pytest.raises(TimeoutError):
                 run.step(PAYS)
         with pytest.raises(RuntimeError, match=r"due for a reset.*stopped"):
@@ -333,6 +339,20 @@ def _figures(state: Any) -> dict[str, Any]:
     return {k: v for k, v in state.model_dump().items() if k != "due"}
 
 
+def _due_until_reset(env: Any, act: Any, figures: dict[str, Any], why: str) -> None:
+    """``env``'s state says it is due (``due`` holds ``why``) with ``figures`` unchanged, its step refuses naming why,
+    and a reset clears it (its next step runs)."""
+    st = env.state
+    assert st.due is not None and why in st.due, st.due
+    assert _figures(st) == figures  # as of the last step taken in, and marked so
+    with pytest.raises(RuntimeError, match=f"due for a reset.*{why}"):
+        env.step(act)
+    env.reset(seed=7)
+    assert env.state.due is None and env.state.step_count == 0
+    env.step(act)
+    assert env.state.due is None
+
+
 @pytest.mark.parametrize("how", ["malformed", "unreadable"])
 @pytest.mark.parametrize("kind", ["step", "turns"])
 def test_openenv_state_after_a_bad_reply_says_the_episode_is_due(kind: str, how: str, endpoint: str) -> None:
@@ -351,15 +371,7 @@ def test_openenv_state_after_a_bad_reply_says_the_episode_is_due(kind: str, how:
         with pytest.raises(ycgym.ProtocolError) as e:
             env.step(act)
         assert e.value.code == "bad_reply", e.value
-        st = env.state
-        assert st.due is not None and "due" not in st.due and "bad_reply" in st.due, st.due
-        assert _figures(st) == figures  # as of the last step taken in, and marked so
-        with pytest.raises(RuntimeError, match=r"due for a reset.*bad_reply"):
-            env.step(act)
-        env.reset(seed=7)
-        assert env.state.due is None
-        env.step(act)
-        assert env.state.due is None
+        _due_until_reset(env, act, figures, "bad_reply")
     finally:
         env.close()
 
@@ -372,24 +384,11 @@ def test_openenv_a_step_stopped_while_waiting_leaves_the_env_due(kind: str, monk
     env, _, act = _openenv_env(oe, kind, endpoint)
     try:
         figures = _figures(env.state)
-        recv = Client.recv
-
-        def stopped(self: Client, rid: Any, timeout: Any = None) -> Any:
-            recv(self, rid) if timeout is None else recv(self, rid, timeout)
-            raise TimeoutError("stopped while waiting")
-
         with monkeypatch.context() as m:
-            m.setattr(Client, "recv", stopped)
+            _stop_while_waiting(m)
             with pytest.raises(TimeoutError):
                 env.step(act)
-        st = env.state
-        assert st.due is not None and "stopped" in st.due, st.due
-        assert _figures(st) == figures
-        with pytest.raises(RuntimeError, match=r"due for a reset.*stopped"):
-            env.step(act)
-        env.reset(seed=7)
-        assert env.state.due is None
-        env.step(act)
+        _due_until_reset(env, act, figures, "stopped")
     finally:
         env.close()
 
@@ -409,24 +408,11 @@ def test_openenv_step_env_a_reset_not_taken_in_leaves_it_due(how: str, monkeypat
             with pytest.raises(ycgym.ProtocolError, match="bad_reply"):
                 env.reset(seed=8)
         else:
-            recv = Client.recv
-
-            def stopped(self: Client, rid: Any, timeout: Any = None) -> Any:
-                recv(self, rid) if timeout is None else recv(self, rid, timeout)
-                raise TimeoutError("stopped while waiting")
-
             with monkeypatch.context() as m:
-                m.setattr(Client, "recv", stopped)
+                _stop_while_waiting(m)
                 with pytest.raises(TimeoutError):
                     env.reset(seed=8)
-        st = env.state
-        assert st.due is not None and "reset" in st.due, st.due
-        assert _figures(st) == figures
-        with pytest.raises(RuntimeError, match=r"due for a reset.*reset"):
-            env.step(act)
-        env.reset(seed=7)
-        assert env.state.due is None and env.state.step_count == 0
-        env.step(act)
+        _due_until_reset(env, act, figures, "reset")
     finally:
         env.close()
 
