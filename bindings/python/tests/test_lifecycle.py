@@ -595,3 +595,43 @@ def test_a_turn_run_resets_onto_a_new_local_server_after_its_server_died() -> No
     )
     result = child_result(proc)
     assert result == {"step": "exited", "same_messages": True, "restarted": True, "works": True}, result
+
+
+def test_a_discrete_vector_env_resets_onto_a_new_local_server_after_its_server_died() -> None:
+    """YCBenchDiscreteVectorEnv, like YCBenchVectorEnv: after the shared local server died, a step fails at once
+    (ServerExitedError saying reset() starts a new server) and the next reset starts a new one, on which the env steps
+    as a fresh env of the same seeds does. Before, its reset raised ServerExitedError for ever."""
+    proc = child(
+        """
+        import json, os, signal
+        import numpy as np
+        import ycgym
+        from ycgym import server
+        vec = ycgym.YCBenchDiscreteVectorEnv(3, max_steps=6)
+        vec.reset(seed=5)
+        first = server._shared
+        os.kill(first.pid, signal.SIGKILL)
+        first._proc.wait()
+        out = {}
+        try:
+            vec.step([0, 0, 0])
+            out["step"] = "no error"
+        except ycgym.ServerExitedError as e:
+            out["step"] = "reset()" in str(e)
+        obs, _ = vec.reset(seed=7)
+        out["restarted"] = server._shared is not first and server._shared.running and vec.endpoint == server._shared.endpoint
+        fresh = ycgym.YCBenchDiscreteVectorEnv(3, max_steps=6)
+        want, _ = fresh.reset(seed=7)
+        same = bool(np.array_equal(obs, want))
+        for _ in range(8):
+            acts = [int(np.flatnonzero(m)[0]) for m in fresh.action_masks()]
+            a, b = vec.step(acts), fresh.step(acts)
+            same = same and all(np.array_equal(x, y) for x, y in zip(a[:4], b[:4]))
+        out["same"] = same
+        vec.close()
+        fresh.close()
+        print("result " + json.dumps(out), flush=True)
+        """
+    )
+    result = child_result(proc)
+    assert result == {"step": True, "restarted": True, "same": True}, result

@@ -436,6 +436,9 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         """Reset all sub-environments (or those of ``options["reset_mask"]``); see the module docstring."""
         self._check_open()
         seeds, indices, rest = reset_arguments(self.num_envs, seed, options)
+        # The local server had exited: a new one. Every session id is then unknown there: a reset replaces its
+        # sub-environment's (as a lost session's), and one not reset fails its steps (unknown_session) until it is.
+        self._backend.ensure_server()
         results: list[ResetResult | None] = [None] * self.num_envs
         for i, r in zip(indices, self._reset_many(indices, [seeds[i] for i in indices], rest)):
             self._put(i, r)
