@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import os
 import pickle
+import signal
 import threading
 from collections.abc import Iterator
 from contextlib import closing
@@ -301,3 +303,40 @@ def test_interrupted_automatic_resets_draw_the_same_seeds(monkeypatch: pytest.Mo
         monkeypatch.undo()
         got = sharded.step([0] * 4)
         assert same(strip(got), strip(want))
+
+
+@pytest.mark.parametrize("kind", ["discrete", "text"])
+def test_a_shard_whose_server_exited_is_restarted_by_reset(kind: str) -> None:
+    """A shard's server killed (OOM, crash): a step raises what the plain env raises (ServerExitedError, saying that
+    reset() starts a new server, at once); a reset that does not cover that shard leaves it so; one that does starts a
+    new server for it alone, after which every step is the unsharded env's. The dead server is closed (reaped), the new
+    one by close(). Before, the shard stayed broken for ever."""
+    kw: dict[str, Any] = dict(KW) if kind == "discrete" else {"max_steps": 6, "render_mode": "ansi"}
+    plain: Any = YCBenchDiscreteVectorEnv(N, **kw) if kind == "discrete" else YCBenchVectorEnv(N, **kw)
+
+    def actions() -> Any:
+        if kind == "discrete":
+            return np.array([int(np.flatnonzero(m)[-1]) for m in plain.action_masks()])
+        return ["company status", "employee list", "client list", "market browse", "company status"]
+
+    with closing(plain), closing(ShardedVectorEnv(N, servers=2, kind=kind, **kw)) as env:
+        both(plain, env, lambda e: e.reset(seed=3))
+        both(plain, env, lambda e, a=actions(): e.step(a))
+        kept, dead = env._servers
+        os.kill(dead.pid, signal.SIGKILL)
+        dead._proc.wait()
+        for reset in (None, {"reset_mask": np.array([True, False, True, False, False])}):
+            if reset is not None:
+                env.reset(seed=1, options=reset)  # shard 0 only: shard 1 is left as it is
+            with pytest.raises(ycgym.ServerExitedError, match="killed by signal 9") as err:
+                env.step(actions())
+            assert "reset() starts a new server" in str(err.value)
+            assert env._servers[1] is dead
+        both(plain, env, lambda e: e.reset(seed=7))
+        assert env._servers[0] is kept and env._servers[1] is not dead and env._servers[1].running
+        assert not alive(dead.pid)
+        for _ in range(10):
+            both(plain, env, lambda e, a=actions(): e.step(a))
+            assert same(plain.render(), env.render())
+        pids = [s.pid for s in env._servers]
+    assert not any(alive(p) for p in pids)

@@ -9,7 +9,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 import gymnasium as gym
 import numpy as np
@@ -25,8 +25,28 @@ _params_lock = threading.Lock()
 _params_cache: dict[tuple[str, str], SpaceParams] = {}
 
 
+class ServerSource(Protocol):
+    """Where a :class:`Backend` on a local server gets that server (:meth:`acquire`: a running one, started when there
+    is none) and gives it back (:meth:`release`, once per acquire)."""
+
+    def acquire(self) -> LocalServer: ...
+
+    def release(self, server: LocalServer) -> None: ...
+
+
+class _SharedServer:
+    """This process's shared local server (:func:`ycgym.server.shared_server`): what a backend with no endpoint uses."""
+
+    def acquire(self) -> LocalServer:
+        return shared_server()
+
+    def release(self, server: LocalServer) -> None:
+        release_shared_server(server)
+
+
 class Backend:
-    """A client connection plus (when no endpoint was given) a reference to the shared local server.
+    """A client connection plus (when no endpoint was given) a reference to the shared local server (or, after
+    :meth:`serve_from`, to a local server of another :class:`ServerSource`).
 
     With the local server, a server that has exited is noticed at once (requests raise
     :class:`ServerExitedError`) and :meth:`ensure_server` starts a new one.
@@ -49,6 +69,7 @@ class Backend:
         }
         self.pid = os.getpid()
         self.server: LocalServer | None = None
+        self._source: ServerSource = _SharedServer()
         self.sessions: set[str] = set()
         self.closed = False
         self.endpoint, self.client = self._connect(endpoint)
@@ -56,17 +77,29 @@ class Backend:
     def _connect(self, endpoint: str | None) -> tuple[str, Client]:
         if endpoint is not None:
             return endpoint, Client(endpoint, **self._client_args)
-        server = shared_server()
+        server = self._source.acquire()
         try:
             client = Client(server.endpoint, liveness=server.exit_message, **self._client_args)
         except BaseException:
-            release_shared_server(server)
+            self._source.release(server)
             raise
         self.server = server
         return server.endpoint, client
 
+    def serve_from(self, source: ServerSource) -> None:
+        """Take the server ``source`` gives, at this backend's endpoint, as its local server: its exit is noticed at
+        once (requests raise :class:`ServerExitedError`), :meth:`ensure_server` gets a new one from ``source`` and
+        :meth:`close` gives it back there. ValueError when that server is not at this endpoint."""
+        server = source.acquire()
+        if server.endpoint != self.endpoint or self.server is not None:
+            source.release(server)
+            raise ValueError(f"serve_from: the server of {source!r} is at {server.endpoint}, this backend's endpoint is {self.endpoint}")
+        self.server, self._source = server, source
+        self.client._liveness = server.exit_message  # the client watches it as it watches a local server it was made for
+
     def ensure_server(self) -> bool:
-        """If this backend's local server has exited, start (or join) a new shared one and reconnect.
+        """If this backend's local server has exited, start (or join) a new one (the shared one, or its
+        :meth:`serve_from` source's) and reconnect.
 
         Returns ``True`` when it did: every session of this backend is gone.
         """
@@ -75,7 +108,7 @@ class Backend:
         old, self.server = self.server, None
         self.sessions.clear()
         self.client.close()
-        release_shared_server(old)
+        self._source.release(old)
         self.endpoint, self.client = self._connect(None)
         return True
 
@@ -115,7 +148,7 @@ class Backend:
             self.sessions.clear()
             self.client.close()
             if self.server is not None:
-                release_shared_server(self.server)
+                self._source.release(self.server)
                 self.server = None
 
 

@@ -22,7 +22,9 @@ When a shard's step fails as a whole (a timeout, its server exited) or the step 
 shards finish; the results nobody returned are not kept: their sub-environments are due for a reset (as the plain env
 marks a step stopped midway; their automatic resets of that step will draw the same seeds again) and the error is
 raised. A failed or interrupted ``reset`` marks the sub-environments that other shards reset due for that reset (its
-seeds and options), as the plain env does for the part of a reset the server made.
+seeds and options), as the plain env does for the part of a reset the server made. A shard whose server exited
+(OOM-killed, crashed) fails its steps at once (:class:`ycgym.ServerExitedError`, as the plain env's); the next reset
+that covers any of its sub-environments starts a new server for that shard alone, as the plain env's next reset does.
 
 ``render_mode="human"`` (text env) steps the shards one after another, so that the printed texts come in order.
 :meth:`close` closes every shard and server even when one fails. The env pickles (each shard as the plain env does,
@@ -99,6 +101,27 @@ def _start_servers(k: int, spin_us: int | None) -> list[LocalServer]:
         _close_all(servers, [], None)
         raise
     return servers
+
+
+class _ShardServer:
+    """Shard ``k``'s local server, as its backend gets it (a :class:`ycgym._backend.ServerSource`): ``servers[k]``
+    while it runs; once it has exited, a new one in its place (the dead one closed). The env closes them all."""
+
+    def __init__(self, servers: list[LocalServer], k: int, spin_us: int | None) -> None:
+        self.servers, self.k, self.spin_us = servers, k, spin_us
+
+    def acquire(self) -> LocalServer:
+        srv = self.servers[self.k]
+        if not srv.running:
+            srv.close()
+            srv = self.servers[self.k] = _start_servers(1, self.spin_us)[0]
+        return srv
+
+    def release(self, server: LocalServer) -> None:
+        pass  # closed by the env (close(), or acquire once it has exited)
+
+    def __repr__(self) -> str:
+        return f"shard {self.k}'s server"
 
 
 def _close_all(servers: Sequence[LocalServer], shards: Sequence[Any], pool: concurrent.futures.ThreadPoolExecutor | None) -> None:
@@ -201,8 +224,9 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         self._servers = _start_servers(int(servers), self.spin_us)
         self._finalizer = weakref.finalize(self, _close_all, self._servers, self._shards, None)
         try:
-            for srv, sl in zip(self._servers, self._slices):
+            for k, (srv, sl) in enumerate(zip(self._servers, self._slices)):
                 self._shards.append(_KINDS[kind](sl.stop - sl.start, endpoint=srv.endpoint, **kwargs))
+                self._shards[k]._backend.serve_from(_ShardServer(self._servers, k, self.spin_us))
         except BaseException:
             self._finalizer()
             raise
@@ -479,10 +503,11 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         self._servers = _start_servers(len(shard_states), self.spin_us)
         self._finalizer = weakref.finalize(self, _close_all, self._servers, self._shards, None)
         try:
-            for srv, st in zip(self._servers, shard_states):
+            for k, (srv, st) in enumerate(zip(self._servers, shard_states)):
                 shard = _KINDS[self.kind].__new__(_KINDS[self.kind])
                 shard.__setstate__({**st, "_connect": {**st["_connect"], "endpoint": srv.endpoint}})
                 self._shards.append(shard)
+                shard._backend.serve_from(_ShardServer(self._servers, k, self.spin_us))
         except BaseException:
             self._finalizer()
             raise
