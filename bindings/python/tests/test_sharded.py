@@ -321,7 +321,8 @@ def test_a_shard_whose_server_exited_is_restarted_by_reset(kind: str) -> None:
 
     with closing(plain), closing(ShardedVectorEnv(N, servers=2, kind=kind, **kw)) as env:
         both(plain, env, lambda e: e.reset(seed=3))
-        both(plain, env, lambda e, a=actions(): e.step(a))
+        acts = actions()
+        both(plain, env, lambda e: e.step(acts))
         kept, dead = env._servers
         os.kill(dead.pid, signal.SIGKILL)
         dead._proc.wait()
@@ -336,7 +337,8 @@ def test_a_shard_whose_server_exited_is_restarted_by_reset(kind: str) -> None:
         assert env._servers[0] is kept and env._servers[1] is not dead and env._servers[1].running
         assert not alive(dead.pid)
         for _ in range(10):
-            both(plain, env, lambda e, a=actions(): e.step(a))
+            acts = actions()
+            both(plain, env, lambda e, a=acts: e.step(a))
             assert same(plain.render(), env.render())
         pids = [s.pid for s in env._servers]
     assert not any(alive(p) for p in pids)
