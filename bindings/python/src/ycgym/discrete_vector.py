@@ -75,6 +75,7 @@ from .discrete import (
 )
 from .vector import (
     Owed,
+    Shardable,
     VectorSeed,
     malformed_entry,
     owe,
@@ -131,7 +132,7 @@ class _Rows:
         return self._reasons
 
 
-class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndarray]):
+class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarray, np.ndarray]):
     """N YC-Bench Discrete sessions stepped together (see the module docstring).
 
     Args: ``num_envs`` and the arguments of :class:`ycgym.YCBenchDiscreteEnv`; ``autoreset_mode`` (see the module
@@ -218,6 +219,19 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
     def sessions(self) -> tuple[str, ...]:
         return tuple(self._sessions)
 
+    def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        return merged_discrete_options(self._opts, options)
+
+    def _due_flags(self) -> np.ndarray:
+        return self._autoreset
+
+    def _shard_ready(self) -> bool:
+        return self._ready
+
+    def _untouched_by_reset(self) -> Any:
+        self._ready = True  # the env steps after any reset
+        return self._observation()
+
     def _reset_many(self, idx: Sequence[int], seeds: Sequence[int | None], options: Mapping[str, Any] | None = None) -> list[ResetResult]:
         """Reset the sub-environments ``idx`` (pipelined) with the env's options, then ``options`` (those of a
         ``reset`` call, as ``YCBenchDiscreteEnv.reset`` merges them). Those whose reset the server made, or may have
@@ -227,7 +241,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         ids: list[int] = []
         made: list[int] = []
         with generators_kept(self._rngs, idx):  # refused: raised before any observation is taken, generators as they were
-            sd, opts = reset_seeds(self._backend, self._rngs, idx, seeds, merged_discrete_options(self._opts, options))
+            sd, opts = reset_seeds(self._backend, self._rngs, idx, seeds, self._options(options))
             try:
                 try:
                     c.send_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": opts} for i, s in zip(idx, sd)], ids)
@@ -489,7 +503,7 @@ class YCBenchDiscreteVectorEnv(BackendAccess, VectorEnv[Any, np.ndarray, np.ndar
         drawn: list[tuple[list[int], list[int], dict[str, Any]]] = []  # each group's indices, seeds and options
         with generators_kept(self._rngs, again):  # refused (a seed, a split): no generator changed
             for g_idx, g_seeds, g_opts in groups:
-                drawn.append((g_idx, *reset_seeds(self._backend, self._rngs, g_idx, g_seeds, merged_discrete_options(self._opts, g_opts))))
+                drawn.append((g_idx, *reset_seeds(self._backend, self._rngs, g_idx, g_seeds, self._options(g_opts))))
         try:
             for g_idx, g_sd, g_opts in drawn:
                 c.send_all("reset", [{"seed": s, "preset": self.preset, "session": self._sessions[i], "options": g_opts} for i, s in zip(g_idx, g_sd)], rid)

@@ -48,10 +48,10 @@ from ._backend import restore_generators, save_generators
 from ._replies import failed_reset_why, stopped_step_why
 from ._spin import _usable_cpus
 from .client import ProtocolError, VectorStepError
-from .discrete import discrete_actions, merged_discrete_options
+from .discrete import discrete_actions
 from .discrete_vector import YCBenchDiscreteVectorEnv
 from .server import SHARED_MAX_SESSIONS, LocalServer, default_local_endpoint
-from .vector import Owed, VectorSeed, YCBenchVectorEnv, owe, reset_arguments, reset_seeds, text_actions
+from .vector import Owed, VectorSeed, YCBenchVectorEnv, owe, reset_arguments, text_actions
 
 __all__ = ["ShardedVectorEnv"]
 
@@ -226,7 +226,7 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         try:
             for k, (srv, sl) in enumerate(zip(self._servers, self._slices)):
                 self._shards.append(_KINDS[kind](sl.stop - sl.start, endpoint=srv.endpoint, **kwargs))
-                self._shards[k]._backend.serve_from(_ShardServer(self._servers, k, self.spin_us))
+                self._shards[k]._serve_from(_ShardServer(self._servers, k, self.spin_us))
         except BaseException:
             self._finalizer()
             raise
@@ -307,24 +307,19 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         SAME_STEP; a reset's: every one) before a step or reset, for :meth:`_unsee`."""
         out = []
         for shard in self._shards:
-            due = self._due(shard)
-            drawn = np.flatnonzero(due).tolist() if step and self.autoreset_mode != AutoresetMode.SAME_STEP else range(shard.num_envs)
-            out.append((due.copy(), dict(shard._owed), save_generators(shard._rngs, drawn)))
+            st = shard._shard_state()
+            drawn = np.flatnonzero(st.due).tolist() if step and self.autoreset_mode != AutoresetMode.SAME_STEP else range(shard.num_envs)
+            out.append((st.due.copy(), dict(st.owed), save_generators(st.rngs, drawn)))
         return out
-
-    @staticmethod
-    def _due(shard: Any) -> np.ndarray:
-        return shard._autoreset if isinstance(shard, YCBenchDiscreteVectorEnv) else shard._autoreset_envs
 
     def _unsee(self, k: int, before: _Before, why: str, made: Sequence[int] | None = None, seeds: Sequence[int | None] = (), options: Any = None) -> None:
         """Shard ``k`` finished a step (``made`` None) or a reset of ``made`` whose results are not returned: as the
         plain env does for a step (or reset) stopped after the server ran it, every generator is put back and those
         sub-environments are due (a step's: the automatic resets it made are owed again, the others owe a reset drawn
         from their generators; a reset's: owe that reset, ``seeds`` and ``options``)."""
-        shard = self._shards[k]
-        due, owed = self._due(shard), shard._owed
+        due, owed, rngs = self._shards[k]._shard_state()
         was_due, owed_before, saved = before
-        restore_generators(shard._rngs, saved)
+        restore_generators(rngs, saved)
         if made is not None:
             owe(owed, due, made, seeds, options, why)
             return
@@ -383,13 +378,8 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         obs: list[Any] = []
         infos: list[dict[str, Any]] = []
         for k, (r, _) in enumerate(got):
-            shard = self._shards[k]
             if r is None:  # not reset: its current observation, no info (as the plain env's masked reset)
-                if isinstance(shard, YCBenchDiscreteVectorEnv):
-                    shard._ready = True  # the plain env steps after any reset
-                    obs.append(shard._observation())
-                else:
-                    obs.append(shard._batch_obs())
+                obs.append(self._shards[k]._untouched_by_reset())
                 infos.append({})
             else:
                 obs.append(r[0])
@@ -399,13 +389,8 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
     def _check_reset(self, indices: Sequence[int], seeds: Sequence[int | None], rest: dict[str, Any]) -> None:
         """Raise, before any shard resets, what a shard's reset would raise before sending anything for its part (the
         options refused, a given seed that is not a protocol seed or a split's, the split unknown), naming global
-        indices: the checks of :func:`ycgym.vector.reset_seeds`, made on throwaway generators (a seed drawn from a
-        generator is always valid)."""
-        shard = self._shards[0]
-        opts = merged_discrete_options(shard._opts, rest) if isinstance(shard, YCBenchDiscreteVectorEnv) else shard._options(rest)
-        given = [i for i in indices if seeds[i] is not None]
-        if given or opts.get("split") is not None:
-            reset_seeds(shard._backend, [None] * self.num_envs, given, [seeds[i] for i in given], opts)
+        indices (shard 0's checks, made for every index: ``Shardable._check_reset_seeds``)."""
+        self._shards[0]._check_reset_seeds(indices, seeds, rest)
 
     def _undo_reset(self, k: int, before: _Before, part: tuple[list[int | None], dict[str, Any]] | None, rest: dict[str, Any], e: BaseException) -> None:
         if part is None:
@@ -467,10 +452,8 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         return obs, rewards, terminated, truncated, infos
 
     def _refuse_unready(self) -> None:
-        for shard in self._shards:
-            ready = shard._ready if isinstance(shard, YCBenchDiscreteVectorEnv) else not any(s is None for s in shard._sessions)
-            if not ready:
-                raise RuntimeError("call reset() before step()")
+        if not all(shard._shard_ready() for shard in self._shards):
+            raise RuntimeError("call reset() before step()")
 
     def action_masks(self) -> np.ndarray:
         """Stacked masks ``(num_envs, n_actions)`` of the actions valid now (``kind="discrete"``)."""
@@ -507,7 +490,7 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
                 shard = _KINDS[self.kind].__new__(_KINDS[self.kind])
                 shard.__setstate__({**st, "_connect": {**st["_connect"], "endpoint": srv.endpoint}})
                 self._shards.append(shard)
-                shard._backend.serve_from(_ShardServer(self._servers, k, self.spin_us))
+                shard._serve_from(_ShardServer(self._servers, k, self.spin_us))
         except BaseException:
             self._finalizer()
             raise

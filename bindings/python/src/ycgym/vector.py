@@ -39,7 +39,7 @@ import contextlib
 import operator
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 from gymnasium.utils import seeding
@@ -47,7 +47,9 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from ._backend import (
+    Backend,
     BackendAccess,
+    ServerSource,
     connection,
     generators_kept,
     open_backend,
@@ -283,11 +285,69 @@ def refused_or_unread(indices: Sequence[int], results: Sequence[Any], lost: Any)
     return made, failed
 
 
+class ShardState(NamedTuple):
+    """A vector env's own state that :class:`ycgym.ShardedVectorEnv` saves and puts back around a shard's step or
+    reset (the env's live objects, not copies): the due flags (a sub-environment due for a reset), the resets owed
+    (:data:`Owed`) and the per-sub-environment generators."""
+
+    due: np.ndarray
+    owed: dict[int, Owed]
+    rngs: list[np.random.Generator | None]
+
+
+class Shardable:
+    """What :class:`ycgym.ShardedVectorEnv` needs of the vector env it holds as a shard, beyond the VectorEnv API
+    (internal): both vector envs implement it, the one place the sharded env reaches into them."""
+
+    num_envs: int
+    _backend: Backend
+    _owed: dict[int, Owed]
+    _rngs: list[np.random.Generator | None]
+
+    def _due_flags(self) -> np.ndarray:
+        """The env's array of due flags (the array itself)."""
+        raise NotImplementedError
+
+    def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The options a reset with ``options`` (those of the call) sends: the env's, then these."""
+        raise NotImplementedError
+
+    def _shard_state(self) -> ShardState:
+        return ShardState(self._due_flags(), self._owed, self._rngs)
+
+    def _shard_ready(self) -> bool:
+        """Whether :meth:`step` would step now (False: it raises "call reset() before step()")."""
+        raise NotImplementedError
+
+    def _refused_step(self) -> EpisodeOverError | None:
+        """What :meth:`step` raises, after its checks of the env and the actions, before anything is sent (None: it
+        steps)."""
+        raise NotImplementedError
+
+    def _untouched_by_reset(self) -> Any:
+        """The batch observation a reset that resets none of this env's sub-environments returns (a part of the
+        sharded env's masked reset), the env then ready to step as after any reset."""
+        raise NotImplementedError
+
+    def _check_reset_seeds(self, indices: Sequence[int], seeds: Sequence[int | None], options: Mapping[str, Any] | None) -> None:
+        """Raise what a reset of ``indices`` (of ``len(seeds)`` sub-environments; ``options`` the call's) raises before
+        sending anything for its seeds: :func:`reset_seeds`' checks (a given seed that is not a protocol seed or a
+        split's, the split unknown), made on throwaway generators (a seed drawn from a generator is always valid)."""
+        opts = self._options(options)
+        given = [i for i in indices if seeds[i] is not None]
+        if given or opts.get("split") is not None:
+            reset_seeds(self._backend, [None] * len(seeds), given, [seeds[i] for i in given], opts)
+
+    def _serve_from(self, source: ServerSource) -> None:
+        """Take the local server of ``source`` as this env's (at its endpoint): see :meth:`Backend.serve_from`."""
+        self._backend.serve_from(source)
+
+
 class _Heterogeneous(Exception):
     """Sub-environment infos whose shapes differ (a key is a dict in one and not in another)."""
 
 
-class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
+class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...], np.ndarray]):
     """N YC-Bench sessions on one server, stepped with one ``step_batch`` request.
 
     Args:
@@ -367,6 +427,15 @@ class YCBenchVectorEnv(BackendAccess, VectorEnv[dict[str, Any], tuple[str, ...],
 
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         return merged_options(self.reset_options, self.max_steps, options)
+
+    def _due_flags(self) -> np.ndarray:
+        return self._autoreset_envs
+
+    def _shard_ready(self) -> bool:
+        return not any(s is None for s in self._sessions)
+
+    def _untouched_by_reset(self) -> Any:
+        return self._batch_obs()
 
     def _kept(self, indices: Sequence[int]) -> tuple[Any, list[tuple[int, Any, Any, Any]]]:
         """What :meth:`_put_back` needs to put the sub-environments ``indices`` back as they are now: their generators in
