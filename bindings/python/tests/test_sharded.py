@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import ycgym
 from helpers import alive, same
 from ycgym import EpisodeOverError, ProtocolError, ShardedVectorEnv, VectorStepError, YCBenchDiscreteVectorEnv, YCBenchVectorEnv
+from ycgym import sharded as sharded_module
 
 N = 5
 KW: dict[str, Any] = {"max_steps": 6, "market_slots": 3, "task_slots": 2, "render_mode": "ansi"}
@@ -342,3 +343,31 @@ def test_a_shard_whose_server_exited_is_restarted_by_reset(kind: str) -> None:
             assert same(plain.render(), env.render())
         pids = [s.pid for s in env._servers]
     assert not any(alive(p) for p in pids)
+
+
+def test_a_failed_restart_is_tried_again_by_the_next_reset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new server of a shard whose server exited fails to start (a machine out of memory, where servers die): that
+    reset raises the start's error, and the next reset tries again and recovers. Before, the first failure left the
+    shard's backend with its client closed and no server, so every later reset failed ("the client is closed")."""
+    with closing(ShardedVectorEnv(4, servers=2, **KW)) as env, closing(YCBenchDiscreteVectorEnv(4, **KW)) as plain:
+        env.reset(seed=2)
+        dead = env._servers[1]
+        os.kill(dead.pid, signal.SIGKILL)
+        dead._proc.wait()
+        real = sharded_module._start_servers
+        tries: list[int] = []
+
+        def failing_once(k: int, spin_us: int | None) -> list[ycgym.LocalServer]:
+            tries.append(k)
+            if len(tries) == 1:
+                raise ycgym.ServerStartError("no memory for a new server")
+            return real(k, spin_us)
+
+        monkeypatch.setattr(sharded_module, "_start_servers", failing_once)
+        with pytest.raises(ycgym.ServerStartError, match="no memory"):
+            env.reset(seed=4)
+        both(plain, env, lambda e: e.reset(seed=4))
+        assert len(tries) == 2 and env._servers[1].running
+        for _ in range(5):
+            acts = plain.action_masks().argmax(1)
+            both(plain, env, lambda e, a=acts: e.step(a))

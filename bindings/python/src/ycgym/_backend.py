@@ -101,15 +101,17 @@ class Backend:
         """If this backend's local server has exited, start (or join) a new one (the shared one, or its
         :meth:`serve_from` source's) and reconnect.
 
-        Returns ``True`` when it did: every session of this backend is gone.
+        Returns ``True`` when it did: every session of this backend is gone. When the new server cannot be had
+        (:class:`ycgym.ServerStartError`, ...), that is raised and the backend stays as it was, on the dead server: the
+        next call tries again.
         """
         if self.server is None or self.server.running or self.closed:
             return False
-        old, self.server = self.server, None
+        old, old_client = self.server, self.client
+        self.endpoint, self.client = self._connect(None)  # sets self.server once it has a client
         self.sessions.clear()
-        self.client.close()
+        old_client.close()
         self._source.release(old)
-        self.endpoint, self.client = self._connect(None)
         return True
 
     def reset_session(self, session: str | None, seed: int, preset: str, options: Mapping[str, Any] | None) -> ResetResult:
