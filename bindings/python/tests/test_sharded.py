@@ -371,3 +371,18 @@ def test_a_failed_restart_is_tried_again_by_the_next_reset(monkeypatch: pytest.M
         for _ in range(5):
             acts = plain.action_masks().argmax(1)
             both(plain, env, lambda e, a=acts: e.step(a))
+
+
+def test_a_split_reset_restarts_shard_0s_server() -> None:
+    """Shard 0's server killed before any ``split`` reset: ``reset(seed=..., options={"split": ...})`` restarts it, as
+    the plain env's does, and returns the unsharded env's episodes. Before, the reset's checks (made before any shard
+    resets) asked shard 0's dead server for its splits and raised ServerExitedError, every time."""
+    with closing(ShardedVectorEnv(4, servers=2, **KW)) as env, closing(YCBenchDiscreteVectorEnv(4, **KW)) as plain:
+        env.reset(seed=2)
+        dead = env._servers[0]
+        os.kill(dead.pid, signal.SIGKILL)
+        dead._proc.wait()
+        both(plain, env, lambda e: e.reset(seed=9, options={"split": "validation"}))
+        assert env._servers[0] is not dead and env._servers[0].running
+        acts = plain.action_masks().argmax(1)
+        both(plain, env, lambda e: e.step(acts))

@@ -232,6 +232,11 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         self._ready = True  # the env steps after any reset
         return self._observation()
 
+    def _ensure_server(self) -> None:
+        # Every session id is then unknown there: a reset replaces its sub-environment's (as a lost session's), and one
+        # not reset fails its steps (unknown_session) until it is.
+        self._backend.ensure_server()
+
     def _reset_many(self, idx: Sequence[int], seeds: Sequence[int | None], options: Mapping[str, Any] | None = None) -> list[ResetResult]:
         """Reset the sub-environments ``idx`` (pipelined) with the env's options, then ``options`` (those of a
         ``reset`` call, as ``YCBenchDiscreteEnv.reset`` merges them). Those whose reset the server made, or may have
@@ -450,9 +455,7 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         """Reset all sub-environments (or those of ``options["reset_mask"]``); see the module docstring."""
         self._check_open()
         seeds, indices, rest = reset_arguments(self.num_envs, seed, options)
-        # The local server had exited: a new one. Every session id is then unknown there: a reset replaces its
-        # sub-environment's (as a lost session's), and one not reset fails its steps (unknown_session) until it is.
-        self._backend.ensure_server()
+        self._ensure_server()
         results: list[ResetResult | None] = [None] * self.num_envs
         for i, r in zip(indices, self._reset_many(indices, [seeds[i] for i in indices], rest)):
             self._put(i, r)

@@ -344,6 +344,9 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         chosen = np.zeros(self.num_envs, dtype=np.bool_)
         chosen[indices] = True
         masked = options is not None and "reset_mask" in options
+        for shard, sl in zip(self._shards, self._slices):
+            if chosen[sl].any():  # a shard whose server exited gets a new one first, as the plain env's reset does
+                shard._ensure_server()
         self._check_reset(indices, seeds, rest)
         before = self._before()
         # Each shard's reset arguments: its seeds and (a masked reset) its part of the mask; None: none of it is reset.

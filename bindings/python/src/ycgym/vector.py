@@ -338,6 +338,11 @@ class Shardable:
         if given or opts.get("split") is not None:
             reset_seeds(self._backend, [None] * len(seeds), given, [seeds[i] for i in given], opts)
 
+    def _ensure_server(self) -> None:
+        """What :meth:`reset` does first: if the env's local server has exited, start a new one (every session of the
+        env is then gone there; see :meth:`Backend.ensure_server`)."""
+        raise NotImplementedError
+
     def _serve_from(self, source: ServerSource) -> None:
         """Take the local server of ``source`` as this env's (at its endpoint): see :meth:`Backend.serve_from`."""
         self._backend.serve_from(source)
@@ -436,6 +441,10 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
 
     def _untouched_by_reset(self) -> Any:
         return self._batch_obs()
+
+    def _ensure_server(self) -> None:
+        if self._backend.ensure_server():  # the local server had exited: every session is gone
+            self._sessions = [None] * self.num_envs
 
     def _kept(self, indices: Sequence[int]) -> tuple[Any, list[tuple[int, Any, Any, Any]]]:
         """What :meth:`_put_back` needs to put the sub-environments ``indices`` back as they are now: their generators in
@@ -581,8 +590,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
         self._check_open()
         n = self.num_envs
         seeds, indices, options = reset_arguments(n, seed, options)
-        if self._backend.ensure_server():  # the local server had exited: every session is gone
-            self._sessions = [None] * n
+        self._ensure_server()
         opts = self._options(options)
         results = self._reset_many(indices, [seeds[i] for i in indices], opts, opts)
         if isinstance(seed, (int, np.integer)):  # once the resets are made: a refused reset changes nothing
