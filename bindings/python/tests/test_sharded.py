@@ -378,10 +378,14 @@ def test_a_split_reset_restarts_shard_0s_server() -> None:
     the plain env's does, and returns the unsharded env's episodes. Before, the reset's checks (made before any shard
     resets) asked shard 0's dead server for its splits and raised ServerExitedError, every time."""
     with closing(ShardedVectorEnv(4, servers=2, **KW)) as env, closing(YCBenchDiscreteVectorEnv(4, **KW)) as plain:
-        env.reset(seed=2)
+        both(plain, env, lambda e: e.reset(seed=2))
         dead = env._servers[0]
         os.kill(dead.pid, signal.SIGKILL)
         dead._proc.wait()
+        # A split reset of shard 1's sub-environments alone: checked on shard 1's server, shard 0 left as it is.
+        mask = np.array([False, False, True, True])
+        both(plain, env, lambda e: e.reset(seed=9, options={"split": "train", "reset_mask": mask}))
+        assert env._servers[0] is dead
         both(plain, env, lambda e: e.reset(seed=9, options={"split": "validation"}))
         assert env._servers[0] is not dead and env._servers[0].running
         acts = plain.action_masks().argmax(1)

@@ -347,7 +347,7 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         for shard, sl in zip(self._shards, self._slices):
             if chosen[sl].any():  # a shard whose server exited gets a new one first, as the plain env's reset does
                 shard._ensure_server()
-        self._check_reset(indices, seeds, rest)
+        self._check_reset(chosen, indices, seeds, rest)
         before = self._before()
         # Each shard's reset arguments: its seeds and (a masked reset) its part of the mask; None: none of it is reset.
         parts: list[tuple[list[int | None], dict[str, Any]] | None] = []
@@ -389,11 +389,13 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
                 infos.append(r[1])
         return _concat(obs), _merge_infos(infos, self._sizes())
 
-    def _check_reset(self, indices: Sequence[int], seeds: Sequence[int | None], rest: dict[str, Any]) -> None:
+    def _check_reset(self, chosen: np.ndarray, indices: Sequence[int], seeds: Sequence[int | None], rest: dict[str, Any]) -> None:
         """Raise, before any shard resets, what a shard's reset would raise before sending anything for its part (the
         options refused, a given seed that is not a protocol seed or a split's, the split unknown), naming global
-        indices (shard 0's checks, made for every index: ``Shardable._check_reset_seeds``)."""
-        self._shards[0]._check_reset_seeds(indices, seeds, rest)
+        indices: the checks (``Shardable._check_reset_seeds``) of the first shard the reset covers (whose server runs,
+        or was just started), made for every index."""
+        first = next((k for k, sl in enumerate(self._slices) if chosen[sl].any()), 0)
+        self._shards[first]._check_reset_seeds(indices, seeds, rest)
 
     def _undo_reset(self, k: int, before: _Before, part: tuple[list[int | None], dict[str, Any]] | None, rest: dict[str, Any], e: BaseException) -> None:
         if part is None:
