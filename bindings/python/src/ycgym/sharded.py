@@ -13,7 +13,8 @@ filled as ``VectorEnv._add_info`` fills it, zeros or None with its ``_key`` mask
 sub-environment draws from its own generator; ``reset(seed=s)`` seeds sub-environment ``i`` with ``s + i``), renders
 and pickled snapshots. It can help only where there are idle cores for the K servers and the client (pick K below
 the core count); ``bindings/python/bench/bench_sharded.py`` measures it against the one-server env (on a 2-core machine
-loaded by other jobs, with no idle core, K=2 ran at 0.88-1.05x).
+where the one-server env already keeps ~1.3 cores busy, K=2 ran at 1.05-1.15x when otherwise idle and at 0.88-1.05x
+when loaded by other jobs).
 
 Errors: a step refused before anything is sent (invalid actions, DISABLED with a sub-environment due, before
 ``reset``) is refused before any shard steps. When sub-environments fail in a step (:class:`ycgym.VectorStepError`
