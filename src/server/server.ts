@@ -595,8 +595,10 @@ export class Server {
   private maxConnections = Number.POSITIVE_INFINITY;
   private openConnections = 0;
   /**
-   * Connections served (`connectionRefusal`), oldest first, at most `SERVED_KEPT_PER_CONNECTION` x the cap: nothing tells
-   * the server which connection left, so the oldest are forgotten (one is served again while at most the cap are open).
+   * Connections served (`connectionRefusal`), least recently served first, at most `SERVED_KEPT_PER_CONNECTION` x the cap:
+   * nothing tells the server which connection left, so the least recently served are forgotten (one is served again
+   * while at most the cap are open). A connection moves to the end each time it is served (`noteServed`): in order first
+   * served, a connection sending all along was the one forgotten once the others first served after it filled the set.
    */
   private readonly served = new Set<string>();
   /** Bytes of the replies waiting in outboxes (`Peer.outbox`): held by the server, counted in the total budget. */
@@ -1046,7 +1048,7 @@ export class Server {
    * strings zeromq.js copies, which `heldBuffers` cannot see either), so without a cap one process opening many
    * connections that send without reading made the server hold ~1.1 MiB a connection. The connections open are counted
    * from the socket's accept and disconnect events; nothing tells which one left, so the connections served are kept in
-   * order (`served`), and the oldest forgotten past a few times the cap; a connection whose client owns live sessions
+   * order of last service (`served`), and the least recent forgotten past a few times the cap; a connection whose client owns live sessions
    * was served before too and goes on, remembered or not (else a client that paused while 4 x the cap others came and
    * went was refused with its sessions alive). They are at most `maxSessions` more.
    */
@@ -1059,9 +1061,15 @@ export class Server {
     );
   }
 
-  /** The connection `key` is served (while at most `maxConnections` are open, or it was served before). */
+  /**
+   * The connection `key` is served (while at most `maxConnections` are open, or it was served before): it becomes the
+   * most recently served (a Set keeps insertion order, so it is deleted and added again at the end).
+   */
   private noteServed(key: string): void {
-    if (this.served.has(key)) return;
+    if (this.served.delete(key)) {
+      this.served.add(key);
+      return;
+    }
     this.served.add(key);
     if (this.served.size > SERVED_KEPT_PER_CONNECTION * this.maxConnections) {
       const oldest = this.served.values().next().value as string;

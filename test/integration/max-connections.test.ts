@@ -102,6 +102,40 @@ describe('serve --max-connections', () => {
     }
   }, 30_000);
 
+  it('keeps serving an active connection however many others came and went since it was first served', async () => {
+    // Before: the server remembered the last 4 x the cap connections served in the order first served, not last served;
+    // a client (no sessions: hello only) that sent after each of 7 others came and went (cap 2: 8 remembered) was the
+    // one forgotten when the 8th came, as first served, and refused (`capacity`, "new to the server") once more than 2
+    // were open, although it was served more recently than any of the 7 others kept.
+    const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', maxConnections: 2 });
+    const active = new Dealer({ linger: 0, receiveTimeout: 10_000 });
+    const idle = [new Dealer({ linger: 0 }), new Dealer({ linger: 0 })];
+    const hello = async (id: number): Promise<{ ok: boolean; error?: { message: string } }> => {
+      await active.send(JSON.stringify({ v: 1, id, op: 'hello' }));
+      const [f] = await active.receive();
+      return JSON.parse((f as Buffer).toString('utf8')) as { ok: boolean };
+    };
+    try {
+      active.connect(s.endpoint);
+      expect((await hello(0)).ok).toBe(true);
+      for (let i = 0; i < 8; i++) {
+        await until(() => s.connections === 1);
+        expect(await helloOk(new Dealer({ linger: 0, receiveTimeout: 10_000 }), s.endpoint)).toBe(true);
+        if (i < 7) expect((await hello(1 + i)).ok).toBe(true);
+      }
+      await until(() => s.connections === 1);
+      for (const d of idle) d.connect(s.endpoint);
+      await until(() => s.connections === 3);
+      expect(s.connections).toBe(3);
+      const r = await hello(100);
+      expect(r.error?.message ?? 'ok').toBe('ok');
+    } finally {
+      active.close();
+      for (const d of idle) d.close();
+      await s.close();
+    }
+  }, 30_000);
+
   it('announces the cap in hello (limits.max_connections): the one given, or the default', async () => {
     for (const [given, want] of [
       [3, 3],
