@@ -373,3 +373,34 @@ def test_a_malformed_plan_is_a_run_error(printed: str, why: str) -> None:
     TypeError (``int(plan["jobs"])``). Now ``plan_run`` raises a RunError saying what was wrong."""
     with pytest.raises(yr.RunError, match=f"^plan: .*{why}"):
         yr.plan_run([], [sys.executable, "-c", f"print({printed!r})"])
+
+
+SUMMARY_DAMAGE = {
+    "missing": (lambda p: p.unlink(), "cannot be read"),
+    "truncated": (lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), "not JSON"),
+    "not JSON": (lambda p: p.write_bytes(b"\xff\xfe garbage"), "not JSON"),
+    "not an object": (lambda p: p.write_text("[1, 2]"), "not a JSON object"),
+    "a policy not an object": (lambda p: p.write_text('{"greedy": 3}'), "'greedy' is not a JSON object"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SUMMARY_DAMAGE))
+def test_a_bad_merged_summary_is_a_run_error_naming_it(cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    """The merge's ``summary.json`` was read with a plain ``json.loads`` once the merge exited 0: a summary missing
+    (a disk full, another process), cut short or not JSON failed the run with a bare FileNotFoundError or
+    JSONDecodeError. Now a RunError naming the file and what was wrong, as for a malformed plan or shard reply."""
+    damage, why = SUMMARY_DAMAGE[case]
+    real_cli = yr.runner._cli
+
+    def cli(command: list[str], args: list[str], what: str) -> str:
+        out = real_cli(command, args, what)
+        if what == "merge":
+            damage(tmp_path / "out" / "summary.json")
+        return out
+
+    monkeypatch.setattr(yr.runner, "_cli", cli)
+    summary = tmp_path / "out" / "summary.json"
+    with pytest.raises(yr.RunError, match=rf"^merge: {summary} .*{why}") as e:
+        yr.run("greedy", "1-1", tmp_path / "out", max_steps=3, trajectories=False, num_workers=1)
+    assert e.value.__cause__ is None and (e.value.__context__ is None or e.value.__suppress_context__), "no chained traceback from json/pathlib"
+    assert not (tmp_path / "out" / yr.runner.STAGING).exists()

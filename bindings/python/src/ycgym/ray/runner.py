@@ -159,6 +159,26 @@ def _json_object(text: str | bytes, what: str) -> dict[str, Any]:
     return value
 
 
+def _read_summary(path: Path) -> dict[str, dict[str, float]]:
+    """The ``summary.json`` the merge wrote at ``path`` (an object of one object per policy), or a :class:`RunError`
+    naming the file and what is wrong with it (missing, cut short, not JSON): the merge exited 0, so something else
+    (a disk full, another process writing the folder) damaged it."""
+    try:
+        text = path.read_bytes()
+    except OSError as e:
+        raise RunError(f"merge: {path} cannot be read: {e.strerror or e}") from None
+    try:
+        value = json.loads(text)
+    except ValueError as e:  # a JSONDecodeError, or bytes that are not UTF-8
+        raise RunError(f"merge: {path} is not JSON ({e}): {_excerpt(text)}") from None
+    if type(value) is not dict:
+        raise RunError(f"merge: {path} is {type(value).__name__}, not a JSON object: {_excerpt(text)}")
+    for policy, row in value.items():
+        if type(row) is not dict:
+            raise RunError(f"merge: {path} is malformed: {policy!r:.60} is not a JSON object: {_excerpt(text)}")
+    return value
+
+
 def plan_run(args: Sequence[str], command: Sequence[str] | None = None) -> dict[str, Any]:
     """``ycgym shard plan``: ``{"run_id", "preset", "policies", "jobs"}`` (raises :class:`RunError` on bad flags, or
     on an output that is not such an object)."""
@@ -377,7 +397,7 @@ def run(
             if bar is not None:
                 bar.close()
         merged = _cli(command, ["shard", "merge", *args, "--from", str(staging), "--out", str(out_dir)], "merge")
-        summary: dict[str, dict[str, float]] = json.loads((out_dir / "summary.json").read_text())
+        summary = _read_summary(out_dir / "summary.json")
         table = merged.split("\n\n", 1)[0]
         files = [out_dir / f"trajectories.{format}"] if trajectories else []
         files += [out_dir / f"episodes.{format}", out_dir / "summary.json"]
