@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -375,7 +375,7 @@ def test_a_malformed_plan_is_a_run_error(printed: str, why: str) -> None:
         yr.plan_run([], [sys.executable, "-c", f"print({printed!r})"])
 
 
-SUMMARY_DAMAGE = {
+SUMMARY_DAMAGE: dict[str, tuple[Callable[[Path], object], str]] = {
     "missing": (lambda p: p.unlink(), "cannot be read"),
     "truncated": (lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), "not JSON"),
     "not JSON": (lambda p: p.write_bytes(b"\xff\xfe garbage"), "not JSON"),

@@ -9,7 +9,9 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -182,3 +184,136 @@ def test_a_turn_stopped_by_the_rollout_deadline_leaves_no_stale_final_funds(endp
     assert st.due is not None and "stopped" in st.due, st.due
     with pytest.raises(RuntimeError, match="not known"):
         yv.YCBenchTask._state(trace)
+
+
+class _HeldStep(TurnRun):
+    """A run whose turns are held, once played on the server, inside ``step`` (in its client request) until ``release``
+    is set; it records the order of the step's end and of the closes its client sends (``events``)."""
+
+    def __init__(self, *a: Any, **k: Any) -> None:
+        import threading
+
+        super().__init__(*a, **k)
+        self.events: list[str] = []
+        self.stepped: str | None = None
+        self.played, self.release = threading.Event(), threading.Event()
+        self.session_closed = threading.Event()
+        client = self._backend.client
+        real_step, real_close = client.turn_step, client.close
+
+        def turn_step(session: str, action: Any, **kw: Any) -> Any:
+            self.stepped = session
+            res = real_step(session, action, **kw)
+            self.played.set()
+            assert self.release.wait(30)
+            self.events.append("step end")
+            return res
+
+        def close(session: str | None = None, **kw: Any) -> Any:
+            self.events.append("close session" if session is not None else "close socket")
+            if session is not None:
+                self.session_closed.set()
+            return real_close(session, **kw)
+
+        client.turn_step = turn_step  # type: ignore[method-assign]
+        client.close = close  # type: ignore[method-assign]
+
+
+def _session_gone(endpoint: str, session: str) -> bool:
+    from ycgym import ProtocolError
+
+    with Client(endpoint) as c:
+        try:
+            c.turn_messages(session)
+        except ProtocolError as e:
+            return e.code == "unknown_session"
+    return False
+
+
+def test_a_cancelled_harness_closes_its_run_only_after_the_step_in_its_thread_ends(endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cancelled while ``run.step`` ran in a worker thread, the harness's ``finally`` ran ``run.close`` in another
+    thread at once: the session was closed (and the connection and shared server released) while the step was still
+    inside ``run.step``. Now close waits for the run's request in flight, then closes: the step's end comes first, the
+    session is gone afterwards, and nothing is raised but the cancellation."""
+    import asyncio
+    import threading
+
+    import ycgym.integrations.verifiers as yv
+
+    runs: list[_HeldStep] = []
+    close_called = threading.Event()
+
+    class Run(_HeldStep):
+        def __init__(self, *a: Any, **k: Any) -> None:
+            super().__init__(*a, **k)
+            runs.append(self)
+
+        def close(self) -> None:
+            close_called.set()
+            super().close()
+
+    monkeypatch.setattr(yv, "TurnRun", Run)
+    harness = yv.YCBenchHarness(yv.YCBenchHarnessConfig())
+    st = yv.YCBenchState()
+    trace = SimpleNamespace(state=st, info={})
+    data = yv.YCBenchData(name="t", prompt="p", seed=7, endpoint=endpoint)
+    with FakeOpenAI(lambda body, n: REPLIES[1], api_key="sk-fake") as fake:
+
+        async def stopped() -> None:
+            task = asyncio.create_task(harness.launch(SimpleNamespace(model="m"), trace, None, fake.base_url, "sk-fake", {}, data))
+            def played() -> bool:
+                end = time.monotonic() + 60
+                while not runs and time.monotonic() < end:
+                    time.sleep(0.01)
+                return bool(runs) and runs[0].played.wait(60)
+
+            assert await asyncio.to_thread(played)
+            held = runs[0]
+            task.cancel()
+            assert await asyncio.to_thread(close_called.wait, 30)
+            # The close runs while the step is held: it must not close the session yet.
+            assert not await asyncio.to_thread(held.session_closed.wait, 2.0), held.events
+            held.release.set()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(stopped())
+    held = runs[0]
+    assert held.events == ["step end", "close session", "close socket"], held.events
+    assert held._backend.closed and held.client.closed
+    assert st.due is not None
+    assert held.stepped is not None and _session_gone(endpoint, held.stepped)
+
+
+def test_close_waits_a_bounded_time_then_leaves_the_close_to_the_request_in_flight(endpoint: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A step still held past ``close_wait``: close returns, logging why, without closing anything under the step; the
+    step then ends normally and closes the run itself. No request of the run starts once it is closed."""
+    import logging
+    import threading
+
+    held = _HeldStep(endpoint, close_wait=0.2)
+    sid = held.reset(7)["session"]
+    got: list[Any] = []
+    t = threading.Thread(target=lambda: got.append(held.step(["yc-bench company status"])))
+    t.start()
+    try:
+        assert held.played.wait(60)
+        with caplog.at_level(logging.WARNING, logger="ycgym"):
+            t0 = time.monotonic()
+            held.close()
+            assert time.monotonic() - t0 < 10
+        assert any("still running" in r.getMessage() and r.levelno == logging.WARNING for r in caplog.records), caplog.records
+        assert held.events == [] and not held._backend.closed
+        for call, f in (("step", lambda: held.step(["yc-bench company status"])), ("reset", lambda: held.reset(1)), ("messages", held.messages)):
+            with pytest.raises(RuntimeError, match="the run is closed"):
+                f()
+            assert held.events == [], call
+    finally:
+        held.release.set()
+        t.join(60)
+    assert not t.is_alive() and len(got) == 1 and held.last is got[0] and held.stepped == sid
+    assert held.events == ["step end", "close session", "close socket"], held.events
+    assert held._backend.closed
+    assert _session_gone(endpoint, sid)
+    held.close()  # idempotent
+    assert held.events == ["step end", "close session", "close socket"]

@@ -9,7 +9,10 @@ and the preset's own starting funds (info ``funds_cents`` at reset), so it does 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+import logging
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from .._backend import Backend, attach_finalizer
@@ -17,6 +20,12 @@ from .._replies import MALFORMED, check_turn_result, due_if_not_taken_in, malfor
 from ..client import Client, ProtocolError, TurnResetResult, TurnStepResult
 
 __all__ = ["funds_multiple", "TurnRun"]
+
+_log = logging.getLogger(__name__)
+
+CLOSE_WAIT_S = 60.0
+"""How long :meth:`TurnRun.close` waits by default for a request of the run still running in another thread (twice the
+default request timeout: a step that times out has ended by then)."""
 
 
 def funds_multiple(final_funds_cents: int, start_funds_cents: int) -> float:
@@ -38,11 +47,19 @@ class TurnRun:
     step: :meth:`step` and :meth:`score` raise ``RuntimeError`` until :meth:`reset` (:meth:`messages`, the server's
     own, still answers).
 
+    :meth:`close` may be called from another thread while a request of the run (:meth:`reset`, :meth:`step`,
+    :meth:`messages`) still runs, as when an asyncio task awaiting ``asyncio.to_thread(run.step, ...)`` is cancelled
+    and its cleanup closes the run: close waits for that request to end (at most ``close_wait`` seconds), then closes
+    the session and the connection. Past the wait it returns, logging a warning (logger ``ycgym.integrations.score``),
+    and leaves the close to the request, which closes the run when it ends; either way nothing is closed under it.
+    Once close is called, a request of the run raises ``RuntimeError`` and sends nothing.
+
     Args:
         endpoint: ycgym server endpoint; ``None`` uses the process's shared local server.
         preset: preset name. options: ``turn_reset`` options (``max_turns``, ``auto_advance_after_turns``, ...).
         tools: ``"run_command"`` (the reference's single tool), ``"verbs"`` or ``"all"``.
         timeout: per-request timeout in seconds.
+        close_wait: how long :meth:`close` waits for a request of the run running in another thread (seconds).
     """
 
     def __init__(
@@ -53,7 +70,18 @@ class TurnRun:
         options: Mapping[str, Any] | None = None,
         tools: str = "run_command",
         timeout: float | None = 30.0,
+        close_wait: float = CLOSE_WAIT_S,
     ) -> None:
+        if not close_wait >= 0:
+            raise ValueError(f"close_wait must be a number of seconds >= 0, got {close_wait!r}")
+        self.close_wait = float(close_wait)
+        # Requests of the run running now (`_request`), whether close was called, whether a close waits for them to
+        # end (past `close_wait`), and whether the session and connection were closed: all under `_ops`.
+        self._ops = threading.Condition(threading.Lock())
+        self._running = 0
+        self._closing = False
+        self._close_left = False
+        self._released = False
         self.preset = preset
         self.options: dict[str, Any] = dict(options or {})
         self.tools_mode = tools
@@ -81,6 +109,29 @@ class TurnRun:
         if self._due is not None:
             raise RuntimeError(f"the run is due for a reset ({self._due}); call reset(seed) before {call}")
 
+    @contextlib.contextmanager
+    def _request(self, call: str) -> Iterator[None]:
+        """Around a request of the run: refused once :meth:`close` was called; counted while it runs, so that close waits
+        for it (and, past its wait, leaves the close to the last one to end)."""
+        with self._ops:
+            if self._closing:
+                raise RuntimeError(f"the run is closed: {call} was not sent")
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._ops:
+                self._running -= 1
+                release = self._running == 0 and self._close_left and not self._released
+                if release:
+                    self._released = True
+                self._ops.notify_all()
+            if release:
+                try:
+                    self._release()
+                except Exception as e:  # noqa: BLE001 - best effort, the request's own outcome goes on
+                    _log.warning("ycgym: closing the run after its last request failed: %s", e)
+
     @property
     def client(self) -> Client:
         """The protocol client (for ops this class does not wrap, e.g. ``turn_snapshot``)."""
@@ -89,6 +140,10 @@ class TurnRun:
     def reset(self, seed: int, *, options: Mapping[str, Any] | None = None) -> TurnResetResult:
         """Start a fresh run (the previous session, if any, is closed); ``options`` override the defaults. A local
         server that has exited is replaced by a new one, as the Gym envs' resets do."""
+        with self._request("reset()"):
+            return self._reset(seed, options)
+
+    def _reset(self, seed: int, options: Mapping[str, Any] | None) -> TurnResetResult:
         if self._backend.ensure_server():  # its sessions died with it
             self.session = None
         self._close_session()
@@ -113,6 +168,10 @@ class TurnRun:
 
     def step(self, action: Mapping[str, Any] | Sequence[str]) -> TurnStepResult:
         """Play one agent turn (the model's ``{"tool_calls", "content", ...}`` or a list of commands)."""
+        with self._request("step()"):
+            return self._step(action)
+
+    def _step(self, action: Mapping[str, Any] | Sequence[str]) -> TurnStepResult:
         if self.session is None:
             raise RuntimeError("call reset(seed) before step()")
         self._check_not_due("step()")
@@ -133,9 +192,10 @@ class TurnRun:
 
     def messages(self) -> list[dict[str, Any]]:
         """The chat to send to the model on the next call (exactly the reference harness's)."""
-        if self.session is None:
-            raise RuntimeError("call reset(seed) before messages()")
-        return self.client.turn_messages(self.session)
+        with self._request("messages()"):
+            if self.session is None:
+                raise RuntimeError("call reset(seed) before messages()")
+            return self.client.turn_messages(self.session)
 
     def score(self) -> float:
         """:func:`funds_multiple` of the latest funds (the final funds once :attr:`done`)."""
@@ -154,9 +214,31 @@ class TurnRun:
                 pass
 
     def close(self) -> None:
-        """Close the session and the connection (and release the shared server). Idempotent."""
-        self._close_session()
-        self._finalizer()
+        """Close the session and the connection (and release the shared server). Idempotent. A request of the run still
+        running in another thread is waited for (at most :attr:`close_wait` seconds; past that, a warning is logged and
+        the request closes the run when it ends)."""
+        with self._ops:
+            self._closing = True
+            if not self._ops.wait_for(lambda: self._running == 0, timeout=self.close_wait):
+                self._close_left = True
+                _log.warning(
+                    "ycgym: closing a run while %d of its requests are still running in another thread after %g s: "
+                    "the session %s is closed when they end",
+                    self._running,
+                    self.close_wait,
+                    self.session,
+                )
+                return
+            if self._released:
+                return
+            self._released = True
+        self._release()
+
+    def _release(self) -> None:
+        try:
+            self._close_session()
+        finally:
+            self._finalizer()
 
     def __enter__(self) -> TurnRun:
         return self

@@ -20,7 +20,8 @@ exports the classes below), so its own entry point evaluates it::
   with the $200K starting capital: 1.0 = break-even, 6.35 = Claude Opus 4.6's $1.27M, negative = bankrupt),
   metrics ``final_funds_usd``, ``turns`` and ``bankrupt``. A run stopped while the server played a turn (the
   rollout's deadline cancels the harness) has no known final funds: its state's ``due`` says why, and scoring refuses
-  rather than score the funds of before that turn.
+  rather than score the funds of before that turn. That turn's thread is left to end: the harness's cleanup closes
+  the run only after it (``TurnRun.close`` waits for a request of the run in flight, see :class:`ycgym.integrations.score.TurnRun`).
 """
 
 from __future__ import annotations
