@@ -256,3 +256,104 @@ def test_requests_sent_out_of_the_order_of_their_ids_forget_nothing_early(fake: 
     router.send_multipart([ident, _ok(nxt, {"n": 3})])
     assert c.recv(nxt) == {"n": 3}
     assert not c._abandoned
+
+
+class _CountedScans(dict):  # type: ignore[type-arg]
+    """A dict that counts the walks over its entries (``items``, ``keys``, ``values``, iteration)."""
+
+    scans = 0
+
+    def items(self) -> Any:
+        self.scans += 1
+        return super().items()
+
+    def keys(self) -> Any:
+        self.scans += 1
+        return super().keys()
+
+    def values(self) -> Any:
+        self.scans += 1
+        return super().values()
+
+    def __iter__(self) -> Any:
+        self.scans += 1
+        return super().__iter__()
+
+
+def test_replies_do_not_walk_the_requests_given_up_on(fake: tuple[Client, zmq.Socket[bytes]]) -> None:
+    """While requests given up on were kept (up to ``GAVE_UP_KEPT``, 4,096), every reply walked all of them to find
+    those a later request's reply proves answered: 4,096 entries for each reply. Now the marks are kept ordered, so a
+    reply looks at the lowest mark only (and at those it forgets); the rule is the same (checked after)."""
+    c, router = fake
+    low = [next(c._ids) for _ in range(200)]  # drawn first, sent last: the client's sends go out of order
+    gone = [c.send("hello") for _ in range(4096)]
+    c.abandon(gone)
+    for rid in low:
+        c._send_payload(rid, "hello", c._request_bytes(rid, "hello", {}))
+    ident = _requests(router, 4096 + 200)
+    assert not c._sent_in_order and len(c._abandoned) == 4096
+    counted = _CountedScans(c._abandoned)
+    c._abandoned = counted
+    for rid in low:  # each sent before the abandoned ones were answered? unknown: it proves nothing about them
+        router.send_multipart([ident, _ok(rid, {"n": rid})])
+    for rid in low:
+        assert c.recv(rid) == {"n": rid}
+    assert counted.scans == 0, counted.scans
+    assert len(c._abandoned) == 4096
+    nxt = c.send("hello")  # sent after all of them: its reply proves theirs came (or never will)
+    _requests(router, 1)
+    router.send_multipart([ident, _ok(nxt, {"n": 0})])
+    assert c.recv(nxt) == {"n": 0}
+    assert not c._abandoned
+
+
+def test_the_forgetting_rule_of_requests_given_up_on_is_kept(fake: tuple[Client, zmq.Socket[bytes]]) -> None:
+    """The rule, against a plain model of it: an id given up on is kept with its mark, in the order given up (past
+    ``GAVE_UP_KEPT`` the oldest is forgotten); a reply to id ``r`` forgets every kept id whose mark is below ``r``; a
+    reply to a kept id forgets it. Seeded, in and out of the order of ids, across the cap."""
+    import random
+
+    from ycgym._protocol import GAVE_UP_KEPT
+
+    c, _ = fake
+    kept = GAVE_UP_KEPT
+    rng = random.Random(1234)
+    model: dict[int, int] = {}
+    next_id = 1
+    peak = capped = 0
+    for step in range(20_000):
+        op = rng.random()
+        if step < 6000:  # first past the cap: given up on only
+            op = 0.0
+        if op < 0.6 or not model:
+            rid = next_id if rng.random() < 0.9 else max(1, next_id - rng.randrange(1, 50))
+            next_id += 1
+            if rng.random() < 0.05:
+                c._sent_in_order = not c._sent_in_order
+            c._max_sent = max(c._max_sent, rid)
+            mark = rid if c._sent_in_order else c._max_sent
+            with c._lock:
+                c._give_up(rid)
+            model[rid] = mark
+            if len(model) > kept:
+                del model[next(iter(model))]
+                capped += 1
+            peak = max(peak, len(model))
+        elif op < 0.8:
+            r = rng.choice(list(model))
+            with c._lock:
+                del c._abandoned[r]
+                c._answered(r)
+            del model[r]
+            for k in [k for k, m in model.items() if m < r]:
+                del model[k]
+        else:
+            r = rng.randrange(1, next_id + 1) if rng.random() < 0.7 else rng.randrange(1, 40)
+            with c._lock:
+                c._answered(r)
+            for k in [k for k, m in model.items() if m < r]:
+                del model[k]
+        if step % 97 == 0 or step > 19_900:
+            assert list(c._abandoned.items()) == list(model.items()), step
+    assert list(c._abandoned.items()) == list(model.items())
+    assert peak == kept and capped > 100, (peak, capped)

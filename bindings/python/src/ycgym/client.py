@@ -24,6 +24,7 @@ from __future__ import annotations
 import collections
 import enum
 import functools
+import heapq
 import itertools
 import math
 import numbers
@@ -537,6 +538,11 @@ class Client:
         # Requests given up on whose replies may still come, in the order given up, each with its mark: the reply to a
         # request whose id is above the mark is one sent after it (:meth:`_give_up`, :meth:`_answered`).
         self._abandoned: dict[RequestId, int] = {}
+        # Their marks, lowest first (a heap of (mark, n, id), n the order pushed): a reply forgets the abandoned requests
+        # whose marks are below its id by popping from it, not by walking every one kept (up to GAVE_UP_KEPT) per reply.
+        # An entry whose id is no longer kept with that mark (answered, forgotten, given up on again) is skipped.
+        self._marks: list[tuple[int, int, RequestId]] = []
+        self._marks_pushed = 0
         # The highest request id sent, and whether every send so far had a higher id than the ones before (ids are
         # drawn before the lock: threads may send them out of order).
         self._max_sent = 0
@@ -752,21 +758,32 @@ class Client:
         while every request was sent in the order of its id (the usual case, one thread), else the highest id sent so
         far; a reply to an id above it is one to a request sent after it. Past ``GAVE_UP_KEPT`` ids the oldest is
         forgotten (a server that never answers makes the client hold no more)."""
-        self._abandoned[rid] = rid if self._sent_in_order and type(rid) is int else self._max_sent
+        mark = rid if self._sent_in_order and type(rid) is int else self._max_sent
+        self._abandoned[rid] = mark
         if len(self._abandoned) > GAVE_UP_KEPT:
             oldest = next(iter(self._abandoned))
             del self._abandoned[oldest]
             self._orphaned.discard(oldest)
+        if len(self._marks) > 2 * len(self._abandoned) + 64:  # mostly stale: rebuilt from the ids kept
+            self._marks = [(m, i, r) for i, (r, m) in enumerate(self._abandoned.items())]
+            heapq.heapify(self._marks)
+            self._marks_pushed = len(self._marks)
+        heapq.heappush(self._marks, (mark, self._marks_pushed, rid))
+        self._marks_pushed += 1
 
     def _answered(self, rid: RequestId) -> None:
         """The reply to this client's request ``rid`` came. The server answers a connection's requests in order, so
         every abandoned request sent before it has had its reply already (perhaps one that named no request) or never
         will (dropped unanswered): its id is forgotten, and no longer makes a reply that names no request ambiguous."""
         if type(rid) is int:
-            done = [r for r, mark in self._abandoned.items() if mark < rid]
-            for r in done:
-                del self._abandoned[r]
-                self._orphaned.discard(r)
+            marks, kept = self._marks, self._abandoned
+            while marks and marks[0][0] < rid:
+                mark, _, r = heapq.heappop(marks)
+                if r in kept and kept[r] == mark:
+                    del kept[r]
+                    self._orphaned.discard(r)
+            if not kept:
+                marks.clear()
 
     def _close_orphan(self, reply: Mapping[str, Any]) -> None:
         """Close the session the reply ``reply`` to an abandoned request made (if it made one): best effort, its reply
@@ -1321,6 +1338,7 @@ class Client:
                 self._stash.clear()
                 self._pending.clear()
                 self._abandoned.clear()
+                self._marks.clear()
                 self._anonymous.clear()
                 self._orphaned.clear()
         return None
