@@ -390,3 +390,112 @@ def test_a_split_reset_restarts_shard_0s_server() -> None:
         assert env._servers[0] is not dead and env._servers[0].running
         acts = plain.action_masks().argmax(1)
         both(plain, env, lambda e: e.step(acts))
+
+
+def _kill(server: ycgym.LocalServer) -> None:
+    os.kill(server.pid, signal.SIGKILL)
+    server._proc.wait()
+
+
+def _kind_kw(kind: str) -> dict[str, Any]:
+    return dict(KW) if kind == "discrete" else {"max_steps": 6, "render_mode": "ansi"}
+
+
+def _plain(kind: str, n: int, **kw: Any) -> Any:
+    return YCBenchDiscreteVectorEnv(n, **kw) if kind == "discrete" else YCBenchVectorEnv(n, **kw)
+
+
+def _acts(kind: str, env: Any) -> Any:
+    if kind == "discrete":
+        return np.array([int(np.flatnonzero(m)[-1]) for m in env.action_masks()])
+    return ["company status", "employee list", "client list", "market browse", "company status"][: env.num_envs]
+
+
+@pytest.mark.parametrize("kind", ["discrete", "text"])
+def test_after_a_restart_the_sub_environments_a_masked_reset_left_out_are_refused(kind: str) -> None:
+    """The plain vector env (a ShardedVectorEnv's one shard: a vector env on a local server of its own) whose server
+    was killed, then reset in part (``reset_mask``): a step refuses before anything is sent ("call reset() before
+    step()", naming the sub-environments left out, whose sessions were the dead server's), every time, changing
+    nothing; once those are reset the env steps as a fresh env of the same seeds. Before, the Discrete env stepped the
+    others and failed the ones left out with the new server's raw ``unknown_session`` (a VectorStepError)."""
+    kw = _kind_kw(kind)
+    with closing(ShardedVectorEnv(3, servers=1, kind=kind, **kw)) as holder, closing(_plain(kind, 3, **kw)) as fresh:
+        env = holder.shards[0]
+        env.reset(seed=3)
+        env.step(_acts(kind, env))
+        _kill(holder._servers[0])
+        env.reset(seed=1, options={"reset_mask": np.array([True, False, True])})
+        assert env.sessions[1] is None and None not in (env.sessions[0], env.sessions[2])
+        for _ in range(2):
+            with pytest.raises(RuntimeError, match=r"^call reset\(\) before step\(\): sub-environment 1 has no session") as err:
+                env.step(_acts(kind, env))
+            assert "restarted" in str(err.value)
+        env.reset(seed=[None, 6, None], options={"reset_mask": np.array([False, True, False])})
+        fresh.reset(seed=[1, 6, 3])
+        for _ in range(8):  # over the episodes' ends (max_steps 6): the automatic resets' seeds too
+            acts = _acts(kind, fresh)
+            check(outcome(lambda a=acts: env.step(a)), outcome(lambda a=acts: fresh.step(a)))
+        _kill(holder._servers[0])
+        env.reset(seed=2, options={"reset_mask": np.array([False, True, True])})
+        with pytest.raises(RuntimeError, match=r"sub-environment 0 has no session"):
+            env.step(_acts(kind, env))
+        check(outcome(lambda: env.reset(seed=9)), outcome(lambda: fresh.reset(seed=9)))  # a full reset recovers
+        for _ in range(3):
+            acts = _acts(kind, fresh)
+            check(outcome(lambda a=acts: env.step(a)), outcome(lambda a=acts: fresh.step(a)))
+
+
+@pytest.mark.parametrize("kind", ["discrete", "text"])
+def test_a_sharded_env_names_the_global_sub_environments_a_restart_left_without_a_session(kind: str) -> None:
+    """Shard 1's server killed, then a masked reset covering part of shard 1: the sharded env's step refuses before any
+    shard steps, naming the global indices left out; a full reset recovers (the unsharded env's results)."""
+    kw = _kind_kw(kind)
+    with closing(ShardedVectorEnv(N, servers=2, kind=kind, **kw)) as env, closing(_plain(kind, N, **kw)) as plain:
+        env.reset(seed=3)
+        _kill(env._servers[1])
+        env.reset(seed=1, options={"reset_mask": np.array([True, False, False, True, False])})
+        steps = env.shards[0]._due_flags().copy()
+        acts = _acts(kind, env)
+        with pytest.raises(RuntimeError, match=r"^call reset\(\) before step\(\): sub-environment 4 has no session"):
+            env.step(acts)
+        assert same(env.shards[0]._due_flags(), steps)
+        both(plain, env, lambda e: e.reset(seed=7))
+        for _ in range(3):
+            acts = _acts(kind, plain)
+            both(plain, env, lambda e, a=acts: e.step(a))
+
+
+@pytest.mark.parametrize("kind", ["discrete", "text"])
+def test_a_full_reset_after_a_restart_makes_its_sessions_pipelined(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full reset of 64 sub-environments after their server was killed: the 64 new sessions' resets go out together
+    (one ``send_all``, no reset request on its own: a round trip each), and the env returns what a fresh env returns
+    for the same seeds, then steps as it does. Before, the Discrete env sent the dead sessions' ids, got 64
+    ``unknown_session`` errors, then reset each in a new session one round trip at a time."""
+    n = 64
+    kw = _kind_kw(kind)
+    with closing(ShardedVectorEnv(n, servers=1, kind=kind, **kw)) as holder, closing(_plain(kind, n, **kw)) as fresh:
+        env = holder.shards[0]
+        env.reset(seed=3)
+        _kill(holder._servers[0])
+        sent: list[tuple[str, int]] = []
+        request, send_all = ycgym.Client.request, ycgym.Client.send_all
+
+        def one(self: Any, op: str, **fields: Any) -> Any:
+            sent.append((op, 1))
+            return request(self, op, **fields)
+
+        def many(self: Any, op: str, requests: Any, ids: Any = None) -> Any:
+            requests = list(requests)
+            sent.append((op, len(requests)))
+            return send_all(self, op, requests, ids)
+
+        monkeypatch.setattr(ycgym.Client, "request", one)
+        monkeypatch.setattr(ycgym.Client, "send_all", many)
+        got = outcome(lambda: env.reset(seed=11))
+        monkeypatch.undo()
+        assert [s for s in sent if s[0] == "reset"] == [("reset", n)]
+        assert len(set(env.sessions)) == n and None not in env.sessions
+        check(got, outcome(lambda: fresh.reset(seed=11)))
+        for _ in range(3):
+            acts = _acts(kind, fresh) if kind == "discrete" else ["company status"] * n
+            check(outcome(lambda a=acts: env.step(a)), outcome(lambda a=acts: fresh.step(a)))

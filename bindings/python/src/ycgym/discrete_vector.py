@@ -40,7 +40,7 @@ on. See docs/vector.md.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -82,6 +82,7 @@ from .vector import (
     owed_groups,
     refused_or_unread,
     reset_arguments,
+    reset_needed,
     reset_seeds,
     unread_reset,
     why_due,
@@ -199,7 +200,8 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         try:  # taken in like any reply: a malformed one is bad_reply (as YCBenchDiscreteEnv's first reset)
             if None in named:
                 raise TypeError("it has no session id")
-            self._sessions: list[str] = [s for s in named if s is not None]
+            # None: no session on the env's server (a restart's reset left it out; see _ensure_server).
+            self._sessions: list[str | None] = list(named)
             self.discrete_spec: dict[str, Any] = dict(first[0]["info"]["discrete_spec"])
             self.single_observation_space, self.single_action_space = spaces_of(self.discrete_spec, self.dict_obs)
             self.observation_space = batch_space(self.single_observation_space, n)
@@ -214,10 +216,21 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         self._owed: dict[int, Owed] = {}  # the resets owed by sub-environments due for another reason than an ended episode
         self._texts: list[str] = [""] * n  # the last output text of each (with render_mode "ansi")
         self._ready = False
+        self._sessionless: set[int] = set()  # those whose session is None (what step refuses to step)
 
     @property
-    def sessions(self) -> tuple[str, ...]:
+    def sessions(self) -> tuple[str | None, ...]:
+        """Each sub-environment's server session; None for one that has none on the env's server (its local server
+        exited, and the reset that restarted it did not cover that sub-environment: :meth:`step` refuses until one
+        does)."""
         return tuple(self._sessions)
+
+    def _adopt(self, i: int, sid: str) -> None:
+        """Session ``sid`` (made by a reset) is sub-environment ``i``'s, and the backend's (closed with it)."""
+        self._sessions[i] = sid
+        self._sessionless.discard(i)
+        self.__dict__.pop("_session_cache", None)
+        self._backend.sessions.add(sid)
 
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         return merged_discrete_options(self._opts, options)
@@ -226,16 +239,22 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         return self._autoreset
 
     def _shard_ready(self) -> bool:
-        return self._ready
+        return self._ready and not self._sessionless
+
+    def _without_session(self) -> list[int]:
+        return sorted(self._sessionless)
 
     def _untouched_by_reset(self) -> Any:
         self._ready = True  # the env steps after any reset
         return self._observation()
 
     def _ensure_server(self) -> None:
-        # Every session id is then unknown there: a reset replaces its sub-environment's (as a lost session's), and one
-        # not reset fails its steps (unknown_session) until it is.
-        self._backend.ensure_server()
+        # Every session of the env is then gone: none is held (None), so the resets ask for new sessions (pipelined, as
+        # any reset), and a step refuses (naming them) while a sub-environment the reset did not cover has none.
+        if self._backend.ensure_server():
+            self._sessions = [None] * self.num_envs
+            self._sessionless = set(range(self.num_envs))
+            self.__dict__.pop("_session_cache", None)
 
     def _reset_many(self, idx: Sequence[int], seeds: Sequence[int | None], options: Mapping[str, Any] | None = None) -> list[ResetResult]:
         """Reset the sub-environments ``idx`` (pipelined) with the env's options, then ``options`` (those of a
@@ -283,9 +302,16 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         # marked due for a reset first: their episodes there are new ones the env never returned (the caller takes none
         # of these resets in), so the next step resets them again (the same seeds: the same worlds) instead of stepping
         # them (DISABLED: refuses to step them).
+        # A session made for a sub-environment that had none (after a restart) is its own, and the backend's (closed with
+        # it), before an error below is raised (a malformed result's too, when it names one).
+        if self._sessionless:
+            for i, r in zip(idx, got):
+                sid = named_session(r) if self._sessions[i] is None else None
+                if sid is not None:
+                    self._adopt(i, sid)
         # A reply that cannot be read (not JSON, a field missing or of the wrong type) is bad_reply: made, or maybe.
         got = [unread_reset(r, i, self._frame_fields) for i, r in zip(idx, got)]
-        made[:], refused = refused_or_unread(idx, got, lambda i, r: r.code == "unknown_session")
+        made[:], refused = refused_or_unread(idx, got, lambda i, r: r.code == "unknown_session" and self._sessions[i] is not None)
         if refused is not None:
             self._autoreset[made] = True
             refused[1].index = refused[0]
@@ -295,7 +321,7 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         out: list[ResetResult] = []
         for i, s, r in zip(idx, sd, got):
             if isinstance(r, ProtocolError):
-                self._backend.sessions.discard(self._sessions[i])
+                self._backend.sessions.discard(cast(str, self._sessions[i]))  # lost: it had one
                 try:
                     r = c.reset(s, self.preset, options=opts)
                 except ProtocolError as e:
@@ -308,9 +334,7 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
                 checked = unread_reset(r, i, self._frame_fields)
                 sid = named_session(r)  # the env's (closed with it), even malformed
                 if sid is not None:
-                    self._sessions[i] = sid
-                    self.__dict__.pop("_session_cache", None)
-                    self._backend.sessions.add(sid)
+                    self._adopt(i, sid)
                 made.append(i)
                 if isinstance(checked, ProtocolError):
                     self._autoreset[made] = True
@@ -469,9 +493,10 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step every sub-environment (see the module docstring). When some fail (a lost session, a refused automatic
         reset), the others' results are taken in and :class:`ycgym.VectorStepError` is raised with them."""
-        if not self._ready:
+        if not self._ready or self._sessionless:
             self._check_open()
-            raise RuntimeError("call reset() before step()")
+            # before any reset; or a sub-environment without a session (its server restarted, the reset left it out)
+            raise reset_needed(self._without_session() if self._ready else [], self.num_envs)
         n = self.num_envs
         acts = discrete_actions(actions, n, int(self.discrete_spec["n_actions"]))
         due = self._autoreset
@@ -516,7 +541,7 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
                 pass
             elif self.encoding == "binary":
                 # One round trip (the resets are pipelined behind it); rows go straight into the batch arrays.
-                sessions = self._sessions
+                sessions = cast("list[str]", self._sessions)  # every one held (a step refuses otherwise)
                 try:
                     arr: BatchArrays | None = c.step_batch_arrays([(sessions[i], acts[i]) for i in live], raise_errors=False)
                 except ProtocolError as e:  # refused as a whole: none of its entries ran
@@ -561,7 +586,8 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
                         stepped = []
             else:
                 try:
-                    got = c.step_batch([(self._sessions[i], acts[i]) for i in live], raise_errors=False)
+                    held = cast("list[str]", self._sessions)  # every one held (a step refuses otherwise)
+                    got = c.step_batch([(held[i], acts[i]) for i in live], raise_errors=False)
                 except ProtocolError as e:  # refused as a whole: none of its entries ran
                     got = [_entry_error(e, i) for i in live]
                 for k, (i, r) in enumerate(zip(live, got)):
@@ -704,4 +730,5 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         episodes = state.pop("_episodes")
         self.__dict__.update(state)
         self._backend, self._finalizer = reopen(self, self._connect, self.preset, self.params)
-        self._sessions = [str(s) for s in restore_sessions(self._backend, episodes)]
+        self._sessions = restore_sessions(self._backend, episodes)
+        self._sessionless = {i for i, s in enumerate(self._sessions) if s is None}

@@ -52,7 +52,7 @@ from .client import ProtocolError, VectorStepError
 from .discrete import discrete_actions
 from .discrete_vector import YCBenchDiscreteVectorEnv
 from .server import SHARED_MAX_SESSIONS, LocalServer, default_local_endpoint
-from .vector import Owed, VectorSeed, YCBenchVectorEnv, owe, reset_arguments, text_actions
+from .vector import Owed, VectorSeed, YCBenchVectorEnv, owe, reset_arguments, reset_needed, text_actions
 
 __all__ = ["ShardedVectorEnv"]
 
@@ -459,7 +459,9 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
 
     def _refuse_unready(self) -> None:
         if not all(shard._shard_ready() for shard in self._shards):
-            raise RuntimeError("call reset() before step()")
+            # as the plain env's: naming the sub-environments without a session, when they are some of them
+            missing = [sl.start + i for shard, sl in zip(self._shards, self._slices) for i in shard._without_session()]
+            raise reset_needed(missing if all(s._shard_ready() or s._without_session() for s in self._shards) else [], self.num_envs)
 
     def action_masks(self) -> np.ndarray:
         """Stacked masks ``(num_envs, n_actions)`` of the actions valid now (``kind="discrete"``)."""

@@ -285,6 +285,21 @@ def refused_or_unread(indices: Sequence[int], results: Sequence[Any], lost: Any)
     return made, failed
 
 
+def reset_needed(missing: Sequence[int], n: int) -> RuntimeError:
+    """What a vector env of ``n`` sub-environments raises from :meth:`step`, before anything is sent, when it cannot
+    step yet: "call reset() before step()", naming the sub-environments ``missing`` that have no session (none made
+    since the env was made, or since its local server exited and a reset restarted it) when they are some of them."""
+    if not missing or len(missing) == n:
+        return RuntimeError("call reset() before step()")
+    names = ", ".join(map(str, missing))
+    one = len(missing) == 1
+    return RuntimeError(
+        f"call reset() before step(): sub-environment{'' if one else 's'} {names} {'has' if one else 'have'} no session "
+        f"(no reset has covered {'it' if one else 'them'} since the env was made or its local server was restarted); reset "
+        f"{'it' if one else 'them'}: reset(), or reset(options={{'reset_mask': mask}}) with {'it' if one else 'them'} in the mask"
+    )
+
+
 class ShardState(NamedTuple):
     """A vector env's own state that :class:`ycgym.ShardedVectorEnv` saves and puts back around a shard's step or
     reset (the env's live objects, not copies): the due flags (a sub-environment due for a reset), the resets owed
@@ -322,6 +337,11 @@ class Shardable:
     def _refused_step(self) -> EpisodeOverError | None:
         """What :meth:`step` raises, after its checks of the env and the actions, before anything is sent (None: it
         steps)."""
+        raise NotImplementedError
+
+    def _without_session(self) -> list[int]:
+        """The sub-environments with no session on the env's server (before their first reset, or since a reset
+        restarted the env's local server without covering them): :meth:`step` refuses to step until they are reset."""
         raise NotImplementedError
 
     def _untouched_by_reset(self) -> Any:
@@ -438,6 +458,9 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
 
     def _shard_ready(self) -> bool:
         return not any(s is None for s in self._sessions)
+
+    def _without_session(self) -> list[int]:
+        return [i for i, s in enumerate(self._sessions) if s is None]
 
     def _untouched_by_reset(self) -> Any:
         return self._batch_obs()
@@ -611,7 +634,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
         acts = text_actions(actions, n)
         if self._backend.closed or any(s is None for s in self._sessions):
             self._check_open()
-            raise RuntimeError("call reset() before step()")
+            raise reset_needed(self._without_session(), n)
         mode = self.autoreset_mode
         rewards = np.zeros(n, dtype=np.float64)
         terminations = np.zeros(n, dtype=np.bool_)
