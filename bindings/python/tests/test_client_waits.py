@@ -142,3 +142,34 @@ def test_spin_us_is_checked_and_belongs_to_the_pipes_server(endpoint: str) -> No
             Client(endpoint, spin_us=bad)  # type: ignore[arg-type]
     with server_mod.LocalServer("pipe") as srv, pytest.raises(ValueError, match="LocalServer"):
         Client(srv.endpoint, spin_us=10)
+
+
+def test_a_liveness_check_set_on_a_client_made_without_one_is_asked(endpoint: str) -> None:
+    """``Client.liveness`` (what ``Backend.serve_from`` sets): a client made without a check gets one; its next request
+    asks it first and fails at once (ServerExitedError) when it says the server ended; set back to None, none is
+    asked."""
+    c = Client(endpoint)
+    try:
+        assert c.liveness is None
+        c.hello()
+        asked: list[str | None] = []
+        state: dict[str, str | None] = {"gone": None}
+
+        def check() -> str | None:
+            asked.append(state["gone"])
+            return state["gone"]
+
+        c.liveness = check
+        assert c.liveness is check
+        c.hello()
+        assert asked == [None]
+        state["gone"] = "the test says the server exited"
+        c.liveness = check  # set anew: its last "running" is forgotten, the next send asks it
+        with pytest.raises(ServerExitedError, match="the test says the server exited"):
+            c.hello()
+        c.liveness = None
+        asked.clear()
+        c.hello()
+        assert asked == []
+    finally:
+        c.close()

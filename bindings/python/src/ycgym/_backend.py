@@ -95,7 +95,7 @@ class Backend:
             source.release(server)
             raise ValueError(f"serve_from: the server of {source!r} is at {server.endpoint}, this backend's endpoint is {self.endpoint}")
         self.server, self._source = server, source
-        self.client._liveness = server.exit_message  # the client watches it as it watches a local server it was made for
+        self.client.liveness = server.exit_message  # the client watches it as it watches a local server it was made for
 
     def ensure_server(self) -> bool:
         """If this backend's local server has exited, start (or join) a new one (the shared one, or its

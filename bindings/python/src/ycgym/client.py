@@ -552,6 +552,18 @@ class Client:
         self._anonymous: set[RequestId] = set()
         self._orphaned: set[RequestId] = set()
 
+    @property
+    def liveness(self) -> Callable[[], str | None] | None:
+        """The check of the server's life this client makes (the ``liveness`` argument; None: none). Settable, e.g. to
+        watch a local server this client was not made for: from then on a request to it fails at once
+        (:class:`ServerExitedError`) once the check says it ended, and the next request asks it first."""
+        return self._liveness
+
+    @liveness.setter
+    def liveness(self, check: Callable[[], str | None] | None) -> None:
+        self._liveness = check
+        self._alive_at = float("-inf")  # no "running" of this check yet: the next send asks it
+
     # ------------------------------------------------------------------ low level
 
     @property
