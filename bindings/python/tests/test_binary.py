@@ -97,7 +97,7 @@ def test_text_binary_equals_json_and_failures_stay_alone(client: Client) -> None
     assert e.value.code == "unknown_session" and e.value.index == 1
 
 
-def _own_sessions(info: dict[str, Any], sessions: tuple[str, ...]) -> bool:
+def _own_sessions(info: dict[str, Any], sessions: tuple[str | None, ...]) -> bool:
     """``info["session"]``: an object array holding the env's session where ``_session`` is set, None elsewhere."""
     rows = info["_session"]
     return bool(info["session"].dtype == object and info["session"].tolist() == [s if r else None for s, r in zip(sessions, rows)])

@@ -38,21 +38,21 @@ import concurrent.futures
 import os
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, cast
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ._backend import restore_generators, save_generators
+from ._backend import ServerSource, restore_generators, save_generators
 from ._replies import failed_reset_why, stopped_step_why
 from ._spin import _usable_cpus
-from .client import ProtocolError, VectorStepError
+from .client import EpisodeOverError, ProtocolError, VectorStepError
 from .discrete import discrete_actions
 from .discrete_vector import YCBenchDiscreteVectorEnv
 from .server import SHARED_MAX_SESSIONS, LocalServer, default_local_endpoint
-from .vector import Owed, VectorSeed, YCBenchVectorEnv, owe, reset_arguments, reset_needed, text_actions
+from .vector import Owed, ShardState, VectorSeed, YCBenchVectorEnv, owe, reset_arguments, reset_needed, text_actions
 
 __all__ = ["ShardedVectorEnv"]
 
@@ -64,6 +64,41 @@ def kind_of(entry_point: Any) -> str:
         if entry_point is cls or entry_point == f"{cls.__module__}:{cls.__name__}":
             return kind
     raise gym.error.Error(f"servers= shards ycgym's own vector envs only, not {entry_point!r}")
+
+
+class _Shard(Protocol):
+    """What this module uses of a shard: the VectorEnv API and :class:`ycgym.vector.Shardable` (both vector envs are
+    such, checked where a shard is made)."""
+
+    @property
+    def num_envs(self) -> int: ...
+    @property
+    def metadata(self) -> dict[str, Any]: ...
+    @property
+    def render_mode(self) -> str | None: ...
+    @property
+    def autoreset_mode(self) -> AutoresetMode: ...
+    @property
+    def single_observation_space(self) -> gym.Space[Any]: ...
+    @property
+    def single_action_space(self) -> gym.Space[Any]: ...
+    @property
+    def sessions(self) -> tuple[str | None, ...]: ...
+    def reset(self, *, seed: VectorSeed = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]: ...
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]: ...
+    def render(self) -> tuple[Any, ...]: ...
+    def close(self, **kwargs: Any) -> None: ...
+    def __getstate__(self) -> dict[str, Any]: ...
+    def __setstate__(self, state: dict[str, Any]) -> None: ...
+    # Shardable's
+    def _shard_state(self) -> ShardState: ...
+    def _shard_ready(self) -> bool: ...
+    def _without_session(self) -> list[int]: ...
+    def _refused_step(self) -> EpisodeOverError | None: ...
+    def _untouched_by_reset(self) -> Any: ...
+    def _check_reset_seeds(self, indices: Sequence[int], seeds: Sequence[int | None], options: dict[str, Any] | None) -> None: ...
+    def _ensure_server(self) -> None: ...
+    def _serve_from(self, source: ServerSource) -> None: ...
 
 
 # What a shard's state was before a step or reset (for `_unsee`): its due flags, owed resets and generators.
@@ -125,7 +160,7 @@ class _ShardServer:
         return f"shard {self.k}'s server"
 
 
-def _close_all(servers: Sequence[LocalServer], shards: Sequence[Any], pool: concurrent.futures.ThreadPoolExecutor | None) -> None:
+def _close_all(servers: Sequence[LocalServer], shards: Sequence[_Shard], pool: concurrent.futures.ThreadPoolExecutor | None) -> None:
     """Close every shard, then every server, then the threads; the first error is raised after all are tried."""
     first: BaseException | None = None
     for closing in [*(s.close for s in shards), *(s.close for s in servers)]:
@@ -218,7 +253,7 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         self._kwargs = kwargs
         self._slices = _slices(self.num_envs, int(servers))
         self._servers: list[LocalServer] = []
-        self._shards: list[Any] = []
+        self._shards: list[_Shard] = []
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._closed = False
         self.spin_us = default_spin_us(int(servers)) if spin_us is None else spin_us
@@ -415,7 +450,7 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         # Every check a shard makes before it sends anything, made for all before any steps (in the plain env's order).
         if self.kind == "discrete":
             self._refuse_unready()
-            acts: Any = discrete_actions(actions, self.num_envs, int(shards[0].discrete_spec["n_actions"]))
+            acts: Any = discrete_actions(actions, self.num_envs, int(cast(YCBenchDiscreteVectorEnv, shards[0]).discrete_spec["n_actions"]))
         else:
             acts = text_actions(actions, self.num_envs)
             self._refuse_unready()
@@ -465,14 +500,14 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
 
     def action_masks(self) -> np.ndarray:
         """Stacked masks ``(num_envs, n_actions)`` of the actions valid now (``kind="discrete"``)."""
-        return np.concatenate([shard.action_masks() for shard in self._shards])
+        return np.concatenate([cast(YCBenchDiscreteVectorEnv, shard).action_masks() for shard in self._shards])
 
     def render(self) -> tuple[Any, ...]:
         return tuple(x for shard in self._shards for x in shard.render())
 
     def snapshot(self) -> list[dict[str, Any]]:
         """Snapshots of every sub-environment (``kind="text"``)."""
-        return [s for shard in self._shards for s in shard.snapshot()]
+        return [s for shard in self._shards for s in cast(YCBenchVectorEnv, shard).snapshot()]
 
     def close_extras(self, **kwargs: Any) -> None:
         self._closed = True
