@@ -35,6 +35,11 @@ others' results are taken in and :class:`ycgym.VectorStepError` (a ``ProtocolErr
 (``result``, ``errors``, ``stepped``); an automatic reset of that step is not kept (its sub-environment stays due: the
 next step resets it with the same seed), so the env always holds what the server holds and a retried ``step`` goes
 on. See docs/vector.md.
+
+With the local server, a server that has exited fails the env's requests at once (:class:`ycgym.ServerExitedError`) and
+the next ``reset`` starts a new one. The env's sessions were that server's (:attr:`sessions` then holds None for each):
+the reset makes new ones for the sub-environments it covers (pipelined, as any reset), and a step refuses before
+anything is sent ("call reset() before step()", naming the others) while a masked reset left some without one.
 """
 
 from __future__ import annotations

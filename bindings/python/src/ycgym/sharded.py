@@ -25,7 +25,9 @@ marks a step stopped midway; their automatic resets of that step will draw the s
 raised. A failed or interrupted ``reset`` marks the sub-environments that other shards reset due for that reset (its
 seeds and options), as the plain env does for the part of a reset the server made. A shard whose server exited
 (OOM-killed, crashed) fails its steps at once (:class:`ycgym.ServerExitedError`, as the plain env's); the next reset
-that covers any of its sub-environments starts a new server for that shard alone, as the plain env's next reset does.
+that covers any of its sub-environments starts a new server for that shard alone, as the plain env's next reset does
+(and, as the plain env's, a step refuses, naming them, while that reset left some of the shard's sub-environments
+without a session).
 
 ``render_mode="human"`` (text env) steps the shards one after another, so that the printed texts come in order.
 :meth:`close` closes every shard and server even when one fails. The env pickles (each shard as the plain env does,

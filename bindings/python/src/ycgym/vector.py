@@ -29,7 +29,9 @@ on. A ``reset`` refused (or stopped) for some sub-environments marks those the s
 the reset asked for (its seeds and options). See docs/vector.md.
 
 Like :class:`ycgym.YCBenchEnv` it pickles (every sub-environment's episode travels as a snapshot) and, with the
-local server, fails fast when that server has exited and restarts it on the next full :meth:`reset`.
+local server, fails fast when that server has exited and restarts it on the next :meth:`reset`; the env's sessions were
+that server's, so a masked reset makes new ones for the sub-environments it covers only, and :meth:`step` refuses
+("call reset() before step()", naming the others) until a reset covers them.
 Actions are ``str`` (``bytes`` are decoded as UTF-8); all are checked before any is sent.
 """
 
