@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ycgym
-from helpers import alive, same
+from helpers import alive, same, spoil_reply
 from ycgym import EpisodeOverError, ProtocolError, ShardedVectorEnv, VectorStepError, YCBenchDiscreteVectorEnv, YCBenchVectorEnv
 from ycgym import sharded as sharded_module
 
@@ -498,4 +498,48 @@ def test_a_full_reset_after_a_restart_makes_its_sessions_pipelined(kind: str, mo
         check(got, outcome(lambda: fresh.reset(seed=11)))
         for _ in range(3):
             acts = _acts(kind, fresh) if kind == "discrete" else ["company status"] * n
+            check(outcome(lambda a=acts: env.step(a)), outcome(lambda a=acts: fresh.step(a)))
+
+
+@pytest.mark.parametrize("kind", ["discrete", "text"])
+def test_a_pickled_copy_keeps_the_sub_environments_a_restart_left_without_a_session(kind: str) -> None:
+    """Pickled after a restart and a masked reset that left sub-environment 3 out: the copy holds no session for it
+    either, refuses to step (naming it), and once it is reset steps as the original does."""
+    kw = _kind_kw(kind)
+    with closing(ShardedVectorEnv(4, servers=2, kind=kind, **kw)) as env:
+        env.reset(seed=3)
+        _kill(env._servers[1])
+        env.reset(seed=5, options={"reset_mask": np.array([True, True, True, False])})
+        with closing(pickle.loads(pickle.dumps(env))) as copied:
+            assert copied.sessions[3] is None and None not in copied.sessions[:3]
+            with pytest.raises(RuntimeError, match=r"^call reset\(\) before step\(\): sub-environment 3 has no session"):
+                copied.step(_acts(kind, env))
+            for e in (env, copied):
+                e.reset(seed=[None, None, None, 8], options={"reset_mask": np.array([False, False, False, True])})
+            for _ in range(8):
+                acts = _acts(kind, env)
+                check(outcome(lambda a=acts: copied.step(a)), outcome(lambda a=acts: env.step(a)))
+
+
+@pytest.mark.parametrize("kind", ["discrete", "text"])
+def test_a_spoiled_reset_reply_after_a_restart_keeps_every_new_session(kind: str) -> None:
+    """The reset after a restart whose reply for sub-environment 1 cannot be taken in (its frame missing): bad_reply
+    naming it; every session that reset made is the env's (none None; closed with it) and every sub-environment is due
+    for that reset, which the next step makes in those sessions: then the env steps as a fresh env of the same seeds."""
+    kw = _kind_kw(kind)
+    with closing(ShardedVectorEnv(3, servers=1, kind=kind, **kw)) as holder, closing(_plain(kind, 3, **kw)) as fresh:
+        env = holder.shards[0]
+        env.reset(seed=3)
+        _kill(holder._servers[0])
+        env._ensure_server()  # what reset does first: the new server (and client) to hook
+        frame = "discrete" if kind == "discrete" else "text"
+        spoil_reply(env, "reset", lambda reply: reply["result"]["observation"].pop(frame), k=1)
+        with pytest.raises(ProtocolError) as err:
+            env.reset(seed=4)
+        assert err.value.code == "bad_reply" and err.value.index == 1
+        assert None not in env.sessions and set(env.sessions) <= env._backend.sessions
+        fresh.reset(seed=4)
+        env.step(_acts(kind, fresh))  # the owed resets (seeds 4, 5, 6), actions ignored
+        for _ in range(8):
+            acts = _acts(kind, fresh)
             check(outcome(lambda a=acts: env.step(a)), outcome(lambda a=acts: fresh.step(a)))
