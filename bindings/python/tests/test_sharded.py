@@ -543,3 +543,15 @@ def test_a_spoiled_reset_reply_after_a_restart_keeps_every_new_session(kind: str
         for _ in range(8):
             acts = _acts(kind, fresh)
             check(outcome(lambda a=acts: env.step(a)), outcome(lambda a=acts: fresh.step(a)))
+
+
+def test_the_reset_needed_message_names_at_most_ten() -> None:
+    """``call reset() before step()`` alone before any reset (every sub-environment without a session); else it names
+    those without one: each of up to ten, then the first ten and how many in all."""
+    from ycgym.vector import reset_needed
+
+    assert str(reset_needed([], 3)) == str(reset_needed([0, 1, 2], 3)) == "call reset() before step()"
+    assert str(reset_needed([2], 3)).startswith("call reset() before step(): sub-environment 2 has no session")
+    assert "sub-environments 1, 4 have no session" in str(reset_needed([1, 4], 5))
+    many = str(reset_needed(list(range(1, 40)), 64))
+    assert "sub-environments 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ... (39 in all) have no session" in many and "11" not in many

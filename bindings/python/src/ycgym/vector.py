@@ -290,10 +290,11 @@ def refused_or_unread(indices: Sequence[int], results: Sequence[Any], lost: Any)
 def reset_needed(missing: Sequence[int], n: int) -> RuntimeError:
     """What a vector env of ``n`` sub-environments raises from :meth:`step`, before anything is sent, when it cannot
     step yet: "call reset() before step()", naming the sub-environments ``missing`` that have no session (none made
-    since the env was made, or since its local server exited and a reset restarted it) when they are some of them."""
+    since the env was made, or since its local server exited and a reset restarted it) when they are some of them (the
+    first ten, and how many in all, when there are more)."""
     if not missing or len(missing) == n:
         return RuntimeError("call reset() before step()")
-    names = ", ".join(map(str, missing))
+    names = ", ".join(map(str, missing[:10])) + (f", ... ({len(missing)} in all)" if len(missing) > 10 else "")
     one = len(missing) == 1
     return RuntimeError(
         f"call reset() before step(): sub-environment{'' if one else 's'} {names} {'has' if one else 'have'} no session "
