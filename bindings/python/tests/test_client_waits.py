@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from helpers import fake_server
-from ycgym import Client, _pipe, _spin
+from ycgym import Client, LocalServer, _pipe, _spin
 from ycgym import client as client_mod
 from ycgym import server as server_mod
 from ycgym.client import _LIVENESS_RECHECK_S, ServerExitedError
@@ -173,3 +173,33 @@ def test_a_liveness_check_set_on_a_client_made_without_one_is_asked(endpoint: st
         assert asked == []
     finally:
         c.close()
+
+
+@pytest.mark.parametrize("what", [KeyboardInterrupt, TimeoutError])
+def test_a_stopped_gather_leaves_the_results_received_in_received(what: type[BaseException]) -> None:
+    """``gather(..., received=got)``: stopped (Ctrl-C, a timeout) after 2 of 4 replies came, ``got`` holds those 2
+    results (new sessions here: the caller can take them as its own) and the 2 others are abandoned; not stopped, it is
+    the list returned, after what it held."""
+    with LocalServer("pipe") as srv, Client(srv.endpoint, timeout=30) as c:
+        ids = c.send_all("reset", [{"seed": s} for s in range(4)])
+        recv = c.recv
+        seen: list[Any] = []
+
+        def stopped(request_id: Any, timeout: Any = None) -> Any:
+            if len(seen) == 2:
+                c.abandon([request_id])  # as the real wait does when it is stopped
+                raise what("stopped")
+            seen.append(request_id)
+            return recv(request_id, timeout)
+
+        c.recv = stopped  # type: ignore[method-assign]
+        got: list[Any] = []
+        with pytest.raises(what):
+            c.gather(ids, received=got)
+        del c.recv
+        assert len(got) == 2 and all(isinstance(r, dict) and type(r["session"]) is str for r in got)
+        assert all(r not in c._pending for r in ids)  # the others abandoned
+        for r in got:
+            c.close(session=r["session"])
+        more = [None]
+        assert c.gather(c.send_all("hello", [{}]), received=more) is more and more[0] is None and len(more) == 2

@@ -1373,13 +1373,20 @@ class Client:
 
     # ------------------------------------------------------------------ pipelining helpers
 
-    def gather(self, request_ids: Sequence[RequestId], *, timeout: Timeout = DEFAULT, raise_errors: bool = True) -> list[Any]:
+    def gather(
+        self, request_ids: Sequence[RequestId], *, timeout: Timeout = DEFAULT, raise_errors: bool = True, received: list[Any] | None = None
+    ) -> list[Any]:
         """Receive the results of several pipelined requests, in the order of ``request_ids``.
 
         With ``raise_errors=False`` an error reply is returned as a :class:`ProtocolError` in place.
         The first error is raised only after every reply has been collected (so none is left behind).
+        ``received`` (when given) gets each result (or error, in place) as it is received, and is the list
+        returned: when the gather is stopped (a timeout, Ctrl-C, the server gone) it holds the results of the requests
+        received before it stopped (the others are abandoned), e.g. to learn the sessions their replies made; the
+        list is returned (with whatever it held before, followed by the results).
         """
-        out: list[Any] = []
+        out: list[Any] = received if received is not None else []
+        start = len(out)
         first: ProtocolError | None = None
         # Everything inside the try, the clock reads too: an interrupt at any call abandons the requests not yet
         # received (timeout, interrupt, server gone: nobody will read the later replies either).
@@ -1396,7 +1403,7 @@ class Client:
                     if first is None:
                         first = e
         except BaseException:
-            self.abandon(request_ids[len(out) :])
+            self.abandon(request_ids[len(out) - start :])
             raise
         if raise_errors and first is not None:
             raise first
