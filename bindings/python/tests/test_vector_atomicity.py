@@ -1120,16 +1120,8 @@ def test_a_lost_sessions_replacement_that_is_stopped_does_not_leak_its_session(k
     with refusing_pair(kind, "NextStep", server) as (env, twin):
         c = env.client
         c.close(session=env.sessions[1])
-        reset = c.reset
         made: list[str] = []
         decode = c._decode
-
-        def stopped(seed: int, preset: str = "default", **kw: Any) -> Any:
-            del c.reset  # once
-            assert kw.get("session") is None  # a new session
-            rid = c.send("reset", seed=seed, preset=preset, options=kw.get("options"))
-            c.abandon([rid])  # as the real wait does when it is stopped
-            raise what("stopped while waiting for the new session")
 
         def seen(frames: list[bytes]) -> dict[str, Any]:
             reply: dict[str, Any] = decode(frames)
@@ -1138,11 +1130,12 @@ def test_a_lost_sessions_replacement_that_is_stopped_does_not_leak_its_session(k
                 made.append(res["session"])
             return reply
 
-        c.reset = stopped
+        # Stopped once the reset's N replies came (1's unknown_session among them), while it waits for the new session.
+        stopped = stop_gather_after(c, N, what)
         c._decode = seen
         with pytest.raises(what):
             env.reset()
-        assert "reset" not in c.__dict__ and c.reset == reset
+        assert "recv" not in c.__dict__ and stopped[0] in c._orphaned  # a new session's request, abandoned
         env.reset()  # reads the late reply first (its new session closed), then makes 1's replacement: there is room
         del c._decode
         assert made and made[0] not in env.sessions, (made, env.sessions)
@@ -1404,3 +1397,200 @@ def test_a_text_vector_reset_reply_with_malformed_admissible_commands_is_bad_rep
     finally:
         env.close()
         twin.close()
+
+
+def count_reset_requests(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The size of each request group the clients send for ``reset`` from now on (one ``send_all``: its requests, one
+    round trip; a lone request, ``Client.request``: 1), as test_sharded.py counts them."""
+    from ycgym import Client
+
+    sent: list[int] = []
+    request, send_all = Client.request, Client.send_all
+
+    def one(self: Any, op: str, **fields: Any) -> Any:
+        if op == "reset":
+            sent.append(1)
+        return request(self, op, **fields)
+
+    def many(self: Any, op: str, requests: Any, ids: Any = None) -> Any:
+        requests = list(requests)
+        if op == "reset":
+            sent.append(len(requests))
+        return send_all(self, op, requests, ids)
+
+    monkeypatch.setattr(Client, "request", one)
+    monkeypatch.setattr(Client, "send_all", many)
+    return sent
+
+
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("kind", KINDS)
+def test_lost_sessions_are_replaced_in_one_round_trip(kind: str, masked: bool, server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reset of 12 sub-environments of which 7 lost their sessions (closed, as the server's idle timeout reaps them):
+    the 7 replacements go out together (one ``send_all`` after the reset's own: two round trips in all), and the env
+    returns what a fresh env returns for the same seeds (a masked reset: for the sub-environments it covers), then steps
+    as it does over the episodes' ends. Each replacement used to be a round trip of its own."""
+    n = 12
+    lost = [0, 2, 3, 5, 7, 10, 11]
+    env, twin = started(kind, server.endpoint, steps=1, n=n, max_steps=3)
+    try:
+        before = env.sessions
+        for i in lost:
+            env.client.close(session=env.sessions[i])
+        mask = np.array([i != 4 and i != 7 for i in range(n)]) if masked else np.ones(n, dtype=np.bool_)
+        options = {"reset_mask": mask} if masked else None
+        sent = count_reset_requests(monkeypatch)
+        got = env.reset(seed=21, options=options)
+        monkeypatch.undo()
+        replaced = [i for i in lost if mask[i]]
+        assert sent == [int(mask.sum()), len(replaced)]
+        want = twin.reset(seed=21, options=options)
+        assert same(without_sessions(got), without_sessions(want))
+        assert [i for i in range(n) if env.sessions[i] != before[i]] == replaced
+        assert len(set(env.sessions)) == n
+        if masked:  # 7's session is still lost: a step fails it alone; a reset of it makes it a new one
+            with pytest.raises(VectorStepError) as err:
+                env.step(actions(twin, 0))
+            assert list(err.value.errors) == [7] and err.value.errors[7].code == "unknown_session"
+            twin.step(actions(twin, 0))
+            for e in (env, twin):
+                e.reset(seed=3)
+        check_twins(env, twin, steps=5)
+    finally:
+        env.close()
+        twin.close()
+
+
+def stop_gather_after(c: Any, replies: int, what: type[BaseException]) -> list[int]:
+    """Make client ``c`` stop (``what``: Ctrl-C, a timeout) while it waits for a reply, once it has received
+    ``replies`` more (as a real wait is stopped: that request abandoned, its reply dropped when it comes). Returns the
+    list of the requests it then stopped on (one)."""
+    recv = c.recv
+    taken: list[int] = []
+    stopped: list[int] = []
+
+    def hooked(request_id: Any, timeout: Any = None) -> Any:
+        if len(taken) == replies:
+            del c.recv  # once
+            stopped.append(request_id)
+            c.abandon([request_id])  # as the real wait does when it is stopped
+            raise what("stopped while waiting for a reply")
+        taken.append(request_id)
+        return recv(request_id, timeout)
+
+    c.recv = hooked
+    return stopped
+
+
+def live_sessions(c: Any, room: int) -> int:
+    """How many sessions a server with room for ``room`` holds: ``room`` less the sessions client ``c`` can still make
+    there (made, then closed), once the late replies to its abandoned requests have come (their new sessions closed)."""
+    c.hello()  # its reply comes after those of every request sent before it
+    c.hello()  # and this one's after the closes sent while waiting for the first
+    made: list[str] = []
+    try:
+        while len(made) <= room:
+            try:
+                made.append(c.reset(0)["session"])
+            except ProtocolError as e:
+                assert e.code == "session_limit", e
+                break
+    finally:
+        for s in made:
+            c.close(session=s)
+    return room - len(made)
+
+
+class _RoomySource:
+    """A :class:`ycgym._backend.ServerSource` as a sharded env's shard has one: a local server (pipe) with room for
+    ``room`` sessions, a new one in its place once it has exited."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+        self.server = LocalServer("pipe", args=["--max-sessions", str(room)])
+
+    def acquire(self) -> LocalServer:
+        if not self.server.running:
+            self.server.close()
+            self.server = LocalServer("pipe", args=["--max-sessions", str(self.room)])
+        return self.server
+
+    def release(self, server: LocalServer) -> None:
+        pass  # closed by the test
+
+    def kill(self) -> None:
+        import os
+        import signal
+
+        os.kill(self.server.pid, signal.SIGKILL)
+        self.server._proc.wait()
+
+
+@pytest.mark.parametrize("what", [KeyboardInterrupt, TimeoutError])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_reset_stopped_after_some_new_sessions_came_leaks_none_after_a_restart(kind: str, what: type[BaseException], server: LocalServer) -> None:
+    """The env's local server restarted (killed; the next reset starts a new one with room for the env's 4 sessions):
+    a reset makes 4 new sessions, and is stopped (Ctrl-C, a timeout) after 2 replies came. Every session the server
+    made is the env's (the 2 whose replies came: ``sessions`` names them) or closed (the 2 abandoned, by the client
+    when their late replies come): the server holds exactly the env's sessions, and the next reset finds room for the
+    other 2. The 2 received used to be dropped with the gather's partial results: they stayed open, unknown, until
+    the client disconnected, and the retried reset found no room (``session_limit``)."""
+    if not server.endpoint.startswith("pipe"):
+        pytest.skip("the env's own local server is a pipe's")
+    n = 4
+    source = _RoomySource(n)
+    twin = make(kind, server.endpoint, n=n, max_steps=3)
+    try:
+        env = make(kind, source.server.endpoint, n=n, max_steps=3)
+        try:
+            env._serve_from(source)
+            for e in (env, twin):
+                e.reset(seed=5)
+            source.kill()
+            env._ensure_server()  # what reset does first: the new server, no session yet
+            assert env.sessions == (None,) * n
+            stopped = stop_gather_after(env.client, 2, what)
+            with pytest.raises(what):
+                env.reset(seed=9)
+            assert stopped and "recv" not in env.client.__dict__
+            held = [s for s in env.sessions if s is not None]
+            assert len(held) == 2
+            assert live_sessions(env.client, n) == 2
+            for e in (env, twin):
+                e.reset(seed=9)
+            check_twins(env, twin)
+        finally:
+            env.close()
+    finally:
+        twin.close()
+        source.server.close()
+
+
+@pytest.mark.parametrize("what", [KeyboardInterrupt, TimeoutError])
+@pytest.mark.parametrize("kind", KINDS)
+def test_lost_sessions_replacements_stopped_after_some_came_leak_none(kind: str, what: type[BaseException], server: LocalServer) -> None:
+    """A reset finds all 4 sessions lost (closed) and makes 4 new ones in their place (pipelined), stopped (Ctrl-C, a
+    timeout) after 2 of those replies came: the server holds exactly the env's sessions (the 2 new ones it took in;
+    the 2 abandoned closed once their replies come), and the next reset goes on as a fresh env's."""
+    n = 4
+    endpoint = "pipe" if server.endpoint.startswith("pipe") else "tcp://127.0.0.1:0"
+    with LocalServer(endpoint, args=["--max-sessions", str(n)]) as small:
+        env, twin = make(kind, small.endpoint, n=n, max_steps=3), make(kind, server.endpoint, n=n, max_steps=3)
+        try:
+            for e in (env, twin):
+                e.reset(seed=5)
+            old = env.sessions
+            for s in old:
+                env.client.close(session=s)
+            stop_gather_after(env.client, n + 2, what)  # the n unknown_session replies, then 2 new sessions
+            with pytest.raises(what):
+                env.reset(seed=9)
+            held = [s for s in env.sessions if s not in old]
+            assert len(held) == 2
+            assert live_sessions(env.client, n) == 2
+            for e in (env, twin):
+                e.reset(seed=9)
+            check_twins(env, twin)
+        finally:
+            env.close()
+            twin.close()

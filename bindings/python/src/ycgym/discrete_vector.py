@@ -82,7 +82,9 @@ from .vector import (
     Owed,
     Shardable,
     VectorSeed,
+    gather_resets,
     malformed_entry,
+    new_sessions,
     owe,
     owed_groups,
     refused_or_unread,
@@ -237,6 +239,12 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         self.__dict__.pop("_session_cache", None)
         self._backend.sessions.add(sid)
 
+    def _adopt_new(self, i: int, sid: str) -> None:
+        """:meth:`_adopt` when sub-environment ``i`` has no session (a reset named none: ``sid`` is a new one); a reset
+        in its own session names that session, already the env's."""
+        if self._sessions[i] is None:
+            self._adopt(i, sid)
+
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
         return merged_discrete_options(self._opts, options)
 
@@ -289,7 +297,9 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         server may have made them all); those are marked due."""
         refusal: list[BaseException] = []
         try:
-            got = self._backend.client.gather(ids, raise_errors=False)
+            # A session made for a sub-environment that had none (after a restart) is its own, and the backend's (closed
+            # with it), even when the gather is stopped after its reply came (a timeout, Ctrl-C).
+            got = gather_resets(self._backend.client, ids, lambda k, sid: self._adopt_new(idx[k], sid))
             return self._take_resets(idx, sd, got, opts, made, refusal)
         except BaseException as e:
             if not refusal or e is not refusal[0]:
@@ -301,19 +311,15 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         self, idx: Sequence[int], sd: Sequence[int], got: Sequence[ResetResult | ProtocolError], opts: Mapping[str, Any], made: list[int], refusal: list[BaseException]
     ) -> list[ResetResult]:
         """The results of the resets of ``idx`` (seeds ``sd``; replies ``got``, errors in place): the first refusal is
-        raised; a session the server lost (closed, reaped: ``unknown_session``) is replaced by a new one, reset alike
-        (when that fails, the lost id stays: the next reset finds it lost again and tries anew)."""
+        raised; the sessions the server lost (closed, reaped: ``unknown_session``) are replaced by new ones, reset alike,
+        all in one round trip (when one fails, its lost id stays: the next reset finds it lost again and tries anew)."""
         # An error raised here names its sub-environment (`index`). The sub-environments whose reset the server made are
         # marked due for a reset first: their episodes there are new ones the env never returned (the caller takes none
         # of these resets in), so the next step resets them again (the same seeds: the same worlds) instead of stepping
         # them (DISABLED: refuses to step them).
         # A session made for a sub-environment that had none (after a restart) is its own, and the backend's (closed with
-        # it), before an error below is raised (a malformed result's too, when it names one).
-        if self._sessionless:
-            for i, r in zip(idx, got):
-                sid = named_session(r) if self._sessions[i] is None else None
-                if sid is not None:
-                    self._adopt(i, sid)
+        # it), before an error below is raised (a malformed result's too, when it names one): the caller's gather
+        # (gather_resets) adopted it.
         # A reply that cannot be read (not JSON, a field missing or of the wrong type) is bad_reply: made, or maybe.
         got = [unread_reset(r, i, self._frame_fields) for i, r in zip(idx, got)]
         made[:], refused = refused_or_unread(idx, got, lambda i, r: r.code == "unknown_session" and self._sessions[i] is not None)
@@ -322,31 +328,33 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
             refused[1].index = refused[0]
             refusal.append(refused[1])
             raise refused[1]
-        c = self._backend.client
-        out: list[ResetResult] = []
-        for i, s, r in zip(idx, sd, got):
-            if isinstance(r, ProtocolError):
-                self._backend.sessions.discard(cast(str, self._sessions[i]))  # lost: it had one
-                try:
-                    r = c.reset(s, self.preset, options=opts)
-                except ProtocolError as e:
-                    if e.code == UNREAD:  # maybe made (in a session nobody knows): due
-                        made.append(i)
-                    self._autoreset[made] = True
-                    e.index = i
-                    refusal.append(e)
-                    raise
-                checked = unread_reset(r, i, self._frame_fields)
-                sid = named_session(r)  # the env's (closed with it), even malformed
-                if sid is not None:
-                    self._adopt(i, sid)
+        lost = [k for k, r in enumerate(got) if isinstance(r, ProtocolError)]
+        if not lost:
+            return cast("list[ResetResult]", list(got))
+        # Lost sessions: a new session in place of each, pipelined (one round trip), every one made the env's (closed
+        # with it, even malformed); the sub-environments whose new reset the server made (or may have: bad_reply) are
+        # made; then the first failure is raised.
+        for k in lost:
+            self._backend.sessions.discard(cast(str, self._sessions[idx[k]]))  # lost: it had one
+        out = list(got)
+        new = new_sessions(self._backend.client, self.preset, [sd[k] for k in lost], opts, lambda j, sid: self._adopt(idx[lost[j]], sid))
+        failed: ProtocolError | None = None
+        for k, r in zip(lost, new):
+            i = idx[k]
+            checked = unread_reset(r, i, self._frame_fields)
+            if not isinstance(r, ProtocolError) or r.code == UNREAD:
                 made.append(i)
-                if isinstance(checked, ProtocolError):
-                    self._autoreset[made] = True
-                    refusal.append(checked)
-                    raise checked
-            out.append(r)
-        return out
+            if isinstance(checked, ProtocolError):
+                if failed is None:
+                    checked.index = i
+                    failed = checked
+            else:
+                out[k] = r
+        if failed is not None:
+            self._autoreset[made] = True
+            refusal.append(failed)
+            raise failed
+        return cast("list[ResetResult]", out)
 
     def _step_fields(self, r: Any) -> tuple[np.ndarray, np.ndarray, float, bool, bool, str | None]:
         """A JSON step result's frame, mask, reward, flags and text (with a render mode) as :meth:`step` takes them in,

@@ -287,6 +287,41 @@ def refused_or_unread(indices: Sequence[int], results: Sequence[Any], lost: Any)
     return made, failed
 
 
+def gather_resets(client: Any, ids: Sequence[int], adopt: Any) -> list[Any]:
+    """Gather the pipelined ``reset`` requests ``ids`` (errors in place, as ``gather(raise_errors=False)``): every reply
+    received that names a session (one a reset asking for none made) has ``adopt(k, session)`` called, ``k`` its position
+    in ``ids``, before this returns or raises, whatever stops it (a timeout, Ctrl-C, the server gone, after some replies
+    came): those sessions become the env's (closed with it) instead of staying open on the server, unknown. The requests
+    not received are abandoned (see ``Client.abandon``: a late reply's new session is closed). Shared by both vector
+    envs."""
+    got: list[Any] = []
+    try:
+        client.gather(ids, raise_errors=False, received=got)
+    except BaseException:
+        client.abandon(ids[len(got) :])  # those gather had not abandoned yet (stopped before it took them over)
+        raise
+    finally:
+        for k, r in enumerate(got):
+            sid = named_session(r)
+            if sid is not None:
+                adopt(k, sid)
+    return got
+
+
+def new_sessions(client: Any, preset: str, seeds: Sequence[int], options: Mapping[str, Any] | None, adopt: Any) -> list[Any]:
+    """Reset ``len(seeds)`` new sessions (a lost session's replacements: no session named) with the simulation seeds
+    ``seeds`` and ``options``, pipelined (one round trip): the requests ``client.reset(seed, preset, options=options)``
+    sends, and their results (errors in place). Every session a reply names is adopted as :func:`gather_resets` says.
+    Shared by both vector envs."""
+    ids: list[int] = []
+    try:
+        client.send_all("reset", [{"seed": int(sd), "preset": preset, "options": dict(options) if options else None} for sd in seeds], ids)
+    except BaseException:
+        client.abandon(ids)  # an interrupt after send_all returned: nobody will read them (its own abandons the rest)
+        raise
+    return gather_resets(client, ids, adopt)
+
+
 def reset_needed(missing: Sequence[int], n: int) -> RuntimeError:
     """What a vector env of ``n`` sub-environments raises from :meth:`step`, before anything is sent, when it cannot
     step yet: "call reset() before step()", naming the sub-environments ``missing`` that have no session (none made
@@ -543,16 +578,16 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
                 self._autoreset_envs[list(indices)] = True
             raise
 
+    def _adopt(self, i: int, sid: str) -> None:
+        """Session ``sid`` (named by a reset reply) is sub-environment ``i``'s, and the backend's (closed with it)."""
+        self._sessions[i] = sid
+        self._backend.sessions.add(sid)
+
     def _take_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any], made: list[int], refusal: list[BaseException]) -> list[ResetResult]:
         c = self._backend.client
-        got = c.gather(ids, raise_errors=False)
         # Every session these resets made is the env's (reused by its next reset, closed with it) before an error below
-        # is raised (a malformed result's too, when it names one).
-        for i, r in zip(indices, got):
-            sid = named_session(r)
-            if sid is not None:
-                self._sessions[i] = sid
-                self._backend.sessions.add(sid)
+        # is raised (a malformed result's too, when it names one), and when the gather is stopped after some came.
+        got = gather_resets(c, ids, lambda k, sid: self._adopt(indices[k], sid))
         # A reply that cannot be read (not JSON, a field missing or of the wrong type) is bad_reply: made, or maybe.
         results = [unread_reset(r, i, self._reset_fields) for i, r in zip(indices, got)]
         # Reset on the server, or maybe (bad_reply): due if the reset fails.
@@ -560,33 +595,42 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
         if refused is not None:
             refusal.append(self._reset_refused(*refused, made))
             raise refusal[0]
+        lost = [k for k, r in enumerate(results) if isinstance(r, ProtocolError)]
+        if lost:
+            self._replace_lost(indices, sim_seeds, results, lost, opts, made, refusal)
         out: list[ResetResult] = []
         for i, sd, r in zip(indices, sim_seeds, results):
-            if isinstance(r, ProtocolError):
-                # Lost (closed, reaped): a new session in its place. When that fails the lost id stays, so the next
-                # reset finds it lost again and tries anew.
-                self._backend.sessions.discard(self._sessions[i])
-                try:
-                    r = c.reset(sd, self.preset, options=opts or None)
-                except ProtocolError as e:
-                    if e.code == UNREAD:  # maybe made (in a session nobody knows): due
-                        made.append(i)
-                    refusal.append(self._reset_refused(i, e, made))
-                    raise refusal[0] from None
-                got = unread_reset(r, i, self._reset_fields)
-                sid = named_session(r)  # the env's (closed with it), even malformed
-                if sid is not None:
-                    self._sessions[i] = sid
-                    self._backend.sessions.add(sid)
-                made.append(i)
-                if isinstance(got, ProtocolError):
-                    refusal.append(self._reset_refused(i, got, made))
-                    raise refusal[0]
             self._starts[i] = status_time(r["observation"])
             self._obs[i] = r["observation"]
             self._seeds_used[i] = sd
             out.append(r)
         return out
+
+    def _replace_lost(
+        self, indices: Sequence[int], sim_seeds: list[int], results: list[Any], lost: list[int], opts: dict[str, Any], made: list[int], refusal: list[BaseException]
+    ) -> None:
+        """Reset a new session in place of each lost one (closed, reaped: ``results[k]`` an ``unknown_session`` error,
+        ``k`` in ``lost``), pipelined (one round trip), with its seed; ``results[k]`` becomes the new reset's result.
+        Every session made is the env's (closed with it), and every sub-environment whose new reset the server made (or
+        may have: ``bad_reply``) is in ``made``; then the first failure (in the order of ``indices``) is raised, as
+        :meth:`_reset_refused` makes it. A sub-environment whose replacement failed keeps its lost id, so the next reset
+        finds it lost again and tries anew."""
+        for k in lost:
+            self._backend.sessions.discard(self._sessions[indices[k]])
+        got = new_sessions(self._backend.client, self.preset, [sim_seeds[k] for k in lost], opts, lambda j, sid: self._adopt(indices[lost[j]], sid))
+        failed: tuple[int, ProtocolError] | None = None
+        for k, r in zip(lost, got):
+            i = indices[k]
+            checked = unread_reset(r, i, self._reset_fields)
+            if not isinstance(r, ProtocolError) or r.code == UNREAD:  # made, or maybe (in a session nobody knows): due
+                made.append(i)
+            if isinstance(checked, ProtocolError):
+                failed = failed or (i, checked)
+            else:
+                results[k] = r
+        if failed is not None:
+            refusal.append(self._reset_refused(*failed, made))
+            raise refusal[0]
 
     def _reset_fields(self, r: Mapping[str, Any]) -> None:
         """Check a reset result's fields as :meth:`_take_resets` takes it in (see :func:`unread_reset`)."""
