@@ -555,3 +555,28 @@ def test_the_reset_needed_message_names_at_most_ten() -> None:
     assert "sub-environments 1, 4 have no session" in str(reset_needed([1, 4], 5))
     many = str(reset_needed(list(range(1, 40)), 64))
     assert "sub-environments 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ... (39 in all) have no session" in many and "11" not in many
+
+
+@pytest.mark.parametrize("kind", ["discrete", "text"])
+def test_a_shard_pickled_alone_after_its_server_restarted_connects_to_the_live_server(kind: str) -> None:
+    """A shard (a plain vector env on a ``Backend.serve_from`` server) whose server was killed and restarted by a reset,
+    pickled alone: the copy connects to the server the env now uses (the env was made with an endpoint: its copy
+    connects to the endpoint the env is at) and goes on as a fresh env of the same seeds. Before, the copy connected to
+    the dead server's endpoint (the pipe's: refused as stopped; a socket's: no reply)."""
+    kw = {**_kind_kw(kind), "timeout": 10}
+    with closing(ShardedVectorEnv(3, servers=1, kind=kind, **kw)) as holder, closing(_plain(kind, 3, **kw)) as fresh:
+        env = holder.shards[0]
+        env.reset(seed=3)
+        dead = env.client.endpoint
+        _kill(holder._servers[0])
+        env.reset(seed=4)
+        assert env.client.endpoint != dead
+        fresh.reset(seed=4)
+        for _ in range(2):
+            acts = _acts(kind, fresh)
+            check(outcome(lambda a=acts: env.step(a)), outcome(lambda a=acts: fresh.step(a)))
+        with closing(pickle.loads(pickle.dumps(env))) as copied:
+            assert copied.client.endpoint == env.client.endpoint
+            for _ in range(8):  # over the episodes' ends (max_steps 6)
+                acts = _acts(kind, fresh)
+                check(outcome(lambda a=acts: copied.step(a)), outcome(lambda a=acts: fresh.step(a)))

@@ -279,6 +279,18 @@ def _from_hello(hello: Mapping[str, Any], preset: str) -> SpaceParams | None:
     return SpaceParams(**kw)
 
 
+def pickled_connection(connect: Mapping[str, Any], backend: Backend) -> dict[str, Any]:
+    """The connection arguments an env pickles (:func:`reopen` connects its copy with them): those it was made with
+    (:func:`connection`), with the endpoint its backend is at now when it was made with one. That is the same endpoint,
+    unless the backend took a local server of another source (:meth:`Backend.serve_from`, as a
+    :class:`ycgym.ShardedVectorEnv` shard) that has since been restarted at a new one: the copy connects to that live
+    server, not to the dead one (an env made without an endpoint keeps None: its copy uses its own process's local
+    server)."""
+    if connect.get("endpoint") is None or connect["endpoint"] == backend.endpoint:
+        return dict(connect)
+    return {**connect, "endpoint": backend.endpoint}
+
+
 def reopen(owner: object, connect: Mapping[str, Any], preset: str, params: SpaceParams) -> tuple[Backend, weakref.finalize[[], Any]]:
     """Connect an unpickled env as it was created (same endpoint, or this process's own local server)."""
     backend, finalizer, got = open_backend(owner, preset=preset, **connect)

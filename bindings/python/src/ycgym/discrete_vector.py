@@ -57,6 +57,7 @@ from ._backend import (
     connection,
     generators_kept,
     open_backend,
+    pickled_connection,
     reopen,
     restore_generators,
     restore_sessions,
@@ -737,6 +738,7 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
     def __getstate__(self) -> dict[str, Any]:
         state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer", "_session_cache")}
         state["_episodes"] = snapshot_sessions(self._backend, self._sessions)
+        state["_connect"] = pickled_connection(self._connect, self._backend)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

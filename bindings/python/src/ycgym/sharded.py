@@ -31,7 +31,9 @@ without a session).
 
 ``render_mode="human"`` (text env) steps the shards one after another, so that the printed texts come in order.
 :meth:`close` closes every shard and server even when one fails. The env pickles (each shard as the plain env does,
-its episodes as snapshots; an unpickled copy starts its own K servers).
+its episodes as snapshots; an unpickled copy starts its own K servers). A shard (:attr:`shards`) pickled alone is a
+plain env made with its server's endpoint: its copy connects to that server where it is now (its new endpoint once a
+reset restarted it), and does not start a new one when it exits.
 """
 
 from __future__ import annotations

@@ -56,6 +56,7 @@ from ._backend import (
     generators_kept,
     open_backend,
     options_dict,
+    pickled_connection,
     reopen,
     restore_generators,
     restore_sessions,
@@ -1182,6 +1183,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
         state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer")}
         state["_sessions"] = [None] * self.num_envs
         state["_episodes"] = snapshot_sessions(self._backend, self._sessions)
+        state["_connect"] = pickled_connection(self._connect, self._backend)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
