@@ -1594,3 +1594,30 @@ def test_lost_sessions_replacements_stopped_after_some_came_leak_none(kind: str,
         finally:
             env.close()
             twin.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_lost_sessions_replacements_refused_in_part_raise_the_first_and_keep_the_made_ones(kind: str, server: LocalServer) -> None:
+    """``reset(seed=[21, 22, 23])`` finds 0's and 2's sessions lost, on a server with room for one more session: their
+    replacements go out together; 0's is made, 2's refused (``session_limit``). The reset raises 2's error (``index``
+    2), puts every sub-environment back as it was (generators included); 0's new session is the env's, 2 keeps its lost
+    id (the next reset tries anew), and 0 and 1, whose resets the server made, are due for that reset. The next full
+    reset, with room again, returns what the twin's returns, and both go on alike."""
+    spares: list[str] = []
+    with refusing_pair(kind, "NextStep", server) as (env, twin):
+        c = env.client
+        old = env.sessions
+        c.close(session=old[0])
+        c.close(session=old[2])
+        spares.append(c.reset(0)["session"])  # room for one new session only
+        before = rng_states(env)
+        with pytest.raises(ProtocolError) as err:
+            env.reset(seed=[21, 22, 23])
+        assert err.value.code == "session_limit" and err.value.index == 2
+        assert rng_states(env) == before
+        assert env.sessions[0] not in old and env.sessions[1:] == old[1:]
+        assert env._due_flags().tolist() == [True, True, False]
+        c.close(session=spares.pop())
+        assert same(without_sessions(env.reset(seed=[21, 22, 23])), without_sessions(twin.reset(seed=[21, 22, 23])))
+        assert env.sessions[2] not in old
+        continue_alike(env, twin, "NextStep")
