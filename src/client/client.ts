@@ -112,6 +112,40 @@ function batchEntries(method: string, steps: readonly BatchStep[]): { session: s
   });
 }
 
+/** Add `x` to the binary min-heap `heap`. */
+function heapPush(heap: number[], x: number): void {
+  let i = heap.length;
+  heap.push(x);
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    const p = heap[parent] as number;
+    if (p <= x) break;
+    heap[i] = p;
+    i = parent;
+  }
+  heap[i] = x;
+}
+
+/** Remove and return the lowest number of the non-empty binary min-heap `heap`. */
+function heapPop(heap: number[]): number {
+  const top = heap[0] as number;
+  const last = heap.pop() as number;
+  const n = heap.length;
+  if (n === 0) return top;
+  let i = 0;
+  for (;;) {
+    let c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && (heap[c + 1] as number) < (heap[c] as number)) c++;
+    const child = heap[c] as number;
+    if (child >= last) break;
+    heap[i] = child;
+    i = c;
+  }
+  heap[i] = last;
+  return top;
+}
+
 export class Client {
   readonly endpoint: string;
   private readonly socket: Dealer;
@@ -128,6 +162,14 @@ export class Client {
    * `GAVE_UP_KEPT`; each leaves when its own reply comes, or the reply to a request sent after it (`answered`).
    */
   private readonly gaveUp = new Set<number>();
+  /**
+   * The ids of `gaveUp` as a binary min-heap (an id's mark is the id itself: this client sends in the order of ids), so
+   * a reply forgets those below its id by popping the lowest, not by walking every one kept (up to `GAVE_UP_KEPT`) on
+   * each reply. An entry no longer in `gaveUp` (its reply came, or it was forgotten past the cap) is stale: popping it
+   * changes nothing (the mark of an id kept is the id, so a stale duplicate of a kept id is below a reply's id only when
+   * the id is too).
+   */
+  private gaveUpHeap: number[] = [];
   /** The send chain waiting for the window to open. */
   private windowWaiter: (() => void) | null = null;
   private nextId = 1;
@@ -251,8 +293,17 @@ export class Client {
 
   /** Note `id`, sent and not answered, as given up on: its reply, if it comes, is dropped (`gaveUp`). */
   private giveUp(id: number): void {
+    // Mostly stale (many answered or forgotten since): rebuilt from the ids kept, sorted (a sorted array is a heap).
+    if (this.gaveUpHeap.length > 2 * this.gaveUp.size + 64) this.gaveUpHeap = [...this.gaveUp].sort((a, b) => a - b);
     this.gaveUp.add(id);
     if (this.gaveUp.size > GAVE_UP_KEPT) this.gaveUp.delete(this.gaveUp.values().next().value as number);
+    heapPush(this.gaveUpHeap, id);
+  }
+
+  /** Forget every request given up on (and the heap of their ids). */
+  private forgetGaveUp(): void {
+    this.gaveUp.clear();
+    this.gaveUpHeap = [];
   }
 
   /**
@@ -262,7 +313,9 @@ export class Client {
    * reply that names no request ambiguous (docs/protocol.md, Replies; the Python client's rule).
    */
   private answered(id: number): void {
-    for (const g of this.gaveUp) if (g < id) this.gaveUp.delete(g);
+    const heap = this.gaveUpHeap;
+    while (heap.length > 0 && (heap[0] as number) < id) this.gaveUp.delete(heapPop(heap));
+    if (this.gaveUp.size === 0) this.gaveUpHeap = [];
   }
 
   /**
@@ -278,7 +331,7 @@ export class Client {
     if (n === 0) return null; // no request awaits a reply: dropped
     if (n === 1) {
       if (awaiting.length === 1) return awaiting[0] as number;
-      this.gaveUp.clear(); // the late reply of the one given up on
+      this.forgetGaveUp(); // the late reply of the one given up on
       return null;
     }
     const err = reply['error'];
@@ -455,7 +508,7 @@ export class Client {
     if (!this.closed) {
       this.closed = true;
       for (const id of [...this.pending.keys()]) this.fail(id, new ProtocolError('closed', 'the client was closed while the request was pending', id));
-      this.gaveUp.clear();
+      this.forgetGaveUp();
       this.socket.close();
     }
     await this.readDone;

@@ -2,16 +2,19 @@
  * What the TypeScript client makes of replies a ycgym server never sends: a fake server (a ZeroMQ ROUTER) answers
  * each request with a crafted reply.
  */
+import fc from 'fast-check';
 import { Router } from 'zeromq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Client, ProtocolError } from '../../src/client/client.js';
+import { GAVE_UP_KEPT } from '../../src/protocol/limits.js';
 
 /**
  * A fake server: a ROUTER on a loopback port that hands each request it reads (its peer, its id) to `answer`, which
  * sends what the test wants back with `router`. `endpoint()` is its address once `beforeAll` has bound it.
  */
-function fakeServer(answer: (router: Router, peer: Buffer, id: number) => Promise<void>): { endpoint: () => string } {
-  const router = new Router({ linger: 0 });
+function fakeServer(answer: (router: Router, peer: Buffer, id: number) => Promise<void>, unbounded = false): { endpoint: () => string } {
+  // unbounded: no high-water mark on its sends (past 1,000 queued a ROUTER drops what it sends a peer).
+  const router = new Router({ linger: 0, ...(unbounded ? { sendHighWaterMark: 0 } : {}) });
   beforeAll(async () => {
     await router.bind('tcp://127.0.0.1:*');
     void (async () => {
@@ -181,5 +184,188 @@ describe('TS client: replies that name no request', () => {
     } finally {
       c.close();
     }
+  });
+});
+
+/** The client's state behind its rule for requests given up on (private fields, reached by the tests only). */
+interface GaveUpInternals {
+  gaveUp: Set<number>;
+  pending: Map<number, { op: string; resolve: (v: unknown) => void; reject: (e: Error) => void; timer: null }>;
+  unanswered: Map<number, number>;
+  giveUp(id: number): void;
+  release(id: number): void;
+  settle(reply: unknown): void;
+}
+const internals = (c: Client): GaveUpInternals => c as unknown as GaveUpInternals;
+
+/** A Set that counts the walks over its entries (iteration, `values`, `keys`, `entries`, `forEach`). */
+class CountedWalks extends Set<number> {
+  walks = 0;
+  override [Symbol.iterator](): SetIterator<number> {
+    this.walks++;
+    return super[Symbol.iterator]();
+  }
+  override values(): SetIterator<number> {
+    this.walks++;
+    return super.values();
+  }
+  override keys(): SetIterator<number> {
+    this.walks++;
+    return super.keys();
+  }
+  override entries(): SetIterator<[number, number]> {
+    this.walks++;
+    return super.entries();
+  }
+  override forEach(f: (v: number, k: number, s: Set<number>) => void, self?: unknown): void {
+    this.walks++;
+    super.forEach(f, self);
+  }
+}
+
+describe('TS client: requests given up on are forgotten without a walk per reply', () => {
+  let answer: (router: Router, peer: Buffer, id: number) => Promise<void> = async () => {};
+  const unnamed = { v: 1, id: null, ok: false, error: { code: 'message_too_large', message: 'payload is 99 bytes; the limit is 1' } };
+  const fake = fakeServer((router, peer, id) => answer(router, peer, id), true);
+  const settled = (p: Promise<unknown>): Promise<string> =>
+    p.then(
+      () => 'ok',
+      (e: unknown) => (e instanceof ProtocolError ? e.code : String(e)),
+    );
+
+  it('late replies to the 4,096 kept do not each walk all of them (the rule is the same: checked after)', async () => {
+    // Requests 1..4500 are given up on in chunks of 500 (a reply naming no request fails all awaiting), so 4,096 are
+    // kept (405..4500). Then their late replies come, lowest first: each walked every one kept (4,096 walks).
+    const chunk = 500;
+    const total = 4500;
+    let seen = 0;
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    answer = async (router, peer, id) => {
+      seen++;
+      if (seen <= total) {
+        if (seen % chunk === 0) await router.send([peer, JSON.stringify(unnamed)]);
+      } else if (id === total + 1) {
+        for (let late = 1; late < total; late++) await router.send([peer, JSON.stringify({ v: 1, id: late, ok: true, result: { late } })]);
+        await held;
+        await router.send([peer, JSON.stringify({ v: 1, id, ok: true, result: { n: id } })]);
+      } else {
+        await router.send([peer, JSON.stringify(unnamed)]);
+      }
+    };
+    const c = new Client({ endpoint: fake.endpoint(), timeoutMs: 30_000 });
+    try {
+      for (let k = 0; k < total / chunk; k++) {
+        const codes = await Promise.all(Array.from({ length: chunk }, () => settled(c.request('hello'))));
+        expect(new Set(codes)).toEqual(new Set(['bad_reply']));
+      }
+      const state = internals(c);
+      expect(state.gaveUp.size).toBe(GAVE_UP_KEPT);
+      expect(Math.min(...state.gaveUp)).toBe(total - GAVE_UP_KEPT + 1);
+      const counted = new CountedWalks(state.gaveUp);
+      state.gaveUp = counted;
+      const last = c.request('hello');
+      // Every late reply but the last one's (request 4500) forgets its own request only (none dropped: unbounded).
+      await vi.waitFor(() => expect(counted.size).toBe(1), { timeout: 20_000, interval: 5 });
+      expect(counted.walks).toBe(0); // it was 4,095: one for each of the late replies to 405..4499
+      expect(counted.has(total)).toBe(true);
+      release();
+      // The reply to a request sent after 4500 forgets it: a reply naming no request is then the one awaiting's.
+      expect(await last).toEqual({ n: total + 1 });
+      expect(counted.size).toBe(0);
+      expect(await settled(c.request('hello'))).toBe('message_too_large');
+    } finally {
+      release();
+      c.close();
+    }
+  });
+
+  it('the rule is unchanged: a seeded model across GAVE_UP_KEPT (sends, time-outs, replies, late replies, replies naming none)', () => {
+    // The model is the rule as it was (a Set in the order given up, the oldest forgotten past the cap, a reply to a
+    // request of this connection walking it for the ids below its own); the client keeps its state as it does.
+    const kinds = 100;
+    const op = fc.tuple(fc.integer({ min: 0, max: kinds - 1 }), fc.nat());
+    let capped = 0;
+    fc.assert(
+      fc.property(fc.integer({ min: 3000, max: 6000 }), fc.array(op, { minLength: 3000, maxLength: 6000 }), (fill, ops) => {
+        const c = new Client({ endpoint: 'tcp://127.0.0.1:9', timeoutMs: 0 });
+        try {
+          const state = internals(c);
+          const kept = new Set<number>();
+          const awaiting = new Set<number>();
+          let nextId = 1;
+          const keep = (id: number): void => {
+            kept.add(id);
+            if (kept.size > GAVE_UP_KEPT) {
+              kept.delete(kept.values().next().value as number);
+              capped++;
+            }
+          };
+          const nth = <T>(xs: Iterable<T>, size: number, pick: number): T => {
+            let i = pick % size;
+            for (const x of xs) if (i-- === 0) return x;
+            throw new Error('unreachable');
+          };
+          const send = (): void => {
+            const id = nextId++;
+            state.pending.set(id, { op: 'hello', resolve: () => {}, reject: () => {}, timer: null });
+            state.unanswered.set(id, 0);
+            awaiting.add(id);
+          };
+          const timeOut = (id: number): void => {
+            // What the request's timer does.
+            state.pending.delete(id);
+            if (state.unanswered.has(id)) state.giveUp(id);
+            state.release(id);
+            awaiting.delete(id);
+            keep(id);
+          };
+          const reply = (id: number): void => {
+            state.settle({ v: 1, id, ok: true, result: null });
+            if (kept.size > 0 && (kept.has(id) || awaiting.has(id))) for (const g of kept) if (g < id) kept.delete(g);
+            if (kept.size > 0 && kept.delete(id)) return;
+            awaiting.delete(id);
+          };
+          const replyNamingNone = (): void => {
+            state.settle(unnamed);
+            const n = awaiting.size + kept.size;
+            if (n === 1 && awaiting.size === 1) awaiting.clear();
+            else if (n === 1) kept.clear();
+            else if (n > 1) {
+              for (const id of awaiting) keep(id);
+              awaiting.clear();
+            }
+          };
+          const check = (full: boolean): void => {
+            expect(state.gaveUp.size).toBe(kept.size);
+            if (full) {
+              expect([...state.gaveUp].join()).toBe([...kept].join());
+              expect([...state.unanswered.keys()].join()).toBe([...awaiting].join());
+            }
+          };
+          for (let step = 0; step < fill + ops.length; step++) {
+            const [kind, pick] = step < fill ? [-1, step * 7919] : (ops[step - fill] as [number, number]);
+            if (kind < 0) {
+              // Filling past the cap: sent, then one of those awaiting times out (not always the oldest).
+              send();
+              if (awaiting.size > 3) timeOut(nth(awaiting, awaiting.size, pick));
+            } else if (kind < 30 || (awaiting.size === 0 && kept.size === 0)) {
+              if (awaiting.size < 600) send();
+              else timeOut(nth(awaiting, awaiting.size, pick));
+            } else if (kind < 55 && awaiting.size > 0) timeOut(nth(awaiting, awaiting.size, pick));
+            else if (kind < 70 && awaiting.size > 0) reply(nth(awaiting, awaiting.size, pick));
+            else if (kind < 90 && kept.size > 0) reply(1 + (pick % (nextId - 1))); // late, or to one forgotten or answered
+            else if (kind < 97) reply(1 + (pick % (nextId + 5))); // to any id: given up and forgotten, not sent
+            else replyNamingNone();
+            check(step % 64 === 0 || kept.size < 8);
+          }
+          check(true);
+        } finally {
+          void c.close();
+        }
+      }),
+      { numRuns: 8, seed: 20261130 },
+    );
+    expect(capped).toBeGreaterThan(1000);
   });
 });
