@@ -36,36 +36,45 @@ const macro = fc
   .map(([n, e, resumes]) => [`task accept --task-id Task-${n}`, `task assign --task-id Task-${n} --employees ${e.join(',')}`, `task dispatch --task-id Task-${n}`, ...Array<string>(resumes).fill('sim resume')]);
 const script = fc.array(fc.oneof({ weight: 3, arbitrary: command.map((c) => [c]) }, { weight: 1, arbitrary: macro }), { minLength: 1, maxLength: 40 }).map((a) => a.flat());
 
+/**
+ * `report` (the expect that states the failure) runs only when `ok` is false: an expect call costs far more than the
+ * comparison (vitest updates its state on each), and checkInvariants checks every task, client and employee after
+ * every command. Each `ok` is exactly the condition its expect asserts.
+ */
+function must(ok: boolean, report: () => void): void {
+  if (!ok) report();
+}
+
 function checkInvariants(sim: Simulation): void {
   const s = sim.state;
   const w = sim.cfg.world;
   const ledger = s.ledger.reduce((a, e) => a + e.amountCents, 0);
-  expect(s.fundsCents).toBe(s.initialFundsCents + ledger);
-  expect(Number.isSafeInteger(s.fundsCents)).toBe(true);
+  must(Object.is(s.fundsCents, s.initialFundsCents + ledger), () => expect(s.fundsCents).toBe(s.initialFundsCents + ledger));
+  must(Number.isSafeInteger(s.fundsCents), () => expect(Number.isSafeInteger(s.fundsCents)).toBe(true));
   for (const d of DOMAINS) {
     const p = s.prestige[d];
-    expect(p.gte(w.prestige_min) && p.lte(w.prestige_max)).toBe(true);
-    expect(p.decimalPlaces()).toBeLessThanOrEqual(3);
+    must(p.gte(w.prestige_min) && p.lte(w.prestige_max), () => expect(p.gte(w.prestige_min) && p.lte(w.prestige_max)).toBe(true));
+    must(p.decimalPlaces() <= 3, () => expect(p.decimalPlaces()).toBeLessThanOrEqual(3));
   }
   for (const c of s.clients) {
-    expect(c.trust.gte(0) && c.trust.lte(w.trust_max)).toBe(true);
-    expect(c.trust.decimalPlaces()).toBeLessThanOrEqual(3);
+    must(c.trust.gte(0) && c.trust.lte(w.trust_max), () => expect(c.trust.gte(0) && c.trust.lte(w.trust_max)).toBe(true));
+    must(c.trust.decimalPlaces() <= 3, () => expect(c.trust.decimalPlaces()).toBeLessThanOrEqual(3));
   }
   for (const e of s.employees) {
-    expect(e.salaryCents).toBeGreaterThanOrEqual(0);
+    must(e.salaryCents >= 0, () => expect(e.salaryCents).toBeGreaterThanOrEqual(0));
     for (const d of DOMAINS) {
-      expect(e.rates[d].gte(0)).toBe(true);
-      expect(e.rates[d].decimalPlaces()).toBeLessThanOrEqual(4);
+      must(e.rates[d].gte(0), () => expect(e.rates[d].gte(0)).toBe(true));
+      must(e.rates[d].decimalPlaces() <= 4, () => expect(e.rates[d].decimalPlaces()).toBeLessThanOrEqual(4));
     }
   }
   for (const t of s.tasks) {
     for (const r of t.reqs) {
-      expect(r.required.gte(0)).toBe(true);
-      expect(r.completed.gte(0) && r.completed.lte(r.required)).toBe(true);
-      expect(r.completed.decimalPlaces()).toBeLessThanOrEqual(4);
+      must(r.required.gte(0), () => expect(r.required.gte(0)).toBe(true));
+      must(r.completed.gte(0) && r.completed.lte(r.required), () => expect(r.completed.gte(0) && r.completed.lte(r.required)).toBe(true));
+      must(r.completed.decimalPlaces() <= 4, () => expect(r.completed.decimalPlaces()).toBeLessThanOrEqual(4));
     }
   }
-  expect(s.simTime).toBeLessThanOrEqual(s.horizonEnd);
+  must(s.simTime <= s.horizonEnd, () => expect(s.simTime).toBeLessThanOrEqual(s.horizonEnd));
 }
 
 function play(cfg: typeof DEFAULT, seed: number, cmds: string[]) {
