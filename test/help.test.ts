@@ -3,7 +3,7 @@
  * the command, the preset option reads the same everywhere, and every block of README.md and docs/ray.md marked
  * `<!-- readme: run -->` runs as written (with `ycgym` or `npx ycgym` standing for this checkout's build).
  */
-import { execFile, execFileSync, execSync } from 'node:child_process';
+import { execFileSync, execSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,24 +11,6 @@ import { describe, expect, it } from 'vitest';
 
 const CLI = resolve('dist/src/cli/main.js');
 const help = (...args: string[]) => execFileSync(process.execPath, [CLI, ...args, '--help'], { encoding: 'utf8' });
-
-/** `help`, not waiting: the help texts of many commands are asked for together (each is a process that mostly starts up). */
-const helpLater = (...args: string[]): Promise<string> =>
-  new Promise((resolve, reject) => execFile(process.execPath, [CLI, ...args, '--help'], { encoding: 'utf8' }, (err, out) => (err ? reject(err) : resolve(out))));
-
-/** `f` of each of `xs`, at most `width` at a time, in the order of `xs`. */
-async function pooled<T, R>(xs: readonly T[], width: number, f: (x: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(xs.length);
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < xs.length) {
-      const i = next++;
-      out[i] = await f(xs[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, xs.length) }, lane));
-  return out;
-}
 
 /** Command names listed under "Commands:" of a help text. */
 function commands(text: string): string[] {
@@ -44,19 +26,16 @@ describe('every --help', () => {
     for (const c of ['world', 'parity', 'main', 'serve', 'run', 'shard', 'report', 'play', 'presets', 'splits']) expect(names).toContain(c);
   });
 
-  it('runs for every command and subcommand; every --preset reads "preset name or TOML path" (or says what it overrides) with its --config alias', async () => {
-    const texts = await pooled(names, 4, (c) => helpLater(c));
-    const subs = names.flatMap((c, i) => commands(texts[i] as string).map((sub) => [c, sub] as const));
-    const subTexts = await pooled(subs, 4, ([c, sub]) => helpLater(c, sub));
-    for (const [i, c] of names.entries()) {
-      const text = texts[i] as string;
+  it('runs for every command and subcommand; every --preset reads "preset name or TOML path" (or says what it overrides) with its --config alias', () => {
+    for (const c of names) {
+      const text = help(c);
       expect(text.startsWith(`Usage: ycgym ${c}`), c).toBe(true);
+      for (const sub of commands(text)) expect(help(c, sub).startsWith(`Usage: ycgym ${c} ${sub}`), `${c} ${sub}`).toBe(true);
       if (/^ +--preset </m.test(text)) {
         expect(text, c).toMatch(/--preset <name\|path>\s+(preset name or TOML path|override the preset)/);
         expect(text, c).toContain('--config <name|path>');
       }
     }
-    for (const [i, [c, sub]] of subs.entries()) expect((subTexts[i] as string).startsWith(`Usage: ycgym ${c} ${sub}`), `${c} ${sub}`).toBe(true);
   });
 });
 
