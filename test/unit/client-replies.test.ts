@@ -190,6 +190,7 @@ describe('TS client: replies that name no request', () => {
 /** The client's state behind its rule for requests given up on (private fields, reached by the tests only). */
 interface GaveUpInternals {
   gaveUp: Set<number>;
+  gaveUpHeap: number[];
   pending: Map<number, { op: string; resolve: (v: unknown) => void; reject: (e: Error) => void; timer: null }>;
   unanswered: Map<number, number>;
   giveUp(id: number): void;
@@ -286,8 +287,10 @@ describe('TS client: requests given up on are forgotten without a walk per reply
     const kinds = 100;
     const op = fc.tuple(fc.integer({ min: 0, max: kinds - 1 }), fc.nat());
     let capped = 0;
+    let rebuilt = 0;
     fc.assert(
-      fc.property(fc.integer({ min: 3000, max: 6000 }), fc.array(op, { minLength: 3000, maxLength: 6000 }), (fill, ops) => {
+      // Fills past 8,256 (twice the cap and 64) give the client's heap of ids enough stale entries to be rebuilt.
+      fc.property(fc.integer({ min: 3000, max: 9000 }), fc.array(op, { minLength: 3000, maxLength: 6000 }), (fill, ops) => {
         const c = new Client({ endpoint: 'tcp://127.0.0.1:9', timeoutMs: 0 });
         try {
           const state = internals(c);
@@ -319,6 +322,9 @@ describe('TS client: requests given up on are forgotten without a walk per reply
             state.release(id);
             awaiting.delete(id);
             keep(id);
+            // Just given up on: at most twice as many entries as ids kept, and 65.
+            const h = state.gaveUpHeap.length;
+            if (h > 2 * kept.size + 65) expect(h, `heap entries for ${kept.size} kept`).toBeLessThanOrEqual(2 * kept.size + 65);
           };
           const reply = (id: number): void => {
             state.settle({ v: 1, id, ok: true, result: null });
@@ -338,6 +344,10 @@ describe('TS client: requests given up on are forgotten without a walk per reply
           };
           const check = (full: boolean): void => {
             expect(state.gaveUp.size).toBe(kept.size);
+            // The heap holds the ids kept and stale ones, bounded by the cap (it is rebuilt past twice the ids kept).
+            const h = state.gaveUpHeap.length;
+            if (h < kept.size) expect(h, 'heap entries').toBeGreaterThanOrEqual(kept.size);
+            if (h > 2 * GAVE_UP_KEPT + 65) expect(h, 'heap entries').toBeLessThanOrEqual(2 * GAVE_UP_KEPT + 65);
             if (full) {
               expect([...state.gaveUp].join()).toBe([...kept].join());
               expect([...state.unanswered.keys()].join()).toBe([...awaiting].join());
@@ -346,9 +356,12 @@ describe('TS client: requests given up on are forgotten without a walk per reply
           for (let step = 0; step < fill + ops.length; step++) {
             const [kind, pick] = step < fill ? [-1, step * 7919] : (ops[step - fill] as [number, number]);
             if (kind < 0) {
-              // Filling past the cap: sent, then one of those awaiting times out (not always the oldest).
+              // Filling past the cap: sent, then one of those awaiting times out (not always the oldest). No reply
+              // comes, so the heap of ids only grows, but when rebuilt without the ids forgotten past the cap.
               send();
+              const h = state.gaveUpHeap.length;
               if (awaiting.size > 3) timeOut(nth(awaiting, awaiting.size, pick));
+              if (state.gaveUpHeap.length < h) rebuilt++;
             } else if (kind < 30 || (awaiting.size === 0 && kept.size === 0)) {
               if (awaiting.size < 600) send();
               else timeOut(nth(awaiting, awaiting.size, pick));
@@ -364,8 +377,10 @@ describe('TS client: requests given up on are forgotten without a walk per reply
           void c.close();
         }
       }),
-      { numRuns: 8, seed: 20261130 },
+      // endOnFailure: shrinking thousands of operations would take far longer than the test (the seed and path are reported).
+      { numRuns: 8, seed: 20261130, endOnFailure: true },
     );
     expect(capped).toBeGreaterThan(1000);
+    expect(rebuilt).toBeGreaterThan(0);
   });
 });
