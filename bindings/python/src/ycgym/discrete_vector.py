@@ -85,10 +85,10 @@ from .vector import (
     VectorSeed,
     gather_resets,
     malformed_entry,
-    new_sessions,
     owe,
     owed_groups,
     refused_or_unread,
+    replace_lost,
     reset_arguments,
     reset_needed,
     reset_seeds,
@@ -329,32 +329,17 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
             refused[1].index = refused[0]
             refusal.append(refused[1])
             raise refused[1]
-        lost = [k for k, r in enumerate(got) if isinstance(r, ProtocolError)]
-        if not lost:
-            return cast("list[ResetResult]", list(got))
         # Lost sessions: a new session in place of each, pipelined (one round trip), every one made the env's (closed
         # with it, even malformed); the sub-environments whose new reset the server made (or may have: bad_reply) are
         # made; then the first failure is raised.
-        for k in lost:
-            self._backend.sessions.discard(cast(str, self._sessions[idx[k]]))  # lost: it had one
         out = list(got)
-        new = new_sessions(self._backend.client, self.preset, [sd[k] for k in lost], opts, lambda j, sid: self._adopt(idx[lost[j]], sid))
-        failed: ProtocolError | None = None
-        for k, r in zip(lost, new):
-            i = idx[k]
-            checked = unread_reset(r, i, self._frame_fields)
-            if not isinstance(r, ProtocolError) or r.code == UNREAD:
-                made.append(i)
-            if isinstance(checked, ProtocolError):
-                if failed is None:
-                    checked.index = i
-                    failed = checked
-            else:
-                out[k] = r
+        failed = replace_lost(self._backend, self.preset, self._sessions, idx, sd, out, opts, self._adopt, self._frame_fields, made)
         if failed is not None:
+            i, e = failed
             self._autoreset[made] = True
-            refusal.append(failed)
-            raise failed
+            e.index = i
+            refusal.append(e)
+            raise e
         return cast("list[ResetResult]", out)
 
     def _step_fields(self, r: Any) -> tuple[np.ndarray, np.ndarray, float, bool, bool, str | None]:

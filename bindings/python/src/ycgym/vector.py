@@ -323,6 +323,46 @@ def new_sessions(client: Any, preset: str, seeds: Sequence[int], options: Mappin
     return gather_resets(client, ids, adopt)
 
 
+def replace_lost(
+    backend: Any,
+    preset: str,
+    sessions: Sequence[str | None],
+    indices: Sequence[int],
+    seeds: Sequence[int],
+    results: list[Any],
+    options: Mapping[str, Any] | None,
+    adopt: Any,
+    check: Any,
+    made: list[int],
+) -> tuple[int, ProtocolError] | None:
+    """Reset a new session in place of each lost one (closed, reaped) among the resets of ``indices``: ``results[k]`` a
+    :class:`ProtocolError` (an ``unknown_session``: the caller raised every other failure) for sub-environment
+    ``indices[k]``, whose session is ``sessions[indices[k]]``. Pipelined (:func:`new_sessions`), each with its seed
+    ``seeds[k]``: the lost ids leave ``backend.sessions``, every session a reply names is adopted (``adopt(i,
+    session)``), a new reset's result that ``check`` passes (:func:`unread_reset`) becomes ``results[k]``, and every
+    sub-environment whose new reset the server made or may have made (``bad_reply``) is appended to ``made``. Returns
+    the first failure, ``(i, error)`` in the order of ``indices``, for the env to raise (None: every lost one replaced);
+    a sub-environment whose replacement failed keeps its lost id, so the next reset finds it lost again and tries
+    anew. Shared by both vector envs."""
+    lost = [k for k, r in enumerate(results) if isinstance(r, ProtocolError)]
+    if not lost:
+        return None
+    for k in lost:
+        backend.sessions.discard(sessions[indices[k]])
+    got = new_sessions(backend.client, preset, [seeds[k] for k in lost], options, lambda j, sid: adopt(indices[lost[j]], sid))
+    failed: tuple[int, ProtocolError] | None = None
+    for k, r in zip(lost, got):
+        i = indices[k]
+        checked = unread_reset(r, i, check)
+        if not isinstance(r, ProtocolError) or r.code == UNREAD:  # made, or maybe (in a session nobody knows): due
+            made.append(i)
+        if isinstance(checked, ProtocolError):
+            failed = failed or (i, checked)
+        else:
+            results[k] = r
+    return failed
+
+
 def reset_needed(missing: Sequence[int], n: int) -> RuntimeError:
     """What a vector env of ``n`` sub-environments raises from :meth:`step`, before anything is sent, when it cannot
     step yet: "call reset() before step()", naming the sub-environments ``missing`` that have no session (none made
@@ -596,9 +636,10 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
         if refused is not None:
             refusal.append(self._reset_refused(*refused, made))
             raise refusal[0]
-        lost = [k for k, r in enumerate(results) if isinstance(r, ProtocolError)]
-        if lost:
-            self._replace_lost(indices, sim_seeds, results, lost, opts, made, refusal)
+        failed = replace_lost(self._backend, self.preset, self._sessions, indices, sim_seeds, results, opts, self._adopt, self._reset_fields, made)
+        if failed is not None:
+            refusal.append(self._reset_refused(*failed, made))
+            raise refusal[0]
         out: list[ResetResult] = []
         for i, sd, r in zip(indices, sim_seeds, results):
             self._starts[i] = status_time(r["observation"])
@@ -606,32 +647,6 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             self._seeds_used[i] = sd
             out.append(r)
         return out
-
-    def _replace_lost(
-        self, indices: Sequence[int], sim_seeds: list[int], results: list[Any], lost: list[int], opts: dict[str, Any], made: list[int], refusal: list[BaseException]
-    ) -> None:
-        """Reset a new session in place of each lost one (closed, reaped: ``results[k]`` an ``unknown_session`` error,
-        ``k`` in ``lost``), pipelined (one round trip), with its seed; ``results[k]`` becomes the new reset's result.
-        Every session made is the env's (closed with it), and every sub-environment whose new reset the server made (or
-        may have: ``bad_reply``) is in ``made``; then the first failure (in the order of ``indices``) is raised, as
-        :meth:`_reset_refused` makes it. A sub-environment whose replacement failed keeps its lost id, so the next reset
-        finds it lost again and tries anew."""
-        for k in lost:
-            self._backend.sessions.discard(self._sessions[indices[k]])
-        got = new_sessions(self._backend.client, self.preset, [sim_seeds[k] for k in lost], opts, lambda j, sid: self._adopt(indices[lost[j]], sid))
-        failed: tuple[int, ProtocolError] | None = None
-        for k, r in zip(lost, got):
-            i = indices[k]
-            checked = unread_reset(r, i, self._reset_fields)
-            if not isinstance(r, ProtocolError) or r.code == UNREAD:  # made, or maybe (in a session nobody knows): due
-                made.append(i)
-            if isinstance(checked, ProtocolError):
-                failed = failed or (i, checked)
-            else:
-                results[k] = r
-        if failed is not None:
-            refusal.append(self._reset_refused(*failed, made))
-            raise refusal[0]
 
     def _reset_fields(self, r: Mapping[str, Any]) -> None:
         """Check a reset result's fields as :meth:`_take_resets` takes it in (see :func:`unread_reset`)."""
