@@ -601,6 +601,8 @@ export class Server {
    * served, a connection sending all along was the one forgotten once the others first served after it filled the set.
    */
   private readonly served = new Set<string>();
+  /** The connection `noteServed` moved last: already at the end of `served` (its next request moves nothing). */
+  private lastServed = '';
   /** Bytes of the replies waiting in outboxes (`Peer.outbox`): held by the server, counted in the total budget. */
   private outboxBytes = 0;
   /** `process.memoryUsage().arrayBuffers` when last sampled (`heldBuffers`), and when. */
@@ -1066,6 +1068,8 @@ export class Server {
    * most recently served (a Set keeps insertion order, so it is deleted and added again at the end).
    */
   private noteServed(key: string): void {
+    if (key === this.lastServed) return; // a lockstep or batching client's next request: no delete and add per request
+    this.lastServed = key;
     if (this.served.delete(key)) {
       this.served.add(key);
       return;
