@@ -1,12 +1,14 @@
-"""Two versions of this Python package side by side (not a test): the vector env's and ``step_batch``'s rates, paired.
+"""Two versions of this Python package side by side (not a test): the envs' and the client's step rates, paired.
 
 ``--a`` and ``--b`` are the ``src`` folders of two checkouts' Python packages (``OTHER/bindings/python/src``, or a
 ``git archive`` of one). Every round runs one child process per version, the order flipping every round (A first in
 odd rounds), each with its folder first on ``PYTHONPATH`` (the child checks that ``ycgym`` came from there) and the
 same server (``YCGYM_NODE_ENTRY`` or this package's, on ``--endpoint``). A child resets a ``YCBenchVectorEnv`` of
 ``--sessions`` sub-environments and as many ``Client`` sessions, warms up, then alternates windows of ``--steps``
-vector env steps and ``--steps`` ``Client.step_batch`` calls of ``"company status"`` (one action for all, so both
-versions run the same server work), and reports each workload's median rate over ``--windows`` windows
+vector env steps, ``--steps`` ``Client.step_batch`` calls of ``"company status"`` (one action for all, so both
+versions run the same server work), and as many environment steps of a lockstep ``YCBenchEnv.step`` and of a lockstep
+``Client.step`` (``env_step_per_s``, ``client_step_per_s``: what bench_step.py's ``ratio_env_step_vs_echo`` and
+``ratio_client_step_vs_echo`` compare), and reports each workload's median rate over ``--windows`` windows
 (environment steps per second). Machine load that changes between rounds hits both alike within a round: the result
 is, per workload, the median of the per-round ratios B/A (above 1: B is faster) and each version's median rate.
 
@@ -29,13 +31,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 ACTION = "company status"
-WORKLOADS = ("vector_env_steps_per_s", "step_batch_env_steps_per_s")
+WORKLOADS = ("vector_env_steps_per_s", "step_batch_env_steps_per_s", "env_step_per_s", "client_step_per_s")
 
 
 def child(endpoint: str, sessions: int, steps: int, windows: int) -> dict[str, object]:
     """One version's rates (run in a child process whose ``PYTHONPATH`` picks the version)."""
     import ycgym
-    from ycgym import Client, LocalServer, YCBenchVectorEnv
+    from ycgym import Client, LocalServer, YCBenchEnv, YCBenchVectorEnv
 
     options = {"stall_steps": 0}  # the action never moves time: no truncation after 200 such steps
     server = LocalServer(endpoint, args=["--max-sessions", str(4 * sessions + 8), "--max-sessions-per-client", str(2 * sessions + 8)])
@@ -45,17 +47,29 @@ def child(endpoint: str, sessions: int, steps: int, windows: int) -> dict[str, o
         client = Client(server.endpoint)
         entries = [(client.reset(seed, options=options)["session"], ACTION) for seed in range(sessions)]
         actions = (ACTION,) * sessions
-        workloads: dict[str, Callable[[], object]] = {WORKLOADS[0]: lambda: venv.step(actions), WORKLOADS[1]: lambda: client.step_batch(entries)}
-        for fn in workloads.values():
-            for _ in range(max(10, steps)):
+        env = YCBenchEnv(endpoint=server.endpoint, reset_options=options)
+        env.reset(seed=0)
+        session = client.reset(0, options=options)["session"]
+        # A workload: (one call, the environment steps it takes); the lockstep ones run `sessions` times as many calls
+        # per window as the batched ones, so each window takes as many environment steps.
+        workloads: dict[str, tuple[Callable[[], object], int]] = {
+            WORKLOADS[0]: (lambda: venv.step(actions), sessions),
+            WORKLOADS[1]: (lambda: client.step_batch(entries), sessions),
+            WORKLOADS[2]: (lambda: env.step(ACTION), 1),
+            WORKLOADS[3]: (lambda: client.step(session, ACTION), 1),
+        }
+        for fn, per in workloads.values():
+            for _ in range(max(10, steps) * sessions // per):
                 fn()
         rates: dict[str, list[float]] = {k: [] for k in workloads}
         for _ in range(windows):
-            for name, fn in workloads.items():
+            for name, (fn, per) in workloads.items():
+                calls = steps * sessions // per
                 t0 = time.perf_counter()
-                for _ in range(steps):
+                for _ in range(calls):
                     fn()
-                rates[name].append(steps * sessions / (time.perf_counter() - t0))
+                rates[name].append(calls * per / (time.perf_counter() - t0))
+        env.close()
         venv.close()
         client.close()
     finally:

@@ -12,7 +12,16 @@ from gymnasium.vector.utils import concatenate, create_empty_array
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ycgym.spaces import DOMAINS, SpaceParams, _days, check_observation, encode_batch, encode_observation, observation_space
+from ycgym.spaces import (
+    DOMAINS,
+    SpaceParams,
+    _days,
+    check_observation,
+    checked_observation,
+    encode_batch,
+    encode_observation,
+    observation_space,
+)
 
 _START = datetime(2025, 1, 1, 9, 0, 0)
 
@@ -213,3 +222,85 @@ def test_the_encodings_refuse_exactly_the_integers_the_full_check_refuses(case: 
             assert not ok, "encode_observation refused an observation that check_observation passes"
         else:
             assert ok, "encode_observation took an observation that check_observation refuses"
+
+
+def _check_then_encode(obs: Any, params: SpaceParams, start: datetime, max_text_length: int) -> Any:
+    """What checked_observation stands for: the full check, then the encoding (their result, or their exception)."""
+    try:
+        check_observation(obs, params)
+        return encode_observation(obs, params, start, max_text_length)
+    except Exception as e:  # noqa: BLE001 - compared with what checked_observation raises
+        return e
+
+
+# Damage anywhere a reply's observation could be damaged: the observation's own fields, the status block's numbers and
+# times, the prestige and trust objects (a key missing, one more, a value of another type or past what a float holds).
+_OBS_FIELDS = ("text", "ok", "exit_code", "command", "status")
+_TIME_ODD = st.one_of(_ODD, st.sampled_from(["2025-13-01T09:00:00", "yesterday", "2025-01-01 09:00:00", "2025-01-01T09:00:00.5"]))
+
+
+def _damage(obs: dict[str, Any], data: st.DataObject) -> Any:
+    kind = data.draw(st.sampled_from(("none", "obs", "number", "huge", "time", "key", "extra", "missing", "whole")))
+    status = obs["status"]
+    if kind == "obs":
+        obs[data.draw(st.sampled_from(_OBS_FIELDS))] = data.draw(_ODD)
+    elif kind == "number":
+        key = data.draw(st.sampled_from(_STATUS_NUMBERS))
+        if key in ("prestige", "trust") and status[key] and data.draw(st.booleans()):
+            status[key][data.draw(st.sampled_from(sorted(status[key])))] = data.draw(_ODD)
+        else:
+            status[key] = data.draw(_ODD)
+    elif kind == "huge":
+        key = data.draw(st.sampled_from((*_STATUS_NUMBERS, "exit_code")))
+        if key == "exit_code":
+            obs[key] = data.draw(_HUGE)
+        elif key in ("prestige", "trust"):
+            if status[key]:
+                status[key][data.draw(st.sampled_from(sorted(status[key])))] = data.draw(_HUGE)
+        else:
+            status[key] = data.draw(_HUGE)
+    elif kind == "time":
+        status[data.draw(st.sampled_from(("sim_time", "horizon_end")))] = data.draw(_TIME_ODD)
+    elif kind == "key":  # a prestige or trust key replaced by another (the count stays)
+        key = data.draw(st.sampled_from(("prestige", "trust")))
+        if status[key]:
+            status[key].pop(data.draw(st.sampled_from(sorted(status[key]))))
+            status[key]["zz-other"] = 1.0
+    elif kind == "extra":  # one key more, of any value
+        status[data.draw(st.sampled_from(("prestige", "trust")))]["zz-extra"] = data.draw(_ODD)
+    elif kind == "missing":
+        where = data.draw(st.sampled_from(("obs", "status")))
+        m = obs if where == "obs" else status
+        m.pop(data.draw(st.sampled_from(sorted(m))))
+    elif kind == "whole":
+        return data.draw(st.one_of(_ODD, st.just(obs["status"])))
+    return obs
+
+
+@settings(max_examples=600, deadline=None)
+@given(observations(), st.integers(1, 40), st.data())
+def test_checked_observation_is_the_check_then_the_encoding(case: tuple[dict[str, Any], SpaceParams], max_text_length: int, data: st.DataObject) -> None:
+    """The single envs' step checks and encodes an observation in one pass (checked_observation): for any observation,
+    damaged or not, it returns what check_observation then encode_observation return, with the same types, or raises
+    the same exception (type and message)."""
+    obs, params = case
+    obs = _damage(obs, data)
+    want = _check_then_encode(obs, params, _START, max_text_length)
+    try:
+        got: Any = checked_observation(obs, params, _START, max_text_length)
+    except Exception as e:  # noqa: BLE001
+        got = e
+    if isinstance(want, Exception):
+        assert isinstance(got, Exception), f"took an observation the check refuses ({want!r})"
+        assert (type(got), str(got)) == (type(want), str(want))
+        return
+    assert not isinstance(got, Exception), f"refused an observation the check passes: {got!r}"
+    assert list(got) == list(want)
+    for k, w in want.items():
+        g = got[k]
+        assert type(g) is type(w), k
+        if isinstance(w, str):
+            assert g == w, k
+            continue
+        assert g.dtype == w.dtype and np.shape(g) == np.shape(w), (k, g.dtype, np.shape(g))
+        assert np.array_equal(g, w), (k, g, w)

@@ -28,6 +28,7 @@ from .spaces import (
     action_text,
     check_max_text_length,
     check_observation,
+    checked_observation,
     encode_observation,
     observation_space,
 )
@@ -65,6 +66,15 @@ def make_info(result: ResetResult | StepResult, session: str | None, max_text_le
     info["command"] = obs.get("command")
     info["session"] = session
     return info
+
+
+def _check_info(r: ResetResult | StepResult) -> None:
+    """The checks of a result's info (:meth:`YCBenchEnv._checked`)."""
+    info = r["info"]
+    if type(info) is not dict:
+        raise TypeError("its info is not an object")
+    check_info_counts(info)
+    check_info_texts(info)
 
 
 def merged_options(reset_options: Mapping[str, Any], max_steps: int | None, options: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -198,10 +208,7 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
         """Check a result's info and observation as the vector env checks them before it takes a result in (the info's
         counts and amounts, its ``action_text`` and ``admissible_commands`` where present, the observation in full: :func:`ycgym.spaces.check_observation`); KeyError, TypeError or
         ValueError for a result whose fields are wrong (:meth:`_taken` makes it ``bad_reply``)."""
-        if type(r["info"]) is not dict:
-            raise TypeError("its info is not an object")
-        check_info_counts(r["info"])
-        check_info_texts(r["info"])
+        _check_info(r)
         check_observation(r["observation"], self.params)
 
     def _accept_reset(self, r: ResetResult, start: datetime) -> None:
@@ -219,9 +226,11 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
         text, session, start = action_text(action), self._session, self._start
 
         def taken(r: StepResult) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
+            # The checks of _checked, the observation's as it is encoded (checked_observation).
             reward, terminated, truncated = step_flags(r)
-            self._checked(r)
-            return encode_observation(r["observation"], self.params, start, self.max_text_length), reward, terminated, truncated, make_info(r, session, self.max_text_length)
+            _check_info(r)
+            obs = checked_observation(r["observation"], self.params, start, self.max_text_length)
+            return obs, reward, terminated, truncated, make_info(r, session, self.max_text_length)
 
         r, out = self._taken("the step reply", "it may have run", lambda e: BAD_REPLY_WHY, lambda: self._step_request(session, text), taken)
         self._last_text = r["observation"]["text"]

@@ -65,6 +65,7 @@ __all__ = [
     "action_text",
     "observation_space",
     "encode_observation",
+    "checked_observation",
     "encode_batch",
     "parse_time",
 ]
@@ -408,9 +409,6 @@ def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datet
     t = parse_time(st["sim_time"])
     prestige = st["prestige"]
     trust = st["trust"]
-    # Every number comes from one of two arrays built at once (numpy array construction is the costly part): ``f[k, ...]``
-    # is a 0-d array (a view of its own element), ``n[k]`` a numpy int64, and prestige and trust are slices of ``f``
-    # (views of their own elements), the types a ``np.array(x, dtype)`` / ``np.int64(x)`` per field gave.
     # An integer past what these arrays hold raises ValueError, as check_observation does (not numpy's OverflowError: the
     # vector envs take ValueError for a malformed entry). The amounts are held as float64 but must fit an int64 too.
     try:
@@ -421,10 +419,25 @@ def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datet
         n = np.array([1 if obs["ok"] else 0, obs["exit_code"], st["active_tasks"], st["planned_tasks"], st["completed_tasks"], st["funds_cents"], st["monthly_payroll_cents"]], dtype=np.int64)
     except OverflowError as e:
         raise ValueError(f"the observation holds an integer past what its encoding holds ({e})") from None
-    k = 5 + len(DOMAINS)
+    return _observation(obs["text"][:max_text_length], obs.get("command") or "", f, n)
+
+
+_K_PRESTIGE = 5 + len(DOMAINS)
+"""Where ``prestige`` ends and ``trust`` starts in the float array of :func:`_observation`."""
+
+
+def _observation(text: str, command: str, f: np.ndarray, n: np.ndarray) -> dict[str, Any]:
+    """The observation dict of :func:`encode_observation` from its two arrays: ``f`` the float64 values (funds, payroll,
+    runway, sim_day, days_left, prestige in :data:`DOMAINS` order, trust in the clients' order) and ``n`` the int64 ones
+    (ok, exit_code, active, planned and completed tasks, funds and payroll: these two only to check that they fit).
+
+    Every number comes from one of the two arrays (numpy array construction is the costly part): ``f[k, ...]`` is a 0-d
+    array (a view of its own element), ``n[k]`` a numpy int64, and prestige and trust are slices of ``f`` (views of their
+    own elements), the types a ``np.array(x, dtype)`` / ``np.int64(x)`` per field gave."""
+    k = _K_PRESTIGE
     return {
-        "text": obs["text"][:max_text_length],
-        "command": obs.get("command") or "",
+        "text": text,
+        "command": command,
         "ok": n[0],
         "exit_code": n[1],
         "funds_cents": f[0, ...],
@@ -438,6 +451,54 @@ def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datet
         "sim_day": f[3, ...],
         "days_left": f[4, ...],
     }
+
+
+_OBS_STATUS = operator.itemgetter("funds_cents", "monthly_payroll_cents", "active_tasks", "planned_tasks", "completed_tasks", "runway_months", "prestige", "trust", "sim_time", "horizon_end")
+_FAST_REFUSED = (KeyError, TypeError, ValueError, OverflowError, AttributeError)
+
+
+def checked_observation(obs: Any, params: SpaceParams, start: datetime, max_text_length: int = MAX_TEXT_LENGTH) -> dict[str, Any]:
+    """``check_observation(obs, params)``, then ``encode_observation(obs, params, start, max_text_length)``: the same
+    observation or the same exception, for about the cost of the encoding alone (the single envs' step and reset).
+
+    An observation that passes every check on the way (each one at least as strict as :func:`check_observation`'s: the
+    exact types, every prestige and trust value among :data:`DOMAINS` and ``params``' clients and no other, the counts
+    and amounts within int64 as numpy's int64 array takes them, every number within a float, the times parsed) is
+    encoded as it is checked; any other goes through the two functions in turn, which raise what they raise."""
+    try:
+        if type(obs) is dict:
+            st = obs["status"]
+            text, ok, code, command = obs["text"], obs["ok"], obs["exit_code"], obs.get("command")
+            if type(st) is dict and type(text) is str and type(ok) is bool and type(code) is int and (command is None or type(command) is str):
+                funds, payroll, active, planned, completed, runway, prestige, trust, sim_time, horizon = _OBS_STATUS(st)
+                clients = params.clients
+                if (
+                    type(funds) is int
+                    and type(payroll) is int
+                    and type(active) is int
+                    and type(planned) is int
+                    and type(completed) is int
+                    and (runway is None or type(runway) is int or type(runway) is float)
+                    and type(prestige) is dict
+                    and type(trust) is dict
+                    and len(prestige) == len(DOMAINS)
+                    and len(trust) == len(clients)
+                    and type(sim_time) is str
+                    and type(horizon) is str
+                ):
+                    # With as many keys as there are domains (clients), all of them present: the values are all of them.
+                    numbers = (*_values_of(DOMAINS)(prestige), *_values_of(clients)(trust))
+                    if set(map(type, numbers)) <= _NUMBER_TYPES:
+                        t = parse_time(sim_time)
+                        vals = [float(funds), float(payroll), _runway(runway), _days_memo(t, start), _days_memo(parse_time(horizon), t)]
+                        vals += map(float, numbers)
+                        f = np.array(vals, dtype=np.float64)
+                        n = np.array([1 if ok else 0, code, active, planned, completed, funds, payroll], dtype=np.int64)
+                        return _observation(text[:max_text_length], command or "", f, n)
+    except _FAST_REFUSED:
+        pass
+    check_observation(obs, params)
+    return encode_observation(obs, params, start, max_text_length)
 
 
 def encode_batch(
