@@ -146,7 +146,7 @@ export function registerServe(program: Command): void {
     )
     .option(
       '--max-unread-total-mib <MiB>',
-      'budget of the unread replies of every client connection together (1-16777216 MiB; a process may open many connections, each with its --max-unread-mib): from 3/4 of it the requests of the connections holding the most (at least the average) are refused with "capacity", at it every connection\'s, unhandled. Not used with --pipe-fds',
+      'budget of the unread replies of every client connection together (1-16777216 MiB; a process may open many connections, each with its --max-unread-mib): from 3/4 of it the requests of the connections holding the most (at least the average) are refused with "capacity", unhandled, at it those of every connection holding some, and beyond it and its headroom (a quarter of it: for connections holding none, such as a lockstep client with small replies) every connection\'s. Not used with --pipe-fds',
       intOption(1, 2 ** 24, '--max-unread-total-mib'),
       DEFAULT_MAX_UNREAD_TOTAL_BYTES / 2 ** 20,
     )

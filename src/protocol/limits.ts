@@ -76,10 +76,24 @@ export const DEFAULT_MAX_UNREAD_REPLY_BYTES = 256 * 2 ** 20;
  * Default budget of the unread replies of every ZeroMQ connection together (`ycgym serve --max-unread-total-mib`): a
  * process that opens many connections gets a per-connection budget for each, so without this one N connections that
  * never read could make the server hold N x `DEFAULT_MAX_UNREAD_REPLY_BYTES`. From 3/4 of it, the requests of the
- * connections holding the most (at least the average of those counted) are answered `capacity`, unhandled; at it, every
- * connection's requests (src/server/server.ts, `Server.unreadRefusal`).
+ * connections holding the most (at least the average of those counted) are answered `capacity`, unhandled; at it, those
+ * of every connection holding some; beyond it and its headroom (`UNREAD_TOTAL_HEADROOM_DIVISOR`), every connection's
+ * (src/server/server.ts, `Server.unreadRefusal`).
  */
 export const DEFAULT_MAX_UNREAD_TOTAL_BYTES = 1024 * 2 ** 20;
+
+/**
+ * The headroom above the total unread budget (`ycgym serve --max-unread-total-mib`) is that budget divided by this: a
+ * connection with no large reply counted (a lockstep client whose replies are all small, one that read what it took) is
+ * served while every connection's unread replies together stay below the budget plus the headroom; connections holding
+ * something counted are refused at the budget (src/server/server.ts, `unreadVerdict`). So connections that never read
+ * and hold the budget do not lock out the clients that hold nothing; beyond the budget plus the headroom every
+ * connection is refused. A connection holds at most one large reply from the headroom before it holds something
+ * counted (its count leaves only once ZeroMQ took 17 later replies for it, which needs ZeroMQ's queue for it to drain:
+ * the client read, or the kernel's socket buffers took the bytes), so only many new connections that never read fill
+ * it (at most `--max-connections` served at once).
+ */
+export const UNREAD_TOTAL_HEADROOM_DIVISOR = 4;
 
 /**
  * Default cap on the ZeroMQ connections served at once (`ycgym serve --max-connections`). ZeroMQ may hold a connection's

@@ -51,7 +51,7 @@ export const ERROR_MEANINGS: { readonly [C in ErrorCode]: string } = {
   episode_over: '`step` after `terminated`/`truncated` without a reset, or `turn_step` after `done`.',
   bad_preset: 'The preset is not a built-in preset name, or it fails to load.',
   bad_snapshot: 'The snapshot does not have the snapshot shape, or cannot be restored to a valid state.',
-  capacity: 'The server is over its memory budget (`serve --max-memory`, or the heap near its limit) and refuses requests that create sessions or bulk output; or this client has too many requests waiting, or too many reply bytes it may not have read (`serve --max-unread-mib`), or every connection together has and this one holds among the most (`serve --max-unread-total-mib`); or more connections are open than the server serves at once and this one is new (`serve --max-connections`). The request was not handled. Retry later.',
+  capacity: 'The server is over its memory budget (`serve --max-memory`, or the heap near its limit) and refuses requests that create sessions or bulk output; or this client has too many requests waiting, or too many reply bytes it may not have read (`serve --max-unread-mib`), or every connection together has (`serve --max-unread-total-mib`: from 3/4 of that budget the connections holding the most, at it those holding some, beyond it and a quarter more every connection); or more connections are open than the server serves at once and this one is new (`serve --max-connections`). The request was not handled. Retry later.',
   record_limit:
     'A `reset` asks to record beyond a recording limit: the record directory\'s byte budget (`serve --record-max-mib`) or this client\'s share of it (`--record-client-mib`) cannot hold another recording, or this client has `--record-max-per-client` recordings in progress.',
   internal: 'A bug: the environment threw, or the reply could not be encoded; the server stays up and closes the session named by the request.',
@@ -84,8 +84,9 @@ export interface Limits {
   max_unread_reply_bytes: number | null;
   /**
    * Bytes of large replies ZeroMQ may still hold for every connection together (`serve --max-unread-total-mib`): from
-   * 3/4 of it the requests of the connections holding the most are refused with `capacity`, at it every connection's;
-   * null over the pipe transport.
+   * 3/4 of it the requests of the connections holding the most are refused with `capacity`, at it those of every
+   * connection holding some, and beyond it and its headroom (a quarter of it) every connection's; null over the pipe
+   * transport.
    */
   max_unread_total_bytes: number | null;
   /**

@@ -22,7 +22,7 @@ import type { Router } from 'zeromq';
 import type { RecordMemory } from './recorder.js';
 import { assertBindAllowed, resolveCurveKeys, SecurityError } from './security.js';
 import { parseAllowList, ZapHandler } from './zap.js';
-import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UNREAD_REPLY_BYTES, DEFAULT_MAX_UNREAD_TOTAL_BYTES, MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES } from '../protocol/limits.js';
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UNREAD_REPLY_BYTES, DEFAULT_MAX_UNREAD_TOTAL_BYTES, MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES, UNREAD_TOTAL_HEADROOM_DIVISOR } from '../protocol/limits.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 import type { TurnStart } from './turn-session.js';
 import { PipeRouter, skippedPayloadBytes, type PipeEnd } from './pipe.js';
@@ -127,7 +127,8 @@ export interface ServerOptions {
   /**
    * Budget of every ZeroMQ connection's unread replies together, in bytes (`serve --max-unread-total-mib`; default
    * 1 GiB): one process may open many connections, each with its own `maxUnreadReplyBytes`. From 3/4 of it the requests
-   * of the connections holding the most are answered `capacity`, at it every connection's (`Server.unreadRefusal`).
+   * of the connections holding the most are answered `capacity`, at it those of every connection holding some, and
+   * beyond it and its headroom (`UNREAD_TOTAL_HEADROOM_DIVISOR`) every connection's (`Server.unreadRefusal`).
    * Does not apply to the pipe transport.
    */
   maxUnreadTotalBytes?: number;
@@ -416,6 +417,9 @@ export interface UnreadVerdict {
  * the bytes the process holds in buffers (every held reply is one), looked at only from 3/4 of `maxTotal`, and again
  * `afterCollection` when the lesser of them and the count would refuse: buffers a client has taken, released by ZeroMQ but not yet
  * collected, are not held replies.
+ * A connection holding nothing counted (`unread.bytes(key) === 0`) is refused for the total only from `maxTotal` plus
+ * its headroom (`maxTotal / UNREAD_TOTAL_HEADROOM_DIVISOR`); one holding something, from `maxTotal` (and from 3/4 of it
+ * when it holds at least the average).
  */
 export function unreadVerdict(
   unread: UnreadReplies,
@@ -432,9 +436,13 @@ export function unreadVerdict(
   if (counted < shareFrom) return null;
   // At least the average of the counted connections (`tracked / size`), without dividing.
   const most = mine > 0 && mine * unread.size >= unread.tracked;
+  // A connection holding nothing counted (a lockstep client whose replies are small, one that read what it took) takes
+  // at most one large reply from the headroom before it holds something, and its count leaves only once ZeroMQ took 17
+  // later replies for it: connections that never read and hold the budget do not lock it out.
+  const refuseFrom = mine > 0 ? maxTotal : maxTotal + maxTotal / UNREAD_TOTAL_HEADROOM_DIVISOR;
   let held = Math.min(counted, buffers(false));
-  if (held >= maxTotal || (held >= shareFrom && most)) held = Math.min(counted, buffers(true));
-  if (held >= maxTotal) return { kind: 'total', mine, held };
+  if (held >= refuseFrom || (held >= shareFrom && most)) held = Math.min(counted, buffers(true));
+  if (held >= refuseFrom) return { kind: 'total', mine, held };
   if (held >= shareFrom && most) return { kind: 'share', mine, held };
   return null;
 }
@@ -553,7 +561,8 @@ export function memoryGuard(maxMemoryBytes: number | undefined, sample: () => No
  * sent without waiting (a ROUTER never blocks on send): a reply ZeroMQ cannot take yet (the peer's queue is at its
  * high-water mark) waits in the peer's outbox and is dropped with the peer's queued work after the stall timeout, and
  * a connection whose large replies ZeroMQ may still hold reach its budget (`UnreadReplies`), or every connection's
- * together the total budget (`unreadVerdict`), has its further requests refused (`capacity`) until they leave.
+ * together the total budget while it holds some (or the budget and its headroom while it holds none: `unreadVerdict`),
+ * has its further requests refused (`capacity`) until they leave.
  */
 export class Server {
   /** The bound endpoint (with the OS-assigned port when bound to port 0). */
@@ -1097,16 +1106,24 @@ export class Server {
   /**
    * Why the next request of the connection `key` is refused for the replies ZeroMQ may still hold (`UnreadReplies`), or
    * null. Its own reach its budget (`maxUnreadReplyBytes`); or those of every connection together (and the replies in
-   * outboxes) reach the total budget (`maxUnreadTotalBytes`), or 3/4 of it while this connection holds at least the
-   * average of those counted: the connections holding the most are refused first, so that one process's many
-   * connections that never read cannot hold the whole budget while others, which read, are refused.
+   * outboxes) reach the total budget (`maxUnreadTotalBytes`) while this connection holds some, or 3/4 of it while it
+   * holds at least the average of those counted: the connections holding the most are refused first, so that one
+   * process's many connections that never read cannot hold the whole budget while others, which read, are refused. A
+   * connection holding nothing counted (a lockstep client whose replies are small, one whose count left) is refused
+   * only from the total budget plus its headroom (a quarter of it, `UNREAD_TOTAL_HEADROOM_DIVISOR`): connections that
+   * never read and hold the budget (the replies admitted just below it can put them over it) do not lock it out. It
+   * takes at most one large reply from the headroom before it holds something, and its count leaves only once ZeroMQ
+   * took 17 later replies for it (`noteSent`; refusals count), which needs ZeroMQ's queue for it to drain: the client
+   * read, or the kernel's socket buffers took the bytes (out of the process). A connection that never reads cannot
+   * empty its count with refusals once those buffers are full: its replies wait in its outbox (`sendFailed`). Many new
+   * connections that never read can still fill the headroom, one large reply each (docs/protocol.md).
    * Together, the count is an upper bound that a connection which left keeps inflating (nothing tells the server; its
    * count stays until the cap of `UnreadReplies` forgets it); so the bytes the process holds in buffers (every held
    * reply is one, sampled at most every `MEMORY_SAMPLE_MS`; `heldBuffers`) bound it too: the lesser of the two is
    * compared, and when the buffers would refuse they are measured again after a collection (a client that reads leaves
-   * garbage, not held replies). A connection that never reads thus cannot make the server hold more than the total
-   * budget and the replies admitted just below it, whatever the number of connections it counts (past `UnreadReplies`'
-   * cap of 4096, connections counted longest ago are forgotten with their bytes).
+   * garbage, not held replies). Connections that never read thus cannot make the server hold more than the total
+   * budget, its headroom and the replies admitted just below it, whatever the number of connections it counts (past
+   * `UnreadReplies`' cap of 4096, connections counted longest ago are forgotten with their bytes).
    */
   private unreadRefusal(key: string): string | null {
     const v = unreadVerdict(this.unread, key, this.outboxBytes, this.maxUnread, this.maxUnreadTotal, this.heldBuffers);

@@ -423,6 +423,112 @@ describe('the unread-reply budget of the server, across connections (maxUnreadTo
   }, 90_000);
 });
 
+describe('connections that never read and hold the total unread budget (the headroom of the connections holding nothing)', () => {
+  type Reply = { id?: number | string; ok: boolean; result?: { session: string }; error?: { code: string; message: string } };
+  const call = async (sock: Dealer, req: Record<string, unknown>): Promise<Reply> => {
+    await sock.send(JSON.stringify({ v: 1, ...req }));
+    return JSON.parse(((await sock.receive())[0] as Buffer).toString('utf8')) as Reply;
+  };
+  const append = `yc-bench scratchpad append --content ${'\x01'.repeat(60_000)}`;
+  /** A session with a full scratchpad of `sock`'s (each `scratchpad read` reply is ~1.7 MB), its large replies out of the count. */
+  const fullScratchpad = async (sock: Dealer): Promise<string> => {
+    const session = (await call(sock, { op: 'reset', seed: 1 })).result?.session as string;
+    for (let i = 0; i < 4; i++) expect((await call(sock, { op: 'step', session, action: append })).ok).toBe(true);
+    for (let i = 0; i < 17; i++) await call(sock, { op: 'hello' });
+    return session;
+  };
+  /** A `step_batch` of 6 `scratchpad read`s: a ~10 MB reply, more than the socket buffers take, so the server holds it. */
+  const batch = (session: string, id: number | string): string =>
+    JSON.stringify({ v: 1, id, op: 'step_batch', steps: Array.from({ length: 6 }, () => ({ session, action: 'yc-bench scratchpad read' })) });
+
+  it('a lockstep client (small replies, nothing counted) is served while they hold more than the budget; they are refused', async () => {
+    // Before: from the total budget on, every request of every connection was refused `capacity` until the connections
+    // that never read read or closed (possibly never), a lockstep client's whose replies are all small and never counted
+    // included: replies admitted just below the budget put what they hold over it (measured once at 17.7 MB against a
+    // 16 MiB budget), and from then on nobody was served. Here 2 connections that never read each take one ~10 MB reply
+    // (the second admitted below 3/4 of the budget), making the server hold ~1.18 x the budget: every one of the lockstep
+    // client's 20 `company status` steps was refused.
+    // The size of the batch reply (deterministic), measured on a server of its own: the budget is set from it.
+    const probe = await startServer({ endpoint: 'tcp://127.0.0.1:0' });
+    const p = new Dealer({ linger: 0, receiveTimeout: 20_000 });
+    let replyBytes = 0;
+    try {
+      p.connect(probe.endpoint);
+      const session = await fullScratchpad(p);
+      await p.send(batch(session, 'probe'));
+      replyBytes = ((await p.receive())[0] as Buffer).length;
+    } finally {
+      p.close();
+      await probe.close();
+    }
+    expect(replyBytes).toBeGreaterThan(9_000_000);
+    // Two such replies are over the budget and below the budget and its headroom (1.25 x), one is below 3/4 of it.
+    const total = Math.round(1.7 * replyBytes);
+    const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', stallTimeoutMs: 60_000, maxUnreadTotalBytes: total });
+    // Connections that never read: the client takes one reply into its queue (and one more it decodes), and its socket
+    // buffer is kept small (unbounded, the kernel grows it up to tcp_rmem's maximum, tens of MB).
+    const hostile = Array.from({ length: 2 }, () => new Dealer({ linger: 0, receiveHighWaterMark: 1, receiveBufferSize: 64 << 10, receiveTimeout: 20_000 }));
+    const lockstep = new Dealer({ linger: 0, receiveTimeout: 20_000 });
+    const c = s as unknown as { unread: { total: number; bytes: (key: string) => number } };
+    try {
+      lockstep.connect(s.endpoint);
+      const mine = (await call(lockstep, { op: 'reset', seed: 2 })).result?.session as string;
+      expect((await call(lockstep, { op: 'step', session: mine, action: 'company status' })).ok).toBe(true);
+      const sessions: string[] = [];
+      for (const d of hostile) {
+        d.connect(s.endpoint);
+        sessions.push(await fullScratchpad(d));
+      }
+      expect(c.unread.total).toBe(0);
+      for (const [k, d] of hostile.entries()) {
+        // Replies the client does not read fill its queue first, then the batch's: the server holds it.
+        const before = s.stats().replied;
+        for (let i = 0; i < 3; i++) await d.send(JSON.stringify({ v: 1, id: `pad-${i}`, op: 'hello' }));
+        await d.send(batch(sessions[k] as string, 'big'));
+        // Its 4 replies handed to ZeroMQ (bounded wait: a loaded machine may take a while over the batch).
+        for (const end = Date.now() + 30_000; s.stats().replied < before + 4 && Date.now() < end; ) await new Promise((res) => setTimeout(res, 20));
+      }
+      // Both were admitted: what the connections that never read hold is over the budget (and below its headroom).
+      expect(c.unread.total).toBeGreaterThanOrEqual(total);
+      expect(c.unread.total).toBeLessThan(total + total / 4);
+      // The lockstep client, which holds nothing counted, is served: every one of its steps.
+      const codes: string[] = [];
+      for (let i = 0; i < 20; i++) {
+        const r = await call(lockstep, { id: i, op: 'step', session: mine, action: 'company status' });
+        expect(r.id).toBe(i);
+        codes.push(r.ok ? 'ok' : `${r.error?.code}: ${r.error?.message}`);
+      }
+      expect(codes).toEqual(Array.from({ length: 20 }, () => 'ok'));
+      // The connections that never read are refused, for the total budget: the server holds over it (the buffers, measured
+      // after a collection, bound the count: a refusal for the total budget says what they held).
+      for (const [k, d] of hostile.entries()) for (let i = 0; i < 3; i++) await d.send(batch(sessions[k] as string, i));
+      const held: number[] = [];
+      for (const d of hostile) {
+        const ids: (number | string | undefined)[] = [];
+        for (let i = 0; i < 7; i++) {
+          const r = JSON.parse(((await d.receive())[0] as Buffer).toString('utf8')) as Reply;
+          ids.push(r.id);
+          if (typeof r.id !== 'number') {
+            expect(r.ok).toBe(true);
+            continue;
+          }
+          expect(r.error?.code).toBe('capacity');
+          expect(r.error?.message).toContain('`ycgym serve --max-unread-total-mib`');
+          const m = /hold (\d+) bytes, their budget is (\d+)[^,]*: the request was not handled; retry later$/.exec(r.error?.message ?? '');
+          if (m !== null) held.push(Number(m[1]));
+        }
+        expect(ids).toEqual(['pad-0', 'pad-1', 'pad-2', 'big', 0, 1, 2]);
+      }
+      expect(held.length).toBeGreaterThan(0);
+      for (const h of held) expect(h).toBeGreaterThanOrEqual(total);
+    } finally {
+      for (const d of hostile) d.close();
+      lockstep.close();
+      await s.close();
+    }
+  }, 90_000);
+});
+
 describe('ycgym serve --max-unread-mib and --max-unread-total-mib', () => {
   const MAIN = join(fileURLToPath(new URL('../..', import.meta.url)), 'dist', 'src', 'cli', 'main.js');
 

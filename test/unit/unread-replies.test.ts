@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { UNREAD_TOTAL_HEADROOM_DIVISOR } from '../../src/protocol/limits.js';
 import { UnreadReplies, unreadVerdict } from '../../src/server/server.js';
 
 const LARGE = 1 << 16;
@@ -86,8 +87,9 @@ describe('UnreadReplies.total and unreadVerdict (the budget of every connection 
     expect(unreadVerdict(u, 'hostile-0', 0, 16 * M, 52 * M, plenty)?.kind).toBe('share');
     expect(unreadVerdict(u, 'reader', 0, 16 * M, 52 * M, plenty)).toBeNull();
     expect(unreadVerdict(u, 'new', 0, 16 * M, 52 * M, plenty)).toBeNull();
-    // Outboxes count: with 11 M more waiting there, 52 M is reached: every connection is refused.
-    const full = unreadVerdict(u, 'new', 11 * M, 16 * M, 52 * M, plenty);
+    // Outboxes count: with 11 M more waiting there, 52 M is reached: every connection holding something counted is
+    // refused (one holding less than the average too), a connection holding nothing only beyond the headroom (next test).
+    const full = unreadVerdict(u, 'reader', 11 * M, 16 * M, 52 * M, plenty);
     expect(full?.kind).toBe('total');
     expect(full?.held).toBe(52 * M);
     // Its own budget first.
@@ -96,6 +98,47 @@ describe('UnreadReplies.total and unreadVerdict (the budget of every connection 
     // do not hold the budget for good.
     expect(unreadVerdict(u, 'new', 11 * M, 16 * M, 52 * M, () => 10 * M)).toBeNull();
     expect(unreadVerdict(u, 'hostile-0', 11 * M, 16 * M, 52 * M, () => 45 * M)?.kind).toBe('share');
+  });
+
+  it('at the total budget a connection holding nothing counted is served, up to a headroom above it; one holding something is refused', () => {
+    // Before: from the total budget on every connection's requests were refused, a lockstep client's whose replies are
+    // all small (never counted, it holds nothing) included, for as long as connections that never read held it
+    // (possibly for good): the replies admitted just below the budget can put what they hold over it.
+    const M = LARGE;
+    const u = new UnreadReplies();
+    // 4 connections that never read, 17 replies each (68 M), and one that reads (1 reply).
+    for (let c = 0; c < 4; c++) for (let i = 0; i < 17; i++) u.sent(`hostile-${c}`, M);
+    u.sent('reader', M);
+    const total = 64 * M;
+    const headroom = total / UNREAD_TOTAL_HEADROOM_DIVISOR;
+    expect(headroom).toBe(16 * M);
+    const plenty = (): number => Number.POSITIVE_INFINITY;
+    // 69 M counted, over the 64 M budget: the lockstep client (nothing counted) is served, the others are refused.
+    expect(unreadVerdict(u, 'lockstep', 0, 32 * M, total, plenty)).toBeNull();
+    expect(unreadVerdict(u, 'reader', 0, 32 * M, total, plenty)?.kind).toBe('total');
+    expect(unreadVerdict(u, 'hostile-0', 0, 32 * M, total, plenty)?.kind).toBe('total');
+    // Up to the headroom (outboxes count): 79 M served, 80 M (budget + headroom) and beyond refused.
+    expect(unreadVerdict(u, 'lockstep', 10 * M, 32 * M, total, plenty)).toBeNull();
+    const beyond = unreadVerdict(u, 'lockstep', 11 * M, 32 * M, total, plenty);
+    expect(beyond?.kind).toBe('total');
+    expect(beyond?.mine).toBe(0);
+    expect(beyond?.held).toBe(total + headroom);
+    expect(unreadVerdict(u, 'lockstep', 40 * M, 32 * M, total, plenty)?.kind).toBe('total');
+    // The buffers still bound the count, measured again after a collection only when they would refuse.
+    const asked: boolean[] = [];
+    expect(unreadVerdict(u, 'lockstep', 11 * M, 32 * M, total, (after) => (asked.push(after), after ? 70 * M : 90 * M))).toBeNull();
+    expect(asked).toEqual([false, true]);
+    asked.length = 0;
+    expect(unreadVerdict(u, 'lockstep', 11 * M, 32 * M, total, (after) => (asked.push(after), 85 * M))?.kind).toBe('total');
+    expect(asked).toEqual([false, true]);
+    // In the headroom no collection is asked for: a lockstep client served there costs none.
+    asked.length = 0;
+    expect(unreadVerdict(u, 'lockstep', 0, 32 * M, total, (after) => (asked.push(after), 75 * M))).toBeNull();
+    expect(asked).toEqual([false]);
+    // Its own budget still first, and the headroom is not a connection's own budget: one that got a large reply from it
+    // holds something and is refused at the total again.
+    u.sent('lockstep', M);
+    expect(unreadVerdict(u, 'lockstep', 0, 32 * M, total, plenty)?.kind).toBe('total');
   });
 
   it('when the buffers decide a refusal they are measured again after a collection (garbage is not held replies)', () => {

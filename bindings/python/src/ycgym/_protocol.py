@@ -91,6 +91,7 @@ MAX_SESSION_ID_CHARS: Final = 64
 MAX_SESSION_ID_TAG_CHARS: Final = 32
 MAX_SLOTS: Final = 256
 SESSION_ID_RANDOM_BYTES: Final = 16
+UNREAD_TOTAL_HEADROOM_DIVISOR: Final = 4
 
 
 class ResetOptionsRecord(TypedDict):
@@ -374,7 +375,7 @@ class HelloResultLimits(TypedDict):
     max_unread_reply_bytes: int | None
     """Bytes of large replies ZeroMQ may still hold for one connection (serve --max-unread-mib): while they reach it, the connection's requests are refused with capacity, unhandled; null over the pipe transport, whose output buffer is bounded by the transport itself."""
     max_unread_total_bytes: int | None
-    """Bytes of large replies ZeroMQ may still hold for every connection together (serve --max-unread-total-mib): from 3/4 of it the requests of the connections holding the most (at least the average) are refused with capacity, at it every connection's, unhandled; null over the pipe transport."""
+    """Bytes of large replies ZeroMQ may still hold for every connection together (serve --max-unread-total-mib): from 3/4 of it the requests of the connections holding the most (at least the average) are refused with capacity, unhandled, at it those of every connection holding some, and beyond it and its headroom (a quarter of it) every connection's; null over the pipe transport."""
     max_connections: int | None
     """Connections served at once (serve --max-connections): while more are open, the requests of a connection not served before are refused with capacity, unhandled; null over the pipe transport (its one client is the parent process)."""
     record: HelloResultLimitsRecord2 | None
