@@ -9,7 +9,7 @@ import { makePolicy } from '../../baselines/index.js';
 import { loadPreset } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
 import { runEpisode } from '../../src/env/episode.js';
-import { browsable, Simulation } from '../../src/sim/index.js';
+import { browsable, Simulation, type Task } from '../../src/sim/index.js';
 import { D } from '../../src/sim/py/decimal.js';
 
 const ids = (ts: readonly { id: number }[]): number[] => ts.map((t) => t.id);
@@ -43,6 +43,59 @@ describe('browsable: the reused unfiltered listing', () => {
     expect(after.length).toBeGreaterThan(before.length);
     for (const c of st.clients) c.trust = D(5);
     expect(ids(browsable(sim))).toEqual(ids(browsable(sim, { rewardMin: -Infinity })));
+  });
+
+  it('is kept, the same array, when prestige and trust are replaced by values that decide nothing differently', () => {
+    const sim = Simulation.create(loadPreset('default'), { seed: 2 });
+    const before = browsable(sim);
+    const st = sim.state as { prestige: Record<string, unknown>; clients: { trust: unknown }[] };
+    // As daily decay does: every value replaced, prestige within its whole level, trust below every gate (2, 3, 4).
+    for (const d of Object.keys(st.prestige)) st.prestige[d] = D('1.9');
+    for (const c of st.clients) c.trust = D('1.5');
+    expect(browsable(sim)).toBe(before);
+    expect(ids(before)).toEqual(ids(browsable(sim, { rewardMin: -Infinity })));
+  });
+
+  it('is recomputed when one trust reaches, or falls just below, the gate of one of its tasks', () => {
+    const sim = Simulation.create(loadPreset('default'), { seed: 2 });
+    const st = sim.state as unknown as { tasks: Task[]; clients: { trust: unknown }[] };
+    const gated = st.tasks.find((t) => t.status === 'market' && t.requiredTrust > 0 && t.requiredPrestige <= 1 && t.clientId !== null);
+    expect(gated).toBeDefined();
+    const { id, requiredTrust, clientId } = gated as Task;
+    const client = st.clients[clientId as number] as { trust: unknown };
+    const steps: [string, boolean][] = [[String(requiredTrust - 0.0001), false], [String(requiredTrust), true], [String(requiredTrust - 1e-9), false], [String(requiredTrust + 0.5), true]];
+    for (const [trust, listed] of steps) {
+      client.trust = D(trust);
+      const now = ids(browsable(sim));
+      expect(now, `trust ${trust}`).toEqual(ids(browsable(sim, { rewardMin: -Infinity })));
+      expect(now.includes(id), `trust ${trust}`).toBe(listed);
+    }
+  });
+
+  it('equals a fresh listing after any sequence of prestige and trust values (levels, gates and their edges) and accepts', () => {
+    const cfg = loadPreset('default');
+    const value = fc.oneof(fc.integer({ min: 0, max: 6 }), fc.integer({ min: 0, max: 6 }).map((n) => n - 1e-9), fc.double({ min: 0, max: 6, noNaN: true }), fc.integer({ min: 0, max: 60000 }).map((n) => n / 10000));
+    const change = fc.tuple(fc.constantFrom('prestige', 'trust', 'accept'), fc.integer({ min: 0, max: 15 }), value);
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 50 }), fc.array(change, { maxLength: 40 }), (seed, changes) => {
+        const sim = Simulation.create(cfg, { seed });
+        const st = sim.state as { prestige: Record<string, unknown>; clients: { trust: unknown }[] };
+        const domains = Object.keys(st.prestige);
+        expectCurrent(sim, 'start');
+        for (const [kind, i, v] of changes) {
+          if (kind === 'prestige') st.prestige[domains[i % domains.length] as string] = D(String(Math.max(1, v)));
+          else if (kind === 'trust') (st.clients[i % st.clients.length] as { trust: unknown }).trust = D(String(v));
+          else {
+            // The i-th listed task (the listing is extended: one task leaves the market, its replacement is appended).
+            const listed = browsable(sim);
+            const t = listed[i % Math.max(1, listed.length)];
+            if (t !== undefined) expect(sim.execute(`task accept --task-id ${sim.taskRef(t.id)}`).ok).toBe(true);
+          }
+          expectCurrent(sim, `${kind} ${i} = ${v}`);
+        }
+      }),
+      { numRuns: 100 },
+    );
   });
 
   it('equals a fresh listing after any random command history, snapshots and restores included', () => {

@@ -311,7 +311,7 @@ export function employeeList(ctx: HandlerCtx): EmployeeListResult {
 }
 
 /** `pm[d]` by comparisons of the (interned) domain texts: a keyed load with a varying key was a generic lookup per requirement. */
-function prestigeOf(pm: Record<Domain, number>, d: Domain): number {
+function prestigeOf(pm: Readonly<Record<Domain, number>>, d: Domain): number {
   return d === 'research' ? pm.research : d === 'inference' ? pm.inference : d === 'data_environment' ? pm.data_environment : d === 'training' ? pm.training : pm[d];
 }
 
@@ -332,22 +332,108 @@ function intPrestige(ctx: Ctx): Record<Domain, number> {
  * domain and the clients' trust. Prestige and trust are immutable Decimals replaced on every change, so unchanged
  * references mean unchanged values: the listing is reused until one of them is replaced (a Discrete step computes it
  * for its frame, and most steps change neither).
+ *
+ * A replaced value that decides nothing differently keeps the listing too (every `sim resume` replaces them: daily
+ * prestige and trust decay): the listing reads prestige only truncated to int (`pm`), and a client's trust only
+ * through `trust < requiredTrust` of its trust-gated tasks that reach that test. `trustLo[i]`/`trustHi[i]` are the
+ * largest such `requiredTrust` the trust of client i met and the smallest it did not (-Infinity/Infinity when none):
+ * any trust in `[trustLo[i], trustHi[i])` passes and fails the same tasks. With `pm` unchanged the same tasks reach
+ * the trust test, so those bounds decide the whole listing. When the task count grew (accepts) and the gates decide
+ * the same, the listing is extended (`listingExtended`) instead of listing the whole market again.
  */
 interface Listing {
   readonly len: number;
-  readonly prestige: readonly Dec[];
-  readonly trust: readonly Dec[];
+  prestige: readonly Dec[];
+  trust: readonly Dec[];
+  readonly pm: Readonly<Record<Domain, number>>;
+  readonly trustLo: readonly number[];
+  readonly trustHi: readonly number[];
   readonly tasks: readonly Task[];
 }
 const listings = new WeakMap<SimState, Listing>();
 
-function listingCurrent(c: Listing, s: SimState): boolean {
-  if (c.len !== s.tasks.length) return false;
-  for (let i = 0; i < DOMAINS_ALPHA.length; i++) if (s.prestige[DOMAINS_ALPHA[i] as Domain] !== c.prestige[i]) return false;
+/**
+ * Whether `c`, computed at `c.len` tasks, decides every gate as the state's prestige and trust do now. When it does,
+ * the replaced values are taken into `c` (their references: the next call compares those alone).
+ */
+function decidesSame(c: Listing, s: SimState): boolean {
   const clients = s.clients;
   if (clients.length !== c.trust.length) return false;
-  for (let i = 0; i < clients.length; i++) if ((clients[i] as (typeof clients)[number]).trust !== c.trust[i]) return false;
+  let same = true;
+  for (let i = 0; i < DOMAINS_ALPHA.length && same; i++) if (s.prestige[DOMAINS_ALPHA[i] as Domain] !== c.prestige[i]) same = false;
+  for (let i = 0; i < clients.length && same; i++) if ((clients[i] as (typeof clients)[number]).trust !== c.trust[i]) same = false;
+  if (same) return true;
+  // Some value was replaced: the same decisions when each decides as the one the listing was computed from.
+  const p = s.prestige;
+  const pm = c.pm;
+  if (Math.trunc(toFloat(p.research)) !== pm.research || Math.trunc(toFloat(p.inference)) !== pm.inference) return false;
+  if (Math.trunc(toFloat(p.data_environment)) !== pm.data_environment || Math.trunc(toFloat(p.training)) !== pm.training) return false;
+  for (let i = 0; i < clients.length; i++) {
+    const c0 = clients[i] as (typeof clients)[number] | undefined;
+    if (c0 === undefined || c0.trust === c.trust[i]) continue;
+    const lo = c.trustLo[i] as number;
+    const hi = c.trustHi[i] as number;
+    if (lo === -Infinity && hi === Infinity) continue;
+    const tf = toFloat(c0.trust);
+    // Negated: a NaN trust is not known to decide the same.
+    if (!(tf >= lo && tf < hi)) return false;
+  }
+  c.prestige = mapPacked(DOMAINS_ALPHA, (d) => p[d]);
+  c.trust = mapPacked(clients, (x) => x.trust);
   return true;
+}
+
+/**
+ * Whether a market task passes the prestige and trust gates of `market browse`. `pm`: `intPrestige`, `maxP` and `minP`
+ * its largest and smallest; `trustF`: each client's trust as a float by client index, converted on first use (toFloat
+ * per listed task showed in profiles); `trustLo`/`trustHi`, when given, narrowed to the bounds of the trust tests
+ * made (see `Listing`).
+ */
+function gatesPass(t: Task, pm: Readonly<Record<Domain, number>>, maxP: number, minP: number, clients: SimState['clients'], trustF: (number | undefined)[], trustLo: number[] | null, trustHi: number[] | null): boolean {
+  if (t.requiredPrestige > maxP) return false;
+  // Every domain's prestige is at least minP: nothing to look up when the task asks for no more.
+  // Loops, not some/every with closures: this runs for every market task of every listing.
+  if (!(t.requiredPrestige <= minP)) {
+    for (const r of t.reqs) if (!(prestigeOf(pm, r.domain) >= t.requiredPrestige)) return false;
+  }
+  if (t.requiredTrust > 0 && t.clientId !== null) {
+    const c = clients[t.clientId];
+    let tf = 0.0;
+    if (c) {
+      tf = trustF[t.clientId] ?? (trustF[t.clientId] = toFloat(c.trust));
+      if (trustLo !== null && trustHi !== null) {
+        if (tf < t.requiredTrust) {
+          if (t.requiredTrust < (trustHi[t.clientId] as number)) trustHi[t.clientId] = t.requiredTrust;
+        } else if (t.requiredTrust > (trustLo[t.clientId] as number)) trustLo[t.clientId] = t.requiredTrust;
+      }
+    }
+    if (tf < t.requiredTrust) return false;
+  }
+  return true;
+}
+
+/**
+ * The listing after tasks were appended since `c` (accepts: each leaves the market and appends its replacement), with
+ * every gate deciding as in `c` (`decidesSame`): `c`'s tasks still on the market merged with the appended ones that
+ * pass the gates, in listing order, without reading the rest of the market. Stored as the current listing.
+ */
+function listingExtended(c: Listing, st: SimState): readonly Task[] {
+  const pm = c.pm;
+  const maxP = Math.max(pm.research, pm.inference, pm.data_environment, pm.training);
+  const minP = Math.min(pm.research, pm.inference, pm.data_environment, pm.training);
+  const trustLo = c.trustLo.slice();
+  const trustHi = c.trustHi.slice();
+  const trustF: (number | undefined)[] = [];
+  const added: Task[] = [];
+  for (let i = c.len; i < st.tasks.length; i++) {
+    const t = st.tasks[i] as Task;
+    if (t.status === 'market' && gatesPass(t, pm, maxP, minP, st.clients, trustF, trustLo, trustHi)) added.push(t);
+  }
+  // `marketOrder` over `added` (every one on the market) from 0: `c.tasks` less the tasks that left the market,
+  // merged with `added` sorted, in the order `marketByReward` keeps.
+  const tasks = Object.freeze(marketOrder(added, c.tasks, 0));
+  listings.set(st, { len: st.tasks.length, prestige: c.prestige, trust: c.trust, pm, trustLo, trustHi, tasks });
+  return tasks;
 }
 
 /**
@@ -358,40 +444,26 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
   const unfiltered = filter.domain === undefined && filter.rewardMin === undefined;
   if (unfiltered) {
     const c = listings.get(ctx.state);
-    if (c !== undefined && listingCurrent(c, ctx.state)) return c.tasks;
+    if (c !== undefined && c.len <= ctx.state.tasks.length && decidesSame(c, ctx.state)) return c.len === ctx.state.tasks.length ? c.tasks : listingExtended(c, ctx.state);
   }
   const pm = intPrestige(ctx);
   const maxP = Math.max(pm.research, pm.inference, pm.data_environment, pm.training);
   const minP = Math.min(pm.research, pm.inference, pm.data_environment, pm.training);
   const out: Task[] = [];
   const clients = ctx.state.clients;
-  // Each client's trust as a float, converted on first use (toFloat per listed task showed in profiles).
-  let trustF: (number | undefined)[] | null = null;
+  const trustF: (number | undefined)[] = [];
+  // Per client index, the trust bounds within which the listing stays the same (see `Listing`); unfiltered only.
+  const trustLo: number[] | null = unfiltered ? mapPacked(clients, () => -Infinity) : null;
+  const trustHi: number[] | null = unfiltered ? mapPacked(clients, () => Infinity) : null;
   for (const t of marketByReward(ctx.state)) {
-    if (t.status !== 'market' || t.requiredPrestige > maxP) continue;
+    if (t.status !== 'market') continue;
     if (filter.rewardMin !== undefined && t.rewardCents < filter.rewardMin) continue;
-    // Loops, not some/every with closures: this runs for every market task of every listing.
     if (filter.domain !== undefined) {
       let has = false;
       for (const r of t.reqs) if (r.domain === filter.domain) has = true;
       if (!has) continue;
     }
-    // Every domain's prestige is at least minP: nothing to look up when the task asks for no more.
-    if (!(t.requiredPrestige <= minP)) {
-      let meets = true;
-      for (const r of t.reqs) if (!(prestigeOf(pm, r.domain) >= t.requiredPrestige)) meets = false;
-      if (!meets) continue;
-    }
-    if (t.requiredTrust > 0 && t.clientId !== null) {
-      const c = clients[t.clientId];
-      let tf = 0.0;
-      if (c) {
-        trustF ??= [];
-        tf = trustF[t.clientId] ?? (trustF[t.clientId] = toFloat(c.trust));
-      }
-      if (tf < t.requiredTrust) continue;
-    }
-    out.push(t);
+    if (gatesPass(t, pm, maxP, minP, clients, trustF, trustLo, trustHi)) out.push(t);
   }
   if (unfiltered) {
     const st = ctx.state;
@@ -399,6 +471,9 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
       len: st.tasks.length,
       prestige: mapPacked(DOMAINS_ALPHA, (d) => st.prestige[d]),
       trust: mapPacked(st.clients, (c) => c.trust),
+      pm,
+      trustLo: trustLo as number[],
+      trustHi: trustHi as number[],
       tasks: Object.freeze(out),
     });
   }
