@@ -31,7 +31,7 @@
  * features are tier, salary and assignments), no client loyalty or adversarial flag, no scheduled event times
  * (a task's ETA is extrapolated from its observed progress since acceptance).
  */
-import { browsable, clientsByName, deadlineBusinessDays, DOMAINS, payrollOf, type Simulation, type Task, toFloat, US_PER_DAY } from '../sim/index.js';
+import { browsable, claimedTasks, clientsByName, deadlineBusinessDays, DOMAINS, payrollOf, type Simulation, type Task, toFloat, US_PER_DAY } from '../sim/index.js';
 import { DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS } from './discrete-slots.js';
 
 /** Options of the Discrete frame (reset options `market_slots`, `task_slots`). */
@@ -437,14 +437,23 @@ function frameCtx(sim: Simulation): FrameCtx {
 /**
  * `openTasks`, reusing the last frame's list while the task list has the same length. A task becomes open only by
  * `task accept`, which always adds the replacement task (the count grows); an open task's slot order (acceptance
- * time, rowid) never changes; it leaves the open set in place (completed, failed, cancelled): dropped here.
+ * time, rowid) never changes; it leaves the open set in place (completed, failed, cancelled): dropped here. A new
+ * count lists them from `claimedTasks` (every owned task is claimed), not from every task (`openTasks`, the oracle).
  */
 function openTasksOf(sim: Simulation, ctx: FrameCtx): Task[] {
   const tasks = sim.state.tasks;
   if (ctx.tasks !== tasks || ctx.taskCount !== tasks.length) {
     ctx.tasks = tasks;
     ctx.taskCount = tasks.length;
-    return (ctx.open = openTasks(sim));
+    // From the claimed tasks (every owned task among them; kept per task count, and extended by `task accept`
+    // without a scan): the open tasks without reading the whole market.
+    const out: Task[] = [];
+    const claimed = claimedTasks(sim.state);
+    for (let i = 0; i < claimed.length; i++) {
+      const t = claimed[i] as Task;
+      if (t.owned && (t.status === 'planned' || t.status === 'active')) out.push(t);
+    }
+    return (ctx.open = out.length > 1 ? out.sort(bySlot) : out);
   }
   const open = ctx.open;
   for (let i = 0; i < open.length; i++) {

@@ -12,7 +12,7 @@ export { COMMANDS, GROUP_HELP, parseArgv } from './commands/spec.js';
 export type { CommandSpec, OptionSpec } from './commands/spec.js';
 
 // The one terminal rule (bankrupt or at the horizon) and the company figures every status view reports.
-export { clientsByName, companyFigures, isBankrupt, isHorizonReached, outcome, payrollOf, taskCounts } from './model/status.js';
+export { claimedTasks, clientsByName, companyFigures, isBankrupt, isHorizonReached, outcome, payrollOf, taskCounts } from './model/status.js';
 export type { CompanyFigures, Outcome, TerminalReason } from './model/status.js';
 export { browsable } from './commands/handlers.js';
 

@@ -12,7 +12,7 @@ import { runEpisode } from '../../src/env/episode.js';
 import { Simulation, taskCounts } from '../../src/sim/index.js';
 import { activeTasks } from '../../src/sim/model/engine.js';
 import { claimedTasks } from '../../src/sim/model/status.js';
-import type { SimState } from '../../src/sim/model/types.js';
+import type { SimState, Task } from '../../src/sim/model/types.js';
 
 const ids = (ts: readonly { id: number }[]): number[] => ts.map((t) => t.id);
 
@@ -65,6 +65,42 @@ describe('claimedTasks: owned or out-of-market tasks, kept per task count', () =
         }),
         { numRuns: 40 },
       );
+    }
+  });
+
+  it('is extended by task accept without reading the other tasks; a Discrete accept step reads no unlisted market task', () => {
+    // Counts the reads of `status` and `owned` of the market tasks outside the listing (prestige-gated: never listed here).
+    let reads = 0;
+    const spyOnHidden = (s: SimState): Task[] => {
+      const hidden = s.tasks.filter((t) => t.status === 'market' && t.requiredPrestige > 1);
+      for (const t of hidden) {
+        for (const key of ['status', 'owned'] as const) {
+          let v = t[key];
+          Object.defineProperty(t, key, { get: () => (reads++, v), set: (x) => void (v = x), enumerable: true, configurable: true });
+        }
+      }
+      return hidden;
+    };
+    const sim = Simulation.create(loadPreset('default'), { seed: 4 });
+    const s = sim.state as SimState;
+    claimedTasks(s);
+    expect(spyOnHidden(s).length).toBeGreaterThan(50);
+    for (const id of [1, 2, 3]) {
+      expect(sim.execute(`task accept --task-id Task-${id}`).ok).toBe(true);
+      reads = 0;
+      const after = ids(claimedTasks(s));
+      expect(reads, `claimedTasks after accepting Task-${id}`).toBe(0);
+      expect(after).toEqual(ids(s.tasks.filter((t) => t.owned || t.status !== 'market')));
+    }
+    const env = new Env();
+    let r = env.reset({ seed: 4, options: { actions: 'discrete', text: false } });
+    spyOnHidden((env.simulation as Simulation).state as SimState);
+    for (let k = 0; k < 3; k++) {
+      const accept = r.observation.discrete?.mask.indexOf(true, 1) as number;
+      expect(env.discreteSpec?.action_names[accept]).toMatch(/^accept/);
+      reads = 0;
+      r = env.step(accept);
+      expect(reads, `Discrete accept step ${k}`).toBe(0);
     }
   });
 });

@@ -12,7 +12,7 @@ import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
 import { deadlineBusinessDays } from '../model/deadline.js';
-import { claimedTasks, clientsByName, companyFigures, isBankrupt, outcome } from '../model/status.js';
+import { claimAccepted, claimedTasks, clientsByName, companyFigures, isBankrupt, outcome } from '../model/status.js';
 import { marketEntry, type CachedEntry } from './market-entry.js';
 import { mapPacked } from '../py/packed.js';
 import type {
@@ -606,7 +606,9 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   let title = tt.title;
   if (cfg.fixes.replacement_unique_titles) title = `Task-R${++state.replacementSerial}`;
   const rep = marketTask(tt, { id: state.tasks.length, title, clientId: repClient ? repClient.id : null, rewardCents: reward, marketSlot: task.marketSlot });
+  const lenBefore = state.tasks.length;
   addTask(rep);
+  claimAccepted(state.tasks, task, lenBefore);
   return { task_id: task.title, status: task.status, accepted_at: isoformat(acceptedAt), deadline: isoformat(deadline), replacement_task_id: rep.title };
 }
 

@@ -75,6 +75,33 @@ export function claimedTasks(state: Pick<SimState, 'tasks'>): readonly Task[] {
   return tasks;
 }
 
+/**
+ * `task accept`'s update of the claimed list, after it took `task` out of the market and appended its replacement to
+ * `all` (then `lenBefore + 1` long): when the list was current at `lenBefore` (the accept takes it to count the slot's
+ * generation), it is that list with `task` inserted in id order, as a scan would find it (the appended replacement is
+ * on the market, not owned), taken without the scan of every task. Anything else leaves the list to the next scan.
+ */
+export function claimAccepted(all: readonly Task[], task: Task, lenBefore: number): void {
+  const c = claimed.get(all);
+  const rep = all[lenBefore];
+  if (c === undefined || c.len !== lenBefore || all.length !== lenBefore + 1 || rep === undefined || rep.owned || rep.status !== 'market') return;
+  if (all[task.id] !== task || !(task.owned || task.status !== 'market')) return;
+  // A new array: a caller may hold the old one.
+  const tasks: Task[] = [];
+  let placed = false;
+  for (let i = 0; i < c.tasks.length; i++) {
+    const t = c.tasks[i] as Task;
+    if (t === task) return;
+    if (!placed && t.id > task.id) {
+      tasks.push(task);
+      placed = true;
+    }
+    tasks.push(t);
+  }
+  if (!placed) tasks.push(task);
+  claimed.set(all, { len: all.length, tasks });
+}
+
 /** The company's tasks by state, as `company status` counts them. */
 export function taskCounts(state: Pick<SimState, 'tasks'>): { active: number; planned: number; completed: number; cancelled: number } {
   const counts = { active: 0, planned: 0, completed: 0, cancelled: 0 };
