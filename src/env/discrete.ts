@@ -410,11 +410,16 @@ interface FrameCtx {
   /** Listed tasks' market features, by task id. */
   readonly market: Map<number, MarketEntry>;
   /**
-   * The market slots of the last frame: each one's task, its values (`marketEntry`'s, contiguous: `slotValues[i *
-   * width ...]`) and its client id. Read instead of the entries: one short run of memory for the whole block.
+   * The frame's starting values, copied for each frame (private: never handed out): the market slots' values of the
+   * listing `slotMarket` in their block (`marketEntry`'s, `client_trust` 0; zeros for an empty slot), every other
+   * feature a placeholder that the frame overwrites. Built for `templateSpec`. The slots' tasks and client ids are
+   * `slotTasks` and `slotClients`. A frame whose listing is the same array (`browsable` keeps it while nothing it
+   * shows changed) copies the block with the template, without touching a task or an entry.
    */
+  template: number[];
+  templateSpec: DiscreteSpec | null;
+  slotMarket: readonly Task[] | null;
   slotTasks: (Task | undefined)[];
-  slotValues: Float64Array;
   slotClients: (number | null)[];
   /** The task list and its length when `open` was listed. */
   tasks: readonly Task[] | null;
@@ -429,7 +434,7 @@ function frameCtx(sim: Simulation): FrameCtx {
   const clients = clientsByName(sim.state.clients);
   const c = frameCtxs.get(sim);
   if (c !== undefined && c.funds0 === funds0 && c.pmax === cfg.prestige_max && c.tmax === cfg.trust_max && c.deadlineMin === cfg.deadline_min_biz_days && c.qtyPerDay === cfg.deadline_qty_per_day && c.clients === clients) return c;
-  const n: FrameCtx = { funds0, pmax: cfg.prestige_max, tmax: cfg.trust_max, deadlineMin: cfg.deadline_min_biz_days, qtyPerDay: cfg.deadline_qty_per_day, clients, market: new Map(), slotTasks: [], slotValues: new Float64Array(0), slotClients: [], tasks: null, taskCount: 0, open: [] };
+  const n: FrameCtx = { funds0, pmax: cfg.prestige_max, tmax: cfg.trust_max, deadlineMin: cfg.deadline_min_biz_days, qtyPerDay: cfg.deadline_qty_per_day, clients, market: new Map(), template: [], templateSpec: null, slotMarket: null, slotTasks: [], slotClients: [], tasks: null, taskCount: 0, open: [] };
   frameCtxs.set(sim, n);
   return n;
 }
@@ -510,6 +515,39 @@ function marketEntry(t: Task, ctx: FrameCtx): MarketEntry {
   return n;
 }
 
+/**
+ * `ctx.template` for `spec` with the market block of `market` (K slots of width `mw` from offset `mo`). A slot holding
+ * the same task as before keeps its values; a task new to its slot (an accept shifts the slots below it) takes its
+ * entry (`marketEntry`: checked against the task, recomputed when its requirements changed).
+ */
+function marketTemplate(spec: DiscreteSpec, ctx: FrameCtx, market: readonly Task[], K: number, mw: number, mo: number): number[] {
+  let tpl = ctx.template;
+  if (ctx.templateSpec !== spec || tpl.length !== spec.obs_size) {
+    tpl = ctx.template = packedDoubles(spec);
+    ctx.templateSpec = spec;
+    ctx.slotMarket = null;
+    ctx.slotTasks = [];
+    ctx.slotClients = [];
+  }
+  if (market === ctx.slotMarket) return tpl;
+  for (let i = 0; i < K; i++) {
+    const t = market[i];
+    if (ctx.slotTasks[i] === t && t !== undefined) continue;
+    const at = mo + i * mw;
+    ctx.slotTasks[i] = t;
+    if (t === undefined) {
+      for (let x = 0; x < mw; x++) tpl[at + x] = 0;
+      ctx.slotClients[i] = null;
+      continue;
+    }
+    const e = marketEntry(t, ctx);
+    for (let x = 0; x < mw; x++) tpl[at + x] = e.values[x] as number;
+    ctx.slotClients[i] = e.clientId;
+  }
+  ctx.slotMarket = market;
+  return tpl;
+}
+
 /** Scratch of `fastFrame`: each client's trust feature by id. */
 const trustScratch: number[] = [];
 /** Scratch of `fastFrame`: per open task slot, which employees (by index) it has. */
@@ -532,7 +570,7 @@ function fastFrame(sim: Simulation, spec: DiscreteSpec, ctx: FrameCtx, open: rea
   if (companyWidth(C) + K * marketWidth(C) + T * taskWidth(E) + E * EMPLOYEE_WIDTH !== spec.obs_size) return null;
   for (let e = 0; e < E; e++) if (s.employees[e]!.id !== e) return null;
   const { funds0, pmax, tmax } = ctx;
-  const obs = packedDoubles(spec);
+  const obs = marketTemplate(spec, ctx, market, K, marketWidth(C), companyWidth(C)).slice();
   const mask = packedFalse(spec);
   // Each client's trust feature by client id (as `features`' trustOf: s.clients[id], 0 when absent).
   const trustById = trustScratch;
@@ -555,30 +593,9 @@ function fastFrame(sim: Simulation, spec: DiscreteSpec, ctx: FrameCtx, open: rea
   obs[o++] = bounded(active / T, 0, MAX_SLOTS);
   obs[o++] = bounded(market.length / Math.max(1, sim.cfg.world.num_market_tasks), 0, 1);
 
-  // Market slots.
+  // Market slots: their values came with the template; each present slot's client trust.
   const mw = marketWidth(C);
-  if (ctx.slotValues.length !== K * mw) {
-    ctx.slotValues = new Float64Array(K * mw);
-    ctx.slotTasks = [];
-    ctx.slotClients = [];
-  }
-  for (let i = 0; i < K; i++, o += mw) {
-    const t = market[i];
-    if (t === undefined) {
-      for (let x = 0; x < mw; x++) obs[o + x] = 0;
-      continue;
-    }
-    // The same task in the slot as in the last frame: its values as they were, without touching the task.
-    if (ctx.slotTasks[i] !== t) {
-      const e = marketEntry(t, ctx);
-      ctx.slotTasks[i] = t;
-      ctx.slotValues.set(e.values, i * mw);
-      ctx.slotClients[i] = e.clientId;
-    }
-    const v = ctx.slotValues;
-    for (let x = 0; x < mw; x++) obs[o + x] = v[i * mw + x]!;
-    obs[o + MARKET_CLIENT_TRUST] = bounded(trustOf(ctx.slotClients[i] as number | null), 0, 1);
-  }
+  for (let i = 0; i < K; i++, o += mw) if (ctx.slotTasks[i] !== undefined) obs[o + MARKET_CLIENT_TRUST] = bounded(trustOf(ctx.slotClients[i] as number | null), 0, 1);
 
   // Task slots (and, per slot, which employees it has: the mask's and the employees' block's source).
   if (assignedScratch.length < T * E) assignedScratch = new Uint8Array(T * E);
