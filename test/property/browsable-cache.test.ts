@@ -98,6 +98,25 @@ describe('browsable: the reused unfiltered listing', () => {
     );
   });
 
+  it('is extended after an accept without reading the status of the listed tasks (the accepted one is known)', () => {
+    const sim = Simulation.create(loadPreset('default'), { seed: 5 });
+    for (let k = 0; k < 3; k++) {
+      const listed = browsable(sim);
+      let reads = 0;
+      for (const t of listed) {
+        let v = t.status;
+        Object.defineProperty(t, 'status', { get: () => (reads++, v), set: (x) => void (v = x), enumerable: true, configurable: true });
+      }
+      const accept = listed[2 * k] as Task;
+      expect(sim.execute(`task accept --task-id ${sim.taskRef(accept.id)}`).ok).toBe(true);
+      reads = 0;
+      const after = browsable(sim);
+      expect(reads, `accept ${k}`).toBe(0);
+      expect(after.includes(accept)).toBe(false);
+      expect(ids(after)).toEqual(ids(browsable(sim, { rewardMin: -Infinity })));
+    }
+  });
+
   it('equals a fresh listing after any random command history, snapshots and restores included', () => {
     const cfg = loadPreset('default');
     const command = fc.oneof(

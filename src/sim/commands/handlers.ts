@@ -39,7 +39,7 @@ import type {
   TaskListResult,
   WakeEvent,
 } from './results.js';
-import { marketOrder } from './market-order.js';
+import { before, marketOrder } from './market-order.js';
 import type { ParsedOptions } from './spec.js';
 
 /** A rejected command: rendered as `{"error": message}` with the given exit code, state untouched. */
@@ -348,9 +348,18 @@ interface Listing {
   readonly pm: Readonly<Record<Domain, number>>;
   readonly trustLo: readonly number[];
   readonly trustHi: readonly number[];
+  /** The length of the state's accept log (`acceptLogs`) when the listing was taken. */
+  readonly accepted: number;
   readonly tasks: readonly Task[];
 }
 const listings = new WeakMap<SimState, Listing>();
+
+/**
+ * The tasks `task accept` took out of the market, per state, in order (one per task appended: its replacement). With
+ * the log's length when a listing was taken, the tasks that left the market since are known without reading every
+ * listed task (`listingExtended`).
+ */
+const acceptLogs = new WeakMap<SimState, Task[]>();
 
 /**
  * Whether `c`, computed at `c.len` tasks, decides every gate as the state's prestige and trust do now. When it does,
@@ -429,10 +438,36 @@ function listingExtended(c: Listing, st: SimState): readonly Task[] {
     const t = st.tasks[i] as Task;
     if (t.status === 'market' && gatesPass(t, pm, maxP, minP, st.clients, trustF, trustLo, trustHi)) added.push(t);
   }
-  // `marketOrder` over `added` (every one on the market) from 0: `c.tasks` less the tasks that left the market,
-  // merged with `added` sorted, in the order `marketByReward` keeps.
-  const tasks = Object.freeze(marketOrder(added, c.tasks, 0));
-  listings.set(st, { len: st.tasks.length, prestige: c.prestige, trust: c.trust, pm, trustLo, trustHi, tasks });
+  const log = acceptLogs.get(st);
+  const accepted = log === undefined ? 0 : log.length;
+  let out: Task[];
+  if (log !== undefined && accepted - c.accepted === st.tasks.length - c.len) {
+    // Every task appended since came with an accept logged since: the tasks that left the market are those logged.
+    out = [];
+    for (let i = 0; i < c.tasks.length; i++) {
+      const t = c.tasks[i] as Task;
+      let left = false;
+      for (let k = c.accepted; k < accepted; k++) if (log[k] === t) left = true;
+      if (!left) out.push(t);
+    }
+    // Each appended task at its place in the listing order (a binary search: few listed tasks read).
+    for (const a of added) {
+      let lo = 0;
+      let hi = out.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (before(out[mid] as Task, a)) lo = mid + 1;
+        else hi = mid;
+      }
+      out.splice(lo, 0, a);
+    }
+  } else {
+    // `marketOrder` over `added` (every one on the market) from 0: `c.tasks` less the tasks that left the market,
+    // merged with `added` sorted, in the order `marketByReward` keeps.
+    out = marketOrder(added, c.tasks, 0);
+  }
+  const tasks = Object.freeze(out);
+  listings.set(st, { len: st.tasks.length, prestige: c.prestige, trust: c.trust, pm, trustLo, trustHi, accepted, tasks });
   return tasks;
 }
 
@@ -474,6 +509,7 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
       pm,
       trustLo: trustLo as number[],
       trustHi: trustHi as number[],
+      accepted: acceptLogs.get(st)?.length ?? 0,
       tasks: Object.freeze(out),
     });
   }
@@ -609,6 +645,9 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   const lenBefore = state.tasks.length;
   addTask(rep);
   claimAccepted(state.tasks, task, lenBefore);
+  let log = acceptLogs.get(state);
+  if (log === undefined) acceptLogs.set(state, (log = []));
+  log.push(task);
   return { task_id: task.title, status: task.status, accepted_at: isoformat(acceptedAt), deadline: isoformat(deadline), replacement_task_id: rep.title };
 }
 

@@ -3,7 +3,8 @@
  */
 import type { Task } from '../model/types.js';
 
-function before(a: Task, b: Task): boolean {
+/** Whether `a` is listed before `b`: reward descending, ties by rowid. */
+export function before(a: Task, b: Task): boolean {
   return a.rewardCents > b.rewardCents || (a.rewardCents === b.rewardCents && a.id < b.id);
 }
 
