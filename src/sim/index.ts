@@ -8,8 +8,8 @@ export { checkWorldCounts, DEFAULT_LIMITS, installConfigValidator, Simulation } 
 export type { CommandResult, SimOptions, SimSnapshot } from './simulation.js';
 
 // The agent commands: their grammar, and the company figures the status commands report.
-export { COMMANDS, GROUP_HELP, parseArgv } from './commands/spec.js';
-export type { CommandSpec, OptionSpec } from './commands/spec.js';
+export { commandLine, COMMANDS, commandSpec, GROUP_HELP, parseArgv } from './commands/spec.js';
+export type { CommandSpec, OptionSpec, ParsedOptions } from './commands/spec.js';
 
 // The one terminal rule (bankrupt or at the horizon) and the company figures every status view reports.
 export { claimedTasks, clientsByName, companyFigures, isBankrupt, isHorizonReached, outcome, payrollOf, taskCounts } from './model/status.js';

@@ -2,6 +2,7 @@
  * The agent command table (one entry per `yc-bench GROUP COMMAND`) and a click-compatible option parser.
  * The table is the single source for parsing, `--help` text and the per-verb tool schemas.
  */
+import { quote } from 'shlex';
 import { DOMAINS } from '../model/types.js';
 
 /** Option value types, as typer declares them. */
@@ -99,6 +100,28 @@ export const GROUP_HELP: Readonly<Record<string, string>> = {
 
 /** Parsed option values (absent options are missing from the record). */
 export type ParsedOptions = Record<string, string | number>;
+
+/** The table's command `group name` (a programming error when there is none). */
+export function commandSpec(group: string, name: string): CommandSpec {
+  const spec = COMMANDS.find((c) => c.group === group && c.name === name);
+  if (spec === undefined) throw new RangeError(`no command '${group} ${name}'`);
+  return spec;
+}
+
+/**
+ * The command line of a command the program built already parsed: `group name`, then each option of `opts` in the
+ * table's order as `--flag value`, a value shell-quoted (POSIX `shlex.quote`) when it is not a plain word. The line
+ * parses back (`parseLine`) to exactly `spec` and `opts` (test/property/command-line.test.ts): the one way such a
+ * command is shown (the Discrete actions' `info.action_text`), rendered from its parsed form, never parsed back.
+ */
+export function commandLine(spec: CommandSpec, opts: ParsedOptions): string {
+  let line = `${spec.group} ${spec.name}`;
+  for (const o of spec.options) {
+    const v = opts[o.dest];
+    if (v !== undefined) line += ` ${o.flag} ${quote(String(v))}`;
+  }
+  return line;
+}
 
 /** The outcome of parsing one command line. */
 export type ParseResult =
