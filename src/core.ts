@@ -61,7 +61,7 @@ export type {
 export type { Policy, PolicyObservation } from './env/policy.js';
 export { EpisodeLoop, outputValue, recordCommandStep, runEpisode, runEpisodeAsync, simulationReason, startCommandEpisode } from './env/episode.js';
 export { admissibleCommands, DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, discreteCommand, discreteFrame, discreteSpec, MAX_SLOTS, TIERS } from './env/discrete.js';
-export type { DiscreteFrame, DiscreteOptions, DiscreteSpec } from './env/discrete.js';
+export type { DiscreteCommand, DiscreteFrame, DiscreteOptions, DiscreteSpec } from './env/discrete.js';
 export type { Agent, EpisodeHooks, EpisodeResult, EpisodeStep, StepView, SyncEnvLike } from './env/episode.js';
 export { commandPolicyAgent, runTurnEpisode, turnView } from './turns/episode.js';
 export type { TurnAgent, TurnEnvLike, TurnEpisodeHooks, TurnEpisodeStep, TurnObservation } from './turns/episode.js';

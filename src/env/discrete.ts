@@ -31,7 +31,7 @@
  * features are tier, salary and assignments), no client loyalty or adversarial flag, no scheduled event times
  * (a task's ETA is extrapolated from its observed progress since acceptance).
  */
-import { browsable, claimedTasks, clientsByName, deadlineBusinessDays, DOMAINS, payrollOf, type Simulation, type Task, toFloat, US_PER_DAY } from '../sim/index.js';
+import { browsable, claimedTasks, clientsByName, commandLine, commandSpec, type CommandSpec, deadlineBusinessDays, DOMAINS, type ParsedOptions, payrollOf, type Simulation, type Task, toFloat, US_PER_DAY } from '../sim/index.js';
 import { DEFAULT_MARKET_SLOTS, DEFAULT_TASK_SLOTS, MAX_SLOTS } from './discrete-slots.js';
 
 /** Options of the Discrete frame (reset options `market_slots`, `task_slots`). */
@@ -697,30 +697,55 @@ export function discreteFrame(sim: Simulation, spec: DiscreteSpec, lists?: Frame
   return fastFrame(sim, spec, ctx, open, market) ?? discreteFrameReference(sim, spec, open, market);
 }
 
-/** The command of a valid action index, given the current market listing and open tasks. */
-function commandOf(sim: Simulation, spec: DiscreteSpec, a: number, market: () => readonly Task[], open: () => Task[]): string {
-  if (a === 0) return 'sim resume';
-  if (a <= spec.market_slots) return `task accept --task-id ${sim.taskRef(market()[a - 1]!.id)}`;
+const RESUME = commandSpec('sim', 'resume');
+const ACCEPT = commandSpec('task', 'accept');
+const ASSIGN = commandSpec('task', 'assign');
+const DISPATCH = commandSpec('task', 'dispatch');
+const CANCEL = commandSpec('task', 'cancel');
+const NO_OPTIONS: ParsedOptions = Object.freeze({});
+
+/** A Discrete action's command: the parsed form the simulation runs, and its command line for what shows it. */
+export interface DiscreteCommand {
+  /** The command line (`commandLine(spec, opts)`: `info.action_text`, the admissible commands, recordings). */
+  command: string;
+  /** The command of the table, and its options, as `parseLine(command)` gives them. */
+  spec: CommandSpec;
+  opts: ParsedOptions;
+}
+
+/**
+ * The command of a valid action index, given the current market listing and open tasks, as its parsed form: the one
+ * description of each action (the table above), which its command line is rendered from (`commandLine`).
+ */
+function parsedOf(sim: Simulation, spec: DiscreteSpec, a: number, market: () => readonly Task[], open: () => Task[]): { spec: CommandSpec; opts: ParsedOptions } {
+  if (a === 0) return { spec: RESUME, opts: NO_OPTIONS };
+  if (a <= spec.market_slots) return { spec: ACCEPT, opts: { task_id: sim.taskRef(market()[a - 1]!.id) } };
   const E = spec.employees.length;
   const r = a - 1 - spec.market_slots;
   const op = r % (3 + E);
   const id = sim.taskRef(open()[Math.floor(r / (3 + E))]!.id);
-  if (op === 0) return `task assign --task-id ${id} --employees ${sim.state.employees.map((e) => e.name).join(',')}`;
-  if (op === 1) return `task dispatch --task-id ${id}`;
-  if (op === 2) return `task cancel --task-id ${id} --reason discrete`;
-  return `task assign --task-id ${id} --employees ${sim.state.employees[op - 3]!.name}`;
+  if (op === 0) return { spec: ASSIGN, opts: { task_id: id, employees: sim.state.employees.map((e) => e.name).join(',') } };
+  if (op === 1) return { spec: DISPATCH, opts: { task_id: id } };
+  if (op === 2) return { spec: CANCEL, opts: { task_id: id, reason: 'discrete' } };
+  return { spec: ASSIGN, opts: { task_id: id, employees: sim.state.employees[op - 3]!.name } };
+}
+
+/** `parsedOf` with its command line. */
+function commandOf(sim: Simulation, spec: DiscreteSpec, a: number, market: () => readonly Task[], open: () => Task[]): DiscreteCommand {
+  const p = parsedOf(sim, spec, a, market, open);
+  return { command: commandLine(p.spec, p.opts), spec: p.spec, opts: p.opts };
 }
 
 /**
  * The command of action `a` in the current state, or why there is none: out of range (`masked` false) or masked
  * out (`masked` true). `mask` must be the current mask; `lists`, when given, the listings the current frame was
- * computed from (`discreteFrame`), with the state unchanged since.
+ * computed from (`discreteFrame`), with the state unchanged since. Run it with `Simulation.executeParsed`.
  */
-export function discreteCommand(sim: Simulation, spec: DiscreteSpec, mask: readonly boolean[], a: number, lists?: FrameLists): { command: string } | { error: string; masked: boolean } {
+export function discreteCommand(sim: Simulation, spec: DiscreteSpec, mask: readonly boolean[], a: number, lists?: FrameLists): DiscreteCommand | { error: string; masked: boolean } {
   if (typeof a !== 'number' || !Number.isInteger(a) || a < 0 || a >= spec.n_actions) return { error: `action must be an integer in [0, ${spec.n_actions - 1}]`, masked: false };
   if (!mask[a]) return { error: `action ${a} (${spec.action_names[a]}) is masked out (not valid now)`, masked: true };
-  if (lists !== undefined) return { command: commandOf(sim, spec, a, () => lists.market, () => lists.open) };
-  return { command: commandOf(sim, spec, a, () => browsable(sim), () => openTasks(sim)) };
+  if (lists !== undefined) return commandOf(sim, spec, a, () => lists.market, () => lists.open);
+  return commandOf(sim, spec, a, () => browsable(sim), () => openTasks(sim));
 }
 
 /** The commands of every masked-in action (TextWorld's `admissible_commands`), in action order (`lists`: as `discreteCommand`). */
@@ -729,7 +754,7 @@ export function admissibleCommands(sim: Simulation, spec: DiscreteSpec, mask: re
   let open: Task[] | null = lists?.open ?? null;
   const out: string[] = [];
   for (let a = 0; a < mask.length; a++) {
-    if (mask[a]) out.push(commandOf(sim, spec, a, () => (market ??= browsable(sim)), () => (open ??= openTasks(sim))));
+    if (mask[a]) out.push(commandOf(sim, spec, a, () => (market ??= browsable(sim)), () => (open ??= openTasks(sim))).command);
   }
   return out;
 }

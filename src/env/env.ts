@@ -7,7 +7,7 @@ import { resetRequestProblem } from './schema-errors.js';
 import { ResetRequest } from './local-validators.generated.js';
 import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, mapPacked, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
-import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
+import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteCommand, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
 /** Default of the `stall_steps` reset option: steps in a row without simulated time advancing before truncation. */
 export const DEFAULT_STALL_STEPS = 200;
@@ -691,19 +691,26 @@ export class Env implements EnvLike {
     if (this.done) throw new EnvUsageError('episode_over', 'the episode is over (terminated or truncated); call reset()');
     let text: string | null;
     let refusal: string | null = null;
+    // A Discrete action's command, built parsed: run as such (its line is rendered for `info.action_text`, not parsed).
+    let parsed: DiscreteCommand | null = null;
     if (this.mode === 'discrete') {
       const spec = this.spec as DiscreteSpec;
       const frame = (this.frame ??= discreteFrame(sim, spec, this.frameLists));
       const c = discreteCommand(sim, spec, frame.mask, action as number, this.frameLists); // a number: checked above
       if ('error' in c && !c.masked) throw new EnvUsageError('invalid_action', c.error);
-      text = 'command' in c ? c.command : null;
-      if ('error' in c) refusal = c.error;
+      if ('error' in c) {
+        text = null;
+        refusal = c.error;
+      } else {
+        parsed = c;
+        text = c.command;
+      }
     } else {
       text = action as string; // a string: checked above
     }
     const before = sim.state.fundsCents;
     const timeBefore = sim.state.simTime;
-    const r = text !== null ? sim.execute(text) : refused(refusal as string);
+    const r = parsed !== null ? sim.executeParsed(parsed.spec, parsed.opts, parsed.command) : text !== null ? sim.execute(text) : refused(refusal as string);
     this.last = r;
     this.steps++;
     this.stalled = sim.state.simTime > timeBefore ? 0 : this.stalled + 1;

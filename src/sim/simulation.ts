@@ -8,7 +8,7 @@ import type { ExperimentConfig, WorldConfig } from './config/types.js';
 import { runBounds } from './model/calendar.js';
 import * as H from './commands/handlers.js';
 import { CommandError } from './commands/handlers.js';
-import { parseArgv, type CommandSpec, type ParsedOptions, type ParseResult } from './commands/spec.js';
+import { COMMANDS, parseArgv, type CommandSpec, type ParsedOptions, type ParseResult } from './commands/spec.js';
 import { D, Dec } from './py/decimal.js';
 import { insertEvent } from './model/engine.js';
 import { pyFormatFixed } from './py/pyfloat.js';
@@ -92,6 +92,9 @@ function verbOf(spec: CommandSpec): Verb {
   }
   return v;
 }
+
+/** The command table's entries (`executeParsed` runs only these). */
+const TABLE: ReadonlySet<CommandSpec> = new Set(COMMANDS);
 
 /**
  * Command lines already parsed into a command (options frozen): a line's parse is a pure function of its text, and
@@ -349,6 +352,20 @@ export class Simulation {
     if (parsed.kind === 'usage') return this.usage(parsed.message, null, parsed.usage);
     if (parsed.kind === 'unsplit') return this.usage(parsed.message, null);
     return this.run(parsed.spec, parsed.opts);
+  }
+
+  /**
+   * Run a command the program built already parsed: `spec` one of `COMMANDS`, `opts` as `parseLine` gives them, `line`
+   * its rendered command line (`commandLine(spec, opts)`, which parses back to them). The result of `execute(line)`,
+   * without splitting and parsing again the line that was rendered from them (the Discrete actions run this way);
+   * `line`'s length is held to `maxCommandChars` as `execute` holds it. A `spec` outside the table is a programming error.
+   */
+  executeParsed(spec: CommandSpec, opts: ParsedOptions, line: string): CommandResult {
+    if (!TABLE.has(spec)) throw new RangeError(`not a command of the table: ${spec.group} ${spec.name}`);
+    if (line.length > this.limits.maxCommandChars) {
+      return this.usage(`Command too long: ${line.length} characters (limit ${this.limits.maxCommandChars}).`, null);
+    }
+    return this.run(spec, opts);
   }
 
   private usage(message: string, verb: Verb | null, usage?: string): CommandResult {
