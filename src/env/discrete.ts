@@ -15,6 +15,9 @@
  * | 1 + K + j·(3+E) + 2      | `task[j].cancel`     | `task cancel --task-id <task j> --reason discrete`       |
  * | 1 + K + j·(3+E) + 3 + e  | `task[j].assign[e]`  | `task assign --task-id <task j> --employees <employee e>` |
  *
+ * An action runs as its command already parsed (`discreteCommand`'s `spec` and `opts`, `Simulation.executeParsed`); its
+ * command line (`commandLine`, rendered from them) is what shows it (`info.action_text`, the admissible commands).
+ *
  * Market slot k is the k-th task of `market browse` (reward descending, the prestige and trust gates applied).
  * Task slot j is the j-th open (planned or active) owned task by acceptance time, then rowid. Employees are in
  * `employee list` order.

@@ -67,11 +67,11 @@ describe('Discrete actions run as built commands, not rendered and parsed back',
           fc.boolean(),
           fc.array(fc.tuple(fc.nat(), fc.nat(19)), { minLength: 400, maxLength: 400 }),
           (seed, T, K, admissible, picks) => {
-            const options = { actions: 'discrete' as const, task_slots: T, market_slots: K, admissible_commands: admissible };
+            const options = { actions: 'discrete' as const, task_slots: T, market_slots: K, admissible_commands: admissible, max_steps: 300 };
             const built = new Env();
             const text = new Env();
-            let a0: ResetResult | StepResult = built.reset({ seed, preset, options, max_steps: 300 });
-            let b0: ResetResult | StepResult = text.reset({ seed, preset, options, max_steps: 300 });
+            let a0: ResetResult | StepResult = built.reset({ seed, preset, options });
+            let b0: ResetResult | StepResult = text.reset({ seed, preset, options });
             expect(JSON.stringify(a0)).toBe(JSON.stringify(b0));
             const sim = built.simulation as Simulation;
             const parsedLines = countLines(sim);

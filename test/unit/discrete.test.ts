@@ -232,6 +232,25 @@ describe('Discrete frame: snapshots', () => {
     expect(() => new Env().restore({ ...snap, actions: 'nope' as never })).toThrow(RangeError);
     expect(() => new Env().restore({ ...snap, discrete: { market_slots: 0, task_slots: 1 } })).toThrow(RangeError);
   });
+
+  it("an employee name that is not a plain word (a restored snapshot's) is assigned as masked in, its line quoted", () => {
+    const env = new Env();
+    env.reset({ seed: 2, options: { actions: 'discrete', task_slots: 1, market_slots: 1 } });
+    env.step(1); // accept[0]: task slot 0 holds it
+    const snap = env.snapshot();
+    snap.sim.state.employees[0]!.name = "Ann O'Neil";
+    const other = new Env();
+    const rr = other.restore(snap);
+    const E = rr.info.discrete_spec!.employees.length;
+    const assign0 = 1 + 1 + 3; // task[0].assign[0]
+    expect(rr.info.discrete_spec!.action_names[assign0]).toBe('task[0].assign[0]');
+    expect(rr.observation.discrete!.mask[assign0]).toBe(true);
+    const r = other.step(assign0);
+    expect(r.info.action_text).toMatch(/^task assign --task-id \S+ --employees 'Ann O'"'"'Neil'$/);
+    expect([r.observation.ok, r.observation.exit_code]).toEqual([true, 0]);
+    expect(r.observation.discrete!.mask[assign0]).toBe(false); // assigned now
+    expect(E).toBeGreaterThan(1);
+  });
 });
 
 describe('Discrete greedy reproduces the golden greedy trajectories', () => {
