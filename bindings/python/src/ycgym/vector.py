@@ -41,6 +41,7 @@ import contextlib
 import operator
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
+from itertools import repeat
 from typing import Any, NamedTuple, cast
 
 import numpy as np
@@ -82,6 +83,7 @@ from .env import YCBenchEnv, make_info, merged_options, text_option
 from .spaces import (
     MAX_TEXT_LENGTH,
     _float_rows,
+    _values_of,
     action_space,
     action_text,
     check_max_text_length,
@@ -98,11 +100,32 @@ _TEXT = operator.itemgetter("text")
 _STR_OR_NONE = {str, type(None)}
 
 
-def _same_dicts(ds: list[Any]) -> bool:
-    """Whether every item of ``ds`` (not empty) is a dict with the keys of the first, in the same order (what the
-    direct vector info takes; the general path also takes keys in other orders)."""
-    return set(map(type, ds)) == {dict} and len(set(map(tuple, ds))) == 1
+_INFO = operator.itemgetter("info")
+_OBSERVATION = operator.itemgetter("observation")
+_STATUS = operator.itemgetter("status")
+_DICT = {dict}
 
+
+def _dict_keys(ds: Sequence[Any]) -> tuple[str, ...] | None:
+    """The keys of the first item of ``ds`` (not empty) when every item is a dict with as many keys, else None. Such
+    dicts have the keys of the first (in any order) exactly when each has every key of the first: the caller reads
+    them by those keys (:func:`_columns`, ``_float_rows``), a KeyError where one lacks one. The vector info of dicts
+    with the same keys in other orders follows the first's order, on the direct path as on the general one
+    (Gymnasium's ``_add_info`` folded over them), so this asks for the same keys, not for the same order."""
+    if set(map(type, ds)) != _DICT:
+        return None
+    keys = tuple(ds[0])
+    return keys if len(set(map(len, ds))) == 1 else None
+
+
+def _columns(ds: Sequence[Any]) -> dict[str, tuple[Any, ...]] | None:
+    """The columns of the dicts ``ds`` (not empty), the first's keys in its order, each with its values in the order of
+    ``ds``; None unless every item is a dict with as many keys as the first (:func:`_dict_keys`); KeyError when one of
+    them lacks a key of the first. The values are read in C (``itemgetter``, ``zip``), not a key at a time."""
+    keys = _dict_keys(ds)
+    if keys is None:
+        return None
+    return dict(zip(keys, zip(*map(_values_of(keys), ds))))
 
 
 VectorSeed = int | np.integer[Any] | Sequence[int | np.integer[Any] | None] | np.ndarray | None
@@ -1042,7 +1065,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             every = self.__dict__["_every_env_cache"] = list(range(self.num_envs))
         return every
 
-    def _columnar_full(self, infos: list[dict[str, Any]]) -> dict[str, Any] | None:
+    def _columnar_full(self, infos: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
         """:meth:`_columnar` when every sub-environment has an info with the same keys (every step
         without an autoreset): one ``np.array`` per column instead of a fill and a scatter, masks all
         true. None when a column is anything else than one scalar type, a dict of such columns or
@@ -1058,7 +1081,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             out["_" + key] = self._all_true().copy()
         return out
 
-    def _full_column(self, vals: list[Any]) -> Any:
+    def _full_column(self, vals: Sequence[Any]) -> Any:
         """One column of :meth:`_columnar_full` (a value for every sub-environment): an array, or a dict of columns
         for dict values with the same keys; None for anything it does not build (see there)."""
         types = set(map(type, vals))
@@ -1078,10 +1101,8 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             return np.array(vals, dtype=t)
         if issubclass(t, (dict, np.ndarray)):
             return None
-        array = np.full(self.num_envs, fill_value=None, dtype=object)
-        for i, v in enumerate(vals):
-            array[i] = v
-        return array
+        # Other objects (the status block's event lists): each one an item, as np.full and a store per item make it.
+        return np.fromiter(vals, dtype=object, count=self.num_envs)
 
     def _step_infos(self, results: list[StepResult]) -> dict[str, Any] | None:
         """The vector info of a step whose every sub-environment has one result (a step's, or a next-step autoreset's:
@@ -1100,19 +1121,18 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             return None
 
     def _step_infos_of(self, results: list[StepResult]) -> dict[str, Any] | None:
-        if any("recording_stopped" in r for r in results):  # a server's note for make_info's info: the general path
+        if any(map(operator.contains, results, repeat("recording_stopped"))):  # a server's note for make_info's info
             return None
-        # Plain mappings here: their keys are read as they come (the columns follow the replies' keys).
-        infos: list[Mapping[str, Any]] = [r["info"] for r in results]
-        obs = [r["observation"] for r in results]
-        if not _same_dicts(infos) or max(map(len, map(_TEXT, obs))) > self.max_text_length:
+        # Plain mappings here: their keys are read as they come (the columns follow the first reply's keys).
+        info_columns = _columns(list(map(_INFO, results)))
+        obs = list(map(_OBSERVATION, results))
+        if info_columns is None or max(map(len, map(_TEXT, obs))) > self.max_text_length:
             return None
-        sts: list[Mapping[str, Any]] = [o["status"] for o in obs]
-        if not _same_dicts(sts):
+        status_columns = _columns(list(map(_STATUS, obs)))
+        if status_columns is None:
             return None
         status: dict[str, Any] = {}
-        for key in sts[0]:
-            vals = [st[key] for st in sts]
+        for key, vals in status_columns.items():
             if key == "prestige" or key == "trust":
                 array = self._float_columns(vals)
             elif key == "runway_months":
@@ -1124,10 +1144,10 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             status[key] = array
             status["_" + key] = self._all_true().copy()
         out: dict[str, Any] = {}
-        columns = [(key, self._full_column([i[key] for i in infos])) for key in infos[0]]
+        columns = [(key, self._full_column(vals)) for key, vals in info_columns.items()]
         columns += [
             ("status", status),
-            ("command", self._full_column([o.get("command") for o in obs])),
+            ("command", self._full_column(list(map(dict.get, obs, repeat("command"))))),
             ("session", self._full_column(list(self._sessions))),
         ]
         # A server info key that make_info sets again ("status", "command", "session") keeps its place and takes the
@@ -1139,13 +1159,14 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             out["_" + key] = self._all_true().copy()
         return out
 
-    def _float_columns(self, dicts: list[Any]) -> dict[str, Any] | None:
+    def _float_columns(self, dicts: Sequence[Any]) -> dict[str, Any] | None:
         """The columns of ``{k: float(v) for k, v in d.items()}`` over ``dicts`` (the status block's prestige and trust
-        as :func:`make_info` gives them) as :meth:`_full_column` builds them; None where it would not."""
-        if not _same_dicts(dicts) or "final_obs" in dicts[0]:
+        as :func:`make_info` gives them) as :meth:`_full_column` builds them; None where it would not (KeyError where a
+        dict lacks a key of the first, see :func:`_dict_keys`)."""
+        keys = _dict_keys(dicts)
+        if keys is None or "final_obs" in keys:
             return None
-        keys = tuple(dicts[0])
-        rows = _float_rows(dicts, keys, self.num_envs)  # float() of every value, a row per dict
+        rows = _float_rows(dicts, keys, self.num_envs)  # float() of every value, a row per dict (KeyError: one lacks a key)
         out: dict[str, Any] = {}
         for j, k in enumerate(keys):
             out[k] = rows[:, j].copy()

@@ -1,0 +1,138 @@
+"""The text vector env's direct step info (``YCBenchVectorEnv._step_infos``) read a column at a time: dicts with the
+same keys in other orders (the info, the status block, prestige, trust) are taken, in the first result's order, as
+the general path (Gymnasium's ``_add_info`` folded over ``make_info``) orders them; dicts with as many keys but another
+key are declined; the status block's object columns (the event lists) hold the results' own objects."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import same
+from ycgym import YCBenchVectorEnv
+from ycgym.env import make_info
+
+
+def _orders(x: Any) -> Any:
+    return [(k, _orders(v)) for k, v in x.items()] if isinstance(x, dict) else None
+
+
+def _dtypes(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _dtypes(v) for k, v in x.items()}
+    return x.dtype if isinstance(x, np.ndarray) else type(x)
+
+
+def _venv(n: int) -> YCBenchVectorEnv:
+    v = YCBenchVectorEnv.__new__(YCBenchVectorEnv)
+    v.num_envs = n
+    v.max_text_length = 100
+    v._sessions = [f"s{i}" for i in range(n)]
+    return v
+
+
+def _fold(v: YCBenchVectorEnv, results: list[dict[str, Any]]) -> dict[str, Any]:
+    ref: dict[str, Any] = {}
+    for i, r in enumerate(results):
+        ref = gym.vector.VectorEnv._add_info(v, ref, make_info(r, v._sessions[i], v.max_text_length), i)  # type: ignore[arg-type]
+    return ref
+
+
+def _result(i: int) -> dict[str, Any]:
+    status = {
+        "sim_time": "2025-01-01T09:00:00",
+        "horizon_end": "2026-01-01T09:00:00",
+        "funds_cents": 20_000_000 + i,
+        "monthly_payroll_cents": 3_800_503,
+        "runway_months": 5.26 + i,
+        "prestige": {"research": 1 + i, "inference": 1.5, "data_environment": 1, "training": 2},
+        "trust": {"Cortex": 0.25 * i, "Helix": i},
+        "active_tasks": i,
+        "planned_tasks": 0,
+        "completed_tasks": 0,
+        "bankrupt": False,
+        "horizon_reached": False,
+        "events": [{"type": "task_completed", "i": i}] if i % 2 else [],
+    }
+    return {
+        "observation": {"text": "{}", "ok": True, "exit_code": 0, "command": "company status", "status": status},
+        "reward": 0,
+        "terminated": False,
+        "truncated": False,
+        "info": {"reward_cents": -i, "step": i + 1, "funds_cents": 20_000_000 + i, "terminal_reason": None},
+    }
+
+
+def _reordered(d: dict[str, Any], order: list[int]) -> dict[str, Any]:
+    keys = list(d)
+    return {keys[k]: d[keys[k]] for k in order}
+
+
+def _where(r: dict[str, Any], part: str) -> tuple[dict[str, Any], str]:
+    """The dict holding ``part`` of result ``r`` and its key there."""
+    st_ = r["observation"]["status"]
+    return {"info": (r, "info"), "status": (r["observation"], "status"), "prestige": (st_, "prestige"), "trust": (st_, "trust")}[part]
+
+
+def _check_taken(results: list[dict[str, Any]]) -> None:
+    v = _venv(len(results))
+    got = v._step_infos(results)  # type: ignore[arg-type]
+    assert got is not None  # the direct path takes it
+    ref = _fold(v, results)
+    assert same(got, ref), (got, ref)
+    assert _orders(got) == _orders(ref)
+    assert _dtypes(got) == _dtypes(ref)
+
+
+@pytest.mark.parametrize("part", ["info", "status", "prestige", "trust"])
+def test_same_keys_in_another_order_take_the_direct_path_and_equal_the_fold(part: str) -> None:
+    results = [_result(i) for i in range(4)]
+    for r in results[1:]:
+        holder, key = _where(r, part)
+        holder[key] = dict(reversed(list(holder[key].items())))
+    _check_taken(results)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 5), seed=st.integers(0, 2**32 - 1), parts=st.sets(st.sampled_from(["info", "status", "prestige", "trust"])))
+def test_any_key_orders_take_the_direct_path_and_equal_the_fold(n: int, seed: int, parts: set[str]) -> None:
+    rng = random.Random(seed)
+    results = [_result(i) for i in range(n)]
+    for r in results:
+        for part in sorted(parts):
+            holder, key = _where(r, part)
+            order = list(range(len(holder[key])))
+            rng.shuffle(order)
+            holder[key] = _reordered(holder[key], order)
+    _check_taken(results)
+
+
+@pytest.mark.parametrize("part", ["info", "status", "prestige", "trust"])
+def test_as_many_keys_but_another_key_is_declined(part: str) -> None:
+    """A later result's dict with as many keys as the first's, one of them another key: not the same keys, so the
+    direct path declines it (the general path puts each key in its column, with its mask)."""
+    results = [_result(i) for i in range(3)]
+    holder, key = _where(results[2], part)
+    d = holder[key]
+    last = list(d)[-1]
+    holder[key] = {**{k: v for k, v in d.items() if k != last}, "another": d[last]}
+    v = _venv(3)
+    assert v._step_infos(results) is None  # type: ignore[arg-type]
+    ref = _fold(v, results)  # what the step returns then
+    inner = ref if part == "info" else ref["status"] if part == "status" else ref["status"][part]
+    assert list(inner["_another"]) == [False, False, True]
+
+
+def test_event_lists_are_the_results_own_objects() -> None:
+    results = [_result(i) for i in range(4)]
+    got = _venv(4)._step_infos(results)  # type: ignore[arg-type]
+    assert got is not None
+    events = got["status"]["events"]
+    assert events.dtype == object and events.shape == (4,)
+    assert all(events[i] is r["observation"]["status"]["events"] for i, r in enumerate(results))
