@@ -1,11 +1,13 @@
 """The text vector env's direct step info (``YCBenchVectorEnv._step_infos``) read a column at a time: dicts with the
 same keys in other orders (the info, the status block, prestige, trust) are taken, in the first result's order, as
 the general path (Gymnasium's ``_add_info`` folded over ``make_info``) orders them; dicts with as many keys but another
-key are declined; the status block's object columns (the event lists) hold the results' own objects."""
+key are declined; the status block's object columns (the event lists) hold the results' own objects; prestige and
+trust are copied from the step's batch observation when it encodes the results' own observations."""
 
 from __future__ import annotations
 
 import random
+from datetime import datetime
 from typing import Any
 
 import gymnasium as gym
@@ -17,6 +19,7 @@ from hypothesis import strategies as st
 from helpers import same
 from ycgym import YCBenchVectorEnv
 from ycgym.env import make_info
+from ycgym.spaces import SpaceParams
 
 
 def _orders(x: Any) -> Any:
@@ -136,3 +139,61 @@ def test_event_lists_are_the_results_own_objects() -> None:
     events = got["status"]["events"]
     assert events.dtype == object and events.shape == (4,)
     assert all(events[i] is r["observation"]["status"]["events"] for i, r in enumerate(results))
+
+
+def _encoded_venv(results: list[dict[str, Any]]) -> tuple[YCBenchVectorEnv, dict[str, Any]]:
+    """A vector env holding these results' observations (as a step leaves them) and its batch observation of them."""
+    v = _venv(len(results))
+    v.params = SpaceParams(clients=("Cortex", "Helix"))
+    v._obs = [r["observation"] for r in results]
+    v._starts = [datetime(2025, 1, 1, 9)] * len(results)
+    return v, v._batch_obs()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(1, 5),
+    seed=st.integers(0, 2**32 - 1),
+    values=st.lists(st.one_of(st.integers(-(2**60), 2**60), st.floats(-1e6, 1e6, allow_nan=False), st.sampled_from([2**53 + 1, 0.1, -0.0])), min_size=6, max_size=6),
+)
+def test_prestige_and_trust_from_the_batch_equal_the_fold(n: int, seed: int, values: list[Any]) -> None:
+    """The real step's direct info: prestige and trust copied from the batch observation's arrays (in any key order,
+    ints as ``float`` converts them) equal the fold of ``make_info``."""
+    rng = random.Random(seed)
+    results = [_result(i) for i in range(n)]
+    for r in results:
+        stt = r["observation"]["status"]
+        for part in ("prestige", "trust"):
+            stt[part] = {k: rng.choice(values) for k in stt[part]}
+            order = list(range(len(stt[part])))
+            rng.shuffle(order)
+            stt[part] = _reordered(stt[part], order)
+    v, batch = _encoded_venv(results)
+    got = v._step_infos(results, batch)  # type: ignore[arg-type]
+    assert got is not None
+    ref = _fold(v, results)
+    assert same(got, ref), (got, ref)
+    assert _orders(got) == _orders(ref) and _dtypes(got) == _dtypes(ref)
+    for part in ("prestige", "trust"):  # columns of their own, not views of the batch observation
+        assert all(got["status"][part][k].base is None for k in results[0]["observation"]["status"][part])
+
+
+def test_a_batch_of_other_observations_is_not_read() -> None:
+    """A batch that does not encode the results' own observations (the env holds others): prestige and trust are
+    converted from the results, not read from it."""
+    results = [_result(i) for i in range(3)]
+    v, batch = _encoded_venv(results)
+    bogus = {**batch, "prestige": np.full_like(batch["prestige"], 99.0), "trust": np.full_like(batch["trust"], 99.0)}
+    v._obs = [dict(r["observation"]) for r in results]  # equal, not the same objects
+    got = v._step_infos(results, bogus)  # type: ignore[arg-type]
+    assert got is not None and same(got, _fold(v, results))
+
+
+def test_keys_other_than_the_batchs_names_are_converted_from_the_results() -> None:
+    """Trust with a client the batch observation does not encode (as many keys, one another): the batch cannot give
+    its column, so the values are converted from the results."""
+    results = [_result(i) for i in range(3)]
+    v, batch = _encoded_venv(results)
+    v.params = SpaceParams(clients=("Cortex", "Zeta"))  # the batch (encoded for Cortex, Helix) is the env's own
+    got = v._step_infos(results, batch)  # type: ignore[arg-type]
+    assert got is not None and same(got, _fold(v, results))

@@ -81,6 +81,7 @@ from ._replies import (
 from .client import EpisodeOverError, ProtocolError, ResetResult, StepResult, VectorStepError
 from .env import YCBenchEnv, make_info, merged_options, text_option
 from .spaces import (
+    DOMAINS,
     MAX_TEXT_LENGTH,
     _float_rows,
     _values_of,
@@ -896,7 +897,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
                 by_env[i] = r
             for i, rr in zip(to_reset, reset_results):
                 by_env[i] = rr
-            infos = self._step_infos(by_env) if None not in by_env else None
+            infos = self._step_infos(by_env, batch) if None not in by_env else None
             if infos is not None:
                 return batch, infos, [], [], []
         stepped_infos = [(i, self._info(sr, i)) for i, sr in stepped]
@@ -1104,7 +1105,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
         # Other objects (the status block's event lists): each one an item, as np.full and a store per item make it.
         return np.fromiter(vals, dtype=object, count=self.num_envs)
 
-    def _step_infos(self, results: list[StepResult]) -> dict[str, Any] | None:
+    def _step_infos(self, results: list[StepResult], batch: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
         """The vector info of a step whose every sub-environment has one result (a step's, or a next-step autoreset's:
         its info has the same keys) and none ends with a same-step reset: what :meth:`_batch_infos`
         gives for their :func:`make_info` dicts, built a column at a time straight from the results (no info dict
@@ -1112,15 +1113,20 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
         value at a time). None whenever that is not certain (the infos' keys differ, a text is longer than
         ``max_text_length``, a result carries the server's ``recording_stopped``, a column is not of one plain type,
         a subclass builds its own infos, a malformed result): the caller then takes the general path (which raises
-        what ``make_info`` raises)."""
+        what ``make_info`` raises).
+
+        ``batch``: the step's batch observation (:meth:`_batch_obs`), or None. When it encodes these very observations
+        (the env's, as a step's results are), their prestige and trust columns are copied from its ``prestige`` and
+        ``trust`` arrays, where :func:`encode_batch` checked them (numbers only, every domain and client present) and
+        converted them to float64 as ``float`` does, instead of being converted again."""
         if len(results) != self.num_envs or type(self)._info is not YCBenchVectorEnv._info:
             return None
         try:
-            return self._step_infos_of(results)
+            return self._step_infos_of(results, batch)
         except (KeyError, TypeError, ValueError, AttributeError):  # malformed: the general path says how
             return None
 
-    def _step_infos_of(self, results: list[StepResult]) -> dict[str, Any] | None:
+    def _step_infos_of(self, results: list[StepResult], batch: Mapping[str, Any] | None) -> dict[str, Any] | None:
         if any(map(operator.contains, results, repeat("recording_stopped"))):  # a server's note for make_info's info
             return None
         # Plain mappings here: their keys are read as they come (the columns follow the first reply's keys).
@@ -1131,10 +1137,13 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
         status_columns = _columns(list(map(_STATUS, obs)))
         if status_columns is None:
             return None
+        # The batch encodes these observations (and is encode_batch's: no subclass encodes its own).
+        encoded = batch is not None and type(self)._batch_obs is YCBenchVectorEnv._batch_obs and all(map(operator.is_, obs, self._obs))
         status: dict[str, Any] = {}
         for key, vals in status_columns.items():
             if key == "prestige" or key == "trust":
-                array = self._float_columns(vals)
+                names = (DOMAINS if key == "prestige" else self.params.clients) if encoded else ()
+                array = self._float_columns(vals, (batch[key], names) if encoded else None)  # type: ignore[index]
             elif key == "runway_months":
                 array = self._full_column([None if v is None else float(v) for v in vals])
             else:
@@ -1159,16 +1168,29 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             out["_" + key] = self._all_true().copy()
         return out
 
-    def _float_columns(self, dicts: Sequence[Any]) -> dict[str, Any] | None:
+    def _float_columns(self, dicts: Sequence[Any], encoded: tuple[np.ndarray, tuple[str, ...]] | None = None) -> dict[str, Any] | None:
         """The columns of ``{k: float(v) for k, v in d.items()}`` over ``dicts`` (the status block's prestige and trust
         as :func:`make_info` gives them) as :meth:`_full_column` builds them; None where it would not (KeyError where a
-        dict lacks a key of the first, see :func:`_dict_keys`)."""
+        dict lacks a key of the first, see :func:`_dict_keys`).
+
+        ``encoded``: the float64 rows :func:`encode_batch` made of these dicts' values at the keys ``names`` (every dict
+        has them, each value a number converted as ``float`` converts it) and ``names``. When the first dict's keys are
+        those names, so are every dict's (each has as many keys as the first and all of ``names``): each column is then
+        a copy of the matching column of the rows."""
         keys = _dict_keys(dicts)
         if keys is None or "final_obs" in keys:
             return None
-        rows = _float_rows(dicts, keys, self.num_envs)  # float() of every value, a row per dict (KeyError: one lacks a key)
+        rows: np.ndarray | None = None
+        if encoded is not None:
+            matrix, names = encoded
+            where = {name: j for j, name in enumerate(names)}
+            if len(keys) == len(where) and all(map(where.__contains__, keys)):
+                rows, keys_at = matrix, [where[k] for k in keys]
+        if rows is None:
+            rows = _float_rows(dicts, keys, self.num_envs)  # float() of every value, a row per dict (KeyError: one lacks a key)
+            keys_at = list(range(len(keys)))
         out: dict[str, Any] = {}
-        for j, k in enumerate(keys):
+        for k, j in zip(keys, keys_at):
             out[k] = rows[:, j].copy()
             out["_" + k] = self._all_true().copy()
         return out
