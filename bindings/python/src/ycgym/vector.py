@@ -105,6 +105,7 @@ _INFO = operator.itemgetter("info")
 _OBSERVATION = operator.itemgetter("observation")
 _STATUS = operator.itemgetter("status")
 _DICT = {dict}
+_STR = {str}
 
 
 def _dict_keys(ds: Sequence[Any]) -> tuple[str, ...] | None:
@@ -206,6 +207,13 @@ def text_actions(actions: Sequence[str | bytes] | np.ndarray, n: int) -> list[st
     """The ``n`` actions of a text vector env step, checked (all before any is sent) and decoded (:func:`action_text`)."""
     if isinstance(actions, (str, bytes)):
         raise TypeError(f"actions must be a sequence of {n} actions, one per sub-environment, got a single {type(actions).__name__}")
+    if type(actions) is tuple or type(actions) is list:
+        acts = list(actions)
+        # Plain ASCII strings (the usual actions): action_text gives each as it is.
+        if set(map(type, acts)) == _STR and all(map(str.isascii, acts)):
+            if len(acts) != n:
+                raise ValueError(f"expected {n} actions, got {len(acts)}")
+            return acts
     acts = [action_text(a) for a in actions]
     if len(acts) != n:
         raise ValueError(f"expected {n} actions, got {len(acts)}")
@@ -1139,6 +1147,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             return None
         # The batch encodes these observations (and is encode_batch's: no subclass encodes its own).
         encoded = batch is not None and type(self)._batch_obs is YCBenchVectorEnv._batch_obs and all(map(operator.is_, obs, self._obs))
+        all_true = self._all_true()  # every column's mask: a copy of it
         status: dict[str, Any] = {}
         for key, vals in status_columns.items():
             if key == "prestige" or key == "trust":
@@ -1151,7 +1160,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             if array is None:
                 return None
             status[key] = array
-            status["_" + key] = self._all_true().copy()
+            status["_" + key] = all_true.copy()
         out: dict[str, Any] = {}
         columns = [(key, self._full_column(vals)) for key, vals in info_columns.items()]
         columns += [
@@ -1165,7 +1174,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             if array is None or key == "final_obs":
                 return None
             out[key] = array
-            out["_" + key] = self._all_true().copy()
+            out["_" + key] = all_true.copy()
         return out
 
     def _float_columns(self, dicts: Sequence[Any], encoded: tuple[np.ndarray, tuple[str, ...]] | None = None) -> dict[str, Any] | None:
@@ -1190,9 +1199,10 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             rows = _float_rows(dicts, keys, self.num_envs)  # float() of every value, a row per dict (KeyError: one lacks a key)
             keys_at = list(range(len(keys)))
         out: dict[str, Any] = {}
+        all_true = self._all_true()
         for k, j in zip(keys, keys_at):
             out[k] = rows[:, j].copy()
-            out["_" + k] = self._all_true().copy()
+            out["_" + k] = all_true.copy()
         return out
 
     def _all_true(self) -> np.ndarray:
