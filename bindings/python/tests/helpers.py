@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import zmq
 
-from ycgym import Client
+from ycgym import Client, YCBenchVectorEnv
 
 REPO = Path(__file__).resolve().parents[3]
 PARITY = REPO / "test" / "fixtures" / "parity" / "trajectories"
@@ -161,3 +161,38 @@ def wait_reaped(server: Any, sessions: int, timeout: float = 10.0) -> bool:
         if time.monotonic() >= end:
             return False
         time.sleep(0.02)
+
+
+def key_orders(x: Any) -> Any:
+    """Key order, recursively (``same`` compares keys as sets): the vector infos' tests compare it."""
+    if isinstance(x, dict):
+        return [(k, key_orders(v)) for k, v in x.items()]
+    return None
+
+
+def dtypes_of(x: Any) -> Any:
+    """The dtype (an array's) or type of every value, recursively."""
+    if isinstance(x, dict):
+        return {k: dtypes_of(v) for k, v in x.items()}
+    return x.dtype if isinstance(x, np.ndarray) else type(x)
+
+
+def bare_vector_env(n: int, max_text_length: int) -> YCBenchVectorEnv:
+    """A ``YCBenchVectorEnv`` of ``n`` sub-environments with no server (sessions ``s0``..): enough for its info building."""
+    v = YCBenchVectorEnv.__new__(YCBenchVectorEnv)
+    v.num_envs = n
+    v.max_text_length = max_text_length
+    v._sessions = [f"s{i}" for i in range(n)]
+    return v
+
+
+def folded_infos(v: YCBenchVectorEnv, results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The vector info Gymnasium's ``_add_info`` folds from each result's ``make_info`` (the reference of the direct path)."""
+    import gymnasium as gym
+
+    from ycgym.env import make_info
+
+    ref: dict[str, Any] = {}
+    for i, r in enumerate(results):
+        ref = gym.vector.VectorEnv._add_info(v, ref, make_info(r, v._sessions[i], v.max_text_length), i)  # type: ignore[arg-type]
+    return ref

@@ -10,41 +10,14 @@ import random
 from datetime import datetime
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import same
+from helpers import bare_vector_env, dtypes_of, folded_infos, key_orders, same
 from ycgym import YCBenchVectorEnv
-from ycgym.env import make_info
 from ycgym.spaces import SpaceParams
-
-
-def _orders(x: Any) -> Any:
-    return [(k, _orders(v)) for k, v in x.items()] if isinstance(x, dict) else None
-
-
-def _dtypes(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _dtypes(v) for k, v in x.items()}
-    return x.dtype if isinstance(x, np.ndarray) else type(x)
-
-
-def _venv(n: int) -> YCBenchVectorEnv:
-    v = YCBenchVectorEnv.__new__(YCBenchVectorEnv)
-    v.num_envs = n
-    v.max_text_length = 100
-    v._sessions = [f"s{i}" for i in range(n)]
-    return v
-
-
-def _fold(v: YCBenchVectorEnv, results: list[dict[str, Any]]) -> dict[str, Any]:
-    ref: dict[str, Any] = {}
-    for i, r in enumerate(results):
-        ref = gym.vector.VectorEnv._add_info(v, ref, make_info(r, v._sessions[i], v.max_text_length), i)  # type: ignore[arg-type]
-    return ref
 
 
 def _result(i: int) -> dict[str, Any]:
@@ -84,13 +57,13 @@ def _where(r: dict[str, Any], part: str) -> tuple[dict[str, Any], str]:
 
 
 def _check_taken(results: list[dict[str, Any]]) -> None:
-    v = _venv(len(results))
+    v = bare_vector_env(len(results), 100)
     got = v._step_infos(results)  # type: ignore[arg-type]
     assert got is not None  # the direct path takes it
-    ref = _fold(v, results)
+    ref = folded_infos(v, results)
     assert same(got, ref), (got, ref)
-    assert _orders(got) == _orders(ref)
-    assert _dtypes(got) == _dtypes(ref)
+    assert key_orders(got) == key_orders(ref)
+    assert dtypes_of(got) == dtypes_of(ref)
 
 
 @pytest.mark.parametrize("part", ["info", "status", "prestige", "trust"])
@@ -125,16 +98,16 @@ def test_as_many_keys_but_another_key_is_declined(part: str) -> None:
     d = holder[key]
     last = list(d)[-1]
     holder[key] = {**{k: v for k, v in d.items() if k != last}, "another": d[last]}
-    v = _venv(3)
+    v = bare_vector_env(3, 100)
     assert v._step_infos(results) is None  # type: ignore[arg-type]
-    ref = _fold(v, results)  # what the step returns then
+    ref = folded_infos(v, results)  # what the step returns then
     inner = ref if part == "info" else ref["status"] if part == "status" else ref["status"][part]
     assert list(inner["_another"]) == [False, False, True]
 
 
 def test_event_lists_are_the_results_own_objects() -> None:
     results = [_result(i) for i in range(4)]
-    got = _venv(4)._step_infos(results)  # type: ignore[arg-type]
+    got = bare_vector_env(4, 100)._step_infos(results)  # type: ignore[arg-type]
     assert got is not None
     events = got["status"]["events"]
     assert events.dtype == object and events.shape == (4,)
@@ -143,7 +116,7 @@ def test_event_lists_are_the_results_own_objects() -> None:
 
 def _encoded_venv(results: list[dict[str, Any]]) -> tuple[YCBenchVectorEnv, dict[str, Any]]:
     """A vector env holding these results' observations (as a step leaves them) and its batch observation of them."""
-    v = _venv(len(results))
+    v = bare_vector_env(len(results), 100)
     v.params = SpaceParams(clients=("Cortex", "Helix"))
     v._obs = [r["observation"] for r in results]
     v._starts = [datetime(2025, 1, 1, 9)] * len(results)
@@ -171,9 +144,9 @@ def test_prestige_and_trust_from_the_batch_equal_the_fold(n: int, seed: int, val
     v, batch = _encoded_venv(results)
     got = v._step_infos(results, batch)  # type: ignore[arg-type]
     assert got is not None
-    ref = _fold(v, results)
+    ref = folded_infos(v, results)
     assert same(got, ref), (got, ref)
-    assert _orders(got) == _orders(ref) and _dtypes(got) == _dtypes(ref)
+    assert key_orders(got) == key_orders(ref) and dtypes_of(got) == dtypes_of(ref)
     for part in ("prestige", "trust"):  # columns of their own, not views of the batch observation
         assert all(got["status"][part][k].base is None for k in results[0]["observation"]["status"][part])
 
@@ -186,7 +159,7 @@ def test_a_batch_of_other_observations_is_not_read() -> None:
     bogus = {**batch, "prestige": np.full_like(batch["prestige"], 99.0), "trust": np.full_like(batch["trust"], 99.0)}
     v._obs = [dict(r["observation"]) for r in results]  # equal, not the same objects
     got = v._step_infos(results, bogus)  # type: ignore[arg-type]
-    assert got is not None and same(got, _fold(v, results))
+    assert got is not None and same(got, folded_infos(v, results))
 
 
 def test_keys_other_than_the_batchs_names_are_converted_from_the_results() -> None:
@@ -196,4 +169,4 @@ def test_keys_other_than_the_batchs_names_are_converted_from_the_results() -> No
     v, batch = _encoded_venv(results)
     v.params = SpaceParams(clients=("Cortex", "Zeta"))  # the batch (encoded for Cortex, Helix) is the env's own
     got = v._step_infos(results, batch)  # type: ignore[arg-type]
-    assert got is not None and same(got, _fold(v, results))
+    assert got is not None and same(got, folded_infos(v, results))

@@ -6,46 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import same
-from ycgym import YCBenchVectorEnv
+from helpers import bare_vector_env, dtypes_of, folded_infos, key_orders, same
 from ycgym.client import Client, ProtocolError
-from ycgym.env import make_info
 
 MAX_TEXT = 6
-
-
-def _orders(x: Any) -> Any:
-    """Key order, recursively (``same`` compares keys as sets)."""
-    if isinstance(x, dict):
-        return [(k, _orders(v)) for k, v in x.items()]
-    return None
-
-
-def _dtypes(x: Any) -> Any:
-    if isinstance(x, dict):
-        return {k: _dtypes(v) for k, v in x.items()}
-    return x.dtype if isinstance(x, np.ndarray) else type(x)
-
-
-def _venv(n: int) -> YCBenchVectorEnv:
-    v = YCBenchVectorEnv.__new__(YCBenchVectorEnv)
-    v.num_envs = n
-    v.max_text_length = MAX_TEXT
-    v._sessions = [f"s{i}" for i in range(n)]
-    return v
-
-
-def _fold(v: YCBenchVectorEnv, results: list[dict[str, Any]]) -> dict[str, Any]:
-    ref: dict[str, Any] = {}
-    for i, r in enumerate(results):
-        ref = gym.vector.VectorEnv._add_info(v, ref, make_info(r, v._sessions[i], v.max_text_length), i)  # type: ignore[arg-type]
-    return ref
 
 
 def _status(i: int, clients: tuple[str, ...] = ("Cortex", "Helix")) -> dict[str, Any]:
@@ -77,12 +46,12 @@ def _result(i: int) -> dict[str, Any]:
 
 
 def test_usual_step_takes_the_direct_path_and_equals_the_fold() -> None:
-    v = _venv(4)
+    v = bare_vector_env(4, MAX_TEXT)
     results = [_result(i) for i in range(4)]
     got = v._step_infos(results)  # type: ignore[arg-type]
     assert got is not None  # the usual step: taken
-    ref = _fold(v, results)
-    assert same(got, ref) and _orders(got) == _orders(ref) and _dtypes(got) == _dtypes(ref)
+    ref = folded_infos(v, results)
+    assert same(got, ref) and key_orders(got) == key_orders(ref) and dtypes_of(got) == dtypes_of(ref)
     assert got["status"]["prestige"]["research"].dtype == np.float64  # 1 (a JSON int) as float, as make_info does
 
 
@@ -99,38 +68,38 @@ def test_usual_step_takes_the_direct_path_and_equals_the_fold() -> None:
     ],
 )
 def test_status_fields_equal_the_fold(field: str, values: list[Any]) -> None:
-    v = _venv(3)
+    v = bare_vector_env(3, MAX_TEXT)
     results = [_result(i) for i in range(3)]
     for r, x in zip(results, values):
         r["observation"]["status"][field] = x
     got = v._step_infos(results)  # type: ignore[arg-type]
-    ref = _fold(v, results)
+    ref = folded_infos(v, results)
     if got is not None:
-        assert same(got, ref) and _orders(got) == _orders(ref) and _dtypes(got) == _dtypes(ref)
+        assert same(got, ref) and key_orders(got) == key_orders(ref) and dtypes_of(got) == dtypes_of(ref)
     else:
         assert (field == "trust" and "final_obs" in values[0]) or None in values
 
 
 @pytest.mark.parametrize("key", ["status", "command", "session", "text_length", "text_truncated"])
 def test_server_info_keys_make_info_sets_again(key: str) -> None:
-    v = _venv(2)
+    v = bare_vector_env(2, MAX_TEXT)
     results = [_result(i) for i in range(2)]
     for r in results:
         r["info"] = {key: 7, **r["info"]}
     got = v._step_infos(results)  # type: ignore[arg-type]
-    ref = _fold(v, results)
+    ref = folded_infos(v, results)
     assert got is not None
-    assert same(got, ref) and _orders(got) == _orders(ref) and _dtypes(got) == _dtypes(ref)
+    assert same(got, ref) and key_orders(got) == key_orders(ref) and dtypes_of(got) == dtypes_of(ref)
 
 
 def test_a_recording_stop_goes_into_the_info_like_make_info_puts_it() -> None:
     """A result with the server's ``recording_stopped`` (its recording reached its budget): the direct path declines,
     so the vector info has it, for that sub-environment, as the fold of ``make_info`` does."""
-    v = _venv(3)
+    v = bare_vector_env(3, MAX_TEXT)
     results = [_result(i) for i in range(3)]
     note = {"path": "r.arrow", "reason": "client_budget", "message": "recording r.arrow stopped", "bytes": 1000}
     results[1]["recording_stopped"] = note
-    ref = _fold(v, results)
+    ref = folded_infos(v, results)
     assert ref["recording_stopped"]["path"][1] == "r.arrow" and list(ref["_recording_stopped"]) == [False, True, False]
     assert v._step_infos(results) is None  # type: ignore[arg-type]
 
@@ -174,9 +143,9 @@ def _results(draw: st.DrawFn) -> tuple[int, list[dict[str, Any]]]:
 @given(_results())
 def test_direct_step_infos_equal_the_fold_or_decline(case: tuple[int, list[dict[str, Any]]]) -> None:
     n, results = case
-    v = _venv(n)
+    v = bare_vector_env(n, MAX_TEXT)
     try:
-        ref: dict[str, Any] | None = _fold(v, results)
+        ref: dict[str, Any] | None = folded_infos(v, results)
     except (KeyError, TypeError, ValueError, AttributeError):
         ref = None  # make_info refuses a malformed result: the direct path must decline it
     got = v._step_infos(results)  # type: ignore[arg-type]
@@ -184,8 +153,8 @@ def test_direct_step_infos_equal_the_fold_or_decline(case: tuple[int, list[dict[
         return
     assert ref is not None
     assert same(got, ref), (got, ref)
-    assert _orders(got) == _orders(ref)
-    assert _dtypes(got) == _dtypes(ref)
+    assert key_orders(got) == key_orders(ref)
+    assert dtypes_of(got) == dtypes_of(ref)
 
 
 def _unpack_loop(res: Any, base: int = 0) -> list[Any]:
