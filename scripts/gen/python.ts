@@ -237,7 +237,7 @@ const LIMIT_DOCS: Readonly<Record<string, string>> = {
   DEFAULT_MAX_UNREAD_TOTAL_BYTES:
     'bytes of large replies ZeroMQ may still hold for every connection together (`--max-unread-total-mib`); from 3/4 of it the connections holding the most are answered `capacity`, at it every connection holding some, beyond it and its headroom every connection',
   UNREAD_TOTAL_HEADROOM_DIVISOR:
-    'the total unread budget over this is its headroom: a connection with no large reply counted (a lockstep client with small replies) is answered `capacity` for the total only from the budget plus the headroom, one holding some from the budget',
+    'the total unread budget over this is its headroom: a connection with no large reply counted (a lockstep client with small replies) is answered `capacity` for the total only from the budget plus the headroom, one holding some from the budget (the headroom is announced as `hello.limits.unread_total_headroom_bytes`)',
   DEFAULT_MAX_CONNECTIONS:
     'ZeroMQ connections served at once (`--max-connections`; each may hold ~1.1 MiB of small replies no unread budget counts); while more are open, the requests of a connection not served before (not among the 4 × the cap served most recently, and owning no live session) are answered `capacity`, unhandled; counted from the accept events of the socket, which may come just after the first request of a new connection, so a burst of new connections at the cap can be served a few beyond it',
   CLIENT_SEND_WINDOW: 'requests the TypeScript client sends ahead of their replies',

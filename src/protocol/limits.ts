@@ -96,6 +96,14 @@ export const DEFAULT_MAX_UNREAD_TOTAL_BYTES = 1024 * 2 ** 20;
 export const UNREAD_TOTAL_HEADROOM_DIVISOR = 4;
 
 /**
+ * The headroom above the total unread budget `maxTotal` (bytes): `maxTotal / UNREAD_TOTAL_HEADROOM_DIVISOR`, rounded
+ * down to whole bytes (exact for every `--max-unread-total-mib`). The server's bound and `hello.limits.unread_total_headroom_bytes`.
+ */
+export function unreadTotalHeadroom(maxTotal: number): number {
+  return Math.floor(maxTotal / UNREAD_TOTAL_HEADROOM_DIVISOR);
+}
+
+/**
  * Default cap on the ZeroMQ connections served at once (`ycgym serve --max-connections`). ZeroMQ may hold a connection's
  * last 17 replies whatever it reads, and the replies under 64 KiB are not counted in the unread-reply budgets (counting
  * them would cost every reply, and their memory, copied by zeromq.js, is invisible to the buffer measure), so each open

@@ -90,6 +90,12 @@ export interface Limits {
    */
   max_unread_total_bytes: number | null;
   /**
+   * The headroom above `max_unread_total_bytes` (a quarter of it, `UNREAD_TOTAL_HEADROOM_DIVISOR`): a connection holding no
+   * large unread reply is refused for the total only once every connection's unread replies reach the budget plus this;
+   * null over the pipe transport.
+   */
+  unread_total_headroom_bytes: number | null;
+  /**
    * Connections served at once (`serve --max-connections`): while more are open, the requests of a connection not
    * served before are refused with `capacity`, unhandled; null over the pipe transport (its one client is the parent).
    */

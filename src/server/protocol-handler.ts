@@ -29,6 +29,7 @@ import {
   type RecordLimitsWire,
   type Reply,
   type RequestId,
+  unreadTotalHeadroom,
   validRequestId,
 } from '../protocol/protocol.js';
 import { checkBinaryFrames, type BatchEncoding, type BinaryBatchResult } from '../protocol/binary.js';
@@ -163,6 +164,7 @@ export class ProtocolHandler {
         max_batch: MAX_BATCH,
         max_unread_reply_bytes: facts.maxUnreadReplyBytes ?? null,
         max_unread_total_bytes: facts.maxUnreadTotalBytes ?? null,
+        unread_total_headroom_bytes: facts.maxUnreadTotalBytes === undefined ? null : unreadTotalHeadroom(facts.maxUnreadTotalBytes),
         max_connections: facts.maxConnections ?? null,
         record: facts.recordLimits === undefined ? null : { ...facts.recordLimits },
       },

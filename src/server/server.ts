@@ -22,7 +22,7 @@ import type { Router } from 'zeromq';
 import type { RecordMemory } from './recorder.js';
 import { assertBindAllowed, resolveCurveKeys, SecurityError } from './security.js';
 import { parseAllowList, ZapHandler } from './zap.js';
-import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UNREAD_REPLY_BYTES, DEFAULT_MAX_UNREAD_TOTAL_BYTES, MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES, UNREAD_TOTAL_HEADROOM_DIVISOR } from '../protocol/limits.js';
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UNREAD_REPLY_BYTES, DEFAULT_MAX_UNREAD_TOTAL_BYTES, MAX_CLIENT_QUEUED_BYTES, MAX_CLIENT_QUEUED_REQUESTS, SESSION_ID_RANDOM_BYTES, unreadTotalHeadroom } from '../protocol/limits.js';
 import { SessionManager, type SessionEnv, type SessionHooks } from './sessions.js';
 import type { TurnStart } from './turn-session.js';
 import { PipeRouter, skippedPayloadBytes, type PipeEnd } from './pipe.js';
@@ -409,6 +409,11 @@ export interface UnreadVerdict {
   mine: number;
   /** The bytes compared with the total budget (0 when not looked at). */
   held: number;
+  /**
+   * The bound that refused it: `connection`, its own budget; `share`, 3/4 of the total budget; `total`, the total budget
+   * (it holds something counted) or the budget plus its headroom (it holds nothing counted; `UNREAD_TOTAL_HEADROOM_DIVISOR`).
+   */
+  bound: number;
 }
 
 /**
@@ -418,7 +423,7 @@ export interface UnreadVerdict {
  * `afterCollection` when the lesser of them and the count would refuse: buffers a client has taken, released by ZeroMQ but not yet
  * collected, are not held replies.
  * A connection holding nothing counted (`unread.bytes(key) === 0`) is refused for the total only from `maxTotal` plus
- * its headroom (`maxTotal / UNREAD_TOTAL_HEADROOM_DIVISOR`); one holding something, from `maxTotal` (and from 3/4 of it
+ * its headroom (`unreadTotalHeadroom(maxTotal)`: `maxTotal / UNREAD_TOTAL_HEADROOM_DIVISOR`); one holding something, from `maxTotal` (and from 3/4 of it
  * when it holds at least the average).
  */
 export function unreadVerdict(
@@ -430,7 +435,7 @@ export function unreadVerdict(
   buffers: (afterCollection: boolean) => number,
 ): UnreadVerdict | null {
   const mine = unread.bytes(key);
-  if (mine >= maxConnection) return { kind: 'connection', mine, held: 0 };
+  if (mine >= maxConnection) return { kind: 'connection', mine, held: 0, bound: maxConnection };
   const shareFrom = (maxTotal / 4) * 3;
   const counted = unread.total + outboxBytes;
   if (counted < shareFrom) return null;
@@ -439,12 +444,49 @@ export function unreadVerdict(
   // A connection holding nothing counted (a lockstep client whose replies are small, one that read what it took) takes
   // at most one large reply from the headroom before it holds something, and its count leaves only once ZeroMQ took 17
   // later replies for it: connections that never read and hold the budget do not lock it out.
-  const refuseFrom = mine > 0 ? maxTotal : maxTotal + maxTotal / UNREAD_TOTAL_HEADROOM_DIVISOR;
+  const refuseFrom = mine > 0 ? maxTotal : maxTotal + unreadTotalHeadroom(maxTotal);
   let held = Math.min(counted, buffers(false));
   if (held >= refuseFrom || (held >= shareFrom && most)) held = Math.min(counted, buffers(true));
-  if (held >= refuseFrom) return { kind: 'total', mine, held };
-  if (held >= shareFrom && most) return { kind: 'share', mine, held };
+  if (held >= refuseFrom) return { kind: 'total', mine, held, bound: refuseFrom };
+  if (held >= shareFrom && most) return { kind: 'share', mine, held, bound: shareFrom };
   return null;
+}
+
+/** Bytes in MiB, to two decimals at most (a budget's headroom is a quarter of it). */
+function mibExact(n: number): string {
+  return `${Number((n / 2 ** 20).toFixed(2))} MiB`;
+}
+
+/**
+ * The message of the `capacity` reply to a request refused for unread replies (`unreadVerdict`'s `v`; `maxConnection`
+ * and `maxTotal` the two budgets). A refusal for the total names the bound that refused it: the budget (the connection
+ * holds something counted) or the budget plus its headroom (it holds nothing counted), in bytes and MiB.
+ */
+export function unreadRefusalMessage(v: UnreadVerdict, maxConnection: number, maxTotal: number): string {
+  if (v.kind === 'connection') {
+    return (
+      `this connection's unread replies hold ${v.mine} bytes, its budget is ${maxConnection} ` +
+      `(\`ycgym serve --max-unread-mib\`): the request was not handled; read the replies before sending more`
+    );
+  }
+  const held = `the unread replies of every connection together hold ${v.held} bytes`;
+  if (v.kind === 'share') {
+    return (
+      `${held}, their budget is ${maxTotal} (\`ycgym serve --max-unread-total-mib\`), and this connection's (${v.mine} bytes) ` +
+      `are among the most: the request was not handled; read the replies before sending more`
+    );
+  }
+  if (v.bound > maxTotal) {
+    return (
+      `${held}, their budget plus its headroom is ${v.bound} (${mibExact(v.bound)}: the budget ${maxTotal} of ` +
+      `\`ycgym serve --max-unread-total-mib\` and a quarter of it, ${v.bound - maxTotal}, which serves only connections holding no ` +
+      `large unread reply, as this one): the request was not handled; retry later`
+    );
+  }
+  return (
+    `${held}, their budget is ${maxTotal} (${mibExact(maxTotal)}; \`ycgym serve --max-unread-total-mib\`) and ` +
+    `this connection holds ${v.mine} bytes of them: the request was not handled; retry later`
+  );
 }
 
 /** Bytes of a reply's frames (a string frame counted in UTF-16 units: small ones only stay strings). */
@@ -1127,17 +1169,7 @@ export class Server {
    */
   private unreadRefusal(key: string): string | null {
     const v = unreadVerdict(this.unread, key, this.outboxBytes, this.maxUnread, this.maxUnreadTotal, this.heldBuffers);
-    if (v === null) return null;
-    if (v.kind === 'connection') {
-      return (
-        `this connection's unread replies hold ${v.mine} bytes, its budget is ${this.maxUnread} ` +
-        `(\`ycgym serve --max-unread-mib\`): the request was not handled; read the replies before sending more`
-      );
-    }
-    const budget = `the unread replies of every connection together hold ${v.held} bytes, their budget is ${this.maxUnreadTotal} (\`ycgym serve --max-unread-total-mib\`)`;
-    return v.kind === 'total'
-      ? `${budget}: the request was not handled; retry later`
-      : `${budget}, and this connection's (${v.mine} bytes) are among the most: the request was not handled; read the replies before sending more`;
+    return v === null ? null : unreadRefusalMessage(v, this.maxUnread, this.maxUnreadTotal);
   }
 
   /**

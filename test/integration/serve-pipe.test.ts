@@ -92,6 +92,7 @@ describe.each([
     // No unread-reply budget over the pipe (its output buffer is bounded by the transport): announced as null.
     expect((hello.result as unknown as { limits: Record<string, unknown> }).limits).toHaveProperty('max_unread_reply_bytes', null);
     expect((hello.result as unknown as { limits: Record<string, unknown> }).limits).toHaveProperty('max_unread_total_bytes', null);
+    expect((hello.result as unknown as { limits: Record<string, unknown> }).limits).toHaveProperty('unread_total_headroom_bytes', null);
     // No connection cap either: the pipe has one client, the parent process.
     expect((hello.result as unknown as { limits: Record<string, unknown> }).limits).toHaveProperty('max_connections', null);
 

@@ -15,6 +15,7 @@ import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { Dealer } from 'zeromq';
 import { listPresets } from '../../src/config/load.js';
+import { UNREAD_TOTAL_HEADROOM_DIVISOR } from '../../src/protocol/limits.js';
 import { ProtocolHandler } from '../../src/server/protocol-handler.js';
 import { SessionManager } from '../../src/server/sessions.js';
 import { startServer } from '../../src/server/server.js';
@@ -227,10 +228,11 @@ describe('the unread-reply budget of the server, across connections (maxUnreadTo
         return JSON.parse((f as Buffer).toString('utf8')) as Record<string, unknown> & { ok: boolean };
       };
       reader.connect(s.endpoint);
-      // `hello` announces the total budget next to the per-connection one.
+      // `hello` announces the total budget next to the per-connection one, and the headroom above it (a quarter).
       const limits = ((await call(reader, { op: 'hello' })) as unknown as { result: { limits: Record<string, unknown> } }).result.limits;
       expect(limits.max_unread_reply_bytes).toBe(perConnection);
       expect(limits.max_unread_total_bytes).toBe(total);
+      expect(limits.unread_total_headroom_bytes).toBe(total / UNREAD_TOTAL_HEADROOM_DIVISOR);
       const sessions: string[] = [];
       for (const d of hostile) {
         d.connect(s.endpoint);
@@ -553,7 +555,7 @@ describe('ycgym serve --max-unread-mib and --max-unread-total-mib', () => {
         return JSON.parse(((await d.receive())[0] as Buffer).toString('utf8')) as { ok: boolean };
       };
       const limits = ((await call({ op: 'hello' })) as unknown as { result: { limits: Record<string, unknown> } }).result.limits;
-      expect([limits.max_unread_reply_bytes, limits.max_unread_total_bytes]).toEqual([1 << 20, 3 << 20]);
+      expect([limits.max_unread_reply_bytes, limits.max_unread_total_bytes, limits.unread_total_headroom_bytes]).toEqual([1 << 20, 3 << 20, (3 << 20) / 4]);
       const session = (await call({ op: 'reset', seed: 1 })).result?.session;
       // Each append's reply is ~1 MB (its control characters escaped twice): the second reaches the 1 MiB budget.
       const append = { op: 'step', session, action: `yc-bench scratchpad append --content ${'\x01'.repeat(60_000)}` };

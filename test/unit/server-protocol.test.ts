@@ -122,7 +122,7 @@ describe('routing', () => {
       protocol: 1,
       server: 'ycgym/9.9.9',
       presets: listPresets(),
-      limits: { max_message_bytes: 1000, max_sessions: 3, max_sessions_per_client: 3, idle_timeout_ms: 600000, max_batch: 4096, max_unread_reply_bytes: null, max_unread_total_bytes: null, max_connections: null, record: null },
+      limits: { max_message_bytes: 1000, max_sessions: 3, max_sessions_per_client: 3, idle_timeout_ms: 600000, max_batch: 4096, max_unread_reply_bytes: null, max_unread_total_bytes: null, unread_total_headroom_bytes: null, max_connections: null, record: null },
       spaces: {
         action: { type: 'text', min_length: 0, max_length: 65536 },
         observation: { type: 'json', schema: '#/$defs/Observation' },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UNREAD_TOTAL_HEADROOM_DIVISOR } from '../../src/protocol/limits.js';
-import { UnreadReplies, unreadVerdict } from '../../src/server/server.js';
+import { UnreadReplies, unreadRefusalMessage, unreadVerdict } from '../../src/server/server.js';
 
 const LARGE = 1 << 16;
 
@@ -139,6 +139,48 @@ describe('UnreadReplies.total and unreadVerdict (the budget of every connection 
     // holds something and is refused at the total again.
     u.sent('lockstep', M);
     expect(unreadVerdict(u, 'lockstep', 0, 32 * M, total, plenty)?.kind).toBe('total');
+  });
+
+  it('the refusal says which bound refused it: the total budget, or the budget plus its headroom, in bytes and MiB', () => {
+    // Before: both said only "their budget is B": a connection holding nothing refused beyond the budget plus its
+    // headroom was told of the budget alone (which it had been served above), not of the bound that refused it.
+    const M = LARGE;
+    const u = new UnreadReplies();
+    for (let c = 0; c < 4; c++) for (let i = 0; i < 17; i++) u.sent(`hostile-${c}`, M);
+    const total = 64 * M; // 4 MiB
+    const headroom = total / UNREAD_TOTAL_HEADROOM_DIVISOR; // 1 MiB
+    const plenty = (): number => Number.POSITIVE_INFINITY;
+    // A connection holding some: refused at the budget (68 M held).
+    const atBudget = unreadVerdict(u, 'hostile-0', 0, 32 * M, total, plenty);
+    expect(atBudget).toMatchObject({ kind: 'total', bound: total });
+    const m1 = unreadRefusalMessage(atBudget!, 32 * M, total);
+    expect(m1).toBe(
+      `the unread replies of every connection together hold ${68 * M} bytes, their budget is ${total} (4 MiB; ` +
+        `\`ycgym serve --max-unread-total-mib\`) and this connection holds ${17 * M} bytes of them: the request was not handled; retry later`,
+    );
+    // The integration test's reading of it still holds (the bytes held, the budget, no comma before the end).
+    expect(/hold (\d+) bytes, their budget is (\d+)[^,]*: the request was not handled; retry later$/.exec(m1)?.slice(1)).toEqual([String(68 * M), String(total)]);
+    // A connection holding nothing: refused only beyond the budget plus its headroom (80 M held, with the outboxes).
+    const beyond = unreadVerdict(u, 'lockstep', 12 * M, 32 * M, total, plenty);
+    expect(beyond).toMatchObject({ kind: 'total', mine: 0, bound: total + headroom });
+    expect(unreadRefusalMessage(beyond!, 32 * M, total)).toBe(
+      `the unread replies of every connection together hold ${80 * M} bytes, their budget plus its headroom is ${total + headroom} ` +
+        `(5 MiB: the budget ${total} of \`ycgym serve --max-unread-total-mib\` and a quarter of it, ${headroom}, which serves only ` +
+        `connections holding no large unread reply, as this one): the request was not handled; retry later`,
+    );
+    // The other refusals keep their texts: a connection's own budget, and the share of those holding the most.
+    u.sent('reader', M);
+    const share = unreadVerdict(u, 'hostile-0', 0, 32 * M, 80 * M, plenty);
+    expect(share).toMatchObject({ kind: 'share', bound: 60 * M });
+    expect(unreadRefusalMessage(share!, 32 * M, 80 * M)).toBe(
+      `the unread replies of every connection together hold ${69 * M} bytes, their budget is ${80 * M} (\`ycgym serve --max-unread-total-mib\`), ` +
+        `and this connection's (${17 * M} bytes) are among the most: the request was not handled; read the replies before sending more`,
+    );
+    const own = unreadVerdict(u, 'hostile-0', 0, 16 * M, 80 * M, plenty);
+    expect(own).toMatchObject({ kind: 'connection', bound: 16 * M });
+    expect(unreadRefusalMessage(own!, 16 * M, 80 * M)).toBe(
+      `this connection's unread replies hold ${17 * M} bytes, its budget is ${16 * M} (\`ycgym serve --max-unread-mib\`): the request was not handled; read the replies before sending more`,
+    );
   });
 
   it('when the buffers decide a refusal they are measured again after a collection (garbage is not held replies)', () => {

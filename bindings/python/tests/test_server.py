@@ -15,6 +15,7 @@ import pytest
 from helpers import alive, wait_reaped
 from ycgym import Client, LocalServer, ServerStartError, YCBenchEnv
 from ycgym import server as server_mod
+from ycgym._protocol import UNREAD_TOTAL_HEADROOM_DIVISOR
 
 
 def test_start_and_close() -> None:
@@ -127,6 +128,25 @@ def test_hello_announces_the_connection_cap_over_zeromq_and_none_over_the_pipe()
         env = YCBenchEnv(endpoint=srv.endpoint)
         try:
             assert env._backend.client.hello()["limits"]["max_connections"] is None
+        finally:
+            env.close()
+
+
+def test_hello_announces_the_unread_total_headroom_over_zeromq_and_none_over_the_pipe() -> None:
+    """``hello``'s ``limits.unread_total_headroom_bytes``: the headroom above the total unread-reply budget (a quarter of
+    ``ycgym serve --max-unread-total-mib``, ``UNREAD_TOTAL_HEADROOM_DIVISOR``) within which a connection holding no large
+    unread reply is still served; null on the pipe transport, as the budget is."""
+    with LocalServer("tcp://127.0.0.1:0") as srv, Client(srv.endpoint) as c:
+        limits = c.hello()["limits"]
+        assert limits["unread_total_headroom_bytes"] == limits["max_unread_total_bytes"] // UNREAD_TOTAL_HEADROOM_DIVISOR == 256 << 20
+    with LocalServer("tcp://127.0.0.1:0", args=["--max-unread-total-mib", "6"]) as srv, Client(srv.endpoint) as c:
+        assert c.hello()["limits"]["unread_total_headroom_bytes"] == (6 << 20) // 4
+    with LocalServer("pipe") as srv:
+        env = YCBenchEnv(endpoint=srv.endpoint)
+        try:
+            limits = env._backend.client.hello()["limits"]
+            assert limits["unread_total_headroom_bytes"] is None
+            assert limits["max_unread_total_bytes"] is None
         finally:
             env.close()
 

@@ -376,6 +376,8 @@ class HelloResultLimits(TypedDict):
     """Bytes of large replies ZeroMQ may still hold for one connection (serve --max-unread-mib): while they reach it, the connection's requests are refused with capacity, unhandled; null over the pipe transport, whose output buffer is bounded by the transport itself."""
     max_unread_total_bytes: int | None
     """Bytes of large replies ZeroMQ may still hold for every connection together (serve --max-unread-total-mib): from 3/4 of it the requests of the connections holding the most (at least the average) are refused with capacity, unhandled, at it those of every connection holding some, and beyond it and its headroom (a quarter of it) every connection's; null over the pipe transport."""
+    unread_total_headroom_bytes: int | None
+    """The headroom above max_unread_total_bytes (a quarter of it, UNREAD_TOTAL_HEADROOM_DIVISOR): a connection holding no large unread reply is refused with capacity for the total only once every connection's unread replies reach the budget plus this; null over the pipe transport."""
     max_connections: int | None
     """Connections served at once (serve --max-connections): while more are open, the requests of a connection not served before are refused with capacity, unhandled; null over the pipe transport (its one client is the parent process)."""
     record: HelloResultLimitsRecord2 | None
