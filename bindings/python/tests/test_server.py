@@ -138,7 +138,8 @@ def test_hello_announces_the_unread_total_headroom_over_zeromq_and_none_over_the
     unread reply is still served; null on the pipe transport, as the budget is."""
     with LocalServer("tcp://127.0.0.1:0") as srv, Client(srv.endpoint) as c:
         limits = c.hello()["limits"]
-        assert limits["unread_total_headroom_bytes"] == limits["max_unread_total_bytes"] // UNREAD_TOTAL_HEADROOM_DIVISOR == 256 << 20
+        assert limits["max_unread_total_bytes"] == 1024 << 20
+        assert limits["unread_total_headroom_bytes"] == (1024 << 20) // UNREAD_TOTAL_HEADROOM_DIVISOR == 256 << 20
     with LocalServer("tcp://127.0.0.1:0", args=["--max-unread-total-mib", "6"]) as srv, Client(srv.endpoint) as c:
         assert c.hello()["limits"]["unread_total_headroom_bytes"] == (6 << 20) // 4
     with LocalServer("pipe") as srv:

@@ -551,6 +551,10 @@ class Client:
         # while unanswered; those of them abandoned: their late replies' sessions are closed (nobody else can).
         self._anonymous: set[RequestId] = set()
         self._orphaned: set[RequestId] = set()
+        # The hand-off slot: (request id, reply) of the reply last taken for its waiter, stored (one store, so the two
+        # always match) before the request stops being pending or stashed, and kept until the next is taken. A waiter
+        # stopped (Ctrl-C) after its reply was taken and before its caller held the result finds it here (gather).
+        self._handed: tuple[RequestId, dict[str, Any]] | None = None
 
     @property
     def liveness(self) -> Callable[[], str | None] | None:
@@ -824,7 +828,11 @@ class Client:
         Raises :class:`ProtocolError` for an error reply and :class:`TimeoutError` when no reply
         arrives within ``timeout`` seconds (default: the client's ``timeout``).
         """
-        reply = self._recv_reply(request_id, self._call_timeout(timeout))
+        return self._result(self._recv_reply(request_id, self._call_timeout(timeout)), request_id)
+
+    @staticmethod
+    def _result(reply: dict[str, Any], request_id: RequestId) -> Any:
+        """The result of ``reply`` (to ``request_id``), or its :class:`ProtocolError` raised (:meth:`recv`)."""
         if reply.get("ok"):
             frames = reply.get(_ARRAYS)
             if frames is not None:
@@ -843,14 +851,24 @@ class Client:
             try:
                 return self._wait_for(sock, request_id, deadline, timeout)
             except BaseException:
-                # Interrupted (Ctrl-C), timed out, or the server is gone: drop the reply if it still comes.
-                self.abandon([request_id])
+                handed = self._handed
+                if handed is not None and handed[0] == request_id:
+                    # Stopped once its reply was taken (the hand-off slot holds it): no longer pending or stashed, nor a
+                    # session to close; a caller that keeps what it receives (gather) takes it from the slot.
+                    self._stash.pop(request_id, None)
+                    self._pending.pop(request_id, None)
+                    self._anonymous.discard(request_id)
+                else:
+                    # Interrupted (Ctrl-C), timed out, or the server is gone: drop the reply if it still comes.
+                    self.abandon([request_id])
                 raise
 
     def _wait_for(self, sock: zmq.Socket[bytes], request_id: RequestId, deadline: float | None, timeout: float | None) -> dict[str, Any]:
         while True:
-            got = self._stash.pop(request_id, None)
+            got = self._stash.get(request_id)
             if got is not None:
+                self._handed = (request_id, got)  # before it leaves the stash: an interrupt finds it in one or both
+                del self._stash[request_id]
                 self._pending.pop(request_id, None)
                 if self._anonymous:
                     self._anonymous.discard(request_id)
@@ -897,6 +915,7 @@ class Client:
                 continue
             rid = reply.get("id")
             if rid == request_id:
+                self._handed = (request_id, reply)
                 self._pending.pop(request_id, None)
                 if self._anonymous:
                     self._anonymous.discard(request_id)
@@ -1009,6 +1028,7 @@ class Client:
         if len(waiting) + len(self._abandoned) == 1:
             (only,) = waiting or self._abandoned
             if only == request_id:
+                self._handed = (request_id, reply)
                 self._pending.pop(request_id, None)
                 self._anonymous.discard(request_id)
                 return True
@@ -1353,6 +1373,7 @@ class Client:
                 self._marks.clear()
                 self._anonymous.clear()
                 self._orphaned.clear()
+                self._handed = None
         return None
 
     def __enter__(self) -> Client:
@@ -1384,10 +1405,19 @@ class Client:
         returned: when the gather is stopped (a timeout, Ctrl-C, the server gone) it holds the results of the requests
         received before it stopped (the others are abandoned), e.g. to learn the sessions their replies made; the
         list is returned (with whatever it held before, followed by the results).
+
+        An interrupt (Ctrl-C: Python raises it between any two bytecodes) that lands once a reply was taken off the
+        socket or the stash loses nothing: the reply is put in the client's hand-off slot before its request stops
+        being pending, and when the gather stops, a reply taken and not yet in ``received`` is put there. What remains:
+        an interrupt between the socket's receive returning and that store (the reply's decoding and id check) loses
+        the reply (its request is abandoned: a session it made stays open until the server's idle timeout); a second
+        interrupt inside the handler that puts the reply in place or abandons the rest loses what it had not done; and
+        the slot is the client's, so another thread receiving on this client in between can replace it first.
         """
         out: list[Any] = received if received is not None else []
         start = len(out)
         first: ProtocolError | None = None
+        before = self._handed  # a reply taken before this call is none of its own (see the handler below)
         # Everything inside the try, the clock reads too: an interrupt at any call abandons the requests not yet
         # received (timeout, interrupt, server gone: nobody will read the later replies either).
         try:
@@ -1403,8 +1433,25 @@ class Client:
                     if first is None:
                         first = e
         except BaseException:
-            self.abandon(request_ids[len(out) - start :])
+            self._abandon_gather(request_ids, out, start, before)
             raise
         if raise_errors and first is not None:
             raise first
         return out
+
+    def _abandon_gather(self, request_ids: Sequence[RequestId], out: list[Any], start: int, before: tuple[RequestId, dict[str, Any]] | None) -> None:
+        """A :meth:`gather` into ``out`` (from ``start``) stopped: the next request's reply, when it was taken (the
+        hand-off slot holds it, taken during this gather: not ``before``) but not yet in ``out`` (an interrupt between
+        the receive and the append, or in ``recv``'s decoding), goes into ``out`` as ``recv`` would have returned it
+        (its result, or its error); the requests after it are abandoned."""
+        i = len(out) - start
+        handed = self._handed
+        if handed is not None and handed is not before and i < len(request_ids) and handed[0] == request_ids[i] and handed[0] not in request_ids[:i]:
+            try:
+                got: Any = self._result(handed[1], handed[0])
+            except ProtocolError as e:
+                e.index = i
+                got = e
+            out.append(got)
+            i += 1
+        self.abandon(request_ids[i:])

@@ -234,16 +234,19 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         return tuple(self._sessions)
 
     def _adopt(self, i: int, sid: str) -> None:
-        """Session ``sid`` (made by a reset) is sub-environment ``i``'s, and the backend's (closed with it)."""
+        """Session ``sid`` (made by a reset) is sub-environment ``i``'s, and the backend's (closed with it). In this
+        order, so that an interrupt anywhere leaves it the backend's (closed with the env) and :meth:`_adopt_new` sees
+        an adoption it stopped (no session yet, or still sessionless) and does it again."""
+        self._backend.sessions.add(sid)
+        self.__dict__.pop("_session_cache", None)
         self._sessions[i] = sid
         self._sessionless.discard(i)
-        self.__dict__.pop("_session_cache", None)
-        self._backend.sessions.add(sid)
 
     def _adopt_new(self, i: int, sid: str) -> None:
         """:meth:`_adopt` when sub-environment ``i`` has no session (a reset named none: ``sid`` is a new one); a reset
-        in its own session names that session, already the env's."""
-        if self._sessions[i] is None:
+        in its own session names that session, already the env's (an adoption an interrupt stopped is done again:
+        ``i`` is still sessionless)."""
+        if self._sessions[i] is None or i in self._sessionless:
             self._adopt(i, sid)
 
     def _options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -328,17 +328,25 @@ def gather_resets(client: Any, ids: Sequence[int], adopt: Any) -> list[Any]:
     not received are abandoned (see ``Client.abandon``: a late reply's new session is closed). Shared by both vector
     envs."""
     got: list[Any] = []
+    # The adoption inside the try, and again in the handler (adopting twice sets the same): an interrupt (Ctrl-C) at any
+    # bytecode up to the return leaves every session received adopted (a finally's body on the normal path is not
+    # itself protected: one landing before its call would adopt none). Only a second interrupt, in the handler, can.
     try:
         client.gather(ids, raise_errors=False, received=got)
+        _adopt_named(got, adopt)
     except BaseException:
         client.abandon(ids[len(got) :])  # those gather had not abandoned yet (stopped before it took them over)
+        _adopt_named(got, adopt)
         raise
-    finally:
-        for k, r in enumerate(got):
-            sid = named_session(r)
-            if sid is not None:
-                adopt(k, sid)
     return got
+
+
+def _adopt_named(got: Sequence[Any], adopt: Any) -> None:
+    """``adopt(k, session)`` for each reply of ``got`` that names a session (:func:`gather_resets`)."""
+    for k, r in enumerate(got):
+        sid = named_session(r)
+        if sid is not None:
+            adopt(k, sid)
 
 
 def new_sessions(client: Any, preset: str, seeds: Sequence[int], options: Mapping[str, Any] | None, adopt: Any) -> list[Any]:
@@ -652,9 +660,10 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             raise
 
     def _adopt(self, i: int, sid: str) -> None:
-        """Session ``sid`` (named by a reset reply) is sub-environment ``i``'s, and the backend's (closed with it)."""
-        self._sessions[i] = sid
+        """Session ``sid`` (named by a reset reply) is sub-environment ``i``'s, and the backend's (closed with it): the
+        backend's first, so that an interrupt between the two leaves it closed with the env, not open on the server."""
         self._backend.sessions.add(sid)
+        self._sessions[i] = sid
 
     def _take_resets(self, indices: Sequence[int], sim_seeds: list[int], ids: list[int], opts: dict[str, Any], made: list[int], refusal: list[BaseException]) -> list[ResetResult]:
         c = self._backend.client
