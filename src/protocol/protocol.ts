@@ -196,6 +196,83 @@ export function checkReply(op: Op | null, reply: Reply): string | null {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** The bytes of `{"v":1,"id":`, `,"op":"step","session":"`, `","action":"` and `"}` (`plainStepRequest`). */
+const STEP_HEAD = Buffer.from('{"v":1,"id":', 'latin1');
+const STEP_SESSION = Buffer.from(',"op":"step","session":"', 'latin1');
+const STEP_ACTION = Buffer.from('","action":"', 'latin1');
+/** Digits of a request id the fast path reads (below 2^53: every such integer's value is exact). */
+const STEP_ID_DIGITS = 15;
+/** Characters of a session or an action the fast path reads (a longer one is parsed: its string is made in one call). */
+const STEP_TEXT_CHARS = 1024;
+
+/** Whether `p` holds the bytes of `text` at `at`. */
+function bytesAt(p: Uint8Array, at: number, text: Uint8Array): boolean {
+  if (at + text.length > p.length) return false;
+  for (let i = 0; i < text.length; i++) if (p[at + i] !== text[i]) return false;
+  return true;
+}
+
+/**
+ * The end of a JSON string's text starting at `at` when it is printable ASCII without escapes (every byte 0x20-0x7e but
+ * `"` and `\`) and closed by `"`: the index of that quote; -1 otherwise.
+ */
+function plainStringEnd(p: Uint8Array, at: number): number {
+  const end = Math.min(p.length, at + STEP_TEXT_CHARS + 1);
+  for (let i = at; i < end; i++) {
+    const b = p[i] as number;
+    if (b === 0x22) return i;
+    if (b < 0x20 || b > 0x7e || b === 0x5c) return -1;
+  }
+  return -1;
+}
+
+/**
+ * A string of printable ASCII bytes `p[from, to)` (as JSON.parse reads them: each byte one character), and the last one
+ * made for each of two slots: a lockstep client sends the same session and action in every request.
+ */
+class AsciiTexts {
+  private texts: string[] = ['', ''];
+
+  text(slot: 0 | 1, p: Uint8Array, from: number, to: number): string {
+    const last = this.texts[slot] as string;
+    const n = to - from;
+    if (last.length === n) {
+      let i = 0;
+      while (i < n && last.charCodeAt(i) === p[from + i]) i++;
+      if (i === n) return last;
+    }
+    const t = String.fromCharCode.apply(null, p.subarray(from, to) as unknown as number[]);
+    this.texts[slot] = t;
+    return t;
+  }
+}
+const STEP_TEXTS = new AsciiTexts();
+
+/**
+ * The value of a `step` request in the bytes the ycgym clients write for it, `{"v":1,"id":N,"op":"step","session":"S",
+ * "action":"A"}` (no whitespace; N a non-negative integer of at most 15 digits without leading zeros; S and A printable
+ * ASCII without escapes), read without decoding the text and parsing it: the value `JSON.parse` gives, the same keys in
+ * the same order. Any other payload: null (it is decoded and parsed in full).
+ */
+function plainStepRequest(p: Uint8Array): Record<string, unknown> | null {
+  if (p[0] !== 0x7b || !bytesAt(p, 0, STEP_HEAD)) return null;
+  let at = STEP_HEAD.length;
+  const first = p[at];
+  if (first === undefined || first < 0x30 || first > 0x39) return null;
+  let id = 0;
+  const idFrom = at;
+  while (at < p.length && at - idFrom <= STEP_ID_DIGITS && (p[at] as number) >= 0x30 && (p[at] as number) <= 0x39) id = id * 10 + ((p[at++] as number) - 0x30);
+  if (at - idFrom > STEP_ID_DIGITS || (first === 0x30 && at - idFrom > 1)) return null;
+  if (!bytesAt(p, at, STEP_SESSION)) return null;
+  const sessionFrom = at + STEP_SESSION.length;
+  const sessionTo = plainStringEnd(p, sessionFrom);
+  if (sessionTo < 0 || !bytesAt(p, sessionTo, STEP_ACTION)) return null;
+  const actionFrom = sessionTo + STEP_ACTION.length;
+  const actionTo = plainStringEnd(p, actionFrom);
+  if (actionTo < 0 || actionTo + 2 !== p.length || p[actionTo + 1] !== 0x7d) return null;
+  return { v: 1, id, op: 'step', session: STEP_TEXTS.text(0, p, sessionFrom, sessionTo), action: STEP_TEXTS.text(1, p, actionFrom, actionTo) };
+}
+
 /** Outcome of decoding one payload frame. */
 export type Decoded = { ok: true; value: unknown } | { ok: false; reply: ErrorReply };
 
@@ -207,6 +284,8 @@ export function tooLargeReply(bytes: number, maxBytes: number): ErrorReply {
 /** Check size, decode strict UTF-8 and parse JSON. */
 export function decodePayload(payload: Uint8Array, maxBytes: number): Decoded {
   if (payload.length > maxBytes) return { ok: false, reply: tooLargeReply(payload.length, maxBytes) };
+  const step = plainStepRequest(payload);
+  if (step !== null) return { ok: true, value: step };
   let text: string;
   try {
     text = UTF8.decode(payload);

@@ -1,0 +1,119 @@
+/**
+ * `decodePayload` (src/protocol/protocol.ts) reads the `step` request the ycgym clients write without decoding and
+ * parsing its text (`plainStepRequest`): over random payloads near that shape (any id, session and action texts, and
+ * every byte changed, added or removed) its outcome is the one of decoding the UTF-8 and `JSON.parse`: the same value
+ * with the same keys in the same order, or the same error reply. Requests one after another with other or the same
+ * texts (the fast path keeps the last session and action) decode as alone.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { decodePayload, errorReply, tooLargeReply, type Decoded } from '../../src/protocol/protocol.js';
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** What decoding `payload` gave before the fast path: UTF-8, then `JSON.parse`. */
+function reference(payload: Uint8Array, maxBytes: number): Decoded {
+  if (payload.length > maxBytes) return { ok: false, reply: tooLargeReply(payload.length, maxBytes) };
+  let text: string;
+  try {
+    text = UTF8.decode(payload);
+  } catch {
+    return { ok: false, reply: errorReply('bad_json', 'payload is not valid UTF-8') };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (e) {
+    return { ok: false, reply: errorReply('bad_json', `payload is not JSON: ${(e as Error).message}`) };
+  }
+}
+
+/** The same outcome, keys in the same order (`toEqual` ignores the order). */
+function expectSame(payload: Uint8Array, maxBytes = 1 << 20): void {
+  const got = decodePayload(payload, maxBytes);
+  const want = reference(payload, maxBytes);
+  expect(got).toEqual(want);
+  expect(JSON.stringify(got)).toBe(JSON.stringify(want));
+  if (got.ok && want.ok && typeof want.value === 'object' && want.value !== null) {
+    expect(Object.getPrototypeOf(got.value)).toBe(Object.getPrototypeOf(want.value));
+    expect(Object.keys(got.value as object)).toEqual(Object.keys(want.value as object));
+  }
+}
+
+/** A step request as the Python client writes it (`Client._send_step`: `json.dumps` of the texts, ASCII escapes). */
+function stepBytes(id: string, session: string, action: string, v = '1'): Buffer {
+  const ascii = (s: string): string => JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return Buffer.from(`{"v":${v},"id":${id},"op":"step","session":${ascii(session)},"action":${ascii(action)}}`, 'utf8');
+}
+
+const texts = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.constantFrom('company status', 's4Cq0nT3tN8Yj1k2PzRm7Q', '', ' ', '"', '\\', '\u0000', 'é', '\u{1F600}', 'a'.repeat(1024), 'b'.repeat(1025)),
+  fc.string({ unit: 'binary', maxLength: 20 }),
+);
+const ids = fc.oneof(
+  fc.nat().map(String),
+  fc.constantFrom('0', '00', '01', '-1', '1.5', '1e3', '999999999999999', '1000000000000000', '9007199254740993', '1 ', ' 1', 'null', '"x"'),
+);
+
+describe('decodePayload', () => {
+  it('reads step requests as JSON.parse does, the same texts again or others', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(ids, texts, texts, fc.constantFrom('1', '2', '01')), { minLength: 1, maxLength: 6 }), (reqs) => {
+        for (const [id, session, action, v] of reqs) {
+          expectSame(stepBytes(id, session, action, v));
+          expectSame(stepBytes(id, session, action, v)); // again: the kept texts
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it('reads a step request with any byte changed, added or removed as JSON.parse does', () => {
+    fc.assert(
+      fc.property(ids, texts, texts, fc.nat(), fc.integer({ min: 0, max: 255 }), fc.constantFrom('set', 'insert', 'delete', 'cut'), (id, session, action, at, byte, how) => {
+        const base = stepBytes(id, session, action);
+        const i = at % (base.length + 1);
+        let p: Buffer;
+        if (how === 'set') p = Buffer.from(base.map((b, j) => (j === i ? byte : b)));
+        else if (how === 'insert') p = Buffer.concat([base.subarray(0, i), Buffer.from([byte]), base.subarray(i)]);
+        else if (how === 'delete') p = Buffer.concat([base.subarray(0, i), base.subarray(i + 1)]);
+        else p = base.subarray(0, i);
+        expectSame(stepBytes(id, session, action)); // the texts kept from the intact request first
+        expectSame(p);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('reads other shapes, whitespace and orders of a step request as JSON.parse does', () => {
+    const cases = [
+      '{"v":1,"id":7,"op":"step","session":"s1","action":"company status"}',
+      '{"v":1,"id":7,"op":"step","session":"s1","action":"company status"} ',
+      ' {"v":1,"id":7,"op":"step","session":"s1","action":"company status"}',
+      '{"v":1, "id":7,"op":"step","session":"s1","action":"company status"}',
+      '{"v":1,"id":7,"op":"step","action":"company status","session":"s1"}',
+      '{"id":7,"v":1,"op":"step","session":"s1","action":"company status"}',
+      '{"v":1,"id":7,"op":"step","session":"s1","action":"company status","extra":1}',
+      '{"v":1,"id":7,"op":"step","session":"s1","action":"company status"}}',
+      '{"v":1,"id":7,"op":"step","session":"s1","action":"company status"',
+      '{"v":1,"id":7,"op":"steps","session":"s1","action":"company status"}',
+      '{"v":1,"id":7,"op":"step","session":"s1","action":"company\\u0020status"}',
+      '{"v":1,"id":7,"op":"step","session":"s1","action":"a\tb"}',
+      '{"v":1,"id":7,"op":"step","session":"s1","action":"caf\u00e9"}',
+      '{"v":1,"id":"7","op":"step","session":"s1","action":"company status"}',
+      '{"v":1,"id":7,"op":"step","session":7,"action":"company status"}',
+      '{"v":1,"id":7,"op":"step","session":"s1","action":null}',
+      '{"v":1,"id":7,"op":"step","session":"s1","action":""}',
+      '{"v":1,"id":7,"op":"step","session":"","action":""}',
+      '{"v":1,"id":7,"op":"step","session":"s1","action":"x"}\u0000',
+      '{"v":1,"id":7,"op":"step","session":"s1","action":"' + 'z'.repeat(70_000) + '"}',
+      '{"v":1,"id":' + '9'.repeat(400) + ',"op":"step","session":"s1","action":"x"}',
+      '{"v":1,"id":',
+      '{',
+      '',
+    ];
+    for (const c of cases) expectSame(Buffer.from(c, 'utf8'));
+    expectSame(Buffer.from([0x7b, 0xff]));
+    expectSame(Buffer.from(cases[0] as string, 'utf8'), 10); // above the size limit
+  });
+});
