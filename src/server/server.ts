@@ -681,6 +681,15 @@ export class Server {
   private turnRequeue: string | null = null;
   /** An idle peer's record, reused for the next new peer (all its fields at their `newPeer` values). */
   private sparePeer: Peer | null = null;
+  /**
+   * The peer last found idle after its turn (`forget`), left in `peers` (null: none): a lockstep client's peer comes and
+   * goes per request, and its entry is not deleted and added again each time. Its record is at its `newPeer` values and
+   * it is not in `ready`; a request of its own (`enqueue`) or a reply ZeroMQ could not take (`sendFailed`) takes it back.
+   */
+  private parked: string | null = null;
+  /** The routing id of the last message received (a copy), and its key (`routingKey`). */
+  private lastRoutingId: Buffer | null = null;
+  private lastRoutingKey = '';
   /** `clientOf`'s last routing id (latin1) and its client. */
   private lastClientKey: string | null = null;
   private lastClient = '';
@@ -877,12 +886,17 @@ export class Server {
     this.counters.received++;
     const first = frames[0];
     if (first === undefined) return;
-    const key = first.toString('latin1');
+    const key = this.routingKey(first);
     let peer = this.peers.get(key);
     if (peer === undefined) {
+      if (key === this.parked) this.parked = null;
       peer = this.sparePeer ?? newPeer();
       this.sparePeer = null;
       this.peers.set(key, peer);
+      this.ready.push(key);
+    } else if (key === this.parked) {
+      // Idle since its last turn: back in line, as a new peer.
+      this.parked = null;
       this.ready.push(key);
     }
     if (frames.length > 1) {
@@ -1237,12 +1251,39 @@ export class Server {
     this.unread.sent(key, size);
   }
 
-  /** Remove an idle peer (its record is kept for the next new peer: a lockstep client's peer comes and goes per request). */
+  /**
+   * A routing id as a key of `peers` (its bytes as latin1): the last one's again when the bytes are the same (a lockstep or
+   * batching client's next request), without decoding them.
+   */
+  private routingKey(id: Buffer): string {
+    const last = this.lastRoutingId;
+    if (last !== null && last.length === id.length) {
+      let i = 0;
+      while (i < id.length && last[i] === id[i]) i++;
+      if (i === id.length) return this.lastRoutingKey;
+    }
+    const key = id.toString('latin1');
+    // A copy: `id` may be a view of a large chunk (the pipe's), which it would keep alive.
+    this.lastRoutingId = Buffer.from(id);
+    this.lastRoutingKey = key;
+    return key;
+  }
+
+  /**
+   * An idle peer after its turn: it stays in `peers` as the one `parked` (a lockstep client's peer comes and goes per
+   * request); the one parked before, if idle still, is removed (its record is kept for the next new peer).
+   */
   private forget(key: string, peer: Peer): void {
-    this.peers.delete(key);
     peer.stalledSince = 0;
     peer.refusalsDropped = false;
-    this.sparePeer = peer;
+    const before = this.parked;
+    this.parked = key;
+    if (before === null || before === key) return;
+    const old = this.peers.get(before);
+    if (old !== undefined && old.queue.length === 0 && old.job === null && old.outbox === null) {
+      this.peers.delete(before);
+      this.sparePeer = old;
+    }
   }
 
   /**
@@ -1333,6 +1374,7 @@ export class Server {
     if (this.closing || this.socket.closed) return 'dropped';
     const code = (e as { code?: string }).code;
     if (code === 'EAGAIN') {
+      if (key === this.parked) this.parked = null;
       let peer = this.peers.get(key);
       if (peer === undefined) {
         peer = newPeer();
@@ -1363,6 +1405,7 @@ export class Server {
     const peer = this.peers.get(key);
     if (peer !== undefined && peer.queue.length === 0 && peer.job === null && peer.outbox === null) {
       this.peers.delete(key);
+      if (key === this.parked) this.parked = null;
       this.ready = this.ready.filter((k) => k !== key);
     }
   }
@@ -1456,7 +1499,7 @@ export class Server {
         } catch (e) {
           r = this.sendFailed(key, out, e);
         }
-        if (this.closing || this.socket.closed) return;
+        // A socket closed meanwhile ends the loop at the top of the next turn.
         if (r !== 'sent' && requeue === key) requeue = null;
       }
       if (performance.now() - lastYield > YIELD_EVERY_MS) {
@@ -1484,6 +1527,7 @@ export class Server {
       await this.zap?.close();
       this.sessions.closeAll();
       this.peers.clear();
+      this.parked = null;
       this.jobs.clear();
       this.ready = [];
       this.log('info', 'closed', { endpoint: this.endpoint });
