@@ -196,14 +196,20 @@ export function checkReply(op: Op | null, reply: Reply): string | null {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** The bytes of `{"v":1,"id":`, `,"op":"step","session":"`, `","action":"` and `"}` (`plainStepRequest`). */
-const STEP_HEAD = Buffer.from('{"v":1,"id":', 'latin1');
-const STEP_SESSION = Buffer.from(',"op":"step","session":"', 'latin1');
-const STEP_ACTION = Buffer.from('","action":"', 'latin1');
+/** The texts of the requests `plainRequest` reads, as bytes. */
+const ascii = (t: string): Buffer => Buffer.from(t, 'latin1');
+const REQ_HEAD = ascii('{"v":1,"id":');
+const STEP_SESSION = ascii(',"op":"step","session":"');
+const STEP_ACTION = ascii('","action":"');
+const BATCH_STEPS = ascii(',"op":"step_batch","steps":[');
+const ENTRY_SESSION = ascii('{"session":"');
+const BINARY_TAIL = ascii(',"encoding":"binary"}');
 /** Digits of a request id the fast path reads (below 2^53: every such integer's value is exact). */
-const STEP_ID_DIGITS = 15;
+const ID_DIGITS = 15;
 /** Characters of a session or an action the fast path reads (a longer one is parsed: its string is made in one call). */
-const STEP_TEXT_CHARS = 1024;
+const TEXT_CHARS = 1024;
+/** Entries of a `step_batch` whose texts are kept for the next one (`PlainTexts`). */
+const KEPT_ENTRIES = 256;
 
 /** Whether `p` holds the bytes of `text` at `at`. */
 function bytesAt(p: Uint8Array, at: number, text: Uint8Array): boolean {
@@ -214,10 +220,10 @@ function bytesAt(p: Uint8Array, at: number, text: Uint8Array): boolean {
 
 /**
  * The end of a JSON string's text starting at `at` when it is printable ASCII without escapes (every byte 0x20-0x7e but
- * `"` and `\`) and closed by `"`: the index of that quote; -1 otherwise.
+ * `"` and `\\`), at most `TEXT_CHARS` long and closed by `"`: the index of that quote; -1 otherwise.
  */
 function plainStringEnd(p: Uint8Array, at: number): number {
-  const end = Math.min(p.length, at + STEP_TEXT_CHARS + 1);
+  const end = Math.min(p.length, at + TEXT_CHARS + 1);
   for (let i = at; i < end; i++) {
     const b = p[i] as number;
     if (b === 0x22) return i;
@@ -227,50 +233,84 @@ function plainStringEnd(p: Uint8Array, at: number): number {
 }
 
 /**
- * A string of printable ASCII bytes `p[from, to)` (as JSON.parse reads them: each byte one character), and the last one
- * made for each of two slots: a lockstep client sends the same session and action in every request.
+ * The string of printable ASCII bytes `p[from, to)` (as JSON.parse reads them: each byte one character), and the last one
+ * made for each slot: a client sends the same sessions and actions again and again (a lockstep client's session and
+ * action; a batch's entry i, usually the same session each time).
  */
-class AsciiTexts {
-  private texts: string[] = ['', ''];
+class PlainTexts {
+  private readonly texts: string[] = [];
 
-  text(slot: 0 | 1, p: Uint8Array, from: number, to: number): string {
-    const last = this.texts[slot] as string;
+  text(slot: number, p: Uint8Array, from: number, to: number): string {
+    const last = this.texts[slot];
     const n = to - from;
-    if (last.length === n) {
+    if (last !== undefined && last.length === n) {
       let i = 0;
       while (i < n && last.charCodeAt(i) === p[from + i]) i++;
       if (i === n) return last;
     }
     const t = String.fromCharCode.apply(null, p.subarray(from, to) as unknown as number[]);
-    this.texts[slot] = t;
+    if (slot <= this.texts.length) this.texts[slot] = t;
     return t;
   }
 }
-const STEP_TEXTS = new AsciiTexts();
+const STEP_TEXTS = new PlainTexts();
+const BATCH_TEXTS = new PlainTexts();
 
 /**
- * The value of a `step` request in the bytes the ycgym clients write for it, `{"v":1,"id":N,"op":"step","session":"S",
- * "action":"A"}` (no whitespace; N a non-negative integer of at most 15 digits without leading zeros; S and A printable
- * ASCII without escapes), read without decoding the text and parsing it: the value `JSON.parse` gives, the same keys in
- * the same order. Any other payload: null (it is decoded and parsed in full).
+ * The value of a request in the bytes the ycgym clients write for the two they send most, read without decoding the text
+ * and parsing it: the value `JSON.parse` gives, the same keys in the same order. They are `{"v":1,"id":N,"op":"step",
+ * "session":"S","action":"A"}` and `{"v":1,"id":N,"op":"step_batch","steps":[{"session":"S","action":"A"},...]}` (that
+ * one also with `,"encoding":"binary"` after the steps): no whitespace, N a non-negative integer of at most 15 digits
+ * without leading zeros, every S and A printable ASCII without escapes. Any other payload: null (it is decoded and
+ * parsed in full).
  */
-function plainStepRequest(p: Uint8Array): Record<string, unknown> | null {
-  if (p[0] !== 0x7b || !bytesAt(p, 0, STEP_HEAD)) return null;
-  let at = STEP_HEAD.length;
+function plainRequest(p: Uint8Array): Record<string, unknown> | null {
+  if (p[0] !== 0x7b || !bytesAt(p, 0, REQ_HEAD)) return null;
+  let at = REQ_HEAD.length;
   const first = p[at];
   if (first === undefined || first < 0x30 || first > 0x39) return null;
   let id = 0;
   const idFrom = at;
-  while (at < p.length && at - idFrom <= STEP_ID_DIGITS && (p[at] as number) >= 0x30 && (p[at] as number) <= 0x39) id = id * 10 + ((p[at++] as number) - 0x30);
-  if (at - idFrom > STEP_ID_DIGITS || (first === 0x30 && at - idFrom > 1)) return null;
-  if (!bytesAt(p, at, STEP_SESSION)) return null;
-  const sessionFrom = at + STEP_SESSION.length;
-  const sessionTo = plainStringEnd(p, sessionFrom);
-  if (sessionTo < 0 || !bytesAt(p, sessionTo, STEP_ACTION)) return null;
-  const actionFrom = sessionTo + STEP_ACTION.length;
-  const actionTo = plainStringEnd(p, actionFrom);
-  if (actionTo < 0 || actionTo + 2 !== p.length || p[actionTo + 1] !== 0x7d) return null;
-  return { v: 1, id, op: 'step', session: STEP_TEXTS.text(0, p, sessionFrom, sessionTo), action: STEP_TEXTS.text(1, p, actionFrom, actionTo) };
+  while (at < p.length && at - idFrom <= ID_DIGITS && (p[at] as number) >= 0x30 && (p[at] as number) <= 0x39) id = id * 10 + ((p[at++] as number) - 0x30);
+  if (at - idFrom > ID_DIGITS || (first === 0x30 && at - idFrom > 1)) return null;
+  if (bytesAt(p, at, STEP_SESSION)) {
+    const sessionFrom = at + STEP_SESSION.length;
+    const sessionTo = plainStringEnd(p, sessionFrom);
+    if (sessionTo < 0 || !bytesAt(p, sessionTo, STEP_ACTION)) return null;
+    const actionFrom = sessionTo + STEP_ACTION.length;
+    const actionTo = plainStringEnd(p, actionFrom);
+    if (actionTo < 0 || actionTo + 2 !== p.length || p[actionTo + 1] !== 0x7d) return null;
+    return { v: 1, id, op: 'step', session: STEP_TEXTS.text(0, p, sessionFrom, sessionTo), action: STEP_TEXTS.text(1, p, actionFrom, actionTo) };
+  }
+  if (!bytesAt(p, at, BATCH_STEPS)) return null;
+  at += BATCH_STEPS.length;
+  const steps: { session: string; action: string }[] = [];
+  if (p[at] === 0x5d) {
+    at++; // ]: no entries
+  } else {
+    for (;;) {
+      if (!bytesAt(p, at, ENTRY_SESSION)) return null;
+      const sessionFrom = at + ENTRY_SESSION.length;
+      const sessionTo = plainStringEnd(p, sessionFrom);
+      if (sessionTo < 0 || !bytesAt(p, sessionTo, STEP_ACTION)) return null;
+      const actionFrom = sessionTo + STEP_ACTION.length;
+      const actionTo = plainStringEnd(p, actionFrom);
+      if (actionTo < 0 || p[actionTo + 1] !== 0x7d) return null;
+      const slot = 2 * steps.length;
+      const kept = slot < 2 * KEPT_ENTRIES;
+      steps.push({
+        session: kept ? BATCH_TEXTS.text(slot, p, sessionFrom, sessionTo) : String.fromCharCode.apply(null, p.subarray(sessionFrom, sessionTo) as unknown as number[]),
+        action: kept ? BATCH_TEXTS.text(slot + 1, p, actionFrom, actionTo) : String.fromCharCode.apply(null, p.subarray(actionFrom, actionTo) as unknown as number[]),
+      });
+      at = actionTo + 2;
+      const next = p[at++];
+      if (next === 0x5d) break; // ]
+      if (next !== 0x2c) return null; // ,
+    }
+  }
+  if (at + 1 === p.length && p[at] === 0x7d) return { v: 1, id, op: 'step_batch', steps };
+  if (at + BINARY_TAIL.length === p.length && bytesAt(p, at, BINARY_TAIL)) return { v: 1, id, op: 'step_batch', steps, encoding: 'binary' };
+  return null;
 }
 
 /** Outcome of decoding one payload frame. */
@@ -284,8 +324,8 @@ export function tooLargeReply(bytes: number, maxBytes: number): ErrorReply {
 /** Check size, decode strict UTF-8 and parse JSON. */
 export function decodePayload(payload: Uint8Array, maxBytes: number): Decoded {
   if (payload.length > maxBytes) return { ok: false, reply: tooLargeReply(payload.length, maxBytes) };
-  const step = plainStepRequest(payload);
-  if (step !== null) return { ok: true, value: step };
+  const plain = plainRequest(payload);
+  if (plain !== null) return { ok: true, value: plain };
   let text: string;
   try {
     text = UTF8.decode(payload);

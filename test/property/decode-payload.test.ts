@@ -1,9 +1,9 @@
 /**
- * `decodePayload` (src/protocol/protocol.ts) reads the `step` request the ycgym clients write without decoding and
- * parsing its text (`plainStepRequest`): over random payloads near that shape (any id, session and action texts, and
- * every byte changed, added or removed) its outcome is the one of decoding the UTF-8 and `JSON.parse`: the same value
- * with the same keys in the same order, or the same error reply. Requests one after another with other or the same
- * texts (the fast path keeps the last session and action) decode as alone.
+ * `decodePayload` (src/protocol/protocol.ts) reads the `step` and `step_batch` requests the ycgym clients write without
+ * decoding and parsing their text (`plainRequest`): over random payloads near those shapes (any id, session and action
+ * texts, any number of entries, and every byte changed, added or removed) its outcome is the one of decoding the UTF-8
+ * and `JSON.parse`: the same value with the same keys in the same order, or the same error reply. Requests one after
+ * another with other or the same texts (the fast path keeps the last ones) decode as alone.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -43,6 +43,14 @@ function expectSame(payload: Uint8Array, maxBytes = 1 << 20): void {
 function stepBytes(id: string, session: string, action: string, v = '1'): Buffer {
   const ascii = (s: string): string => JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return Buffer.from(`{"v":${v},"id":${id},"op":"step","session":${ascii(session)},"action":${ascii(action)}}`, 'utf8');
+}
+
+/** A step_batch request as the Python client writes it (`Client._request_bytes`: `json.dumps`, ASCII escapes). */
+function batchBytes(id: string, steps: readonly (readonly [string, string])[], tail = ''): Buffer {
+  const text = JSON.stringify({ v: 1, id: 0, op: 'step_batch', steps: steps.map(([session, action]) => ({ session, action })) })
+    .replace('"id":0', `"id":${id}`)
+    .replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return Buffer.from(text.slice(0, -1) + tail + '}', 'utf8');
 }
 
 const texts = fc.oneof(
@@ -85,6 +93,41 @@ describe('decodePayload', () => {
     );
   });
 
+  it('reads step_batch requests as JSON.parse does, the same texts again or others', () => {
+    const entries = fc.array(fc.tuple(texts, texts), { maxLength: 300 });
+    const tails = fc.constantFrom('', ',"encoding":"binary"', ',"encoding":"json"', ',"encoding":"binary","x":1', ' ');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(ids, entries, tails), { minLength: 1, maxLength: 4 }), (reqs) => {
+        for (const [id, steps, tail] of reqs) {
+          expectSame(batchBytes(id, steps, tail));
+          expectSame(batchBytes(id, steps, tail)); // again: the kept texts
+        }
+      }),
+      { numRuns: 200 },
+    );
+    // Many entries alike (the texts kept for the first 256 entries, the others made each time).
+    const many = Array.from({ length: 600 }, (_, i): [string, string] => [`s${i % 7}`, i % 3 === 0 ? 'company status' : `task list ${i}`]);
+    expectSame(batchBytes('5', many));
+    expectSame(batchBytes('6', many.map(([s, a]) => [a, s])));
+  });
+
+  it('reads a step_batch request with any byte changed, added or removed as JSON.parse does', () => {
+    fc.assert(
+      fc.property(ids, fc.array(fc.tuple(texts, texts), { maxLength: 4 }), fc.boolean(), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.constantFrom('set', 'insert', 'delete', 'cut'), (id, steps, binary, at, byte, how) => {
+        const base = batchBytes(id, steps, binary ? ',"encoding":"binary"' : '');
+        const i = at % (base.length + 1);
+        let p: Buffer;
+        if (how === 'set') p = Buffer.from(base.map((b, j) => (j === i ? byte : b)));
+        else if (how === 'insert') p = Buffer.concat([base.subarray(0, i), Buffer.from([byte]), base.subarray(i)]);
+        else if (how === 'delete') p = Buffer.concat([base.subarray(0, i), base.subarray(i + 1)]);
+        else p = base.subarray(0, i);
+        expectSame(base);
+        expectSame(p);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it('reads other shapes, whitespace and orders of a step request as JSON.parse does', () => {
     const cases = [
       '{"v":1,"id":7,"op":"step","session":"s1","action":"company status"}',
@@ -108,6 +151,20 @@ describe('decodePayload', () => {
       '{"v":1,"id":7,"op":"step","session":"s1","action":"x"}\u0000',
       '{"v":1,"id":7,"op":"step","session":"s1","action":"' + 'z'.repeat(70_000) + '"}',
       '{"v":1,"id":' + '9'.repeat(400) + ',"op":"step","session":"s1","action":"x"}',
+      '{"v":1,"id":3,"op":"step_batch","steps":[]}',
+      '{"v":1,"id":3,"op":"step_batch","steps":[],"encoding":"binary"}',
+      '{"v":1,"id":3,"op":"step_batch","steps":[{"session":"s1","action":"a"}]}',
+      '{"v":1,"id":3,"op":"step_batch","steps":[{"session":"s1","action":"a"},]}',
+      '{"v":1,"id":3,"op":"step_batch","steps":[{"session":"s1","action":"a"}{"session":"s1","action":"a"}]}',
+      '{"v":1,"id":3,"op":"step_batch","steps":[{"action":"a","session":"s1"}]}',
+      '{"v":1,"id":3,"op":"step_batch","steps":[{"session":"s1","action":"a","x":1}]}',
+      '{"v":1,"id":3,"op":"step_batch","steps":[{"session":"s1","action":7}]}',
+      '{"v":1,"id":3,"op":"step_batch","steps":[["s1","a"]]}',
+      '{"v":1,"id":3,"op":"step_batch","steps":[{"session":"s1","action":"a"}],"encoding":"binary"',
+      '{"v":1,"id":3,"op":"step_batch","steps":[{"session":"s1","action":"a"}]',
+      '{"v":1,"id":3,"op":"step_batch","steps":[{"session":"s1","action":"a"}',
+      '{"v":1,"id":3,"op":"step_batch","steps":{}}',
+      '{"v":1,"id":3,"op":"step_batch","steps":[{"session":"s1","action":"' + 'y'.repeat(2000) + '"}]}',
       '{"v":1,"id":',
       '{',
       '',
