@@ -277,6 +277,40 @@ describe('throughput paths', () => {
     d.close();
   });
 
+  it('serves lockstep clients taking turns, and one that leaves at once, keeping one idle peer record at most', async () => {
+    const peers = (server as unknown as { peers: Map<string, unknown> }).peers;
+    const ds = await Promise.all([1, 2, 3].map(() => dealer(server.endpoint)));
+    const sessions: string[] = [];
+    for (const [i, d] of ds.entries()) sessions.push(((await call(d, { op: 'reset', seed: 40 + i })) as { result: { session: string } }).result.session);
+    // The request bytes the Python client writes (decoded without JSON.parse), and others.
+    const stepBytes = (id: number, session: string) => `{"v":1,"id":${id},"op":"step","session":"${session}","action":"company status"}`;
+    for (let round = 1; round <= 6; round++) {
+      for (const [i, d] of ds.entries()) {
+        const r = (await roundTrip(d, round % 2 === 0 ? stepBytes(round, sessions[i] as string) : JSON.stringify({ v: 1, id: round, op: 'step', session: sessions[i], action: 'company status' }))) as Reply & { result: { info: { step: number } } };
+        expect(r.ok && r.id === round && r.result.info.step === round, JSON.stringify(r).slice(0, 200)).toBe(true);
+        expect(peers.size).toBeLessThanOrEqual(1);
+      }
+      // Two at once: both answered, then both idle.
+      await Promise.all([ds[0], ds[1]].map((d) => (d as Dealer).send(JSON.stringify({ v: 1, id: 'h', op: 'hello' }))));
+      for (const d of [ds[0], ds[1]]) expect(JSON.parse(((await (d as Dealer).receive())[0] as Buffer).toString()).ok).toBe(true);
+      expect(peers.size).toBeLessThanOrEqual(1);
+    }
+    // A client that sends and leaves at once (its reply may find it gone: EHOSTUNREACH), then the others go on.
+    const gone = await dealer(server.endpoint);
+    await gone.send(JSON.stringify({ v: 1, id: 1, op: 'hello' }));
+    gone.close();
+    await new Promise((r) => setTimeout(r, 50));
+    for (const [i, d] of ds.entries()) {
+      const r = (await roundTrip(d, stepBytes(7, sessions[i] as string))) as Reply & { result: { info: { step: number } } };
+      expect(r.ok && r.result.info.step).toBe(7);
+      expect(peers.size).toBeLessThanOrEqual(1);
+    }
+    for (const [i, d] of ds.entries()) {
+      await call(d, { op: 'close', session: sessions[i] });
+      d.close();
+    }
+  });
+
   it('pipelines through Client (Promise.all) with replies matched to callers', async () => {
     const c = new Client({ endpoint: server.endpoint, timeoutMs: 5000 });
     const { session } = await c.reset({ seed: 5 });
