@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import { packageRoot } from '../config/load.js';
-import { MAX_REQUEST_ID_CHARS } from './limits.js';
+import { MAX_BATCH, MAX_REQUEST_ID_CHARS, MAX_SESSION_ID_CHARS } from './limits.js';
 import { OP_TABLE, OPS, type ErrorBody, type ErrorCode, type Op, type RequestId } from './ops.js';
 import { formatErrors } from '../env/schema-errors.js';
 import * as generated from './request-validators.generated.js';
@@ -257,14 +257,23 @@ const STEP_TEXTS = new PlainTexts();
 const BATCH_TEXTS = new PlainTexts();
 
 /**
+ * Whether a session id of `n` characters (printable ASCII: one code point each) is one the request schema accepts
+ * (`SessionId`: 1 to `MAX_SESSION_ID_CHARS`).
+ */
+function plainSession(n: number): boolean {
+  return n >= 1 && n <= MAX_SESSION_ID_CHARS;
+}
+
+/**
  * The value of a request in the bytes the ycgym clients write for the two they send most, read without decoding the text
  * and parsing it: the value `JSON.parse` gives, the same keys in the same order. They are `{"v":1,"id":N,"op":"step",
  * "session":"S","action":"A"}` and `{"v":1,"id":N,"op":"step_batch","steps":[{"session":"S","action":"A"},...]}` (that
  * one also with `,"encoding":"binary"` after the steps): no whitespace, N a non-negative integer of at most 15 digits
  * without leading zeros, every S and A printable ASCII without escapes. Any other payload: null (it is decoded and
- * parsed in full).
+ * parsed in full). `checked` when the request schema of its op accepts the value (its sessions' lengths, its number of
+ * entries: every other constraint holds by its shape), so that the request need not be validated again.
  */
-function plainRequest(p: Uint8Array): Record<string, unknown> | null {
+function plainRequest(p: Uint8Array): Decoded | null {
   if (p[0] !== 0x7b || !bytesAt(p, 0, REQ_HEAD)) return null;
   let at = REQ_HEAD.length;
   const first = p[at];
@@ -280,11 +289,13 @@ function plainRequest(p: Uint8Array): Record<string, unknown> | null {
     const actionFrom = sessionTo + STEP_ACTION.length;
     const actionTo = plainStringEnd(p, actionFrom);
     if (actionTo < 0 || actionTo + 2 !== p.length || p[actionTo + 1] !== 0x7d) return null;
-    return { v: 1, id, op: 'step', session: STEP_TEXTS.text(0, p, sessionFrom, sessionTo), action: STEP_TEXTS.text(1, p, actionFrom, actionTo) };
+    const value = { v: 1, id, op: 'step', session: STEP_TEXTS.text(0, p, sessionFrom, sessionTo), action: STEP_TEXTS.text(1, p, actionFrom, actionTo) };
+    return { ok: true, value, checked: plainSession(sessionTo - sessionFrom) };
   }
   if (!bytesAt(p, at, BATCH_STEPS)) return null;
   at += BATCH_STEPS.length;
   const steps: { session: string; action: string }[] = [];
+  let sessionsChecked = true;
   if (p[at] === 0x5d) {
     at++; // ]: no entries
   } else {
@@ -296,6 +307,7 @@ function plainRequest(p: Uint8Array): Record<string, unknown> | null {
       const actionFrom = sessionTo + STEP_ACTION.length;
       const actionTo = plainStringEnd(p, actionFrom);
       if (actionTo < 0 || p[actionTo + 1] !== 0x7d) return null;
+      if (!plainSession(sessionTo - sessionFrom)) sessionsChecked = false;
       const slot = 2 * steps.length;
       const kept = slot < 2 * KEPT_ENTRIES;
       steps.push({
@@ -308,13 +320,19 @@ function plainRequest(p: Uint8Array): Record<string, unknown> | null {
       if (next !== 0x2c) return null; // ,
     }
   }
-  if (at + 1 === p.length && p[at] === 0x7d) return { v: 1, id, op: 'step_batch', steps };
-  if (at + BINARY_TAIL.length === p.length && bytesAt(p, at, BINARY_TAIL)) return { v: 1, id, op: 'step_batch', steps, encoding: 'binary' };
+  const checked = sessionsChecked && steps.length >= 1 && steps.length <= MAX_BATCH;
+  if (at + 1 === p.length && p[at] === 0x7d) return { ok: true, value: { v: 1, id, op: 'step_batch', steps }, checked };
+  if (at + BINARY_TAIL.length === p.length && bytesAt(p, at, BINARY_TAIL)) return { ok: true, value: { v: 1, id, op: 'step_batch', steps, encoding: 'binary' }, checked };
   return null;
 }
 
 /** Outcome of decoding one payload frame. */
-export type Decoded = { ok: true; value: unknown } | { ok: false; reply: ErrorReply };
+export type Decoded = {
+  ok: true;
+  value: unknown;
+  /** The value is a request its op's request schema accepts (only a request read without parsing may say so). */
+  checked?: boolean;
+} | { ok: false; reply: ErrorReply };
 
 /** The error reply to a payload of `bytes` above the server's limit `maxBytes` (its id unread). */
 export function tooLargeReply(bytes: number, maxBytes: number): ErrorReply {
@@ -325,7 +343,7 @@ export function tooLargeReply(bytes: number, maxBytes: number): ErrorReply {
 export function decodePayload(payload: Uint8Array, maxBytes: number): Decoded {
   if (payload.length > maxBytes) return { ok: false, reply: tooLargeReply(payload.length, maxBytes) };
   const plain = plainRequest(payload);
-  if (plain !== null) return { ok: true, value: plain };
+  if (plain !== null) return plain;
   let text: string;
   try {
     text = UTF8.decode(payload);

@@ -194,15 +194,16 @@ export class ProtocolHandler {
   beginPayload(payload: Uint8Array, maxBytes: number, client = LOCAL_OWNER, plain = false): Handled | BatchJob {
     const d = decodePayload(payload, maxBytes);
     if (!d.ok) return handled(d.reply, encode(d.reply), null);
-    return this.begin(d.value, client, plain);
+    return this.begin(d.value, client, plain, d.checked === true);
   }
 
   /**
    * Start handling one decoded request value (see `beginPayload`) from `client` (the connection's identity:
    * sessions belong to the client that created them); `plain`: a `step`'s result in `Handled.reply` is plain (it
-   * is written for the wire otherwise, see `Handled`). Never throws.
+   * is written for the wire otherwise, see `Handled`); `checked`: `value` is a request its op's request schema accepts
+   * (`decodePayload` says so of a request it read without parsing), not validated again. Never throws.
    */
-  begin(value: unknown, client = LOCAL_OWNER, plain = false): Handled | BatchJob {
+  begin(value: unknown, client = LOCAL_OWNER, plain = false, checked = false): Handled | BatchJob {
     let id: RequestId | null = null;
     let op: Op | null = null;
     let reply: Reply;
@@ -212,7 +213,7 @@ export class ProtocolHandler {
         reply = errorReply('invalid_request', '/: must be object');
       } else {
         id = validRequestId(value['id']);
-        const r = this.route(value, id, client, plain);
+        const r = this.route(value, id, client, plain, checked);
         if (r instanceof BatchJob) return r;
         op = r.op;
         reply = r.reply;
@@ -252,7 +253,7 @@ export class ProtocolHandler {
     }
   }
 
-  private route(req: Req, id: RequestId | null, client: string, plain: boolean): { reply: Reply; op: Op | null; body?: string | null } | BatchJob {
+  private route(req: Req, id: RequestId | null, client: string, plain: boolean, checked: boolean): { reply: Reply; op: Op | null; body?: string | null } | BatchJob {
     if (req['v'] !== PROTOCOL_VERSION) {
       const got = req['v'] === undefined ? 'no version' : `version ${quoted(JSON.stringify(req['v']), (t) => t)}`;
       return { reply: errorReply('unsupported_version', `unsupported protocol ${got}; this server speaks version ${PROTOCOL_VERSION} (send "v": 1)`, id), op: null };
@@ -266,7 +267,7 @@ export class ProtocolHandler {
     }
     const op = opv as Op;
     const validate = getValidators().requests[op];
-    if (!validate(req)) return { reply: errorReply('invalid_request', formatErrors(validate.errors), id), op };
+    if (!checked && !validate(req)) return { reply: errorReply('invalid_request', formatErrors(validate.errors), id), op };
     if (req['id'] !== undefined && id === null) return { reply: errorReply('invalid_request', '/id: invalid', null), op };
     if (this.opts.admit !== undefined && ADMITTED_OPS.has(op)) {
       const refused = this.opts.admit(op);

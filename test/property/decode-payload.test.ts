@@ -7,7 +7,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodePayload, errorReply, tooLargeReply, type Decoded } from '../../src/protocol/protocol.js';
+import { decodePayload, errorReply, requestValidator, tooLargeReply, type Decoded } from '../../src/protocol/protocol.js';
+import type { Op } from '../../src/protocol/ops.js';
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -27,12 +28,31 @@ function reference(payload: Uint8Array, maxBytes: number): Decoded {
   }
 }
 
-/** The same outcome, keys in the same order (`toEqual` ignores the order). */
-function expectSame(payload: Uint8Array, maxBytes = 1 << 20): void {
-  const got = decodePayload(payload, maxBytes);
+/** Counts of the requests read as `checked` (the fast path, and the validator not run again), and of the others. */
+const seen = { checked: 0, unchecked: 0 };
+
+/**
+ * The same outcome, keys in the same order (`toEqual` ignores the order); one said `checked` is a request its op's
+ * validator accepts, and a request read without parsing (the bytes the clients write) that the validator accepts is said
+ * `checked` (else it would be validated again: slower, not wrong; the step and step_batch payloads here are such).
+ */
+function expectSame(payload: Uint8Array, maxBytes = 1 << 20, plain = false): void {
+  const decoded = decodePayload(payload, maxBytes);
   const want = reference(payload, maxBytes);
+  const checked = decoded.ok && decoded.checked === true;
+  const got: Decoded = decoded.ok ? { ok: true, value: decoded.value } : decoded;
   expect(got).toEqual(want);
   expect(JSON.stringify(got)).toBe(JSON.stringify(want));
+  if (want.ok && typeof want.value === 'object' && want.value !== null && !Array.isArray(want.value)) {
+    const op = (want.value as { op?: unknown }).op;
+    if (op === 'step' || op === 'step_batch') {
+      const valid = requestValidator(op as Op)(want.value);
+      if (checked) expect(valid).toBe(true);
+      if (plain && valid) expect(checked).toBe(true);
+    }
+  }
+  if (checked) seen.checked++;
+  else seen.unchecked++;
   if (got.ok && want.ok && typeof want.value === 'object' && want.value !== null) {
     expect(Object.getPrototypeOf(got.value)).toBe(Object.getPrototypeOf(want.value));
     expect(Object.keys(got.value as object)).toEqual(Object.keys(want.value as object));
@@ -68,8 +88,9 @@ describe('decodePayload', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(ids, texts, texts, fc.constantFrom('1', '2', '01')), { minLength: 1, maxLength: 6 }), (reqs) => {
         for (const [id, session, action, v] of reqs) {
-          expectSame(stepBytes(id, session, action, v));
-          expectSame(stepBytes(id, session, action, v)); // again: the kept texts
+          const plain = v === '1' && /^(0|[1-9][0-9]{0,14})$/.test(id) && [session, action].every((t) => /^[\x20-\x7e]{0,1024}$/.test(t) && !/["\\]/.test(t));
+          expectSame(stepBytes(id, session, action, v), undefined, plain);
+          expectSame(stepBytes(id, session, action, v), undefined, plain); // again: the kept texts
         }
       }),
       { numRuns: 400 },
@@ -99,16 +120,34 @@ describe('decodePayload', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(ids, entries, tails), { minLength: 1, maxLength: 4 }), (reqs) => {
         for (const [id, steps, tail] of reqs) {
-          expectSame(batchBytes(id, steps, tail));
-          expectSame(batchBytes(id, steps, tail)); // again: the kept texts
+          const plain =
+            (tail === '' || tail === ',"encoding":"binary"') &&
+            /^(0|[1-9][0-9]{0,14})$/.test(id) &&
+            steps.every((e) => e.every((t) => /^[\x20-\x7e]{0,1024}$/.test(t) && !/["\\]/.test(t)));
+          expectSame(batchBytes(id, steps, tail), undefined, plain);
+          expectSame(batchBytes(id, steps, tail), undefined, plain); // again: the kept texts
         }
       }),
       { numRuns: 200 },
     );
     // Many entries alike (the texts kept for the first 256 entries, the others made each time).
     const many = Array.from({ length: 600 }, (_, i): [string, string] => [`s${i % 7}`, i % 3 === 0 ? 'company status' : `task list ${i}`]);
-    expectSame(batchBytes('5', many));
-    expectSame(batchBytes('6', many.map(([s, a]) => [a, s])));
+    expectSame(batchBytes('5', many), undefined, true);
+    expectSame(batchBytes('6', many.map(([s, a]) => [a, s])), undefined, true);
+  });
+
+  it('says checked exactly when the validator accepts a request read without parsing: session lengths, number of entries', () => {
+    const before = { ...seen };
+    for (const n of [0, 1, 2, 63, 64, 65, 200]) {
+      const session = 's'.repeat(n);
+      expectSame(stepBytes('1', session, 'company status'), undefined, true);
+      expectSame(batchBytes('2', [['s1', 'a'], [session, 'b']]), undefined, true);
+      expectSame(batchBytes('3', [[session, 'b']], ',"encoding":"binary"'), undefined, true);
+    }
+    for (const n of [0, 1, 4095, 4096, 4097]) expectSame(batchBytes('4', Array.from({ length: n }, (_, i): [string, string] => [`s${i}`, 'company status'])), 1 << 24, true);
+    // Some said checked, some not (the validator refuses them: validated, and refused with its message).
+    expect(seen.checked - before.checked).toBeGreaterThan(10);
+    expect(seen.unchecked - before.unchecked).toBeGreaterThan(5);
   });
 
   it('reads a step_batch request with any byte changed, added or removed as JSON.parse does', () => {
