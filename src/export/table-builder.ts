@@ -232,6 +232,8 @@ class Utf8Col extends Col implements TextSink {
   /** The values' bytes so far, `bytes[0, used)` (public as a `TextSink`, which a `TextSource` value appends to). */
   bytes: Buffer = Buffer.allocUnsafe(1024);
   used = 0;
+  /** `TextSink.epoch`: the column only appends to bytes[0, used) until `clear`, which starts a new epoch. */
+  epoch = 0;
   private offsets = new Int32Array(256);
   push(i: number, v: unknown): void {
     if (i + 2 > this.offsets.length) {
@@ -313,6 +315,7 @@ class Utf8Col extends Col implements TextSink {
   override clear(): void {
     super.clear();
     this.used = 0;
+    this.epoch++;
   }
 }
 

@@ -15,7 +15,8 @@ import type { TextSource } from '../../src/export/columns.js';
 import { rollout, stepRow } from '../../src/export/rollout.js';
 import { Env } from '../../src/env/env.js';
 import type { Simulation } from '../../src/sim/index.js';
-import { pyJsonAppend, pyJsonDumps, type Out } from '../../src/sim/py/pyjson.js';
+import { listChain, memoList, memoRendered, PyFloat, pyJsonAppend, pyJsonDumps, type Out } from '../../src/sim/py/pyjson.js';
+import { oraclePyJsonDumps } from '../helpers/pyjson-oracle.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ycgym-arrow-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -279,6 +280,49 @@ describe('arrow table builder and file sink', () => {
           }
         }
         expect(asSource.finish()).toEqual(asText.finish());
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a utf8 column takes listings of one chain (memoList) across its chunks: each text as printed alone, whatever the chunk before held', () => {
+    const cols: ColumnDef[] = [{ name: 's', kind: 'utf8', nullable: false, doc: '' }];
+    const entries = Array.from({ length: 12 }, (_, i) => memoRendered({ task_id: `Task-${i}`, required_qty: new PyFloat(i + 0.5) } as Out));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.nat(11), fc.nat(11), fc.constantFrom('row', 'other', 'finish', 'consume')), { minLength: 1, maxLength: 20 }), (steps) => {
+        const b = new TableBuilder<{ s: string | TextSource }>(cols);
+        const chain = listChain();
+        let list = entries.slice(0, 8);
+        const want: string[] = [];
+        const check = (values: Uint8Array, offsets: Int32Array): void => {
+          const got = want.map((_, k) => Buffer.from(values).toString('latin1', offsets[k], offsets[k + 1]));
+          expect(got).toEqual(want);
+          want.length = 0;
+        };
+        for (const [drop, add, op] of steps) {
+          if (op === 'finish') {
+            const t = b.finish();
+            check(t.columns[0]?.values as Uint8Array, t.columns[0]?.offsets as Int32Array);
+            continue;
+          }
+          if (op === 'consume') {
+            b.consume((t) => check(t.columns[0]?.values as Uint8Array, t.columns[0]?.offsets as Int32Array));
+            continue;
+          }
+          if (op === 'other') {
+            b.append({ s: 'x'.repeat(drop * 40) });
+            want.push('x'.repeat(drop * 40));
+            continue;
+          }
+          list = list.slice();
+          list.splice(drop % list.length, 1);
+          list.splice(add % (list.length + 1), 0, entries[add] as Out);
+          const doc: Out = { tasks: memoList(list, chain) };
+          b.append({ s: { appendText: (sink) => pyJsonAppend(doc, 2, sink) } });
+          want.push(oraclePyJsonDumps(doc, 2));
+        }
+        const t = b.finish();
+        check(t.columns[0]?.values as Uint8Array, t.columns[0]?.offsets as Int32Array);
       }),
       { numRuns: 200 },
     );

@@ -24,3 +24,16 @@ export class BufferSink implements TextSink {
     return Buffer.from(this.bytes.subarray(0, this.used));
   }
 }
+
+/**
+ * An append-only `BufferSink` (`TextSink.epoch`): `restart` forgets its bytes (overwritten with `z`, so a reader of
+ * stale bytes shows) and starts a new epoch.
+ */
+export class EpochSink extends BufferSink {
+  epoch = 0;
+  restart(): void {
+    this.bytes.fill(0x7a);
+    this.used = 0;
+    this.epoch++;
+  }
+}

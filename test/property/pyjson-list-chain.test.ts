@@ -12,7 +12,7 @@ import { Env } from '../../src/env/env.js';
 import { runEpisode } from '../../src/env/episode.js';
 import { listChain, memoList, memoRendered, PyFloat, pyJsonAppend, pyJsonDumps, type Out } from '../../src/sim/py/pyjson.js';
 import { oraclePyJsonDumps } from '../helpers/pyjson-oracle.js';
-import { BufferSink } from '../helpers/text-sink.js';
+import { BufferSink, EpochSink } from '../helpers/text-sink.js';
 
 const key = fc.constantFrom('task_id', 'required_qty', 'prestige', 'name', 'tasks', 'n');
 const leaf: fc.Arbitrary<Out> = fc.oneof(fc.constant(null), fc.boolean(), fc.integer({ min: -1000, max: 1000 }), fc.double({ noNaN: true }).map((x) => new PyFloat(x)), fc.string({ maxLength: 6 }));
@@ -74,6 +74,78 @@ describe('memoList: chained lists print as the plain writer prints them', () => 
       ),
       { numRuns: 400 },
     );
+  });
+
+  it('lists read back from append-only sinks (TextSink.epoch): other text between, other sinks, a new epoch, pyJsonDumps', () => {
+    fc.assert(
+      fc.property(
+        fc.array(obj, { minLength: 2, maxLength: 10 }),
+        fc.array(fc.tuple(fc.nat(40), fc.nat(40), fc.constantFrom('a', 'b', 'text', 'restart', 'dumps', 'escaped'), fc.constantFrom<number | null>(2, null)), { minLength: 1, maxLength: 14 }),
+        (memoPool, steps) => {
+          const memo = memoPool.map((v) => memoRendered(structuredClone(v)));
+          const chain = listChain();
+          const sinks = { a: new EpochSink(), b: new EpochSink() };
+          let list: Out[] = memo.slice();
+          for (const [at, pick, where, ind] of steps) {
+            // the next version: one element dropped, another inserted (a listing after an accept)
+            list = list.slice();
+            list.splice(at % list.length, 1);
+            list.splice(pick % (list.length + 1), 0, memo[pick % memo.length] as Out);
+            memoList(list, chain);
+            const doc: Out = { total: list.length, tasks: list };
+            const want = oraclePyJsonDumps(doc, ind);
+            if (where === 'dumps') {
+              expect(pyJsonDumps(doc, ind)).toBe(want);
+              continue;
+            }
+            if (where === 'escaped') {
+              const from = sinks.a.used;
+              pyJsonAppend(doc, ind, sinks.a, true);
+              expect(sinks.a.bytes.toString('latin1', from, sinks.a.used)).toBe(JSON.stringify(want).slice(1, -1));
+              continue;
+            }
+            if (where === 'text') sinks.a.string('{"x": 1}');
+            if (where === 'restart') sinks.a.restart();
+            const sink = where === 'b' ? sinks.b : sinks.a;
+            const from = sink.used;
+            pyJsonAppend(doc, ind, sink);
+            expect(sink.bytes.toString('latin1', from, sink.used)).toBe(want);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a list is not read back from a sink that started a new epoch, even with its bytes where they were', () => {
+    const a = [1, 2, 3, 4].map((i) => memoRendered({ task_id: `T${i}`, required_qty: new PyFloat(i) } as Out));
+    const chain = listChain();
+    const sink = new EpochSink();
+    pyJsonAppend({ tasks: memoList(a.slice(), chain) }, 2, sink);
+    // The same bytes object and length, other bytes in it, a new epoch: the next version renders its elements again.
+    sink.restart();
+    sink.string('x'.repeat(200));
+    sink.restart();
+    pyJsonAppend({ tasks: memoList(a.slice(1), chain) }, 2, sink);
+    expect(sink.kept.toString('latin1')).toBe(oraclePyJsonDumps({ tasks: a.slice(1) }, 2));
+  });
+
+  it('a list written by a pyJsonAppend that failed is not read back from the sink, which writes over it', () => {
+    const a = [1, 2, 3, 4].map((i) => memoRendered({ task_id: `T${i}`, required_qty: new PyFloat(i) } as Out));
+    const chain = listChain();
+    const sink = new EpochSink();
+    const bad = Object.defineProperty({}, 'n', {
+      enumerable: true,
+      get: () => {
+        throw new Error('unprintable');
+      },
+    }) as Out;
+    expect(() => pyJsonAppend({ tasks: memoList(a.slice(), chain), bad }, 2, sink)).toThrow('unprintable');
+    expect(sink.used).toBe(0);
+    sink.string('z'.repeat(400));
+    const from = sink.used;
+    pyJsonAppend({ tasks: memoList(a.slice(1), chain) }, 2, sink);
+    expect(sink.bytes.toString('latin1', from, sink.used)).toBe(oraclePyJsonDumps({ tasks: a.slice(1) }, 2));
   });
 
   it('two chains rendered alternately share nothing but their elements', () => {

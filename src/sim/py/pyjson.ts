@@ -243,7 +243,9 @@ function deepFreeze(v: Out): void {
 /**
  * A chain of lists of memoised values (`memoList`): successive versions of one listing (a company's `market browse`
  * entries), most of whose elements the next version repeats in the same order. The chain keeps the text of the last
- * version it rendered, so the next one copies each run of elements it shares with it as one block.
+ * version it rendered, so the next one copies each run of elements it shares with it as one block: a copy of its own,
+ * or, for a version appended to an append-only sink (`TextSink.epoch`: a trajectory's text column), the place in the
+ * sink it was written to, read back from there while the sink keeps it (no copy aside per listing).
  */
 export interface ListChain {
   /** @internal The last rendered version's text (null before the first). */
@@ -260,10 +262,22 @@ interface ListText {
   n: number;
   /** The elements as rendered: a memoised (deep-frozen) value, or NOT_MEMO for any other element. */
   readonly items: unknown[];
-  /** Element i's text is bytes[starts[i], ends[i]); the separator between two elements lies between them. */
+  /**
+   * Element i's text is bytes[starts[i], ends[i]) (with `sink`: the sink's bytes[base + starts[i], base + ends[i])); the
+   * separator between two elements lies between them.
+   */
   starts: Int32Array;
   ends: Int32Array;
   bytes: Uint8Array;
+  /**
+   * The append-only sink (`TextSink.epoch`) the text was written into, at `base`, in its `epoch`, instead of a copy in
+   * `bytes`: it is there, unchanged, while the sink's epoch is the same and no `pyJsonAppend` has failed since (`failed`:
+   * the count of failed ones then; a failed one never took its text into its sink). Null: the text is in `bytes`.
+   */
+  sink: TextSink | null;
+  epoch: number;
+  base: number;
+  failed: number;
   /** Element -> index in `items`, built when the neighbourhood of the expected index does not hold an element. */
   index: Map<unknown, number> | null;
 }
@@ -306,7 +320,7 @@ function findPrev(prev: ListText, v: unknown, j: number, useIndex: boolean): num
 function blankText(chain: ListChain, level: number, indent: number | null, n: number): ListText {
   let t = chain.spare;
   chain.spare = null;
-  if (t === null) t = { level, indent, escaped, n, items: [], starts: new Int32Array(n), ends: new Int32Array(n), bytes: new Uint8Array(0), index: null };
+  if (t === null) t = { level, indent, escaped, n, items: [], starts: new Int32Array(n), ends: new Int32Array(n), bytes: new Uint8Array(0), sink: null, epoch: 0, base: 0, failed: 0, index: null };
   else {
     t.level = level;
     t.indent = indent;
@@ -325,7 +339,9 @@ function blankText(chain: ListChain, level: number, indent: number | null, n: nu
 function writeList(x: readonly Out[], chain: ListChain, level: number, indent: number | null): void {
   const n = x.length;
   const t = chain.text;
-  const prev = t !== null && t.level === level && t.indent === indent && t.escaped === escaped ? t : null;
+  // A text left in a sink is read from this output only: the same sink, in the same epoch, being appended to (the
+  // output holds its bytes[0, used) at the same offsets, `reserve` keeping them when it grows).
+  const prev = t !== null && t.level === level && t.indent === indent && t.escaped === escaped && (t.sink === null || (t.sink === sinkNow && t.sink.epoch === t.epoch && t.failed === sinkFailures)) ? t : null;
   const next = blankText(chain, level, indent, n);
   const { items, starts, ends } = next;
   const sep = indent === null ? ', ' : ',' + pad(indent, level + 1);
@@ -347,7 +363,8 @@ function writeList(x: readonly Out[], chain: ListChain, level: number, indent: n
       const to = p.ends[at + k - 1] as number;
       const shift = pos - base - from;
       reserve(to - from);
-      out.set(p.bytes.subarray(from, to), pos);
+      if (p.sink === null) out.set(p.bytes.subarray(from, to), pos);
+      else out.copyWithin(pos, p.base + from, p.base + to);
       pos += to - from;
       for (let m = 0; m < k; m++) {
         items[i + m] = pi[at + m];
@@ -368,9 +385,18 @@ function writeList(x: readonly Out[], chain: ListChain, level: number, indent: n
     i++;
   }
   if (items.length > n) items.length = n;
-  const len = ends[n - 1] as number;
-  if (next.bytes.length < len) next.bytes = new Uint8Array(Math.max(len, next.bytes.length * 2));
-  next.bytes.set(out.subarray(base, base + len));
+  if (sinkNow !== null) {
+    // Left where it was written (read back while the sink's epoch holds), not copied.
+    next.sink = sinkNow;
+    next.epoch = sinkNow.epoch as number;
+    next.base = base;
+    next.failed = sinkFailures;
+  } else {
+    const len = ends[n - 1] as number;
+    if (next.bytes.length < len) next.bytes = new Uint8Array(Math.max(len, next.bytes.length * 2));
+    next.bytes.set(out.subarray(base, base + len));
+    next.sink = null;
+  }
   chain.spare = t;
   chain.text = next;
   if (indent !== null) put(pad(indent, level));
@@ -593,7 +619,19 @@ export interface TextSink {
   bytes: Buffer;
   used: number;
   string(s: string): void;
+  /**
+   * Present on a sink that only appends: its bytes[0, used) stay as they are (a larger `bytes` is a copy of them) until
+   * it changes `epoch` (when it forgets them, e.g. starts over at 0). A listing of a chain (`memoList`) rendered into
+   * such a sink is then read back from it by the chain's next listing in the same sink and epoch, instead of being
+   * copied aside.
+   */
+  readonly epoch?: number;
 }
+
+/** The sink `pyJsonAppend` is writing into when it has an `epoch` (an append-only sink), else null. */
+let sinkNow: TextSink | null = null;
+/** How many `pyJsonAppend` into such a sink failed (threw): texts of lists written before then are not read back. */
+let sinkFailures = 0;
 
 /**
  * `pyJsonDumps` appended to `sink` as bytes (its text is ASCII, so they are its UTF-8 too), rendered straight into the
@@ -606,14 +644,20 @@ export function pyJsonAppend(v: Out, indent: number | null, sink: TextSink, esca
   out = sink.bytes;
   pos = sink.used;
   escaped = escape;
+  sinkNow = typeof sink.epoch === 'number' ? sink : null;
+  let done = false;
   try {
     write(v, 0, Mode.Plain, indent);
     sink.bytes = out;
     sink.used = pos;
+    done = true;
   } finally {
+    // A list written by a call that failed is past the sink's `used`: what the sink appends next overwrites it.
+    if (!done && sinkNow !== null) sinkFailures++;
     out = own;
     pos = 0;
     escaped = false;
+    sinkNow = null;
   }
 }
 
