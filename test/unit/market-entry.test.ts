@@ -7,6 +7,7 @@ import { loadPreset } from '../../src/config/load.js';
 import { toFloat, D } from '../../src/sim/py/decimal.js';
 import type { Out } from '../../src/sim/py/pyjson.js';
 import { Simulation } from '../../src/sim/simulation.js';
+import { marketEntry, worldEntries } from '../../src/sim/commands/market-entry.js';
 import { DOMAINS } from '../../src/sim/index.js';
 import type { Task } from '../../src/sim/model/types.js';
 import { oraclePyJsonDumps } from '../helpers/pyjson-oracle.js';
@@ -109,6 +110,45 @@ describe('market browse entries shared by the episodes of one world', () => {
     expect(listed.requirements.map((r) => r.required_qty).slice(4)).toEqual([300, 301]);
     (multi.reqs[5] as { domain: string }).domain = 'training';
     check(a);
+  });
+});
+
+describe('a world\'s entries (marketEntry with WorldEntries)', () => {
+  const nameOf = (sim: Simulation, t: Task): string | null => (t.clientId !== null ? (sim.state.clients[t.clientId]?.name ?? null) : null);
+  const market = (sim: Simulation): Task[] => sim.state.tasks.filter((t) => t.status === 'market');
+
+  it('episodes that list the same tasks at the same ids share the entries by id and build no index', () => {
+    const w = worldEntries();
+    const a = Simulation.create(cfg, { seed: 21 });
+    const b = Simulation.create(cfg, { seed: 21 });
+    const ea = market(a).map((t) => marketEntry(t, nameOf(a, t), w));
+    const eb = market(b).map((t) => marketEntry(t, nameOf(b, t), w));
+    expect(eb.every((e, i) => e === ea[i])).toBe(true);
+    market(b).forEach((t, i) => expect(eb[i]).toEqual(fresh(b, t)));
+    expect(w.byDelta).toBeNull();
+  });
+
+  it('once a slot did not fit, a task listed at another id than before gets its earlier entry, and every entry is the fresh one', () => {
+    const w = worldEntries();
+    const sim = Simulation.create(cfg, { seed: 22 });
+    const [t1, t2, t3] = market(sim) as [Task, Task, Task];
+    const e1 = marketEntry(t1, nameOf(sim, t1), w);
+    const e2 = marketEntry(t2, nameOf(sim, t2), w);
+    // Another episode of the world: t3's task at t1's id (the slot does not fit: the index is built), t1's at t2's id.
+    const moved3 = { ...t3, id: t1.id };
+    const e3 = marketEntry(moved3, nameOf(sim, t3), w);
+    expect(e3).toEqual(fresh(sim, moved3));
+    expect(w.byDelta).not.toBeNull();
+    const moved1 = { ...t1, id: t2.id };
+    expect(marketEntry(moved1, nameOf(sim, t1), w)).toBe(e1);
+    // Back where they were: t1's slot now holds t3's entry, t2's entry is found in the index.
+    expect(marketEntry(t2, nameOf(sim, t2), w)).toBe(e2);
+    expect(marketEntry(t3, nameOf(sim, t3), w)).toBe(e3);
+    // A listed field changed: not the indexed entry, the fresh one.
+    const edited = { ...t2, id: t3.id, rewardCents: t2.rewardCents + 1 };
+    const e4 = marketEntry(edited, nameOf(sim, t2), w);
+    expect(e4).not.toBe(e2);
+    expect(e4).toEqual(fresh(sim, edited));
   });
 });
 

@@ -13,7 +13,7 @@ import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Empl
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
 import { deadlineBusinessDays } from '../model/deadline.js';
 import { claimAccepted, claimedTasks, clientsByName, companyFigures, isBankrupt, outcome } from '../model/status.js';
-import { marketEntry, type CachedEntry } from './market-entry.js';
+import { marketEntry, type WorldEntries, worldEntries } from './market-entry.js';
 import { mapPacked } from '../py/packed.js';
 import type {
   ClientHistoryResult,
@@ -538,24 +538,24 @@ function marketByReward(state: SimState): Task[] {
 }
 
 /** Each company's last listing entries by task id (see `marketEntry`), and its listings' text chain (`memoList`). */
-const listingEntries = new WeakMap<SimState, { byId: (CachedEntry | undefined)[]; chain: ListChain }>();
+const listingEntries = new WeakMap<SimState, { world: WorldEntries; chain: ListChain }>();
 /**
- * The listing entries by task id of the episodes of one generated world, found through the Decimal of its first task's
- * prestige delta (each world template's own instance, shared by every simulation created from it: see `taskTemplate`).
- * An episode on a seed already played finds its tasks' entries at their ids (the same tasks, replacements included
- * while the same commands are played), where a per-simulation array started empty and found each through `entryOf`.
+ * The listing entries (by task id, see `WorldEntries`) of the episodes of one generated world, found through the
+ * Decimal of its first task's prestige delta (each world template's own instance, shared by every simulation created
+ * from it: see `taskTemplate`). An episode on a seed already played finds its tasks' entries at their ids (the same
+ * tasks, replacements included while the same commands are played), where a per-simulation record started empty.
  */
-const entriesByWorld = new WeakMap<Dec, (CachedEntry | undefined)[]>();
-function listingOf(state: SimState): { byId: (CachedEntry | undefined)[]; chain: ListChain } {
+const entriesByWorld = new WeakMap<Dec, WorldEntries>();
+function listingOf(state: SimState): { world: WorldEntries; chain: ListChain } {
   let listing = listingEntries.get(state);
   if (listing === undefined) {
     const key = state.tasks[0]?.rewardPrestigeDelta;
-    let byId = key !== undefined ? entriesByWorld.get(key) : undefined;
-    if (byId === undefined) {
-      byId = [];
-      if (key !== undefined) entriesByWorld.set(key, byId);
+    let world = key !== undefined ? entriesByWorld.get(key) : undefined;
+    if (world === undefined) {
+      world = worldEntries();
+      if (key !== undefined) entriesByWorld.set(key, world);
     }
-    listingEntries.set(state, (listing = { byId, chain: listChain() }));
+    listingEntries.set(state, (listing = { world, chain: listChain() }));
   }
   return listing;
 }
@@ -569,13 +569,13 @@ export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowse
   if (opts['reward_min_cents'] !== undefined) filter.rewardMin = Number(opts['reward_min_cents']);
   const all = browsable(ctx, filter);
   const listing = listingOf(ctx.state);
-  const byId = listing.byId;
+  const world = listing.world;
   const tasks: MarketTaskRow[] = [];
   // By index: `all` may be the shared frozen listing, whose iterator V8 runs without its fast path (an object per
   // element); an offset past the end, like a negative one, skips nothing more than the elements there are.
   for (let i = Math.max(0, offset); i < all.length; i++) {
     const t = all[i] as Task;
-    tasks.push(marketEntry(t, clientName(ctx, t), byId));
+    tasks.push(marketEntry(t, clientName(ctx, t), world));
     if (tasks.length >= limit) break;
   }
   // The entries are memoised and a listing mostly repeats the last one: its text copies the runs they share.

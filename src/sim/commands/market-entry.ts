@@ -41,11 +41,12 @@ export interface CachedEntry {
   readonly entry: MarketTaskRow;
 }
 
+/** Without a world (`marketEntry`'s `world` left out): the last entry of each task. */
 const entries = new WeakMap<Task, CachedEntry>();
 /**
- * Entries by the Decimal of their prestige delta, which a task shares with its world template: a new episode on a
- * seed already played (evaluation sets, RL resets, a warm world cache) finds the entries of the earlier episode's
- * tasks here. A few per Decimal (several tasks may share one); a candidate is used only if `unchanged` holds.
+ * Without a world: entries by the Decimal of their prestige delta, which a task shares with its world template: a new
+ * episode on a seed already played finds the entries of the earlier episode's tasks here. A few per Decimal (several
+ * tasks may share one, as in a world's index, `WorldEntries.byDelta`); a candidate is used only if `unchanged` holds.
  */
 const byDelta = new WeakMap<Dec, CachedEntry[]>();
 const PER_DELTA = 4;
@@ -89,40 +90,95 @@ function unchanged(c: CachedEntry, t: Task, clientName: string | null): boolean 
 type Req = Task['reqs'][number];
 
 /**
- * The `market browse` entry of task `t` (frozen; shared with earlier listings while the task is unchanged).
- * `byId`, when given, is the caller's array of the last entries by task id (an array slot is cheaper to reach than the
- * WeakMap by task). A slot's entry is used for whatever task now has that id when `unchanged` holds, which compares
- * every field the entry is made of: the slots can be shared by the episodes of one world, whose tasks of one id are
- * other objects with the same fields.
+ * The entries listed by the simulations of one world (see {@link marketEntry}): the last entry listed at each task id,
+ * and, from the first time a slot's entry did not fit the task listed at its id (episodes of the world that went
+ * different ways: other replacement tasks at one id, or a task at another id), an index of the world's entries by the
+ * Decimal of their prestige delta (a few per Decimal), which a task shares with the world template.
  */
-export function marketEntry(t: Task, clientName: string | null, byId?: (CachedEntry | undefined)[]): MarketTaskRow {
-  if (byId !== undefined) {
+export interface WorldEntries {
+  readonly byId: (CachedEntry | undefined)[];
+  byDelta: Map<Dec, CachedEntry[]> | null;
+}
+
+/** Entries of a world none of whose tasks was listed yet. */
+export function worldEntries(): WorldEntries {
+  return { byId: [], byDelta: null };
+}
+
+/**
+ * The `market browse` entry of task `t` (frozen; shared with earlier listings while the task is unchanged).
+ * `world`, when given, is the caller's record of the entries listed by its world's simulations (an array slot by id is
+ * cheaper to reach than a WeakMap by task). A slot's entry is used for whatever task now has that id when `unchanged`
+ * holds, which compares every field the entry is made of: the slots can be shared by the episodes of one world, whose
+ * tasks of one id are other objects with the same fields. Any other entry of the world that fits is found through its
+ * index by prestige delta, kept from the first slot that did not fit: a world whose episodes list the same tasks at the
+ * same ids (a bulk run's one episode per world, a policy replayed) pays for no index.
+ */
+export function marketEntry(t: Task, clientName: string | null, world?: WorldEntries): MarketTaskRow {
+  if (world !== undefined) {
+    const byId = world.byId;
     const b = byId[t.id];
     if (b !== undefined && unchanged(b, t, clientName)) return b.entry;
-    const e = entryOf(t, clientName, false);
+    let index = world.byDelta;
+    if (index === null && b !== undefined) index = world.byDelta = indexOf(byId);
+    let e = index !== null ? fitting(index.get(t.rewardPrestigeDelta), t, clientName) : undefined;
+    if (e === undefined) {
+      e = buildEntry(t, clientName);
+      if (index !== null) share(index, e);
+    }
     // filled in id order up to t.id: a packed array (a store far past the end would make it a dictionary)
     while (byId.length <= t.id) byId.push(undefined);
     byId[t.id] = e;
     return e.entry;
   }
-  return entryOf(t, clientName, true).entry;
+  return entryOf(t, clientName).entry;
 }
 
-/** The entry of `t`: reused (by task when `byTask`, else only by prestige delta) or built. */
-function entryOf(t: Task, clientName: string | null, byTask: boolean): CachedEntry {
-  if (byTask) {
-    const c = entries.get(t);
-    if (c !== undefined && unchanged(c, t, clientName)) return c;
+/** The first of `shared` that is `t`'s entry (`unchanged`). */
+function fitting(shared: readonly CachedEntry[] | undefined, t: Task, clientName: string | null): CachedEntry | undefined {
+  if (shared !== undefined) for (const s of shared) if (unchanged(s, t, clientName)) return s;
+  return undefined;
+}
+
+/** Add `e` to `index` under its prestige delta (the oldest of a full list dropped). */
+function share(index: Map<Dec, CachedEntry[]>, e: CachedEntry): void {
+  const shared = index.get(e.rewardPrestigeDelta);
+  if (shared === undefined) index.set(e.rewardPrestigeDelta, [e]);
+  else if (!shared.includes(e)) {
+    if (shared.length >= PER_DELTA) shared.shift();
+    shared.push(e);
   }
+}
+
+/** A world's index by prestige delta of the entries in its slots (in id order). */
+function indexOf(byId: readonly (CachedEntry | undefined)[]): Map<Dec, CachedEntry[]> {
+  const index = new Map<Dec, CachedEntry[]>();
+  for (const e of byId) if (e !== undefined) share(index, e);
+  return index;
+}
+
+/** The entry of `t` without a world: reused (by task, else by prestige delta) or built. */
+function entryOf(t: Task, clientName: string | null): CachedEntry {
+  const c = entries.get(t);
+  if (c !== undefined && unchanged(c, t, clientName)) return c;
   const shared = byDelta.get(t.rewardPrestigeDelta);
-  if (shared !== undefined) {
-    for (const s of shared) {
-      if (unchanged(s, t, clientName)) {
-        if (byTask) entries.set(t, s);
-        return s;
-      }
-    }
+  const s = fitting(shared, t, clientName);
+  if (s !== undefined) {
+    entries.set(t, s);
+    return s;
   }
+  const made = buildEntry(t, clientName);
+  entries.set(t, made);
+  if (shared === undefined) byDelta.set(t.rewardPrestigeDelta, [made]);
+  else {
+    if (shared.length >= PER_DELTA) shared.shift();
+    shared.push(made);
+  }
+  return made;
+}
+
+/** `t`'s entry, built. */
+function buildEntry(t: Task, clientName: string | null): CachedEntry {
   // Frozen here, innermost first, as memoRendered would deep-freeze it: its generic walk (for-in over every object,
   // an isFrozen test per value) then stops at the frozen top.
   const requirements = mapPacked(t.reqs, (r) => Object.freeze({ domain: r.domain, required_qty: F(toFloat(r.required)) }));
@@ -159,11 +215,5 @@ function entryOf(t: Task, clientName: string | null, byTask: boolean): CachedEnt
     more: rs.length > 4 ? mapPacked(rs.slice(4), (r) => ({ domain: r.domain, required: r.required })) : null,
     entry,
   };
-  if (byTask) entries.set(t, made);
-  if (shared === undefined) byDelta.set(t.rewardPrestigeDelta, [made]);
-  else {
-    if (shared.length >= PER_DELTA) shared.shift();
-    shared.push(made);
-  }
   return made;
 }
