@@ -397,6 +397,9 @@ function trustOf(clients: readonly SimClient[]): Record<string, number> {
 /** The figures of a status block that a trajectory row records (`statusFigures`): no times, no events. */
 export type StatusFigures = Pick<Status, 'funds_cents' | 'monthly_payroll_cents' | 'runway_months' | 'prestige' | 'trust' | 'active_tasks' | 'planned_tasks' | 'completed_tasks'>;
 
+// `StatusObjects.update` reads the four domains' prestige by name: a change of DOMAINS must change it too.
+DOMAINS satisfies readonly ['research', 'inference', 'data_environment', 'training'];
+
 /**
  * A status block's `prestige` and `trust` objects, kept while their values are the same: prestige and trust are
  * immutable Decimals, replaced on every change (an unchanged reference is an unchanged value), and `clientsByName`
@@ -404,7 +407,11 @@ export type StatusFigures = Pick<Status, 'funds_cents' | 'monthly_payroll_cents'
  * changes, so a reader may keep one and compare references. One per environment or episode recorder; read only.
  */
 export class StatusObjects {
-  private prestigeFrom: unknown[] = [];
+  /** The prestige Decimals `prestige` was built from, by domain (named loads: `DOMAINS` is these four). */
+  private research: unknown = null;
+  private inference: unknown = null;
+  private dataEnvironment: unknown = null;
+  private training: unknown = null;
   /**
    * The clients array `trust` was built from, its clients then (in its own order, not by name), their names and their
    * trust Decimals: one pass over the array tells whether `trust` still holds, without `clientsByName`'s lookup.
@@ -420,14 +427,16 @@ export class StatusObjects {
 
   /** Bring `prestige` and `trust` up to date with `s`. */
   update(s: Simulation['state']): this {
-    let same = !this.fresh;
-    for (let i = 0; i < DOMAINS.length && same; i++) same = this.prestigeFrom[i] === s.prestige[DOMAINS[i] as (typeof DOMAINS)[number]];
-    if (!same) {
-      this.prestigeFrom = mapPacked(DOMAINS, (d) => s.prestige[d]);
+    const p = s.prestige;
+    if (this.fresh || p.research !== this.research || p.inference !== this.inference || p.data_environment !== this.dataEnvironment || p.training !== this.training) {
+      this.research = p.research;
+      this.inference = p.inference;
+      this.dataEnvironment = p.data_environment;
+      this.training = p.training;
       this.prestige = prestigeOf(s);
     }
     const all = s.clients;
-    same = !this.fresh && this.clients === all && this.clientsFrom.length === all.length;
+    let same = !this.fresh && this.clients === all && this.clientsFrom.length === all.length;
     for (let i = 0; i < all.length && same; i++) {
       const c = all[i];
       same = c !== undefined && c === this.clientsFrom[i] && c.name === this.namesFrom[i] && c.trust === this.trustFrom[i];

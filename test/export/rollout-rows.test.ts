@@ -11,7 +11,7 @@ import { Env, statusFigures, StatusObjects, statusOf } from '../../src/env/env.j
 import { runEpisode } from '../../src/env/episode.js';
 import { rollout, stepRow, type EpisodeMeta } from '../../src/export/rollout.js';
 import { stepBuilder, type TableBuffers } from '../../src/export/table-builder.js';
-import type { Simulation } from '../../src/sim/index.js';
+import { DOMAINS, type Simulation } from '../../src/sim/index.js';
 
 const cfg = loadPreset('default');
 
@@ -100,6 +100,26 @@ describe('rollout rows from the env without observations', () => {
     // The memo is used (most steps change no trust) and refreshed (some do).
     expect(reused).toBeGreaterThan(10);
     expect(rebuilt).toBeGreaterThan(0);
+  });
+
+  it("StatusObjects' prestige follows a change of each domain's prestige, and is the same object while none changes", () => {
+    const env = new Env();
+    env.reset({ seed: 4, preset: cfg });
+    const s = (env.simulation as Simulation).state;
+    const memo = new StatusObjects();
+    let last = memo.update(s).prestige;
+    expect(last).toEqual(statusOf(env.simulation as Simulation).prestige);
+    expect(memo.update(s).prestige).toBe(last);
+    for (const d of DOMAINS) {
+      // A new Decimal for one domain (prestige is replaced, never mutated).
+      s.prestige[d] = s.prestige[d].plus(0.5);
+      const next = memo.update(s).prestige;
+      expect(next).not.toBe(last);
+      expect(next).toEqual(statusOf(env.simulation as Simulation).prestige);
+      expect(Object.keys(next)).toEqual(Object.keys(statusOf(env.simulation as Simulation).prestige));
+      expect(memo.update(s).prestige).toBe(next);
+      last = next;
+    }
   });
 
   it("StatusObjects' trust follows every change of the clients: a trust, a name, a client object, the array, its length", () => {
