@@ -193,16 +193,10 @@ interface Rendered {
   indent: number | null;
   mode: Mode;
   escaped: boolean;
-  /** Null until rendered twice (see `again`). */
+  /** Null until rendered. */
   slab: Uint8Array | null;
   start: number;
   end: number;
-  /**
-   * Whether the value was rendered before: its text is kept (`keepText`) from its second rendering on, so that a value
-   * rendered only once costs no copy and no slab space. Most of a bulk run's listing entries are: each fresh world's
-   * entries are listed by one episode, whose later listings copy them from the listing before (`memoList`).
-   */
-  again: boolean;
 }
 const rendered = new WeakMap<object, Rendered>();
 
@@ -231,12 +225,11 @@ function keepText(memo: Rendered, start: number, end: number): void {
 
 /**
  * Deep-freeze an output value and let `pyJsonDumps` memoise its text: a value shared by many outputs (a market
- * listing entry that did not change between two `market browse`) is rendered twice at most (its text is kept from its
- * second rendering on) and copied after. Returns the value.
+ * listing entry that did not change between two `market browse`) is rendered once. Returns the value.
  */
 export function memoRendered<T extends Out>(v: T): T {
   deepFreeze(v);
-  if (v !== null && typeof v === 'object' && !rendered.has(v)) rendered.set(v, { level: -1, indent: null, mode: Mode.Plain, escaped: false, slab: null, start: 0, end: 0, again: false });
+  if (v !== null && typeof v === 'object' && !rendered.has(v)) rendered.set(v, { level: -1, indent: null, mode: Mode.Plain, escaped: false, slab: null, start: 0, end: 0 });
   return v;
 }
 
@@ -548,10 +541,6 @@ function write(x: Out, level: number, mode: Mode, indent: number | null): void {
     }
     const start = pos;
     writeObject(x, level, mode, indent);
-    if (!memo.again) {
-      memo.again = true;
-      return;
-    }
     memo.level = level;
     memo.indent = indent;
     memo.mode = mode;
