@@ -108,6 +108,26 @@ def test_session_lifecycle_and_batch_errors(client: Client) -> None:
         client.close(s)
 
 
+def test_step_batch_raises_its_first_failed_entry(client: Client) -> None:
+    """With ``raise_errors`` (the default) a batch raises the error of its first failed entry (its index in the whole
+    batch), whatever comes before and after it; a batch of results alone returns them."""
+    sessions = [client.reset(seed)["session"] for seed in range(3)]
+    try:
+        ok = [(s, "company status") for s in sessions]
+        got = client.step_batch(ok)
+        assert len(got) == 3 and all(type(r) is dict and r["info"]["step"] == 1 for r in got)
+        for bad in range(4):
+            steps: list[tuple[str, str]] = [*ok]
+            steps.insert(bad, ("s999999", "company status"))
+            steps.append(("s999998", "company status"))  # a later failure: not the one raised
+            with pytest.raises(ProtocolError) as e:
+                client.step_batch(steps)
+            assert e.value.code == "unknown_session" and e.value.index == bad
+    finally:
+        for s in sessions:
+            client.close(s)
+
+
 def test_pipelining_replies_are_matched_by_id(client: Client) -> None:
     sessions = [client.reset(seed)["session"] for seed in range(4)]
     ids = [client.send("step", session=s, action="market browse --limit 1") for s in sessions]
