@@ -232,6 +232,11 @@ function plainStringEnd(p: Uint8Array, at: number): number {
   return -1;
 }
 
+/** The string of the bytes `p[from, to)`, each byte one character (printable ASCII here: as JSON.parse reads them). */
+function byteText(p: Uint8Array, from: number, to: number): string {
+  return String.fromCharCode.apply(null, p.subarray(from, to) as unknown as number[]);
+}
+
 /**
  * The string of printable ASCII bytes `p[from, to)` (as JSON.parse reads them: each byte one character), and the last one
  * made for each slot: a client sends the same sessions and actions again and again (a lockstep client's session and
@@ -248,7 +253,7 @@ class PlainTexts {
       while (i < n && last.charCodeAt(i) === p[from + i]) i++;
       if (i === n) return last;
     }
-    const t = String.fromCharCode.apply(null, p.subarray(from, to) as unknown as number[]);
+    const t = byteText(p, from, to);
     if (slot <= this.texts.length) this.texts[slot] = t;
     return t;
   }
@@ -311,8 +316,8 @@ function plainRequest(p: Uint8Array): Decoded | null {
       const slot = 2 * steps.length;
       const kept = slot < 2 * KEPT_ENTRIES;
       steps.push({
-        session: kept ? BATCH_TEXTS.text(slot, p, sessionFrom, sessionTo) : String.fromCharCode.apply(null, p.subarray(sessionFrom, sessionTo) as unknown as number[]),
-        action: kept ? BATCH_TEXTS.text(slot + 1, p, actionFrom, actionTo) : String.fromCharCode.apply(null, p.subarray(actionFrom, actionTo) as unknown as number[]),
+        session: kept ? BATCH_TEXTS.text(slot, p, sessionFrom, sessionTo) : byteText(p, sessionFrom, sessionTo),
+        action: kept ? BATCH_TEXTS.text(slot + 1, p, actionFrom, actionTo) : byteText(p, actionFrom, actionTo),
       });
       at = actionTo + 2;
       const next = p[at++];
@@ -342,8 +347,11 @@ export function tooLargeReply(bytes: number, maxBytes: number): ErrorReply {
 /** Check size, decode strict UTF-8 and parse JSON. */
 export function decodePayload(payload: Uint8Array, maxBytes: number): Decoded {
   if (payload.length > maxBytes) return { ok: false, reply: tooLargeReply(payload.length, maxBytes) };
-  const plain = plainRequest(payload);
-  if (plain !== null) return plain;
+  return plainRequest(payload) ?? parsePayload(payload);
+}
+
+/** A payload decoded as strict UTF-8 and parsed as JSON (`decodePayload` without its size check and its fast path). */
+export function parsePayload(payload: Uint8Array): Decoded {
   let text: string;
   try {
     text = UTF8.decode(payload);

@@ -7,25 +7,20 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodePayload, errorReply, requestValidator, tooLargeReply, type Decoded } from '../../src/protocol/protocol.js';
+import { decodePayload, parsePayload, requestValidator, tooLargeReply, type Decoded } from '../../src/protocol/protocol.js';
 import type { Op } from '../../src/protocol/ops.js';
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/** What decoding `payload` gave before the fast path: UTF-8, then `JSON.parse`. */
+/** What decoding `payload` gave before the fast path: the size check, then UTF-8 and `JSON.parse` (`parsePayload`). */
 function reference(payload: Uint8Array, maxBytes: number): Decoded {
-  if (payload.length > maxBytes) return { ok: false, reply: tooLargeReply(payload.length, maxBytes) };
-  let text: string;
-  try {
-    text = UTF8.decode(payload);
-  } catch {
-    return { ok: false, reply: errorReply('bad_json', 'payload is not valid UTF-8') };
-  }
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch (e) {
-    return { ok: false, reply: errorReply('bad_json', `payload is not JSON: ${(e as Error).message}`) };
-  }
+  return payload.length > maxBytes ? { ok: false, reply: tooLargeReply(payload.length, maxBytes) } : parsePayload(payload);
+}
+
+/** `base` with byte `i` set to `byte`, `byte` inserted before it, it deleted, or everything from it cut (`how`). */
+function mutated(base: Buffer, i: number, byte: number, how: 'set' | 'insert' | 'delete' | 'cut'): Buffer {
+  if (how === 'set') return Buffer.from(base.map((b, j) => (j === i ? byte : b)));
+  if (how === 'insert') return Buffer.concat([base.subarray(0, i), Buffer.from([byte]), base.subarray(i)]);
+  if (how === 'delete') return Buffer.concat([base.subarray(0, i), base.subarray(i + 1)]);
+  return base.subarray(0, i);
 }
 
 /** Counts of the requests read as `checked` (the fast path, and the validator not run again), and of the others. */
@@ -102,11 +97,7 @@ describe('decodePayload', () => {
       fc.property(ids, texts, texts, fc.nat(), fc.integer({ min: 0, max: 255 }), fc.constantFrom('set', 'insert', 'delete', 'cut'), (id, session, action, at, byte, how) => {
         const base = stepBytes(id, session, action);
         const i = at % (base.length + 1);
-        let p: Buffer;
-        if (how === 'set') p = Buffer.from(base.map((b, j) => (j === i ? byte : b)));
-        else if (how === 'insert') p = Buffer.concat([base.subarray(0, i), Buffer.from([byte]), base.subarray(i)]);
-        else if (how === 'delete') p = Buffer.concat([base.subarray(0, i), base.subarray(i + 1)]);
-        else p = base.subarray(0, i);
+        const p = mutated(base, i, byte, how);
         expectSame(stepBytes(id, session, action)); // the texts kept from the intact request first
         expectSame(p);
       }),
@@ -155,11 +146,7 @@ describe('decodePayload', () => {
       fc.property(ids, fc.array(fc.tuple(texts, texts), { maxLength: 4 }), fc.boolean(), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.constantFrom('set', 'insert', 'delete', 'cut'), (id, steps, binary, at, byte, how) => {
         const base = batchBytes(id, steps, binary ? ',"encoding":"binary"' : '');
         const i = at % (base.length + 1);
-        let p: Buffer;
-        if (how === 'set') p = Buffer.from(base.map((b, j) => (j === i ? byte : b)));
-        else if (how === 'insert') p = Buffer.concat([base.subarray(0, i), Buffer.from([byte]), base.subarray(i)]);
-        else if (how === 'delete') p = Buffer.concat([base.subarray(0, i), base.subarray(i + 1)]);
-        else p = base.subarray(0, i);
+        const p = mutated(base, i, byte, how);
         expectSame(base);
         expectSame(p);
       }),
