@@ -140,8 +140,8 @@ function fitting(shared: readonly CachedEntry[] | undefined, t: Task, clientName
   return undefined;
 }
 
-/** Add `e` to `index` under its prestige delta (the oldest of a full list dropped). */
-function share(index: Map<Dec, CachedEntry[]>, e: CachedEntry): void {
+/** Add `e` to `index` (a world's, or the one without a world) under its prestige delta (the oldest of a full list dropped). */
+function share(index: { get(k: Dec): CachedEntry[] | undefined; set(k: Dec, v: CachedEntry[]): unknown }, e: CachedEntry): void {
   const shared = index.get(e.rewardPrestigeDelta);
   if (shared === undefined) index.set(e.rewardPrestigeDelta, [e]);
   else if (!shared.includes(e)) {
@@ -169,11 +169,7 @@ function entryOf(t: Task, clientName: string | null): CachedEntry {
   }
   const made = buildEntry(t, clientName);
   entries.set(t, made);
-  if (shared === undefined) byDelta.set(t.rewardPrestigeDelta, [made]);
-  else {
-    if (shared.length >= PER_DELTA) shared.shift();
-    shared.push(made);
-  }
+  share(byDelta, made);
   return made;
 }
 
