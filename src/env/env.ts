@@ -288,6 +288,79 @@ class StatusWire extends WireValue {
   }
 }
 
+/** The observation of a `WireStep`: the keys in this order, `discrete` in discrete mode only. */
+interface WireObservation {
+  text: string | OutputText;
+  ok: boolean;
+  exit_code: number;
+  command: string | null;
+  status: StatusWire;
+  discrete?: DiscreteFrame;
+}
+
+/**
+ * `Env.stepForWire`'s result: a `StepResult` (its fields are those of `step`'s, the text an `OutputText` unless empty,
+ * the status block a `StatusWire`) that writes its own JSON with the keys it has, in their order, as `JSON.stringify`
+ * would write the plain result (`toJSON`), without walking its objects key by key. The observation and info are
+ * written as `Env.stepObserved` builds them (info's four keys, then `action_text` in discrete mode and
+ * `admissible_commands` with that option): read them only.
+ */
+class WireStep extends WireValue {
+  constructor(
+    readonly observation: WireObservation,
+    readonly reward: number,
+    readonly terminated: boolean,
+    readonly truncated: boolean,
+    readonly info: StepInfo,
+  ) {
+    super();
+  }
+
+  toJSON(): { observation: WireObservation; reward: number; terminated: boolean; truncated: boolean; info: StepInfo } {
+    return { observation: this.observation, reward: this.reward, terminated: this.terminated, truncated: this.truncated, info: this.info };
+  }
+
+  writeJson(out: JsonSink): void {
+    const o = this.observation;
+    out.ascii('{"observation":{"text":');
+    if (typeof o.text === 'string') out.jsonString(o.text);
+    else o.text.writeJson(out);
+    out.ascii(o.ok ? ',"ok":true,"exit_code":' : ',"ok":false,"exit_code":');
+    out.number(o.exit_code);
+    out.ascii(',"command":');
+    if (o.command === null) out.ascii('null');
+    else out.jsonString(o.command);
+    out.ascii(',"status":');
+    o.status.writeJson(out);
+    if (o.discrete !== undefined) {
+      out.ascii(',"discrete":');
+      out.value(o.discrete);
+    }
+    out.ascii('},"reward":');
+    out.number(this.reward);
+    out.ascii(this.terminated ? ',"terminated":true' : ',"terminated":false');
+    out.ascii(this.truncated ? ',"truncated":true,"info":{"reward_cents":' : ',"truncated":false,"info":{"reward_cents":');
+    const i = this.info;
+    out.number(i.reward_cents);
+    out.ascii(',"step":');
+    out.number(i.step);
+    out.ascii(',"funds_cents":');
+    out.number(i.funds_cents);
+    out.ascii(',"terminal_reason":');
+    if (i.terminal_reason === null) out.ascii('null');
+    else out.jsonString(i.terminal_reason);
+    if (i.action_text !== undefined) {
+      out.ascii(',"action_text":');
+      out.jsonString(i.action_text);
+    }
+    if (i.admissible_commands !== undefined) {
+      out.ascii(',"admissible_commands":');
+      out.value(i.admissible_commands);
+    }
+    out.ascii('}}');
+  }
+}
+
 /** A `StepResult` whose output text may be an `OutputText`: its JSON is that of the `StepResult` (`Env.stepForWire`). */
 export interface WireStepResult extends Omit<StepResult, 'observation'> {
   observation: Omit<Observation, 'text' | 'status'> & { text: string | OutputText; status: Status | WireValue };
@@ -679,6 +752,11 @@ export class Env implements EnvLike {
   private stepObserved(action: string | number, withStatus: boolean, wire: boolean): Omit<WireStepResult, 'observation'> & { observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status | WireValue } } {
     const o = this.advance(action);
     const r = this.last as Output;
+    if (withStatus && wire) {
+      const obs: WireObservation = { text: !this.withText ? '' : new OutputText(r), ok: r.ok, exit_code: r.exit, command: r.verb, status: new StatusWire(this.sim as Simulation, wakeEventsOf(r), this.statusMemo) };
+      this.attachFrame(obs, o.info);
+      return new WireStep(obs, o.reward, o.terminated, o.truncated, o.info);
+    }
     const observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status | WireValue } = { text: !this.withText ? '' : wire ? new OutputText(r) : r.text, ok: r.ok, exit_code: r.exit, command: r.verb };
     // Before the frame: the observation's keys keep their order (text, ok, exit_code, command, status, discrete).
     if (withStatus) observation.status = wire ? new StatusWire(this.sim as Simulation, wakeEventsOf(r), this.statusMemo) : statusOf(this.sim as Simulation, wakeEventsOf(r));

@@ -287,7 +287,7 @@ export class ProtocolHandler {
         // Written as a step_batch entry is (its output text rendered escaped into the bytes), at once.
         const r = req as OpRequest<'step'>;
         const reply: OkReply = { v: PROTOCOL_VERSION, id, ok: true, result: this.sessions.stepForWire(r.session, r.action, client) };
-        return { reply, op, body: this.written(reply) };
+        return { reply, op, body: this.writtenOk(reply) };
       }
       return { reply: { v: PROTOCOL_VERSION, id, ok: true, result: handler(req as OpRequest<Op>, client) }, op };
     } catch (e) {
@@ -299,11 +299,16 @@ export class ProtocolHandler {
    * The JSON text of `reply` by `JsonWriter` (the bytes made a string: the server sends a string body, see `Handled`);
    * null when the writer throws: `finish` encodes it with JSON.stringify, which decides.
    */
-  private written(reply: Reply): string | null {
+  private writtenOk(reply: OkReply): string | null {
     const w = this.writer;
     w.used = 0;
     try {
-      w.value(reply);
+      // The reply's keys as it has them (v, id, ok, result), its result by the writer.
+      w.ascii(`{"v":${PROTOCOL_VERSION},"id":`);
+      w.value(reply.id);
+      w.ascii(',"ok":true,"result":');
+      w.value(reply.result);
+      w.byte(0x7d); // }
     } catch {
       return null;
     }
@@ -562,7 +567,14 @@ export class BatchJob {
    */
   private write(w: JsonWriter, item: BatchItem, st: BatchEntry, at: number): BatchItem {
     try {
-      w.value(item);
+      if (item.ok) {
+        // `{ ok: true, result }`'s keys in their order, its result by the writer.
+        w.ascii('{"ok":true,"result":');
+        w.value(item.result);
+        w.byte(0x7d); // }
+      } else {
+        w.value(item);
+      }
       return item;
     } catch {
       w.used = at;

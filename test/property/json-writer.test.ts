@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { listPresets } from '../../src/config/load.js';
 import { makePolicy } from '../../baselines/index.js';
-import { Env, OutputText, type ResetOptions } from '../../src/env/env.js';
+import { Env, OutputText, type ResetOptions, WireValue } from '../../src/env/env.js';
 import { runEpisode, type SyncEnvLike } from '../../src/env/episode.js';
 import type { Simulation } from '../../src/sim/index.js';
 import { D } from '../../src/sim/py/decimal.js';
@@ -200,6 +200,67 @@ describe('step results with output texts (Env.stepForWire)', () => {
       }),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('step results written by themselves (Env.stepForWire: WireStep)', () => {
+  it('write the bytes of the plain step result of a twin env over whole episodes, every option, to the last step', () => {
+    const cases: [number, string, string, ResetOptions][] = [
+      [1, 'default', 'greedy', { text: false }],
+      [2, 'default', 'random', { max_steps: 30 }],
+      [3, 'multi', 'throughput', { admissible_commands: true, market_slots: 3, task_slots: 2 }],
+      [4, 'default', 'expert', { stall_steps: 3 }],
+    ];
+    let ends = 0;
+    let wakes = 0;
+    for (const [seed, preset, policyName, options] of cases) {
+      const a = new Env();
+      const b = new Env();
+      a.reset({ seed, preset, options });
+      let last: { terminated: boolean; truncated: boolean } | null = null;
+      const driver: SyncEnvLike = {
+        reset: (args) => b.reset(args),
+        step: (action) => {
+          const wire = a.stepForWire(action);
+          const plain = b.step(action);
+          // The fast path: the result writes itself (not walked as a plain object).
+          expect(wire).toBeInstanceOf(WireValue);
+          const expected = JSON.stringify(plain);
+          const w = new JsonWriter(16);
+          w.value(wire);
+          expect(w.written().toString('utf8')).toBe(expected);
+          expect(JSON.stringify(wire)).toBe(expected);
+          wakes += plain.observation.status.events.length;
+          last = plain;
+          return plain;
+        },
+      };
+      runEpisode(driver, makePolicy(policyName), { seed, preset, options }, { onStep: () => undefined });
+      const end = last as { terminated: boolean; truncated: boolean } | null;
+      if (end !== null && (end.terminated || end.truncated)) ends++;
+    }
+    expect(ends).toBe(cases.length);
+    expect(wakes).toBeGreaterThan(0);
+  });
+
+  it('write the Discrete frame and action text of a Discrete step as the plain result has them', () => {
+    const a = new Env();
+    const b = new Env();
+    const options: ResetOptions = { actions: 'discrete', market_slots: 3, task_slots: 2, max_steps: 40, admissible_commands: true };
+    a.reset({ seed: 9, options });
+    b.reset({ seed: 9, options });
+    for (let k = 0; k < 40; k++) {
+      const mask = b.actionMask() as boolean[];
+      const action = k % 7 === 6 ? mask.indexOf(false) : mask.lastIndexOf(true);
+      const wire = a.stepForWire(action < 0 ? 0 : action);
+      const plain = b.step(action < 0 ? 0 : action);
+      expect(Object.keys(plain.info)).toContain('admissible_commands');
+      expect(plain.observation.discrete).toBeDefined();
+      const w = new JsonWriter(16);
+      w.value(wire);
+      expect(w.written().toString('utf8')).toBe(JSON.stringify(plain));
+      if (plain.terminated || plain.truncated) break;
+    }
   });
 });
 
