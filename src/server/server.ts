@@ -594,6 +594,14 @@ export function memoryGuard(maxMemoryBytes: number | undefined, sample: () => No
   };
 }
 
+/** Whether `key` is `bytes` decoded as latin1 (one character a byte, each its byte's value). */
+export function latin1Equals(key: string, bytes: Uint8Array): boolean {
+  const n = bytes.length;
+  if (key.length !== n) return false;
+  for (let i = 0; i < n; i++) if (key.charCodeAt(i) !== bytes[i]) return false;
+  return true;
+}
+
 /**
  * A running protocol server.
  *
@@ -687,8 +695,7 @@ export class Server {
    * it is not in `ready`; a request of its own (`enqueue`) or a reply ZeroMQ could not take (`sendFailed`) takes it back.
    */
   private parked: string | null = null;
-  /** The routing id of the last message received (a copy), and its key (`routingKey`). */
-  private lastRoutingId: Buffer | null = null;
+  /** The key of the last message's routing id (`routingKey`; its bytes as latin1, one character a byte). */
   private lastRoutingKey = '';
   /** `clientOf`'s last routing id (latin1) and its client. */
   private lastClientKey: string | null = null;
@@ -1253,18 +1260,14 @@ export class Server {
 
   /**
    * A routing id as a key of `peers` (its bytes as latin1): the last one's again when the bytes are the same (a lockstep or
-   * batching client's next request), without decoding them.
+   * batching client's next request), without decoding them. The bytes are compared with the last key's characters
+   * (`latin1Equals`), so no copy of a routing id is kept (a Buffer from ZeroMQ or the pipe may be a view of a chunk that is
+   * reused or large), and clients whose requests interleave cost a decode each, not a copy as well.
    */
   private routingKey(id: Buffer): string {
-    const last = this.lastRoutingId;
-    if (last !== null && last.length === id.length) {
-      let i = 0;
-      while (i < id.length && last[i] === id[i]) i++;
-      if (i === id.length) return this.lastRoutingKey;
-    }
+    const last = this.lastRoutingKey;
+    if (latin1Equals(last, id)) return last;
     const key = id.toString('latin1');
-    // A copy: `id` may be a view of a large chunk (the pipe's), which it would keep alive.
-    this.lastRoutingId = Buffer.from(id);
     this.lastRoutingKey = key;
     return key;
   }
