@@ -289,29 +289,61 @@ class StatusWire extends WireValue {
 }
 
 /** The observation of a `WireStep`: the keys in this order, `discrete` in discrete mode only. */
-interface WireObservation {
+export interface WireObservation {
   text: string | OutputText;
   ok: boolean;
   exit_code: number;
   command: string | null;
-  status: StatusWire;
+  /** A `StatusWire` (any `WireValue` writes here). */
+  status: WireValue;
   discrete?: DiscreteFrame;
+}
+
+/**
+ * Three runs of a `WireStep`'s bytes as an environment last wrote them, with what they were written from: each is copied
+ * while those inputs are the same (`===`: equal numbers have one JSON text, 0 and -0 both "0"), written again otherwise.
+ * Most steps of a session repeat them (the same command, succeeding, with no reward, no end, the same funds). Exported
+ * for its tests.
+ */
+export class WireStepMemo {
+  /** `,"ok":…,"exit_code":…,"command":…,"status":` (null: none yet). */
+  flags: Uint8Array | null = null;
+  ok = false;
+  exit = 0;
+  command: string | null = null;
+  /** `},"reward":…,"terminated":…,"truncated":…,"info":{"reward_cents":…,"step":` (null: none yet). */
+  reward: Uint8Array | null = null;
+  rewardOf = 0;
+  terminated = false;
+  truncated = false;
+  rewardCents = 0;
+  /** `,"funds_cents":…,"terminal_reason":…` (null: none yet). */
+  funds: Uint8Array | null = null;
+  fundsCents = 0;
+  reason: StepInfo['terminal_reason'] = null;
+}
+
+/** The bytes `out` took since `start` (a copy: the sink's buffer is reused and may move as it grows). */
+function taken(out: JsonSink, start: number): Uint8Array {
+  return Uint8Array.prototype.slice.call(out.bytes, start, out.used);
 }
 
 /**
  * `Env.stepForWire`'s result: a `StepResult` (its fields are those of `step`'s, the text an `OutputText` unless empty,
  * the status block a `StatusWire`) that writes its own JSON with the keys it has, in their order, as `JSON.stringify`
- * would write the plain result (`toJSON`), without walking its objects key by key. The observation and info are
- * written as `Env.stepObserved` builds them (info's four keys, then `action_text` in discrete mode and
- * `admissible_commands` with that option): read them only.
+ * would write the plain result (`toJSON`), without walking its objects key by key; runs of it that repeat from step to
+ * step are copied from the environment's `WireStepMemo`. The observation and info are written as `Env.stepObserved`
+ * builds them (info's four keys, then `action_text` in discrete mode and `admissible_commands` with that option): read
+ * them only. Exported for its tests.
  */
-class WireStep extends WireValue {
+export class WireStep extends WireValue {
   constructor(
     readonly observation: WireObservation,
     readonly reward: number,
     readonly terminated: boolean,
     readonly truncated: boolean,
     readonly info: StepInfo,
+    private readonly memo: WireStepMemo,
   ) {
     super();
   }
@@ -322,33 +354,61 @@ class WireStep extends WireValue {
 
   writeJson(out: JsonSink): void {
     const o = this.observation;
+    const m = this.memo;
+    const i = this.info;
     out.ascii('{"observation":{"text":');
     if (typeof o.text === 'string') out.jsonString(o.text);
     else o.text.writeJson(out);
-    out.ascii(o.ok ? ',"ok":true,"exit_code":' : ',"ok":false,"exit_code":');
-    out.number(o.exit_code);
-    out.ascii(',"command":');
-    if (o.command === null) out.ascii('null');
-    else out.jsonString(o.command);
-    out.ascii(',"status":');
+    if (m.flags !== null && o.ok === m.ok && o.exit_code === m.exit && o.command === m.command) {
+      out.raw(m.flags);
+    } else {
+      const start = out.used;
+      out.ascii(o.ok ? ',"ok":true,"exit_code":' : ',"ok":false,"exit_code":');
+      out.number(o.exit_code);
+      out.ascii(',"command":');
+      if (o.command === null) out.ascii('null');
+      else out.jsonString(o.command);
+      out.ascii(',"status":');
+      m.flags = taken(out, start);
+      m.ok = o.ok;
+      m.exit = o.exit_code;
+      m.command = o.command;
+    }
     o.status.writeJson(out);
     if (o.discrete !== undefined) {
       out.ascii(',"discrete":');
       out.value(o.discrete);
     }
-    out.ascii('},"reward":');
-    out.number(this.reward);
-    out.ascii(this.terminated ? ',"terminated":true' : ',"terminated":false');
-    out.ascii(this.truncated ? ',"truncated":true,"info":{"reward_cents":' : ',"truncated":false,"info":{"reward_cents":');
-    const i = this.info;
-    out.number(i.reward_cents);
-    out.ascii(',"step":');
+    if (m.reward !== null && this.reward === m.rewardOf && this.terminated === m.terminated && this.truncated === m.truncated && i.reward_cents === m.rewardCents) {
+      out.raw(m.reward);
+    } else {
+      const start = out.used;
+      out.ascii('},"reward":');
+      out.number(this.reward);
+      out.ascii(this.terminated ? ',"terminated":true' : ',"terminated":false');
+      out.ascii(this.truncated ? ',"truncated":true,"info":{"reward_cents":' : ',"truncated":false,"info":{"reward_cents":');
+      out.number(i.reward_cents);
+      out.ascii(',"step":');
+      m.reward = taken(out, start);
+      m.rewardOf = this.reward;
+      m.terminated = this.terminated;
+      m.truncated = this.truncated;
+      m.rewardCents = i.reward_cents;
+    }
     out.number(i.step);
-    out.ascii(',"funds_cents":');
-    out.number(i.funds_cents);
-    out.ascii(',"terminal_reason":');
-    if (i.terminal_reason === null) out.ascii('null');
-    else out.jsonString(i.terminal_reason);
+    if (m.funds !== null && i.funds_cents === m.fundsCents && i.terminal_reason === m.reason) {
+      out.raw(m.funds);
+    } else {
+      const start = out.used;
+      out.ascii(',"funds_cents":');
+      out.number(i.funds_cents);
+      out.ascii(',"terminal_reason":');
+      if (i.terminal_reason === null) out.ascii('null');
+      else out.jsonString(i.terminal_reason);
+      m.funds = taken(out, start);
+      m.fundsCents = i.funds_cents;
+      m.reason = i.terminal_reason;
+    }
     if (i.action_text !== undefined) {
       out.ascii(',"action_text":');
       out.jsonString(i.action_text);
@@ -611,6 +671,8 @@ export class Env implements EnvLike {
   private last: Output | null = null;
   /** What this environment's wire status blocks were last written from (`StatusWire`). */
   private readonly statusMemo = new StatusWireMemo();
+  /** What this environment's `WireStep`s last wrote (runs of their bytes copied while their inputs are the same). */
+  private readonly wireMemo = new WireStepMemo();
 
   /**
    * The typed value of the last step's output (Python float tags kept; null before the first step, for help text
@@ -755,7 +817,7 @@ export class Env implements EnvLike {
     if (withStatus && wire) {
       const obs: WireObservation = { text: !this.withText ? '' : new OutputText(r), ok: r.ok, exit_code: r.exit, command: r.verb, status: new StatusWire(this.sim as Simulation, wakeEventsOf(r), this.statusMemo) };
       this.attachFrame(obs, o.info);
-      return new WireStep(obs, o.reward, o.terminated, o.truncated, o.info);
+      return new WireStep(obs, o.reward, o.terminated, o.truncated, o.info, this.wireMemo);
     }
     const observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status | WireValue } = { text: !this.withText ? '' : wire ? new OutputText(r) : r.text, ok: r.ok, exit_code: r.exit, command: r.verb };
     // Before the frame: the observation's keys keep their order (text, ok, exit_code, command, status, discrete).

@@ -5,13 +5,14 @@
  * rendered escaped from the command's value) against the plain `Env.step` of a twin, and over whole `step_batch`
  * replies as the server sends them against `JSON.stringify` of the reply a twin handler keeps (error entries, refused
  * entries of a capped reply, entries run one per slice, every kind of request id), and lockstep `step` replies alike;
- * and status blocks written from the simulation (`StatusWire`) over whole episodes and client renames.
+ * and status blocks written from the simulation (`StatusWire`) over whole episodes and client renames; step results that
+ * write themselves (`WireStep`) over whole episodes, and their runs copied from `WireStepMemo` whichever input changes.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { listPresets } from '../../src/config/load.js';
 import { makePolicy } from '../../baselines/index.js';
-import { Env, OutputText, type ResetOptions, WireValue } from '../../src/env/env.js';
+import { Env, type JsonSink, OutputText, type ResetOptions, type StepInfo, type WireObservation, WireStep, WireStepMemo, WireValue } from '../../src/env/env.js';
 import { runEpisode, type SyncEnvLike } from '../../src/env/episode.js';
 import type { Simulation } from '../../src/sim/index.js';
 import { D } from '../../src/sim/py/decimal.js';
@@ -261,6 +262,59 @@ describe('step results written by themselves (Env.stepForWire: WireStep)', () =>
       expect(w.written().toString('utf8')).toBe(JSON.stringify(plain));
       if (plain.terminated || plain.truncated) break;
     }
+  });
+});
+
+describe("a WireStep's runs copied while their inputs are the same (WireStepMemo)", () => {
+  /** A status block stand-in: the memo's runs lie on both sides of it. */
+  class Block extends WireValue {
+    constructor(private readonly n: number) {
+      super();
+    }
+    toJSON(): unknown {
+      return { n: this.n };
+    }
+    writeJson(out: JsonSink): void {
+      out.ascii(`{"n":${this.n}}`);
+    }
+  }
+  // Small domains: consecutive steps often repeat a field, and often change one alone.
+  const step = fc.record({
+    text: fc.constantFrom('', 'ok', 'caf\u00e9 "x"\n'),
+    ok: fc.boolean(),
+    exit: fc.constantFrom(0, 1, 2),
+    command: fc.constantFrom(null, 'company status', 'task accept', 'caf\u00e9'),
+    reward: fc.constantFrom(0, -0, 1.5, 0.1 + 0.2, -12.34, 1e21),
+    terminated: fc.boolean(),
+    truncated: fc.boolean(),
+    rewardCents: fc.constantFrom(0, 150, -1234, 2 ** 40),
+    step: fc.nat({ max: 3000 }),
+    funds: fc.constantFrom(0, -5, 10 ** 12, 2 ** 31),
+    reason: fc.constantFrom(null, 'bankruptcy', 'horizon_end', 'max_steps', 'stall'),
+    actionText: fc.constantFrom(undefined, 'company status', 'task accept --task-id Task-1'),
+    admissible: fc.constantFrom(undefined, [], ['company status', 'caf\u00e9']),
+    block: fc.nat({ max: 2 }),
+  });
+
+  it('write the bytes of JSON.stringify of the plain result, step after step, whichever inputs change', () => {
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 30 }), (steps) => {
+        const memo = new WireStepMemo();
+        for (const x of steps) {
+          const info: StepInfo = { reward_cents: x.rewardCents, step: x.step, funds_cents: x.funds, terminal_reason: x.reason as StepInfo['terminal_reason'] };
+          if (x.actionText !== undefined) info.action_text = x.actionText;
+          if (x.admissible !== undefined) info.admissible_commands = [...x.admissible];
+          const obs: WireObservation = { text: x.text, ok: x.ok, exit_code: x.exit, command: x.command, status: new Block(x.block) };
+          const wire = new WireStep(obs, x.reward, x.terminated, x.truncated, info, memo);
+          const plain = { observation: { text: x.text, ok: x.ok, exit_code: x.exit, command: x.command, status: { n: x.block } }, reward: x.reward, terminated: x.terminated, truncated: x.truncated, info };
+          const w = new JsonWriter(16);
+          w.value(wire);
+          expect(w.written().toString('utf8')).toBe(JSON.stringify(plain));
+          expect(JSON.stringify(wire)).toBe(JSON.stringify(plain));
+        }
+      }),
+      { numRuns: 400 },
+    );
   });
 });
 

@@ -15,7 +15,7 @@ describe('latin1Equals', () => {
       fc.property(bytes, bytes, fc.nat(), fc.integer({ min: 1, max: 255 }), (a, b, at, flip) => {
         const key = Buffer.from(a).toString('latin1');
         const mutated = Uint8Array.from(a);
-        if (mutated.length > 0) mutated[at % mutated.length] ^= flip;
+        if (mutated.length > 0) mutated[at % mutated.length] = (mutated[at % mutated.length] as number) ^ flip;
         for (const other of [a, b, mutated, a.subarray(1), Uint8Array.of(...a, 0)]) {
           expect(latin1Equals(key, other)).toBe(key === Buffer.from(other).toString('latin1'));
         }
