@@ -800,8 +800,10 @@ export class Env implements EnvLike {
   /**
    * `step` whose observation text is an `OutputText` (empty text stays `""`) and whose status block is a `WireValue`
    * read from the simulation when it is serialised, for servers that serialise the result at once: a byte writer renders
-   * the text escaped into the reply, never as a string, and writes the status block without building it. Serialise it
-   * before the next step (the status block is the simulation's as it is then).
+   * the text escaped into the reply, never as a string, and writes the status block without building it. The result
+   * itself is a `WireValue` (`WireStep`): it writes its JSON with its keys in order, not walked as a plain object, so
+   * read it only (a key added to it, its observation or its info afterwards is not written). Serialise it before the next step (the status
+   * block is the simulation's as it is then).
    */
   stepForWire(action: string | number): WireStepResult {
     return this.stepObserved(action, true, true) as WireStepResult;
