@@ -83,8 +83,8 @@ export const ADMITTED_OPS: ReadonlySet<Op> = new Set<Op>(['reset', 'restore', 't
  * op, that op; a binary `step_batch` reply also has `arrays`, the frames that follow `frame` (src/protocol/binary.ts).
  * `body` is the frame as the server sends it: the JSON text itself (a string) or, for a JSON `step_batch`, its
  * assembled bytes; `frame` is its UTF-8 bytes (made on first use: the server sends `body`). A `step` begun for the wire
- * (`beginPayload`, `begin`) has the result as it was written in `reply`: its output text an `OutputText` (JSON.stringify
- * gives the plain reply); `handleValue` and `handlePayload` give plain results.
+ * (`beginPayload`, `begin`) has the result as it was written in `reply`: a `WireStep` (`Env.stepForWire`), its output
+ * text an `OutputText` (JSON.stringify gives the plain reply); `handleValue` and `handlePayload` give plain results.
  */
 export interface Handled {
   reply: Reply;
