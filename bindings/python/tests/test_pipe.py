@@ -562,3 +562,44 @@ def test_pipelining_more_requests_than_the_server_queues_for_a_client(transport:
             assert c.step(s, "company status")["info"]["step"] == 2 * 4096 + 1
         finally:
             c.close()
+
+
+def test_take_copies_each_frame_once() -> None:
+    # A reply's frames leave the read buffer as bytes with one copy each (before: a bytearray slice, then bytes of it:
+    # two copies of every frame, the first of them as large as the frame). Measured as the peak of what the take
+    # allocates for a message of two 4 MB frames, sitting between another open socket's message and a closed one's.
+    import struct
+    import tracemalloc
+
+    from ycgym._pipe import PipeConnection
+
+    def message(rid: bytes, *frames: bytes) -> bytes:
+        out = struct.pack("<I", 1 + len(frames)) + struct.pack("<I", len(rid)) + rid
+        for f in frames:
+            out += struct.pack("<I", len(f)) + f
+        return out
+
+    reply_r, reply_w = os.pipe()
+    req_r, req_w = os.pipe()
+    conn = PipeConnection(reply_r, req_w)
+    try:
+        a, b = conn.open_socket(), conn.open_socket()
+        big = 4 << 20
+        first, second = bytes(range(256)) * (big // 256), b"x" * big
+        conn._buf += message(b._rid, b'{"for":"b"}') + message(b"p-closed", b"dropped") + message(a._rid, first, second)
+        tracemalloc.start()
+        try:
+            tracemalloc.reset_peak()
+            before = tracemalloc.get_traced_memory()[0]
+            got = conn._take(a._rid)
+            peak = tracemalloc.get_traced_memory()[1] - before
+        finally:
+            tracemalloc.stop()
+        assert got == [first, second] and all(type(f) is bytes for f in got)
+        assert peak < 2 * big + (1 << 20), peak  # the two frames' bytes, and no copy of either on the way
+        assert conn._take(b._rid) == [b'{"for":"b"}']  # the other socket's message is still there, whole
+        assert conn._take(a._rid) is None and len(conn._buf) == 0  # the closed socket's was dropped on the way
+    finally:
+        conn.close()
+        os.close(reply_w)
+        os.close(req_r)

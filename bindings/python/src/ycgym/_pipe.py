@@ -267,9 +267,13 @@ class PipeConnection:
                 spans.append((p, p + m))
                 p += m
             else:
-                owner = bytes(data[spans[0][0] : spans[0][1]])
-                if owner == rid:
-                    frames = [bytes(data[a:b]) for a, b in spans[1:]]
+                # Read through a view of the buffer: each frame copied once, straight into its bytes (a slice of the
+                # bytearray would be a copy of its own first). The view is released before the buffer changes size
+                # (a bytearray with a live view cannot), on an interrupt as well (the with's exit).
+                with memoryview(data) as view:
+                    owner = view[spans[0][0] : spans[0][1]].tobytes()
+                    frames = [view[a:b].tobytes() for a, b in spans[1:]] if owner == rid else None
+                if frames is not None:
                     self._taken += p - at
                     del data[at:p]  # the one change: the message is taken
                     return frames
