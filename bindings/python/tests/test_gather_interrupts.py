@@ -194,3 +194,42 @@ def test_gather_resets_interrupted_anywhere_adopts_every_received_session(tapped
 
     codes = RECEIVE | _codes(gather_resets, getattr(vector, "_adopt_named", None))
     _every_injection(client, seen, once, codes, lambda out: list(out))
+
+
+@pytest.mark.parametrize("transport", ["tcp", "pipe"])
+def test_a_reply_is_not_kept_once_its_caller_has_it(transport: str) -> None:
+    """The hand-off slot holds a reply only while its waiter has not handed it over: once ``step``, ``step_batch``,
+    ``step_batch_arrays`` or ``request`` has returned (or raised), or ``gather`` has put it in place, the client keeps
+    nothing of it (before: the last reply stayed in the slot until the next one came, a whole ``step_batch`` reply with
+    its status blocks)."""
+    import gc
+    import tracemalloc
+
+    with LocalServer("tcp://127.0.0.1:0" if transport == "tcp" else "pipe") as srv, Client(srv.endpoint, timeout=30) as c:
+        sessions = [c.reset(seed, options={"stall_steps": 0})["session"] for seed in range(16)]
+        entries = [(sid, "company status") for sid in sessions]
+        c.step_batch(entries)  # warm
+        c.hello()
+        assert c._handed is None
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            c.step_batch(entries)  # its results dropped at once
+            gc.collect()
+            kept = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert kept < 16 * 1024, kept  # a 16-entry reply's objects are tens of KB
+        assert c._handed is None
+        step = c.step(sessions[0], "company status")
+        assert c._handed is None and step["observation"]["status"]
+        got = c.gather([c.send("hello") for _ in range(3)])
+        assert c._handed is None and len(got) == 3
+        ids = c.send_all("hello", [{}] * 3)
+        with pytest.raises(ProtocolError):
+            c.step("s-none", "company status")
+        assert c._handed is None
+        c.step_batch_arrays(entries)
+        assert c._handed is None
+        assert len(c.gather(ids)) == 3 and c._handed is None

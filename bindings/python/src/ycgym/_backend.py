@@ -511,6 +511,8 @@ class SessionAccess(BackendAccess):
             c.abandon([rid])  # its reply, if one comes, is dropped (the client does so itself on its timeouts)
             self._due = stopped_step_why(e)
             raise
+        finally:
+            c._handed = None  # the env holds the result (or its error): the client keeps nothing of the reply
 
     def _seeded_reset(self, seed: int | None, opts: dict[str, Any], take: Callable[[ResetResult], _T]) -> tuple[ResetResult, _T]:
         """The request of a single env's ``reset`` (within :meth:`_np_random_kept`, after ``gymnasium.Env.reset``): the

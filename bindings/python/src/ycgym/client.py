@@ -552,8 +552,12 @@ class Client:
         self._anonymous: set[RequestId] = set()
         self._orphaned: set[RequestId] = set()
         # The hand-off slot: (request id, reply) of the reply last taken for its waiter, stored (one store, so the two
-        # always match) before the request stops being pending or stashed, and kept until the next is taken. A waiter
-        # stopped (Ctrl-C) after its reply was taken and before its caller held the result finds it here (gather).
+        # always match) before the request stops being pending or stashed. A waiter stopped (Ctrl-C) after its reply
+        # was taken and before its caller held the result finds it here (gather). recv leaves it there (gather calls
+        # recv, and the reply must stay in the slot until gather has appended it); the client's own callers empty it
+        # once they hold the result (gather after its append, step, request, the step_batch calls, _await_reply once
+        # the reply is in the stash again), so no reply is kept past its call; a reply of a direct recv stays until
+        # the next one is taken.
         self._handed: tuple[RequestId, dict[str, Any]] | None = None
 
     @property
@@ -683,6 +687,7 @@ class Client:
             reply = self._wait_for(self._socket(), request_id, None if t is None else time.monotonic() + t, t)
             self._stash[request_id] = reply
             self._pending[request_id] = op
+            self._handed = None  # in the stash again, for recv
             if anonymous:  # still unread: abandoned now, its session is closed (see abandon)
                 self._anonymous.add(request_id)
 
@@ -1069,7 +1074,10 @@ class Client:
 
     def request(self, op: str, *, timeout: Timeout = DEFAULT, **fields: Any) -> Any:
         """Send one request and wait for its result."""
-        return self.recv(self.send(op, **fields), timeout)
+        try:
+            return self.recv(self.send(op, **fields), timeout)
+        finally:
+            self._handed = None  # the caller holds the result (or its error): the client keeps nothing of the reply
 
     # ------------------------------------------------------------------ protocol ops
 
@@ -1096,7 +1104,10 @@ class Client:
 
     def step(self, session: str, action: str, *, timeout: Timeout = DEFAULT) -> StepResult:
         """Execute one agent command in ``session``."""
-        return cast(StepResult, self.recv(self._send_step(session, action), timeout))
+        try:
+            return cast(StepResult, self.recv(self._send_step(session, action), timeout))
+        finally:
+            self._handed = None  # the caller holds the result (or its error): the client keeps nothing of the reply
 
     @overload
     def step_batch(
@@ -1207,6 +1218,8 @@ class Client:
             if alone:
                 raise
             return [ProtocolError(e.code, e.message, request_id=request_id, index=base + k) for k in range(size)]
+        finally:
+            self._handed = None  # the caller holds the results: the client keeps nothing of the reply
 
     def step_batch_arrays(
         self,
@@ -1226,7 +1239,10 @@ class Client:
         """
         entries = _entries(steps)
         rid = self.send("step_batch", steps=entries, encoding="binary")
-        got = self.recv(rid, timeout)
+        try:
+            got = self.recv(rid, timeout)
+        finally:
+            self._handed = None  # the result is held here: the client keeps nothing of the reply
         if not isinstance(got, BatchArrays) or got.n != len(entries):
             what = f"{got.n} rows" if isinstance(got, BatchArrays) else "no arrays"
             raise ProtocolError("bad_reply", f"the binary step_batch reply has {what} for {len(entries)} entries (they may have run)", request_id=rid)
@@ -1432,6 +1448,7 @@ class Client:
                     out.append(e)
                     if first is None:
                         first = e
+                self._handed = None  # in place: the slot's reply is no longer needed (see _init_state)
         except BaseException:
             self._abandon_gather(request_ids, out, start, before)
             raise
