@@ -1432,7 +1432,7 @@ class Client:
         an interrupt between the socket's receive returning and that store (the reply's decoding and id check) loses
         the reply (its request is abandoned: a session it made stays open until the server's idle timeout); a second
         interrupt inside the handler that puts the reply in place or abandons the rest loses what it had not done; and
-        the slot is the client's, so another thread receiving on this client in between can replace it first.
+        the slot is the client's, so another thread receiving on this client in between can replace it (or empty it) first.
         """
         out: list[Any] = received if received is not None else []
         start = len(out)
