@@ -14,6 +14,7 @@ import { loadPreset } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
 import { runEpisode } from '../../src/env/episode.js';
 import { effectiveRates } from '../../src/sim/model/engine.js';
+import { sortedNames } from '../../src/sim/commands/handlers.js';
 import { worldTemplate } from '../../src/sim/model/world-cache.js';
 import type { Domain, Task } from '../../src/sim/model/types.js';
 import { browsable, clearWorldCache, DOMAINS, Simulation } from '../../src/sim/index.js';
@@ -213,6 +214,33 @@ describe('task assign / task dispatch: the sorted assignee names (an employee or
       { numRuns: 150, seed: 31 },
     );
     expect(replies).toBeGreaterThan(100);
+  });
+});
+
+describe('sortedNames: the last sort reused for the same names', () => {
+  it('equals the plain sort of the names read now, a new array each call, across simulations with other names at the same ids', () => {
+    const sims = [Simulation.create(cfg, { seed: 1 }), Simulation.create(cfg, { seed: 1 })];
+    // The second company's employees renamed (as a restored, edited snapshot may hold): same ids, other names.
+    const names = ['b', 'A', 'a', 'Zoë', '\u{1D518}', 'ﬀ', 'Emp_10', 'Emp_2', 'é', 'e'];
+    const snap = (sims[1] as Simulation).snapshot();
+    snap.state.employees = snap.state.employees.map((e, i) => ({ ...e, name: names[i % names.length] as string }));
+    sims[1] = Simulation.restore(snap);
+    const ids = fc.array(fc.integer({ min: 0, max: cfg.world.num_employees + 1 }), { maxLength: 8 }); // past the end: 'unknown'
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 1 }), ids), { minLength: 1, maxLength: 12 }), (calls) => {
+        let last: string[] | null = null;
+        for (const [k, es] of calls) {
+          const sim = sims[k] as Simulation;
+          const task = { assignments: es.map((employeeId) => ({ employeeId, assignedAt: 0 })) } as unknown as Task;
+          const got = sortedNames({ state: sim.state, cfg: sim.cfg }, task);
+          expect(got).toEqual(es.map((e) => sim.state.employees[e]?.name ?? 'unknown').sort());
+          expect(got).not.toBe(last);
+          got.reverse(); // the caller's array: changing it changes no later result
+          last = got;
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

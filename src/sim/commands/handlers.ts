@@ -9,7 +9,7 @@ import { D, type Dec, decFromFloat, dmax, toFloat } from '../py/decimal.js';
 import { activeTasks, advanceTime, decFromRounded3, fetchNextEvent, quantize, recalculateEtas, type Ctx, type UuidFn } from '../model/engine.js';
 import { F, type Float, listChain, type ListChain, memoList, memoRendered } from '../py/pyjson.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
-import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
+import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Client, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
 import { marketTask, replacementTemplate } from '../model/world-cache.js';
 import { deadlineBusinessDays } from '../model/deadline.js';
 import { claimAccepted, claimedTasks, clientsByName, companyFigures, isBankrupt, outcome } from '../model/status.js';
@@ -73,8 +73,13 @@ export function parseUuidHex(s: string): string | null {
 
 const STATUS_RANK: Record<string, number> = { market: 0, planned: 1, active: 2 };
 
+/** A simulation's task ids by title, in id order (read only). */
+export interface TitleLookup {
+  get(title: string): readonly number[] | undefined;
+}
+
 /** Reference `_resolve_task`: by UUID, else by title preferring market < planned < active < others, then rowid. */
-export function resolveTask(ctx: HandlerCtx, ident: string, byTitle: Map<string, number[]>): Task | null {
+export function resolveTask(ctx: HandlerCtx, ident: string, byTitle: TitleLookup): Task | null {
   const hex = parseUuidHex(ident);
   if (hex !== null) {
     const id = ctx.fromUuid('task', hex);
@@ -124,6 +129,13 @@ function hasAssignee(t: Task, id: number): boolean {
   return false;
 }
 
+/** Whether `t` has an assignment of an employee assigned to `u` (loops: a Set of `u`'s ids and `some` with a closure per claimed task showed in profiles). */
+function sharesAssignee(t: Task, u: Task): boolean {
+  const as = u.assignments;
+  for (let i = 0; i < as.length; i++) if (hasAssignee(t, (as[i] as Task['assignments'][number]).employeeId)) return true;
+  return false;
+}
+
 /** `--employees A,B`: the non-empty trimmed names, memoised for the last text (agents repeat one staffing). */
 let lastNamesText: string | null = null;
 let lastNames: readonly string[] = [];
@@ -151,8 +163,25 @@ function progressPct(t: Task): number {
   return req > 0 ? (done / req) * 100 : 0.0;
 }
 
-function sortedNames(ctx: Ctx, t: Task): string[] {
-  return mapPacked(t.assignments, (a) => ctx.state.employees[a.employeeId]?.name ?? 'unknown').sort();
+/**
+ * The last list `sortedNames` sorted: the assignees' names in assignment order, and those names sorted. `task assign`
+ * and `task dispatch` report the same staffing task after task (agents assign one team); the names are read from the
+ * employees on every call and compared with the last ones, so the sort is skipped only for the very same names.
+ */
+let lastAssignees: readonly string[] = [];
+let lastSorted: readonly string[] = [];
+
+/** The assignees' names sorted (`.sort()`: by UTF-16 code units), a new array; 'unknown' for an id without an employee. */
+export function sortedNames(ctx: Ctx, t: Task): string[] {
+  const as = t.assignments;
+  const employees = ctx.state.employees;
+  let same = as.length === lastAssignees.length;
+  for (let i = 0; i < as.length && same; i++) same = (employees[(as[i] as Task['assignments'][number]).employeeId]?.name ?? 'unknown') === lastAssignees[i];
+  if (same) return lastSorted.slice();
+  const names = mapPacked(as, (a) => employees[a.employeeId]?.name ?? 'unknown');
+  lastAssignees = names;
+  lastSorted = names.slice().sort();
+  return lastSorted.slice();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -583,7 +612,7 @@ export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowse
 }
 
 /** `task accept --task-id ID`. */
-export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>, addTask: (t: Task) => void): TaskAcceptResult {
+export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: TitleLookup, addTask: (t: Task) => void): TaskAcceptResult {
   const { state, cfg } = ctx;
   const w = cfg.world;
   const ident = str(opts, 'task_id');
@@ -631,8 +660,13 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   const sorted = clientsByName(ctx.state.clients);
   let clientIndex = 0;
   if (task.clientId !== null) {
-    const i = sorted.findIndex((c) => c.id === task.clientId);
-    if (i >= 0) clientIndex = i;
+    // the first client of the task's id in name order (a loop: `findIndex` with a closure per accept showed in profiles)
+    for (let i = 0; i < sorted.length; i++) {
+      if ((sorted[i] as Client).id === task.clientId) {
+        clientIndex = i;
+        break;
+      }
+    }
   }
   const counter = task.marketSlot * 1000 + generation;
   const tt = replacementTemplate(state.seed, counter, task.requiredPrestige, clientIndex, w, client ? client.specialties : null);
@@ -651,7 +685,7 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<st
   return { task_id: task.title, status: task.status, accepted_at: isoformat(acceptedAt), deadline: isoformat(deadline), replacement_task_id: rep.title };
 }
 
-function requireOwnedTask(ctx: HandlerCtx, ident: string, byTitle: Map<string, number[]>, allowed: readonly string[], what: string): Task {
+function requireOwnedTask(ctx: HandlerCtx, ident: string, byTitle: TitleLookup, allowed: readonly string[], what: string): Task {
   const task = resolveTask(ctx, ident, byTitle);
   if (!task) throw new CommandError(`Task '${ident}' not found.`);
   if (!allowed.includes(task.status)) throw new CommandError(`Task ${ident} ${what} (current: ${task.status}).`);
@@ -660,7 +694,7 @@ function requireOwnedTask(ctx: HandlerCtx, ident: string, byTitle: Map<string, n
 }
 
 /** `task assign --task-id ID --employees A,B`. */
-export function taskAssign(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): TaskAssignResult {
+export function taskAssign(ctx: HandlerCtx, opts: ParsedOptions, byTitle: TitleLookup): TaskAssignResult {
   const { state } = ctx;
   const names = employeeNames(str(opts, 'employees'));
   const task = requireOwnedTask(ctx, str(opts, 'task_id'), byTitle, ['planned', 'active'], 'must be planned or active to assign');
@@ -700,7 +734,7 @@ export function taskAssignAll(): never {
 }
 
 /** `task dispatch --task-id ID`. */
-export function taskDispatch(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): TaskDispatchResult {
+export function taskDispatch(ctx: HandlerCtx, opts: ParsedOptions, byTitle: TitleLookup): TaskDispatchResult {
   const { state } = ctx;
   const task = requireOwnedTask(ctx, str(opts, 'task_id'), byTitle, ['planned'], 'must be planned to dispatch');
   if (task.assignments.length === 0) {
@@ -708,8 +742,7 @@ export function taskDispatch(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<
   }
   task.status = 'active';
   const impacted = new Set<number>([task.id]);
-  const emps = new Set(task.assignments.map((a) => a.employeeId));
-  for (const t of claimedTasks(state)) if (t.id !== task.id && t.status === 'active' && t.assignments.some((a) => emps.has(a.employeeId))) impacted.add(t.id);
+  for (const t of claimedTasks(state)) if (t.id !== task.id && t.status === 'active' && sharesAssignee(t, task)) impacted.add(t.id);
   recalculateEtas(ctx, state.simTime, impacted);
   return { task_id: task.title, status: task.status, assignment_count: task.assignments.length, assigned_employees: sortedNames(ctx, task) };
 }
@@ -742,7 +775,7 @@ export function taskList(ctx: HandlerCtx, opts: ParsedOptions): TaskListResult {
 }
 
 /** `task inspect --task-id ID`. */
-export function taskInspect(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): TaskInspectResult {
+export function taskInspect(ctx: HandlerCtx, opts: ParsedOptions, byTitle: TitleLookup): TaskInspectResult {
   const ident = str(opts, 'task_id');
   const t = resolveTask(ctx, ident, byTitle);
   if (!t) throw new CommandError(`Task '${ident}' not found.`);
@@ -775,7 +808,7 @@ export function taskInspect(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<s
 }
 
 /** `task cancel --task-id ID --reason R`: broken in the reference on SQLite; implemented behind `fixes.task_cancel`. */
-export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: Map<string, number[]>): TaskCancelResult {
+export function taskCancel(ctx: HandlerCtx, opts: ParsedOptions, byTitle: TitleLookup): TaskCancelResult {
   const { state, cfg } = ctx;
   const w = cfg.world;
   const ident = str(opts, 'task_id');
