@@ -15,8 +15,47 @@ import { pyFormatFixed } from './py/pyfloat.js';
 import { type Out, pyJsonAppend, pyJsonDumps, type TextSink } from './py/pyjson.js';
 import { isVerb, type CommandResults, type CommandValue, type ErrorResult, type Verb } from './commands/results.js';
 import { DOMAINS, type Domain, type SimState, type Task } from './model/types.js';
-import { marketTask, worldTemplate } from './model/world-cache.js';
+import { marketTask, type TaskTemplate, worldTemplate } from './model/world-cache.js';
 import { mapPacked } from './py/packed.js';
+
+/** Each world market's task ids by title (a task's id is its slot), shared read-only by the simulations created from it. */
+const marketTitleIndexes = new WeakMap<readonly TaskTemplate[], ReadonlyMap<string, readonly number[]>>();
+function marketTitles(market: readonly TaskTemplate[]): ReadonlyMap<string, readonly number[]> {
+  let ix = marketTitleIndexes.get(market);
+  if (ix === undefined) {
+    const m = new Map<string, number[]>();
+    for (let slot = 0; slot < market.length; slot++) {
+      const title = (market[slot] as TaskTemplate).title;
+      const ids = m.get(title);
+      if (ids !== undefined) ids.push(slot);
+      else m.set(title, [slot]);
+    }
+    for (const ids of m.values()) Object.freeze(ids);
+    marketTitleIndexes.set(market, (ix = m));
+  }
+  return ix;
+}
+
+/**
+ * A simulation's task ids by title, in id order (`resolveTask` reads them): its world's market index (`marketTitles`,
+ * shared: a new simulation does not index the hundreds of market titles again) and the tasks added since, whose ids
+ * all come after the market's. A restored simulation indexes all its tasks itself.
+ */
+class TitleIndex implements H.TitleLookup {
+  private readonly added = new Map<string, number[]>();
+  constructor(private readonly market: ReadonlyMap<string, readonly number[]> | null) {}
+  get(title: string): readonly number[] | undefined {
+    const a = this.added.get(title);
+    const m = this.market !== null ? this.market.get(title) : undefined;
+    if (a === undefined) return m;
+    return m === undefined ? a : m.concat(a);
+  }
+  add(title: string, id: number): void {
+    const ids = this.added.get(title);
+    if (ids) ids.push(id);
+    else this.added.set(title, [id]);
+  }
+}
 
 /** Options of a new simulation (defaults come from the preset's `[sim]` table). */
 export interface SimOptions {
@@ -229,15 +268,17 @@ export class Simulation {
   readonly cfg: ExperimentConfig;
   readonly state: SimState;
   readonly limits: SimLimits;
-  private byTitle = new Map<string, number[]>();
+  private readonly byTitle: TitleIndex;
   private uuidCache = new Map<string, string>();
   private uuidByKind = new Map<string, (string | undefined)[]>();
 
-  private constructor(cfg: ExperimentConfig, state: SimState, limits: SimLimits) {
+  /** `market`: the world's market when `state.tasks` is exactly the tasks created from it (`create`), else null. */
+  private constructor(cfg: ExperimentConfig, state: SimState, limits: SimLimits, market: readonly TaskTemplate[] | null = null) {
     this.cfg = cfg;
     this.state = state;
     this.limits = limits;
-    for (const t of state.tasks) this.indexTitle(t);
+    this.byTitle = new TitleIndex(market !== null ? marketTitles(market) : null);
+    for (let i = market !== null ? market.length : 0; i < state.tasks.length; i++) this.indexTitle(state.tasks[i] as Task);
   }
 
   /**
@@ -285,13 +326,11 @@ export class Simulation {
       replacementSerial: 0,
     };
     insertEvent(state, 'horizon_end', horizonEnd, null, null, 'horizon_end');
-    return new Simulation(cfg, state, limits);
+    return new Simulation(cfg, state, limits, world.market);
   }
 
   private indexTitle(t: Task): void {
-    const ids = this.byTitle.get(t.title);
-    if (ids) ids.push(t.id);
-    else this.byTitle.set(t.title, [t.id]);
+    this.byTitle.add(t.title, t.id);
   }
 
   /** Deterministic UUID of an entity (stable for a seed; the reference's are random uuid4s). */
