@@ -14,7 +14,7 @@ import { loadPreset } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';
 import { runEpisode } from '../../src/env/episode.js';
 import { effectiveRates } from '../../src/sim/model/engine.js';
-import { sortedNames } from '../../src/sim/commands/handlers.js';
+import { repeatsUnassigned, repeatsUnassignedLong, sortedNames } from '../../src/sim/commands/handlers.js';
 import { worldTemplate } from '../../src/sim/model/world-cache.js';
 import type { Domain, Task } from '../../src/sim/model/types.js';
 import { browsable, clearWorldCache, DOMAINS, Simulation } from '../../src/sim/index.js';
@@ -240,6 +240,33 @@ describe('sortedNames: the last sort reused for the same names', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+});
+
+describe('task assign: an unassigned employee named twice (the IntegrityError), pairwise and by a Set', () => {
+  it('both equal the reference loop (a Set of the ids added, skipping the assigned) over random staffings', () => {
+    const sim = Simulation.create(cfg, { seed: 1 });
+    const employees = sim.state.employees;
+    const oracle = (t: Task, emps: readonly (typeof employees)[number][]): boolean => {
+      const added = new Set<number>();
+      for (const e of emps) {
+        if (t.assignments.some((a) => a.employeeId === e.id)) continue;
+        if (added.has(e.id)) return true;
+        added.add(e.id);
+      }
+      return false;
+    };
+    const idx = fc.integer({ min: 0, max: employees.length - 1 });
+    fc.assert(
+      fc.property(fc.array(idx, { maxLength: 6 }), fc.array(idx, { maxLength: 24 }), (assigned, named) => {
+        const t = { assignments: assigned.map((employeeId) => ({ employeeId, assignedAt: 0 })) } as unknown as Task;
+        const emps = named.map((i) => employees[i] as (typeof employees)[number]);
+        const want = oracle(t, emps);
+        expect(repeatsUnassigned(t, emps)).toBe(want);
+        expect(repeatsUnassignedLong(t, emps)).toBe(want);
+      }),
+      { numRuns: 2000 },
     );
   });
 });

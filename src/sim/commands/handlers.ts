@@ -110,12 +110,18 @@ function resolveEmployee(ctx: HandlerCtx, ident: string): Employee | null {
  * list of another length than the index was built for is indexed again, and a name not indexed takes the scan.
  */
 const employeesByName = new WeakMap<readonly Employee[], { len: number; byName: Map<string, Employee> }>();
+/** The last list looked up and its index (`task assign` looks up each of its names in one list: one WeakMap lookup). */
+let lastEmployees: readonly Employee[] | null = null;
+let lastIndex: { len: number; byName: Map<string, Employee> } | undefined;
 function employeeByName(employees: readonly Employee[], ident: string): Employee | null {
-  let ix = employeesByName.get(employees);
+  let ix = employees === lastEmployees ? lastIndex : employeesByName.get(employees);
+  lastEmployees = employees;
+  lastIndex = ix;
   if (ix === undefined || ix.len !== employees.length) {
     const byName = new Map<string, Employee>();
     for (const e of employees) if (!byName.has(e.name)) byName.set(e.name, e);
     employeesByName.set(employees, (ix = { len: employees.length, byName }));
+    lastIndex = ix;
   }
   const hit = ix.byName.get(ident);
   if (hit !== undefined) return hit;
@@ -126,6 +132,26 @@ function employeeByName(employees: readonly Employee[], ident: string): Employee
 function hasAssignee(t: Task, id: number): boolean {
   const as = t.assignments;
   for (let i = 0; i < as.length; i++) if ((as[i] as Task['assignments'][number]).employeeId === id) return true;
+  return false;
+}
+
+/** Whether an employee of `emps` not assigned to `t` comes twice in `emps` (by pairs: for a few employees). */
+export function repeatsUnassigned(t: Task, emps: readonly Employee[]): boolean {
+  for (let i = 1; i < emps.length; i++) {
+    const id = (emps[i] as Employee).id;
+    for (let j = 0; j < i; j++) if ((emps[j] as Employee).id === id && !hasAssignee(t, id)) return true;
+  }
+  return false;
+}
+
+/** {@link repeatsUnassigned} by a Set of the ids seen (for long lists). */
+export function repeatsUnassignedLong(t: Task, emps: readonly Employee[]): boolean {
+  const seen = new Set<number>();
+  for (const e of emps) {
+    if (hasAssignee(t, e.id)) continue;
+    if (seen.has(e.id)) return true;
+    seen.add(e.id);
+  }
   return false;
 }
 
@@ -705,14 +731,10 @@ export function taskAssign(ctx: HandlerCtx, opts: ParsedOptions, byTitle: TitleL
     if (!e) throw new CommandError(`Employee '${n}' not found.`);
     emps.push(e);
   }
-  const added = new Set<number>();
-  for (const e of emps) {
-    if (hasAssignee(task, e.id)) continue;
-    if (added.has(e.id)) {
-      // The reference adds the same row twice (autoflush off) and the flush fails on the primary key.
-      throw new CommandError('(sqlite3.IntegrityError) UNIQUE constraint failed: task_assignments.task_id, task_assignments.employee_id');
-    }
-    added.add(e.id);
+  // The reference adds the same row twice (autoflush off) and the flush fails on the primary key: an employee not yet
+  // assigned named twice. (A few names, the usual staffing, are compared pairwise: no Set per command.)
+  if (emps.length <= 16 ? repeatsUnassigned(task, emps) : repeatsUnassignedLong(task, emps)) {
+    throw new CommandError('(sqlite3.IntegrityError) UNIQUE constraint failed: task_assignments.task_id, task_assignments.employee_id');
   }
   const newly: string[] = [];
   for (const e of emps) {
