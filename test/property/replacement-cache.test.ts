@@ -10,6 +10,7 @@ import { loadPreset } from '../../src/config/load.js';
 import { clearWorldCache, replacementTemplate, taskTemplate, worldCacheSizes, worldTemplate, type TaskTemplate } from '../../src/sim/model/world-cache.js';
 import { generateReplacementTask } from '../../src/sim/model/world.js';
 import { DOMAINS, type Domain } from '../../src/sim/model/types.js';
+import { Simulation } from '../../src/sim/index.js';
 
 function plain(t: TaskTemplate): unknown {
   return {
@@ -26,7 +27,8 @@ function plain(t: TaskTemplate): unknown {
 
 describe('replacementTemplate cache', () => {
   it('equals taskTemplate(generateReplacementTask(...)) for any sequence of calls (same counters under other arguments too)', () => {
-    const presets = [loadPreset('default').world, loadPreset('multi').world];
+    // As loaded, and validated (deep-frozen, as every simulation's: replacementTemplate remembers its last world for those).
+    const presets = [loadPreset('default').world, loadPreset('multi').world, Simulation.create(loadPreset('default'), { seed: 1 }).cfg.world, Simulation.create(loadPreset('multi'), { seed: 1 }).cfg.world];
     const specs = fc.oneof(fc.constant(null), fc.subarray([...DOMAINS] as Domain[], { minLength: 0, maxLength: 3 }), fc.shuffledSubarray([...DOMAINS] as Domain[], { minLength: 1, maxLength: 2 }));
     const call = fc.record({
       seed: fc.integer({ min: 1, max: 3 }),
@@ -34,7 +36,7 @@ describe('replacementTemplate cache', () => {
       prestige: fc.integer({ min: 1, max: 3 }),
       clientIndex: fc.integer({ min: 0, max: 2 }),
       specialties: specs,
-      preset: fc.integer({ min: 0, max: 1 }),
+      preset: fc.integer({ min: 0, max: 3 }),
     });
     fc.assert(
       fc.property(fc.array(call, { minLength: 1, maxLength: 40 }), (calls) => {

@@ -125,3 +125,58 @@ describe('world cache admission (retained from the second request of a key)', ()
     clearWorldCache();
   });
 });
+
+describe('retained replacement tasks with a validated (frozen) config, as every simulation has', () => {
+  // Its world is looked up once per (seed, config) while the retained worlds do not change: that memo must follow them.
+  const fw = Simulation.create(loadPreset('default'), { seed: 1 }).cfg.world;
+
+  it('follow their world: retained from its second request, dropped when it is evicted or the cache is cleared', () => {
+    expect(Object.isFrozen(fw)).toBe(true);
+    clearWorldCache();
+    worldTemplate(3, fw);
+    const a = replacementTemplate(3, 0, 1, 0, fw, null);
+    expect(replacementTemplate(3, 0, 1, 0, fw, null)).not.toBe(a); // not retained
+    expect(worldCacheSizes().replacements).toBe(0);
+    worldTemplate(3, fw); // retained from now on, and so are its replacements
+    const b = replacementTemplate(3, 0, 1, 0, fw, null);
+    expect(b).toEqual(a);
+    expect(replacementTemplate(3, 0, 1, 0, fw, null)).toBe(b);
+    expect(replacementTemplate(3, 1, 1, 0, fw, null)).toBe(replacementTemplate(3, 1, 1, 0, fw, null));
+    expect(worldCacheSizes().replacements).toBe(2);
+    // 256 more worlds retained: seed 3's, the oldest, is evicted with its replacements.
+    for (let s = 1000; s < 1256; s++) {
+      worldTemplate(s, fw);
+      worldTemplate(s, fw);
+    }
+    expect(worldCacheSizes()).toMatchObject({ worlds: 256, replacements: 0 });
+    expect(replacementTemplate(3, 0, 1, 0, fw, null)).not.toBe(b);
+    expect(worldCacheSizes().replacements).toBe(0);
+    replacementTemplate(1255, 0, 1, 0, fw, null); // the newest world's
+    expect(worldCacheSizes().replacements).toBe(1);
+    clearWorldCache();
+    expect(worldCacheSizes().replacements).toBe(0);
+    replacementTemplate(1255, 0, 1, 0, fw, null); // its world is gone: not retained
+    expect(worldCacheSizes().replacements).toBe(0);
+    clearWorldCache();
+  });
+
+  it('are at most 65,536, all worlds together: a world then makes room among its own, oldest first', () => {
+    clearWorldCache();
+    worldTemplate(7, fw);
+    worldTemplate(7, fw);
+    const first = replacementTemplate(7, 0, 1, 0, fw, null);
+    for (let c = 1; c < 65_546; c++) replacementTemplate(7, c, 1, 0, fw, null);
+    expect(worldCacheSizes().replacements).toBe(65_536);
+    const last = replacementTemplate(7, 65_545, 1, 0, fw, null);
+    expect(replacementTemplate(7, 65_545, 1, 0, fw, null)).toBe(last); // the newest: kept
+    const again = replacementTemplate(7, 0, 1, 0, fw, null); // the oldest: made room for others, generated again
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+    expect(worldCacheSizes().replacements).toBe(65_536);
+    worldTemplate(8, fw);
+    worldTemplate(8, fw);
+    replacementTemplate(8, 0, 1, 0, fw, null); // a world without any while all are taken keeps none
+    expect(worldCacheSizes().replacements).toBe(65_536);
+    clearWorldCache();
+  });
+});

@@ -45,7 +45,11 @@ export interface WorldTemplate {
 class Lru<V> {
   private map = new Map<string, { v: V; t: number }>();
   private clock = 0;
-  constructor(private readonly cap: number) {}
+  /** `evicted`: called with each value dropped to keep the bound (not with values replaced or cleared). */
+  constructor(
+    private readonly cap: number,
+    private readonly evicted: ((v: V) => void) | null = null,
+  ) {}
   get(k: string): V | undefined {
     const e = this.map.get(k);
     if (e === undefined) return undefined;
@@ -59,11 +63,16 @@ class Lru<V> {
   set(k: string, v: V): void {
     this.map.delete(k);
     this.map.set(k, { v, t: ++this.clock });
-    if (this.map.size > this.cap) this.map.delete(this.map.keys().next().value as string);
+    if (this.map.size > this.cap) {
+      const oldest = this.map.keys().next().value as string;
+      const e = this.map.get(oldest) as { v: V };
+      this.map.delete(oldest);
+      if (this.evicted !== null) this.evicted(e.v);
+    }
   }
-  /** Whether `k` is held (its recency unchanged). */
-  has(k: string): boolean {
-    return this.map.has(k);
+  /** `k`'s value if held (its recency unchanged). */
+  peek(k: string): V | undefined {
+    return this.map.get(k)?.v;
   }
   clear(): void {
     this.map.clear();
@@ -133,7 +142,20 @@ function cfgKey(w: WorldConfig): string {
  * resets on a seed list, several policies on a few seeds) generates its world again on its second episode (unless it
  * is still the last one generated, `recent`) and finds it cached from its third.
  */
-const worlds = new Lru<WorldTemplate>(256);
+// (an eviction happens in `retain`, which counts the change)
+const worlds = new Lru<RetainedWorld>(256, (w) => {
+  retainedReplacements -= w.replacements.size;
+});
+/** A retained world and the replacement tasks generated for it (by counter), kept as long as it is. */
+interface RetainedWorld {
+  readonly t: WorldTemplate;
+  readonly replacements: Map<number, Replacement>;
+}
+/** Replacement tasks retained, all worlds together (at most {@link REPLACEMENTS_MAX}). */
+let retainedReplacements = 0;
+const REPLACEMENTS_MAX = 65_536;
+/** Bumped whenever the set of retained worlds changes (see `retainedFor`). */
+let worldsChanged = 0;
 /** World keys requested (4,096 slots: 16 KiB). */
 const worldsAsked = new SeenBefore(12);
 /**
@@ -159,8 +181,10 @@ interface Replacement {
   readonly specialties: readonly Domain[] | null;
   readonly tt: TaskTemplate;
 }
-/** Retained only while the world of their seed is (`worlds`): a seed's first episode keeps none. */
-const replacements = new Lru<Replacement>(65_536);
+/**
+ * Replacement tasks are retained with the world of their seed (`RetainedWorld.replacements`, by counter): a seed's first
+ * episode keeps none. When {@link REPLACEMENTS_MAX} are retained, a world makes room among its own (its oldest first).
+ */
 
 /**
  * `D(pyFormatFixed(x, digits))` (built by decFromFixed) memoised by (digits, x): the stored column of a generated float. Drawn values repeat
@@ -279,10 +303,10 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
   const ck = cfgKey(w);
   const key = `${seed}|${ck}`;
   const hit = worlds.get(key);
-  if (hit) return hit;
+  if (hit) return hit.t;
   if (recent !== null && recentKey === key) {
     const t = recent;
-    worlds.set(key, t);
+    retain(key, t);
     recent = null;
     recentKey = '';
     return t;
@@ -297,7 +321,7 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
   ).map(taskTemplate);
   const t: WorldTemplate = { employees: pc.employees, employeeRates: pc.rates, clients: pc.clients, market };
   generatedWorlds++;
-  if (worldsAsked.check(key)) worlds.set(key, t);
+  if (worldsAsked.check(key)) retain(key, t);
   else {
     recent = t;
     recentKey = key;
@@ -305,18 +329,54 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
   return t;
 }
 
+function retain(key: string, t: WorldTemplate): void {
+  worlds.set(key, { t, replacements: new Map() });
+  worldsChanged++;
+}
+
+/**
+ * The last (seed, config) whose retained world `retainedFor` looked up, and its answer, valid while `worldsChanged`
+ * is unchanged: the accepts of an episode ask for one world, without building its key text and hashing it per accept.
+ * Kept only for a frozen config (a validated one: its values cannot change; any other is keyed by content per call).
+ */
+let lastSeed = NaN;
+let lastConfig: WorldConfig | null = null;
+let lastChanged = -1;
+let lastRetained: RetainedWorld | undefined;
+
+/** The retained world of (seed, config), if it is retained (its recency unchanged). */
+function retainedFor(seed: number, w: WorldConfig): RetainedWorld | undefined {
+  if (seed === lastSeed && w === lastConfig && lastChanged === worldsChanged) return lastRetained;
+  const r = worlds.peek(`${seed}|${cfgKey(w)}`);
+  if (Object.isFrozen(w)) {
+    lastSeed = seed;
+    lastConfig = w;
+    lastChanged = worldsChanged;
+    lastRetained = r;
+  }
+  return r;
+}
+
 /** A replacement task (cached); see `generateReplacementTask`. */
 export function replacementTemplate(seed: number, counter: number, prestige: number, clientIndex: number, w: WorldConfig, specialties: readonly Domain[] | null): TaskTemplate {
-  // Keyed on (seed, counter, config) alone, a short text kept per entry (the full key, built per call, was a tree of
-  // joined texts kept with every entry); the other arguments are compared on a hit (within a world they are the same
-  // for a counter) and a different one regenerates the entry.
-  const ck = cfgKey(w);
-  const key = `${seed}|${counter}|${ck}`;
-  const hit = replacements.get(key);
+  // Kept by counter with the world of (seed, config) while it is retained; the other arguments are compared on a hit
+  // (within a world they are the same for a counter) and a different one regenerates the entry.
+  const world = retainedFor(seed, w);
+  const hit = world !== undefined ? world.replacements.get(counter) : undefined;
   if (hit && hit.prestige === prestige && hit.clientIndex === clientIndex && sameDomains(hit.specialties, specialties)) return hit.tt;
   const tt = taskTemplate(generateReplacementTask(seed, counter, prestige, clientIndex, w, specialties));
-  if (worlds.has(`${seed}|${ck}`)) replacements.set(key, { prestige, clientIndex, specialties: specialties ? specialties.slice() : null, tt });
+  if (world !== undefined) keepReplacement(world.replacements, counter, { prestige, clientIndex, specialties: specialties ? specialties.slice() : null, tt });
   return tt;
+}
+
+/** Retain `r` in a world's replacements (in place of its counter's entry, else within REPLACEMENTS_MAX: see `replacementTemplate`). */
+function keepReplacement(reps: Map<number, Replacement>, counter: number, r: Replacement): void {
+  if (reps.has(counter)) reps.delete(counter); // the newest again
+  else if (retainedReplacements >= REPLACEMENTS_MAX) {
+    if (reps.size === 0) return;
+    reps.delete(reps.keys().next().value as number);
+  } else retainedReplacements++;
+  reps.set(counter, r);
 }
 
 /** The same domains in the same order (or both null). */
@@ -332,7 +392,8 @@ export function clearWorldCache(): void {
   worlds.clear();
   people.clear();
   clientLists.clear();
-  replacements.clear();
+  retainedReplacements = 0;
+  worldsChanged++;
   worldsAsked.clear();
   recent = null;
   recentKey = '';
@@ -345,7 +406,7 @@ export function worldsGenerated(): number {
 
 /** How many entries each cache holds (tests: what a call generated). */
 export function worldCacheSizes(): { worlds: number; people: number; clients: number; replacements: number } {
-  return { worlds: worlds.size, people: people.size, clients: clientLists.size, replacements: replacements.size };
+  return { worlds: worlds.size, people: people.size, clients: clientLists.size, replacements: retainedReplacements };
 }
 
 /** A fresh market task row from a template (the row the reference inserts; Decimals are shared, they are immutable). */
