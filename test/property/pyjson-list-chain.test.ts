@@ -148,6 +148,46 @@ describe('memoList: chained lists print as the plain writer prints them', () => 
     expect(sink.bytes.toString('latin1', from, sink.used)).toBe(oraclePyJsonDumps({ tasks: a.slice(1) }, 2));
   });
 
+  it('a list written by a pyJsonDumps that failed is not read back (it returned no string), nor one written earlier in the same call', () => {
+    const a = [1, 2, 3, 4, 5].map((i) => memoRendered({ task_id: `T${i}`, required_qty: new PyFloat(i) } as Out));
+    const chain = listChain();
+    const bad = Object.defineProperty({}, 'n', {
+      enumerable: true,
+      get: () => {
+        throw new Error('unprintable');
+      },
+    }) as Out;
+    expect(pyJsonDumps({ tasks: memoList(a.slice(), chain) }, 2)).toBe(oraclePyJsonDumps({ tasks: a }, 2));
+    // The failed call renders the next version (from the string of the first), then throws before its string exists.
+    expect(() => pyJsonDumps({ tasks: memoList(a.slice(1), chain), bad }, 2)).toThrow('unprintable');
+    // A longer text in between fills the output buffer where the failed version was written.
+    expect(pyJsonDumps({ other: 'y'.repeat(3000) }, 2)).toBe(oraclePyJsonDumps({ other: 'y'.repeat(3000) }, 2));
+    for (const version of [a.slice(1, 4), a.slice(0, 4), a.slice(2), a.slice(2)]) {
+      const doc = { tasks: memoList(version.slice(), chain) };
+      expect(pyJsonDumps(doc, 2)).toBe(oraclePyJsonDumps(doc, 2));
+    }
+    // Two versions of one chain in one output: the second is rendered after the first, whose string does not exist yet.
+    const l1 = memoList(a.slice(0, 3), chain);
+    const l2 = memoList(a.slice(1), chain);
+    const both = { first: l1, second: l2 };
+    expect(pyJsonDumps(both, 2)).toBe(oraclePyJsonDumps(both, 2));
+    const after = { tasks: memoList(a.slice(1, 5), chain) };
+    expect(pyJsonDumps(after, 2)).toBe(oraclePyJsonDumps(after, 2));
+    // Then appended to sinks, escaped and not, and dumped again: each reads back only text of its own kind.
+    for (const version of [a.slice(0, 2), a.slice(0, 3), a.slice(1, 3)]) {
+      const doc = { tasks: memoList(version.slice(), chain) };
+      const esc = new BufferSink();
+      pyJsonAppend(doc, 2, esc, true);
+      expect(esc.kept.toString('latin1')).toBe(JSON.stringify(oraclePyJsonDumps(doc, 2)).slice(1, -1));
+      const doc2 = { tasks: memoList(version.slice(), chain) };
+      expect(pyJsonDumps(doc2, 2)).toBe(oraclePyJsonDumps(doc2, 2));
+      const doc3 = { tasks: memoList(version.slice(1), chain) };
+      const sink = new EpochSink();
+      pyJsonAppend(doc3, 2, sink);
+      expect(sink.kept.toString('latin1')).toBe(oraclePyJsonDumps(doc3, 2));
+    }
+  });
+
   it('two chains rendered alternately share nothing but their elements', () => {
     const a = [1, 2, 3, 4, 5].map((i) => memoRendered({ task_id: `T${i}`, required_qty: new PyFloat(i) } as Out));
     const c1 = listChain();

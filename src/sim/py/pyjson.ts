@@ -243,9 +243,10 @@ function deepFreeze(v: Out): void {
 /**
  * A chain of lists of memoised values (`memoList`): successive versions of one listing (a company's `market browse`
  * entries), most of whose elements the next version repeats in the same order. The chain keeps the text of the last
- * version it rendered, so the next one copies each run of elements it shares with it as one block: a copy of its own,
- * or, for a version appended to an append-only sink (`TextSink.epoch`: a trajectory's text column), the place in the
- * sink it was written to, read back from there while the sink keeps it (no copy aside per listing).
+ * version it rendered, so the next one copies each run of elements it shares with it as one block: for a version
+ * rendered by `pyJsonDumps`, the place in the string it returned (the string holds the text: no copy aside per listing);
+ * for a version appended to an append-only sink (`TextSink.epoch`: a trajectory's text column), the place in the sink it
+ * was written to, read back from there while the sink keeps it; for any other, a copy of its own.
  */
 export interface ListChain {
   /** @internal The last rendered version's text (null before the first). */
@@ -263,8 +264,9 @@ interface ListText {
   /** The elements as rendered: a memoised (deep-frozen) value, or NOT_MEMO for any other element. */
   readonly items: unknown[];
   /**
-   * Element i's text is bytes[starts[i], ends[i]) (with `sink`: the sink's bytes[base + starts[i], base + ends[i])); the
-   * separator between two elements lies between them.
+   * Element i's text is bytes[starts[i], ends[i]) (with `sink`: the sink's bytes[base + starts[i], base + ends[i]);
+   * with `str`: its characters [base + starts[i], base + ends[i]), one per byte); the separator between two elements lies
+   * between them.
    */
   starts: Int32Array;
   ends: Int32Array;
@@ -278,6 +280,13 @@ interface ListText {
   epoch: number;
   base: number;
   failed: number;
+  /**
+   * For a text rendered by `pyJsonDumps`: the string it returned, which holds the text at `base` (null: the text is in
+   * the sink or in `bytes`). Null while the call runs (`dumped`), and for good when it fails: nothing to read back then.
+   */
+  str: string | null;
+  /** Rendered by `pyJsonDumps` (the text is in `str`, or nowhere while `str` is null). */
+  dumped: boolean;
   /** Element -> index in `items`, built when the neighbourhood of the expected index does not hold an element. */
   index: Map<unknown, number> | null;
 }
@@ -320,8 +329,10 @@ function findPrev(prev: ListText, v: unknown, j: number, useIndex: boolean): num
 function blankText(chain: ListChain, level: number, indent: number | null, n: number): ListText {
   let t = chain.spare;
   chain.spare = null;
-  if (t === null) t = { level, indent, escaped, n, items: [], starts: new Int32Array(n), ends: new Int32Array(n), bytes: new Uint8Array(0), sink: null, epoch: 0, base: 0, failed: 0, index: null };
+  if (t === null) t = { level, indent, escaped, n, items: [], starts: new Int32Array(n), ends: new Int32Array(n), bytes: new Uint8Array(0), sink: null, epoch: 0, base: 0, failed: 0, str: null, dumped: false, index: null };
   else {
+    t.str = null;
+    t.dumped = false;
     t.level = level;
     t.indent = indent;
     t.escaped = escaped;
@@ -341,7 +352,8 @@ function writeList(x: readonly Out[], chain: ListChain, level: number, indent: n
   const t = chain.text;
   // A text left in a sink is read from this output only: the same sink, in the same epoch, being appended to (the
   // output holds its bytes[0, used) at the same offsets, `reserve` keeping them when it grows).
-  const prev = t !== null && t.level === level && t.indent === indent && t.escaped === escaped && (t.sink === null || (t.sink === sinkNow && t.sink.epoch === t.epoch && t.failed === sinkFailures)) ? t : null;
+  // A text left in a string (`pyJsonDumps`) is read from it once the call that rendered it returned the string.
+  const prev = t !== null && t.level === level && t.indent === indent && t.escaped === escaped && (t.sink === null ? !t.dumped || t.str !== null : t.sink === sinkNow && t.sink.epoch === t.epoch && t.failed === sinkFailures) ? t : null;
   const next = blankText(chain, level, indent, n);
   const { items, starts, ends } = next;
   const sep = indent === null ? ', ' : ',' + pad(indent, level + 1);
@@ -363,7 +375,8 @@ function writeList(x: readonly Out[], chain: ListChain, level: number, indent: n
       const to = p.ends[at + k - 1] as number;
       const shift = pos - base - from;
       reserve(to - from);
-      if (p.sink === null) out.set(p.bytes.subarray(from, to), pos);
+      if (p.str !== null) out.write(p.str.substring(p.base + from, p.base + to), pos, to - from, 'latin1');
+      else if (p.sink === null) out.set(p.bytes.subarray(from, to), pos);
       else out.copyWithin(pos, p.base + from, p.base + to);
       pos += to - from;
       for (let m = 0; m < k; m++) {
@@ -391,6 +404,12 @@ function writeList(x: readonly Out[], chain: ListChain, level: number, indent: n
     next.epoch = sinkNow.epoch as number;
     next.base = base;
     next.failed = sinkFailures;
+  } else if (dumping) {
+    // Left in the string `pyJsonDumps` returns (given to the text when it returns), not copied.
+    next.sink = null;
+    next.dumped = true;
+    next.base = base;
+    dumped.push(next);
   } else {
     const len = ends[n - 1] as number;
     if (next.bytes.length < len) next.bytes = new Uint8Array(Math.max(len, next.bytes.length * 2));
@@ -597,15 +616,26 @@ function writeObject(obj: { [k: string]: Out }, level: number, mode: Mode, inden
   }
 }
 
+/** Whether `pyJsonDumps` is writing (the output becomes a string): a list of a chain is then kept in that string. */
+let dumping = false;
+/** The list texts `pyJsonDumps` wrote so far in this call: they are in the string it returns. */
+const dumped: ListText[] = [];
+
 /** Python `json.dumps(v, indent=indent)` (ensure_ascii=True); `indent` null gives the compact `", "`/`": "` form. */
 export function pyJsonDumps(v: Out, indent: number | null = 2): string {
   pos = 0;
   escaped = false;
+  dumping = true;
   try {
     write(v, 0, Mode.Plain, indent);
     // One flat one-byte string (latin1 of ASCII bytes is the same text).
-    return out.toString('latin1', 0, pos);
+    const text = out.toString('latin1', 0, pos);
+    for (let i = 0; i < dumped.length; i++) (dumped[i] as ListText).str = text;
+    return text;
   } finally {
+    // After a failure the lists written have no string (`str` stays null): they are not read back.
+    dumped.length = 0;
+    dumping = false;
     release();
   }
 }
@@ -644,6 +674,7 @@ export function pyJsonAppend(v: Out, indent: number | null, sink: TextSink, esca
   out = sink.bytes;
   pos = sink.used;
   escaped = escape;
+  dumping = false;
   sinkNow = typeof sink.epoch === 'number' ? sink : null;
   let done = false;
   try {
