@@ -15,7 +15,7 @@ import { pyFormatFixed } from './py/pyfloat.js';
 import { type Out, pyJsonAppend, pyJsonDumps, type TextSink } from './py/pyjson.js';
 import { isVerb, type CommandResults, type CommandValue, type ErrorResult, type Verb } from './commands/results.js';
 import { DOMAINS, type Domain, type SimState, type Task } from './model/types.js';
-import { marketTask, type TaskTemplate, worldTemplate } from './model/world-cache.js';
+import { marketTask, type TaskTemplate, type WorldMemo, worldTemplate } from './model/world-cache.js';
 import { mapPacked } from './py/packed.js';
 
 /** Each world market's task ids by title (a task's id is its slot), shared read-only by the simulations created from it. */
@@ -271,12 +271,15 @@ export class Simulation {
   private readonly byTitle: TitleIndex;
   private uuidCache = new Map<string, string>();
   private uuidByKind = new Map<string, (string | undefined)[]>();
+  /** @internal What the command handlers keep of this simulation's state between commands (`H.StateMemos`). */
+  readonly memos: H.StateMemos = H.stateMemos();
 
   /** `market`: the world's market when `state.tasks` is exactly the tasks created from it (`create`), else null. */
-  private constructor(cfg: ExperimentConfig, state: SimState, limits: SimLimits, market: readonly TaskTemplate[] | null = null) {
+  private constructor(cfg: ExperimentConfig, state: SimState, limits: SimLimits, market: readonly TaskTemplate[] | null = null, world: WorldMemo | null = null) {
     this.cfg = cfg;
     this.state = state;
     this.limits = limits;
+    this.memos.world = world;
     this.byTitle = new TitleIndex(market !== null ? marketTitles(market) : null);
     for (let i = market !== null ? market.length : 0; i < state.tasks.length; i++) this.indexTitle(state.tasks[i] as Task);
   }
@@ -326,7 +329,7 @@ export class Simulation {
       replacementSerial: 0,
     };
     insertEvent(state, 'horizon_end', horizonEnd, null, null, 'horizon_end');
-    return new Simulation(cfg, state, limits, world.market);
+    return new Simulation(cfg, state, limits, world.market, world.memo);
   }
 
   private indexTitle(t: Task): void {
@@ -377,7 +380,7 @@ export class Simulation {
   /** The handlers' context: one per simulation (its fields never change), not an object and two closures per command. */
   private ctx: H.HandlerCtx | null = null;
   private handlerCtx(): H.HandlerCtx {
-    return (this.ctx ??= Object.freeze({ state: this.state, cfg: this.cfg, uuid: (k: string, i: number) => this.uuid(k, i), fromUuid: (k: 'task' | 'employee', h: string) => this.fromUuid(k, h) }));
+    return (this.ctx ??= Object.freeze({ state: this.state, cfg: this.cfg, uuid: (k: string, i: number) => this.uuid(k, i), fromUuid: (k: 'task' | 'employee', h: string) => this.fromUuid(k, h), memos: this.memos }));
   }
 
   /** Run one command line (with or without the `yc-bench` prefix). Never throws for bad input. */

@@ -10,7 +10,7 @@ import { activeTasks, advanceTime, decFromRounded3, fetchNextEvent, quantize, re
 import { F, type Float, listChain, type ListChain, memoList, memoRendered } from '../py/pyjson.js';
 import { pyFormatFixed, pyRound } from '../py/pyfloat.js';
 import { DOMAINS_ALPHA, LEDGER_CATEGORIES, TASK_STATUSES, type Client, type Domain, type Employee, type SimState, type Task } from '../model/types.js';
-import { marketTask, replacementTemplate } from '../model/world-cache.js';
+import { marketTask, replacementTemplate, type WorldMemo } from '../model/world-cache.js';
 import { deadlineBusinessDays } from '../model/deadline.js';
 import { claimAccepted, claimedTasks, clientsByName, companyFigures, isBankrupt, outcome } from '../model/status.js';
 import { marketEntry, type WorldEntries, worldEntries } from './market-entry.js';
@@ -54,6 +54,41 @@ export interface HandlerCtx extends Ctx {
   readonly uuid: UuidFn;
   /** Resolve a UUID string (any Python-accepted form) to an entity id of the given kind. */
   readonly fromUuid: (kind: 'task' | 'employee', hex: string) => number | null;
+  /** The simulation's memos (its `Simulation.memos`). */
+  readonly memos: StateMemos;
+}
+
+/**
+ * What the handlers keep of one simulation's state between its commands (each a memo: a missing one is rebuilt, and
+ * what a command returns is the same either way). A simulation holds its own (`Simulation.memos`, handed to the
+ * handlers in their context) instead of module-level WeakMaps keyed by its state: V8's young-generation collector
+ * treats the values of a WeakMap that lives in the old generation as reachable, so an episode's memos (its listing,
+ * its market order, its listing texts) and all they reach outlived a finished episode by one more collection and were
+ * promoted: most of what a bulk run's workers promoted, to be walked and swept by the major collections.
+ */
+export interface StateMemos {
+  /** The last `company status` result (see `companyStatus`). */
+  companyStatus: CompanyStatusResult | null;
+  /** The last unfiltered listing (see `Listing`, `browsable`). */
+  listing: Listing | null;
+  /** The tasks `task accept` took out of the market, in order (see `acceptLog`). */
+  acceptLog: Task[] | null;
+  /** The market by reward (see `marketByReward`). */
+  market: { len: number; list: Task[]; spare: Task[] } | null;
+  /** The listing entries and the listings' text chain (see `listingOf`). */
+  entries: { world: WorldEntries; chain: ListChain } | null;
+  /** The memo of the world template the simulation was created from (null: restored from a snapshot). */
+  world: WorldMemo | null;
+}
+
+/** Empty memos, for a new simulation (or a context that keeps none: every call rebuilds then). */
+export function stateMemos(): StateMemos {
+  return { companyStatus: null, listing: null, acceptLog: null, market: null, entries: null, world: null };
+}
+
+/** A context's memos: its own, or (a context of the caller's, such as `{ state, cfg }`) new ones for this call. */
+function memosOf(ctx: Ctx & { readonly memos?: StateMemos }): StateMemos {
+  return ctx.memos ?? stateMemos();
 }
 
 function str(opts: ParsedOptions, k: string): string {
@@ -277,9 +312,6 @@ export function nextPayroll(ctx: Ctx): number {
   return firstBusinessOfMonth(nextMonthStart(t));
 }
 
-/** Each simulation's last `company status` result (by its state object; see `companyStatus`). */
-const lastCompanyStatus = new WeakMap<SimState, CompanyStatusResult>();
-
 /**
  * Whether two `company status` results print the same text: every field equal (numbers by `Object.is`: a float's text
  * tells -0 from 0). Every key of the result is compared (test/unit/step-memos.test.ts changes each one in turn).
@@ -318,9 +350,10 @@ export function sameCompanyStatus(a: CompanyStatusResult, b: CompanyStatusResult
  */
 export function companyStatus(ctx: HandlerCtx): CompanyStatusResult {
   const r = companyStatusOf(ctx);
-  const last = lastCompanyStatus.get(ctx.state);
-  if (last !== undefined && sameCompanyStatus(last, r)) return memoRendered(last);
-  lastCompanyStatus.set(ctx.state, r);
+  const memos = ctx.memos;
+  const last = memos.companyStatus;
+  if (last !== null && sameCompanyStatus(last, r)) return memoRendered(last);
+  memos.companyStatus = r;
   return r;
 }
 
@@ -403,18 +436,16 @@ interface Listing {
   readonly pm: Readonly<Record<Domain, number>>;
   readonly trustLo: readonly number[];
   readonly trustHi: readonly number[];
-  /** The length of the state's accept log (`acceptLogs`) when the listing was taken. */
+  /** The length of the state's accept log (`StateMemos.acceptLog`) when the listing was taken. */
   readonly accepted: number;
   readonly tasks: readonly Task[];
 }
-const listings = new WeakMap<SimState, Listing>();
 
-/**
- * The tasks `task accept` took out of the market, per state, in order (one per task appended: its replacement). With
- * the log's length when a listing was taken, the tasks that left the market since are known without reading every
- * listed task (`listingExtended`).
+/*
+ * The accept log (`StateMemos.acceptLog`): the tasks `task accept` took out of the market, in order (one per task
+ * appended: its replacement). With the log's length when a listing was taken, the tasks that left the market since are
+ * known without reading every listed task (`listingExtended`).
  */
-const acceptLogs = new WeakMap<SimState, Task[]>();
 
 /**
  * Whether `c`, computed at `c.len` tasks, decides every gate as the state's prestige and trust do now. When it does,
@@ -481,7 +512,7 @@ function gatesPass(t: Task, pm: Readonly<Record<Domain, number>>, maxP: number, 
  * every gate deciding as in `c` (`decidesSame`): `c`'s tasks still on the market merged with the appended ones that
  * pass the gates, in listing order, without reading the rest of the market. Stored as the current listing.
  */
-function listingExtended(c: Listing, st: SimState): readonly Task[] {
+function listingExtended(c: Listing, st: SimState, memos: StateMemos): readonly Task[] {
   const pm = c.pm;
   const maxP = Math.max(pm.research, pm.inference, pm.data_environment, pm.training);
   const minP = Math.min(pm.research, pm.inference, pm.data_environment, pm.training);
@@ -493,10 +524,10 @@ function listingExtended(c: Listing, st: SimState): readonly Task[] {
     const t = st.tasks[i] as Task;
     if (t.status === 'market' && gatesPass(t, pm, maxP, minP, st.clients, trustF, trustLo, trustHi)) added.push(t);
   }
-  const log = acceptLogs.get(st);
-  const accepted = log === undefined ? 0 : log.length;
+  const log = memos.acceptLog;
+  const accepted = log === null ? 0 : log.length;
   let out: Task[];
-  if (log !== undefined && accepted - c.accepted === st.tasks.length - c.len) {
+  if (log !== null && accepted - c.accepted === st.tasks.length - c.len) {
     // Every task appended since came with an accept logged since: the tasks that left the market are those logged.
     out = [];
     for (let i = 0; i < c.tasks.length; i++) {
@@ -522,7 +553,7 @@ function listingExtended(c: Listing, st: SimState): readonly Task[] {
     out = marketOrder(added, c.tasks, 0);
   }
   const tasks = Object.freeze(out);
-  listings.set(st, { len: st.tasks.length, prestige: c.prestige, trust: c.trust, pm, trustLo, trustHi, accepted, tasks });
+  memos.listing = { len: st.tasks.length, prestige: c.prestige, trust: c.trust, pm, trustLo, trustHi, accepted, tasks };
   return tasks;
 }
 
@@ -530,11 +561,12 @@ function listingExtended(c: Listing, st: SimState): readonly Task[] {
  * Market tasks a company can see: sorted by reward descending (ties by rowid), passing prestige and trust gates.
  * Read-only (the unfiltered listing is shared while it is current, and frozen).
  */
-export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: number } = {}): readonly Task[] {
+export function browsable(ctx: Ctx & { readonly memos?: StateMemos }, filter: { domain?: Domain; rewardMin?: number } = {}): readonly Task[] {
   const unfiltered = filter.domain === undefined && filter.rewardMin === undefined;
+  const memos = memosOf(ctx);
   if (unfiltered) {
-    const c = listings.get(ctx.state);
-    if (c !== undefined && c.len <= ctx.state.tasks.length && decidesSame(c, ctx.state)) return c.len === ctx.state.tasks.length ? c.tasks : listingExtended(c, ctx.state);
+    const c = memos.listing;
+    if (c !== null && c.len <= ctx.state.tasks.length && decidesSame(c, ctx.state)) return c.len === ctx.state.tasks.length ? c.tasks : listingExtended(c, ctx.state, memos);
   }
   const pm = intPrestige(ctx);
   const maxP = Math.max(pm.research, pm.inference, pm.data_environment, pm.training);
@@ -545,7 +577,7 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
   // Per client index, the trust bounds within which the listing stays the same (see `Listing`); unfiltered only.
   const trustLo: number[] | null = unfiltered ? mapPacked(clients, () => -Infinity) : null;
   const trustHi: number[] | null = unfiltered ? mapPacked(clients, () => Infinity) : null;
-  for (const t of marketByReward(ctx.state)) {
+  for (const t of marketByReward(ctx.state, memos)) {
     if (t.status !== 'market') continue;
     if (filter.rewardMin !== undefined && t.rewardCents < filter.rewardMin) continue;
     if (filter.domain !== undefined) {
@@ -557,32 +589,32 @@ export function browsable(ctx: Ctx, filter: { domain?: Domain; rewardMin?: numbe
   }
   if (unfiltered) {
     const st = ctx.state;
-    listings.set(st, {
+    memos.listing = {
       len: st.tasks.length,
       prestige: mapPacked(DOMAINS_ALPHA, (d) => st.prestige[d]),
       trust: mapPacked(st.clients, (c) => c.trust),
       pm,
       trustLo: trustLo as number[],
       trustHi: trustHi as number[],
-      accepted: acceptLogs.get(st)?.length ?? 0,
+      accepted: memos.acceptLog?.length ?? 0,
       tasks: Object.freeze(out),
-    });
+    };
   }
   return out;
 }
 
-const marketCache = new WeakMap<SimState, { len: number; list: Task[]; spare: Task[] }>();
 /**
  * Market tasks by reward descending, ties by rowid (cached). Market membership only changes on
  * `task accept`, which always appends a replacement task, so the task count is a sufficient version;
  * a new version updates the previous order (`marketOrder`) instead of sorting again, into the array of the order
  * before (the two are swapped: the returned list is read by the caller before the next update).
  */
-function marketByReward(state: SimState): Task[] {
-  const c = marketCache.get(state);
-  if (c === undefined || c.len > state.tasks.length) {
-    marketCache.set(state, { len: state.tasks.length, list: marketOrder(state.tasks, null, 0), spare: [] });
-    return (marketCache.get(state) as { list: Task[] }).list;
+function marketByReward(state: SimState, memos: StateMemos): Task[] {
+  const c = memos.market;
+  if (c === null || c.len > state.tasks.length) {
+    const list = marketOrder(state.tasks, null, 0);
+    memos.market = { len: state.tasks.length, list, spare: [] };
+    return list;
   }
   if (c.len === state.tasks.length) return c.list;
   const list = marketOrder(state.tasks, c.list, c.len, c.spare);
@@ -592,25 +624,30 @@ function marketByReward(state: SimState): Task[] {
   return list;
 }
 
-/** Each company's last listing entries by task id (see `marketEntry`), and its listings' text chain (`memoList`). */
-const listingEntries = new WeakMap<SimState, { world: WorldEntries; chain: ListChain }>();
 /**
- * The listing entries (by task id, see `WorldEntries`) of the episodes of one generated world, found through the
- * Decimal of its first task's prestige delta (each world template's own instance, shared by every simulation created
- * from it: see `taskTemplate`). An episode on a seed already played finds its tasks' entries at their ids (the same
- * tasks, replacements included while the same commands are played), where a per-simulation record started empty.
+ * The listing entries (by task id, see `WorldEntries`) of the episodes of one generated world: kept in the world
+ * template's memo (`WorldTemplate.memo`, shared by every simulation created from it). An episode on a seed already
+ * played finds its tasks' entries at their ids (the same tasks, replacements included while the same commands are
+ * played), where a per-simulation record started empty. A simulation restored from a snapshot (no template) finds them
+ * here, through the Decimal of its first task's prestige delta.
  */
 const entriesByWorld = new WeakMap<Dec, WorldEntries>();
-function listingOf(state: SimState): { world: WorldEntries; chain: ListChain } {
-  let listing = listingEntries.get(state);
-  if (listing === undefined) {
-    const key = state.tasks[0]?.rewardPrestigeDelta;
-    let world = key !== undefined ? entriesByWorld.get(key) : undefined;
-    if (world === undefined) {
-      world = worldEntries();
-      if (key !== undefined) entriesByWorld.set(key, world);
+/** A company's listing entries by task id (see `marketEntry`), and its listings' text chain (`memoList`). */
+function listingOf(state: SimState, memos: StateMemos): { world: WorldEntries; chain: ListChain } {
+  let listing = memos.entries;
+  if (listing === null) {
+    let world: WorldEntries | undefined;
+    const wm = memos.world;
+    if (wm !== null) world = (wm.entries ??= worldEntries()) as WorldEntries;
+    else {
+      const key = state.tasks[0]?.rewardPrestigeDelta;
+      world = key !== undefined ? entriesByWorld.get(key) : undefined;
+      if (world === undefined) {
+        world = worldEntries();
+        if (key !== undefined) entriesByWorld.set(key, world);
+      }
     }
-    listingEntries.set(state, (listing = { world, chain: listChain() }));
+    memos.entries = listing = { world, chain: listChain() };
   }
   return listing;
 }
@@ -623,7 +660,7 @@ export function marketBrowse(ctx: HandlerCtx, opts: ParsedOptions): MarketBrowse
   if (opts['domain'] !== undefined) filter.domain = opts['domain'] as Domain;
   if (opts['reward_min_cents'] !== undefined) filter.rewardMin = Number(opts['reward_min_cents']);
   const all = browsable(ctx, filter);
-  const listing = listingOf(ctx.state);
+  const listing = listingOf(ctx.state, ctx.memos);
   const world = listing.world;
   const tasks: MarketTaskRow[] = [];
   // By index: `all` may be the shared frozen listing, whose iterator V8 runs without its fast path (an object per
@@ -705,9 +742,8 @@ export function taskAccept(ctx: HandlerCtx, opts: ParsedOptions, byTitle: TitleL
   const lenBefore = state.tasks.length;
   addTask(rep);
   claimAccepted(state.tasks, task, lenBefore);
-  let log = acceptLogs.get(state);
-  if (log === undefined) acceptLogs.set(state, (log = []));
-  log.push(task);
+  const memos = ctx.memos;
+  (memos.acceptLog ??= []).push(task);
   return { task_id: task.title, status: task.status, accepted_at: isoformat(acceptedAt), deadline: isoformat(deadline), replacement_task_id: rep.title };
 }
 

@@ -29,12 +29,20 @@ export interface TaskTemplate {
   readonly reqs: readonly { readonly domain: Domain; readonly required: Dec }[];
 }
 
-/** Employees, clients and market of one (seed, config). Read-only. */
+/** Employees, clients and market of one (seed, config). Read-only (but for `memo`). */
 export interface WorldTemplate {
   readonly employees: readonly GenEmployee[];
   readonly employeeRates: readonly Readonly<Record<Domain, Dec>>[];
   readonly clients: readonly GenClient[];
   readonly market: readonly TaskTemplate[];
+  /** What the simulations created from this world share of what they memoise (as long as the world is kept). */
+  readonly memo: WorldMemo;
+}
+
+/** See `WorldTemplate.memo`. */
+export interface WorldMemo {
+  /** The command handlers' listing entries of the world's tasks (`WorldEntries`), null until the first listing. */
+  entries: object | null;
 }
 
 /**
@@ -319,7 +327,7 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
     pc.clients.length > 0 ? pc.clients.map((c) => c.specialty_domains) : null,
     pc.clients.length > 0 ? pc.clients.map((c) => c.reward_multiplier) : null,
   ).map(taskTemplate);
-  const t: WorldTemplate = { employees: pc.employees, employeeRates: pc.rates, clients: pc.clients, market };
+  const t: WorldTemplate = { employees: pc.employees, employeeRates: pc.rates, clients: pc.clients, market, memo: { entries: null } };
   generatedWorlds++;
   if (worldsAsked.check(key)) retain(key, t);
   else {
