@@ -10,7 +10,7 @@
  * also carry over to the next episode on the same seed (found through the task's template Decimal).
  */
 import { toFloat, type Dec } from '../py/decimal.js';
-import { F, memoRendered } from '../py/pyjson.js';
+import { F, memoRenderedShallow } from '../py/pyjson.js';
 import type { Domain, Task } from '../model/types.js';
 import type { MarketTaskRow } from './results.js';
 import { mapPacked } from '../py/packed.js';
@@ -175,11 +175,11 @@ function entryOf(t: Task, clientName: string | null): CachedEntry {
 
 /** `t`'s entry, built. */
 function buildEntry(t: Task, clientName: string | null): CachedEntry {
-  // Frozen here, innermost first, as memoRendered would deep-freeze it: its generic walk (for-in over every object,
-  // an isFrozen test per value) then stops at the frozen top.
+  // Frozen here, innermost first, and the top by memoRenderedShallow: memoRendered's generic walk (for-in over every
+  // object, an isFrozen test per value) is not needed.
   const requirements = mapPacked(t.reqs, (r) => Object.freeze({ domain: r.domain, required_qty: F(toFloat(r.required)) }));
-  const entry = memoRendered<MarketTaskRow>(
-    Object.freeze({
+  const entry = memoRenderedShallow<MarketTaskRow>(
+    ({
       task_id: t.title,
       client_name: clientName,
       required_prestige: t.requiredPrestige,

@@ -54,8 +54,33 @@ export function payrollOf(state: Pick<SimState, 'employees'>): number {
   return s;
 }
 
-/** Each tasks array's claimed tasks and the array length they were taken at (see {@link claimedTasks}). */
-const claimed = new WeakMap<readonly Task[], { len: number; tasks: readonly Task[] }>();
+/** A tasks array's claimed tasks and the array length they were taken at (see {@link claimedTasks}). */
+interface Claimed {
+  len: number;
+  tasks: readonly Task[];
+}
+/**
+ * Kept on the tasks array itself, under this symbol (a non-enumerable property: no snapshot, copy or comparison of the
+ * array sees it), not in a module-level WeakMap, whose values V8's young-generation collector treats as reachable
+ * while the map is in the old generation (a finished episode's lists were promoted). A frozen array (none of a
+ * simulation's) keeps its record in `claimedFrozen`.
+ */
+const CLAIMED: unique symbol = Symbol('claimed');
+const claimedFrozen = new WeakMap<readonly Task[], Claimed>();
+
+function claimedOf(all: readonly Task[]): Claimed | undefined {
+  const c = (all as { [CLAIMED]?: Claimed })[CLAIMED];
+  return c !== undefined ? c : Object.isExtensible(all) ? undefined : claimedFrozen.get(all);
+}
+
+function setClaimed(all: readonly Task[], len: number, tasks: readonly Task[]): void {
+  const c = (all as { [CLAIMED]?: Claimed })[CLAIMED];
+  if (c !== undefined) {
+    c.len = len;
+    c.tasks = tasks;
+  } else if (Object.isExtensible(all)) Object.defineProperty(all, CLAIMED, { value: { len, tasks } });
+  else claimedFrozen.set(all, { len, tasks });
+}
 
 /**
  * The tasks of `state` that are owned or out of the market, in id order (read only): every task that a status count,
@@ -67,11 +92,11 @@ const claimed = new WeakMap<readonly Task[], { len: number; tasks: readonly Task
  */
 export function claimedTasks(state: Pick<SimState, 'tasks'>): readonly Task[] {
   const all = state.tasks;
-  const c = claimed.get(all);
+  const c = claimedOf(all);
   if (c !== undefined && c.len === all.length) return c.tasks;
   const tasks: Task[] = [];
   for (const t of all) if (t.owned || t.status !== 'market') tasks.push(t);
-  claimed.set(all, { len: all.length, tasks });
+  setClaimed(all, all.length, tasks);
   return tasks;
 }
 
@@ -82,7 +107,7 @@ export function claimedTasks(state: Pick<SimState, 'tasks'>): readonly Task[] {
  * on the market, not owned), taken without the scan of every task. Anything else leaves the list to the next scan.
  */
 export function claimAccepted(all: readonly Task[], task: Task, lenBefore: number): void {
-  const c = claimed.get(all);
+  const c = claimedOf(all);
   const rep = all[lenBefore];
   if (c === undefined || c.len !== lenBefore || all.length !== lenBefore + 1 || rep === undefined || rep.owned || rep.status !== 'market') return;
   if (all[task.id] !== task || !(task.owned || task.status !== 'market')) return;
@@ -99,7 +124,7 @@ export function claimAccepted(all: readonly Task[], task: Task, lenBefore: numbe
     tasks.push(t);
   }
   if (!placed) tasks.push(task);
-  claimed.set(all, { len: all.length, tasks });
+  setClaimed(all, all.length, tasks);
 }
 
 /** The company's tasks by state, as `company status` counts them. */

@@ -198,7 +198,37 @@ interface Rendered {
   start: number;
   end: number;
 }
-const rendered = new WeakMap<object, Rendered>();
+/**
+ * A memoised value's `Rendered` is kept on the value itself, under this symbol (a non-enumerable property: no key,
+ * copy or comparison of the value sees it), not in a module-level WeakMap: V8's young-generation collector treats the
+ * values of a WeakMap that lives in the old generation as reachable, so an episode's memoised values kept all they
+ * reach alive one collection longer than the episode, and were promoted. A value frozen before it was memoised cannot
+ * take the property: its memo is in `renderedFrozen` (none of the simulation's values: see `memoRenderedShallow`).
+ */
+const RENDERED: unique symbol = Symbol('rendered');
+const renderedFrozen = new WeakMap<object, Rendered>();
+/** Whether `renderedFrozen` was ever used (until then no lookup reads it). */
+let anyFrozenMemo = false;
+
+/** `v`'s memo (null: `v` is not memoised). */
+function memoOf(v: object): Rendered | null {
+  const m = (v as { [RENDERED]?: Rendered })[RENDERED];
+  if (m !== undefined) return m;
+  return anyFrozenMemo ? (renderedFrozen.get(v) ?? null) : null;
+}
+
+function newMemo(): Rendered {
+  return { level: -1, indent: null, mode: Mode.Plain, escaped: false, slab: null, start: 0, end: 0 };
+}
+
+/** Memoise `v`'s text (`v` an object, not memoised yet): on `v` unless it is frozen already. */
+function addMemo(v: object): void {
+  if (Object.isExtensible(v)) Object.defineProperty(v, RENDERED, { value: newMemo() });
+  else {
+    renderedFrozen.set(v, newMemo());
+    anyFrozenMemo = true;
+  }
+}
 
 /**
  * Memoised texts are kept in shared slabs, one after another, instead of a buffer each: a typed array of a few hundred
@@ -228,8 +258,19 @@ function keepText(memo: Rendered, start: number, end: number): void {
  * listing entry that did not change between two `market browse`) is rendered once. Returns the value.
  */
 export function memoRendered<T extends Out>(v: T): T {
+  if (v === null || typeof v !== 'object') return v;
+  if (memoOf(v) === null) addMemo(v);
   deepFreeze(v);
-  if (v !== null && typeof v === 'object' && !rendered.has(v)) rendered.set(v, { level: -1, indent: null, mode: Mode.Plain, escaped: false, slab: null, start: 0, end: 0 });
+  return v;
+}
+
+/**
+ * `memoRendered` for an object whose values are already deep-frozen (or are numbers of `F`, which a deep freeze would
+ * not walk into) and which is not frozen itself: freezes it (its values are not walked again) and memoises its text.
+ */
+export function memoRenderedShallow<T extends object & Out>(v: T): T {
+  if (memoOf(v) === null) addMemo(v);
+  Object.freeze(v);
   return v;
 }
 
@@ -292,7 +333,22 @@ interface ListText {
 }
 /** Stands for an element whose text may change (not memoised): never identical to an element of a list. */
 const NOT_MEMO: object = Object.freeze({});
-const listChains = new WeakMap<readonly Out[], ListChain>();
+/**
+ * A list's chain (`memoList`) is kept on the list, under this symbol (non-enumerable), for the reason `RENDERED` is; a
+ * list frozen before it was given one has it in `chainsFrozen`.
+ */
+const CHAIN: unique symbol = Symbol('chain');
+const chainsFrozen = new WeakMap<readonly Out[], ListChain>();
+let anyFrozenChain = false;
+
+function chainOf(list: readonly Out[]): ListChain | undefined {
+  // A frozen list's chain given after it was frozen is in chainsFrozen (its property, if any, is an older one).
+  if (anyFrozenChain) {
+    const f = chainsFrozen.get(list);
+    if (f !== undefined) return f;
+  }
+  return (list as { [CHAIN]?: ListChain })[CHAIN];
+}
 
 /** A new chain for {@link memoList}. */
 export function listChain(): ListChain {
@@ -306,7 +362,13 @@ export function listChain(): ListChain {
  * are not memoised (`memoRendered`) are rendered every time. Returns `list`.
  */
 export function memoList<T extends Out[]>(list: T, chain: ListChain): T {
-  listChains.set(list, chain);
+  const own = Object.prototype.hasOwnProperty.call(list, CHAIN);
+  if (own && !Object.isFrozen(list)) (list as { [CHAIN]?: ListChain })[CHAIN] = chain;
+  else if (!own && Object.isExtensible(list)) Object.defineProperty(list, CHAIN, { value: chain, writable: true });
+  else {
+    chainsFrozen.set(list, chain);
+    anyFrozenChain = true;
+  }
   return list;
 }
 
@@ -392,7 +454,7 @@ function writeList(x: readonly Out[], chain: ListChain, level: number, indent: n
     misses++;
     starts[i] = pos - base;
     // Only a memoised value's text is fixed: anything else may render differently next time.
-    items[i] = v !== null && typeof v === 'object' && rendered.has(v) ? v : NOT_MEMO;
+    items[i] = v !== null && typeof v === 'object' && memoOf(v) !== null ? v : NOT_MEMO;
     write(v, level + 1, Mode.Plain, indent);
     ends[i] = pos - base;
     i++;
@@ -520,7 +582,7 @@ function write(x: Out, level: number, mode: Mode, indent: number | null): void {
       put('[]');
       return;
     }
-    const chain = listChains.get(x);
+    const chain = chainOf(x);
     if (chain !== undefined) {
       writeList(x, chain, level, indent);
       return;
@@ -548,8 +610,8 @@ function write(x: Out, level: number, mode: Mode, indent: number | null): void {
     put(']');
     return;
   }
-  const memo = rendered.get(x);
-  if (memo !== undefined) {
+  const memo = memoOf(x);
+  if (memo !== null) {
     const b = memo.slab;
     if (b !== null && memo.level === level && memo.indent === indent && memo.mode === mode && memo.escaped === escaped) {
       const n = memo.end - memo.start;
