@@ -538,6 +538,11 @@ DOMAINS satisfies readonly ['research', 'inference', 'data_environment', 'traini
  * immutable Decimals, replaced on every change (an unchanged reference is an unchanged value), and `clientsByName`
  * returns the same array while the clients are the same. `update` replaces an object (never mutates it) when a value
  * changes, so a reader may keep one and compare references. One per environment or episode recorder; read only.
+ *
+ * While the clients array, its clients and their names stay the same (a time advance changes only trust values), the
+ * order by name is kept and a changed trust only marks `trust` out of date: the frozen object is built again, from that
+ * order, when it is next read (so an object no reader saw is never built), and so is the open twin that `trustCopy`
+ * copies.
  */
 export class StatusObjects {
   /** The prestige Decimals `prestige` was built from, by domain (named loads: `DOMAINS` is these four). */
@@ -553,10 +558,27 @@ export class StatusObjects {
   private clientsFrom: (SimClient | undefined)[] = [];
   private namesFrom: string[] = [];
   private trustFrom: unknown[] = [];
+  /** `clientsByName(clients)` as it was when those clients had those names. */
+  private sorted: readonly SimClient[] = [];
+  /** Counts the changes of the trust inputs (clients, names, trust Decimals) seen by `update`. */
+  private version = 0;
+  private frozenTrust: Readonly<Record<string, number>> = Object.freeze({});
+  private frozenVersion = -1;
+  /** The same keys and values as `trust` in an object that is not frozen (V8 copies it several times faster). */
+  private openTrust: Record<string, number> = {};
+  private openVersion = -1;
   prestige: Record<string, number> = {};
-  /** Frozen. */
-  trust: Readonly<Record<string, number>> = {};
   private fresh = true;
+
+  /** Each client's trust as a float, by name (`trustOf(clientsByName(clients))` as of the last `update`); frozen. */
+  get trust(): Readonly<Record<string, number>> {
+    if (this.frozenVersion !== this.version) {
+      // Frozen: a row builder repeats a frozen record's structs when it sees the same object again (./export/table-builder.ts).
+      this.frozenTrust = Object.freeze(trustOf(this.sorted));
+      this.frozenVersion = this.version;
+    }
+    return this.frozenTrust;
+  }
 
   /** Bring `prestige` and `trust` up to date with `s`. */
   update(s: Simulation['state']): this {
@@ -569,22 +591,44 @@ export class StatusObjects {
       this.prestige = prestigeOf(s);
     }
     const all = s.clients;
-    let same = !this.fresh && this.clients === all && this.clientsFrom.length === all.length;
-    for (let i = 0; i < all.length && same; i++) {
+    const n = all.length;
+    let same = !this.fresh && this.clients === all && this.clientsFrom.length === n;
+    let changed = false;
+    for (let i = 0; i < n && same; i++) {
       const c = all[i];
-      same = c !== undefined && c === this.clientsFrom[i] && c.name === this.namesFrom[i] && c.trust === this.trustFrom[i];
+      same = c !== undefined && c === this.clientsFrom[i] && c.name === this.namesFrom[i];
+      if (same && (c as SimClient).trust !== this.trustFrom[i]) {
+        // The order by name holds (the clients and names so far are the same; a later difference takes it again below).
+        this.trustFrom[i] = (c as SimClient).trust;
+        changed = true;
+      }
     }
     if (!same) {
-      const clients = clientsByName(all);
+      this.sorted = clientsByName(all);
       this.clients = all;
       this.clientsFrom = mapPacked(all, (c) => c);
       this.namesFrom = mapPacked(all, (c) => c.name);
       this.trustFrom = mapPacked(all, (c) => c.trust);
-      // Frozen: a row builder repeats a frozen record's structs when it sees the same object again (./export/table-builder.ts).
-      this.trust = Object.freeze(trustOf(clients));
+      this.version++;
+    } else if (changed) {
+      this.version++;
     }
     this.fresh = false;
     return this;
+  }
+
+  /** A new object with `trust`'s keys and values, in its order, not frozen (call `update` first). */
+  trustCopy(): Record<string, number> {
+    if (this.openVersion !== this.version) {
+      this.openTrust = trustOf(this.sorted);
+      this.openVersion = this.version;
+    }
+    return { ...this.openTrust };
+  }
+
+  /** A new object with `prestige`'s keys and values, in its order (call `update` first). */
+  prestigeCopy(): Record<string, number> {
+    return { ...this.prestige };
   }
 }
 
@@ -620,6 +664,32 @@ export function statusOf(sim: Simulation, events: unknown[] = []): Status {
     runway_months: f.runwayMonths,
     prestige: prestigeOf(s),
     trust: trustOf(clientsByName(s.clients)),
+    active_tasks: f.tasks.active,
+    planned_tasks: f.tasks.planned,
+    completed_tasks: f.tasks.completed,
+    bankrupt: f.bankrupt,
+    horizon_reached: f.horizonReached,
+    events,
+  };
+}
+
+/**
+ * `statusOf(sim, events)`, its `prestige` and `trust` new objects copied from `objects` (brought up to date here) rather
+ * than built key by key: the same keys, order and values, and like `statusOf`'s, objects of this block alone (not frozen,
+ * shared with nothing). `Env`'s in-process steps build their status blocks this way.
+ */
+export function statusFrom(sim: Simulation, objects: StatusObjects, events: unknown[] = []): Status {
+  const s = sim.state;
+  const f = companyFigures(s);
+  const o = objects.update(s);
+  return {
+    sim_time: isoformat(f.simTime),
+    horizon_end: isoformat(f.horizonEnd),
+    funds_cents: f.fundsCents,
+    monthly_payroll_cents: f.monthlyPayrollCents,
+    runway_months: f.runwayMonths,
+    prestige: o.prestigeCopy(),
+    trust: o.trustCopy(),
     active_tasks: f.tasks.active,
     planned_tasks: f.tasks.planned,
     completed_tasks: f.tasks.completed,
@@ -750,7 +820,7 @@ export class Env implements EnvLike {
 
   private initial(): ResetResult {
     const sim = this.sim as Simulation;
-    const observation: Observation = { text: '', ok: true, exit_code: 0, command: null, status: statusOf(sim) };
+    const observation: Observation = { text: '', ok: true, exit_code: 0, command: null, status: statusFrom(sim, this.statusMemo.objects) };
     const info = this.info(0);
     this.attachFrame(observation, info);
     if (this.mode === 'discrete') info.discrete_spec = this.spec as DiscreteSpec;
@@ -823,7 +893,7 @@ export class Env implements EnvLike {
     }
     const observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status | WireValue } = { text: !this.withText ? '' : wire ? new OutputText(r) : r.text, ok: r.ok, exit_code: r.exit, command: r.verb };
     // Before the frame: the observation's keys keep their order (text, ok, exit_code, command, status, discrete).
-    if (withStatus) observation.status = wire ? new StatusWire(this.sim as Simulation, wakeEventsOf(r), this.statusMemo) : statusOf(this.sim as Simulation, wakeEventsOf(r));
+    if (withStatus) observation.status = wire ? new StatusWire(this.sim as Simulation, wakeEventsOf(r), this.statusMemo) : statusFrom(this.sim as Simulation, this.statusMemo.objects, wakeEventsOf(r));
     this.attachFrame(observation, o.info);
     return { observation, reward: o.reward, terminated: o.terminated, truncated: o.truncated, info: o.info };
   }
