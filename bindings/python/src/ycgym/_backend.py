@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pickle
 import threading
@@ -14,6 +15,7 @@ from typing import Any, Protocol, TypeVar, cast
 import gymnasium as gym
 import numpy as np
 
+from . import _sections
 from ._replies import MALFORMED, UNREAD, failed_reset_why, malformed_result, named_session, stopped_step_why
 from ._version import PROTOCOL_VERSION
 from .client import Client, ProtocolError, ResetResult, StepResult, check_timeout, snapshot_of
@@ -155,8 +157,10 @@ class Backend:
 
 
 def attach_finalizer(owner: object, backend: Backend) -> weakref.finalize[[], Any]:
-    """Close ``backend`` when ``owner`` is garbage-collected or at interpreter exit."""
-    return weakref.finalize(owner, backend.close)
+    """Close ``backend`` when ``owner`` is garbage-collected or at interpreter exit. A collection that happens inside
+    one of this package's locked sections (a read of the pipe, ...) queues the close until the section is left
+    (``_sections``): run there, it would wait on a lock its own thread holds."""
+    return weakref.finalize(owner, functools.partial(_sections.close_or_defer, backend.close))
 
 
 SERVER_CHECK_TIMEOUT_S = 10.0

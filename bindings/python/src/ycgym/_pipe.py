@@ -36,6 +36,7 @@ import time
 
 import zmq
 
+from . import _sections
 from ._protocol import DEFAULT_MAX_MESSAGE_BYTES, MAX_PIPE_FRAMES
 from ._spin import resolve_spin_us, spin
 from .client import ServerExitedError
@@ -119,6 +120,13 @@ class PipeConnection:
             parts.append(_U32.pack(len(f)))
             parts.append(f)
         data = b"".join(parts)
+        _sections.enter()  # a garbage-collected env's close waits until the write lock is released (``_sections``)
+        try:
+            self._write_locked(data, timeout_s)
+        finally:
+            _sections.leave()
+
+    def _write_locked(self, data: bytes, timeout_s: float | None) -> None:
         with self._write_lock:
             if self.closed:
                 raise PipeClosedError("the pipe to the server is closed")
@@ -184,6 +192,7 @@ class PipeConnection:
             raise RuntimeError("the pipe socket is closed")
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         reader = False
+        _sections.enter()  # a garbage-collected env's close waits until the pipe's locks are released (``_sections``)
         try:
             with self._lock:
                 while True:
@@ -215,6 +224,7 @@ class PipeConnection:
                 with self._lock:
                     self._reading = False
                     self._cond.notify_all()
+            _sections.leave()
 
     def _read_once(self, timeout_s: float | None) -> bool:
         """Append what the pipe has to the buffer (waiting up to ``timeout_s``); False if nothing came."""
@@ -338,22 +348,34 @@ _registry_lock = threading.Lock()
 def register(conn: PipeConnection) -> str:
     """Name ``conn`` in this process's registry; returns its endpoint (``pipe://PID/N``)."""
     endpoint = f"pipe://{os.getpid()}/{next(_counter)}"
-    with _registry_lock:
-        _registry[endpoint] = conn
+    _sections.enter()
+    try:
+        with _registry_lock:
+            _registry[endpoint] = conn
+    finally:
+        _sections.leave()
     return endpoint
 
 
 def unregister_connection(conn: PipeConnection) -> None:
     """Remove ``conn`` from the registry (its server is being stopped)."""
-    with _registry_lock:
-        for k in [k for k, v in _registry.items() if v is conn]:
-            del _registry[k]
+    _sections.enter()
+    try:
+        with _registry_lock:
+            for k in [k for k, v in _registry.items() if v is conn]:
+                del _registry[k]
+    finally:
+        _sections.leave()
 
 
 def connection_for(endpoint: str) -> PipeConnection:
     """The connection behind a ``pipe://`` endpoint of this process; a clear error otherwise."""
-    with _registry_lock:
-        conn = _registry.get(endpoint)
+    _sections.enter()
+    try:
+        with _registry_lock:
+            conn = _registry.get(endpoint)
+    finally:
+        _sections.leave()
     if conn is None or conn.closed or conn.pid != os.getpid():
         raise ValueError(
             f"ycgym: {endpoint!r} is a pipe to a local server of another process (or one that was stopped): a pipe endpoint "

@@ -31,6 +31,7 @@ process, so many environments reuse a single child; it stops when the last refer
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import os
 import shutil
@@ -44,6 +45,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from queue import Empty, Queue
 
+from . import _sections
 from ._pipe import PipeConnection, register, unregister_connection
 from ._protocol import DEFAULT_MAX_SESSIONS
 from ._spin import resolve_spin_us
@@ -354,7 +356,10 @@ class LocalServer:
             self._pipe = PipeConnection(rep_r, req_w, spin)
         self.argv = argv
         self.pid = self._proc.pid
-        self._finalizer = weakref.finalize(self, _stop_process, self._proc, stop_timeout, os.getpid(), self._pipe)
+        # Through _sections: collected inside one of this package's locked sections, the stop waits until it is left.
+        self._finalizer = weakref.finalize(
+            self, _sections.close_or_defer, functools.partial(_stop_process, self._proc, stop_timeout, os.getpid(), self._pipe)
+        )
         _live.add(self)
         self._stdout_tail: collections.deque[str] = collections.deque(maxlen=200)
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
@@ -489,35 +494,43 @@ def shared_server() -> LocalServer:
     drops to zero (and in any case at interpreter exit).
     """
     global _shared, _shared_refs
-    with _shared_lock:
-        if _shared is not None and not _shared.running:
-            _shared.close()
-            _shared = None
-            _shared_refs = 0
-        if _shared is None:
-            # This process's own server: its clients are all ours, so one of them (a vector env) may hold every session
-            # the server allows (1024 by default) instead of the 256 a client of a shared server may, and no session is
-            # closed for being idle (--idle-timeout 0): the envs close theirs, the server ends with this process, and a
-            # training loop or notebook that pauses longer than ten minutes finds its episodes as it left them.
-            _shared = LocalServer(
-                default_local_endpoint(), args=["--max-sessions-per-client", str(SHARED_MAX_SESSIONS), "--idle-timeout", "0"]
-            )
-            _shared_refs = 0
-        _shared_refs += 1
-        return _shared
+    _sections.enter()  # a garbage-collected env's close (which releases) waits until the lock is free (``_sections``)
+    try:
+        with _shared_lock:
+            if _shared is not None and not _shared.running:
+                _shared.close()
+                _shared = None
+                _shared_refs = 0
+            if _shared is None:
+                # This process's own server: its clients are all ours, so one of them (a vector env) may hold every session
+                # the server allows (1024 by default) instead of the 256 a client of a shared server may, and no session is
+                # closed for being idle (--idle-timeout 0): the envs close theirs, the server ends with this process, and a
+                # training loop or notebook that pauses longer than ten minutes finds its episodes as it left them.
+                _shared = LocalServer(
+                    default_local_endpoint(), args=["--max-sessions-per-client", str(SHARED_MAX_SESSIONS), "--idle-timeout", "0"]
+                )
+                _shared_refs = 0
+            _shared_refs += 1
+            return _shared
+    finally:
+        _sections.leave()
 
 
 def release_shared_server(server: LocalServer) -> None:
     """Release a reference obtained from :func:`shared_server`."""
     global _shared, _shared_refs
-    with _shared_lock:
-        if server is not _shared:
-            return
-        _shared_refs -= 1
-        if _shared_refs <= 0:
-            _shared.close()
-            _shared = None
-            _shared_refs = 0
+    _sections.enter()  # a garbage-collected env's close (which releases) waits until the lock is free (``_sections``)
+    try:
+        with _shared_lock:
+            if server is not _shared:
+                return
+            _shared_refs -= 1
+            if _shared_refs <= 0:
+                _shared.close()
+                _shared = None
+                _shared_refs = 0
+    finally:
+        _sections.leave()
 
 
 def _after_fork_in_child() -> None:

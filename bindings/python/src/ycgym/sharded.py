@@ -39,6 +39,7 @@ reset restarted it), and does not start a new one when it exits.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import os
 import weakref
 from collections.abc import Callable, Sequence
@@ -49,6 +50,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from . import _sections
 from ._backend import ServerSource, restore_generators, save_generators
 from ._replies import failed_reset_why, stopped_step_why
 from ._spin import _usable_cpus
@@ -262,7 +264,7 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         self._closed = False
         self.spin_us = default_spin_us(int(servers)) if spin_us is None else spin_us
         self._servers = _start_servers(int(servers), self.spin_us)
-        self._finalizer = weakref.finalize(self, _close_all, self._servers, self._shards, None)
+        self._finalizer = weakref.finalize(self, _sections.close_or_defer, functools.partial(_close_all, self._servers, self._shards, None))
         try:
             for k, (srv, sl) in enumerate(zip(self._servers, self._slices)):
                 self._shards.append(_KINDS[kind](sl.stop - sl.start, endpoint=srv.endpoint, **kwargs))
@@ -531,7 +533,7 @@ class ShardedVectorEnv(VectorEnv[Any, Any, Any]):
         self._pool = None
         self._shards = []
         self._servers = _start_servers(len(shard_states), self.spin_us)
-        self._finalizer = weakref.finalize(self, _close_all, self._servers, self._shards, None)
+        self._finalizer = weakref.finalize(self, _sections.close_or_defer, functools.partial(_close_all, self._servers, self._shards, None))
         try:
             for k, (srv, st) in enumerate(zip(self._servers, shard_states)):
                 shard = _KINDS[self.kind].__new__(_KINDS[self.kind])
