@@ -126,6 +126,45 @@ describe('pyJsonDumps equals the previous writer', () => {
     expect(pyJsonDumps(doc, null)).toBe(want);
   });
 
+  it('safe integers print their digits as String does, across the whole safe range, at any depth and indent', () => {
+    const safe = fc.oneof(
+      fc.maxSafeInteger(),
+      fc.integer(),
+      fc.integer({ min: -1000, max: 1000 }),
+      fc.constantFrom(0, -0, 9, 10, 99, 100, -1, -9, -10, 2 ** 31, -(2 ** 31), 2 ** 32, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 1e15, 999_999_999_999_999),
+    );
+    fc.assert(
+      fc.property(fc.array(safe, { minLength: 1, maxLength: 6 }), indent, (xs, ind) => {
+        expect(pyJsonDumps(xs[0] as number, ind)).toBe(String(xs[0]));
+        const doc: Out = { count: xs, funds_cents: xs[0] as number, nested: [{ total: xs[xs.length - 1] as number }] };
+        expect(pyJsonDumps(doc, ind)).toBe(oraclePyJsonDumps(doc, ind));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('object entries (their leads stored a word at a time) into a sink whose bytes are a window of a larger buffer: the text appended, nothing outside the window touched', () => {
+    fc.assert(
+      fc.property(value, fc.string({ maxLength: 12 }), fc.nat(7), fc.nat(40), fc.boolean(), (v, prefix, offset, spare, esc) => {
+        const doc: Out = { tasks: [v, { task_id: 'Task-1', nested: { count: 3 } }], count: 1 };
+        const want = prefix + (esc ? JSON.stringify(oraclePyJsonDumps(doc, 2)).slice(1, -1) : oraclePyJsonDumps(doc, 2));
+        // The sink's bytes: `prefix` and `spare` free bytes in a window at `offset` of a buffer filled with 0xaa.
+        const whole = Buffer.alloc(offset + prefix.length * 3 + spare + 8, 0xaa);
+        const sink = new BufferSink();
+        sink.bytes = whole.subarray(offset, whole.length - 8);
+        sink.used = sink.bytes.write(prefix, 0, 'utf8');
+        const window = sink.bytes;
+        pyJsonAppend(doc, 2, sink, esc);
+        expect(sink.kept.toString('latin1')).toBe(Buffer.from(want, 'utf8').toString('latin1'));
+        // Bytes before and after the window are the filler still (when the sink grew, the window kept only the prefix).
+        expect(whole.subarray(0, offset).every((b) => b === 0xaa)).toBe(true);
+        expect(whole.subarray(whole.length - 8).every((b) => b === 0xaa)).toBe(true);
+        if (sink.bytes !== window) expect(window.subarray(0, Buffer.byteLength(prefix)).toString('utf8')).toBe(prefix);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
   it('memoRendered deep-freezes', () => {
     const v = memoRendered({ a: [1, { b: 2 }] } as Out) as { a: [number, { b: number }] };
     expect(Object.isFrozen(v) && Object.isFrozen(v.a) && Object.isFrozen(v.a[1])).toBe(true);
