@@ -304,3 +304,27 @@ def test_checked_observation_is_the_check_then_the_encoding(case: tuple[dict[str
             continue
         assert g.dtype == w.dtype and np.shape(g) == np.shape(w), (k, g.dtype, np.shape(g))
         assert np.array_equal(g, w), (k, g, w)
+
+
+@settings(max_examples=300, deadline=None)
+@given(observations(), st.data())
+def test_checked_observation_converts_integers_as_float_does(case: tuple[dict[str, Any], SpaceParams], data: st.DataObject) -> None:
+    """checked_observation hands the integers it checked to numpy as they came (no ``float()`` per value): each float64
+    is ``float()`` of its integer, past 2**53 too (where a conversion that rounds otherwise would differ), as
+    encode_observation's ``float()`` of each gives it."""
+    obs, params = case
+    status = obs["status"]
+    big = st.integers(-(2**80), 2**80)
+    for m in (status["prestige"], status["trust"]):
+        for k in m:
+            m[k] = data.draw(big)
+    status["runway_months"] = data.draw(big)
+    status["funds_cents"] = data.draw(st.integers(-(2**63), 2**63 - 1))
+    status["monthly_payroll_cents"] = data.draw(st.integers(0, 2**63 - 1))
+    got = checked_observation(obs, params, _START)
+    assert got["prestige"].tolist() == [float(status["prestige"][d]) for d in DOMAINS]
+    assert got["trust"].tolist() == [float(status["trust"][c]) for c in params.clients]
+    for key in ("runway_months", "funds_cents", "monthly_payroll_cents"):
+        assert got[key].item() == float(status[key]), key
+    want = encode_observation(obs, params, _START)
+    assert all(np.array_equal(got[k], w) for k, w in want.items() if not isinstance(w, str))

@@ -412,15 +412,13 @@ def encode_observation(obs: Mapping[str, Any], params: SpaceParams, start: datet
     # An integer past what these arrays hold raises ValueError, as check_observation does (not numpy's OverflowError: the
     # vector envs take ValueError for a malformed entry). The amounts are held as float64 but must fit an int64 too.
     try:
-        return _observation(
-            obs["text"][:max_text_length],
-            obs.get("command") or "",
-            (obs["ok"], obs["exit_code"], st["active_tasks"], st["planned_tasks"], st["completed_tasks"], st["funds_cents"], st["monthly_payroll_cents"]),
-            st["runway_months"],
-            _days_memo(t, start),
-            _days_memo(parse_time(st["horizon_end"]), t),
-            (*_values_of(DOMAINS)(prestige), *_values_of(params.clients)(trust)),
-        )
+        text = obs["text"][:max_text_length]
+        command = obs.get("command") or ""
+        ints = (obs["ok"], obs["exit_code"], st["active_tasks"], st["planned_tasks"], st["completed_tasks"], st["funds_cents"], st["monthly_payroll_cents"])
+        runway = st["runway_months"]
+        days = _days_memo(t, start), _days_memo(parse_time(st["horizon_end"]), t)
+        numbers = (*_values_of(DOMAINS)(prestige), *_values_of(params.clients)(trust))
+        return _observation(text, command, ints, [float(ints[5]), float(ints[6]), _runway(runway), *days, *map(float, numbers)])
     except OverflowError as e:
         raise ValueError(f"the observation holds an integer past what its encoding holds ({e})") from None
 
@@ -429,19 +427,19 @@ _K_PRESTIGE = 5 + len(DOMAINS)
 """Where ``prestige`` ends and ``trust`` starts in the float array of :func:`_observation`."""
 
 
-def _observation(text: str, command: str, ints: tuple[Any, ...], runway: Any, sim_day: float, days_left: float, numbers: Iterable[Any]) -> dict[str, Any]:
+def _observation(text: str, command: str, ints: tuple[Any, ...], floats: list[Any]) -> dict[str, Any]:
     """The observation dict of :func:`encode_observation` and :func:`checked_observation`: ``ints`` are ok, exit_code,
-    the active, planned and completed tasks, funds and payroll (these two held as float64, in int64 only to check that
-    they fit); ``numbers`` prestige in :data:`DOMAINS` order then trust in the clients' order. OverflowError for an
-    integer past what the arrays hold.
+    the active, planned and completed tasks, funds and payroll (in int64 only to check that they fit); ``floats`` are
+    funds, payroll, the runway (``_runway``), the sim day and the days left, then prestige in :data:`DOMAINS` order and
+    trust in the clients' order, each a ``float`` or an ``int`` (numpy converts an ``int`` to float64 as ``float()``
+    does, with no ``float()`` call per value: :func:`checked_observation` passes the ints it checked as they came).
+    OverflowError for an integer past what the arrays hold.
 
     Every number comes from one of two arrays (numpy array construction is the costly part): ``f[k, ...]`` is a 0-d
     array (a view of its own element), ``n[k]`` a numpy int64, and prestige and trust are slices of ``f`` (views of their
     own elements), the types a ``np.array(x, dtype)`` / ``np.int64(x)`` per field gave."""
     ok, code, active, planned, completed, funds, payroll = ints
-    vals = [float(funds), float(payroll), _runway(runway), sim_day, days_left]
-    vals += map(float, numbers)
-    f = np.array(vals, dtype=np.float64)
+    f = np.array(floats, dtype=np.float64)
     n = np.array([1 if ok else 0, code, active, planned, completed, funds, payroll], dtype=np.int64)
     k = _K_PRESTIGE
     return {
@@ -499,8 +497,8 @@ def checked_observation(obs: Any, params: SpaceParams, start: datetime, max_text
                     numbers = (*_values_of(DOMAINS)(prestige), *_values_of(clients)(trust))
                     if set(map(type, numbers)) <= _NUMBER_TYPES:
                         t = parse_time(sim_time)
-                        days = _days_memo(t, start), _days_memo(parse_time(horizon), t)
-                        return _observation(text[:max_text_length], command or "", (ok, code, active, planned, completed, funds, payroll), runway, *days, numbers)
+                        floats = [funds, payroll, _BIG if runway is None else runway, _days_memo(t, start), _days_memo(parse_time(horizon), t), *numbers]
+                        return _observation(text[:max_text_length], command or "", (ok, code, active, planned, completed, funds, payroll), floats)
     except _FAST_REFUSED:
         pass
     check_observation(obs, params)
