@@ -18,22 +18,23 @@ import { DOMAINS, type Domain, type SimState, type Task } from './model/types.js
 import { marketTask, type TaskTemplate, type WorldMemo, worldTemplate } from './model/world-cache.js';
 import { mapPacked } from './py/packed.js';
 
-/** Each world market's task ids by title (a task's id is its slot), shared read-only by the simulations created from it. */
-const marketTitleIndexes = new WeakMap<readonly TaskTemplate[], ReadonlyMap<string, readonly number[]>>();
-function marketTitles(market: readonly TaskTemplate[]): ReadonlyMap<string, readonly number[]> {
-  let ix = marketTitleIndexes.get(market);
-  if (ix === undefined) {
-    const m = new Map<string, number[]>();
-    for (let slot = 0; slot < market.length; slot++) {
-      const title = (market[slot] as TaskTemplate).title;
-      const ids = m.get(title);
-      if (ids !== undefined) ids.push(slot);
-      else m.set(title, [slot]);
-    }
-    for (const ids of m.values()) Object.freeze(ids);
-    marketTitleIndexes.set(market, (ix = m));
+/**
+ * Each world market's task ids by title (a task's id is its slot), kept in the world's memo and shared read-only by
+ * the simulations created from it: held by the world, not a module-level WeakMap keyed by the market (whose values V8's
+ * young-generation collector treats as reachable while the map is in the old generation: a bulk run's index of each
+ * episode's new world was copied by the next scavenge, and promoted when the episode was running at the one before).
+ */
+function marketTitles(market: readonly TaskTemplate[], world: WorldMemo): ReadonlyMap<string, readonly number[]> {
+  if (world.titles !== null) return world.titles;
+  const m = new Map<string, number[]>();
+  for (let slot = 0; slot < market.length; slot++) {
+    const title = (market[slot] as TaskTemplate).title;
+    const ids = m.get(title);
+    if (ids !== undefined) ids.push(slot);
+    else m.set(title, [slot]);
   }
-  return ix;
+  for (const ids of m.values()) Object.freeze(ids);
+  return (world.titles = m);
 }
 
 /**
@@ -274,13 +275,13 @@ export class Simulation {
   /** @internal What the command handlers keep of this simulation's state between commands (`H.StateMemos`). */
   readonly memos: H.StateMemos = H.stateMemos();
 
-  /** `market`: the world's market when `state.tasks` is exactly the tasks created from it (`create`), else null. */
+  /** `market`: the world's market when `state.tasks` is exactly the tasks created from it (`create`), with its world's memo; else null. */
   private constructor(cfg: ExperimentConfig, state: SimState, limits: SimLimits, market: readonly TaskTemplate[] | null = null, world: WorldMemo | null = null) {
     this.cfg = cfg;
     this.state = state;
     this.limits = limits;
     this.memos.world = world;
-    this.byTitle = new TitleIndex(market !== null ? marketTitles(market) : null);
+    this.byTitle = new TitleIndex(market !== null && world !== null ? marketTitles(market, world) : null);
     for (let i = market !== null ? market.length : 0; i < state.tasks.length; i++) this.indexTitle(state.tasks[i] as Task);
   }
 

@@ -1,8 +1,9 @@
 /**
  * Where a simulation's memos live. The command handlers' memos of a simulation (its last `company status`, listing,
- * market order, accept log, listing entries and text chain) are held by the simulation (`Simulation.memos`), the
- * JSON writer's memos on the values and lists they belong to (a non-enumerable symbol property), and the claimed
- * tasks on the tasks array: not in module-level WeakMaps, whose values V8's young-generation collector treats as
+ * market order, accept log, listing entries and text chain, employees by name) are held by the simulation (`Simulation.memos`), the
+ * JSON writer's memos on the values and lists they belong to (a non-enumerable symbol property), the claimed tasks on
+ * the tasks array, the clients' order by name on the clients array and a world's market index by title in its world
+ * template's memo: not in module-level WeakMaps, whose values V8's young-generation collector treats as
  * reachable while the map is in the old generation (a finished episode's memos and all they reach were promoted in a
  * bulk run's workers: `node --trace-gc-nvp`, ~0.87 MB promoted per scavenge, ~0.06 MB since). Values frozen before
  * they are memoised keep their memos in WeakMaps still, and print the same.
@@ -10,7 +11,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
 import { browsable, Simulation, type Task } from '../../src/sim/index.js';
-import { claimAccepted, claimedTasks } from '../../src/sim/model/status.js';
+import type { Client } from '../../src/sim/model/types.js';
+import { claimAccepted, claimedTasks, clientsByName } from '../../src/sim/model/status.js';
 import { listChain, memoList, memoRendered, memoRenderedShallow, PyFloat, pyJsonDumps, type Out } from '../../src/sim/py/pyjson.js';
 import { oraclePyJsonDumps } from '../helpers/pyjson-oracle.js';
 
@@ -21,7 +23,7 @@ describe('episode memos are held by what they belong to', () => {
     const cfg = loadPreset('default');
     const sim = Simulation.create(cfg, { seed: 7 });
     const m = sim.memos;
-    expect(m).toEqual({ companyStatus: null, listing: null, acceptLog: null, market: null, entries: null, world: { entries: null } });
+    expect(m).toEqual({ companyStatus: null, listing: null, acceptLog: null, market: null, entries: null, world: { entries: null, titles: expect.any(Map) }, employees: null });
     sim.execute('company status');
     sim.execute('company status');
     const listed = sim.execute('market browse --limit 3').value as { tasks: { task_id: string }[] };
@@ -117,5 +119,68 @@ describe('episode memos are held by what they belong to', () => {
     const before = claimedTasks({ tasks: frozen });
     claimAccepted(frozen, frozen[0] as Task, frozen.length);
     expect(claimedTasks({ tasks: frozen })).toBe(before);
+  });
+
+  it("a world's market index by title is its world template's, shared by its simulations, as an index taken afresh", () => {
+    const cfg = loadPreset('default');
+    const sim = Simulation.create(cfg, { seed: 11 });
+    const titles = sim.memos.world?.titles as ReadonlyMap<string, readonly number[]>;
+    const fresh = new Map<string, number[]>();
+    sim.state.tasks.forEach((t, id) => fresh.set(t.title, [...(fresh.get(t.title) ?? []), id]));
+    expect(new Map([...titles].map(([k, v]) => [k, [...v]]))).toEqual(fresh);
+    const other = Simulation.create(cfg, { seed: 11 });
+    if (other.memos.world === sim.memos.world) expect(other.memos.world?.titles).toBe(titles);
+    // Tasks added since (replacements) are the simulation's own: the world's index is unchanged.
+    const listed = sim.execute('market browse --limit 1').value as { tasks: { task_id: string; title: string }[] };
+    sim.execute(`task accept --task-id ${(listed.tasks[0] as { task_id: string }).task_id}`);
+    const added = sim.state.tasks[sim.state.tasks.length - 1] as Task;
+    expect(sim.memos.world?.titles).toBe(titles);
+    expect(titles.get(added.title) ?? []).not.toContain(added.id);
+    const restored = Simulation.restore(sim.snapshot());
+    for (const t of [added, sim.state.tasks[0] as Task]) {
+      const ref = `task inspect --task-id ${JSON.stringify(t.title)}`;
+      expect(pyJsonDumps(sim.execute(ref).value as Out)).toBe(pyJsonDumps(restored.execute(ref).value as Out));
+    }
+  });
+
+  it("task assign's employees by name are the simulation's memo, for its employee list, and find what a scan finds", () => {
+    const sim = Simulation.create(loadPreset('default'), { seed: 4 });
+    const restored = Simulation.restore(sim.snapshot());
+    const listed = sim.execute('market browse --limit 1').value as { tasks: { task_id: string }[] };
+    const id = (listed.tasks[0] as { task_id: string }).task_id;
+    for (const s of [sim, restored]) s.execute(`task accept --task-id ${id}`);
+    expect(sim.memos.employees).toBeNull();
+    const names = sim.state.employees.map((e) => e.name);
+    const line = `task assign --task-id ${id} --employees ${JSON.stringify([names[2], names[0], 'Nobody', names[0]].join(','))}`;
+    const ran = sim.execute(line);
+    expect(sim.memos.employees?.list).toBe(sim.state.employees);
+    expect(sim.memos.employees?.byName.get(names[2] as string)).toBe(sim.state.employees.find((e) => e.name === names[2]));
+    expect(pyJsonDumps(ran.value as Out)).toBe(pyJsonDumps(restored.execute(line).value as Out));
+    const again = `task assign --task-id ${id} --employees ${JSON.stringify(names.slice(1, 4).join(','))}`;
+    expect(pyJsonDumps(sim.execute(again).value as Out)).toBe(pyJsonDumps(restored.execute(again).value as Out));
+    expect(restored.memos.employees?.list).toBe(restored.state.employees);
+  });
+
+  it('clientsByName keeps its order on the clients array (unseen by keys, copies and JSON), a frozen array aside, as a fresh sort', () => {
+    const sim = Simulation.create(loadPreset('default'), { seed: 9 });
+    const clients = sim.state.clients;
+    const sortedAfresh = (cs: readonly Client[]) => [...cs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const sorted = clientsByName(clients);
+    expect(sorted).toEqual(sortedAfresh(clients));
+    expect(clientsByName(clients)).toBe(sorted);
+    expect(Object.getOwnPropertySymbols(clients).length).toBe(1);
+    expect(Object.keys(clients)).toEqual(clients.map((_, i) => String(i)));
+    expect(Object.getOwnPropertySymbols([...clients])).toEqual([]);
+    expect(JSON.stringify(clients)).toBe(JSON.stringify(clients.slice()));
+    // A rename takes a new order (the same array is kept while nothing changed).
+    const renamed = clients[0] as Client;
+    (renamed as { name: string }).name = 'Aaa First';
+    const after = clientsByName(clients);
+    expect(after).not.toBe(sorted);
+    expect(after).toEqual(sortedAfresh(clients));
+    const frozen = Object.freeze(clients.slice());
+    expect(clientsByName(frozen)).toEqual(sortedAfresh(frozen));
+    expect(clientsByName(frozen)).toBe(clientsByName(frozen));
+    expect(Object.getOwnPropertySymbols(frozen)).toEqual([]);
   });
 });

@@ -79,11 +79,13 @@ export interface StateMemos {
   entries: { world: WorldEntries; chain: ListChain } | null;
   /** The memo of the world template the simulation was created from (null: restored from a snapshot). */
   world: WorldMemo | null;
+  /** The employee list's employees by name (see `employeeByName`). */
+  employees: { list: readonly Employee[]; len: number; byName: Map<string, Employee> } | null;
 }
 
 /** Empty memos, for a new simulation (or a context that keeps none: every call rebuilds then). */
 export function stateMemos(): StateMemos {
-  return { companyStatus: null, listing: null, acceptLog: null, market: null, entries: null, world: null };
+  return { companyStatus: null, listing: null, acceptLog: null, market: null, entries: null, world: null, employees: null };
 }
 
 /** A context's memos: its own, or (a context of the caller's, such as `{ state, cfg }`) new ones for this call. */
@@ -136,27 +138,21 @@ function resolveEmployee(ctx: HandlerCtx, ident: string): Employee | null {
     const id = ctx.fromUuid('employee', hex);
     return id === null ? null : (ctx.state.employees[id] ?? null);
   }
-  return employeeByName(ctx.state.employees, ident);
+  return employeeByName(ctx.memos, ctx.state.employees, ident);
 }
 
 /**
- * Each employee list's employees by name, the first of a name as `find` gives it (built once per list: `task assign`
- * looks up every name it is given). Names are readonly and an employee list never changes length in a simulation; a
- * list of another length than the index was built for is indexed again, and a name not indexed takes the scan.
+ * The employees of `employees` by name, the first of a name as `find` gives it, indexed once per list and kept in the
+ * simulation's memos (`task assign` looks up every name it is given). Names are readonly and an employee list never
+ * changes length in a simulation; another list, or one of another length than the index was built for, is indexed
+ * again, and a name not indexed takes the scan.
  */
-const employeesByName = new WeakMap<readonly Employee[], { len: number; byName: Map<string, Employee> }>();
-/** The last list looked up and its index (`task assign` looks up each of its names in one list: one WeakMap lookup). */
-let lastEmployees: readonly Employee[] | null = null;
-let lastIndex: { len: number; byName: Map<string, Employee> } | undefined;
-function employeeByName(employees: readonly Employee[], ident: string): Employee | null {
-  let ix = employees === lastEmployees ? lastIndex : employeesByName.get(employees);
-  lastEmployees = employees;
-  lastIndex = ix;
-  if (ix === undefined || ix.len !== employees.length) {
+function employeeByName(memos: StateMemos, employees: readonly Employee[], ident: string): Employee | null {
+  let ix = memos.employees;
+  if (ix === null || ix.list !== employees || ix.len !== employees.length) {
     const byName = new Map<string, Employee>();
     for (const e of employees) if (!byName.has(e.name)) byName.set(e.name, e);
-    employeesByName.set(employees, (ix = { len: employees.length, byName }));
-    lastIndex = ix;
+    memos.employees = ix = { list: employees, len: employees.length, byName };
   }
   const hit = ix.byName.get(ident);
   if (hit !== undefined) return hit;

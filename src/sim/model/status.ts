@@ -171,15 +171,41 @@ export function companyFigures(state: SimState): CompanyFigures {
   };
 }
 
-/** The last order of each clients array: the same client objects, with the names they had then. */
-const clientOrders = new WeakMap<readonly Client[], { input: Client[]; names: string[]; sorted: readonly Client[] }>();
+/** The last order of a clients array: the same client objects, with the names they had then. */
+interface ClientOrder {
+  input: Client[];
+  names: string[];
+  sorted: readonly Client[];
+}
+/**
+ * Kept on the clients array itself, under this symbol (a non-enumerable property, as `CLAIMED`), not in a module-level
+ * WeakMap (an episode's order was copied by the scavenge after it ended, and promoted when it was taken before the
+ * one before). A frozen array keeps its order in `clientOrdersFrozen`.
+ */
+const CLIENT_ORDER: unique symbol = Symbol('clientOrder');
+const clientOrdersFrozen = new WeakMap<readonly Client[], ClientOrder>();
+
+function clientOrderOf(clients: readonly Client[]): ClientOrder | undefined {
+  const c = (clients as { [CLIENT_ORDER]?: ClientOrder })[CLIENT_ORDER];
+  return c !== undefined ? c : Object.isExtensible(clients) ? undefined : clientOrdersFrozen.get(clients);
+}
+
+function setClientOrder(clients: readonly Client[], order: ClientOrder): void {
+  const c = (clients as { [CLIENT_ORDER]?: ClientOrder })[CLIENT_ORDER];
+  if (c !== undefined) {
+    c.input = order.input;
+    c.names = order.names;
+    c.sorted = order.sorted;
+  } else if (Object.isExtensible(clients)) Object.defineProperty(clients, CLIENT_ORDER, { value: order });
+  else clientOrdersFrozen.set(clients, order);
+}
 
 /**
  * Clients ordered by name (the reference's `order_by(Client.name)`; names compare as SQLite compares bytes, and are
  * unique). The same array is returned while no client or name changed, so callers may key caches on it; read only.
  */
 export function clientsByName(clients: readonly Client[]): readonly Client[] {
-  const c = clientOrders.get(clients);
+  const c = clientOrderOf(clients);
   if (c !== undefined && c.input.length === clients.length) {
     let same = true;
     for (let i = 0; i < clients.length && same; i++) same = c.input[i] === clients[i] && c.names[i] === (clients[i] as Client).name;
@@ -187,6 +213,6 @@ export function clientsByName(clients: readonly Client[]): readonly Client[] {
   }
   const input = [...clients];
   const sorted = Object.freeze([...clients].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
-  clientOrders.set(clients, { input, names: mapPacked(input, (x) => x.name), sorted });
+  setClientOrder(clients, { input, names: mapPacked(input, (x) => x.name), sorted });
   return sorted;
 }

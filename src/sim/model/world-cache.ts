@@ -43,6 +43,8 @@ export interface WorldTemplate {
 export interface WorldMemo {
   /** The command handlers' listing entries of the world's tasks (`WorldEntries`), null until the first listing. */
   entries: object | null;
+  /** The market's task ids by title (the simulation's `marketTitles`), null until a simulation is created from the world. */
+  titles: ReadonlyMap<string, readonly number[]> | null;
 }
 
 /**
@@ -327,7 +329,7 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
     pc.clients.length > 0 ? pc.clients.map((c) => c.specialty_domains) : null,
     pc.clients.length > 0 ? pc.clients.map((c) => c.reward_multiplier) : null,
   ).map(taskTemplate);
-  const t: WorldTemplate = { employees: pc.employees, employeeRates: pc.rates, clients: pc.clients, market, memo: { entries: null } };
+  const t: WorldTemplate = { employees: pc.employees, employeeRates: pc.rates, clients: pc.clients, market, memo: { entries: null, titles: null } };
   generatedWorlds++;
   if (worldsAsked.check(key)) retain(key, t);
   else {
