@@ -655,22 +655,7 @@ export function statusFigures(sim: Simulation, objects: StatusObjects): StatusFi
 /** Build the status block of a simulation (`StatusWire` writes the same JSON without building it). */
 export function statusOf(sim: Simulation, events: unknown[] = []): Status {
   const s = sim.state;
-  const f = companyFigures(s);
-  return {
-    sim_time: isoformat(f.simTime),
-    horizon_end: isoformat(f.horizonEnd),
-    funds_cents: f.fundsCents,
-    monthly_payroll_cents: f.monthlyPayrollCents,
-    runway_months: f.runwayMonths,
-    prestige: prestigeOf(s),
-    trust: trustOf(clientsByName(s.clients)),
-    active_tasks: f.tasks.active,
-    planned_tasks: f.tasks.planned,
-    completed_tasks: f.tasks.completed,
-    bankrupt: f.bankrupt,
-    horizon_reached: f.horizonReached,
-    events,
-  };
+  return statusBlock(companyFigures(s), prestigeOf(s), trustOf(clientsByName(s.clients)), events);
 }
 
 /**
@@ -682,14 +667,19 @@ export function statusFrom(sim: Simulation, objects: StatusObjects, events: unkn
   const s = sim.state;
   const f = companyFigures(s);
   const o = objects.update(s);
+  return statusBlock(f, o.prestigeCopy(), o.trustCopy(), events);
+}
+
+/** The status block's fields, in the order of its JSON, from the company's figures and its own prestige and trust objects. */
+function statusBlock(f: CompanyFigures, prestige: Status['prestige'], trust: Status['trust'], events: unknown[]): Status {
   return {
     sim_time: isoformat(f.simTime),
     horizon_end: isoformat(f.horizonEnd),
     funds_cents: f.fundsCents,
     monthly_payroll_cents: f.monthlyPayrollCents,
     runway_months: f.runwayMonths,
-    prestige: o.prestigeCopy(),
-    trust: o.trustCopy(),
+    prestige,
+    trust,
     active_tasks: f.tasks.active,
     planned_tasks: f.tasks.planned,
     completed_tasks: f.tasks.completed,
