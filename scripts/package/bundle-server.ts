@@ -23,7 +23,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { packageRoot } from '../../src/config/load.js';
-import { workerScript } from '../../src/cli/run.js';
+import { workerScript } from '../../src/cli/prestart.js';
 import { PROTOCOL_VERSION } from '../../src/protocol/protocol.js';
 
 /** File that marks a directory as this script's output (so `--out` never wipes anything else). */

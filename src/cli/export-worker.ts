@@ -5,6 +5,10 @@
  * SharedArrayBuffer the main thread receives once (again only when it grows); the main thread gives a slot back
  * (`{ free: slot }`) once it has written its rows, and a job waits while every slot is in use. No buffer is created
  * per episode on either side.
+ *
+ * The thread may start before the main thread has planned the run (./prestart.ts): it loads what its `workerData`
+ * names (`WorkerStart.preload`) and takes the run's settings from the first message (`{ config }`), which the main
+ * thread posts before any job; jobs and slots given back that come while the settings load wait for them.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { makePolicy } from '../../baselines/index.js';
@@ -13,21 +17,46 @@ import { STEP_COLUMNS } from '../export/columns.js';
 import { recordBatchBodyInto } from '../export/ipc-body.js';
 import { stepBuilder } from '../export/table-builder.js';
 import { DEFAULT_SLOTS, playJobRows, type JobRequest, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
-import { zstdArenaEncoder } from '../export/zstd-encode.js';
+import type { ExperimentConfig } from '../sim/index.js';
+import { zstdArenaEncoder, type ArenaEncoder } from '../export/zstd-encode.js';
+import type { WorkerStart } from './prestart.js';
 
-const cfgIn = workerData as WorkerConfig;
-// Validated and frozen once per worker (presetConfig): the episodes' Simulation.create take it as is.
-const cfg = presetConfig(cfgIn.preset);
+/** A message from the main thread: the run's settings (first, once), a job, or a slot given back. */
+type Incoming = { config: WorkerConfig } | JobRequest | { free: number };
+
+const { preload } = workerData as WorkerStart;
+// Loaded while the settings are on their way (./prestart.ts: the main thread may still be loading its own modules).
+// A preset that fails here fails again below, when the settings name it, and the main thread's plan reports it first.
+try {
+  presetConfig(preload.preset);
+} catch {
+  // reported with the settings
+}
+const zstdLoading = preload.zstd ? zstdArenaEncoder() : null;
+zstdLoading?.catch(() => {}); // awaited with the settings, which rethrows
+
+let cfgIn: WorkerConfig;
+let cfg: ExperimentConfig;
+let bodyMode: 'zstd' | 'none' | null = null;
+// The same encoder and level as the main thread's. Its outputs are views of one arena, valid until the next body:
+// copied into the slot before then.
+let zstd: ArenaEncoder | null = null;
+let compress: ((d: Uint8Array) => Uint8Array) | null = null;
 const builder = stepBuilder();
-const bodyMode = cfgIn.trajectories ? (cfgIn.body ?? null) : null;
-// Loaded before the first job (messages wait on the port meanwhile): the same encoder and level as the main thread's.
-// Its outputs are views of one arena, valid until the next body: copied into the slot before then.
-const zstd = bodyMode === 'zstd' ? await zstdArenaEncoder() : null;
-const compress = zstd === null ? null : zstd.encode;
 
 const slots: { sab: SharedArrayBuffer; sent: boolean }[] = [];
-const free: number[] = Array.from({ length: Math.max(1, cfgIn.slots ?? DEFAULT_SLOTS) }, (_, k) => k);
+const free: number[] = [];
 const waiting: JobRequest[] = [];
+
+/** Take the run's settings: its preset (validated and frozen once per worker: the episodes take it as is) and encoder. */
+async function configure(c: WorkerConfig): Promise<void> {
+  cfgIn = c;
+  cfg = presetConfig(c.preset);
+  bodyMode = c.trajectories ? (c.body ?? null) : null;
+  zstd = bodyMode === 'zstd' ? await (zstdLoading ?? zstdArenaEncoder()) : null;
+  compress = zstd === null ? null : zstd.encode;
+  for (let k = 0; k < Math.max(1, c.slots ?? DEFAULT_SLOTS); k++) free.push(k);
+}
 
 /** Slot `slot` with room for `need` bytes (grown with headroom: episodes of one run are of similar sizes). */
 function slotFor(slot: number, need: number): { sab: SharedArrayBuffer; sent: boolean } {
@@ -72,12 +101,43 @@ function play(job: JobRequest, slot: number): void {
   parentPort?.postMessage(msg);
 }
 
-parentPort?.on('message', (msg: JobRequest | { free: number }) => {
-  if ('free' in msg) free.push(msg.free);
-  else waiting.push(msg);
+/** Play the waiting jobs while a slot is free. */
+function playWaiting(): void {
   for (let job = waiting[0], slot = free[0]; job !== undefined && slot !== undefined; job = waiting[0], slot = free[0]) {
     waiting.shift();
     free.shift();
     play(job, slot);
   }
+}
+
+/** Messages that came before the settings were taken in (jobs follow the settings at once). */
+let early: Incoming[] | null = [];
+
+function take(msg: Incoming): void {
+  if ('config' in msg) return;
+  if ('free' in msg) free.push(msg.free);
+  else waiting.push(msg);
+  playWaiting();
+}
+
+parentPort?.on('message', (msg: Incoming) => {
+  if (early === null) {
+    take(msg);
+    return;
+  }
+  if (!('config' in msg)) {
+    early.push(msg);
+    return;
+  }
+  configure(msg.config).then(
+    () => {
+      const before = early ?? [];
+      early = null;
+      for (const m of before) take(m);
+    },
+    // As an error while the worker loads: the worker's 'error' event, which fails the run.
+    (e: unknown) => setImmediate(() => {
+      throw e;
+    }),
+  );
 });

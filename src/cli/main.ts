@@ -13,7 +13,7 @@ import { addPresetOption } from './preset-option.js';
 import { registerPresets } from './presets.js';
 import { registerSplits } from './splits.js';
 import { intOption, MAX_WORKERS, parseSeedList, seedArg } from './args.js';
-import { registerReport, registerRun, registerShard } from './run-commands.js';
+import { registerReport, registerRun, registerShard, startRunWorkers } from './run-commands.js';
 import { registerServe } from './serve.js';
 
 
@@ -92,8 +92,10 @@ addPresetOption(
   .option('--out <dir>', 'output directory', 'runs/main')
   .option('--workers <n>', `worker threads (1-${MAX_WORKERS})`, intOption(1, MAX_WORKERS, '--workers'), 2)
   .action(async (o: { seeds: number[]; preset: string; out: string; workers: number }) => {
+    const spec = { policies: ['greedy', 'expert'], seeds: o.seeds, preset: o.preset };
+    startRunWorkers(spec, o.workers);
     const [{ runBulk, summaryTable }, { writeReport }] = await Promise.all([import('./run.js'), import('./report.js')]);
-    const r = await runBulk({ policies: ['greedy', 'expert'], seeds: o.seeds, preset: o.preset, workers: o.workers, out: o.out, progress: true });
+    const r = await runBulk({ ...spec, workers: o.workers, out: o.out, progress: true });
     process.stdout.write(`${summaryTable(r.summary)}\n\n`);
     const reportFiles = await writeReport(o.out);
     const files = [r.files.trajectories, r.files.episodes, r.files.summary, ...reportFiles].filter((f): f is string => f !== null);

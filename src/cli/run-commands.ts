@@ -4,13 +4,13 @@
  * imported when one of these commands runs), so that every other command, `ycgym serve` first (each Python process's
  * local server), starts without them.
  */
-import { cpus } from 'node:os';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { POLICY_NAMES } from '../../baselines/index.js';
 import { ARROW_COMPRESSIONS, TABLE_FORMATS, type ArrowCompression, type TableFormat } from '../export/compression.js';
 import { discardStaged } from '../export/dirs.js';
 import { intOption, MAX_WORKERS, parseSeedList } from './args.js';
 import { addPresetOption } from './preset-option.js';
+import { bodyMode, defaultWorkers, poolSize, startWorkers } from './prestart.js';
 import type { RunSpec } from './run.js';
 import { addSplitOptions } from './splits.js';
 
@@ -72,14 +72,24 @@ function discardOnSignal(): void {
   }
 }
 
+/**
+ * Start the worker threads a bulk run of `spec` with `workers` will use, before the caller imports ./run.ts (see
+ * ./prestart.ts): they load while it does.
+ */
+export function startRunWorkers(spec: RunSpec, workers: number): void {
+  const preload = { preset: spec.preset, zstd: bodyMode(spec.trajectories !== false, spec.format ?? 'arrow', spec.compression ?? 'zstd') === 'zstd' };
+  startWorkers(poolSize(workers, spec.policies.length * spec.seeds.length), preload);
+}
+
 /** Register `ycgym run` on a commander program. */
 export function registerRun(program: Command): void {
   addRunOptions(program.command('run').description('run baseline policies on many seeds in parallel; write Arrow or Parquet trajectories, episodes and a summary'))
-    .option('--workers <n>', `worker threads (1 runs in the main thread; at most ${MAX_WORKERS})`, intOption(1, MAX_WORKERS, '--workers'), Math.max(1, Math.min(4, cpus().length)))
+    .option('--workers <n>', `worker threads (1 runs in the main thread; at most ${MAX_WORKERS})`, intOption(1, MAX_WORKERS, '--workers'), defaultWorkers())
     .requiredOption('--out <dir>', 'output directory')
     .option('--no-progress', 'no progress bar')
     .action(async (o: RunSpecFlags & { workers: number; out: string; progress: boolean }) => {
       discardOnSignal();
+      startRunWorkers(runSpecFrom(o), o.workers);
       const { runBulk, summaryTable } = await import('./run.js');
       const r = await runBulk({ ...runSpecFrom(o), workers: o.workers, out: o.out, progress: o.progress });
       process.stdout.write(`${summaryTable(r.summary)}\n\n`);

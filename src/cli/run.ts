@@ -8,10 +8,9 @@
  * episode's rows depend on its job alone, so the output files are byte-identical for any number of workers.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { makeDirs, writeStaged, type StagedFiles } from '../export/dirs.js';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import cliProgress from 'cli-progress';
 import { parseSeedList } from './args.js';
@@ -21,12 +20,12 @@ import type { ExperimentConfig } from '../sim/index.js';
 import { arrowCompression, episodeBuilder, episodeSink, stepBuilder, stepSink, type ArrowCompression, type TableBuffers } from '../export/arrow.js';
 import { TABLE_FORMATS, type TableFormat } from '../export/compression.js';
 import { zstdEncoder } from '../export/zstd.js';
-import { stepParquetSink, writeEpisodesParquet } from '../export/parquet.js';
 import { playJobRows, type JobRequest, type JobResult, type WorkerConfig, type WorkerMessage } from '../export/jobs.js';
 import { unpackTable } from '../export/table-builder.js';
 import type { RecordBatchBody } from '../export/ipc-body.js';
 import type { EpisodeRow } from '../export/schema.js';
 import { dollars } from './format.js';
+import { bodyMode, poolSize, takeWorkers } from './prestart.js';
 
 /** Options of a bulk run. */
 export interface RunOptions {
@@ -125,13 +124,6 @@ export function summaryTable(s: RunSummary): string {
   return rows.join('\n');
 }
 
-/** Location of the compiled worker script (from sources under test, the build in dist/). */
-export function workerScript(): URL {
-  const here = import.meta.url;
-  if (here.endsWith('.js')) return new URL('./export-worker.js', here);
-  return new URL('../../dist/src/cli/export-worker.js', here);
-}
-
 function defaultRunId(o: RunSpec, presetName: string): string {
   const key = JSON.stringify({ policies: o.policies, seeds: o.seeds, preset: presetName, maxSteps: o.maxSteps ?? null });
   return `run-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
@@ -167,11 +159,12 @@ export function dispatchJobs(queue: JobRequest[], inFlight: number[], ahead: num
 }
 
 function threadPool(n: number, wc: WorkerConfig): Pool {
-  const script = workerScript();
-  if (!existsSync(fileURLToPath(script))) throw new Error(`worker script ${fileURLToPath(script)} not found: build first (npx tsc -p tsconfig.json)`);
-  const workers = Array.from({ length: n }, () => new Worker(script, { workerData: wc }));
+  // Those the command started ahead (./prestart.ts), or new ones; each gets the run's settings before any job.
+  const taken = takeWorkers(n, { preset: wc.preset, zstd: wc.trajectories && wc.body === 'zstd' });
+  const workers = taken.workers;
+  for (const wk of workers) wk.postMessage({ config: wc });
   // A worker's error (one that fails to load its modules, say) before `run`, kept for it; then `run`'s rejection.
-  let early: Error | null = null;
+  let early: Error | null = taken.error;
   let fail = (e: Error): void => void (early ??= e);
   for (const wk of workers) wk.on('error', (e: Error) => fail(e));
   let queue: JobRequest[] = [];
@@ -306,9 +299,26 @@ interface StepSink {
   close(): Promise<void>;
 }
 
+type ParquetWriters = typeof import('../export/parquet.js');
+let parquet: ParquetWriters | null = null;
+
+/**
+ * The Parquet writers (../export/parquet.ts), loaded on first use: a run that writes Arrow files, the default, does not
+ * load parquet-wasm (about 50-70 ms of a run's start, before its worker threads get their first jobs).
+ */
+export async function parquetWriters(): Promise<ParquetWriters> {
+  parquet ??= await import('../export/parquet.js');
+  return parquet;
+}
+
+function loadedParquet(): ParquetWriters {
+  if (parquet === null) throw new Error('the Parquet writers are not loaded: await parquetWriters() first');
+  return parquet;
+}
+
 function openStepSink(path: string, format: TableFormat, compression: ArrowCompression): StepSink {
   if (format === 'parquet') {
-    const s = stepParquetSink(path);
+    const s = loadedParquet().stepParquetSink(path);
     const writeBody = (): void => {
       throw new Error('a Parquet sink takes raw buffers, not Arrow IPC record batch bodies');
     };
@@ -334,10 +344,11 @@ export async function playToDir(
   format: TableFormat = plan.format,
   staged?: StagedFiles,
 ): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
-  const n = Math.max(1, Math.min(workers, jobs.length));
-  // Started first: the worker threads load their modules while this one loads the zstd encoder and opens the files.
-  // Workers hand Arrow step rows over as compressed record batch bodies (the compression off the writer's thread).
-  const pool = n > 1 ? threadPool(n, { ...plan.wc, body: plan.wc.trajectories && format === 'arrow' ? plan.compression : null }) : null;
+  const n = Math.max(1, poolSize(workers, jobs.length));
+  // Started first (or taken from those the command started before it loaded this module): the worker threads load
+  // their modules while this one loads the zstd encoder and opens the files. Workers hand Arrow step rows over as
+  // compressed record batch bodies (the compression off the writer's thread).
+  const pool = n > 1 ? threadPool(n, { ...plan.wc, body: bodyMode(plan.wc.trajectories, format, plan.compression) }) : null;
   try {
     const play = (files: StagedFiles) => playWith(plan, jobs, out, pool, n, progress, format, files);
     return await (staged !== undefined ? play(staged) : writeStaged(play));
@@ -359,6 +370,7 @@ async function playWith(
 ): Promise<{ episodes: EpisodeRow[]; trajectories: string | null; episodesPath: string }> {
   const { cfg, wc } = plan;
   if (format === 'arrow' && plan.compression === 'zstd') await zstdEncoder();
+  if (format === 'parquet') await parquetWriters();
   makeDirs(out);
   const rolloutDir = wc.rollouts ? staged.stageFolder(join(out, 'rollouts'), isRolloutFile) : null;
   const trajPath = wc.trajectories ? join(out, `trajectories.${format}`) : null;
@@ -441,14 +453,15 @@ async function playWith(
 
 /**
  * Write episode rows (in the given order) as one record batch of an Arrow IPC file (compressed as given; `zstd` needs
- * `await zstdEncoder()` first), or as Parquet when `path` ends in `.parquet`; with `staged`, to its staged path.
+ * `await zstdEncoder()` first), or as Parquet when `path` ends in `.parquet` (`await parquetWriters()` first); with
+ * `staged`, to its staged path.
  */
 export function writeEpisodes(path: string, episodes: readonly EpisodeRow[], compression: ArrowCompression = 'none', staged?: StagedFiles): void {
   const eb = episodeBuilder();
   for (const e of episodes) eb.append(e);
   const file = staged ? staged.stage(path) : path;
   if (path.endsWith('.parquet')) {
-    writeEpisodesParquet(file, eb.finish());
+    loadedParquet().writeEpisodesParquet(file, eb.finish());
     return;
   }
   const es = episodeSink(file, compression);

@@ -24,7 +24,7 @@ import { stepParquetSink } from '../export/parquet.js';
 import { zstdEncoder } from '../export/zstd.js';
 import type { EpisodeRow } from '../export/schema.js';
 import { readEpisodes } from './report.js';
-import { isRolloutFile, playToDir, replacingRun, rolloutFileName, writeEpisodes, writeSummary, type RunPlan, type RunSummary } from './run.js';
+import { isRolloutFile, parquetWriters, playToDir, replacingRun, rolloutFileName, writeEpisodes, writeSummary, type RunPlan, type RunSummary } from './run.js';
 
 /** `shard plan` output: what a driver needs to cut the run into shards. */
 export interface ShardPlanInfo {
@@ -208,6 +208,7 @@ async function mergeInto(plan: RunPlan, shards: ShardContent[], out: string, sta
   }
   const episodes = shards.flatMap((s) => s.episodes);
   const epPath = join(out, `episodes.${plan.format}`);
+  if (plan.format === 'parquet') await parquetWriters();
   writeEpisodes(epPath, episodes, plan.compression, staged);
   files.push(epPath);
   const { summary, path } = writeSummary(out, episodes, plan.policies, staged);

@@ -8,7 +8,8 @@ import { readParquetBatches, readParquetFile, stepParquetSink } from '../../src/
 import { STEP_COLUMNS } from '../../src/export/schema.js';
 import { readEpisodes, symlog, symlogInverse, tableFile, writeReport } from '../../src/cli/report.js';
 import { dollars } from '../../src/cli/format.js';
-import { planRun, runBulk, workerScript, type RunSpec } from '../../src/cli/run.js';
+import { planRun, runBulk, type RunSpec } from '../../src/cli/run.js';
+import { workerScript } from '../../src/cli/prestart.js';
 import { mergeShards, playShard } from '../../src/cli/shard.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ycgym-parquet-'));

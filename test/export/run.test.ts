@@ -10,7 +10,8 @@ import { readArrowFile, recordBatch, stepBuilder } from '../../src/export/arrow.
 import { rollout } from '../../src/export/rollout.js';
 import { EPISODE_COLUMNS, STEP_COLUMNS, STEP_SCHEMA } from '../../src/export/schema.js';
 import { writeReport } from '../../src/cli/report.js';
-import { dispatchJobs, JOBS_AHEAD, planRun, playToDir, runBulk, workerScript, type RunResult } from '../../src/cli/run.js';
+import { dispatchJobs, JOBS_AHEAD, planRun, playToDir, runBulk, type RunResult } from '../../src/cli/run.js';
+import { workerScript } from '../../src/cli/prestart.js';
 import type { JobRequest } from '../../src/export/jobs.js';
 import { loadPreset } from '../../src/config/load.js';
 import { Env } from '../../src/env/env.js';

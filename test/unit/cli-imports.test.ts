@@ -41,6 +41,13 @@ describe('the CLI entry point', () => {
     }
   });
 
+  it("a bulk run loads parquet-wasm only when it writes Parquet (src/cli/run.ts's parquetWriters): an Arrow run, the default, starts without it", () => {
+    const { files, packages } = loadedBy(ROOT, 'src/cli/run.ts');
+    expect(packages).not.toContain('parquet-wasm');
+    expect(files).not.toContain('src/export/parquet.ts');
+    expect(loadedBy(ROOT, 'src/export/parquet.ts').packages).toContain('parquet-wasm');
+  });
+
   it('the modules that run those commands do load them (the check sees what it looks for)', () => {
     expect(loadedBy(ROOT, 'src/cli/run.ts').packages).toContain('apache-arrow');
     expect(loadedBy(ROOT, 'src/client/client.ts').packages).toContain('zeromq');
