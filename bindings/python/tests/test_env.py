@@ -313,3 +313,36 @@ def test_the_same_seeds_give_identical_results_in_another_process() -> None:
     proc = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__)], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == here
+
+
+def test_a_step_info_is_make_info_of_its_reply() -> None:
+    """The single env builds a step's info in the reply's own objects (no copies); it must be ``make_info`` of the reply
+    as it came, key order included: over a greedy-like episode whose texts are cut by ``max_text_length`` (so
+    ``text_truncated`` and ``text_length`` appear) and whose values go fractional (prestige, trust, runway)."""
+    import copy
+
+    from ycgym.env import make_info
+
+    env = YCBenchEnv(max_text_length=200)
+    try:
+        env.reset(seed=3)
+        replies: list[Any] = []
+        send = env._step_request
+
+        def keep(session: str, action: str | int) -> Any:
+            r = send(session, action)
+            replies.append(copy.deepcopy(r))
+            return r
+
+        env._step_request = keep  # type: ignore[method-assign]
+        for action in ["market browse", "company status", "sim resume", "employee list", "sim resume", "market browse", "no such command"]:
+            _, _, terminated, truncated, info = env.step(action)
+            want = make_info(replies[-1], env._session, 200)
+            assert info == want and list(info) == list(want) and list(info["status"]) == list(want["status"]), action
+            assert all(type(v) is float for v in info["status"]["prestige"].values()), action
+            assert all(type(v) is float for v in info["status"]["trust"].values()), action
+            if terminated or truncated:
+                break
+        assert any(i.get("text_truncated") for i in [make_info(r, None, 200) for r in replies])
+    finally:
+        env.close()

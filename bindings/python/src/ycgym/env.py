@@ -47,7 +47,13 @@ def make_info(result: ResetResult | StepResult, session: str | None, max_text_le
     ``text_length`` is the full length. ``recording_stopped`` is the server's note, once, that it stopped the
     session's recording at its byte budget (``ycgym serve --record-client-mib``, ``--record-max-mib``).
     """
-    info: dict[str, Any] = dict(result["info"])
+    return _info_into(dict(result["info"]), dict(result["observation"]["status"]), result, session, max_text_length)
+
+
+def _info_into(info: dict[str, Any], st: dict[str, Any], result: ResetResult | StepResult, session: str | None, max_text_length: int) -> dict[str, Any]:
+    """:func:`make_info`'s dict, built in ``info`` (the server's info, or a copy) with ``st`` (the status block, or a
+    copy) as its ``status``. The single env's step passes the reply's own two objects, which nothing else holds (the
+    client keeps nothing of a reply it handed over), so that a step copies neither."""
     stopped = result.get("recording_stopped")
     if stopped is not None:
         info["recording_stopped"] = dict(stopped)
@@ -55,7 +61,6 @@ def make_info(result: ResetResult | StepResult, session: str | None, max_text_le
     if len(obs["text"]) > max_text_length:
         info["text_truncated"] = True
         info["text_length"] = len(obs["text"])
-    st: dict[str, Any] = dict(obs["status"])
     # JSON from JavaScript writes 1.0 as 1: give the float fields their float type back (Gymnasium's
     # vector info batching picks an array dtype from the first value it sees).
     st["prestige"] = {k: float(v) for k, v in st["prestige"].items()}
@@ -226,11 +231,14 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
         text, session, start = action_text(action), self._session, self._start
 
         def taken(r: StepResult) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
-            # The checks of _checked, the observation's as it is encoded (checked_observation).
+            # The checks of _checked, the observation's as it is encoded (checked_observation); the info built in the
+            # reply's own objects (the observation is encoded from them first).
             reward, terminated, truncated = step_flags(r)
             _check_info(r)
-            obs = checked_observation(r["observation"], self.params, start, self.max_text_length)
-            return obs, reward, terminated, truncated, make_info(r, session, self.max_text_length)
+            o = r["observation"]
+            obs = checked_observation(o, self.params, start, self.max_text_length)
+            st = o["status"]  # a dict: checked_observation took it
+            return obs, reward, terminated, truncated, _info_into(r["info"], st, r, session, self.max_text_length)
 
         r, out = self._taken("the step reply", "it may have run", lambda e: BAD_REPLY_WHY, lambda: self._step_request(session, text), taken)
         self._last_text = r["observation"]["text"]
