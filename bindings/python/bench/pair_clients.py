@@ -8,7 +8,10 @@ same server (``YCGYM_NODE_ENTRY`` or this package's, on ``--endpoint``). A child
 vector env steps, ``--steps`` ``Client.step_batch`` calls of ``"company status"`` (one action for all, so both
 versions run the same server work), and as many environment steps of a lockstep ``YCBenchEnv.step`` and of a lockstep
 ``Client.step`` (``env_step_per_s``, ``client_step_per_s``: what bench_step.py's ``ratio_env_step_vs_echo`` and
-``ratio_client_step_vs_echo`` compare), and reports each workload's median rate over ``--windows`` windows
+``ratio_client_step_vs_echo`` compare), ``env_step_replayed_per_s`` (a lockstep ``YCBenchEnv.step`` whose request is not
+sent: its reply is a ``"company status"`` reply captured once, parsed again each step by ``orjson.loads``, so the rate
+is that of the env's own work and the parse alone, without the transport or the server's turn), and reports each
+workload's median rate over ``--windows`` windows
 (environment steps per second). Machine load that changes between rounds hits both alike within a round: the result
 is, per workload, the median of the per-round ratios B/A (above 1: B is faster) and each version's median rate.
 
@@ -31,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 ACTION = "company status"
-WORKLOADS = ("vector_env_steps_per_s", "step_batch_env_steps_per_s", "env_step_per_s", "client_step_per_s")
+WORKLOADS = ("vector_env_steps_per_s", "step_batch_env_steps_per_s", "env_step_per_s", "client_step_per_s", "env_step_replayed_per_s")
 
 
 def child(endpoint: str, sessions: int, steps: int, windows: int) -> dict[str, object]:
@@ -50,6 +53,13 @@ def child(endpoint: str, sessions: int, steps: int, windows: int) -> dict[str, o
         env = YCBenchEnv(endpoint=server.endpoint, reset_options=options)
         env.reset(seed=0)
         session = client.reset(0, options=options)["session"]
+        # The replayed env: a real reset, then every step's reply parsed from one captured reply's bytes.
+        import orjson
+
+        renv = YCBenchEnv(endpoint=server.endpoint, reset_options=options)
+        renv.reset(seed=0)
+        captured = orjson.dumps(client.step(session, ACTION))
+        renv._step_request = lambda _session, _action: orjson.loads(captured)  # type: ignore[method-assign]
         # A workload: (one call, the environment steps it takes); the lockstep ones run `sessions` times as many calls
         # per window as the batched ones, so each window takes as many environment steps.
         workloads: dict[str, tuple[Callable[[], object], int]] = {
@@ -57,6 +67,7 @@ def child(endpoint: str, sessions: int, steps: int, windows: int) -> dict[str, o
             WORKLOADS[1]: (lambda: client.step_batch(entries), sessions),
             WORKLOADS[2]: (lambda: env.step(ACTION), 1),
             WORKLOADS[3]: (lambda: client.step(session, ACTION), 1),
+            WORKLOADS[4]: (lambda: renv.step(ACTION), 1),
         }
         for fn, per in workloads.values():
             for _ in range(max(10, steps) * sessions // per):
@@ -70,6 +81,7 @@ def child(endpoint: str, sessions: int, steps: int, windows: int) -> dict[str, o
                     fn()
                 rates[name].append(calls * per / (time.perf_counter() - t0))
         env.close()
+        renv.close()
         venv.close()
         client.close()
     finally:

@@ -74,7 +74,7 @@ def test_pair_clients_prints_both_versions(endpoint: str) -> None:
     assert out.returncode == 0, out.stderr[-3000:]
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["endpoint"] == endpoint and got["rounds"] == 1 and got["sessions"] == 3
-    assert [r["workload"] for r in got["runs"]] == ["vector_env_steps_per_s", "step_batch_env_steps_per_s", "env_step_per_s", "client_step_per_s"]
+    assert [r["workload"] for r in got["runs"]] == ["vector_env_steps_per_s", "step_batch_env_steps_per_s", "env_step_per_s", "client_step_per_s", "env_step_replayed_per_s"]
     assert all(r["a_median"] > 0 and r["b_median"] > 0 and r["ratio_b_over_a"] > 0 and len(r["round_ratios"]) == 1 for r in got["runs"])
 
 
