@@ -22,27 +22,12 @@ import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median } from './harness.js';
+import { childrenCpuS, clockTicks, median } from './harness.js';
 
 /** `arrow`: the build's default Arrow files; `arrow_plain`: `--compression none` (a build without the flag writes plain files by default). */
 const FORMATS = ['arrow', 'arrow_plain', 'parquet', 'none'] as const;
 type Format = (typeof FORMATS)[number];
 
-
-let clockTicks: number | null = null;
-
-/** CPU seconds (user + system) of this process's waited-for children so far, or null off Linux. */
-function childrenCpuS(): number | null {
-  try {
-    clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-    // Fields after the command name (which may hold spaces) start at field 3; cutime and cstime are fields 16 and 17.
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[13]) + Number(f[14])) / clockTicks;
-  } catch {
-    return null;
-  }
-}
 
 /** Whether two files hold the same bytes (compared in 16 MiB chunks). */
 function sameBytes(a: string, b: string): boolean {
@@ -75,11 +60,10 @@ interface Sample {
 /** CPU seconds (user + system) of thread `tid` of process `pid` so far, or null (gone, or not Linux). */
 function threadCpuS(pid: number, tid: number): number | null {
   try {
-    clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
     // utime and stime are fields 14 and 15 (fields after the command name start at field 3).
     const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / clockTicks;
+    return (Number(f[11]) + Number(f[12])) / clockTicks();
   } catch {
     return null;
   }

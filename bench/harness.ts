@@ -5,6 +5,8 @@
  * sides of a ratio alike. The machine (CPU model, cores, Node version, load average before and after) is recorded
  * with the results.
  */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { arch, cpus, loadavg, platform, totalmem } from 'node:os';
 
 /** Workload sizes: `full` (`npm run bench`), `quick` (`--quick`), `tiny` (tests: shape, not timings). */
@@ -246,4 +248,24 @@ export function markdown(r: BenchResults): string {
     }
   }
   return lines.join('\n');
+}
+
+let ticks: number | null = null;
+
+/** Clock ticks per second of the CPU times in /proc (`getconf CLK_TCK`; 100 when it says nothing). */
+export function clockTicks(): number {
+  ticks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+  return ticks;
+}
+
+/** CPU seconds (user + system) of this process's waited-for children so far, or null off Linux. */
+export function childrenCpuS(): number | null {
+  try {
+    // Fields after the command name (which may hold spaces) start at field 3; cutime and cstime are fields 16 and 17.
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[13]) + Number(f[14])) / clockTicks();
+  } catch {
+    return null;
+  }
 }
