@@ -59,7 +59,7 @@ def child(endpoint: str, sessions: int, steps: int, windows: int) -> dict[str, o
         renv = YCBenchEnv(endpoint=server.endpoint, reset_options=options)
         renv.reset(seed=0)
         captured = orjson.dumps(client.step(session, ACTION))
-        renv._step_request = lambda _session, _action: orjson.loads(captured)  # type: ignore[method-assign]
+        renv._step_request = lambda _session, _action: orjson.loads(captured)  # type: ignore[method-assign,assignment]
         # A workload: (one call, the environment steps it takes); the lockstep ones run `sessions` times as many calls
         # per window as the batched ones, so each window takes as many environment steps.
         workloads: dict[str, tuple[Callable[[], object], int]] = {

@@ -237,8 +237,8 @@ class YCBenchEnv(SessionAccess, gym.Env[ObsType, str]):
             _check_info(r)
             o = r["observation"]
             obs = checked_observation(o, self.params, start, self.max_text_length)
-            st = o["status"]  # a dict: checked_observation took it
-            return obs, reward, terminated, truncated, _info_into(r["info"], st, r, session, self.max_text_length)
+            # Both dicts: _check_info and checked_observation took them.
+            return obs, reward, terminated, truncated, _info_into(r["info"], o["status"], r, session, self.max_text_length)  # type: ignore[arg-type]
 
         r, out = self._taken("the step reply", "it may have run", lambda e: BAD_REPLY_WHY, lambda: self._step_request(session, text), taken)
         self._last_text = r["observation"]["text"]
