@@ -11,7 +11,9 @@
  *   its world, as in a bulk run), so the other modes' rounds still find their seeds' worlds cached (clearing the cache
  *   here made the next round generate them again, timed as "world cached");
  * - `text_bytes`: no observation; each step's text appended as UTF-8 to a byte buffer (`Env.appendLastText`, rendered
- *   straight into the bytes, never as a string), as the trajectory exporter and the servers' replies take it;
+ *   straight into the bytes, never as a string), as the trajectory exporter and the servers' replies take it; the
+ *   buffer only appends through an episode (an epoch per episode), as an exporter's text column does, so a listing is
+ *   read back from it as the exporter's is;
  * - `no_text`: the same steps with the reset option `text: false` (observation without text);
  * - `value_only`: no hook (the episode loop's `advance`: typed values only).
  *
@@ -46,7 +48,9 @@ function round(cfg: ExperimentConfig, seeds: readonly number[], mode: Mode): { e
   const env = new Env();
   const policy = new GreedyPolicy();
   let chars = 0;
-  const sink = { bytes: Buffer.allocUnsafe(1 << 16), used: 0, string(t: string): void {
+  // Append-only through an episode, as a trajectory's text column is (`TextSink.epoch`: a listing rendered into it is
+  // read back by the next listing of its chain); emptied, with a new epoch, when the next episode starts.
+  const sink = { bytes: Buffer.allocUnsafe(1 << 16), used: 0, epoch: 0, string(t: string): void {
     if (this.bytes.length - this.used < t.length * 3) this.bytes = Buffer.concat([this.bytes.subarray(0, this.used), Buffer.allocUnsafe(t.length * 3)]);
     this.used += this.bytes.write(t, this.used, 'utf8');
   } };
@@ -56,9 +60,9 @@ function round(cfg: ExperimentConfig, seeds: readonly number[], mode: Mode): { e
       : mode === 'text_bytes'
       ? {
           onAdvance: () => {
-            sink.used = 0;
+            const before = sink.used;
             env.appendLastText(sink);
-            chars += sink.used;
+            chars += sink.used - before;
           },
         }
       : {
@@ -73,7 +77,11 @@ function round(cfg: ExperimentConfig, seeds: readonly number[], mode: Mode): { e
   const g0 = worldsGenerated();
   const t0 = process.hrtime.bigint();
   const c0 = process.cpuUsage();
-  for (const seed of played) runEpisode(env, policy, { seed, preset: cfg, options }, hooks);
+  for (const seed of played) {
+    sink.used = 0;
+    sink.epoch++;
+    runEpisode(env, policy, { seed, preset: cfg, options }, hooks);
+  }
   const cpu = process.cpuUsage(c0);
   const sec = Number(process.hrtime.bigint() - t0) / 1e9;
   return { eps: seeds.length / sec, epsCpu: seeds.length / ((cpu.user + cpu.system) / 1e6), chars, generated: worldsGenerated() - g0 };
