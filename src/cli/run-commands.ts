@@ -89,9 +89,10 @@ export function registerRun(program: Command): void {
     .option('--no-progress', 'no progress bar')
     .action(async (o: RunSpecFlags & { workers: number; out: string; progress: boolean }) => {
       discardOnSignal();
-      startRunWorkers(runSpecFrom(o), o.workers);
+      const spec = runSpecFrom(o);
+      startRunWorkers(spec, o.workers);
       const { runBulk, summaryTable } = await import('./run.js');
-      const r = await runBulk({ ...runSpecFrom(o), workers: o.workers, out: o.out, progress: o.progress });
+      const r = await runBulk({ ...spec, workers: o.workers, out: o.out, progress: o.progress });
       process.stdout.write(`${summaryTable(r.summary)}\n\n`);
       const files = [r.files.trajectories, r.files.episodes, r.files.summary].filter((f): f is string => f !== null);
       process.stdout.write(`${r.episodes.length} episodes in ${r.seconds.toFixed(1)} s; wrote ${files.join(', ')}\n`);

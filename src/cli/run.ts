@@ -160,7 +160,7 @@ export function dispatchJobs(queue: JobRequest[], inFlight: number[], ahead: num
 
 function threadPool(n: number, wc: WorkerConfig): Pool {
   // Those the command started ahead (./prestart.ts), or new ones; each gets the run's settings before any job.
-  const taken = takeWorkers(n, { preset: wc.preset, zstd: wc.trajectories && wc.body === 'zstd' });
+  const taken = takeWorkers(n, { preset: wc.preset, zstd: wc.body === 'zstd' });
   const workers = taken.workers;
   for (const wk of workers) wk.postMessage({ config: wc });
   // A worker's error (one that fails to load its modules, say) before `run`, kept for it; then `run`'s rejection.
