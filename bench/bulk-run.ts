@@ -16,6 +16,13 @@
  * thread first, then the others, busiest first), and `background_threads_cpu_s` the part of the CPU that ran on
  * neither the main thread nor the `--workers` busiest other threads (the worker threads, from 2 workers on; with 1
  * the episodes run on the main thread): V8's optimising compiler and garbage collector threads, libuv's pool.
+ *
+ * `--node-flags "..."` and `--against-node-flags "..."` give the node running each side's `ycgym run` extra options
+ * (V8 flags such as `--max-inlined-bytecode-size-cumulative=460`, split on spaces): with `--against` naming this very
+ * build (`--against dist`) the two sides are one build with and without the flags, and `identical_files` checks that the
+ * flags do not change a byte. `median_pair_ratio_other_over_this` is the median, over the repeats, of each repeat's
+ * other/this ratio (the two runs of a repeat follow each other: on a machine whose speed drifts, steadier than the ratio
+ * of the medians).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
@@ -107,8 +114,8 @@ function formatArgs(dist: string, format: Format): string[] {
 }
 
 /** One `ycgym run` of the build at `dist` into `out`. */
-async function runOnce(dist: string, format: Format, a: { seeds: string; policy: string; workers: number }, out: string): Promise<Sample> {
-  const args = [join(dist, 'src', 'cli', 'main.js'), 'run', '--policy', a.policy, '--seeds', a.seeds, '--workers', String(a.workers), '--out', out];
+async function runOnce(dist: string, format: Format, a: { seeds: string; policy: string; workers: number }, out: string, nodeFlags: readonly string[] = []): Promise<Sample> {
+  const args = [...nodeFlags, join(dist, 'src', 'cli', 'main.js'), 'run', '--policy', a.policy, '--seeds', a.seeds, '--workers', String(a.workers), '--out', out];
   args.push(...formatArgs(dist, format));
   const c0 = childrenCpuS();
   const t0 = performance.now();
@@ -153,6 +160,9 @@ async function main(): Promise<void> {
   const root = arg('--out', '') || mkdtempSync(join(tmpdir(), 'ycgym-bulk-bench-'));
   const builds: Record<string, string> = { this: here };
   if (against !== '') builds['other'] = against;
+  const flagsOf = (name: string): string[] => arg(name, '').split(' ').filter((f) => f !== '');
+  const nodeFlags: Record<string, string[]> = { this: flagsOf('--node-flags'), other: flagsOf('--against-node-flags') };
+  if (against === '' && nodeFlags['other']?.length) throw new Error('--against-node-flags needs --against (give --against dist to compare flags on this build)');
   const samples: Record<string, Record<string, Sample[]>> = {};
   const files: Record<string, Record<string, Record<string, number>>> = {};
   const identical: Record<string, boolean> = {};
@@ -166,7 +176,7 @@ async function main(): Promise<void> {
         for (const name of order) {
           const out = join(root, `${name}-${format}`);
           rmSync(out, { recursive: true, force: true });
-          (((samples[name] ??= {})[format] ??= []) as Sample[]).push(await runOnce(builds[name] as string, format, run, out));
+          (((samples[name] ??= {})[format] ??= []) as Sample[]).push(await runOnce(builds[name] as string, format, run, out, nodeFlags[name]));
           (files[name] ??= {})[format] = sizes(out);
           outs[name] = out;
         }
@@ -192,7 +202,7 @@ async function main(): Promise<void> {
     };
   };
   const result: Record<string, unknown> = {
-    run: { ...run, formats, repeats },
+    run: { ...run, formats, repeats, ...(nodeFlags['this']?.length ? { node_flags: nodeFlags['this'] } : {}), ...(nodeFlags['other']?.length ? { against_node_flags: nodeFlags['other'] } : {}) },
     machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, loadavg_start: load0, loadavg_end: loadavg()[0] },
     seconds: (performance.now() - t0) / 1000,
   };
@@ -210,6 +220,21 @@ async function main(): Promise<void> {
       return x === null || y === null || y === 0 ? null : x / y;
     };
     result['ratio_other_over_this'] = Object.fromEntries(formats.map((f) => [f, { wall: ratio(f, 'wall_s'), cpu: ratio(f, 'cpu_s'), main_thread_cpu: ratio(f, 'main_thread_cpu_s') }]));
+    // Per repeat, the other run over this one (the two ran back to back), then the median over the repeats.
+    const pairRatio = (f: string, k: 'wall_s' | 'cpu_s'): number | null => {
+      const a = samples['other']?.[f];
+      const b = samples['this']?.[f];
+      if (!a || !b) return null;
+      const rs: number[] = [];
+      for (let i = 0; i < Math.min(a.length, b.length); i++) {
+        const x = a[i]?.[k];
+        const y = b[i]?.[k];
+        if (x === null || x === undefined || y === null || y === undefined || y === 0) return null;
+        rs.push(x / y);
+      }
+      return rs.length > 0 ? median(rs) : null;
+    };
+    result['median_pair_ratio_other_over_this'] = Object.fromEntries(formats.map((f) => [f, { wall: pairRatio(f, 'wall_s'), cpu: pairRatio(f, 'cpu_s') }]));
     result['identical_files'] = identical;
   }
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');

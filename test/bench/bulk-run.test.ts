@@ -57,6 +57,30 @@ describe('bench/bulk-run', () => {
     expect(m.background_threads_cpu_s).toBeLessThanOrEqual(threads.slice(1).reduce((a, b) => a + b, 0));
   });
 
+  it.skipIf(!existsSync(script))('compares one build with and without node flags, run by run, and checks the flags change no byte', () => {
+    const flags = '--max-inlined-bytecode-size-cumulative=460 --max-inlined-bytecode-size=230';
+    const r = spawnSync(process.execPath, [script, '--seeds', '1-2', '--workers', '1', '--repeats', '2', '--formats', 'arrow', '--against', dist, '--against-node-flags', flags], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as Record<string, any>;
+    expect(out['run']).toEqual({ seeds: '1-2', policy: 'greedy', workers: 1, formats: ['arrow'], repeats: 2, against_node_flags: flags.split(' ') });
+    expect(out['identical_files']).toEqual({ arrow: true });
+    const pair = out['median_pair_ratio_other_over_this']['arrow'];
+    expect(Object.keys(pair)).toEqual(['wall', 'cpu']);
+    expect(pair.wall).toBeGreaterThan(0);
+    // The median of the two repeats' ratios, each the other run's wall time over this one's.
+    const ratios = [0, 1].map((i) => out['other']['arrow'].runs[i].wall_s / out['this']['arrow'].runs[i].wall_s);
+    expect(pair.wall).toBeCloseTo((ratios[0] + ratios[1]) / 2, 6);
+  });
+
+  it.skipIf(!existsSync(script))('passes --node-flags to the node running ycgym run (a bad one fails the run), and refuses --against-node-flags alone', () => {
+    const bad = spawnSync(process.execPath, [script, '--seeds', '1-1', '--workers', '1', '--repeats', '1', '--formats', 'none', '--node-flags', '--no-such-node-flag-ycgym'], { encoding: 'utf8' });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/no-such-node-flag-ycgym/);
+    const alone = spawnSync(process.execPath, [script, '--formats', 'none', '--against-node-flags', '--max-inlined-bytecode-size=230'], { encoding: 'utf8' });
+    expect(alone.status).not.toBe(0);
+    expect(alone.stderr).toMatch(/--against-node-flags needs --against/);
+  });
+
   it.skipIf(!existsSync(script))('refuses an unknown format and a build without the CLI', () => {
     const bad = spawnSync(process.execPath, [script, '--formats', 'csv'], { encoding: 'utf8' });
     expect(bad.status).not.toBe(0);
