@@ -19,7 +19,13 @@
  * With `--parts` (this build, or `--root`'s, alone; Arrow with trajectories) it reports where the trajectory work of
  * an episode goes instead (`partsBench`).
  *
- *   npm run build && node dist/bench/bulk-worker.js [--episodes 300] [--format arrow|parquet] [--no-trajectories] [--against ../other-checkout] [--root ../checkout] [--parts]
+ * With `--curve` (this build, or `--root`'s, alone) it adds the thread's warm-up: `cpu_us_mean_by_episode`, the mean
+ * CPU µs of the episodes in each range of episode numbers (1, 2-5, 6-10, 11-25, 26-50, 51-100, 101-200, 201-300, then
+ * by hundreds up to `--episodes`; the cold first episode, then V8 tiering the code up), and `replay_cpu_us_mean`, the
+ * first min(50, N) seeds played again once the N have run, against `first_cpu_us_mean`, the same seeds' first play: the
+ * same episodes on warm code, so their difference is the warm-up alone (the process CPU counts V8's compiler threads).
+ *
+ *   npm run build && node dist/bench/bulk-worker.js [--episodes 300] [--format arrow|parquet] [--no-trajectories] [--against ../other-checkout] [--root ../checkout] [--parts] [--curve]
  */
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -117,7 +123,30 @@ interface Builder {
   pack(into: Uint8Array): unknown;
 }
 
-export async function bulkWorkerBench(episodes: number, trajectories: boolean, against: string | null, format: WorkerFormat = 'arrow', root: string | null = null): Promise<Record<string, number>> {
+/** The ranges of episode numbers `--curve` averages over (first, last), up to `episodes`. */
+export function curveRanges(episodes: number): [number, number][] {
+  const edges = [1, 5, 10, 25, 50, 100, 200, 300];
+  for (let e = 400; e < episodes + 100; e += 100) edges.push(e);
+  const out: [number, number][] = [];
+  let lo = 1;
+  for (const e of edges) {
+    if (lo > episodes) break;
+    const hi = Math.min(e, episodes);
+    out.push([lo, hi]);
+    lo = hi + 1;
+  }
+  return out;
+}
+
+export async function bulkWorkerBench(
+  episodes: number,
+  trajectories: boolean,
+  against: string | null,
+  format: WorkerFormat = 'arrow',
+  root: string | null = null,
+  curve = false,
+): Promise<Record<string, number | Record<string, number>>> {
+  if (curve && against !== null) throw new Error('--curve times this build alone: no --against');
   const here = await setup(root !== null ? resolve(root) : fileURLToPath(new URL('../..', import.meta.url)), trajectories, format);
   const other = against !== null ? await setup(resolve(against), trajectories, format) : null;
   const a: number[] = [];
@@ -148,7 +177,13 @@ export async function bulkWorkerBench(episodes: number, trajectories: boolean, a
     out['against_cpu_us_per_episode_mean'] = Math.round(mean(b));
     out['speedup_vs_against_mean'] = +(mean(b) / mean(a)).toFixed(3);
   }
-  return out;
+  if (!curve) return out;
+  const byEpisode: Record<string, number> = {};
+  for (const [lo, hi] of curveRanges(episodes)) byEpisode[lo === hi ? String(lo) : `${lo}-${hi}`] = Math.round(mean(a.slice(lo - 1, hi)));
+  const replayed = Math.min(50, episodes);
+  const again: number[] = [];
+  for (let seed = 1; seed <= replayed; seed++) again.push(here.play(seed));
+  return { ...out, cpu_us_mean_by_episode: byEpisode, first_cpu_us_mean: Math.round(mean(a.slice(0, replayed))), replay_cpu_us_mean: Math.round(mean(again)) };
 }
 
 /** What `--parts` uses of a build's step row builder and of a row's text (the row builder's `TextSource`). */
@@ -271,6 +306,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.log(JSON.stringify(await partsBench(Number(flagValue(argv, '--episodes') ?? 300), flagValue(argv, '--root'))));
     process.exit(0);
   }
-  const r = await bulkWorkerBench(Number(flagValue(argv, '--episodes') ?? 300), !argv.includes('--no-trajectories'), flagValue(argv, '--against'), format, flagValue(argv, '--root'));
+  const r = await bulkWorkerBench(Number(flagValue(argv, '--episodes') ?? 300), !argv.includes('--no-trajectories'), flagValue(argv, '--against'), format, flagValue(argv, '--root'), argv.includes('--curve'));
   console.log(JSON.stringify(r));
 }

@@ -43,6 +43,34 @@ describe('bench/bulk-worker', () => {
     expect(Object.keys(JSON.parse(r.stdout) as object)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode', 'cpu_us_per_episode_mean']);
   });
 
+  it.skipIf(!existsSync(script))('reports the warm-up curve with --curve: the mean per range of episodes, and the first seeds played again', () => {
+    const r = spawnSync(process.execPath, [script, '--episodes', '7', '--curve'], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as Record<string, any>;
+    expect(Object.keys(out)).toEqual(['episodes', 'trajectories', 'cpu_us_per_episode', 'cpu_us_per_episode_mean', 'cpu_us_mean_by_episode', 'first_cpu_us_mean', 'replay_cpu_us_mean']);
+    const curve = out['cpu_us_mean_by_episode'] as Record<string, number>;
+    expect(Object.keys(curve)).toEqual(['1', '2-5', '6-7']);
+    for (const v of Object.values(curve)) expect(v).toBeGreaterThan(0);
+    // The ranges' means weighted by their sizes give back the mean of all the episodes (each mean rounded to 1 µs).
+    expect(Math.abs((curve['1'] + 4 * curve['2-5'] + 2 * curve['6-7']) / 7 - out['cpu_us_per_episode_mean'])).toBeLessThanOrEqual(1);
+    // Fewer episodes than 50: every one is played again; the first play's mean is then the mean of all.
+    expect(out['first_cpu_us_mean']).toBe(out['cpu_us_per_episode_mean']);
+    expect(out['replay_cpu_us_mean']).toBeGreaterThan(0);
+    const bad = spawnSync(process.execPath, [script, '--episodes', '1', '--curve', '--against', root], { encoding: 'utf8' });
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('--curve times this build alone');
+  });
+
+  it('splits the episode numbers into the --curve ranges', async () => {
+    const { curveRanges } = (await import(join(root, 'dist', 'bench', 'bulk-worker.js'))) as { curveRanges(n: number): [number, number][] };
+    expect(curveRanges(1)).toEqual([[1, 1]]);
+    expect(curveRanges(7)).toEqual([[1, 1], [2, 5], [6, 7]]);
+    expect(curveRanges(300).map(([lo, hi]) => `${lo}-${hi}`)).toEqual(['1-1', '2-5', '6-10', '11-25', '26-50', '51-100', '101-200', '201-300']);
+    expect(curveRanges(450).slice(-2)).toEqual([[301, 400], [401, 450]]);
+    // Every episode in exactly one range, in order.
+    for (const n of [1, 2, 49, 301, 1000]) expect(curveRanges(n).flatMap(([lo, hi]) => Array.from({ length: hi - lo + 1 }, (_, i) => lo + i))).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+  });
+
   it.skipIf(!existsSync(script))('splits the trajectory work of an episode into its parts with --parts, and refuses it with a comparison', () => {
     const r = spawnSync(process.execPath, [script, '--episodes', '2', '--parts'], { encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
