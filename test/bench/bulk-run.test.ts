@@ -69,7 +69,7 @@ describe('bench/bulk-run', () => {
     expect(pair.wall).toBeGreaterThan(0);
     // The median of the two repeats' ratios, each the other run's wall time over this one's.
     const ratios = [0, 1].map((i) => out['other']['arrow'].runs[i].wall_s / out['this']['arrow'].runs[i].wall_s);
-    expect(pair.wall).toBeCloseTo((ratios[0] + ratios[1]) / 2, 6);
+    expect(pair.wall).toBeCloseTo(((ratios[0] as number) + (ratios[1] as number)) / 2, 6);
   });
 
   it.skipIf(!existsSync(script))('passes --node-flags to the node running ycgym run (a bad one fails the run), and refuses --against-node-flags alone', () => {

@@ -52,7 +52,8 @@ describe('bench/bulk-worker', () => {
     expect(Object.keys(curve)).toEqual(['1', '2-5', '6-7']);
     for (const v of Object.values(curve)) expect(v).toBeGreaterThan(0);
     // The ranges' means weighted by their sizes give back the mean of all the episodes (each mean rounded to 1 µs).
-    expect(Math.abs((curve['1'] + 4 * curve['2-5'] + 2 * curve['6-7']) / 7 - out['cpu_us_per_episode_mean'])).toBeLessThanOrEqual(1);
+    const weighted = ((curve['1'] as number) + 4 * (curve['2-5'] as number) + 2 * (curve['6-7'] as number)) / 7;
+    expect(Math.abs(weighted - out['cpu_us_per_episode_mean'])).toBeLessThanOrEqual(1);
     // Fewer episodes than 50: every one is played again; the first play's mean is then the mean of all.
     expect(out['first_cpu_us_mean']).toBe(out['cpu_us_per_episode_mean']);
     expect(out['replay_cpu_us_mean']).toBeGreaterThan(0);
