@@ -29,7 +29,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { childrenCpuS, clockTicks, median } from './harness.js';
+import { childrenCpuS, clockTicks, median, medianPairRatio } from './harness.js';
 
 /** `arrow`: the build's default Arrow files; `arrow_plain`: `--compression none` (a build without the flag writes plain files by default). */
 const FORMATS = ['arrow', 'arrow_plain', 'parquet', 'none'] as const;
@@ -225,14 +225,9 @@ async function main(): Promise<void> {
       const a = samples['other']?.[f];
       const b = samples['this']?.[f];
       if (!a || !b) return null;
-      const rs: number[] = [];
-      for (let i = 0; i < Math.min(a.length, b.length); i++) {
-        const x = a[i]?.[k];
-        const y = b[i]?.[k];
-        if (x === null || x === undefined || y === null || y === undefined || y === 0) return null;
-        rs.push(x / y);
-      }
-      return rs.length > 0 ? median(rs) : null;
+      const x = a.map((s) => s[k]);
+      const y = b.map((s) => s[k]);
+      return x.includes(null) || y.some((v) => v === null || v === 0) ? null : medianPairRatio(x as number[], y as number[]);
     };
     result['median_pair_ratio_other_over_this'] = Object.fromEntries(formats.map((f) => [f, { wall: pairRatio(f, 'wall_s'), cpu: pairRatio(f, 'cpu_s') }]));
     result['identical_files'] = identical;

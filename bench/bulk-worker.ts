@@ -29,7 +29,7 @@
  */
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { flagValue, median } from './harness.js';
+import { flagValue, median, medianPairRatio } from './harness.js';
 
 const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length;
 
@@ -169,7 +169,7 @@ export async function bulkWorkerBench(
   const out: Record<string, number> = { episodes, trajectories: trajectories ? 1 : 0, cpu_us_per_episode: Math.round(median(a)) };
   if (other !== null) {
     out['against_cpu_us_per_episode'] = Math.round(median(b));
-    out['speedup_vs_against'] = +median(b.map((x, i) => x / (a[i] as number))).toFixed(3);
+    out['speedup_vs_against'] = +medianPairRatio(b, a).toFixed(3);
     out['packed_identical'] = 1;
   }
   out['cpu_us_per_episode_mean'] = Math.round(mean(a));

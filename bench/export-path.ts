@@ -26,7 +26,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { flagValue, median } from './harness.js';
+import { flagValue, median, medianPairRatio } from './harness.js';
 
 const PARTS = ['record', 'write_zstd', 'write_plain', 'write_parquet', 'record_body', 'write_body'] as const;
 
@@ -240,7 +240,7 @@ export async function exportPathBench(rounds: number, n: number, parts: readonly
       out[`${p}_cpu_us`] = Math.round(median(a));
       if (o) {
         out[`against_${p}_cpu_us`] = Math.round(median(b));
-        out[`${p}_speedup_vs_against`] = +median(b.map((x, i) => x / (a[i] as number))).toFixed(2);
+        out[`${p}_speedup_vs_against`] = +medianPairRatio(b, a).toFixed(2);
       }
     }
   } finally {

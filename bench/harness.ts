@@ -103,6 +103,15 @@ export function median(xs: readonly number[]): number {
 }
 
 /**
+ * The median of the per-round ratios `num[i] / den[i]` (two samples taken in the same rounds, so that each ratio's two
+ * sides met the same load on the machine): steadier on a machine whose speed drifts than the ratio of the medians.
+ */
+export function medianPairRatio(num: readonly number[], den: readonly number[]): number {
+  if (num.length !== den.length || num.length === 0) throw new Error(`medianPairRatio: ${num.length} and ${den.length} samples (one per round each)`);
+  return median(num.map((x, i) => x / (den[i] as number)));
+}
+
+/**
  * `rounds` rounds of `here()` and, when given, `other()` (another build measured in the same process, so load on the
  * machine hits both alike), each first in every other round (neither always runs on the other's garbage), then
  * `after()` (outside the timings): the medians, and `speedup`, the median of the per-round ratios other/here.
@@ -120,7 +129,7 @@ export function pairedRounds(rounds: number, here: () => number, other: (() => n
     }
     after?.();
   }
-  return { here: median(a), other: other ? median(b) : null, speedup: other ? median(b.map((x, i) => x / (a[i] as number))) : null };
+  return { here: median(a), other: other ? median(b) : null, speedup: other ? medianPairRatio(b, a) : null };
 }
 
 /** The value after `--name` in `argv`, or null. */

@@ -34,7 +34,7 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { flagValue, median } from './harness.js';
+import { flagValue, median, medianPairRatio } from './harness.js';
 
 type Frames = (Buffer | string)[];
 
@@ -261,7 +261,7 @@ export async function serverLoopBench(rounds: number, n: number, against: string
       out[`${key}_cpu_us_per_msg`] = +median(a).toFixed(2);
       if (other !== null) {
         out[`against_${key}_cpu_us_per_msg`] = +median(b).toFixed(2);
-        out[`${key}_speedup_vs_against`] = +median(b.map((x, i) => x / (a[i] as number))).toFixed(3);
+        out[`${key}_speedup_vs_against`] = +medianPairRatio(b, a).toFixed(3);
         out[`${key}_replies_identical`] = 'yes';
       }
       if (transport === 'router' && withHandler) {

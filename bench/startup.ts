@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { childrenCpuS, median } from './harness.js';
+import { childrenCpuS, median, medianPairRatio } from './harness.js';
 
 
 /** CPU ms of loading what an export worker loads, in a fresh process of the build at `dist`. */
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
     out['other_run_start_cpu_ms'] = cpuMedian(theirs.runCpu);
     out['ratio_run_start_other_vs_this'] = median(theirs.run) / median(mine.run);
     // The median of the per-repeat ratios too: the two builds' runs of one repeat meet the same load.
-    out['median_pair_ratio_run_start'] = median(theirs.run.map((t, i) => t / (mine.run[i] as number)));
+    out['median_pair_ratio_run_start'] = medianPairRatio(theirs.run, mine.run);
   }
   process.stdout.write(JSON.stringify(out, null, 2) + '\n');
 }

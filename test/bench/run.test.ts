@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { GreedyPolicy } from '../../baselines/greedy.js';
-import { quantile, summarize, type BenchmarkResult, type BenchResults } from '../../bench/harness.js';
+import { medianPairRatio, quantile, summarize, type BenchmarkResult, type BenchResults } from '../../bench/harness.js';
 import { findReference, sameStatus } from '../../bench/reference.js';
 import { parseArgs, runBench, SUITES } from '../../bench/run.js';
 import { Env } from '../../src/env/env.js';
@@ -46,6 +46,14 @@ function fakeReference(root: string): string {
 }
 
 describe('npm run bench', () => {
+  it('the median pair ratio is the median of the per-round ratios, not the ratio of the medians', () => {
+    // Ratios 2, 3, 2: the median is 2, where the medians' ratio is 12 / 4 = 3.
+    expect(medianPairRatio([2, 12, 20], [1, 4, 10])).toBe(2);
+    expect(medianPairRatio([3, 6], [1, 2])).toBe(3);
+    expect(() => medianPairRatio([1, 2], [1])).toThrow(/2 and 1 samples/);
+    expect(() => medianPairRatio([], [])).toThrow(/0 and 0 samples/);
+  });
+
   it('quantiles interpolate between order statistics', () => {
     expect(quantile([3, 1, 2], 0.5)).toBe(2);
     expect(quantile([1, 2, 3, 4], 0.5)).toBe(2.5);
