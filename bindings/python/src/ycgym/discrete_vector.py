@@ -66,7 +66,7 @@ from ._backend import (
     snapshot_sessions,
 )
 from ._replies import BAD_REPLY_WHY, MALFORMED, UNREAD, failed_reset_why, malformed_result, named_session, step_flags, stopped_step_why
-from .client import BatchArrays, EpisodeOverError, ProtocolError, ResetResult, StepResult, VectorStepError
+from .client import BatchArrays, ProtocolError, ResetResult, StepResult, VectorStepError
 from .discrete import (
     _INT_KEYS,
     DEFAULT_MARKET_SLOTS,
@@ -93,7 +93,6 @@ from .vector import (
     reset_needed,
     reset_seeds,
     unread_reset,
-    why_due,
 )
 from .vector import entry_error as _entry_error
 
@@ -673,23 +672,6 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
             was_stepped[stepped] = True
             raise VectorStepError(errors, (self._observation(), rewards, terminated, truncated, infos), was_stepped)
         return self._observation(), rewards, terminated, truncated, infos
-
-    def _refused_step(self) -> EpisodeOverError | None:
-        """What :meth:`step` raises (after its checks of the env and the actions), before anything is sent, when it
-        cannot step: DISABLED with a sub-environment due for a reset (the server would refuse the ended entries and step
-        the others). What SyncVectorEnv raises (an AssertionError) and a single env stepped past its end (ProtocolError
-        episode_over). :class:`ycgym.ShardedVectorEnv` asks every shard before it steps any."""
-        due = self._autoreset
-        if self.autoreset_mode == AutoresetMode.DISABLED and due.any():
-            i = int(np.flatnonzero(due)[0])
-            return EpisodeOverError(i, reason=why_due(self._owed, i))
-        return None
-
-    def _every(self) -> list[int]:
-        every = self.__dict__.get("_every_cache")
-        if every is None or len(every) != self.num_envs:
-            every = self.__dict__["_every_cache"] = list(range(self.num_envs))
-        return every
 
     @staticmethod
     def _step_info(i: int, results: Sequence[Any], binary: tuple[Sequence[int], BatchArrays] | None) -> Mapping[str, Any]:

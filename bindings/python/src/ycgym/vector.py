@@ -434,6 +434,7 @@ class Shardable:
     (internal): both vector envs implement it, the one place the sharded env reaches into them."""
 
     num_envs: int
+    autoreset_mode: AutoresetMode
     _backend: Backend
     _owed: dict[int, Owed]
     _rngs: list[np.random.Generator | None]
@@ -454,9 +455,23 @@ class Shardable:
         raise NotImplementedError
 
     def _refused_step(self) -> EpisodeOverError | None:
-        """What :meth:`step` raises, after its checks of the env and the actions, before anything is sent (None: it
-        steps)."""
-        raise NotImplementedError
+        """What :meth:`step` raises (after its checks of the env and the actions), before anything is sent, when it
+        cannot step (None: it steps): DISABLED with a sub-environment due for a reset (the server would refuse the
+        ended entries and step the others). An AssertionError as SyncVectorEnv's assert gives (but raised under
+        `python -O` too) that is also the ProtocolError episode_over of a single env stepped past its end.
+        :class:`ycgym.ShardedVectorEnv` asks every shard before it steps any."""
+        due = self._due_flags()
+        if self.autoreset_mode == AutoresetMode.DISABLED and due.any():
+            i = int(np.flatnonzero(due)[0])
+            return EpisodeOverError(i, reason=why_due(self._owed, i))
+        return None
+
+    def _every(self) -> list[int]:
+        """Every sub-environment's index, in order (one list, rebuilt only when ``num_envs`` changes)."""
+        every = self.__dict__.get("_every_cache")
+        if every is None or len(every) != self.num_envs:
+            every = self.__dict__["_every_cache"] = list(range(self.num_envs))
+        return every
 
     def _without_session(self) -> list[int]:
         """The sub-environments with no session on the env's server (before their first reset, or since a reset
@@ -752,7 +767,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
         # Due for a reset: NEXT_STEP, an episode that ended at the last step; SAME_STEP, one whose reset in that step
         # failed. Reset now, their actions ignored.
         to_reset: list[int] = np.flatnonzero(due).tolist() if due.any() else []
-        to_step = [i for i in range(n) if not due[i]] if to_reset else self._every_env()
+        to_step = [i for i in range(n) if not due[i]] if to_reset else self._every()
         # Each with the reset it owes (the seed and options of a `reset` call that left it due; else one drawn, the env's
         # options), a request list per options, in to_reset's order.
         groups = owed_groups(self._owed, to_reset) if to_reset else []
@@ -841,7 +856,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
         if infos is not None and batch is not None:
             # Every env stepped or (automatic reset) reset, none ends with a same-step reset: the vector info straight
             # from the results (the usual step).
-            self._show(self._every_env())
+            self._show(self._every())
             return batch, rewards, terminations, truncations, infos
         for i, info in stepped_infos:
             env_infos[i] = info
@@ -1014,7 +1029,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
         first_keys = entries[0][1].keys()
         uniform = all(info.keys() == first_keys for _, info in entries)  # the usual case
         all_idx = [i for i, _ in entries]
-        if uniform and all_idx == self._every_env():
+        if uniform and all_idx == self._every():
             full = self._columnar_full([info for _, info in entries])
             if full is not None:
                 return full
@@ -1064,24 +1079,6 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
             out[key] = array
             out["_" + key] = mask
         return out
-
-    def _refused_step(self) -> EpisodeOverError | None:
-        """What :meth:`step` raises (after its checks of the env and the actions), before anything is sent, when it
-        cannot step: DISABLED with a sub-environment due for a reset. An AssertionError as SyncVectorEnv's assert gives
-        (but raised under `python -O` too) that is also the ProtocolError episode_over of a single env (the server would
-        refuse the finished entries and step the others). :class:`ycgym.ShardedVectorEnv` asks every shard before it
-        steps any."""
-        due = self._autoreset_envs
-        if self.autoreset_mode == AutoresetMode.DISABLED and due.any():
-            first_due = int(np.flatnonzero(due)[0])
-            return EpisodeOverError(first_due, reason=why_due(self._owed, first_due))
-        return None
-
-    def _every_env(self) -> list[int]:
-        every = self.__dict__.get("_every_env_cache")
-        if every is None or len(every) != self.num_envs:
-            every = self.__dict__["_every_env_cache"] = list(range(self.num_envs))
-        return every
 
     def _columnar_full(self, infos: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
         """:meth:`_columnar` when every sub-environment has an info with the same keys (every step
@@ -1245,7 +1242,7 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
         if self.render_mode == "ansi":
             return tuple(self._texts())
         if self.render_mode == "human":
-            self._show(self._every_env())
+            self._show(self._every())
         return (None,) * self.num_envs
 
     def snapshot(self) -> list[dict[str, Any]]:
