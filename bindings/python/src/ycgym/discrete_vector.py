@@ -57,13 +57,9 @@ from ._backend import (
     connection,
     generators_kept,
     open_backend,
-    pickled_connection,
-    reopen,
     restore_generators,
-    restore_sessions,
     save_generators,
     session_limit_hint,
-    snapshot_sessions,
 )
 from ._replies import BAD_REPLY_WHY, MALFORMED, UNREAD, failed_reset_why, malformed_result, named_session, step_flags, stopped_step_why
 from .client import BatchArrays, ProtocolError, ResetResult, StepResult, VectorStepError
@@ -705,15 +701,7 @@ class YCBenchDiscreteVectorEnv(Shardable, BackendAccess, VectorEnv[Any, np.ndarr
         self._ready = False
         self._finalizer()
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer", "_session_cache")}
-        state["_episodes"] = snapshot_sessions(self._backend, self._sessions)
-        state["_connect"] = pickled_connection(self._connect, self._backend)
-        return state
+    _UNPICKLED = (*Shardable._UNPICKLED, "_session_cache")
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        episodes = state.pop("_episodes")
-        self.__dict__.update(state)
-        self._backend, self._finalizer = reopen(self, self._connect, self.preset, self.params)
-        self._sessions = restore_sessions(self._backend, episodes)
+    def _restored(self) -> None:
         self._sessionless = {i for i, s in enumerate(self._sessions) if s is None}

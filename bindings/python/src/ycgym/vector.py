@@ -83,6 +83,7 @@ from .env import YCBenchEnv, make_info, merged_options, text_option
 from .spaces import (
     DOMAINS,
     MAX_TEXT_LENGTH,
+    SpaceParams,
     _float_rows,
     _values_of,
     action_space,
@@ -435,9 +436,35 @@ class Shardable:
 
     num_envs: int
     autoreset_mode: AutoresetMode
+    preset: str
+    params: SpaceParams
     _backend: Backend
+    _finalizer: Any
+    _connect: dict[str, Any]
+    _sessions: list[str | None]
     _owed: dict[int, Owed]
     _rngs: list[np.random.Generator | None]
+    _UNPICKLED: tuple[str, ...] = ("_backend", "_finalizer")
+    """The attributes a pickle leaves out (the connection and its finalizer, caches of the sessions)."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The env as a pickle holds it: its attributes, each session's snapshot instead of its id, and how to reach its
+        server again (see :func:`pickled_connection`)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in self._UNPICKLED}
+        state["_sessions"] = [None] * self.num_envs
+        state["_episodes"] = snapshot_sessions(self._backend, self._sessions)
+        state["_connect"] = pickled_connection(self._connect, self._backend)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        episodes = state.pop("_episodes")
+        self.__dict__.update(state)
+        self._backend, self._finalizer = reopen(self, self._connect, self.preset, self.params)
+        self._sessions = restore_sessions(self._backend, episodes)
+        self._restored()
+
+    def _restored(self) -> None:
+        """What an unpickled env derives from its restored sessions (nothing by default)."""
 
     def _due_flags(self) -> np.ndarray:
         """The env's array of due flags (the array itself)."""
@@ -1252,19 +1279,6 @@ class YCBenchVectorEnv(Shardable, BackendAccess, VectorEnv[dict[str, Any], tuple
 
     def close_extras(self, **kwargs: Any) -> None:
         self._finalizer()
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("_backend", "_finalizer")}
-        state["_sessions"] = [None] * self.num_envs
-        state["_episodes"] = snapshot_sessions(self._backend, self._sessions)
-        state["_connect"] = pickled_connection(self._connect, self._backend)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        episodes = state.pop("_episodes")
-        self.__dict__.update(state)
-        self._backend, self._finalizer = reopen(self, self._connect, self.preset, self.params)
-        self._sessions = restore_sessions(self._backend, episodes)
 
     def __repr__(self) -> str:
         return f"YCBenchVectorEnv(num_envs={self.num_envs}, preset={self.preset!r}, autoreset_mode={self.autoreset_mode.value})"
