@@ -445,7 +445,8 @@ class Shardable:
     _owed: dict[int, Owed]
     _rngs: list[np.random.Generator | None]
     _UNPICKLED: tuple[str, ...] = ("_backend", "_finalizer")
-    """The attributes a pickle leaves out (the connection and its finalizer, caches of the sessions)."""
+    """The attributes a pickle leaves out: the connection and its finalizer (a subclass adds what it derives from the
+    session ids, which a restore changes)."""
 
     def __getstate__(self) -> dict[str, Any]:
         """The env as a pickle holds it: its attributes, each session's snapshot instead of its id, and how to reach its
