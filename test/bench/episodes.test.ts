@@ -1,5 +1,13 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { episodeRates } from '../../bench/episodes.js';
+
+const dist = fileURLToPath(new URL('../../dist', import.meta.url));
+const script = join(dist, 'bench', 'episodes.js');
 
 describe('bench/episodes.ts', () => {
   it('times the cached-world modes on cached worlds and the fresh-world mode on worlds generated in the round', () => {
@@ -14,5 +22,30 @@ describe('bench/episodes.ts', () => {
     const bytes = episodeRates(2, 1, ['text_bytes']) as { text_bytes_chars_per_round: number };
     expect(bytes.text_bytes_chars_per_round).toBeGreaterThan(100_000);
     expect(bytes.text_bytes_chars_per_round).toBe(text.text_chars_per_round);
+  }, 120_000);
+
+  it.skipIf(!existsSync(script) || process.platform === 'win32')('--against-node runs the other build\'s processes on that node executable, and needs --against', () => {
+    // A stand-in runtime: a script that notes each of its runs, then runs this node.
+    const dir = mkdtempSync(join(tmpdir(), 'ycgym-episodes-node-'));
+    try {
+      const log = join(dir, 'runs.log');
+      const wrapper = join(dir, 'node');
+      writeFileSync(wrapper, `#!/bin/sh\necho "$@" >> '${log}'\nexec '${process.execPath}' "$@"\n`);
+      chmodSync(wrapper, 0o755);
+      const r = spawnSync(process.execPath, [script, '--against', dist, '--against-node', wrapper, '--seeds', '1', '--repeats', '2', '--modes', 'value_only'], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as Record<string, any>;
+      expect(out['node_versions']).toEqual({ this: process.version, other: process.version });
+      expect(out['value_only'].other_episodes_per_cpu_s).toBeGreaterThan(0);
+      // `--version`, then the other build's process of each repeat (this build's ran on this node).
+      const runs = readFileSync(log, 'utf8').trim().split('\n');
+      expect(runs[0]).toBe('--version');
+      expect(runs.slice(1).map((l) => l.startsWith(script) && l.includes('--modes value_only'))).toEqual([true, true]);
+      const alone = spawnSync(process.execPath, [script, '--against-node', wrapper], { encoding: 'utf8' });
+      expect(alone.status).not.toBe(0);
+      expect(alone.stderr).toMatch(/--against-node needs --against/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 120_000);
 });

