@@ -3,11 +3,11 @@
  * between builds, and its refusals.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { withNodeWrapper } from '../helpers/node-wrapper.js';
 
 const dist = fileURLToPath(new URL('../../dist', import.meta.url));
 const script = join(dist, 'bench', 'bulk-run.js');
@@ -83,31 +83,23 @@ describe('bench/bulk-run', () => {
   });
 
   it.skipIf(!existsSync(script) || process.platform === 'win32')('runs the other side on the node executable --against-node names, and refuses one that is not node or that comes without --against', () => {
-    // A stand-in runtime: a script that notes each of its runs, then runs this node.
-    const dir = mkdtempSync(join(tmpdir(), 'ycgym-bulk-node-'));
-    try {
-      const log = join(dir, 'runs.log');
-      const wrapper = join(dir, 'node');
-      writeFileSync(wrapper, `#!/bin/sh\necho "$@" >> '${log}'\nexec '${process.execPath}' "$@"\n`);
-      chmodSync(wrapper, 0o755);
-      const r = spawnSync(process.execPath, [script, '--seeds', '1-2', '--workers', '1', '--repeats', '1', '--formats', 'arrow', '--against', dist, '--against-node', wrapper], { encoding: 'utf8' });
+    withNodeWrapper((node) => {
+      const r = spawnSync(process.execPath, [script, '--seeds', '1-2', '--workers', '1', '--repeats', '1', '--formats', 'arrow', '--against', dist, '--against-node', node.path], { encoding: 'utf8' });
       expect(r.status, r.stderr).toBe(0);
       const out = JSON.parse(r.stdout) as Record<string, any>;
       expect(out['node_versions']).toEqual({ this: process.version, other: process.version });
       expect(out['identical_files']).toEqual({ arrow: true });
       // The wrapper ran `--version` and the other side's one `ycgym run`; this side's run did not go through it.
-      const runs = readFileSync(log, 'utf8').trim().split('\n');
+      const runs = node.runs();
       expect(runs[0]).toBe('--version');
       expect(runs.slice(1).map((l) => l.includes(' run --policy greedy --seeds 1-2 '))).toEqual([true]);
-      const bad = spawnSync(process.execPath, [script, '--seeds', '1-1', '--formats', 'none', '--against', dist, '--against-node', join(dir, 'no-such-node')], { encoding: 'utf8' });
+      const bad = spawnSync(process.execPath, [script, '--seeds', '1-1', '--formats', 'none', '--against', dist, '--against-node', node.missing], { encoding: 'utf8' });
       expect(bad.status).not.toBe(0);
       expect(bad.stderr).toMatch(/no-such-node: not a node executable/);
-      const alone = spawnSync(process.execPath, [script, '--formats', 'none', '--against-node', wrapper], { encoding: 'utf8' });
+      const alone = spawnSync(process.execPath, [script, '--formats', 'none', '--against-node', node.path], { encoding: 'utf8' });
       expect(alone.status).not.toBe(0);
       expect(alone.stderr).toMatch(/--against-node needs --against/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it.skipIf(!existsSync(script))('refuses an unknown format and a build without the CLI', () => {

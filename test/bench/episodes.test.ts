@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { episodeRates } from '../../bench/episodes.js';
+import { withNodeWrapper } from '../helpers/node-wrapper.js';
 
 const dist = fileURLToPath(new URL('../../dist', import.meta.url));
 const script = join(dist, 'bench', 'episodes.js');
@@ -25,27 +25,19 @@ describe('bench/episodes.ts', () => {
   }, 120_000);
 
   it.skipIf(!existsSync(script) || process.platform === 'win32')('--against-node runs the other build\'s processes on that node executable, and needs --against', () => {
-    // A stand-in runtime: a script that notes each of its runs, then runs this node.
-    const dir = mkdtempSync(join(tmpdir(), 'ycgym-episodes-node-'));
-    try {
-      const log = join(dir, 'runs.log');
-      const wrapper = join(dir, 'node');
-      writeFileSync(wrapper, `#!/bin/sh\necho "$@" >> '${log}'\nexec '${process.execPath}' "$@"\n`);
-      chmodSync(wrapper, 0o755);
-      const r = spawnSync(process.execPath, [script, '--against', dist, '--against-node', wrapper, '--seeds', '1', '--repeats', '2', '--modes', 'value_only'], { encoding: 'utf8' });
+    withNodeWrapper((node) => {
+      const r = spawnSync(process.execPath, [script, '--against', dist, '--against-node', node.path, '--seeds', '1', '--repeats', '2', '--modes', 'value_only'], { encoding: 'utf8' });
       expect(r.status, r.stderr).toBe(0);
       const out = JSON.parse(r.stdout) as Record<string, any>;
       expect(out['node_versions']).toEqual({ this: process.version, other: process.version });
       expect(out['value_only'].other_episodes_per_cpu_s).toBeGreaterThan(0);
       // `--version`, then the other build's process of each repeat (this build's ran on this node).
-      const runs = readFileSync(log, 'utf8').trim().split('\n');
+      const runs = node.runs();
       expect(runs[0]).toBe('--version');
       expect(runs.slice(1).map((l) => l.startsWith(script) && l.includes('--modes value_only'))).toEqual([true, true]);
-      const alone = spawnSync(process.execPath, [script, '--against-node', wrapper], { encoding: 'utf8' });
+      const alone = spawnSync(process.execPath, [script, '--against-node', node.path], { encoding: 'utf8' });
       expect(alone.status).not.toBe(0);
       expect(alone.stderr).toMatch(/--against-node needs --against/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   }, 120_000);
 });
