@@ -34,7 +34,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { childrenCpuS, clockTicks, median, medianPairRatio } from './harness.js';
+import { childrenCpuS, clockTicks, median, medianPairRatio, nodeVersion } from './harness.js';
 
 /** `arrow`: the build's default Arrow files; `arrow_plain`: `--compression none` (a build without the flag writes plain files by default). */
 const FORMATS = ['arrow', 'arrow_plain', 'parquet', 'none'] as const;
@@ -103,13 +103,6 @@ function threadFields(pid: number | undefined, seen: Map<number, number>, worker
   const round = (x: number): number => Math.round(x * 100) / 100;
   const background = others.slice(workers >= 2 ? workers : 0).reduce((a, b) => a + b, 0);
   return { main_thread_cpu_s: main, background_threads_cpu_s: round(background), thread_cpu_s: [main, ...others].map(round) };
-}
-
-/** `node --version` of the executable `node` (exits the bench with its error when it does not run). */
-function nodeVersion(node: string): string {
-  const r = spawnSync(node, ['--version'], { encoding: 'utf8' });
-  if (r.status !== 0 || r.error !== undefined) throw new Error(`${node}: not a node executable (${r.error?.message ?? r.stderr.trim()})`);
-  return r.stdout.trim();
 }
 
 /** Whether the build at `dist` has `ycgym run --compression` (builds before it wrote plain Arrow files only). */

@@ -33,7 +33,7 @@ import { loadPreset } from '../src/config/load.js';
 import { Env } from '../src/env/env.js';
 import { runEpisode } from '../src/env/episode.js';
 import { type ExperimentConfig, type Out, pyJsonDumps, worldsGenerated } from '../src/sim/index.js';
-import { median } from './harness.js';
+import { median, nodeVersion } from './harness.js';
 
 
 const ENCODER = new TextEncoder();
@@ -165,8 +165,7 @@ function childRate(dist: string, nSeeds: number, mode: Mode, node: string = proc
  */
 export function againstBuild(other: string, nSeeds: number, repeats: number, modes: readonly Mode[], otherNode: string = process.execPath): Record<string, unknown> {
   const mine = fileURLToPath(new URL('..', import.meta.url));
-  const otherVersion = execFileSync(otherNode, ['--version'], { encoding: 'utf8' }).trim();
-  const out: Record<string, unknown> = { other, seeds: nSeeds, repeats, node_versions: { this: process.version, other: otherVersion } };
+  const out: Record<string, unknown> = { other, seeds: nSeeds, repeats, node_versions: { this: process.version, other: nodeVersion(otherNode) } };
   for (const m of modes) {
     const a: number[] = [];
     const b: number[] = [];

@@ -261,6 +261,16 @@ export function markdown(r: BenchResults): string {
 
 let ticks: number | null = null;
 
+/**
+ * `node --version` of the node executable at `node` (a bench's `--node` / `--against-node`); throws, naming the path,
+ * when it does not run as node.
+ */
+export function nodeVersion(node: string): string {
+  const r = spawnSync(node, ['--version'], { encoding: 'utf8' });
+  if (r.status !== 0 || r.error !== undefined) throw new Error(`${node}: not a node executable (${r.error?.message ?? r.stderr.trim()})`);
+  return r.stdout.trim();
+}
+
 /** Clock ticks per second of the CPU times in /proc (`getconf CLK_TCK`; 100 when it says nothing). */
 export function clockTicks(): number {
   ticks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;

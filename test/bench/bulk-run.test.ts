@@ -96,6 +96,9 @@ describe('bench/bulk-run', () => {
       const bad = spawnSync(process.execPath, [script, '--seeds', '1-1', '--formats', 'none', '--against', dist, '--against-node', node.missing], { encoding: 'utf8' });
       expect(bad.status).not.toBe(0);
       expect(bad.stderr).toMatch(/no-such-node: not a node executable/);
+      const badThis = spawnSync(process.execPath, [script, '--seeds', '1-1', '--formats', 'none', '--node', node.missing], { encoding: 'utf8' });
+      expect(badThis.status).not.toBe(0);
+      expect(badThis.stderr).toMatch(/no-such-node: not a node executable/);
       const alone = spawnSync(process.execPath, [script, '--formats', 'none', '--against-node', node.path], { encoding: 'utf8' });
       expect(alone.status).not.toBe(0);
       expect(alone.stderr).toMatch(/--against-node needs --against/);

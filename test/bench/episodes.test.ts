@@ -35,6 +35,9 @@ describe('bench/episodes.ts', () => {
       const runs = node.runs();
       expect(runs[0]).toBe('--version');
       expect(runs.slice(1).map((l) => l.startsWith(script) && l.includes('--modes value_only'))).toEqual([true, true]);
+      const bad = spawnSync(process.execPath, [script, '--against', dist, '--against-node', node.missing, '--seeds', '1', '--repeats', '1', '--modes', 'value_only'], { encoding: 'utf8' });
+      expect(bad.status).not.toBe(0);
+      expect(bad.stderr).toMatch(/no-such-node: not a node executable/);
       const alone = spawnSync(process.execPath, [script, '--against-node', node.path], { encoding: 'utf8' });
       expect(alone.status).not.toBe(0);
       expect(alone.stderr).toMatch(/--against-node needs --against/);
