@@ -402,6 +402,70 @@ export class UnreadReplies {
   }
 }
 
+/** Bytes above which zeromq.js hands a Buffer frame to ZeroMQ by reference, without a copy (its zero-copy threshold). */
+const ZERO_COPY_BYTES = 128;
+
+/**
+ * The reply Buffers handed to ZeroMQ that may still be alive, and their bytes, in all and per connection (`Server`'s
+ * total unread budget). zeromq.js holds a Buffer frame of more than `ZERO_COPY_BYTES` by reference until ZeroMQ has
+ * written it out (to the kernel's socket buffers), then lets it go; so a Buffer still alive after a full collection is
+ * one ZeroMQ still holds, whether it waits in a connection's queue or in the I/O thread's hands. `bytes` is an upper
+ * bound of the reply bytes ZeroMQ holds (a Buffer it let go stays counted until V8 collects it and its finalization
+ * callback runs), exact right after a full collection and `prune`.
+ * The server used to take `process.memoryUsage().arrayBuffers` instead, which counts every buffer of the process: in a
+ * process holding 3 MiB of other buffers (a test's), connections that never read and held 17.6 MiB of replies made it
+ * refuse a reading client for good under a 16 MiB budget and its 4 MiB headroom (test/integration/unread-replies.test.ts).
+ */
+export class HeldReplyBuffers {
+  private readonly live = new Map<number, { ref: WeakRef<Buffer>; bytes: number; key: string }>();
+  private readonly perKey = new Map<string, number>();
+  private sum = 0;
+  private nextId = 0;
+  private readonly registry = new FinalizationRegistry<number>((id) => this.drop(id));
+
+  /** ZeroMQ took `frames` for the connection `key`: count its Buffer frames held by reference. */
+  add(key: string, frames: readonly (Buffer | string)[]): void {
+    for (const f of frames) {
+      if (typeof f === 'string' || f.length <= ZERO_COPY_BYTES) continue;
+      const id = this.nextId++;
+      this.live.set(id, { ref: new WeakRef(f), bytes: f.length, key });
+      this.registry.register(f, id);
+      this.sum += f.length;
+      this.perKey.set(key, (this.perKey.get(key) ?? 0) + f.length);
+    }
+  }
+
+  /** Bytes of the Buffers that may still be alive. */
+  get bytes(): number {
+    return this.sum;
+  }
+
+  /** Bytes of `key`'s Buffers that may still be alive. */
+  bytesOf(key: string): number {
+    return this.perKey.get(key) ?? 0;
+  }
+
+  /** Buffers counted. */
+  get size(): number {
+    return this.live.size;
+  }
+
+  /** Right after a full collection: forget the Buffers V8 collected (their finalization callbacks run later, if at all). */
+  prune(): void {
+    for (const [id, e] of this.live) if (e.ref.deref() === undefined) this.drop(id);
+  }
+
+  private drop(id: number): void {
+    const e = this.live.get(id);
+    if (e === undefined) return;
+    this.live.delete(id);
+    this.sum -= e.bytes;
+    const left = (this.perKey.get(e.key) ?? 0) - e.bytes;
+    if (left > 0) this.perKey.set(e.key, left);
+    else this.perKey.delete(e.key);
+  }
+}
+
 /** Why a connection's request is refused for unread replies (`unreadVerdict`): the bytes it holds, and every connection. */
 export interface UnreadVerdict {
   /** `connection`: its own budget; `total`: the total budget; `share`: 3/4 of the total, and it holds the most. */
@@ -418,13 +482,14 @@ export interface UnreadVerdict {
 
 /**
  * Whether the next request of the connection `key` is refused for the replies ZeroMQ may still hold (`Server`'s
- * `unreadRefusal`; null: it is handled). `outboxBytes` are replies waiting in the server's outboxes; `buffers` samples
- * the bytes the process holds in buffers (every held reply is one), looked at only from 3/4 of `maxTotal`, and again
- * `afterCollection` when the lesser of them and the count would refuse: buffers a client has taken, released by ZeroMQ but not yet
- * collected, are not held replies.
- * A connection holding nothing counted (`unread.bytes(key) === 0`) is refused for the total only from `maxTotal` plus
- * its headroom (`unreadTotalHeadroom(maxTotal)`: `maxTotal / UNREAD_TOTAL_HEADROOM_DIVISOR`); one holding something, from `maxTotal` (and from 3/4 of it
- * when it holds at least the average).
+ * `unreadRefusal`; null: it is handled). `outboxBytes` are replies waiting in the server's outboxes; `buffers` gives
+ * the reply bytes ZeroMQ may still hold and those in outboxes (`HeldReplyBuffers`), looked at only from 3/4 of
+ * `maxTotal`, and again `afterCollection` when the lesser of them and the count would refuse: Buffers a client has
+ * taken, released by ZeroMQ but not yet collected, are not held replies.
+ * A connection holding nothing, counted (`unread.bytes(key) === 0`) or alive (`heldBy(key) === 0`: its reply Buffers
+ * ZeroMQ may still hold, exact after a collection), is refused for the total only from `maxTotal` plus its headroom
+ * (`unreadTotalHeadroom(maxTotal)`: `maxTotal / UNREAD_TOTAL_HEADROOM_DIVISOR`); one holding something, from `maxTotal`
+ * (and from 3/4 of it when it holds at least the average counted).
  */
 export function unreadVerdict(
   unread: UnreadReplies,
@@ -433,6 +498,7 @@ export function unreadVerdict(
   maxConnection: number,
   maxTotal: number,
   buffers: (afterCollection: boolean) => number,
+  heldBy: (key: string) => number = () => 0,
 ): UnreadVerdict | null {
   const mine = unread.bytes(key);
   if (mine >= maxConnection) return { kind: 'connection', mine, held: 0, bound: maxConnection };
@@ -441,13 +507,21 @@ export function unreadVerdict(
   if (counted < shareFrom) return null;
   // At least the average of the counted connections (`tracked / size`), without dividing.
   const most = mine > 0 && mine * unread.size >= unread.tracked;
-  // A connection holding nothing counted (a lockstep client whose replies are small, one that read what it took) takes
-  // at most one large reply from the headroom before it holds something, and its count leaves only once ZeroMQ took 17
-  // later replies for it: connections that never read and hold the budget do not lock it out.
-  const refuseFrom = mine > 0 ? maxTotal : maxTotal + unreadTotalHeadroom(maxTotal);
+  // A connection holding nothing (a lockstep client whose replies are small, one that read what it took) takes at most
+  // one large reply from the headroom before it holds something, and its count leaves only once ZeroMQ took 17 later
+  // replies for it: connections that never read and hold the budget do not lock it out. Nothing counted is not enough:
+  // a reply ZeroMQ's I/O thread still writes (the client does not read, the socket buffers are full) has left the count
+  // once 17 later ones (refusals) were taken, and its Buffer is still alive (`heldBy`, exact after a collection).
+  const own = (): number => Math.max(mine, heldBy(key));
+  const headroom = unreadTotalHeadroom(maxTotal);
+  let holds = own();
   let held = Math.min(counted, buffers(false));
-  if (held >= refuseFrom || (held >= shareFrom && most)) held = Math.min(counted, buffers(true));
-  if (held >= refuseFrom) return { kind: 'total', mine, held, bound: refuseFrom };
+  if (held >= (holds > 0 ? maxTotal : maxTotal + headroom) || (held >= shareFrom && most)) {
+    held = Math.min(counted, buffers(true));
+    holds = own();
+  }
+  const refuseFrom = holds > 0 ? maxTotal : maxTotal + headroom;
+  if (held >= refuseFrom) return { kind: 'total', mine: holds, held, bound: refuseFrom };
   if (held >= shareFrom && most) return { kind: 'share', mine, held, bound: shareFrom };
   return null;
 }
@@ -664,20 +738,13 @@ export class Server {
   private lastServed = '';
   /** Bytes of the replies waiting in outboxes (`Peer.outbox`): held by the server, counted in the total budget. */
   private outboxBytes = 0;
-  /** `process.memoryUsage().arrayBuffers` when last sampled (`heldBuffers`), and when. */
-  private buffersAt = Number.NEGATIVE_INFINITY;
-  private buffers = 0;
+  /** The reply Buffers ZeroMQ may still hold (`heldBuffers`). */
+  private readonly held = new HeldReplyBuffers();
   /** V8's full collection, for `heldBuffers` (null: the pipe, which has no total budget). */
   private collect: (() => void) | null = null;
   /** When the last collection ended, and its cost (ms: the CPU time the process spent in it, at most its wall time). */
   private collectedAt = Number.NEGATIVE_INFINITY;
   private collectMs = 0;
-  /**
-   * The buffers right after the last collection, and the bytes of the replies handed to ZeroMQ since (`noteSent`):
-   * together an upper bound of the replies ZeroMQ holds that garbage does not inflate.
-   */
-  private collectedBuffers = Number.POSITIVE_INFINITY;
-  private sentSinceCollected = 0;
   private queuedMessages = 0;
   private queuedBytes = 0;
   private readonly counters: Omit<ServerStats, 'queued' | 'errors'> = { received: 0, replied: 0, ok: 0, send_failures: 0, dropped_requests: 0, peak_batch_bytes: 0, sliced_batches: 0, max_unit_ms: 0 };
@@ -1181,32 +1248,32 @@ export class Server {
    * empty its count with refusals once those buffers are full: its replies wait in its outbox (`sendFailed`). Many new
    * connections that never read can still fill the headroom, one large reply each (docs/protocol.md).
    * Together, the count is an upper bound that a connection which left keeps inflating (nothing tells the server; its
-   * count stays until the cap of `UnreadReplies` forgets it); so the bytes the process holds in buffers (every held
-   * reply is one, sampled at most every `MEMORY_SAMPLE_MS`; `heldBuffers`) bound it too: the lesser of the two is
-   * compared, and when the buffers would refuse they are measured again after a collection (a client that reads leaves
+   * count stays until the cap of `UnreadReplies` forgets it); so the reply Buffers ZeroMQ may still hold (`heldBuffers`)
+   * bound it too: the lesser of the two is compared, and when the Buffers would refuse they are counted again after a
+   * collection (a client that reads leaves
    * garbage, not held replies). Connections that never read thus cannot make the server hold more than the total
    * budget, its headroom and the replies admitted just below it, whatever the number of connections it counts (past
    * `UnreadReplies`' cap of 4096, connections counted longest ago are forgotten with their bytes).
    */
   private unreadRefusal(key: string): string | null {
-    const v = unreadVerdict(this.unread, key, this.outboxBytes, this.maxUnread, this.maxUnreadTotal, this.heldBuffers);
+    const v = unreadVerdict(this.unread, key, this.outboxBytes, this.maxUnread, this.maxUnreadTotal, this.heldBuffers, this.heldBy);
     return v === null ? null : unreadRefusalMessage(v, this.maxUnread, this.maxUnreadTotal);
   }
 
   /**
-   * The bytes the process holds in buffers (`unreadVerdict`): `process.memoryUsage().arrayBuffers`, sampled at most every
-   * `MEMORY_SAMPLE_MS`, and at most what they were after the last collection plus the replies handed over since and
-   * those in outboxes.
-   * `afterCollection`: they would refuse a request, so V8 collects first (garbage is not held replies: the buffers of
-   * replies ZeroMQ has written out stay counted until a collection), at most once every
-   * `COLLECT_EVERY` times the last collection's cost (`collectMs`, CPU time; and `MEMORY_SAMPLE_MS`): at most
-   * ~1/`COLLECT_EVERY` of the server's CPU time while connections hold the budget.
+   * The reply bytes ZeroMQ may still hold, and those in outboxes (`unreadVerdict`): the reply Buffers handed to ZeroMQ
+   * not yet known collected (`HeldReplyBuffers`), an upper bound that garbage inflates until V8 collects it.
+   * `afterCollection`: they would refuse a request, so V8 collects first and the Buffers collected are forgotten
+   * (garbage is not held replies: the Buffers of replies ZeroMQ has written out stay counted until a collection), at
+   * most once every `COLLECT_EVERY` times the last collection's cost (`collectMs`, CPU time; and `MEMORY_SAMPLE_MS`): at
+   * most ~1/`COLLECT_EVERY` of the server's CPU time while connections hold the budget.
    */
   private readonly heldBuffers = (afterCollection: boolean): number => {
     const now = performance.now();
     if (afterCollection && this.collect !== null && now - this.collectedAt >= Math.max(MEMORY_SAMPLE_MS, COLLECT_EVERY * this.collectMs)) {
       const cpu = process.cpuUsage();
       this.collect();
+      this.held.prune();
       this.collectedAt = performance.now();
       // Its cost: the CPU time the process spent in it, at most its wall time. The wall time alone counted the time the
       // process was descheduled (a loaded machine): one collection the process waited 1.5 s in put the next off 30 s,
@@ -1214,17 +1281,12 @@ export class Server {
       // thread's, and the wall time does when V8's helper threads run beside it.
       const spent = process.cpuUsage(cpu);
       this.collectMs = Math.min(this.collectedAt - now, (spent.user + spent.system) / 1000);
-      this.buffersAt = this.collectedAt;
-      this.buffers = process.memoryUsage().arrayBuffers;
-      this.collectedBuffers = this.buffers;
-      this.sentSinceCollected = 0;
-    } else if (now - this.buffersAt >= MEMORY_SAMPLE_MS) {
-      this.buffersAt = now;
-      this.buffers = process.memoryUsage().arrayBuffers;
     }
-    return Math.min(this.buffers, this.collectedBuffers + this.sentSinceCollected + this.outboxBytes);
+    return this.held.bytes + this.outboxBytes;
   };
 
+  /** Bytes of the reply Buffers ZeroMQ may still hold for the connection `key` (`unreadVerdict`). */
+  private readonly heldBy = (key: string): number => this.held.bytesOf(key);
 
   /** Put `frames` in `peer`'s outbox (null: empty it), counting their bytes in `outboxBytes`. */
   private setOutbox(peer: Peer, frames: Frames | null): void {
@@ -1253,9 +1315,8 @@ export class Server {
     // The body is the second frame of a DEALER's reply; a larger one or one with more frames is measured in full.
     const body = frames[1];
     if (this.unread.size === 0 && frames.length === 2 && body !== undefined && body.length < HELD_BODY_CHARS) return;
-    const size = frameBytes(frames);
-    this.sentSinceCollected += size;
-    this.unread.sent(key, size);
+    this.unread.sent(key, frameBytes(frames));
+    if (this.maxUnreadTotal !== Number.POSITIVE_INFINITY) this.held.add(key, frames);
   }
 
   /**

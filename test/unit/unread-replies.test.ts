@@ -1,6 +1,11 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { UNREAD_TOTAL_HEADROOM_DIVISOR } from '../../src/protocol/limits.js';
-import { UnreadReplies, unreadRefusalMessage, unreadVerdict } from '../../src/server/server.js';
+import { HeldReplyBuffers, UnreadReplies, unreadRefusalMessage, unreadVerdict } from '../../src/server/server.js';
+
+setFlagsFromString('--expose_gc');
+const gc = runInNewContext('gc') as () => void;
 
 const LARGE = 1 << 16;
 
@@ -209,5 +214,62 @@ describe('UnreadReplies.total and unreadVerdict (the budget of every connection 
     asked.length = 0;
     expect(unreadVerdict(u, 'new', 0, 32 * M, 100 * M, (after) => (asked.push(after), 60 * M))).toBeNull();
     expect(asked).toEqual([false]);
+  });
+});
+
+describe('HeldReplyBuffers (the reply Buffers ZeroMQ may still hold: weak references, exact after a collection)', () => {
+  it('counts the Buffer frames ZeroMQ takes by reference, per connection, and only those: not strings, not frames it copies, not other buffers', () => {
+    const h = new HeldReplyBuffers();
+    const other = Buffer.alloc(8 << 20);
+    const a = Buffer.alloc(1000);
+    const b = Buffer.alloc(5000);
+    h.add('c1', [Buffer.from([0, 1, 2, 3, 4]), 'x'.repeat(100_000), a]);
+    h.add('c2', [Buffer.alloc(128), b]);
+    expect(h.bytes).toBe(6000);
+    expect(h.size).toBe(2);
+    expect(h.bytesOf('c1')).toBe(1000);
+    expect(h.bytesOf('c2')).toBe(5000);
+    expect(h.bytesOf('c3')).toBe(0);
+    expect(other.length + a.length + b.length).toBe((8 << 20) + 6000);
+  });
+
+  it('forgets a Buffer once V8 collected it (prune after a full collection), and keeps those still referenced', () => {
+    const h = new HeldReplyBuffers();
+    const kept = Buffer.alloc(3000);
+    (() => {
+      h.add('gone', [Buffer.alloc(2000), Buffer.alloc(2000)]);
+    })();
+    h.add('kept', ['head', kept]);
+    expect(h.bytes).toBe(7000);
+    // A WeakRef's target made in this job stays alive until the job ends: collect in a later one.
+    return new Promise<void>((resolve) => {
+      setTimeout(() => {
+        gc();
+        h.prune();
+        expect(h.bytes).toBe(3000);
+        expect(h.size).toBe(1);
+        expect(h.bytesOf('gone')).toBe(0);
+        expect(h.bytesOf('kept')).toBe(kept.length);
+        resolve();
+      }, 0);
+    });
+  });
+});
+
+describe('unreadVerdict with the Buffers a connection may still hold (heldBy)', () => {
+  const M = 1 << 20;
+  it('a connection whose count is empty but whose reply ZeroMQ still holds is refused from the budget, not its headroom', () => {
+    const u = new UnreadReplies();
+    // Others hold 17 MiB counted: over a 16 MiB budget, below it and its headroom.
+    for (let i = 0; i < 17; i++) u.sent(`other-${i}`, M);
+    const buffers = (): number => 17 * M;
+    expect(unreadVerdict(u, 'stuck', 0, 4 * M, 16 * M, buffers)).toBeNull();
+    const v = unreadVerdict(u, 'stuck', 0, 4 * M, 16 * M, buffers, (k) => (k === 'stuck' ? M : 0));
+    expect(v).toEqual({ kind: 'total', mine: M, held: 17 * M, bound: 16 * M });
+    // After a collection the Buffer is known gone: its headroom again.
+    let collected = false;
+    const v2 = unreadVerdict(u, 'stuck', 0, 4 * M, 16 * M, (after) => ((collected ||= after), 17 * M), () => (collected ? 0 : M));
+    expect(collected).toBe(true);
+    expect(v2).toBeNull();
   });
 });
