@@ -509,6 +509,28 @@ describe('connections that never read and hold the total unread budget (the head
   const batch = (session: string, id: number | string): string =>
     JSON.stringify({ v: 1, id, op: 'step_batch', steps: Array.from({ length: 6 }, () => ({ session, action: 'yc-bench scratchpad read' })) });
 
+  /**
+   * Connect `hostile` (connections that never read) to `s`, each with a full scratchpad and nothing counted, then have
+   * each send 3 small requests and one \`batch\`: the replies the client does not read fill its queue first, then the
+   * batch's, which the server holds (when admitted). Their sessions.
+   */
+  const holdBatches = async (s: Awaited<ReturnType<typeof startServer>>, hostile: Dealer[]): Promise<string[]> => {
+    const sessions: string[] = [];
+    for (const d of hostile) {
+      d.connect(s.endpoint);
+      sessions.push(await fullScratchpad(d));
+    }
+    expect((s as unknown as { unread: { total: number } }).unread.total).toBe(0);
+    for (const [k, d] of hostile.entries()) {
+      const before = s.stats().replied;
+      for (let i = 0; i < 3; i++) await d.send(JSON.stringify({ v: 1, id: `pad-${i}`, op: 'hello' }));
+      await d.send(batch(sessions[k] as string, 'big'));
+      // Its 4 replies handed to ZeroMQ (bounded wait: a loaded machine may take a while over the batch).
+      for (const end = Date.now() + 30_000; s.stats().replied < before + 4 && Date.now() < end; ) await new Promise((res) => setTimeout(res, 20));
+    }
+    return sessions;
+  };
+
   /** The size of `batch`'s reply (deterministic), measured on a server of its own: the tests set budgets from it. */
   const batchReplyBytes = async (): Promise<number> => {
     const probe = await startServer({ endpoint: 'tcp://127.0.0.1:0' });
@@ -546,20 +568,7 @@ describe('connections that never read and hold the total unread budget (the head
       lockstep.connect(s.endpoint);
       const mine = (await call(lockstep, { op: 'reset', seed: 2 })).result?.session as string;
       expect((await call(lockstep, { op: 'step', session: mine, action: 'company status' })).ok).toBe(true);
-      const sessions: string[] = [];
-      for (const d of hostile) {
-        d.connect(s.endpoint);
-        sessions.push(await fullScratchpad(d));
-      }
-      expect(c.unread.total).toBe(0);
-      for (const [k, d] of hostile.entries()) {
-        // Replies the client does not read fill its queue first, then the batch's: the server holds it.
-        const before = s.stats().replied;
-        for (let i = 0; i < 3; i++) await d.send(JSON.stringify({ v: 1, id: `pad-${i}`, op: 'hello' }));
-        await d.send(batch(sessions[k] as string, 'big'));
-        // Its 4 replies handed to ZeroMQ (bounded wait: a loaded machine may take a while over the batch).
-        for (const end = Date.now() + 30_000; s.stats().replied < before + 4 && Date.now() < end; ) await new Promise((res) => setTimeout(res, 20));
-      }
+      const sessions = await holdBatches(s, hostile);
       // Both were admitted: what the connections that never read hold is over the budget (and below its headroom).
       expect(c.unread.total).toBeGreaterThanOrEqual(total);
       expect(c.unread.total).toBeLessThan(total + total / 4);
@@ -618,19 +627,7 @@ describe('connections that never read and hold the total unread budget (the head
     try {
       lockstep.connect(s.endpoint);
       const mine = (await call(lockstep, { op: 'reset', seed: 2 })).result?.session as string;
-      const sessions: string[] = [];
-      for (const d of hostile) {
-        d.connect(s.endpoint);
-        sessions.push(await fullScratchpad(d));
-      }
-      expect(c.unread.total).toBe(0);
-      for (const [k, d] of hostile.entries()) {
-        // Replies the client does not read fill its queue first (as above), then the batch's: the server holds it.
-        const before = s.stats().replied;
-        for (let i = 0; i < 3; i++) await d.send(JSON.stringify({ v: 1, id: `pad-${i}`, op: 'hello' }));
-        await d.send(batch(sessions[k] as string, 'big'));
-        for (const end = Date.now() + 30_000; s.stats().replied < before + 4 && Date.now() < end; ) await new Promise((res) => setTimeout(res, 20));
-      }
+      await holdBatches(s, hostile);
       // Five replies held (a ~10 MB reply cannot leave the process past a 64 KiB socket buffer): the budget and its headroom.
       const r = await call(lockstep, { op: 'step', session: mine, action: 'company status' });
       expect(r.ok, state()).toBe(false);
