@@ -214,6 +214,12 @@ const DEFAULT_BATCH_BYTES_IN_FLIGHT = 256 * 2 ** 20;
 const HEAP_GUARD = 0.85;
 /** Memory is sampled at most this often (ms). */
 const MEMORY_SAMPLE_MS = 10;
+/**
+ * Fraction of the total unread budget from which the reply Buffers handed to ZeroMQ are watched (`HeldReplyBuffers`):
+ * below it their count bounds them (`UnreadReplies.unwatched`), so what connections that read and went quiet keep
+ * counted from then is at most this fraction of the budget and one reply, below the budget and its headroom.
+ */
+const WATCH_FROM = 0.25;
 /** `Server.heldBuffers` collects at most once every this many times the last collection's cost (CPU time). */
 const COLLECT_EVERY = 20;
 
@@ -323,9 +329,11 @@ type Frames = (Buffer | string)[];
  * are capped instead, `Server.connectionRefusal`), so a connection with none has no entry.
  */
 export class UnreadReplies {
-  private readonly byKey = new Map<string, { sent: number; at: number[]; bytes: number[]; sum: number }>();
+  private readonly byKey = new Map<string, { sent: number; at: number[]; bytes: number[]; watched: boolean[]; sum: number; unwatched: number }>();
   /** The sum of the counted connections' bytes. */
   private trackedSum = 0;
+  /** The sum of their counted replies that no `HeldReplyBuffers` watches (`sent`'s `watched`). */
+  private unwatchedSum = 0;
 
   /**
    * @param maxTracked connections counted at most: a connection that left with large replies in its window keeps its
@@ -361,16 +369,25 @@ export class UnreadReplies {
     return this.trackedSum;
   }
 
-  /** ZeroMQ took a reply of `size` bytes for `key`. */
-  sent(key: string, size: number): void {
+  /**
+   * Bytes of the counted replies whose Buffers no `HeldReplyBuffers` watches: for those the count is the only bound
+   * (`Server.heldBuffers`).
+   */
+  get unwatched(): number {
+    return this.unwatchedSum;
+  }
+
+  /** ZeroMQ took a reply of `size` bytes for `key`; `watched`: a `HeldReplyBuffers` watches its Buffers. */
+  sent(key: string, size: number, watched = false): void {
     let u = this.byKey.get(key);
     if (u === undefined) {
       if (size < HELD_BODY_CHARS) return;
-      u = { sent: 0, at: [], bytes: [], sum: 0 };
+      u = { sent: 0, at: [], bytes: [], watched: [], sum: 0, unwatched: 0 };
       if (this.byKey.size >= this.maxTracked) {
-        const [oldest, entry] = this.byKey.entries().next().value as [string, { sum: number }];
+        const [oldest, entry] = this.byKey.entries().next().value as [string, { sum: number; unwatched: number }];
         this.byKey.delete(oldest);
         this.trackedSum -= entry.sum;
+        this.unwatchedSum -= entry.unwatched;
       }
     } else {
       this.byKey.delete(key); // moved to the end: the most recently counted
@@ -382,12 +399,21 @@ export class UnreadReplies {
       const left = u.bytes.shift() as number;
       u.sum -= left;
       this.trackedSum -= left;
+      if (u.watched.shift() !== true) {
+        u.unwatched -= left;
+        this.unwatchedSum -= left;
+      }
     }
     if (size >= HELD_BODY_CHARS) {
       u.at.push(u.sent);
       u.bytes.push(size);
+      u.watched.push(watched);
       u.sum += size;
       this.trackedSum += size;
+      if (!watched) {
+        u.unwatched += size;
+        this.unwatchedSum += size;
+      }
     } else if (u.at.length === 0) {
       this.byKey.delete(key);
     }
@@ -398,6 +424,7 @@ export class UnreadReplies {
     const u = this.byKey.get(key);
     if (u === undefined) return;
     this.trackedSum -= u.sum;
+    this.unwatchedSum -= u.unwatched;
     this.byKey.delete(key);
   }
 }
@@ -412,7 +439,8 @@ const ZERO_COPY_BYTES = 128;
  * one ZeroMQ still holds, whether it waits in a connection's queue or in the I/O thread's hands. `bytes` is an upper
  * bound of the reply bytes ZeroMQ holds (a Buffer it let go stays counted until V8 collects it and its finalization
  * callback runs), exact right after a full collection and `prune`.
- * The server used to take `process.memoryUsage().arrayBuffers` instead, which counts every buffer of the process: in a
+ * The server watches the Buffers of the replies it hands over from `WATCH_FROM` of the budget on (`Server.noteSent`).
+ * It used to take `process.memoryUsage().arrayBuffers` instead, which counts every buffer of the process: in a
  * process holding 3 MiB of other buffers (a test's), connections that never read and held 17.6 MiB of replies made it
  * refuse a reading client for good under a 16 MiB budget and its 4 MiB headroom (test/integration/unread-replies.test.ts).
  */
@@ -1262,7 +1290,8 @@ export class Server {
 
   /**
    * The reply bytes ZeroMQ may still hold, and those in outboxes (`unreadVerdict`): the reply Buffers handed to ZeroMQ
-   * not yet known collected (`HeldReplyBuffers`), an upper bound that garbage inflates until V8 collects it.
+   * not yet known collected (`HeldReplyBuffers`), an upper bound that garbage inflates until V8 collects it, and the
+   * counted replies handed over below `WATCH_FROM` of the budget, whose Buffers are not watched.
    * `afterCollection`: they would refuse a request, so V8 collects first and the Buffers collected are forgotten
    * (garbage is not held replies: the Buffers of replies ZeroMQ has written out stay counted until a collection), at
    * most once every `COLLECT_EVERY` times the last collection's cost (`collectMs`, CPU time; and `MEMORY_SAMPLE_MS`): at
@@ -1282,7 +1311,7 @@ export class Server {
       const spent = process.cpuUsage(cpu);
       this.collectMs = Math.min(this.collectedAt - now, (spent.user + spent.system) / 1000);
     }
-    return this.held.bytes + this.outboxBytes;
+    return this.held.bytes + this.unread.unwatched + this.outboxBytes;
   };
 
   /** Bytes of the reply Buffers ZeroMQ may still hold for the connection `key` (`unreadVerdict`). */
@@ -1315,8 +1344,13 @@ export class Server {
     // The body is the second frame of a DEALER's reply; a larger one or one with more frames is measured in full.
     const body = frames[1];
     if (this.unread.size === 0 && frames.length === 2 && body !== undefined && body.length < HELD_BODY_CHARS) return;
-    this.unread.sent(key, frameBytes(frames));
-    if (this.maxUnreadTotal !== Number.POSITIVE_INFINITY) this.held.add(key, frames);
+    // Its Buffers are watched only from `WATCH_FROM` of the total budget on: a weak reference keeps its target through
+    // V8's young-generation collections, so a watched reply's memory waits for a full collection (a scratch loop handing
+    // over 20,000 replies of 84 kB and dropping them: ~3x the peak of buffers, 1.3-2.9x the CPU). Below it the count
+    // bounds them.
+    const watched = this.maxUnreadTotal !== Number.POSITIVE_INFINITY && this.unread.total + this.outboxBytes >= this.maxUnreadTotal * WATCH_FROM;
+    if (watched) this.held.add(key, frames);
+    this.unread.sent(key, frameBytes(frames), watched);
   }
 
   /**

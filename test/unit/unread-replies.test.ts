@@ -217,6 +217,30 @@ describe('UnreadReplies.total and unreadVerdict (the budget of every connection 
   });
 });
 
+describe('UnreadReplies.unwatched (the counted replies whose Buffers no HeldReplyBuffers watches)', () => {
+  it('counts the unwatched replies while they are in their window, and lets them go with it, with the connection and past the cap', () => {
+    const u = new UnreadReplies(2);
+    u.sent('a', LARGE);
+    u.sent('a', 2 * LARGE, true);
+    u.sent('b', 3 * LARGE);
+    expect(u.total).toBe(6 * LARGE);
+    expect(u.unwatched).toBe(4 * LARGE);
+    // 'a''s first reply leaves its window after 17 later ones (small ones move it too), and its unwatched bytes with it.
+    for (let i = 0; i < 16; i++) u.sent('a', 100);
+    expect(u.bytes('a')).toBe(2 * LARGE);
+    expect(u.unwatched).toBe(3 * LARGE);
+    // A connection ZeroMQ refused leaves with its unwatched bytes.
+    u.forget('b');
+    expect(u.unwatched).toBe(0);
+    // Forgotten past the cap (2 connections): 'a' (a watched reply only) goes first, then 'c' with its unwatched one.
+    u.sent('c', LARGE);
+    u.sent('d', LARGE, true);
+    expect([u.size, u.total, u.unwatched]).toEqual([2, 2 * LARGE, LARGE]);
+    u.sent('e', LARGE, true);
+    expect([u.size, u.total, u.unwatched]).toEqual([2, 2 * LARGE, 0]);
+  });
+});
+
 describe('HeldReplyBuffers (the reply Buffers ZeroMQ may still hold: weak references, exact after a collection)', () => {
   it('counts the Buffer frames ZeroMQ takes by reference, per connection, and only those: not strings, not frames it copies, not other buffers', () => {
     const h = new HeldReplyBuffers();
