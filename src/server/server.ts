@@ -440,9 +440,9 @@ const ZERO_COPY_BYTES = 128;
  * bound of the reply bytes ZeroMQ holds (a Buffer it let go stays counted until V8 collects it and its finalization
  * callback runs), exact right after a full collection and `prune`.
  * The server watches the Buffers of the replies it hands over from `WATCH_FROM` of the budget on (`Server.noteSent`).
- * It used to take `process.memoryUsage().arrayBuffers` instead, which counts every buffer of the process: in a
- * process holding 3 MiB of other buffers (a test's), connections that never read and held 17.6 MiB of replies made it
- * refuse a reading client for good under a 16 MiB budget and its 4 MiB headroom (test/integration/unread-replies.test.ts).
+ * It used to take `process.memoryUsage().arrayBuffers` instead, which counts every buffer of the process: 13 connections
+ * that had read their ~1.7 MB replies and gone quiet (counted at 21.8 MB) beside 24 MiB of other buffers made it refuse
+ * a client holding nothing under a 16 MiB budget for as long as they stayed quiet (test/integration/unread-replies.test.ts).
  */
 export class HeldReplyBuffers {
   private readonly live = new Map<number, { ref: WeakRef<Buffer>; bytes: number; key: string }>();
@@ -1348,7 +1348,7 @@ export class Server {
     // V8's young-generation collections, so a watched reply's memory waits for a full collection (a scratch loop handing
     // over 20,000 replies of 84 kB and dropping them: ~3x the peak of buffers, 1.3-2.9x the CPU). Below it the count
     // bounds them.
-    const watched = this.maxUnreadTotal !== Number.POSITIVE_INFINITY && this.unread.total + this.outboxBytes >= this.maxUnreadTotal * WATCH_FROM;
+    const watched = this.unread.total + this.outboxBytes >= this.maxUnreadTotal * WATCH_FROM; // never without a total budget
     if (watched) this.held.add(key, frames);
     this.unread.sent(key, frameBytes(frames), watched);
   }

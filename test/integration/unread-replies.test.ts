@@ -225,9 +225,9 @@ describe('the unread-reply budget of the server, across connections (maxUnreadTo
   it('many connections that never read cannot make the server hold more than the total budget; a client that reads is still served', async () => {
     // Before: each connection had a budget of its own and nothing bounded their sum, so one process opening N DEALER
     // sockets that pipeline large-reply requests without reading made the server hold up to N budgets (with the default
-    // 256 MiB budget and `step_batch`, N x 256 MiB). Here, 20 connections under a 4 MiB budget each sending 1.7 MB
-    // `scratchpad read` steps: the server held ~37 MB once the socket buffers had taken what they could, above the
-    // 16 MiB bound checked below.
+    // 256 MiB budget and `step_batch`, N x 256 MiB). Measured then with 20 connections under a 4 MiB budget each
+    // sending 1.7 MB `scratchpad read` steps: the server held ~37 MB once the socket buffers had taken what they could,
+    // above the 16 MiB bound checked below.
     const perConnection = 4 << 20;
     const total = 16 << 20;
     const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', stallTimeoutMs: 60_000, maxUnreadReplyBytes: perConnection, maxUnreadTotalBytes: total });
@@ -279,9 +279,9 @@ describe('the unread-reply budget of the server, across connections (maxUnreadTo
       expect(held).toBeLessThan(total + 3 * replyBytes + (1 << 20));
       // A client that reads its replies is still served, large replies too: the connections that do not read hold the
       // most and are the ones refused. The reader holds nothing counted, so it may be refused only for the total and
-      // its headroom (each hostile's emptied count takes one reply from the headroom, and what is held can pass it
-      // until the server's rate-limited collection runs): that refusal says "retry later", and the reader does, after
-      // 50 ms, for at most 10 s. Any other refusal fails, with its message.
+      // its headroom (what is held, the garbage of replies already taken included, can pass it until the server's
+      // rate-limited collection runs): that refusal says "retry later", and the reader does, after 50 ms, for at most
+      // 10 s. Any other refusal fails, with its message.
       for (let i = 0; i < 5; i++) {
         const t0 = performance.now();
         let r = await call(reader, { op: 'step', session: mine, action: 'company status' });
@@ -332,11 +332,11 @@ describe('the unread-reply budget of the server, across connections (maxUnreadTo
   type Collecting = { collect: (() => void) | null; collectMs: number; held: { bytes: number; size: number }; outboxBytes: number; unread: { total: number; size: number; unwatched: number } };
 
   /**
-   * 20 connections that never read flood the server with large-reply requests; then a client that reads takes 12 large
-   * replies, retrying after 50 ms when refused for the total budget (as its message says: retry later) and at once when
-   * refused for its own (4 MiB: 2-3 of its 1.7 MB replies every 17 requests; the refusals move its window on), for at
-   * most 15 s. `beforeReading` runs when the flood has settled, with the server's collection to wrap. What the server
-   * measured is kept for a failure's message.
+   * `HOLDING` connections that never read flood the server with large-reply requests; then a client that reads takes 12
+   * large replies, retrying after 50 ms when refused for the total budget (as its message says: retry later) and at
+   * once when refused for its own (4 MiB: 2-3 of its 1.7 MB replies every 17 requests; the refusals move its window
+   * on), for at most 15 s. `beforeReading` runs when the flood has settled, with the server's collection to wrap. What
+   * the server measured is kept for a failure's message.
    */
   async function readAfterFlood(beforeReading: (c: Collecting) => void = () => undefined): Promise<{ served: number; refused: number; notes: string }> {
     const s = await startServer({ endpoint: 'tcp://127.0.0.1:0', stallTimeoutMs: 60_000, maxUnreadReplyBytes: 4 << 20, maxUnreadTotalBytes: 16 << 20 });
