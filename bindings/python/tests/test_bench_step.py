@@ -33,6 +33,8 @@ def test_bench_step_prints_its_keys() -> None:
     got = json.loads(out.stdout)
     assert STABLE_KEYS | {"discrete_vector_env_steps_per_s", "step_batch_binary_env_steps_per_s", "discrete_vector_json_env_steps_per_s"} <= set(got)
     assert got["step_batch_sessions"] == 4
+    # Batched calls warm up as many times as a measured run makes them unless told otherwise.
+    assert got["warmup_batches"] == 3
     # The servers' Node.js runtime, as the started server's command names it (under this test's environment).
     from ycgym.server import find_server_command
 
