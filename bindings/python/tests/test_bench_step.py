@@ -58,7 +58,11 @@ def test_bench_step_prints_its_keys() -> None:
             assert got[k] is not None and got[k] >= 0, k
         else:
             assert got[k] is None, k
+    # Each metered run's CPU per step, in the order of its rates: the medians above are taken from these lists.
+    assert len(got["runs"]["batch"]) == 1 and len(got["cpu_runs"]["batch.client_main"]) == 1
+    assert got["cpu_runs"]["batch.client_main"][0] == got["client_main_cpu_us_per_batch_env_step"]
     if sys.platform.startswith("linux"):
+        assert got["cpu_runs"]["batch.server_other"][0] == got["server_other_cpu_us_per_batch_env_step"]
         # The server's main thread does the work of every step.
         assert got["server_main_cpu_us_per_step"] > 0 and got["server_main_cpu_us_per_batch_env_step"] > 0
         assert got["client_main_cpu_us_per_step"] <= got["client_cpu_us_per_step"] + 1
@@ -120,6 +124,11 @@ CLIENT_CPU_KEYS = {
 SERVER_CPU_KEYS = {
     f"server{part}_cpu_us_per_{what}" for part in ("", "_main", "_other") for what in ("step", "batch_env_step", "binary_batch_env_step")
 }
+
+
+def test_bench_step_refuses_a_negative_warm_up() -> None:
+    out = subprocess.run([sys.executable, str(SCRIPT), "--warmup-batches", "-1"], capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    assert out.returncode == 2 and "--warmup-batches must be 0 or more, got -1" in out.stderr, out.stderr[-2000:]
 
 
 def test_thread_cpu_reads_this_process() -> None:
