@@ -5,7 +5,7 @@
 import { presetConfig } from '../config/load.js';
 import { resetRequestProblem } from './schema-errors.js';
 import { ResetRequest } from './local-validators.generated.js';
-import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isoformat, isVerb, mapPacked, outcome, type SimSnapshot, Simulation, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
+import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isBankrupt, isHorizonReached, isoformat, isVerb, mapPacked, outcome, payrollOf, pyRound, type SimSnapshot, Simulation, taskCounts, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteCommand, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
@@ -569,6 +569,19 @@ export class StatusObjects {
   private openVersion = -1;
   prestige: Record<string, number> = {};
   private fresh = true;
+  /**
+   * The status block's two instants and runway as last given (`statusFrom`): most steps read without moving time or
+   * money, so the texts and the rounding are taken again only when an input changes. NaN matches no instant (a NaN
+   * instant is formatted each time); the runway compares funds with `Object.is`, so -0 keeps a result of its own.
+   */
+  private simTimeAt = NaN;
+  private simTimeIso = '';
+  private horizonAt = NaN;
+  private horizonIso = '';
+  private runwayKnown = false;
+  private runwayFunds = 0;
+  private runwayPayroll = 0;
+  private runwayValue: number | null = null;
 
   /** Each client's trust as a float, by name (`trustOf(clientsByName(clients))` as of the last `update`); frozen. */
   get trust(): Readonly<Record<string, number>> {
@@ -630,6 +643,35 @@ export class StatusObjects {
   prestigeCopy(): Record<string, number> {
     return { ...this.prestige };
   }
+
+  /** `isoformat(t)` of a status block's `sim_time`. */
+  simTimeText(t: number): string {
+    if (t !== this.simTimeAt) {
+      this.simTimeIso = isoformat(t);
+      this.simTimeAt = t;
+    }
+    return this.simTimeIso;
+  }
+
+  /** `isoformat(t)` of a status block's `horizon_end` (one instant per episode). */
+  horizonText(t: number): string {
+    if (t !== this.horizonAt) {
+      this.horizonIso = isoformat(t);
+      this.horizonAt = t;
+    }
+    return this.horizonIso;
+  }
+
+  /** A status block's `runway_months` (`companyFigures`'s `runwayMonths`) of these funds and this monthly payroll. */
+  runway(fundsCents: number, payrollCents: number): number | null {
+    if (!this.runwayKnown || !Object.is(fundsCents, this.runwayFunds) || payrollCents !== this.runwayPayroll) {
+      this.runwayValue = payrollCents > 0 ? pyRound(fundsCents / payrollCents, 2) : null;
+      this.runwayFunds = fundsCents;
+      this.runwayPayroll = payrollCents;
+      this.runwayKnown = true;
+    }
+    return this.runwayValue;
+  }
 }
 
 /**
@@ -665,9 +707,27 @@ export function statusOf(sim: Simulation, events: unknown[] = []): Status {
  */
 export function statusFrom(sim: Simulation, objects: StatusObjects, events: unknown[] = []): Status {
   const s = sim.state;
-  const f = companyFigures(s);
   const o = objects.update(s);
-  return statusBlock(f, o.prestigeCopy(), o.trustCopy(), events);
+  // `companyFigures`' fields one by one, without its objects, and the texts and runway `objects` keeps while their inputs
+  // are the same (the same values `statusBlock(companyFigures(s), ...)` gives).
+  const funds = s.fundsCents;
+  const payroll = payrollOf(s);
+  const tasks = taskCounts(s);
+  return {
+    sim_time: o.simTimeText(s.simTime),
+    horizon_end: o.horizonText(s.horizonEnd),
+    funds_cents: funds,
+    monthly_payroll_cents: payroll,
+    runway_months: o.runway(funds, payroll),
+    prestige: o.prestigeCopy(),
+    trust: o.trustCopy(),
+    active_tasks: tasks.active,
+    planned_tasks: tasks.planned,
+    completed_tasks: tasks.completed,
+    bankrupt: isBankrupt(s),
+    horizon_reached: isHorizonReached(s),
+    events,
+  };
 }
 
 /** The status block's fields, in the order of its JSON, from the company's figures and its own prestige and trust objects. */

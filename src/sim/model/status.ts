@@ -58,6 +58,21 @@ export function payrollOf(state: Pick<SimState, 'employees'>): number {
 interface Claimed {
   len: number;
   tasks: readonly Task[];
+  /** What {@link taskCounts} last kept of these claimed tasks (null: nothing yet). */
+  counts: KeptCounts | null;
+}
+
+/**
+ * {@link taskCounts}' record of one claimed list (`tasks`, compared by reference: the list is a new array whenever a
+ * task is claimed): how many of its tasks were owned and completed when last counted, and the others, in list order.
+ * A completed task stays completed and owned (only the engine completes a task, an active one; no command takes a
+ * task that is not planned or active, and no task is ever disowned), so it is counted once; every other task is
+ * looked at again on each count (a cancelled task too: it is final as well, but nothing else depends on that).
+ */
+interface KeptCounts {
+  readonly tasks: readonly Task[];
+  completed: number;
+  rest: Task[];
 }
 /**
  * Kept on the tasks array itself, under this symbol (a non-enumerable property: no snapshot, copy or comparison of the
@@ -78,8 +93,8 @@ function setClaimed(all: readonly Task[], len: number, tasks: readonly Task[]): 
   if (c !== undefined) {
     c.len = len;
     c.tasks = tasks;
-  } else if (Object.isExtensible(all)) Object.defineProperty(all, CLAIMED, { value: { len, tasks } });
-  else claimedFrozen.set(all, { len, tasks });
+  } else if (Object.isExtensible(all)) Object.defineProperty(all, CLAIMED, { value: { len, tasks, counts: null } });
+  else claimedFrozen.set(all, { len, tasks, counts: null });
 }
 
 /**
@@ -127,16 +142,40 @@ export function claimAccepted(all: readonly Task[], task: Task, lenBefore: numbe
   setClaimed(all, all.length, tasks);
 }
 
-/** The company's tasks by state, as `company status` counts them. */
+/**
+ * The company's tasks by state, as `company status` counts them. Every env step's status block counts them: the
+ * completed tasks (most of an episode's claimed tasks) are counted once per claimed list and kept with it
+ * (`KeptCounts`), the others looked at each time.
+ */
 export function taskCounts(state: Pick<SimState, 'tasks'>): { active: number; planned: number; completed: number; cancelled: number } {
-  const counts = { active: 0, planned: 0, completed: 0, cancelled: 0 };
-  for (const t of claimedTasks(state)) {
+  const list = claimedTasks(state);
+  const c = claimedOf(state.tasks) as Claimed; // claimedTasks just recorded it
+  let kept = c.counts;
+  if (kept === null || kept.tasks !== list) {
+    kept = { tasks: list, completed: 0, rest: [] };
+    for (const t of list) {
+      if (t.owned && (t.status === 'completed_success' || t.status === 'completed_fail')) kept.completed++;
+      else kept.rest.push(t);
+    }
+    c.counts = kept;
+  }
+  const counts = { active: 0, planned: 0, completed: kept.completed, cancelled: 0 };
+  const rest = kept.rest;
+  let n = 0;
+  for (let i = 0; i < rest.length; i++) {
+    const t = rest[i] as Task;
+    rest[n++] = t;
     if (!t.owned) continue;
     if (t.status === 'active') counts.active++;
     else if (t.status === 'planned') counts.planned++;
-    else if (t.status === 'completed_success' || t.status === 'completed_fail') counts.completed++;
-    else if (t.status === 'cancelled') counts.cancelled++;
+    else if (t.status === 'completed_success' || t.status === 'completed_fail') {
+      // Completed since the last count: counted from now on with the others.
+      counts.completed++;
+      kept.completed++;
+      n--;
+    } else if (t.status === 'cancelled') counts.cancelled++;
   }
+  rest.length = n;
   return counts;
 }
 
