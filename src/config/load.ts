@@ -132,7 +132,7 @@ export function presetConfig(p: string | ExperimentConfig | undefined): Experime
   if (missing.length > 0) throw new RangeError(`${kinds}; got an object without the config's sections ${CONFIG_SECTIONS.join(', ')} (missing: ${missing.join(', ')})`);
   if (validatedConfigs.has(p)) return p;
   const hit = configCopies.get(p);
-  if (hit !== undefined && isDeepStrictEqual(p, hit.given)) return hit.cfg;
+  if (hit !== undefined && (plainEqual(p, hit.given) ?? isDeepStrictEqual(p, hit.given))) return hit.cfg;
   let given: unknown;
   let validated: ExperimentConfig;
   try {
@@ -146,6 +146,45 @@ export function presetConfig(p: string | ExperimentConfig | undefined): Experime
   const cfg = known(validated);
   configCopies.set(p, { given, cfg });
   return cfg;
+}
+
+/**
+ * `isDeepStrictEqual(a, b)` for a `b` of plain data (a `structuredClone` of a config: objects of `Object.prototype`, arrays,
+ * primitives) while `a` is plain data too, walked without the general comparison's bookkeeping (most of a reset's cost
+ * of a config object that is unchanged): primitives compared with `Object.is`, objects by their own enumerable keys,
+ * in any order. `undefined` where `a` holds anything else (another prototype, a symbol key, an array with holes or
+ * extra keys): the caller asks `isDeepStrictEqual` then. `b`'s depth bounds the walk, whatever cycles `a` holds.
+ */
+function plainEqual(a: unknown, b: unknown): boolean | undefined {
+  if (typeof a !== 'object' || a === null) return Object.is(a, b);
+  if (typeof b !== 'object' || b === null) return false;
+  if (Array.isArray(a)) {
+    if (Object.getPrototypeOf(a) !== Array.prototype || !Array.isArray(b) || Object.getPrototypeOf(b) !== Array.prototype) return undefined;
+    if (Object.keys(a).length !== a.length || Object.keys(b).length !== b.length || Object.getOwnPropertySymbols(a).length > 0) return undefined;
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      const r = plainEqual(a[i], b[i]);
+      if (r !== true) return r;
+    }
+    return true;
+  }
+  if (Object.getPrototypeOf(a) !== Object.prototype || Array.isArray(b) || Object.getPrototypeOf(b) !== Object.prototype) return undefined;
+  // `b`, a structuredClone, has no symbol keys and only enumerable properties.
+  if (Object.getOwnPropertySymbols(a).length > 0) return undefined;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  // The same keys in the same order (a config unchanged since its copy was taken) let the values be read in that order,
+  // not looked up by key; any other order is left to the general comparison.
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return undefined;
+  const va = Object.values(a);
+  const vb = Object.values(b);
+  if (va.length !== ka.length || vb.length !== kb.length) return undefined;
+  for (let i = 0; i < va.length; i++) {
+    const r = plainEqual(va[i], vb[i]);
+    if (r !== true) return r;
+  }
+  return true;
 }
 
 /**

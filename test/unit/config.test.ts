@@ -157,6 +157,45 @@ describe('built-in presets', () => {
     expect(presetConfig(got)).toBe(got);
   });
 
+  it('presetConfig: a config object changed in place in any way is validated again; an equal one keeps its copy', () => {
+    // The check against the kept copy walks plain data itself and leaves anything else to isDeepStrictEqual: both
+    // must see every change (a changed -0, NaN, an added or removed key, an array element, another prototype, a
+    // symbol key) and an unchanged object (its keys in another order too) keeps its validated copy.
+    type Raw = Record<string, Record<string, unknown>>;
+    const changes: [string, (c: Raw) => void, boolean][] = [
+      ['nothing', () => undefined, true],
+      ['a number', (c) => void (c['world']!['num_employees'] = 9), false],
+      ['0 to -0', (c) => void (c['agent']!['temperature'] = -0), false],
+      ['0 to NaN', (c) => void (c['world']!['trust_min'] = NaN), false],
+      ['a string', (c) => void (c['sim']!['start_date'] = '2025-01-02'), false],
+      ['a boolean', (c) => void (c['fixes']!['task_cancel'] = true), false],
+      ['a nested value', (c) => void ((c['world']!['dist'] as Record<string, Record<string, unknown>>)['required_qty']!['low'] = 401), false],
+      ['an array element added', (c) => void (c['world']!['task_progress_milestones'] = [0.5]), false],
+      ['a key added', (c) => void (c['world']!['extra_key'] = 1), false],
+      ['a key added as undefined', (c) => void (c['world']!['extra_key'] = undefined), false],
+      ['a key removed', (c) => void delete c['agent']!['model'], false],
+      ['a symbol key added', (c) => void ((c['world'] as Record<symbol, unknown>)[Symbol('s')] = 1), false],
+      ['another prototype', (c) => void (c['loop'] = Object.assign(Object.create({ inherited: 1 }) as Record<string, unknown>, c['loop'])), false],
+      ['keys in another order, same values', (c) => void (c['sim'] = Object.fromEntries(Object.entries(c['sim']!).reverse())), true],
+    ];
+    for (const [what, change, same] of changes) {
+      const given = loadPreset('default');
+      const first = presetConfig(given);
+      change(given as unknown as Raw);
+      let again: unknown;
+      try {
+        again = presetConfig(given);
+      } catch (e) {
+        // Validated again and refused (an unknown key, a value out of range): not the kept copy.
+        expect(same, what).toBe(false);
+        expect(e, what).toBeInstanceOf(PresetError);
+        continue;
+      }
+      if (same) expect(again, what).toBe(first);
+      else expect(again, what).not.toBe(first);
+    }
+  });
+
   it('presetConfig: a TOML path is read on every call (an edited file takes effect)', () => {
     const p = tmpFile('edited.toml', 'extends = "default"\n[world]\nnum_employees = 5\n');
     expect(presetConfig(p).world.num_employees).toBe(5);
