@@ -143,6 +143,26 @@ describe('pyJsonDumps equals the previous writer', () => {
     );
   });
 
+  it('an indent-2 entry\'s string or integer (written by the entry, not through write): float keys and float maps, unsafe and non-integers, escapes, plain and escaped', () => {
+    const scalar = fc.oneof(num, fc.string({ maxLength: 10 }), fc.string({ unit: 'binary', maxLength: 6 }), fc.constantFrom('caf\u00e9', 'a"b\\c', 'tab\there', '\u2603'));
+    const k = fc.constantFrom('required_qty', 'trust_level', 'count', 'task_id', 'name', 'delta');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(k, scalar), { maxLength: 6 }), scalar, fc.boolean(), (entries, r, esc) => {
+        const doc: Out = { ...Object.fromEntries(entries), prestige: { research: r, training: 3 }, nested: [Object.fromEntries(entries.slice().reverse())] };
+        const want = oraclePyJsonDumps(doc, 2);
+        expect(pyJsonDumps(doc, 2)).toBe(want);
+        const sink = new BufferSink();
+        pyJsonAppend(doc, 2, sink, esc);
+        expect(sink.kept.toString('latin1')).toBe(esc ? JSON.stringify(want).slice(1, -1) : want);
+      }),
+      { numRuns: 2000 },
+    );
+    // The same keys hold an int, then the same number where a float is printed, then a string.
+    expect(pyJsonDumps({ required_qty: 899, count: 899 })).toBe('{\n  "required_qty": 899.0,\n  "count": 899\n}');
+    expect(pyJsonDumps({ rates: { a: 2 }, count: 2 ** 53 })).toBe('{\n  "rates": {\n    "a": 2.0\n  },\n  "count": 9007199254740992\n}');
+    expect(pyJsonDumps({ count: 0.5, name: '\u00e9' })).toBe('{\n  "count": 0.5,\n  "name": "\\u00e9"\n}');
+  });
+
   it('object entries (their leads stored a word at a time) into a sink whose bytes are a window of a larger buffer: the text appended, nothing outside the window touched', () => {
     fc.assert(
       fc.property(value, fc.string({ maxLength: 12 }), fc.nat(7), fc.nat(40), fc.boolean(), (v, prefix, offset, spare, esc) => {

@@ -699,7 +699,13 @@ function writeObject(obj: { [k: string]: Out }, level: number, mode: Mode, inden
       prev = info;
       putRun(first ? (info.first[slot] ??= leadRun(info, '{', level)) : (info.next[slot] ??= leadRun(info, ',', level)));
       first = false;
-      write(obj[k] as Out, level + 1, mode === Mode.FloatMap ? Mode.Float : info.mode, 2);
+      const v = obj[k] as Out;
+      const m = mode === Mode.FloatMap ? Mode.Float : info.mode;
+      // The scalars that fill most entries (strings; integers where no float is printed) written here: one call less
+      // per entry than through `write` (~4% of the JSON text's time in an episode).
+      if (typeof v === 'string') putString(v);
+      else if (typeof v === 'number' && m !== Mode.Float && Number.isSafeInteger(v)) putSafeInt(v);
+      else write(v, level + 1, m, 2);
     }
     if (first) put('{}');
     else putRun((CLOSE[slot] ??= asciiRun(pad(2, level) + '}')));
