@@ -163,6 +163,28 @@ describe('pyJsonDumps equals the previous writer', () => {
     expect(pyJsonDumps({ count: 0.5, name: '\u00e9' })).toBe('{\n  "count": 0.5,\n  "name": "\\u00e9"\n}');
   });
 
+  it('entries led by the lead that followed the last time (a hint): the same keys reordered, dropped, repeated, at other depths, escaped and plain alternately', () => {
+    const keys = ['task_id', 'required_qty', 'status', 'prestige', 'count', 'caf\u00e9'];
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.shuffledSubarray(keys), fc.nat(3), fc.boolean()), { minLength: 1, maxLength: 12 }), (docs) => {
+        for (const [ks, depth, esc] of docs) {
+          let doc: Out = Object.fromEntries(ks.map((k, i) => [k, k === 'prestige' ? { research: i } : i]));
+          for (let d = 0; d < depth; d++) doc = { tasks: [doc], count: d };
+          const want = oraclePyJsonDumps(doc, 2);
+          expect(pyJsonDumps(doc, 2)).toBe(want);
+          const sink = new BufferSink();
+          pyJsonAppend(doc, 2, sink, esc);
+          expect(sink.kept.toString('latin1')).toBe(esc ? JSON.stringify(want).slice(1, -1) : want);
+        }
+      }),
+      { numRuns: 1500 },
+    );
+    // One kind of object, then the same keys in another order, then the first order again.
+    for (const doc of [{ a: 1, b: 2, c: 3 }, { a: 1, c: 3, b: 2 }, { b: 2, a: 1, c: 3 }, { a: 1, b: 2, c: 3 }, { a: 1, b: 2 }] as Out[]) {
+      expect(pyJsonDumps(doc, 2)).toBe(oraclePyJsonDumps(doc, 2));
+    }
+  });
+
   it('object entries (their leads stored a word at a time) into a sink whose bytes are a window of a larger buffer: the text appended, nothing outside the window touched', () => {
     fc.assert(
       fc.property(value, fc.string({ maxLength: 12 }), fc.nat(7), fc.nat(40), fc.boolean(), (v, prefix, offset, spare, esc) => {
