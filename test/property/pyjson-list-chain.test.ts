@@ -214,6 +214,18 @@ describe('memoList: chained lists print as the plain writer prints them', () => 
     }
   });
 
+  it('a list rendered by pyJsonDumps is read back from its own string, not that of a later call that wrote no list', () => {
+    const pool = Array.from({ length: 6 }, (_, i) => memoRendered({ task_id: `T${i}`, required_qty: i } as Out));
+    const c = listChain();
+    for (let r = 0; r < 4; r++) {
+      const doc: Out = { tasks: memoList(pool.slice(r % 2, 6 - (r >> 1)), c) };
+      expect(pyJsonDumps(doc, 2)).toBe(oraclePyJsonDumps(doc, 2));
+      // Calls between two versions that write no list (their strings are not the list's).
+      expect(pyJsonDumps({ count: r, tasks: [] }, 2)).toBe(oraclePyJsonDumps({ count: r, tasks: [] }, 2));
+      expect(pyJsonDumps({ task_id: 'x'.repeat(40 * r) }, 2)).toBe(oraclePyJsonDumps({ task_id: 'x'.repeat(40 * r) }, 2));
+    }
+  });
+
   it('two chains rendered alternately share nothing but their elements', () => {
     const a = [1, 2, 3, 4, 5].map((i) => memoRendered({ task_id: `T${i}`, required_qty: new PyFloat(i) } as Out));
     const c1 = listChain();

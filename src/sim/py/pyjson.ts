@@ -770,8 +770,9 @@ export function pyJsonDumps(v: Out, indent: number | null = 2): string {
     for (let i = 0; i < dumped.length; i++) (dumped[i] as ListText).str = text;
     return text;
   } finally {
-    // After a failure the lists written have no string (`str` stays null): they are not read back.
-    dumped.length = 0;
+    // After a failure the lists written have no string (`str` stays null): they are not read back. Most calls wrote no
+    // list: the length is stored only when there is one (a store to an array's length is a call, not a field store).
+    if (dumped.length !== 0) dumped.length = 0;
     dumping = false;
     release();
   }
