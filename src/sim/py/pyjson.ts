@@ -332,12 +332,9 @@ interface ListText {
   /**
    * Element i's text is bytes[starts[i], ends[i]) (with `sink`: the sink's bytes[base + starts[i], base + ends[i]);
    * with `str`: its characters [base + starts[i], base + ends[i]), one per byte); the separator between two elements lies
-   * between them.
-   */
-  /**
-   * Plain arrays (small integers), filled in order and kept for the chain's next text but one: an Int32Array of a
-   * listing's ~70 offsets has an off-heap backing store, whose allocation (when a listing grew by an element, and for
-   * each chain's first two texts) cost ~0.5% of a greedy episode with text.
+   * between them. Plain arrays (small integers), filled in order and kept for the chain's next text but one: an
+   * Int32Array of a listing's ~70 offsets has an off-heap backing store, whose allocation (when a listing grew by an
+   * element, and for each chain's first two texts) took ~0.7% of a greedy text episode under --cpu-prof.
    */
   readonly starts: number[];
   readonly ends: number[];
