@@ -188,6 +188,44 @@ describe('memoList: chained lists print as the plain writer prints them', () => 
     }
   });
 
+  it('versions that grow one element at a time past the first room of their offsets, then shrink, with an element changed in place and keys reordered', () => {
+    const pool = Array.from({ length: 160 }, (_, i) => memoRendered({ task_id: `T${i}`, required_qty: i, name: 'caf\u00e9' } as Out));
+    const loose: { [k: string]: Out } = { task_id: 'loose', required_qty: 1 };
+    const c = listChain();
+    const sink = new EpochSink();
+    const lengths = [...Array.from({ length: 150 }, (_, i) => i + 1), ...Array.from({ length: 150 }, (_, i) => 150 - i)];
+    for (const [r, n] of lengths.entries()) {
+      // Every fifth version: the unmemoised element changed in place (an int, then a float's value), or its keys reordered.
+      if (r % 5 === 0) loose['required_qty'] = r % 10 === 0 ? r : r + 0.5;
+      if (r % 7 === 0) {
+        const q = loose['required_qty'] as Out;
+        delete loose['task_id'];
+        loose['task_id'] = `loose${r}`;
+        loose['required_qty'] = q;
+      }
+      const list = memoList([...pool.slice(0, n >> 1), loose, ...pool.slice(n >> 1, n)], c);
+      const doc: Out = { total: n, tasks: list };
+      if (r % 2 === 0) expect(pyJsonDumps(doc, 2)).toBe(oraclePyJsonDumps(doc, 2));
+      else {
+        const before = sink.used;
+        pyJsonAppend(doc, 2, sink);
+        expect(sink.kept.subarray(before).toString('latin1')).toBe(oraclePyJsonDumps(doc, 2));
+      }
+    }
+  });
+
+  it('a list rendered by pyJsonDumps is read back from its own string, not that of a later call that wrote no list', () => {
+    const pool = Array.from({ length: 6 }, (_, i) => memoRendered({ task_id: `T${i}`, required_qty: i } as Out));
+    const c = listChain();
+    for (let r = 0; r < 4; r++) {
+      const doc: Out = { tasks: memoList(pool.slice(r % 2, 6 - (r >> 1)), c) };
+      expect(pyJsonDumps(doc, 2)).toBe(oraclePyJsonDumps(doc, 2));
+      // Calls between two versions that write no list (their strings are not the list's).
+      expect(pyJsonDumps({ count: r, tasks: [] }, 2)).toBe(oraclePyJsonDumps({ count: r, tasks: [] }, 2));
+      expect(pyJsonDumps({ task_id: 'x'.repeat(40 * r) }, 2)).toBe(oraclePyJsonDumps({ task_id: 'x'.repeat(40 * r) }, 2));
+    }
+  });
+
   it('two chains rendered alternately share nothing but their elements', () => {
     const a = [1, 2, 3, 4, 5].map((i) => memoRendered({ task_id: `T${i}`, required_qty: new PyFloat(i) } as Out));
     const c1 = listChain();

@@ -143,6 +143,48 @@ describe('pyJsonDumps equals the previous writer', () => {
     );
   });
 
+  it('an indent-2 entry\'s string or integer (written by the entry, not through write): float keys and float maps, unsafe and non-integers, escapes, plain and escaped', () => {
+    const scalar = fc.oneof(num, fc.string({ maxLength: 10 }), fc.string({ unit: 'binary', maxLength: 6 }), fc.constantFrom('caf\u00e9', 'a"b\\c', 'tab\there', '\u2603'));
+    const k = fc.constantFrom('required_qty', 'trust_level', 'count', 'task_id', 'name', 'delta');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(k, scalar), { maxLength: 6 }), scalar, fc.boolean(), (entries, r, esc) => {
+        const doc: Out = { ...Object.fromEntries(entries), prestige: { research: r, training: 3 }, nested: [Object.fromEntries(entries.slice().reverse())] };
+        const want = oraclePyJsonDumps(doc, 2);
+        expect(pyJsonDumps(doc, 2)).toBe(want);
+        const sink = new BufferSink();
+        pyJsonAppend(doc, 2, sink, esc);
+        expect(sink.kept.toString('latin1')).toBe(esc ? JSON.stringify(want).slice(1, -1) : want);
+      }),
+      { numRuns: 2000 },
+    );
+    // The same keys hold an int, then the same number where a float is printed, then a string.
+    expect(pyJsonDumps({ required_qty: 899, count: 899 })).toBe('{\n  "required_qty": 899.0,\n  "count": 899\n}');
+    expect(pyJsonDumps({ rates: { a: 2 }, count: 2 ** 53 })).toBe('{\n  "rates": {\n    "a": 2.0\n  },\n  "count": 9007199254740992\n}');
+    expect(pyJsonDumps({ count: 0.5, name: '\u00e9' })).toBe('{\n  "count": 0.5,\n  "name": "\\u00e9"\n}');
+  });
+
+  it('entries led by the lead that followed the last time (a hint): the same keys reordered, dropped, repeated, at other depths, escaped and plain alternately', () => {
+    const keys = ['task_id', 'required_qty', 'status', 'prestige', 'count', 'caf\u00e9'];
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.shuffledSubarray(keys), fc.nat(3), fc.boolean()), { minLength: 1, maxLength: 12 }), (docs) => {
+        for (const [ks, depth, esc] of docs) {
+          let doc: Out = Object.fromEntries(ks.map((k, i) => [k, k === 'prestige' ? { research: i } : i]));
+          for (let d = 0; d < depth; d++) doc = { tasks: [doc], count: d };
+          const want = oraclePyJsonDumps(doc, 2);
+          expect(pyJsonDumps(doc, 2)).toBe(want);
+          const sink = new BufferSink();
+          pyJsonAppend(doc, 2, sink, esc);
+          expect(sink.kept.toString('latin1')).toBe(esc ? JSON.stringify(want).slice(1, -1) : want);
+        }
+      }),
+      { numRuns: 1500 },
+    );
+    // One kind of object, then the same keys in another order, then the first order again.
+    for (const doc of [{ a: 1, b: 2, c: 3 }, { a: 1, c: 3, b: 2 }, { b: 2, a: 1, c: 3 }, { a: 1, b: 2, c: 3 }, { a: 1, b: 2 }] as Out[]) {
+      expect(pyJsonDumps(doc, 2)).toBe(oraclePyJsonDumps(doc, 2));
+    }
+  });
+
   it('object entries (their leads stored a word at a time) into a sink whose bytes are a window of a larger buffer: the text appended, nothing outside the window touched', () => {
     fc.assert(
       fc.property(value, fc.string({ maxLength: 12 }), fc.nat(7), fc.nat(40), fc.boolean(), (v, prefix, offset, spare, esc) => {
