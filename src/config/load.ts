@@ -152,8 +152,8 @@ export function presetConfig(p: string | ExperimentConfig | undefined): Experime
  * `isDeepStrictEqual(a, b)` for a `b` of plain data (a `structuredClone` of a config: objects of `Object.prototype`, arrays,
  * primitives) while `a` is plain data too, walked without the general comparison's bookkeeping (most of a reset's cost
  * of a config object that is unchanged): primitives compared with `Object.is`, objects by their own enumerable keys,
- * in any order. `undefined` where `a` holds anything else (another prototype, a symbol key, an array with holes or
- * extra keys): the caller asks `isDeepStrictEqual` then. `b`'s depth bounds the walk, whatever cycles `a` holds.
+ * in the same order. `undefined` where `a` holds anything else (another prototype, a symbol key, an array with holes or
+ * extra keys, keys in another order): the caller asks `isDeepStrictEqual` then. `b`'s depth bounds the walk, whatever cycles `a` holds.
  */
 function plainEqual(a: unknown, b: unknown): boolean | undefined {
   if (typeof a !== 'object' || a === null) return Object.is(a, b);

@@ -5,7 +5,7 @@
 import { presetConfig } from '../config/load.js';
 import { resetRequestProblem } from './schema-errors.js';
 import { ResetRequest } from './local-validators.generated.js';
-import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isBankrupt, isHorizonReached, isoformat, isVerb, mapPacked, outcome, payrollOf, pyRound, type SimSnapshot, Simulation, taskCounts, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
+import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isBankrupt, isHorizonReached, isoformat, isVerb, mapPacked, outcome, payrollOf, runwayMonths, type SimSnapshot, Simulation, taskCounts, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteCommand, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
@@ -534,6 +534,23 @@ export type StatusFigures = Pick<Status, 'funds_cents' | 'monthly_payroll_cents'
 DOMAINS satisfies readonly ['research', 'inference', 'data_environment', 'training'];
 
 /**
+ * `isoformat(t)` of the last instant asked (one status field's: `isoformat`'s own few-entry memo is shared by every date
+ * a step formats and misses there); NaN matches no instant, so a NaN one is formatted each time.
+ */
+class LastIsoformat {
+  private at = NaN;
+  private text = '';
+
+  of(t: number): string {
+    if (t !== this.at) {
+      this.text = isoformat(t);
+      this.at = t;
+    }
+    return this.text;
+  }
+}
+
+/**
  * A status block's `prestige` and `trust` objects, kept while their values are the same: prestige and trust are
  * immutable Decimals, replaced on every change (an unchanged reference is an unchanged value), and `clientsByName`
  * returns the same array while the clients are the same. `update` replaces an object (never mutates it) when a value
@@ -574,10 +591,8 @@ export class StatusObjects {
    * money, so the texts and the rounding are taken again only when an input changes. NaN matches no instant (a NaN
    * instant is formatted each time); the runway compares funds with `Object.is`, so -0 keeps a result of its own.
    */
-  private simTimeAt = NaN;
-  private simTimeIso = '';
-  private horizonAt = NaN;
-  private horizonIso = '';
+  private readonly simTimeIso = new LastIsoformat();
+  private readonly horizonIso = new LastIsoformat();
   private runwayKnown = false;
   private runwayFunds = 0;
   private runwayPayroll = 0;
@@ -646,26 +661,18 @@ export class StatusObjects {
 
   /** `isoformat(t)` of a status block's `sim_time`. */
   simTimeText(t: number): string {
-    if (t !== this.simTimeAt) {
-      this.simTimeIso = isoformat(t);
-      this.simTimeAt = t;
-    }
-    return this.simTimeIso;
+    return this.simTimeIso.of(t);
   }
 
   /** `isoformat(t)` of a status block's `horizon_end` (one instant per episode). */
   horizonText(t: number): string {
-    if (t !== this.horizonAt) {
-      this.horizonIso = isoformat(t);
-      this.horizonAt = t;
-    }
-    return this.horizonIso;
+    return this.horizonIso.of(t);
   }
 
   /** A status block's `runway_months` (`companyFigures`'s `runwayMonths`) of these funds and this monthly payroll. */
   runway(fundsCents: number, payrollCents: number): number | null {
     if (!this.runwayKnown || !Object.is(fundsCents, this.runwayFunds) || payrollCents !== this.runwayPayroll) {
-      this.runwayValue = payrollCents > 0 ? pyRound(fundsCents / payrollCents, 2) : null;
+      this.runwayValue = runwayMonths(fundsCents, payrollCents);
       this.runwayFunds = fundsCents;
       this.runwayPayroll = payrollCents;
       this.runwayKnown = true;
@@ -697,7 +704,8 @@ export function statusFigures(sim: Simulation, objects: StatusObjects): StatusFi
 /** Build the status block of a simulation (`StatusWire` writes the same JSON without building it). */
 export function statusOf(sim: Simulation, events: unknown[] = []): Status {
   const s = sim.state;
-  return statusBlock(companyFigures(s), prestigeOf(s), trustOf(clientsByName(s.clients)), events);
+  const f = companyFigures(s);
+  return statusBlock(isoformat(f.simTime), isoformat(f.horizonEnd), f.fundsCents, f.monthlyPayrollCents, f.runwayMonths, prestigeOf(s), trustOf(clientsByName(s.clients)), f.tasks, f.bankrupt, f.horizonReached, events);
 }
 
 /**
@@ -709,42 +717,39 @@ export function statusFrom(sim: Simulation, objects: StatusObjects, events: unkn
   const s = sim.state;
   const o = objects.update(s);
   // `companyFigures`' fields one by one, without its objects, and the texts and runway `objects` keeps while their inputs
-  // are the same (the same values `statusBlock(companyFigures(s), ...)` gives).
+  // are the same (the values `statusOf` gives).
   const funds = s.fundsCents;
   const payroll = payrollOf(s);
-  const tasks = taskCounts(s);
+  return statusBlock(o.simTimeText(s.simTime), o.horizonText(s.horizonEnd), funds, payroll, o.runway(funds, payroll), o.prestigeCopy(), o.trustCopy(), taskCounts(s), isBankrupt(s), isHorizonReached(s), events);
+}
+
+/** The status block (`statusOf`, `statusFrom`): its fields in the order of its JSON, its prestige and trust objects its own. */
+function statusBlock(
+  simTime: string,
+  horizonEnd: string,
+  fundsCents: number,
+  payrollCents: number,
+  runway: number | null,
+  prestige: Status['prestige'],
+  trust: Status['trust'],
+  tasks: CompanyFigures['tasks'],
+  bankrupt: boolean,
+  horizonReached: boolean,
+  events: unknown[],
+): Status {
   return {
-    sim_time: o.simTimeText(s.simTime),
-    horizon_end: o.horizonText(s.horizonEnd),
-    funds_cents: funds,
-    monthly_payroll_cents: payroll,
-    runway_months: o.runway(funds, payroll),
-    prestige: o.prestigeCopy(),
-    trust: o.trustCopy(),
+    sim_time: simTime,
+    horizon_end: horizonEnd,
+    funds_cents: fundsCents,
+    monthly_payroll_cents: payrollCents,
+    runway_months: runway,
+    prestige,
+    trust,
     active_tasks: tasks.active,
     planned_tasks: tasks.planned,
     completed_tasks: tasks.completed,
-    bankrupt: isBankrupt(s),
-    horizon_reached: isHorizonReached(s),
-    events,
-  };
-}
-
-/** The status block's fields, in the order of its JSON, from the company's figures and its own prestige and trust objects. */
-function statusBlock(f: CompanyFigures, prestige: Status['prestige'], trust: Status['trust'], events: unknown[]): Status {
-  return {
-    sim_time: isoformat(f.simTime),
-    horizon_end: isoformat(f.horizonEnd),
-    funds_cents: f.fundsCents,
-    monthly_payroll_cents: f.monthlyPayrollCents,
-    runway_months: f.runwayMonths,
-    prestige,
-    trust,
-    active_tasks: f.tasks.active,
-    planned_tasks: f.tasks.planned,
-    completed_tasks: f.tasks.completed,
-    bankrupt: f.bankrupt,
-    horizon_reached: f.horizonReached,
+    bankrupt,
+    horizon_reached: horizonReached,
     events,
   };
 }

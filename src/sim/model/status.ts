@@ -179,6 +179,11 @@ export function taskCounts(state: Pick<SimState, 'tasks'>): { active: number; pl
   return counts;
 }
 
+/** Funds over monthly payroll, rounded like Python's `round(x, 2)`; null without payroll (`CompanyFigures.runwayMonths`). */
+export function runwayMonths(fundsCents: number, payrollCents: number): number | null {
+  return payrollCents > 0 ? pyRound(fundsCents / payrollCents, 2) : null;
+}
+
 /** The company figures every status view reports (`company status`, the env's status block, the turn context). */
 export interface CompanyFigures extends Outcome {
   readonly simTime: number;
@@ -204,7 +209,7 @@ export function companyFigures(state: SimState): CompanyFigures {
     horizonEnd: o.horizonEnd,
     simTime: state.simTime,
     monthlyPayrollCents: payroll,
-    runwayMonths: payroll > 0 ? pyRound(state.fundsCents / payroll, 2) : null,
+    runwayMonths: runwayMonths(state.fundsCents, payroll),
     tasks: taskCounts(state),
     employees: state.employees.length,
   };
