@@ -5,7 +5,7 @@
 import { presetConfig } from '../config/load.js';
 import { resetRequestProblem } from './schema-errors.js';
 import { ResetRequest } from './local-validators.generated.js';
-import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isBankrupt, isHorizonReached, isoformat, isVerb, mapPacked, outcome, payrollOf, runwayMonths, type SimSnapshot, Simulation, taskCounts, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
+import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isBankrupt, isHorizonReached, isoformat, isVerb, mapPacked, payrollOf, runwayMonths, type SimSnapshot, Simulation, taskCounts, terminalReason, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteCommand, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
@@ -103,6 +103,14 @@ export interface StepInfo {
   /** Discrete mode, reset and restore only: shapes, names and bounds of the frame. */
   discrete_spec?: DiscreteSpec;
   [k: string]: unknown;
+}
+
+/**
+ * The terminal reason of the simulation among an env's reasons (`max_steps`, `stall`, `error` are not its own): a step
+ * whose `terminal_reason` is one terminated the episode, any other reason truncated it.
+ */
+export function simulationReason(r: string | null | undefined): 'bankruptcy' | 'horizon_end' | null {
+  return r === 'bankruptcy' || r === 'horizon_end' ? r : null;
 }
 
 /** Result of `reset`. */
@@ -887,9 +895,14 @@ export class Env implements EnvLike {
     return this.frame ? [...this.frame.mask] : null;
   }
 
+  /**
+   * Why the episode is over now: the simulation's terminal rule (`bankruptcy`, `horizon_end`: terminated), else this
+   * env's truncations (`max_steps`, then `stall`), else null. Asked once per step (its info carries it, and the step's
+   * flags follow from it: `advance`).
+   */
   private terminalReason(): StepInfo['terminal_reason'] {
-    const end = outcome((this.sim as Simulation).state);
-    if (end.reason !== null) return end.reason;
+    const reason = terminalReason((this.sim as Simulation).state);
+    if (reason !== null) return reason;
     if (this.maxSteps !== null && this.steps >= this.maxSteps) return 'max_steps';
     if (this.stallSteps > 0 && this.stalled >= this.stallSteps) return 'stall';
     return null;
@@ -939,6 +952,7 @@ export class Env implements EnvLike {
    * the Discrete frame.
    */
   private stepObserved(action: string | number, withStatus: boolean, wire: boolean): Omit<WireStepResult, 'observation'> & { observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status | WireValue } } {
+    // `advance` is the core of every kind of step (a subclass that overrides it sees them all).
     const o = this.advance(action);
     const r = this.last as Output;
     if (withStatus && wire) {
@@ -991,10 +1005,12 @@ export class Env implements EnvLike {
     this.steps++;
     this.stalled = sim.state.simTime > timeBefore ? 0 : this.stalled + 1;
     const rewardCents = sim.state.fundsCents - before;
-    const terminated = outcome(sim.state).terminated;
-    const truncated = !terminated && ((this.maxSteps !== null && this.steps >= this.maxSteps) || (this.stallSteps > 0 && this.stalled >= this.stallSteps));
-    this.done = terminated || truncated;
     const info = this.info(rewardCents);
+    // The terminal rule asked once, for the info: the simulation's reason terminates the episode, the env's own
+    // (`max_steps`, `stall`) truncate it.
+    const terminated = simulationReason(info.terminal_reason) !== null;
+    const truncated = !terminated && info.terminal_reason !== null;
+    this.done = terminated || truncated;
     if (this.mode === 'discrete' && text !== null) info.action_text = text;
     // The next step's Discrete actions index this frame (the observation shows it when it is built).
     this.frame = this.spec !== null ? discreteFrame(sim, this.spec, this.frameLists) : null;

@@ -5,7 +5,7 @@
  * bench watch the steps through hooks.
  */
 import type { Policy, PolicyObservation } from './policy.js';
-import type { EnvLike, ResetArgs, ResetResult, StepInfo, StepOutcome, StepResult } from './env.js';
+import { type EnvLike, type ResetArgs, type ResetResult, simulationReason, type StepInfo, type StepOutcome, type StepResult } from './env.js';
 import { isBankrupt } from '../sim/index.js';
 
 /** One step of an episode as the loop saw it (action `A`, the env's answer `R`; command-level by default). */
@@ -98,10 +98,8 @@ export interface StepView {
   readonly reason: 'bankruptcy' | 'horizon_end' | null;
 }
 
-/** The terminal reason of the simulation among an env's reasons (`max_steps`, `stall`, `error` are not its own). */
-export function simulationReason(r: string | null | undefined): 'bankruptcy' | 'horizon_end' | null {
-  return r === 'bankruptcy' || r === 'horizon_end' ? r : null;
-}
+// The env's (its steps take their flags from it); exported here too, where the loop's users have found it.
+export { simulationReason };
 
 /**
  * The loop's bookkeeping, shared by every driver (synchronous, asynchronous, command-level, turn-level): it asks the

@@ -33,13 +33,26 @@ export function isHorizonReached(state: Pick<SimState, 'simTime' | 'horizonEnd'>
   return state.simTime >= state.horizonEnd;
 }
 
+/** `bankruptcy` before `horizon_end` when both hold; null while the episode runs (`Outcome.reason`). */
+function reasonOf(bankrupt: boolean, horizonReached: boolean): TerminalReason | null {
+  return bankrupt ? 'bankruptcy' : horizonReached ? 'horizon_end' : null;
+}
+
+/**
+ * `outcome(state).reason` without the rest of the outcome (an object): what a caller that needs only the reason, once
+ * per step, asks (`Env`'s steps). Null while the episode runs; `terminated` is `reason !== null`.
+ */
+export function terminalReason(state: Pick<SimState, 'fundsCents' | 'simTime' | 'horizonEnd'>): TerminalReason | null {
+  return reasonOf(isBankrupt(state), isHorizonReached(state));
+}
+
 /** The terminal rule: is the episode over, and why. */
 export function outcome(state: Pick<SimState, 'fundsCents' | 'simTime' | 'horizonEnd'>): Outcome {
   const bankrupt = isBankrupt(state);
   const horizonReached = isHorizonReached(state);
   return {
     terminated: bankrupt || horizonReached,
-    reason: bankrupt ? 'bankruptcy' : horizonReached ? 'horizon_end' : null,
+    reason: reasonOf(bankrupt, horizonReached),
     bankrupt,
     horizonReached,
     fundsCents: state.fundsCents,
