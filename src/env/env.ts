@@ -517,16 +517,23 @@ function refused(error: string): Output {
   return { ok: false, exit: 1, verb: null, value: null, text, appendText: (sink) => sink.string(text), appendEscapedText: (sink) => sink.string(JSON.stringify(text).slice(1, -1)) };
 }
 
-/** The status block's `prestige`: each domain's prestige as a float, in `DOMAINS` order. */
+/**
+ * The status block's `prestige`: each domain's prestige as a float, in `DOMAINS` order. One literal (its keys named:
+ * see the `DOMAINS` check below), not keys added one by one in a loop: V8 builds the literal's object in one go, where
+ * each key added by name took a map transition (most of this function's time in profiles of the in-process steps).
+ */
 function prestigeOf(s: Simulation['state']): Record<string, number> {
-  const prestige: Record<string, number> = {};
-  for (const d of DOMAINS) prestige[d] = toFloat(s.prestige[d]);
-  return prestige;
+  const p = s.prestige;
+  return { research: toFloat(p.research), inference: toFloat(p.inference), data_environment: toFloat(p.data_environment), training: toFloat(p.training) };
 }
 
-/** The status block's `trust`: each client's trust as a float, by name, clients in `clientsByName` order. */
-function trustOf(clients: readonly SimClient[]): Record<string, number> {
-  const trust: Record<string, number> = {};
+/**
+ * The status block's `trust`: each client's trust as a float, by name, clients in `clientsByName` order; set in `trust`
+ * (default a new object). An object that `trustOf` filled from the same clients with the same names has those keys in
+ * that order already: filling it again sets their values in place, as a new one would have them (the last of clients
+ * of one name wins, a `__proto__` is never an own key: the same assignments), without adding a key.
+ */
+function trustOf(clients: readonly SimClient[], trust: Record<string, number> = {}): Record<string, number> {
   // By index: the shared order is a frozen array, whose iterator V8 runs without its fast path (an object per client).
   for (let i = 0; i < clients.length; i++) {
     const c = clients[i] as SimClient;
@@ -538,7 +545,7 @@ function trustOf(clients: readonly SimClient[]): Record<string, number> {
 /** The figures of a status block that a trajectory row records (`statusFigures`): no times, no events. */
 export type StatusFigures = Pick<Status, 'funds_cents' | 'monthly_payroll_cents' | 'runway_months' | 'prestige' | 'trust' | 'active_tasks' | 'planned_tasks' | 'completed_tasks'>;
 
-// `StatusObjects.update` reads the four domains' prestige by name: a change of DOMAINS must change it too.
+// `prestigeOf` and `StatusObjects.update` read the four domains' prestige by name: a change of DOMAINS must change them too.
 DOMAINS satisfies readonly ['research', 'inference', 'data_environment', 'training'];
 
 /**
@@ -565,9 +572,9 @@ class LastIsoformat {
  * changes, so a reader may keep one and compare references. One per environment or episode recorder; read only.
  *
  * While the clients array, its clients and their names stay the same (a time advance changes only trust values), the
- * order by name is kept and a changed trust only marks `trust` out of date: the frozen object is built again, from that
- * order, when it is next read (so an object no reader saw is never built), and so is the open twin that `trustCopy`
- * copies.
+ * order by name is kept and a changed trust only marks `trust` out of date: the open twin that `trustCopy` copies has
+ * its values set again in place when it is next read (its keys stay), and the frozen object is copied from it when that
+ * is read (so an object no reader saw is never built).
  */
 export class StatusObjects {
   /** The prestige Decimals `prestige` was built from, by domain (named loads: `DOMAINS` is these four). */
@@ -592,6 +599,11 @@ export class StatusObjects {
   /** The same keys and values as `trust` in an object that is not frozen (V8 copies it several times faster). */
   private openTrust: Record<string, number> = {};
   private openVersion = -1;
+  /**
+   * The order `openTrust`'s keys were taken from: while `sorted` is that array (the same clients with the same names), a
+   * change of trust sets `openTrust`'s values again in place (`trustOf` into it); another order builds a new object.
+   */
+  private openSorted: readonly SimClient[] | null = null;
   prestige: Record<string, number> = {};
   private fresh = true;
   /**
@@ -610,10 +622,24 @@ export class StatusObjects {
   get trust(): Readonly<Record<string, number>> {
     if (this.frozenVersion !== this.version) {
       // Frozen: a row builder repeats a frozen record's structs when it sees the same object again (./export/table-builder.ts).
-      this.frozenTrust = Object.freeze(trustOf(this.sorted));
+      this.frozenTrust = Object.freeze({ ...this.open() });
       this.frozenVersion = this.version;
     }
     return this.frozenTrust;
+  }
+
+  /** `openTrust` as of the last `update`: its values set again when a trust changed, a new object when the order did. */
+  private open(): Record<string, number> {
+    if (this.openVersion !== this.version) {
+      if (this.openSorted === this.sorted) {
+        trustOf(this.sorted, this.openTrust);
+      } else {
+        this.openTrust = trustOf(this.sorted);
+        this.openSorted = this.sorted;
+      }
+      this.openVersion = this.version;
+    }
+    return this.openTrust;
   }
 
   /** Bring `prestige` and `trust` up to date with `s`. */
@@ -655,11 +681,7 @@ export class StatusObjects {
 
   /** A new object with `trust`'s keys and values, in its order, not frozen (call `update` first). */
   trustCopy(): Record<string, number> {
-    if (this.openVersion !== this.version) {
-      this.openTrust = trustOf(this.sorted);
-      this.openVersion = this.version;
-    }
-    return { ...this.openTrust };
+    return { ...this.open() };
   }
 
   /** A new object with `prestige`'s keys and values, in its order (call `update` first). */
