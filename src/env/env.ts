@@ -5,7 +5,7 @@
 import { presetConfig } from '../config/load.js';
 import { resetRequestProblem } from './schema-errors.js';
 import { ResetRequest } from './local-validators.generated.js';
-import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isBankrupt, isHorizonReached, isoformat, isVerb, mapPacked, payrollOf, runwayMonths, type SimSnapshot, Simulation, taskCounts, terminalReason, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
+import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, countTasks, DOMAINS, type ExperimentConfig, isBankrupt, isHorizonReached, isoformat, isVerb, mapPacked, payrollOf, runwayMonths, type SimSnapshot, Simulation, type TaskCounts, terminalReason, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteCommand, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
@@ -617,6 +617,8 @@ export class StatusObjects {
   private runwayFunds = 0;
   private runwayPayroll = 0;
   private runwayValue: number | null = null;
+  /** Where `tasks` counts (one object for every block: a block copies the counts, never keeps the object). */
+  private readonly counts: TaskCounts = { active: 0, planned: 0, completed: 0, cancelled: 0 };
 
   /** Each client's trust as a float, by name (`trustOf(clientsByName(clients))` as of the last `update`); frozen. */
   get trust(): Readonly<Record<string, number>> {
@@ -689,6 +691,11 @@ export class StatusObjects {
     return { ...this.prestige };
   }
 
+  /** `taskCounts(s)`, in an object of this `StatusObjects` that the next call overwrites: read it at once. */
+  tasks(s: Simulation['state']): Readonly<TaskCounts> {
+    return countTasks(s, this.counts);
+  }
+
   /** `isoformat(t)` of a status block's `sim_time`. */
   simTimeText(t: number): string {
     return this.simTimeIso.of(t);
@@ -750,7 +757,7 @@ export function statusFrom(sim: Simulation, objects: StatusObjects, events: unkn
   // are the same (the values `statusOf` gives).
   const funds = s.fundsCents;
   const payroll = payrollOf(s);
-  return statusBlock(o.simTimeText(s.simTime), o.horizonText(s.horizonEnd), funds, payroll, o.runway(funds, payroll), o.prestigeCopy(), o.trustCopy(), taskCounts(s), isBankrupt(s), isHorizonReached(s), events);
+  return statusBlock(o.simTimeText(s.simTime), o.horizonText(s.horizonEnd), funds, payroll, o.runway(funds, payroll), o.prestigeCopy(), o.trustCopy(), o.tasks(s), isBankrupt(s), isHorizonReached(s), events);
 }
 
 /** The status block (`statusOf`, `statusFrom`): its fields in the order of its JSON, its prestige and trust objects its own. */
@@ -982,9 +989,12 @@ export class Env implements EnvLike {
       this.attachFrame(obs, o.info);
       return new WireStep(obs, o.reward, o.terminated, o.truncated, o.info, this.wireMemo);
     }
-    const observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status | WireValue } = { text: !this.withText ? '' : wire ? new OutputText(r) : r.text, ok: r.ok, exit_code: r.exit, command: r.verb };
-    // Before the frame: the observation's keys keep their order (text, ok, exit_code, command, status, discrete).
-    if (withStatus) observation.status = wire ? new StatusWire(this.sim as Simulation, wakeEventsOf(r), this.statusMemo) : statusFrom(this.sim as Simulation, this.statusMemo.objects, wakeEventsOf(r));
+    const text = !this.withText ? '' : wire ? new OutputText(r) : r.text;
+    // One literal each (not a status key added afterwards): the keys in their order (text, ok, exit_code, command,
+    // status; the frame's `discrete` after them).
+    const observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status | WireValue } = withStatus
+      ? { text, ok: r.ok, exit_code: r.exit, command: r.verb, status: statusFrom(this.sim as Simulation, this.statusMemo.objects, wakeEventsOf(r)) }
+      : { text, ok: r.ok, exit_code: r.exit, command: r.verb };
     this.attachFrame(observation, o.info);
     return { observation, reward: o.reward, terminated: o.terminated, truncated: o.truncated, info: o.info };
   }

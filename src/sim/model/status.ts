@@ -155,12 +155,28 @@ export function claimAccepted(all: readonly Task[], task: Task, lenBefore: numbe
   setClaimed(all, all.length, tasks);
 }
 
+/** The company's tasks by state (`taskCounts`). */
+export interface TaskCounts {
+  active: number;
+  planned: number;
+  completed: number;
+  cancelled: number;
+}
+
 /**
  * The company's tasks by state, as `company status` counts them. Every env step's status block counts them: the
  * completed tasks (most of an episode's claimed tasks) are counted once per claimed list and kept with it
  * (`KeptCounts`), the others looked at each time.
  */
-export function taskCounts(state: Pick<SimState, 'tasks'>): { active: number; planned: number; completed: number; cancelled: number } {
+export function taskCounts(state: Pick<SimState, 'tasks'>): TaskCounts {
+  return countTasks(state, { active: 0, planned: 0, completed: 0, cancelled: 0 });
+}
+
+/**
+ * `taskCounts(state)` written into `counts` (every field set) and returned: for a caller that reads the counts at once
+ * and keeps one object for them (the env's in-process status blocks), no object a count.
+ */
+export function countTasks(state: Pick<SimState, 'tasks'>, counts: TaskCounts): TaskCounts {
   const list = claimedTasks(state);
   const c = claimedOf(state.tasks) as Claimed; // claimedTasks just recorded it
   let kept = c.counts;
@@ -172,7 +188,10 @@ export function taskCounts(state: Pick<SimState, 'tasks'>): { active: number; pl
     }
     c.counts = kept;
   }
-  const counts = { active: 0, planned: 0, completed: kept.completed, cancelled: 0 };
+  counts.active = 0;
+  counts.planned = 0;
+  counts.completed = kept.completed;
+  counts.cancelled = 0;
   const rest = kept.rest;
   let n = 0;
   for (let i = 0; i < rest.length; i++) {
@@ -203,7 +222,7 @@ export interface CompanyFigures extends Outcome {
   readonly monthlyPayrollCents: number;
   /** Funds over monthly payroll, rounded like Python's `round(x, 2)`; null without payroll. */
   readonly runwayMonths: number | null;
-  readonly tasks: { active: number; planned: number; completed: number; cancelled: number };
+  readonly tasks: TaskCounts;
   readonly employees: number;
 }
 
