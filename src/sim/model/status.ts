@@ -101,13 +101,18 @@ function claimedOf(all: readonly Task[]): Claimed | undefined {
   return c !== undefined ? c : Object.isExtensible(all) ? undefined : claimedFrozen.get(all);
 }
 
-function setClaimed(all: readonly Task[], len: number, tasks: readonly Task[]): void {
+/** Record `tasks` as the claimed list of `all` at length `len`; the record. */
+function setClaimed(all: readonly Task[], len: number, tasks: readonly Task[]): Claimed {
   const c = (all as { [CLAIMED]?: Claimed })[CLAIMED];
   if (c !== undefined) {
     c.len = len;
     c.tasks = tasks;
-  } else if (Object.isExtensible(all)) Object.defineProperty(all, CLAIMED, { value: { len, tasks, counts: null } });
-  else claimedFrozen.set(all, { len, tasks, counts: null });
+    return c;
+  }
+  const made: Claimed = { len, tasks, counts: null };
+  if (Object.isExtensible(all)) Object.defineProperty(all, CLAIMED, { value: made });
+  else claimedFrozen.set(all, made);
+  return made;
 }
 
 /**
@@ -119,13 +124,17 @@ function setClaimed(all: readonly Task[], len: number, tasks: readonly Task[]): 
  * a listed task between states that are all out of the market). A restored simulation has arrays of its own.
  */
 export function claimedTasks(state: Pick<SimState, 'tasks'>): readonly Task[] {
+  return claimed(state).tasks;
+}
+
+/** The record of `claimedTasks(state)`, current (its `tasks` taken again when the array's length changed). */
+function claimed(state: Pick<SimState, 'tasks'>): Claimed {
   const all = state.tasks;
   const c = claimedOf(all);
-  if (c !== undefined && c.len === all.length) return c.tasks;
+  if (c !== undefined && c.len === all.length) return c;
   const tasks: Task[] = [];
   for (const t of all) if (t.owned || t.status !== 'market') tasks.push(t);
-  setClaimed(all, all.length, tasks);
-  return tasks;
+  return setClaimed(all, all.length, tasks);
 }
 
 /**
@@ -177,8 +186,9 @@ export function taskCounts(state: Pick<SimState, 'tasks'>): TaskCounts {
  * and keeps one object for them (the env's in-process status blocks), no object a count.
  */
 export function countTasks(state: Pick<SimState, 'tasks'>, counts: TaskCounts): TaskCounts {
-  const list = claimedTasks(state);
-  const c = claimedOf(state.tasks) as Claimed; // claimedTasks just recorded it
+  // The record itself (one lookup on the array, not `claimedTasks` and then the record).
+  const c = claimed(state);
+  const list = c.tasks;
   let kept = c.counts;
   if (kept === null || kept.tasks !== list) {
     kept = { tasks: list, completed: 0, rest: [] };
@@ -207,7 +217,8 @@ export function countTasks(state: Pick<SimState, 'tasks'>, counts: TaskCounts): 
       n--;
     } else if (t.status === 'cancelled') counts.cancelled++;
   }
-  rest.length = n;
+  // Only when a task left the list (rare): setting an array's length is a call into the runtime even when unchanged.
+  if (n !== rest.length) rest.length = n;
   return counts;
 }
 
