@@ -5,7 +5,7 @@
 import { presetConfig } from '../config/load.js';
 import { resetRequestProblem } from './schema-errors.js';
 import { ResetRequest } from './local-validators.generated.js';
-import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, DOMAINS, type ExperimentConfig, isBankrupt, isHorizonReached, isoformat, isVerb, mapPacked, outcome, payrollOf, runwayMonths, type SimSnapshot, Simulation, taskCounts, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
+import { checkWorldCounts, clientsByName, type CommandResult, type CompanyFigures, type CommandValue, companyFigures, countTasks, DOMAINS, type ExperimentConfig, isBankrupt, isHorizonReached, isoformat, isVerb, mapPacked, payrollOf, runwayMonths, type SimSnapshot, Simulation, type TaskCounts, terminalReason, type TextSink, toFloat, type VerbValue, type WakeEvent, worldClients } from '../sim/index.js';
 import { validateSimSnapshot } from './snapshot.js';
 import { admissibleCommands, discreteCommand, discreteFrame, discreteSizes, discreteSpec, type DiscreteCommand, type DiscreteFrame, type DiscreteSpec, type FrameLists } from './discrete.js';
 
@@ -103,6 +103,14 @@ export interface StepInfo {
   /** Discrete mode, reset and restore only: shapes, names and bounds of the frame. */
   discrete_spec?: DiscreteSpec;
   [k: string]: unknown;
+}
+
+/**
+ * The terminal reason of the simulation among an env's reasons (`max_steps`, `stall`, `error` are not its own): a step
+ * whose `terminal_reason` is one terminated the episode, any other reason truncated it.
+ */
+export function simulationReason(r: string | null | undefined): 'bankruptcy' | 'horizon_end' | null {
+  return r === 'bankruptcy' || r === 'horizon_end' ? r : null;
 }
 
 /** Result of `reset`. */
@@ -509,16 +517,23 @@ function refused(error: string): Output {
   return { ok: false, exit: 1, verb: null, value: null, text, appendText: (sink) => sink.string(text), appendEscapedText: (sink) => sink.string(JSON.stringify(text).slice(1, -1)) };
 }
 
-/** The status block's `prestige`: each domain's prestige as a float, in `DOMAINS` order. */
+/**
+ * The status block's `prestige`: each domain's prestige as a float, in `DOMAINS` order. One literal (its keys named:
+ * see the `DOMAINS` check below), not keys added one by one in a loop: V8 builds the literal's object in one go, where
+ * each key added by name took a map transition (most of this function's time in profiles of the in-process steps).
+ */
 function prestigeOf(s: Simulation['state']): Record<string, number> {
-  const prestige: Record<string, number> = {};
-  for (const d of DOMAINS) prestige[d] = toFloat(s.prestige[d]);
-  return prestige;
+  const p = s.prestige;
+  return { research: toFloat(p.research), inference: toFloat(p.inference), data_environment: toFloat(p.data_environment), training: toFloat(p.training) };
 }
 
-/** The status block's `trust`: each client's trust as a float, by name, clients in `clientsByName` order. */
-function trustOf(clients: readonly SimClient[]): Record<string, number> {
-  const trust: Record<string, number> = {};
+/**
+ * The status block's `trust`: each client's trust as a float, by name, clients in `clientsByName` order; set in `trust`
+ * (default a new object). An object that `trustOf` filled from the same clients with the same names has those keys in
+ * that order already: filling it again sets their values in place, as a new one would have them (the last of clients
+ * of one name wins, a `__proto__` is never an own key: the same assignments), without adding a key.
+ */
+function trustOf(clients: readonly SimClient[], trust: Record<string, number> = {}): Record<string, number> {
   // By index: the shared order is a frozen array, whose iterator V8 runs without its fast path (an object per client).
   for (let i = 0; i < clients.length; i++) {
     const c = clients[i] as SimClient;
@@ -530,7 +545,7 @@ function trustOf(clients: readonly SimClient[]): Record<string, number> {
 /** The figures of a status block that a trajectory row records (`statusFigures`): no times, no events. */
 export type StatusFigures = Pick<Status, 'funds_cents' | 'monthly_payroll_cents' | 'runway_months' | 'prestige' | 'trust' | 'active_tasks' | 'planned_tasks' | 'completed_tasks'>;
 
-// `StatusObjects.update` reads the four domains' prestige by name: a change of DOMAINS must change it too.
+// `prestigeOf` and `StatusObjects.update` read the four domains' prestige by name: a change of DOMAINS must change them too.
 DOMAINS satisfies readonly ['research', 'inference', 'data_environment', 'training'];
 
 /**
@@ -557,9 +572,9 @@ class LastIsoformat {
  * changes, so a reader may keep one and compare references. One per environment or episode recorder; read only.
  *
  * While the clients array, its clients and their names stay the same (a time advance changes only trust values), the
- * order by name is kept and a changed trust only marks `trust` out of date: the frozen object is built again, from that
- * order, when it is next read (so an object no reader saw is never built), and so is the open twin that `trustCopy`
- * copies.
+ * order by name is kept and a changed trust only marks `trust` out of date: the open twin that `trustCopy` copies has
+ * its values set again in place when it is next read (its keys stay), and the frozen object is copied from it when that
+ * is read (so an object no reader saw is never built).
  */
 export class StatusObjects {
   /** The prestige Decimals `prestige` was built from, by domain (named loads: `DOMAINS` is these four). */
@@ -584,6 +599,11 @@ export class StatusObjects {
   /** The same keys and values as `trust` in an object that is not frozen (V8 copies it several times faster). */
   private openTrust: Record<string, number> = {};
   private openVersion = -1;
+  /**
+   * The order `openTrust`'s keys were taken from: while `sorted` is that array (the same clients with the same names), a
+   * change of trust sets `openTrust`'s values again in place (`trustOf` into it); another order builds a new object.
+   */
+  private openSorted: readonly SimClient[] | null = null;
   prestige: Record<string, number> = {};
   private fresh = true;
   /**
@@ -597,15 +617,31 @@ export class StatusObjects {
   private runwayFunds = 0;
   private runwayPayroll = 0;
   private runwayValue: number | null = null;
+  /** Where `tasks` counts (one object for every block: a block copies the counts, never keeps the object). */
+  private readonly counts: TaskCounts = { active: 0, planned: 0, completed: 0, cancelled: 0 };
 
   /** Each client's trust as a float, by name (`trustOf(clientsByName(clients))` as of the last `update`); frozen. */
   get trust(): Readonly<Record<string, number>> {
     if (this.frozenVersion !== this.version) {
       // Frozen: a row builder repeats a frozen record's structs when it sees the same object again (./export/table-builder.ts).
-      this.frozenTrust = Object.freeze(trustOf(this.sorted));
+      this.frozenTrust = Object.freeze({ ...this.open() });
       this.frozenVersion = this.version;
     }
     return this.frozenTrust;
+  }
+
+  /** `openTrust` as of the last `update`: its values set again when a trust changed, a new object when the order did. */
+  private open(): Record<string, number> {
+    if (this.openVersion !== this.version) {
+      if (this.openSorted === this.sorted) {
+        trustOf(this.sorted, this.openTrust);
+      } else {
+        this.openTrust = trustOf(this.sorted);
+        this.openSorted = this.sorted;
+      }
+      this.openVersion = this.version;
+    }
+    return this.openTrust;
   }
 
   /** Bring `prestige` and `trust` up to date with `s`. */
@@ -647,16 +683,17 @@ export class StatusObjects {
 
   /** A new object with `trust`'s keys and values, in its order, not frozen (call `update` first). */
   trustCopy(): Record<string, number> {
-    if (this.openVersion !== this.version) {
-      this.openTrust = trustOf(this.sorted);
-      this.openVersion = this.version;
-    }
-    return { ...this.openTrust };
+    return { ...this.open() };
   }
 
   /** A new object with `prestige`'s keys and values, in its order (call `update` first). */
   prestigeCopy(): Record<string, number> {
     return { ...this.prestige };
+  }
+
+  /** `taskCounts(s)`, in an object of this `StatusObjects` that the next call overwrites: read it at once. */
+  tasks(s: Simulation['state']): Readonly<TaskCounts> {
+    return countTasks(s, this.counts);
   }
 
   /** `isoformat(t)` of a status block's `sim_time`. */
@@ -720,7 +757,7 @@ export function statusFrom(sim: Simulation, objects: StatusObjects, events: unkn
   // are the same (the values `statusOf` gives).
   const funds = s.fundsCents;
   const payroll = payrollOf(s);
-  return statusBlock(o.simTimeText(s.simTime), o.horizonText(s.horizonEnd), funds, payroll, o.runway(funds, payroll), o.prestigeCopy(), o.trustCopy(), taskCounts(s), isBankrupt(s), isHorizonReached(s), events);
+  return statusBlock(o.simTimeText(s.simTime), o.horizonText(s.horizonEnd), funds, payroll, o.runway(funds, payroll), o.prestigeCopy(), o.trustCopy(), o.tasks(s), isBankrupt(s), isHorizonReached(s), events);
 }
 
 /** The status block (`statusOf`, `statusFrom`): its fields in the order of its JSON, its prestige and trust objects its own. */
@@ -887,9 +924,14 @@ export class Env implements EnvLike {
     return this.frame ? [...this.frame.mask] : null;
   }
 
+  /**
+   * Why the episode is over now: the simulation's terminal rule (`bankruptcy`, `horizon_end`: terminated), else this
+   * env's truncations (`max_steps`, then `stall`), else null. Asked once per step (its info carries it, and the step's
+   * flags follow from it: `advance`).
+   */
   private terminalReason(): StepInfo['terminal_reason'] {
-    const end = outcome((this.sim as Simulation).state);
-    if (end.reason !== null) return end.reason;
+    const reason = terminalReason((this.sim as Simulation).state);
+    if (reason !== null) return reason;
     if (this.maxSteps !== null && this.steps >= this.maxSteps) return 'max_steps';
     if (this.stallSteps > 0 && this.stalled >= this.stallSteps) return 'stall';
     return null;
@@ -939,6 +981,7 @@ export class Env implements EnvLike {
    * the Discrete frame.
    */
   private stepObserved(action: string | number, withStatus: boolean, wire: boolean): Omit<WireStepResult, 'observation'> & { observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status | WireValue } } {
+    // `advance` is the core of every kind of step (a subclass that overrides it sees them all).
     const o = this.advance(action);
     const r = this.last as Output;
     if (withStatus && wire) {
@@ -946,9 +989,12 @@ export class Env implements EnvLike {
       this.attachFrame(obs, o.info);
       return new WireStep(obs, o.reward, o.terminated, o.truncated, o.info, this.wireMemo);
     }
-    const observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status | WireValue } = { text: !this.withText ? '' : wire ? new OutputText(r) : r.text, ok: r.ok, exit_code: r.exit, command: r.verb };
-    // Before the frame: the observation's keys keep their order (text, ok, exit_code, command, status, discrete).
-    if (withStatus) observation.status = wire ? new StatusWire(this.sim as Simulation, wakeEventsOf(r), this.statusMemo) : statusFrom(this.sim as Simulation, this.statusMemo.objects, wakeEventsOf(r));
+    const text = !this.withText ? '' : wire ? new OutputText(r) : r.text;
+    // One literal each (not a status key added afterwards): the keys in their order (text, ok, exit_code, command,
+    // status; the frame's `discrete` after them).
+    const observation: Omit<WireStepResult['observation'], 'status'> & { status?: Status | WireValue } = withStatus
+      ? { text, ok: r.ok, exit_code: r.exit, command: r.verb, status: statusFrom(this.sim as Simulation, this.statusMemo.objects, wakeEventsOf(r)) }
+      : { text, ok: r.ok, exit_code: r.exit, command: r.verb };
     this.attachFrame(observation, o.info);
     return { observation, reward: o.reward, terminated: o.terminated, truncated: o.truncated, info: o.info };
   }
@@ -991,10 +1037,12 @@ export class Env implements EnvLike {
     this.steps++;
     this.stalled = sim.state.simTime > timeBefore ? 0 : this.stalled + 1;
     const rewardCents = sim.state.fundsCents - before;
-    const terminated = outcome(sim.state).terminated;
-    const truncated = !terminated && ((this.maxSteps !== null && this.steps >= this.maxSteps) || (this.stallSteps > 0 && this.stalled >= this.stallSteps));
-    this.done = terminated || truncated;
     const info = this.info(rewardCents);
+    // The terminal rule asked once, for the info: the simulation's reason terminates the episode, the env's own
+    // (`max_steps`, `stall`) truncate it.
+    const terminated = simulationReason(info.terminal_reason) !== null;
+    const truncated = !terminated && info.terminal_reason !== null;
+    this.done = terminated || truncated;
     if (this.mode === 'discrete' && text !== null) info.action_text = text;
     // The next step's Discrete actions index this frame (the observation shows it when it is built).
     this.frame = this.spec !== null ? discreteFrame(sim, this.spec, this.frameLists) : null;

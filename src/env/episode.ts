@@ -5,7 +5,7 @@
  * bench watch the steps through hooks.
  */
 import type { Policy, PolicyObservation } from './policy.js';
-import type { EnvLike, ResetArgs, ResetResult, StepInfo, StepOutcome, StepResult } from './env.js';
+import { type EnvLike, type ResetArgs, type ResetResult, simulationReason, type StepInfo, type StepOutcome, type StepResult } from './env.js';
 import { isBankrupt } from '../sim/index.js';
 
 /** One step of an episode as the loop saw it (action `A`, the env's answer `R`; command-level by default). */
@@ -98,10 +98,8 @@ export interface StepView {
   readonly reason: 'bankruptcy' | 'horizon_end' | null;
 }
 
-/** The terminal reason of the simulation among an env's reasons (`max_steps`, `stall`, `error` are not its own). */
-export function simulationReason(r: string | null | undefined): 'bankruptcy' | 'horizon_end' | null {
-  return r === 'bankruptcy' || r === 'horizon_end' ? r : null;
-}
+// The env's (its steps take their flags from it); exported here too, where the loop's users have found it.
+export { simulationReason };
 
 /**
  * The loop's bookkeeping, shared by every driver (synchronous, asynchronous, command-level, turn-level): it asks the
@@ -147,12 +145,17 @@ export class EpisodeLoop<O, A> {
 
   /** Note a step: what the env answered and what the agent observes next. */
   record(view: StepView, obs: O): void {
+    this.recordFields(view.terminated, view.truncated, view.fundsCents, view.reason, obs);
+  }
+
+  /** `record` of a view given by its fields (the command-level drivers': no `StepView` object a step). */
+  recordFields(terminated: boolean, truncated: boolean, fundsCents: number, reason: StepView['reason'], obs: O): void {
     this.steps++;
     this.obs = obs;
-    this.funds = view.fundsCents;
-    this.terminated = view.terminated;
-    this.reason = view.reason;
-    this.done = view.terminated || view.truncated;
+    this.funds = fundsCents;
+    this.terminated = terminated;
+    this.reason = reason;
+    this.done = terminated || truncated;
   }
 
   /** Number of steps recorded so far. */
@@ -177,10 +180,6 @@ export class EpisodeLoop<O, A> {
 
 const START: PolicyObservation = { lastCommand: null, lastExit: 0, lastOutput: null };
 
-function viewOf(step: { terminated: boolean; truncated: boolean; info: StepInfo }): StepView {
-  return { terminated: step.terminated, truncated: step.truncated, fundsCents: step.info.funds_cents, reason: simulationReason(step.info.terminal_reason) };
-}
-
 function firstView(first: ResetResult): StepView {
   return { terminated: false, truncated: false, fundsCents: first.info.funds_cents, reason: simulationReason(first.info.terminal_reason) };
 }
@@ -192,7 +191,12 @@ export function startCommandEpisode(policy: Policy, seed: number, first: ResetRe
 
 /** Note a step of `startCommandEpisode`'s loop; `value` is the output's typed value (default: decoded from its text). */
 export function recordCommandStep(loop: EpisodeLoop<PolicyObservation, string>, action: string, r: StepResult, value: unknown = outputValue(r.observation)): void {
-  loop.record(viewOf(r), { lastCommand: action, lastExit: r.observation.exit_code, lastOutput: value });
+  recordOutcome(loop, action, r, r.observation.exit_code, value);
+}
+
+/** Note a step (a `StepResult` or `Env.advance`'s `StepOutcome`) of a command-level loop: its view, and what the policy sees. */
+function recordOutcome(loop: EpisodeLoop<PolicyObservation, string>, action: string, step: { terminated: boolean; truncated: boolean; info: StepInfo }, exitCode: number, value: unknown): void {
+  loop.recordFields(step.terminated, step.truncated, step.info.funds_cents, simulationReason(step.info.terminal_reason), { lastCommand: action, lastExit: exitCode, lastOutput: value });
 }
 
 /** A step's result without its observation (what `Env.advance` returns for it); `value`: the output's typed value. */
@@ -213,7 +217,7 @@ export function runEpisode(env: SyncEnvLike, policy: Policy, args: ResetArgs, ho
   for (let a = loop.next(); a !== null; a = loop.next()) {
     if (advance !== null) {
       const o = advance(a);
-      loop.record(viewOf(o), { lastCommand: a, lastExit: o.exit_code, lastOutput: o.value });
+      recordOutcome(loop, a, o, o.exit_code, o.value);
       hooks.onAdvance?.({ step: loop.stepCount, action: a, result: o });
     } else {
       const r = env.step(a);

@@ -12,7 +12,7 @@ export { commandLine, COMMANDS, commandSpec, GROUP_HELP, parseArgv } from './com
 export type { CommandSpec, OptionSpec, ParsedOptions } from './commands/spec.js';
 
 // The one terminal rule (bankrupt or at the horizon) and the company figures every status view reports.
-export { claimedTasks, clientsByName, companyFigures, isBankrupt, isHorizonReached, outcome, payrollOf, runwayMonths, taskCounts } from './model/status.js';
+export { claimedTasks, clientsByName, companyFigures, countTasks, isBankrupt, isHorizonReached, outcome, payrollOf, runwayMonths, taskCounts, type TaskCounts, terminalReason } from './model/status.js';
 export type { CompanyFigures, Outcome, TerminalReason } from './model/status.js';
 export { browsable } from './commands/handlers.js';
 

@@ -124,6 +124,34 @@ describe('StatusObjects: the texts and runway of a status block', () => {
     }
   });
 
+  it("an env's blocks over played episodes equal statusOf at every step, and stay as they were handed out", () => {
+    // The counts are written into one object of the env's StatusObjects and the trust values set again in its one open
+    // object: a count or trust value kept from an earlier step, or a block sharing either, would differ here.
+    for (const policy of ['greedy', 'expert', 'random']) {
+      const env = new Env();
+      let prev: { block: unknown; json: string } | null = null;
+      const seen = { active: 0, planned: 0, completed: 0, trustChanges: 0 };
+      runEpisode(env, makePolicy(policy), { seed: 4, preset: 'corrected', options: { max_steps: 300, text: false } }, {
+        onStep: ({ step, result }) => {
+          const block = result.observation.status;
+          const json = JSON.stringify(block);
+          expect(json, `${policy} step ${step}`).toBe(JSON.stringify(statusOf(env.simulation as Simulation, block.events)));
+          if (prev !== null) {
+            expect(JSON.stringify(prev.block), `${policy} step ${step - 1} after the next step`).toBe(prev.json);
+            if (JSON.stringify((prev.block as typeof block).trust) !== JSON.stringify(block.trust)) seen.trustChanges++;
+          }
+          prev = { block, json };
+          seen.active = Math.max(seen.active, block.active_tasks);
+          seen.planned = Math.max(seen.planned, block.planned_tasks);
+          seen.completed = Math.max(seen.completed, block.completed_tasks);
+        },
+      });
+      // The episode moved every count and the trust (else the comparisons above tested nothing kept).
+      expect(seen.active * seen.completed * seen.trustChanges, `${policy} ${JSON.stringify(seen)}`).toBeGreaterThan(0);
+      if (policy !== 'random') expect(seen.planned, policy).toBeGreaterThan(0);
+    }
+  });
+
   it("an env's blocks follow its commands", () => {
     const env = new Env();
     env.reset({ seed: 6, options: { text: false } });

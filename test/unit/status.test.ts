@@ -9,7 +9,7 @@ import { GreedyPolicy } from '../../baselines/greedy.js';
 import { RandomPolicy } from '../../baselines/random.js';
 import { loadPreset } from '../../src/config/load.js';
 import { Env, statusOf } from '../../src/env/env.js';
-import { companyFigures, outcome, toPlain } from '../../src/sim/index.js';
+import { companyFigures, outcome, terminalReason, toPlain } from '../../src/sim/index.js';
 import { readState } from '../../src/turns/turns.js';
 
 describe('outcome: the terminal rule', () => {
@@ -20,10 +20,11 @@ describe('outcome: the terminal rule', () => {
     expect(outcome({ fundsCents: -5, simTime: 11, horizonEnd: 10 })).toMatchObject({ terminated: true, reason: 'bankruptcy', bankrupt: true, horizonReached: true });
   });
 
-  it('terminated exactly when a reason is given (property)', () => {
+  it('terminated exactly when a reason is given, the reason alone as terminalReason gives it (property)', () => {
     fc.assert(
       fc.property(fc.integer({ min: -1e9, max: 1e9 }), fc.integer({ min: 0, max: 1e6 }), fc.integer({ min: 0, max: 1e6 }), (funds, t, h) => {
         const o = outcome({ fundsCents: funds, simTime: t, horizonEnd: h });
+        expect(terminalReason({ fundsCents: funds, simTime: t, horizonEnd: h })).toBe(o.reason);
         expect(o.terminated).toBe(o.reason !== null);
         expect(o.bankrupt).toBe(funds < 0);
         expect(o.horizonReached).toBe(t >= h);

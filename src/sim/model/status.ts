@@ -33,13 +33,26 @@ export function isHorizonReached(state: Pick<SimState, 'simTime' | 'horizonEnd'>
   return state.simTime >= state.horizonEnd;
 }
 
+/** `bankruptcy` before `horizon_end` when both hold; null while the episode runs (`Outcome.reason`). */
+function reasonOf(bankrupt: boolean, horizonReached: boolean): TerminalReason | null {
+  return bankrupt ? 'bankruptcy' : horizonReached ? 'horizon_end' : null;
+}
+
+/**
+ * `outcome(state).reason` without the rest of the outcome (an object): what a caller that needs only the reason, once
+ * per step, asks (`Env`'s steps). Null while the episode runs; `terminated` is `reason !== null`.
+ */
+export function terminalReason(state: Pick<SimState, 'fundsCents' | 'simTime' | 'horizonEnd'>): TerminalReason | null {
+  return reasonOf(isBankrupt(state), isHorizonReached(state));
+}
+
 /** The terminal rule: is the episode over, and why. */
 export function outcome(state: Pick<SimState, 'fundsCents' | 'simTime' | 'horizonEnd'>): Outcome {
   const bankrupt = isBankrupt(state);
   const horizonReached = isHorizonReached(state);
   return {
     terminated: bankrupt || horizonReached,
-    reason: bankrupt ? 'bankruptcy' : horizonReached ? 'horizon_end' : null,
+    reason: reasonOf(bankrupt, horizonReached),
     bankrupt,
     horizonReached,
     fundsCents: state.fundsCents,
@@ -88,13 +101,18 @@ function claimedOf(all: readonly Task[]): Claimed | undefined {
   return c !== undefined ? c : Object.isExtensible(all) ? undefined : claimedFrozen.get(all);
 }
 
-function setClaimed(all: readonly Task[], len: number, tasks: readonly Task[]): void {
+/** Record `tasks` as the claimed list of `all` at length `len`; the record. */
+function setClaimed(all: readonly Task[], len: number, tasks: readonly Task[]): Claimed {
   const c = (all as { [CLAIMED]?: Claimed })[CLAIMED];
   if (c !== undefined) {
     c.len = len;
     c.tasks = tasks;
-  } else if (Object.isExtensible(all)) Object.defineProperty(all, CLAIMED, { value: { len, tasks, counts: null } });
-  else claimedFrozen.set(all, { len, tasks, counts: null });
+    return c;
+  }
+  const made: Claimed = { len, tasks, counts: null };
+  if (Object.isExtensible(all)) Object.defineProperty(all, CLAIMED, { value: made });
+  else claimedFrozen.set(all, made);
+  return made;
 }
 
 /**
@@ -106,13 +124,17 @@ function setClaimed(all: readonly Task[], len: number, tasks: readonly Task[]): 
  * a listed task between states that are all out of the market). A restored simulation has arrays of its own.
  */
 export function claimedTasks(state: Pick<SimState, 'tasks'>): readonly Task[] {
+  return claimed(state).tasks;
+}
+
+/** The record of `claimedTasks(state)`, current (its `tasks` taken again when the array's length changed). */
+function claimed(state: Pick<SimState, 'tasks'>): Claimed {
   const all = state.tasks;
   const c = claimedOf(all);
-  if (c !== undefined && c.len === all.length) return c.tasks;
+  if (c !== undefined && c.len === all.length) return c;
   const tasks: Task[] = [];
   for (const t of all) if (t.owned || t.status !== 'market') tasks.push(t);
-  setClaimed(all, all.length, tasks);
-  return tasks;
+  return setClaimed(all, all.length, tasks);
 }
 
 /**
@@ -142,14 +164,31 @@ export function claimAccepted(all: readonly Task[], task: Task, lenBefore: numbe
   setClaimed(all, all.length, tasks);
 }
 
+/** The company's tasks by state (`taskCounts`). */
+export interface TaskCounts {
+  active: number;
+  planned: number;
+  completed: number;
+  cancelled: number;
+}
+
 /**
  * The company's tasks by state, as `company status` counts them. Every env step's status block counts them: the
  * completed tasks (most of an episode's claimed tasks) are counted once per claimed list and kept with it
  * (`KeptCounts`), the others looked at each time.
  */
-export function taskCounts(state: Pick<SimState, 'tasks'>): { active: number; planned: number; completed: number; cancelled: number } {
-  const list = claimedTasks(state);
-  const c = claimedOf(state.tasks) as Claimed; // claimedTasks just recorded it
+export function taskCounts(state: Pick<SimState, 'tasks'>): TaskCounts {
+  return countTasks(state, { active: 0, planned: 0, completed: 0, cancelled: 0 });
+}
+
+/**
+ * `taskCounts(state)` written into `counts` (every field set) and returned: for a caller that reads the counts at once
+ * and keeps one object for them (the env's in-process status blocks), no object a count.
+ */
+export function countTasks(state: Pick<SimState, 'tasks'>, counts: TaskCounts): TaskCounts {
+  // The record itself (one lookup on the array, not `claimedTasks` and then the record).
+  const c = claimed(state);
+  const list = c.tasks;
   let kept = c.counts;
   if (kept === null || kept.tasks !== list) {
     kept = { tasks: list, completed: 0, rest: [] };
@@ -159,7 +198,10 @@ export function taskCounts(state: Pick<SimState, 'tasks'>): { active: number; pl
     }
     c.counts = kept;
   }
-  const counts = { active: 0, planned: 0, completed: kept.completed, cancelled: 0 };
+  counts.active = 0;
+  counts.planned = 0;
+  counts.completed = kept.completed;
+  counts.cancelled = 0;
   const rest = kept.rest;
   let n = 0;
   for (let i = 0; i < rest.length; i++) {
@@ -175,7 +217,8 @@ export function taskCounts(state: Pick<SimState, 'tasks'>): { active: number; pl
       n--;
     } else if (t.status === 'cancelled') counts.cancelled++;
   }
-  rest.length = n;
+  // Only when a task left the list (rare): setting an array's length is a call into the runtime even when unchanged.
+  if (n !== rest.length) rest.length = n;
   return counts;
 }
 
@@ -190,7 +233,7 @@ export interface CompanyFigures extends Outcome {
   readonly monthlyPayrollCents: number;
   /** Funds over monthly payroll, rounded like Python's `round(x, 2)`; null without payroll. */
   readonly runwayMonths: number | null;
-  readonly tasks: { active: number; planned: number; completed: number; cancelled: number };
+  readonly tasks: TaskCounts;
   readonly employees: number;
 }
 
