@@ -421,12 +421,29 @@ function sortedMilestones(ms: readonly number[]): readonly number[] {
   return sorted;
 }
 
+/**
+ * The dedupe key `task:${tid}:completed` of a completion event, one text per task id below 65536 (built once: a
+ * recalculation's insertEvent compares it with the queued events' keys, the same text of an earlier pass by identity).
+ */
+const completedKeys: (string | undefined)[] = [];
+export function completedKey(tid: number): string {
+  if (!(Number.isInteger(tid) && tid >= 0 && tid < 65_536)) return `task:${tid}:completed`;
+  let k = completedKeys[tid];
+  if (k === undefined) {
+    // filled up to tid: a packed array (a store far past the end would make it a dictionary)
+    while (completedKeys.length < tid) completedKeys.push(undefined);
+    k = completedKeys[tid] = `task:${tid}:completed`;
+  }
+  return k;
+}
+
 /** Re-solve completion and next-milestone events for impacted active tasks (all active when null). */
 export function recalculateEtas(ctx: Ctx, now: number, impacted: Set<number> | null): void {
   const { state } = ctx;
   const ids: number[] = impacted === null ? mapPacked(activeTasks(state), (t) => t.id) : [...impacted].sort((a, b) => a - b);
   if (ids.length === 0) return;
-  const idSet = new Set(ids);
+  // `impacted` holds exactly the ids (read here only): no Set of them again.
+  const idSet = impacted ?? new Set(ids);
   state.events = state.events.filter((e) => !((e.type === 'task_completed' || e.type === 'task_half_progress') && e.taskId !== null && idSet.has(e.taskId)));
   const rates = effectiveRates(state);
   const milestones = sortedMilestones(ctx.cfg.world.task_progress_milestones);
@@ -435,7 +452,7 @@ export function recalculateEtas(ctx: Ctx, now: number, impacted: Set<number> | n
     if (!task || task.status !== 'active') continue;
     const tr = rates.get(tid);
     const done = solveCompletion(task, now, tr);
-    if (done !== null) insertEvent(state, 'task_completed', done, tid, null, `task:${tid}:completed`);
+    if (done !== null) insertEvent(state, 'task_completed', done, tid, null, completedKey(tid));
     const emitted = task.milestonePct;
     for (const m of milestones) {
       const pct = Math.trunc(m * 100);
