@@ -97,26 +97,9 @@ export function isoformat(t: number): string {
   return s;
 }
 
-/** `two(n)` of 0..59 (every month, day, hour, minute and second of a calendar date), built once. */
-const TWO: readonly string[] = Array.from({ length: 60 }, (_, n) => two(n));
-function twoOf(n: number): string {
-  return TWO[n] ?? two(n);
-}
-
-/**
- * The date part (`YYYY-MM-DDT`) of the day last formatted: the instants a step formats mostly fall on the day of the one
- * before (a resume's events, an accept's time and deadline week), so most take no date conversion.
- */
-let isoDay = NaN;
-let isoDayText = '';
-
 function formatIso(t: number): string {
   const day = dayOf(t);
-  if (day !== isoDay) {
-    const [y, mo, d] = civilFromDays(day);
-    isoDayText = `${String(y).padStart(4, '0')}-${twoOf(mo)}-${twoOf(d)}T`;
-    isoDay = day;
-  }
+  const [y, mo, d] = civilFromDays(day);
   let rem = t - day * US_PER_DAY;
   const h = Math.floor(rem / US_PER_HOUR);
   rem -= h * US_PER_HOUR;
@@ -124,7 +107,8 @@ function formatIso(t: number): string {
   rem -= mi * 60 * US_PER_SEC;
   const s = Math.floor(rem / US_PER_SEC);
   const us = rem - s * US_PER_SEC;
-  const base = `${isoDayText}${twoOf(h)}:${twoOf(mi)}:${twoOf(s)}`;
+  const ys = String(y).padStart(4, '0');
+  const base = `${ys}-${two(mo)}-${two(d)}T${two(h)}:${two(mi)}:${two(s)}`;
   return us === 0 ? base : `${base}.${String(us).padStart(6, '0')}`;
 }
 
