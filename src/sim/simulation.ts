@@ -271,7 +271,8 @@ export class Simulation {
   readonly limits: SimLimits;
   private readonly byTitle: TitleIndex;
   private uuidCache = new Map<string, string>();
-  private uuidByKind = new Map<string, (string | undefined)[]>();
+  /** UUIDs by kind and id below 65536 (`uuid`): its world's (`WorldMemo.uuids`, the same seed), else the simulation's own. */
+  private readonly uuidByKind: Map<string, (string | undefined)[]>;
   /** @internal What the command handlers keep of this simulation's state between commands (`H.StateMemos`). */
   readonly memos: H.StateMemos = H.stateMemos();
 
@@ -281,6 +282,7 @@ export class Simulation {
     this.state = state;
     this.limits = limits;
     this.memos.world = world;
+    this.uuidByKind = world !== null ? (world.uuids ??= new Map()) : new Map();
     this.byTitle = new TitleIndex(market !== null && world !== null ? marketTitles(market, world) : null);
     for (let i = market !== null ? market.length : 0; i < state.tasks.length; i++) this.indexTitle(state.tasks[i] as Task);
   }

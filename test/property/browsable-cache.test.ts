@@ -98,6 +98,25 @@ describe('browsable: the reused unfiltered listing', () => {
     );
   });
 
+  it('is extended, in listing order, after several accepts between two listings (replacements merged in whatever their rewards)', () => {
+    const cfg = loadPreset('default');
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 50 }), fc.array(fc.array(fc.nat(80), { minLength: 1, maxLength: 5 }), { minLength: 1, maxLength: 6 }), (seed, rounds) => {
+        const sim = Simulation.create(cfg, { seed });
+        for (const picks of rounds) {
+          const listed = browsable(sim);
+          // Accepted from the listing taken before the round: each appends its replacement; the listing is taken again after all.
+          for (const i of picks) {
+            const t = listed[i % Math.max(1, listed.length)];
+            if (t !== undefined && t.status === 'market') expect(sim.execute(`task accept --task-id ${sim.taskRef(t.id)}`).ok).toBe(true);
+          }
+          expectCurrent(sim, `seed ${seed} accepts ${picks.join(',')}`);
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('is extended after an accept without reading the status of the listed tasks (the accepted one is known)', () => {
     const sim = Simulation.create(loadPreset('default'), { seed: 5 });
     for (let k = 0; k < 3; k++) {

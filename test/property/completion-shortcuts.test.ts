@@ -69,4 +69,14 @@ describe('sumFirst equals the Decimal sum of the first n terms from zero', () =>
       { numRuns: 50_000 },
     );
   });
+
+  it('of the first len elements of a longer (reused) array, as of an array of those alone', () => {
+    const term = fc.oneof(scaled(30, 4), scaled(30, 4).map((x) => x.div(D(3))), fc.constantFrom(D(0), new Dec('-0'), D('0.0001')));
+    fc.assert(
+      fc.property(fc.array(term, { maxLength: 9 }), fc.array(term, { minLength: 1, maxLength: 4 }), fc.integer({ min: 0, max: 6 }), (xs, stale, n) => {
+        same(sumFirst([...xs, ...stale], n, xs.length), sumFirst(xs, n), xs.join(' + '));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
 });

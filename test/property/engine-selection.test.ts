@@ -36,4 +36,18 @@ describe('engine selections', () => {
       { numRuns: 5000 },
     );
   });
+
+  it('sortDescending of the first len elements (a reused array) sorts them as a fresh array and leaves the rest', () => {
+    fc.assert(
+      fc.property(fc.array(rate, { maxLength: 12 }), fc.array(rate, { maxLength: 6 }), (xs, stale) => {
+        const tagged = xs.map((x) => D(x.toString()));
+        const rest = stale.map((x) => D(x.toString()));
+        const want = [...tagged].sort((x, y) => dcmp(y, x));
+        const got = [...tagged, ...rest];
+        sortDescending(got as Dec[], tagged.length);
+        expect(got.every((g, i) => g === (i < want.length ? want[i] : rest[i - want.length]))).toBe(true);
+      }),
+      { numRuns: 5000 },
+    );
+  });
 });

@@ -226,6 +226,44 @@ describe('memoList: chained lists print as the plain writer prints them', () => 
     }
   });
 
+  it('lists of several chains rendered long after they were listed, some after more lists than are looked up (RECENT_CHAINS), print as plain lists', () => {
+    const pool = Array.from({ length: 10 }, (_, i) => memoRendered({ task_id: `T${i}`, required_qty: new PyFloat(i + 0.25) } as Out));
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.nat(3), fc.nat(9), fc.nat(9), fc.nat(20), fc.constantFrom<number | null>(2, null)), { minLength: 1, maxLength: 40 }),
+        (steps) => {
+          const chains = [listChain(), listChain(), listChain(), listChain()];
+          const listed: Out[][] = [];
+          for (const [c, from, to, back, ind] of steps) {
+            // A new list of chain c, or (to < from) an earlier list given chain c again; then a list listed `back` lists ago rendered.
+            const list = to >= from || listed.length === 0 ? pool.slice(from, to + 1) : (listed[from % listed.length] as Out[]);
+            listed.push(memoList(list, chains[c] as ReturnType<typeof listChain>));
+            const doc: Out = { tasks: listed[Math.max(0, listed.length - 1 - back)] as Out[] };
+            expect(pyJsonDumps(doc, ind)).toBe(oraclePyJsonDumps(doc, ind));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a list just given a chain renders as its next version (the chain takes its text); one listed more than RECENT_CHAINS lists ago prints plainly', () => {
+    const pool = Array.from({ length: 4 }, (_, i) => memoRendered({ task_id: `T${i}` } as Out));
+    const c = listChain();
+    const first = memoList(pool.slice(), c);
+    expect(pyJsonDumps({ tasks: first }, 2)).toBe(oraclePyJsonDumps({ tasks: first }, 2));
+    const taken = c.text;
+    expect(taken).not.toBeNull();
+    const others = Array.from({ length: 8 }, () => memoList(pool.slice(1), listChain()));
+    expect(others.length).toBe(8);
+    // `first` is no longer among the recent lists: rendered as any list, the chain keeps its text.
+    expect(pyJsonDumps({ tasks: first }, 2)).toBe(oraclePyJsonDumps({ tasks: first }, 2));
+    expect(c.text).toBe(taken);
+    const again = memoList(pool.slice(0, 3), c);
+    expect(pyJsonDumps({ tasks: again }, 2)).toBe(oraclePyJsonDumps({ tasks: again }, 2));
+    expect(c.text).not.toBe(taken);
+  });
+
   it('two chains rendered alternately share nothing but their elements', () => {
     const a = [1, 2, 3, 4, 5].map((i) => memoRendered({ task_id: `T${i}`, required_qty: new PyFloat(i) } as Out));
     const c1 = listChain();

@@ -1,8 +1,9 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadPreset } from '../../src/config/load.js';
 import { isoformat, makeInstant } from '../../src/sim/model/calendar.js';
 import { D, DZERO } from '../../src/sim/py/decimal.js';
-import { effectiveRates, quantize, solveCompletion, solveMilestone } from '../../src/sim/model/engine.js';
+import { completedKey, effectiveRates, quantize, solveCompletion, solveMilestone } from '../../src/sim/model/engine.js';
 import { Simulation } from '../../src/sim/simulation.js';
 import type { Domain, Task } from '../../src/sim/model/types.js';
 
@@ -146,5 +147,18 @@ describe('quantize fast path equals the literal storage round trip', () => {
       }),
       { numRuns: 20000 },
     );
+  });
+});
+
+describe('completion event keys', () => {
+  it('completedKey is the text `task:${id}:completed` of any id, in any order, the same instance for an id again', () => {
+    const id = fc.oneof(fc.nat({ max: 300 }), fc.constantFrom(-1, -0, 0.5, 65_535, 65_536, 2 ** 40, NaN));
+    fc.assert(
+      fc.property(fc.array(id, { maxLength: 30 }), (ids) => {
+        for (const i of [...ids, ...ids]) expect(completedKey(i)).toBe(`task:${i}:completed`);
+      }),
+      { numRuns: 500 },
+    );
+    expect(completedKey(17)).toBe(completedKey(17));
   });
 });

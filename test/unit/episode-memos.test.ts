@@ -23,7 +23,7 @@ describe('episode memos are held by what they belong to', () => {
     const cfg = loadPreset('default');
     const sim = Simulation.create(cfg, { seed: 7 });
     const m = sim.memos;
-    expect(m).toEqual({ companyStatus: null, listing: null, acceptLog: null, market: null, entries: null, world: { entries: null, titles: expect.any(Map) }, employees: null });
+    expect(m).toEqual({ companyStatus: null, listing: null, acceptLog: null, market: null, entries: null, world: { entries: null, titles: expect.any(Map), uuids: expect.any(Map) }, employees: null });
     sim.execute('company status');
     sim.execute('company status');
     const listed = sim.execute('market browse --limit 3').value as { tasks: { task_id: string }[] };

@@ -47,4 +47,20 @@ describe('uuidHex', () => {
       { numRuns: 200 },
     );
   });
+
+  it('the simulations of one world share its UUIDs (WorldMemo.uuids), each the uuidHex of its own seed', () => {
+    const cfg = loadPreset('default');
+    const calls: [string, number][] = [['task', 0], ['task', 199], ['ledger', 7], ['client', 3], ['company', 0], ['task', 250]];
+    for (const seed of [41, 42, 41, 42, 41]) {
+      // (the world cache keeps a world from its second request on: later simulations of a seed share its memo)
+      const sim = Simulation.create(cfg, { seed });
+      for (const [kind, i] of calls) expect(sim.uuid(kind, i)).toBe(reference(seed, kind, i));
+    }
+    const a = Simulation.create(cfg, { seed: 41 });
+    const b = Simulation.create(cfg, { seed: 41 });
+    expect(b.memos.world).toBe(a.memos.world);
+    expect(b.memos.world?.uuids?.get('task')?.[199]).toBe(reference(41, 'task', 199));
+    const restored = Simulation.restore(a.snapshot());
+    for (const [kind, i] of calls) expect(restored.uuid(kind, i)).toBe(reference(41, kind, i));
+  });
 });

@@ -427,11 +427,16 @@ function intPrestige(ctx: Ctx): Record<Domain, number> {
  */
 interface Listing {
   readonly len: number;
-  prestige: readonly Dec[];
-  trust: readonly Dec[];
+  /**
+   * The prestige per domain (in `DOMAINS_ALPHA` order) and each client's trust the listing was taken with, or took in
+   * since (`decidesSame`, in place: a listing extended from another takes over its arrays, and the other is dropped).
+   */
+  readonly prestige: Dec[];
+  readonly trust: Dec[];
   readonly pm: Readonly<Record<Domain, number>>;
-  readonly trustLo: readonly number[];
-  readonly trustHi: readonly number[];
+  /** Narrowed in place by `listingExtended` (the listing it extends is replaced by the one it builds, which takes them). */
+  readonly trustLo: number[];
+  readonly trustHi: number[];
   /** The length of the state's accept log (`StateMemos.acceptLog`) when the listing was taken. */
   readonly accepted: number;
   readonly tasks: readonly Task[];
@@ -449,28 +454,39 @@ interface Listing {
  */
 function decidesSame(c: Listing, s: SimState): boolean {
   const clients = s.clients;
-  if (clients.length !== c.trust.length) return false;
-  let same = true;
-  for (let i = 0; i < DOMAINS_ALPHA.length && same; i++) if (s.prestige[DOMAINS_ALPHA[i] as Domain] !== c.prestige[i]) same = false;
-  for (let i = 0; i < clients.length && same; i++) if ((clients[i] as (typeof clients)[number]).trust !== c.trust[i]) same = false;
-  if (same) return true;
-  // Some value was replaced: the same decisions when each decides as the one the listing was computed from.
+  const trust = c.trust;
+  if (clients.length !== trust.length) return false;
+  // The domains by name, in DOMAINS_ALPHA order (a keyed load with a varying key is a generic lookup).
   const p = s.prestige;
-  const pm = c.pm;
-  if (Math.trunc(toFloat(p.research)) !== pm.research || Math.trunc(toFloat(p.inference)) !== pm.inference) return false;
-  if (Math.trunc(toFloat(p.data_environment)) !== pm.data_environment || Math.trunc(toFloat(p.training)) !== pm.training) return false;
-  for (let i = 0; i < clients.length; i++) {
-    const c0 = clients[i] as (typeof clients)[number] | undefined;
-    if (c0 === undefined || c0.trust === c.trust[i]) continue;
-    const lo = c.trustLo[i] as number;
-    const hi = c.trustHi[i] as number;
-    if (lo === -Infinity && hi === Infinity) continue;
-    const tf = toFloat(c0.trust);
-    // Negated: a NaN trust is not known to decide the same.
-    if (!(tf >= lo && tf < hi)) return false;
+  const cp = c.prestige;
+  const pSame = p.data_environment === cp[0] && p.inference === cp[1] && p.research === cp[2] && p.training === cp[3];
+  let tSame = true;
+  for (let i = 0; i < clients.length && tSame; i++) if ((clients[i] as (typeof clients)[number]).trust !== trust[i]) tSame = false;
+  if (pSame && tSame) return true;
+  // Some value was replaced: the same decisions when each decides as the one the listing was computed from.
+  if (!pSame) {
+    const pm = c.pm;
+    if (Math.trunc(toFloat(p.research)) !== pm.research || Math.trunc(toFloat(p.inference)) !== pm.inference) return false;
+    if (Math.trunc(toFloat(p.data_environment)) !== pm.data_environment || Math.trunc(toFloat(p.training)) !== pm.training) return false;
   }
-  c.prestige = mapPacked(DOMAINS_ALPHA, (d) => p[d]);
-  c.trust = mapPacked(clients, (x) => x.trust);
+  if (!tSame) {
+    for (let i = 0; i < clients.length; i++) {
+      const c0 = clients[i] as (typeof clients)[number] | undefined;
+      if (c0 === undefined || c0.trust === trust[i]) continue;
+      const lo = c.trustLo[i] as number;
+      const hi = c.trustHi[i] as number;
+      if (lo === -Infinity && hi === Infinity) continue;
+      const tf = toFloat(c0.trust);
+      // Negated: a NaN trust is not known to decide the same.
+      if (!(tf >= lo && tf < hi)) return false;
+    }
+  }
+  // Taken in place (see `Listing.prestige`): no arrays per listing.
+  cp[0] = p.data_environment;
+  cp[1] = p.inference;
+  cp[2] = p.research;
+  cp[3] = p.training;
+  for (let i = 0; i < clients.length; i++) trust[i] = (clients[i] as (typeof clients)[number]).trust;
   return true;
 }
 
@@ -512,8 +528,8 @@ function listingExtended(c: Listing, st: SimState, memos: StateMemos): readonly 
   const pm = c.pm;
   const maxP = Math.max(pm.research, pm.inference, pm.data_environment, pm.training);
   const minP = Math.min(pm.research, pm.inference, pm.data_environment, pm.training);
-  const trustLo = c.trustLo.slice();
-  const trustHi = c.trustHi.slice();
+  const trustLo = c.trustLo;
+  const trustHi = c.trustHi;
   const trustF: (number | undefined)[] = [];
   const added: Task[] = [];
   for (let i = c.len; i < st.tasks.length; i++) {
@@ -525,24 +541,20 @@ function listingExtended(c: Listing, st: SimState, memos: StateMemos): readonly 
   let out: Task[];
   if (log !== null && accepted - c.accepted === st.tasks.length - c.len) {
     // Every task appended since came with an accept logged since: the tasks that left the market are those logged.
+    // The appended ones (in listing order) merged in at their places as the listed ones are copied: one pass, no
+    // insertion moving the rest of the listing (the order is total: each goes before the first task not before it).
+    if (added.length > 1) added.sort((a, b) => b.rewardCents - a.rewardCents || a.id - b.id);
     out = [];
+    let j = 0;
     for (let i = 0; i < c.tasks.length; i++) {
       const t = c.tasks[i] as Task;
       let left = false;
       for (let k = c.accepted; k < accepted; k++) if (log[k] === t) left = true;
-      if (!left) out.push(t);
+      if (left) continue;
+      while (j < added.length && before(added[j] as Task, t)) out.push(added[j++] as Task);
+      out.push(t);
     }
-    // Each appended task at its place in the listing order (a binary search: few listed tasks read).
-    for (const a of added) {
-      let lo = 0;
-      let hi = out.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (before(out[mid] as Task, a)) lo = mid + 1;
-        else hi = mid;
-      }
-      out.splice(lo, 0, a);
-    }
+    while (j < added.length) out.push(added[j++] as Task);
   } else {
     // `marketOrder` over `added` (every one on the market) from 0: `c.tasks` less the tasks that left the market,
     // merged with `added` sorted, in the order `marketByReward` keeps.

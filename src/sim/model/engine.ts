@@ -34,6 +34,11 @@ export function activeTasks(state: SimState): Task[] {
 }
 
 let assignmentCounts: Int32Array = new Int32Array(64);
+/**
+ * effectiveRates' contributions of one task-domain, in its first slots (a task-domain's array each, pushed, took room
+ * for 17 elements per requirement of every active task per flush and ETA pass). Holds stale Decimals past them.
+ */
+const contributionScratch: Dec[] = [];
 /** A zeroed count array with room for index `id` (employee ids are small integers; see effectiveRates). */
 function grownCounts(counts: Int32Array, id: number): Int32Array {
   let n = counts.length;
@@ -68,19 +73,24 @@ export function effectiveRates(state: SimState, active: Task[] = activeTasks(sta
     for (const t of active) for (const a of t.assignments) countMap.set(a.employeeId, (countMap.get(a.employeeId) ?? 0) + 1);
   }
   const out = new Map<number, Map<Domain, Dec>>();
+  // Each task-domain's contributions in the first n slots of one reused array (read before the next are written).
+  const contributions = contributionScratch;
   for (const t of active) {
     const m = new Map<Domain, Dec>();
     for (const r of t.reqs) {
-      const contributions: Dec[] = [];
+      let n = 0;
       for (const a of t.assignments) {
         const k = counts !== null ? (counts[a.employeeId] as number) : (countMap?.get(a.employeeId) ?? 0);
         if (k <= 0) continue;
         const emp = state.employees[a.employeeId];
         const base = emp ? emp.rates[r.domain] : DZERO;
-        contributions.push(k === 1 ? base : base.div(dint(k)));
+        const c = k === 1 ? base : base.div(dint(k));
+        if (n < contributions.length) contributions[n] = c;
+        else contributions.push(c);
+        n++;
       }
-      sortDescending(contributions);
-      m.set(r.domain, sumFirst(contributions, EFFICIENT_TEAM_SIZE));
+      sortDescending(contributions, n);
+      m.set(r.domain, sumFirst(contributions, EFFICIENT_TEAM_SIZE, n));
     }
     out.set(t.id, m);
   }
@@ -88,14 +98,14 @@ export function effectiveRates(state: SimState, active: Task[] = activeTasks(sta
 }
 
 /**
- * The Decimal sum of the first `n` of `xs` from zero (`DZERO.add(xs[0]).add(xs[1])...`), in ten-thousandths when every
- * term is non-negative with at most 4 decimals (employee rates are stored so): the Decimal sums are then exact (a few
+ * The Decimal sum of the first `n` of `xs` (of its first `len` elements) from zero (`DZERO.add(xs[0]).add(xs[1])...`),
+ * in ten-thousandths when every term is non-negative with at most 4 decimals (employee rates are stored so): the Decimal sums are then exact (a few
  * digits), and the value is built as decimal.js's one form of it (decFromScaled; one nonzero term is returned as it is:
  * zero plus a Decimal of at most 28 digits is that Decimal's value; no terms give DZERO). Other terms (rates shared between tasks, rate/k) take the Decimal sum.
  * test/property/completion-shortcuts.test.ts compares the two.
  */
-export function sumFirst(xs: readonly Dec[], n: number): Dec {
-  const k = xs.length < n ? xs.length : n;
+export function sumFirst(xs: readonly Dec[], n: number, len: number = xs.length): Dec {
+  const k = len < n ? len : n;
   if (k === 0) return DZERO;
   if (k === 1 && !(xs[0] as Dec).isZero()) return xs[0] as Dec;
   let total = 0;
@@ -112,11 +122,12 @@ export function sumFirst(xs: readonly Dec[], n: number): Dec {
 }
 
 /**
- * `xs.sort((x, y) => dcmp(y, x))` in place, as an insertion sort (stable, like Array.prototype.sort, with the same
- * comparator: the same order) for the few contributions of a task-domain, without the sort's scratch allocation.
+ * `xs.sort((x, y) => dcmp(y, x))` in place (of its first `len` elements, the others left as they are), as an insertion
+ * sort (stable, like Array.prototype.sort, with the same comparator: the same order) for the few contributions of a
+ * task-domain, without the sort's scratch allocation.
  */
-export function sortDescending(xs: Dec[]): void {
-  for (let i = 1; i < xs.length; i++) {
+export function sortDescending(xs: Dec[], len: number = xs.length): void {
+  for (let i = 1; i < len; i++) {
     const x = xs[i] as Dec;
     let j = i;
     while (j > 0 && dcmp(x, xs[j - 1] as Dec) > 0) {
@@ -410,12 +421,29 @@ function sortedMilestones(ms: readonly number[]): readonly number[] {
   return sorted;
 }
 
+/**
+ * The dedupe key `task:${tid}:completed` of a completion event, one text per task id below 65536 (built once: a
+ * recalculation's insertEvent compares it with the queued events' keys, the same text of an earlier pass by identity).
+ */
+const completedKeys: (string | undefined)[] = [];
+export function completedKey(tid: number): string {
+  if (!(Number.isInteger(tid) && tid >= 0 && tid < 65_536)) return `task:${tid}:completed`;
+  let k = completedKeys[tid];
+  if (k === undefined) {
+    // filled up to tid: a packed array (a store far past the end would make it a dictionary)
+    while (completedKeys.length < tid) completedKeys.push(undefined);
+    k = completedKeys[tid] = `task:${tid}:completed`;
+  }
+  return k;
+}
+
 /** Re-solve completion and next-milestone events for impacted active tasks (all active when null). */
 export function recalculateEtas(ctx: Ctx, now: number, impacted: Set<number> | null): void {
   const { state } = ctx;
   const ids: number[] = impacted === null ? mapPacked(activeTasks(state), (t) => t.id) : [...impacted].sort((a, b) => a - b);
   if (ids.length === 0) return;
-  const idSet = new Set(ids);
+  // `impacted` holds exactly the ids (read here only): no Set of them again.
+  const idSet = impacted ?? new Set(ids);
   state.events = state.events.filter((e) => !((e.type === 'task_completed' || e.type === 'task_half_progress') && e.taskId !== null && idSet.has(e.taskId)));
   const rates = effectiveRates(state);
   const milestones = sortedMilestones(ctx.cfg.world.task_progress_milestones);
@@ -424,7 +452,7 @@ export function recalculateEtas(ctx: Ctx, now: number, impacted: Set<number> | n
     if (!task || task.status !== 'active') continue;
     const tr = rates.get(tid);
     const done = solveCompletion(task, now, tr);
-    if (done !== null) insertEvent(state, 'task_completed', done, tid, null, `task:${tid}:completed`);
+    if (done !== null) insertEvent(state, 'task_completed', done, tid, null, completedKey(tid));
     const emitted = task.milestonePct;
     for (const m of milestones) {
       const pct = Math.trunc(m * 100);

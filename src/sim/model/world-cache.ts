@@ -45,6 +45,12 @@ export interface WorldMemo {
   entries: object | null;
   /** The market's task ids by title (the simulation's `marketTitles`), null until a simulation is created from the world. */
   titles: ReadonlyMap<string, readonly number[]> | null;
+  /**
+   * Entity UUIDs by kind and id (the simulation's `uuid`), null until a simulation is created from the world: a UUID is a
+   * pure function of (seed, kind, id) and every simulation of the world has its seed, so an episode on a seed already
+   * played finds the UUIDs of its tasks, ledger rows and clients here instead of hashing them again.
+   */
+  uuids: Map<string, (string | undefined)[]> | null;
 }
 
 /**
@@ -329,7 +335,7 @@ export function worldTemplate(seed: number, w: WorldConfig): WorldTemplate {
     pc.clients.length > 0 ? pc.clients.map((c) => c.specialty_domains) : null,
     pc.clients.length > 0 ? pc.clients.map((c) => c.reward_multiplier) : null,
   ).map(taskTemplate);
-  const t: WorldTemplate = { employees: pc.employees, employeeRates: pc.rates, clients: pc.clients, market, memo: { entries: null, titles: null } };
+  const t: WorldTemplate = { employees: pc.employees, employeeRates: pc.rates, clients: pc.clients, market, memo: { entries: null, titles: null, uuids: null } };
   generatedWorlds++;
   if (worldsAsked.check(key)) retain(key, t);
   else {

@@ -361,20 +361,22 @@ interface ListText {
 /** Stands for an element whose text may change (not memoised): never identical to an element of a list. */
 const NOT_MEMO: object = Object.freeze({});
 /**
- * A list's chain (`memoList`) is kept on the list, under this symbol (non-enumerable), for the reason `RENDERED` is; a
- * list frozen before it was given one has it in `chainsFrozen`.
+ * The lists most recently given a chain (`memoList`), with their chains, newest replacing the oldest: a list's chain is
+ * looked up here by identity, not kept on the list. A property on the list (`Object.defineProperty`, non-enumerable, as
+ * `RENDERED` is kept) cost a runtime call per `market browse` whether or not its text was ever rendered (~1-3% of a
+ * value-only greedy episode); every writer renders a step's text before the simulation lists again (the episode loop's
+ * hooks, the trajectory exporter, the servers' replies), and a few sessions interleaved in one process stay within
+ * `RECENT_CHAINS`. A list rendered after `RECENT_CHAINS` later lists were given chains is written as any list is: the
+ * same text, only not copied from its chain's last one (and not taken as its chain's next version).
  */
-const CHAIN: unique symbol = Symbol('chain');
-const chainsFrozen = new WeakMap<readonly Out[], ListChain>();
-let anyFrozenChain = false;
+const RECENT_CHAINS = 8;
+const chainLists: (readonly Out[] | null)[] = [null, null, null, null, null, null, null, null];
+const chainsOf: (ListChain | null)[] = [null, null, null, null, null, null, null, null];
+let chainNext = 0;
 
 function chainOf(list: readonly Out[]): ListChain | undefined {
-  // A frozen list's chain given after it was frozen is in chainsFrozen (its property, if any, is an older one).
-  if (anyFrozenChain) {
-    const f = chainsFrozen.get(list);
-    if (f !== undefined) return f;
-  }
-  return (list as { [CHAIN]?: ListChain })[CHAIN];
+  for (let i = 0; i < RECENT_CHAINS; i++) if (chainLists[i] === list) return chainsOf[i] as ListChain;
+  return undefined;
 }
 
 /** A new chain for {@link memoList}. */
@@ -386,16 +388,20 @@ export function listChain(): ListChain {
  * Render `list` as the next version of `chain`: each run of elements that are, in the same order, memoised elements
  * of the version the chain rendered last (at the same depth and indent) is copied from that text, whose bytes for
  * those very frozen values and the separators between them are what rendering them again would write. Elements that
- * are not memoised (`memoRendered`) are rendered every time. Returns `list`.
+ * are not memoised (`memoRendered`) are rendered every time. Holds while `list` is among the last `RECENT_CHAINS` lists
+ * given a chain (see `chainLists`). Returns `list`.
  */
 export function memoList<T extends Out[]>(list: T, chain: ListChain): T {
-  const own = Object.prototype.hasOwnProperty.call(list, CHAIN);
-  if (own && !Object.isFrozen(list)) (list as { [CHAIN]?: ListChain })[CHAIN] = chain;
-  else if (!own && Object.isExtensible(list)) Object.defineProperty(list, CHAIN, { value: chain, writable: true });
-  else {
-    chainsFrozen.set(list, chain);
-    anyFrozenChain = true;
+  // A list given a chain again (frozen or not) renders through the new one.
+  for (let i = 0; i < RECENT_CHAINS; i++) {
+    if (chainLists[i] === list) {
+      chainsOf[i] = chain;
+      return list;
+    }
   }
+  chainLists[chainNext] = list;
+  chainsOf[chainNext] = chain;
+  chainNext = (chainNext + 1) % RECENT_CHAINS;
   return list;
 }
 
