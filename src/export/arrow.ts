@@ -106,6 +106,14 @@ export function bodyMessage(b: RecordBatchBody, compression: BodyCompression | n
   return Message.from(new RecordBatchHeader(b.length, nodes, regions, compression, []), b.byteLength);
 }
 
+/**
+ * A copy of `b`'s bytes. Not `b.slice()`: a Buffer's own `slice` is a view of its memory (a chunk a caller reused after
+ * handing it over was written as it then was).
+ */
+function copyOf(b: Uint8Array): Uint8Array {
+  return Uint8Array.prototype.slice.call(b);
+}
+
 /** Arrow IPC file writer that streams to a file descriptor (bounded memory, synchronous). */
 class FdFileWriter extends RecordBatchFileWriter {
   private pending: Uint8Array[] = [];
@@ -148,7 +156,7 @@ class FdFileWriter extends RecordBatchFileWriter {
     if (b.byteLength === 0) return this;
     this._position += b.byteLength;
     if (this.capture !== null) {
-      this.capture.push(b.slice());
+      this.capture.push(copyOf(b));
       return this;
     }
     if (b.byteLength >= 1 << 20) {
@@ -157,8 +165,8 @@ class FdFileWriter extends RecordBatchFileWriter {
       writeAll(this.fd, b);
       this.unfinished = true;
     } else {
-      // Small chunks (message prefixes, padding) may be reused by the caller: copy them.
-      this.pending.push(b.slice());
+      // Small chunks (message prefixes, padding, a body's chunks) may be reused by the caller: copy them.
+      this.pending.push(copyOf(b));
       this.pendingBytes += b.byteLength;
       // A durable sink holds batches back until they reach its footer's size (`ArrowFileSink.written`), however long.
       if (this.pendingBytes >= Math.max(1 << 22, this.durable ? this.lastFooterBytes : 0)) this.flush();

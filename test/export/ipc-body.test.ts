@@ -219,6 +219,34 @@ describe('record batch bodies written without apache-arrow (ipc-body.ts)', () =>
     expect(() => sink.writeBody(plain, 'zstd')).toThrow(/sink is closed/);
   });
 
+  it('ArrowFileSink.writeBody copies small chunks given as Buffers: a caller reusing them after the call changes nothing written', () => {
+    // Buffer's own slice is a view, not a copy: a durable sink, which holds batches back once its footer has grown
+    // (`DURABLE_EVERY_BATCH_BYTES`), held a view of each small chunk and wrote what the caller put there since.
+    const bodyOf = (j: number): RecordBatchBody => {
+      const wb = new TableBuilder<Row>(COLS);
+      for (let k = 0; k < 5; k++) wb.append({ s: `row ${(j + k) % 10}`, i: j + k, l: 2 * k + j, f: (j + k) / 4, b: (j + k) % 2 === 0, c: true, t: k, kv: [{ k: 'x', v: j, on: true }] });
+      return workerBody(wb as TableBuilder<object>, COLS, 'none');
+    };
+    const bodies = [bodyOf(0), bodyOf(1), bodyOf(2)];
+    for (const b of bodies) expect(b.chunks.map((c) => c.byteLength)).toEqual((bodies[0] as RecordBatchBody).chunks.map((c) => c.byteLength));
+    const path = join(dir, 'reused-chunks.arrow');
+    const want = join(dir, 'reused-chunks-want.arrow');
+    const sink = new ArrowFileSink(path, SCHEMA, 'none', true);
+    const other = new ArrowFileSink(want, SCHEMA, 'none', true);
+    const reused = (bodies[0] as RecordBatchBody).chunks.map((c) => Buffer.alloc(c.byteLength));
+    for (let k = 0; k < 400; k++) {
+      const body = bodies[k % 3] as RecordBatchBody;
+      body.chunks.forEach((c, i) => (reused[i] as Buffer).set(c));
+      sink.writeBody({ ...body, chunks: reused }, 'none');
+      other.writeBody(body, 'none');
+    }
+    for (const c of reused) c.fill(0xff);
+    sink.close();
+    other.close();
+    expect(readArrowFile(path).numRows).toBe(2000);
+    expect(readFileSync(path).equals(readFileSync(want))).toBe(true);
+  });
+
   it('regions and lengths: compressed buffers behind their uncompressed length, -1 where compressing does not shorten them', () => {
     const b = new TableBuilder<{ s: string }>([{ name: 's', kind: 'utf8', nullable: false, doc: '' }]);
     b.append({ s: 'abc' });
