@@ -50,6 +50,12 @@ export function directCompressor(lib: Compressor): Compressor {
 /**
  * The library's `compress` as `directCompressor` makes it, its output handed to `keep` as a view of the WebAssembly
  * heap (valid during the call only: copy it); null when the library's internals are not as expected.
+ *
+ * The input and output lie in two blocks of the heap kept from call to call (each replaced by a larger one when a call
+ * needs more, with headroom), not in two blocks allocated and freed per call as the library's `compress` does: a
+ * bulk-run worker compresses ~40 buffers an episode, most of them small, and the allocator's calls and their handles
+ * were a good part of a small buffer's time. The same `compress(dst, compressBound(n), src, n, level)` call, so the
+ * same bytes. Not reentrant: `keep` must not compress with the same library.
  */
 function directCompress(lib: Compressor): (<T>(data: Uint8Array, level: number, keep: (out: Uint8Array) => T) => T) | null {
   const z = lib as unknown as Partial<ZstdInternals>;
@@ -66,20 +72,40 @@ function directCompress(lib: Compressor): (<T>(data: Uint8Array, level: number, 
   ) {
     return null;
   }
+  const src = new HeapBlock(mm);
+  const dst = new HeapBlock(mm);
   return <T>(data: Uint8Array, level: number, keep: (out: Uint8Array) => T): T => {
-    const src = mm.dataToHeap(data);
-    const bound = zc.compressBound(data.length);
-    const dst = mm.malloc(bound);
-    try {
-      const size = zc.compress(dst.ptr, bound, src.ptr, src.size, level);
-      if (zc.isError(size)) throw new Error(`zstd compression failed: ${zc.getErrorName(size)}`);
-      // heapView reads the module's current heap (a compression may have grown the memory).
-      return keep(mm.heapView({ ptr: dst.ptr, size }));
-    } finally {
-      mm.free(dst);
-      mm.free(src);
-    }
+    const n = data.byteLength;
+    const bound = zc.compressBound(n);
+    // Both blocks first (an allocation may grow the memory), then the input copied into the heap as it now is.
+    const from = src.reserve(n);
+    const to = dst.reserve(bound);
+    mm.heapView({ ptr: from, size: n }).set(data);
+    const size = zc.compress(to, bound, from, n, level);
+    if (zc.isError(size)) throw new Error(`zstd compression failed: ${zc.getErrorName(size)}`);
+    // heapView reads the module's current heap (a compression may have grown the memory).
+    return keep(mm.heapView({ ptr: to, size }));
   };
+}
+
+/** A block of the WebAssembly heap kept for reuse: replaced (freed, a larger one allocated) when a call needs more. */
+class HeapBlock {
+  private ptr = 0;
+  private size = 0;
+  constructor(private readonly mm: ZstdInternals['_mainModule']) {}
+  /** The block's address, with room for `n` bytes (at least 1: the allocator may answer 0 bytes with a null pointer). */
+  reserve(n: number): number {
+    if (n > this.size || this.ptr === 0) {
+      if (this.ptr !== 0) this.mm.free({ ptr: this.ptr, size: this.size });
+      this.ptr = 0;
+      const size = Math.max(4096, n + (n >> 2));
+      const b = this.mm.malloc(size);
+      if (b.ptr === 0) throw new Error(`zstd: no ${size} bytes in the WebAssembly heap`);
+      this.ptr = b.ptr;
+      this.size = size;
+    }
+    return this.ptr;
+  }
 }
 
 /** An encoder whose outputs are views of one arena of its own (`arenaEncoder`). */
