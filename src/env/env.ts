@@ -721,20 +721,25 @@ export class StatusObjects {
 /**
  * The fields of `statusOf(sim)` that a trajectory row records, without the times (two ISO strings) and events it
  * does not: its `prestige` and `trust` objects are those of `objects` (kept while their values are the same, as
- * `StatusWire` keeps their JSON). Read them only.
+ * `StatusWire` keeps their JSON). Read them only. As `statusFrom` takes them: `companyFigures`' fields one by one (no
+ * outcome, figures or counts object a row), the runway `objects` keeps while funds and payroll are the same, the task
+ * counts written into `objects`' kept object.
  */
 export function statusFigures(sim: Simulation, objects: StatusObjects): StatusFigures {
-  const f = companyFigures(sim.state);
-  const o = objects.update(sim.state);
+  const s = sim.state;
+  const o = objects.update(s);
+  const funds = s.fundsCents;
+  const payroll = payrollOf(s);
+  const tasks = o.tasks(s);
   return {
-    funds_cents: f.fundsCents,
-    monthly_payroll_cents: f.monthlyPayrollCents,
-    runway_months: f.runwayMonths,
+    funds_cents: funds,
+    monthly_payroll_cents: payroll,
+    runway_months: o.runway(funds, payroll),
     prestige: o.prestige,
     trust: o.trust,
-    active_tasks: f.tasks.active,
-    planned_tasks: f.tasks.planned,
-    completed_tasks: f.tasks.completed,
+    active_tasks: tasks.active,
+    planned_tasks: tasks.planned,
+    completed_tasks: tasks.completed,
   };
 }
 

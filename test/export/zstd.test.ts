@@ -5,7 +5,7 @@ import { decompress } from 'fzstd';
 import { describe, expect, it } from 'vitest';
 import { stepSink } from '../../src/export/arrow.js';
 import { directCompressor, loadZstdLibrary } from '../../src/export/zstd.js';
-import { arenaEncoder } from '../../src/export/zstd-encode.js';
+import { arenaEncoder, type Compressor } from '../../src/export/zstd-encode.js';
 
 /** Deterministic bytes: `n` of them, drawn from an alphabet of `alphabet` symbols (small: compressible). */
 function bytes(n: number, alphabet: number, seed: number): Uint8Array {
@@ -72,6 +72,66 @@ describe('arenaEncoder (a bulk-run worker\'s encoder: outputs in one arena)', ()
       // Several outputs share one backing store (no ArrayBuffer each).
       expect(outs[0]?.buffer).toBe(outs[2]?.buffer);
     }
+  });
+
+  /** The library with its compress call counted (the one `directCompress` makes per input it compresses). */
+  async function counted(): Promise<{ lib: Compressor; calls: () => number }> {
+    const lib = await loadZstdLibrary();
+    const z = lib as unknown as { _mainModule: unknown; _zstdClass: { compress(...a: number[]): number } };
+    let n = 0;
+    const zc = Object.create(z._zstdClass, {
+      compress: {
+        value: (...a: number[]) => {
+          n++;
+          return z._zstdClass.compress(...a);
+        },
+      },
+    });
+    return { lib: Object.assign(Object.create(lib) as Compressor, { _mainModule: z._mainModule, _zstdClass: zc }), calls: () => n };
+  }
+
+  it('answers an input seen before at the same place from memory, and never an input that differs', async () => {
+    const ref = await loadZstdLibrary();
+    const { lib, calls } = await counted();
+    const enc = arenaEncoder(lib, 1);
+    // The caller's buffers as a bulk-run worker's row builder has them: Buffers (whose slice is a view, not a copy)
+    // overwritten in place from round to round.
+    const a = Buffer.from(bytes(3000, 4, 8));
+    const b = Buffer.from(bytes(500, 4, 9));
+    const rounds = [bytes(3000, 4, 8), bytes(3000, 4, 8), bytes(3000, 4, 10), bytes(3000, 4, 8), bytes(3000, 4, 11)];
+    const compressed: number[] = [];
+    for (const first of rounds) {
+      enc.reset();
+      a.set(first);
+      const before = calls();
+      const outs = [enc.encode(a), enc.encode(b)];
+      compressed.push(calls() - before);
+      expect(Buffer.from(outs[0] as Uint8Array).equals(Buffer.from(ref.compress(first, 1)))).toBe(true);
+      expect(Buffer.from(outs[1] as Uint8Array).equals(Buffer.from(ref.compress(b, 1)))).toBe(true);
+      // Copies in the round's arena, as every output (not the memory's own).
+      expect(outs[0]?.buffer).toBe(outs[1]?.buffer);
+    }
+    // The first round compresses both; later ones only a first input their place has not kept (one per length).
+    expect(compressed).toEqual([2, 0, 1, 1, 1]);
+  });
+
+  it('stops remembering at a place whose inputs keep changing, and still writes the library\'s bytes', async () => {
+    const ref = await loadZstdLibrary();
+    const { lib, calls } = await counted();
+    const enc = arenaEncoder(lib, 1);
+    for (let round = 0; round < 12; round++) {
+      enc.reset();
+      const d = bytes(2000, 4, 100 + round);
+      const before = calls();
+      expect(Buffer.from(enc.encode(d)).equals(Buffer.from(ref.compress(d, 1)))).toBe(true);
+      expect(calls() - before).toBe(1);
+    }
+    // Off: the same input again is compressed again.
+    const again = bytes(2000, 4, 111);
+    enc.reset();
+    const before = calls();
+    expect(Buffer.from(enc.encode(again)).equals(Buffer.from(ref.compress(again, 1)))).toBe(true);
+    expect(calls() - before).toBe(1);
   });
 
   it('falls back to the library\'s own compress when its internals are not there', () => {
