@@ -39,7 +39,7 @@ import type {
   TaskListResult,
   WakeEvent,
 } from './results.js';
-import { before, marketOrder } from './market-order.js';
+import { before, listingOrder, marketOrder } from './market-order.js';
 import type { ParsedOptions } from './spec.js';
 
 /** A rejected command: rendered as `{"error": message}` with the given exit code, state untouched. */
@@ -543,7 +543,7 @@ function listingExtended(c: Listing, st: SimState, memos: StateMemos): readonly 
     // Every task appended since came with an accept logged since: the tasks that left the market are those logged.
     // The appended ones (in listing order) merged in at their places as the listed ones are copied: one pass, no
     // insertion moving the rest of the listing (the order is total: each goes before the first task not before it).
-    if (added.length > 1) added.sort((a, b) => b.rewardCents - a.rewardCents || a.id - b.id);
+    if (added.length > 1) added.sort(listingOrder);
     out = [];
     let j = 0;
     for (let i = 0; i < c.tasks.length; i++) {

@@ -8,6 +8,11 @@ export function before(a: Task, b: Task): boolean {
   return a.rewardCents > b.rewardCents || (a.rewardCents === b.rewardCents && a.id < b.id);
 }
 
+/** The listing order as a sort comparator (`before`'s order: reward descending, ties by rowid). */
+export function listingOrder(a: Task, b: Task): number {
+  return b.rewardCents - a.rewardCents || a.id - b.id;
+}
+
 /**
  * Market tasks of `tasks` in listing order, from `prev` (that order over `tasks[0..from)`) and the tasks appended
  * since (`tasks[from..]`): `prev` less the tasks that left the market, merged with the appended market tasks. Equal
@@ -19,14 +24,14 @@ export function before(a: Task, b: Task): boolean {
  * accepted, one replacement appended).
  */
 export function marketOrder(tasks: readonly Task[], prev: readonly Task[] | null, from: number, out: Task[] = []): Task[] {
-  if (prev === null) return tasks.filter((t) => t.status === 'market').sort((a, b) => b.rewardCents - a.rewardCents || a.id - b.id);
+  if (prev === null) return tasks.filter((t) => t.status === 'market').sort(listingOrder);
   if (out === prev) throw new Error('marketOrder: out must not be prev');
   let added: Task[] | null = null;
   for (let i = from; i < tasks.length; i++) {
     const t = tasks[i] as Task;
     if (t.status === 'market') (added ??= []).push(t);
   }
-  if (added !== null && added.length > 1) added.sort((a, b) => b.rewardCents - a.rewardCents || a.id - b.id);
+  if (added !== null && added.length > 1) added.sort(listingOrder);
   const na = added === null ? 0 : added.length;
   let k = 0;
   let j = 0;
